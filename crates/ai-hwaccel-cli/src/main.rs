@@ -1,0 +1,206 @@
+//! The `ai-hwaccel` command: wires arguments to the library and prints.
+//! Data goes to stdout, diagnostics to stderr (`RUST_LOG` controls logs).
+//!
+//! Exit codes: 0 success, 1 error (one line naming what was wrong), 2 usage error.
+
+mod render;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use ai_hwaccel::probe::ProbeOptions;
+use ai_hwaccel::{
+    BackendSet, DetectOptions, Family, LiveProbe, RecordingProbe, Registry, ReplayProbe,
+};
+use anyhow::{Context as _, Result, bail};
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "ai-hwaccel",
+    version,
+    about = "Detect AI accelerators and the facts planners need about them"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Detect devices and print them (a table, or JSON with --json).
+    Detect(DetectArgs),
+    /// Record everything detection reads into DIR, for replay with `detect --from DIR`.
+    Snapshot {
+        /// Directory to create (must not exist or be empty).
+        dir: PathBuf,
+        #[command(flatten)]
+        probe: ProbeArgs,
+    },
+    /// Print the JSON Schema of `detect --json` output.
+    Schema,
+}
+
+#[derive(Args)]
+struct ProbeArgs {
+    /// Read the machine under this directory instead of / (a fake root or a host mount).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Never run external tools; read files only.
+    #[arg(long)]
+    no_exec: bool,
+    /// Seconds a tool may run before it is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    timeout: f64,
+    /// Directories to search for tools (colon-separated); default: PATH when the root is /.
+    #[arg(long, value_name = "DIRS")]
+    tool_path: Option<String>,
+    /// Only these backends (comma-separated names; see --help for the list).
+    #[arg(long, value_name = "LIST")]
+    backends: Option<String>,
+}
+
+#[derive(Args)]
+struct DetectArgs {
+    #[command(flatten)]
+    probe: ProbeArgs,
+    /// Replay a snapshot directory instead of reading the machine.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["root", "tool_path"])]
+    from: Option<PathBuf>,
+    /// Print JSON (the documented contract) instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Show how long each backend took.
+    #[arg(long)]
+    timings: bool,
+    /// Only devices of these families (repeat or comma-separate: gpu,npu,tpu,ai_asic,fpga,offload,cpu).
+    #[arg(long, value_name = "F", value_delimiter = ',')]
+    family: Vec<String>,
+}
+
+impl ProbeArgs {
+    fn options(&self) -> Result<ProbeOptions> {
+        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 3600.0) {
+            bail!(
+                "--timeout must be between 0 and 3600 seconds, got {}",
+                self.timeout
+            );
+        }
+        let mut o = ProbeOptions {
+            no_exec: self.no_exec,
+            timeout: Duration::from_secs_f64(self.timeout),
+            ..ProbeOptions::default()
+        };
+        if let Some(root) = &self.root {
+            let meta =
+                std::fs::metadata(root).with_context(|| format!("--root {}", root.display()))?;
+            if !meta.is_dir() {
+                bail!("--root {}: not a directory", root.display());
+            }
+            o.root = root.clone();
+        }
+        if let Some(tp) = &self.tool_path {
+            o.tool_path = Some(std::env::split_paths(tp).collect());
+        }
+        Ok(o)
+    }
+
+    fn backends(&self) -> Result<BackendSet> {
+        match &self.backends {
+            Some(list) => BackendSet::parse(list).map_err(anyhow::Error::msg),
+            None => Ok(BackendSet::all()),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("ai-hwaccel: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn out(text: &str) -> Result<()> {
+    let mut so = std::io::stdout().lock();
+    so.write_all(text.as_bytes())?;
+    so.flush()?;
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Detect(args) => {
+            let families = args
+                .family
+                .iter()
+                .map(|f| f.parse::<Family>().map_err(anyhow::Error::msg))
+                .collect::<Result<Vec<_>>>()?;
+            let opts = DetectOptions {
+                backends: args.probe.backends()?,
+                families: (!families.is_empty()).then_some(families),
+            };
+            let reg = match &args.from {
+                Some(dir) => {
+                    let replay = ReplayProbe::open(dir).context("--from")?;
+                    ai_hwaccel::detect_with(&replay, &opts)
+                }
+                None => ai_hwaccel::detect(&args.probe.options()?, &opts),
+            };
+            if args.json {
+                out(&format!("{}\n", reg.to_json_pretty()))
+            } else {
+                for w in &reg.warnings {
+                    eprintln!("warning: [{}] {}", w.backend, w.message);
+                }
+                out(&render::registry(&reg, args.timings))
+            }
+        }
+        Command::Snapshot { dir, probe } => {
+            let opts = DetectOptions {
+                backends: probe.backends()?,
+                families: None,
+            };
+            let rec = RecordingProbe::new(LiveProbe::new(probe.options()?));
+            let reg: Registry = ai_hwaccel::detect_with(&rec, &opts);
+            rec.save(&dir, &[("registry.json", reg.to_json_pretty().as_bytes())])
+                .context("snapshot")?;
+            eprintln!(
+                "snapshot written to {} ({} devices, {} warnings); replay with: ai-hwaccel detect --from {}",
+                dir.display(),
+                reg.devices.len(),
+                reg.warnings.len(),
+                dir.display()
+            );
+            Ok(())
+        }
+        Command::Schema => out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&Registry::json_schema())?
+        )),
+    }
+}

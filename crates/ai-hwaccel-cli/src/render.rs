@@ -1,0 +1,110 @@
+//! Human-readable tables (at most 100 columns wide).
+
+use ai_hwaccel::Registry;
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
+
+/// Bytes as GiB with one decimal, `-` when unknown.
+pub fn gib(b: Option<u64>) -> String {
+    match b {
+        Some(b) => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        None => "-".to_string(),
+    }
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(100)
+        .set_header(header.to_vec());
+    t
+}
+
+/// The detect report: devices, system facts, summary and optional timings.
+pub fn registry(reg: &Registry, timings: bool) -> String {
+    let mut s = String::new();
+    let mut t = table(&[
+        "ID", "NAME", "FAMILY", "MEMORY", "FREE", "NUMA", "DRIVER", "OK",
+    ]);
+    let mut notes = String::new();
+    for d in &reg.devices {
+        let status = if d.available { "yes" } else { "no" };
+        if !d.available {
+            let why = d.unavailable_reason.as_deref().unwrap_or("unknown reason");
+            notes += &format!("{}: unavailable: {why}\n", d.id);
+        }
+        t.add_row(vec![
+            d.id.clone(),
+            d.name.clone(),
+            d.family.to_string(),
+            gib(d.memory_bytes),
+            gib(d.memory_free_bytes),
+            d.numa_node.map_or("-".into(), |n| n.to_string()),
+            d.driver.clone().unwrap_or_else(|| "-".into()),
+            status.to_string(),
+        ]);
+    }
+    if let Some(c) = t.column_mut(0) {
+        c.set_constraint(ColumnConstraint::ContentWidth);
+    }
+    s += &format!("{t}\n{notes}");
+
+    let sys = &reg.system;
+    let c = &sys.cpu;
+    let num = |v: Option<u32>| v.map_or("?".to_string(), |v| v.to_string());
+    s += &format!(
+        "CPU     {} — {} socket(s), {} cores, {} logical CPUs ({} usable)\n",
+        c.model.as_deref().unwrap_or("unknown"),
+        num(c.sockets),
+        num(c.physical_cores),
+        num(c.logical_cpus),
+        num(c.usable_cpus),
+    );
+    if !c.features.is_empty() {
+        s += &format!("        features: {}\n", c.features.join(" "));
+    }
+    let m = &sys.memory;
+    s += &format!(
+        "Memory  {} total, {} available, {} usable by this process\n",
+        gib(m.total_bytes),
+        gib(m.available_bytes),
+        gib(m.usable_bytes)
+    );
+    for n in &sys.numa_nodes {
+        s += &format!(
+            "NUMA    node {}: {} CPUs, {}\n",
+            n.id,
+            n.cpus.len(),
+            gib(n.memory_bytes)
+        );
+    }
+    if let Some(cg) = &sys.cgroup {
+        s += &format!(
+            "Cgroup  v{} {} — memory limit {}, CPU quota {}\n",
+            cg.version,
+            cg.path,
+            cg.memory_limit_bytes
+                .map_or("none".to_string(), |b| gib(Some(b))),
+            cg.cpu_quota
+                .map_or("none".to_string(), |q| format!("{q:.2} CPUs")),
+        );
+    }
+    let sm = &reg.summary;
+    s += &format!(
+        "Summary {} accelerator(s) available, {} accelerator memory\n",
+        sm.accelerator_count,
+        gib(Some(sm.accelerator_memory_bytes))
+    );
+    if timings {
+        let mut t = table(&["BACKEND", "MILLISECONDS"]);
+        for b in &reg.timings {
+            t.add_row(vec![b.backend.clone(), format!("{:.2}", b.millis)]);
+        }
+        t.add_row(vec![
+            "total".to_string(),
+            format!("{:.2}", reg.total_millis),
+        ]);
+        s += &format!("{t}\n");
+    }
+    s
+}

@@ -1,0 +1,293 @@
+//! Detection: a static table of backends, run in parallel over one probe,
+//! merged into a [`Registry`].
+//!
+//! A backend is an entry of [`BACKENDS`]: an id, the device families it can
+//! report, and a function from the shared [`Context`] to a [`BackendOutput`].
+//! Backends never fail: problems become warnings. The PCI scan is shared
+//! (computed once, on first use) so vendor backends join their facts to the
+//! PCI device instead of probing sysfs again.
+
+mod cgroup;
+mod cpu;
+mod memory;
+mod numa;
+mod pci;
+pub mod pci_ids;
+pub mod sysfs;
+mod system;
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use crate::model::{BackendTiming, Device, Family, Registry, SystemInfo, Warning};
+use crate::probe::{LiveProbe, Probe, ProbeOptions};
+
+pub use cgroup::parse_cgroup_paths;
+pub use cpu::{CpuinfoFacts, parse_cpuinfo};
+pub use memory::{Meminfo, parse_meminfo};
+pub use pci::{PciDevice, PciScan};
+
+/// One detection backend. The discriminant is its bit in a [`BackendSet`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum BackendId {
+    /// CPU, memory, NUMA and cgroup limits (procfs/sysfs); reports the CPU device.
+    System = 0,
+    /// Accelerators seen on the PCI bus (sysfs), whatever their driver.
+    Pci = 1,
+}
+
+impl BackendId {
+    /// The backend's name in JSON, warnings and `--backends`.
+    pub fn name(self) -> &'static str {
+        entry(self).name
+    }
+}
+
+/// A set of backends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackendSet(u64);
+
+impl BackendSet {
+    /// Every backend.
+    pub fn all() -> Self {
+        BACKENDS.iter().fold(BackendSet(0), |s, e| s.with(e.id))
+    }
+
+    /// No backend.
+    pub fn empty() -> Self {
+        BackendSet(0)
+    }
+
+    /// This set plus `id`.
+    pub fn with(self, id: BackendId) -> Self {
+        BackendSet(self.0 | 1 << id as u32)
+    }
+
+    /// This set without `id`.
+    pub fn without(self, id: BackendId) -> Self {
+        BackendSet(self.0 & !(1 << id as u32))
+    }
+
+    /// Whether `id` is in the set.
+    pub fn contains(self, id: BackendId) -> bool {
+        self.0 & (1 << id as u32) != 0
+    }
+
+    /// Parse a comma-separated list of backend names.
+    pub fn parse(list: &str) -> Result<Self, String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .try_fold(BackendSet::empty(), |set, name| {
+                BACKENDS
+                    .iter()
+                    .find(|e| e.name == name)
+                    .map(|e| set.with(e.id))
+                    .ok_or_else(|| {
+                        let names: Vec<_> = BACKENDS.iter().map(|e| e.name).collect();
+                        format!("unknown backend {name:?} (known: {})", names.join(", "))
+                    })
+            })
+    }
+}
+
+impl Default for BackendSet {
+    fn default() -> Self {
+        BackendSet::all()
+    }
+}
+
+/// What to detect. `Default` runs every backend and reports every family.
+#[derive(Clone, Debug, Default)]
+pub struct DetectOptions {
+    /// Backends to run.
+    pub backends: BackendSet,
+    /// Report only these families (`None`: all). System facts are always filled.
+    pub families: Option<Vec<Family>>,
+}
+
+impl DetectOptions {
+    fn wants(&self, fams: &[Family]) -> bool {
+        self.families
+            .as_ref()
+            .is_none_or(|want| fams.iter().any(|f| want.contains(f)))
+    }
+}
+
+/// What a backend sees: the probe and the shared, lazily computed PCI scan.
+pub struct Context<'a> {
+    /// The machine.
+    pub probe: &'a dyn Probe,
+    pci: OnceLock<PciScan>,
+}
+
+impl<'a> Context<'a> {
+    /// A context over `probe`.
+    pub fn new(probe: &'a dyn Probe) -> Self {
+        Context {
+            probe,
+            pci: OnceLock::new(),
+        }
+    }
+
+    /// The PCI devices of the machine (scanned once, on first call).
+    pub fn pci(&self) -> &PciScan {
+        self.pci.get_or_init(|| pci::scan(self.probe))
+    }
+}
+
+/// What one backend found.
+#[derive(Debug, Default)]
+pub struct BackendOutput {
+    /// Devices found.
+    pub devices: Vec<Device>,
+    /// Host facts (only the system backend sets this).
+    pub system: Option<SystemInfo>,
+    /// Problems met, each naming the file, tool or field.
+    pub warnings: Vec<String>,
+}
+
+/// An entry of the backend table.
+pub struct BackendEntry {
+    /// Which backend.
+    pub id: BackendId,
+    /// Its name.
+    pub name: &'static str,
+    /// Families it can report (used by `--family` to skip it).
+    pub families: &'static [Family],
+    /// Always run, whatever the family filter (it fills system facts).
+    pub always: bool,
+    /// The detector.
+    pub run: fn(&Context) -> BackendOutput,
+}
+
+/// Every backend, in merge priority order: a device reported by an earlier
+/// entry wins over the same PCI device reported by a later one.
+pub static BACKENDS: &[BackendEntry] = &[
+    BackendEntry {
+        id: BackendId::System,
+        name: "system",
+        families: &[Family::Cpu],
+        always: true,
+        run: system::detect,
+    },
+    BackendEntry {
+        id: BackendId::Pci,
+        name: "pci",
+        families: &[
+            Family::Gpu,
+            Family::Npu,
+            Family::Tpu,
+            Family::AiAsic,
+            Family::Fpga,
+            Family::Offload,
+        ],
+        always: false,
+        run: pci::detect,
+    },
+];
+
+fn entry(id: BackendId) -> &'static BackendEntry {
+    BACKENDS
+        .iter()
+        .find(|e| e.id == id)
+        .expect("every BackendId has a table entry")
+}
+
+/// Detect on the live machine (or the root/tools the options name).
+pub fn detect(probe: &ProbeOptions, opts: &DetectOptions) -> Registry {
+    detect_with(&LiveProbe::new(probe.clone()), opts)
+}
+
+/// Detect through any probe (live, fake root, replay, recording).
+pub fn detect_with(probe: &dyn Probe, opts: &DetectOptions) -> Registry {
+    let start = Instant::now();
+    let ctx = Context::new(probe);
+    let selected: Vec<&BackendEntry> = BACKENDS
+        .iter()
+        .filter(|e| opts.backends.contains(e.id) && (e.always || opts.wants(e.families)))
+        .collect();
+
+    let results: Vec<(&BackendEntry, BackendOutput, f64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = selected
+            .iter()
+            .map(|&e| {
+                let ctx = &ctx;
+                let h = s.spawn(move || {
+                    let t = Instant::now();
+                    let out = (e.run)(ctx);
+                    (out, t.elapsed().as_secs_f64() * 1e3)
+                });
+                (e, h)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(e, h)| match h.join() {
+                Ok((out, ms)) => (e, out, ms),
+                Err(_) => {
+                    let out = BackendOutput {
+                        warnings: vec!["backend panicked; its devices are missing".to_string()],
+                        ..Default::default()
+                    };
+                    (e, out, 0.0)
+                }
+            })
+            .collect()
+    });
+
+    let mut reg = Registry::default();
+    let mut devices: Vec<Device> = Vec::new();
+    for (e, out, ms) in results {
+        reg.timings.push(BackendTiming {
+            backend: e.name.to_string(),
+            millis: ms,
+        });
+        if let Some(sys) = out.system {
+            reg.system = sys;
+        }
+        reg.warnings
+            .extend(out.warnings.into_iter().map(|message| Warning {
+                backend: e.name.to_string(),
+                message,
+            }));
+        merge_devices(&mut devices, out.devices);
+    }
+    if let Some(want) = &opts.families {
+        devices.retain(|d| want.contains(&d.family));
+    }
+    devices.sort_by(|a, b| (a.family, a.pci_address, &a.id).cmp(&(b.family, b.pci_address, &b.id)));
+    reg.devices = devices;
+    reg.refresh_summary();
+    reg.total_millis = start.elapsed().as_secs_f64() * 1e3;
+    reg
+}
+
+/// Add `new` devices (from a lower-priority backend) to `devices`: a new
+/// device at a PCI address already reported only fills in what the earlier
+/// reports did not know, and is not listed again.
+fn merge_devices(devices: &mut Vec<Device>, new: Vec<Device>) {
+    for d in new {
+        let same: Vec<usize> = match d.pci_address {
+            Some(a) => devices
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| x.pci_address == Some(a))
+                .map(|(i, _)| i)
+                .collect(),
+            None => devices
+                .iter()
+                .position(|x| x.id == d.id)
+                .into_iter()
+                .collect(),
+        };
+        if same.is_empty() {
+            devices.push(d);
+        } else {
+            for i in same {
+                devices[i].fill_from(&d);
+            }
+        }
+    }
+}

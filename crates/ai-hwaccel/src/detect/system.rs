@@ -1,0 +1,162 @@
+//! The system backend: CPU, memory, NUMA and cgroup facts, and the CPU device.
+
+use std::collections::BTreeSet;
+
+use crate::model::{CpuInfo, Device, Family, MemoryInfo, SystemInfo};
+use crate::probe::{Probe, ProbeExt};
+
+use super::cgroup::detect_cgroup;
+use super::cpu::parse_cpuinfo;
+use super::memory::parse_meminfo;
+use super::numa::detect_numa;
+use super::sysfs::parse_cpulist;
+use super::{BackendOutput, Context};
+
+pub(crate) fn detect(ctx: &Context) -> BackendOutput {
+    let probe = ctx.probe;
+    let mut warnings = Vec::new();
+    let cpu = detect_cpu(probe, &mut warnings);
+    let numa_nodes = detect_numa(probe, &mut warnings);
+    let cgroup = detect_cgroup(probe, &mut warnings);
+
+    let mut memory = MemoryInfo::default();
+    match probe.read_text("/proc/meminfo") {
+        Ok(t) => {
+            let m = parse_meminfo(&t);
+            memory.total_bytes = m.get("MemTotal");
+            memory.available_bytes = m.get("MemAvailable");
+            memory.hugepage_size_bytes = m.get("Hugepagesize");
+            memory.hugepages_total = m.get("HugePages_Total");
+            if memory.total_bytes.is_none() {
+                warnings.push("/proc/meminfo: no MemTotal".into());
+            }
+        }
+        Err(e) => warnings.push(e.to_string()),
+    }
+    let limit = cgroup.as_ref().and_then(|c| c.memory_limit_bytes);
+    memory.usable_bytes = match (memory.total_bytes, limit) {
+        (Some(t), Some(l)) => Some(t.min(l)),
+        (t, l) => t.or(l),
+    };
+    let headroom = limit.map(|l| {
+        l.saturating_sub(
+            cgroup
+                .as_ref()
+                .and_then(|c| c.memory_current_bytes)
+                .unwrap_or(0),
+        )
+    });
+    memory.usable_available_bytes = match (memory.available_bytes, headroom) {
+        (Some(a), Some(h)) => Some(a.min(h)),
+        (a, h) => a.or(h),
+    };
+
+    let mut cpu = cpu;
+    // Usable CPUs: the affinity mask, narrowed by the cpuset and rounded-up CPU quota.
+    let affinity = probe.read_text("/proc/self/status").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .and_then(parse_cpulist)
+    });
+    let mut usable: Option<u32> = affinity.as_ref().map(|a| a.len() as u32);
+    if let Some(set) = cgroup.as_ref().and_then(|c| c.cpuset_cpus.as_ref()) {
+        let n = match &affinity {
+            Some(a) => set.iter().filter(|c| a.contains(c)).count() as u32,
+            None => set.len() as u32,
+        };
+        usable = Some(usable.map_or(n, |u| u.min(n)));
+    }
+    if let Some(q) = cgroup.as_ref().and_then(|c| c.cpu_quota) {
+        let n = q.ceil().max(1.0) as u32;
+        usable = Some(usable.map_or(n, |u| u.min(n)));
+    }
+    cpu.usable_cpus = usable.or(cpu.logical_cpus);
+
+    let os = match (
+        probe.read_trimmed("/proc/sys/kernel/ostype"),
+        probe.read_trimmed("/proc/sys/kernel/osrelease"),
+    ) {
+        (Some(t), Some(r)) => Some(format!("{t} {r}")),
+        (t, r) => t.or(r),
+    };
+
+    let mut dev = Device::new(
+        "cpu",
+        cpu.model.clone().unwrap_or_else(|| "CPU".to_string()),
+        cpu.vendor.clone().unwrap_or_else(|| "unknown".to_string()),
+        Family::Cpu,
+        "procfs",
+    );
+    dev.memory_bytes = memory.usable_bytes;
+    dev.memory_free_bytes = memory.usable_available_bytes;
+    if numa_nodes.len() == 1 {
+        dev.numa_node = Some(numa_nodes[0].id);
+    }
+
+    BackendOutput {
+        devices: vec![dev],
+        system: Some(SystemInfo {
+            os,
+            cpu,
+            memory,
+            numa_nodes,
+            cgroup,
+        }),
+        warnings,
+    }
+}
+
+fn detect_cpu(probe: &dyn Probe, warnings: &mut Vec<String>) -> CpuInfo {
+    let facts = match probe.read_text("/proc/cpuinfo") {
+        Ok(t) => parse_cpuinfo(&t),
+        Err(e) => {
+            warnings.push(e.to_string());
+            Default::default()
+        }
+    };
+    let online = probe
+        .read_trimmed("/sys/devices/system/cpu/online")
+        .and_then(|s| parse_cpulist(&s));
+    let logical = online
+        .as_ref()
+        .map(|v| v.len() as u32)
+        .or((facts.processors > 0).then_some(facts.processors));
+
+    let (mut sockets, mut cores) = (
+        (!facts.packages.is_empty()).then_some(facts.packages.len() as u32),
+        (!facts.cores.is_empty()).then_some(facts.cores.len() as u32),
+    );
+    if sockets.is_none() || cores.is_none() {
+        // cpuinfo has no topology (arm64, some VMs): read sysfs per online CPU.
+        let mut pkgs = BTreeSet::new();
+        let mut pairs = BTreeSet::new();
+        for cpu in online.iter().flatten() {
+            let dir = format!("/sys/devices/system/cpu/cpu{cpu}/topology");
+            let pkg = probe
+                .read_trimmed(&format!("{dir}/physical_package_id"))
+                .and_then(|s| s.parse::<i64>().ok());
+            let core = probe
+                .read_trimmed(&format!("{dir}/core_id"))
+                .and_then(|s| s.parse::<i64>().ok());
+            if let (Some(p), Some(c)) = (pkg, core) {
+                pkgs.insert(p);
+                pairs.insert((p, c));
+            }
+        }
+        if !pkgs.is_empty() {
+            sockets = sockets.or(Some(pkgs.len() as u32));
+            cores = cores.or(Some(pairs.len() as u32));
+        }
+    }
+
+    CpuInfo {
+        model: facts.model,
+        vendor: facts.vendor,
+        architecture: facts.architecture,
+        logical_cpus: logical,
+        physical_cores: cores,
+        sockets,
+        usable_cpus: None,
+        features: facts.features,
+    }
+}

@@ -1,0 +1,21 @@
+//! ai-hwaccel: what accelerators does this machine really have, and the
+//! facts a planner needs about each.
+//!
+//! ```no_run
+//! use ai_hwaccel::{detect, DetectOptions, ProbeOptions};
+//! let registry = detect(&ProbeOptions::default(), &DetectOptions::default());
+//! for d in registry.available_accelerators() {
+//!     println!("{} {} {:?}", d.id, d.name, d.memory_bytes);
+//! }
+//! ```
+//!
+//! Layers (see ARCHITECTURE.md): [`model`] (data types, no I/O), [`probe`]
+//! (the only code that touches the machine), [`detect`] (backends over a probe).
+
+pub mod detect;
+pub mod model;
+pub mod probe;
+
+pub use detect::{BackendId, BackendSet, DetectOptions, detect, detect_with};
+pub use model::{Device, Family, PciAddress, Registry, Requirement, SystemInfo};
+pub use probe::{LiveProbe, Probe, ProbeOptions, RecordingProbe, ReplayProbe};

@@ -1,0 +1,242 @@
+//! One detected device (accelerator or CPU) and the facts planners need about it.
+
+use serde::{Deserialize, Serialize};
+
+use super::PciAddress;
+
+/// Broad kind of a device. Serialized in snake_case (`ai_asic`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// The host CPU; never counts as an accelerator.
+    Cpu,
+    /// Graphics processors used for compute.
+    Gpu,
+    /// Neural processing units (client NPUs: Intel NPU, AMD XDNA, Apple Neural Engine, …).
+    Npu,
+    /// Google Tensor Processing Units.
+    Tpu,
+    /// Other AI ASICs: Gaudi, Inferentia/Trainium, Cloud AI 100, Tenstorrent, Ascend, …
+    AiAsic,
+    /// Field-programmable gate arrays.
+    Fpga,
+    /// Offload engines that are not general AI compute (QAT, DPUs).
+    Offload,
+}
+
+impl Family {
+    /// Every family, in display order.
+    pub const ALL: [Family; 7] = [
+        Family::Cpu,
+        Family::Gpu,
+        Family::Npu,
+        Family::Tpu,
+        Family::AiAsic,
+        Family::Fpga,
+        Family::Offload,
+    ];
+
+    /// The JSON / CLI spelling of this family.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Cpu => "cpu",
+            Family::Gpu => "gpu",
+            Family::Npu => "npu",
+            Family::Tpu => "tpu",
+            Family::AiAsic => "ai_asic",
+            Family::Fpga => "fpga",
+            Family::Offload => "offload",
+        }
+    }
+
+    /// Whether devices of this family count as AI accelerators in the summary.
+    /// The CPU and offload engines (QAT, DPUs) do not.
+    pub fn is_accelerator(self) -> bool {
+        !matches!(self, Family::Cpu | Family::Offload)
+    }
+}
+
+impl std::fmt::Display for Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Family {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let norm = s.trim().to_ascii_lowercase().replace('-', "_");
+        Family::ALL
+            .into_iter()
+            .find(|f| f.as_str() == norm)
+            .ok_or_else(|| {
+                format!(
+                    "unknown family {s:?} (expected one of: {})",
+                    Family::ALL.map(|f| f.as_str()).join(", ")
+                )
+            })
+    }
+}
+
+/// PCIe link state as sysfs or a vendor tool reports it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PcieLink {
+    /// Current link speed per lane in GT/s (e.g. 16.0 for PCIe 4.0).
+    pub current_speed_gts: Option<f64>,
+    /// Current number of lanes.
+    pub current_width: Option<u32>,
+    /// Maximum link speed per lane in GT/s the device supports.
+    pub max_speed_gts: Option<f64>,
+    /// Maximum number of lanes the device supports.
+    pub max_width: Option<u32>,
+}
+
+impl PcieLink {
+    /// PCIe generation implied by a per-lane rate in GT/s (PCI-SIG base
+    /// specifications: 2.5, 5, 8, 16, 32, 64 GT/s for gen 1–6).
+    pub fn generation_for_speed(gts: f64) -> Option<u32> {
+        const RATES: [(f64, u32); 6] = [
+            (2.5, 1),
+            (5.0, 2),
+            (8.0, 3),
+            (16.0, 4),
+            (32.0, 5),
+            (64.0, 6),
+        ];
+        RATES
+            .iter()
+            .find(|(r, _)| (gts - r).abs() < 0.01)
+            .map(|&(_, g)| g)
+    }
+}
+
+/// Identity of a device on the PCI bus.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PciInfo {
+    /// Vendor id, lowercase hex without `0x` (e.g. `10de`).
+    pub vendor_id: String,
+    /// Device id, lowercase hex without `0x`.
+    pub device_id: String,
+    /// Subsystem vendor id, if known.
+    pub subsystem_vendor_id: Option<String>,
+    /// Subsystem device id, if known.
+    pub subsystem_device_id: Option<String>,
+    /// Class code, 6 lowercase hex digits (base class, subclass, prog-if).
+    pub class: Option<String>,
+    /// Revision id, 2 lowercase hex digits.
+    pub revision: Option<String>,
+    /// Link speed and width.
+    pub link: Option<PcieLink>,
+}
+
+/// One device: an accelerator, an offload engine or the CPU.
+///
+/// Every measured value is an `Option`: `None` means unknown, never zero.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Device {
+    /// Stable identifier: `pci:<address>` for PCI devices, `cpu` for the host CPU,
+    /// or a backend-specific stable name for devices without a PCI address.
+    pub id: String,
+    /// Human-readable name (marketing name where known).
+    pub name: String,
+    /// Lowercase vendor: nvidia, amd, intel, google, aws, habana, qualcomm, apple, …
+    pub vendor: String,
+    /// Broad kind.
+    pub family: Family,
+    /// Whether this process can use the device now.
+    pub available: bool,
+    /// Why `available` is false (missing driver, passthrough, hidden, …).
+    #[serde(default)]
+    pub unavailable_reason: Option<String>,
+    /// Device memory in bytes (for the CPU: usable system memory).
+    pub memory_bytes: Option<u64>,
+    /// Free device memory in bytes at detection time.
+    pub memory_free_bytes: Option<u64>,
+    /// PCI address, lowercase `dddd:bb:dd.f`.
+    pub pci_address: Option<PciAddress>,
+    /// NUMA node the device is attached to.
+    pub numa_node: Option<u32>,
+    /// Kernel driver bound to the device.
+    pub driver: Option<String>,
+    /// Version of that driver (or of the vendor stack).
+    pub driver_version: Option<String>,
+    /// Compute capability / architecture version (`9.0`, `gfx942`, …).
+    pub compute_capability: Option<String>,
+    /// Vendor UUID of the device.
+    pub uuid: Option<String>,
+    /// Which probe(s) found the device, joined with `+` (e.g. `pci-sysfs`).
+    pub source: String,
+    /// PCI identity and link, when the device is on PCI.
+    #[serde(default)]
+    pub pci: Option<PciInfo>,
+}
+
+impl Device {
+    /// A device with only the identifying fields set; everything measured is unknown.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        vendor: impl Into<String>,
+        family: Family,
+        source: &str,
+    ) -> Self {
+        Device {
+            id: id.into(),
+            name: name.into(),
+            vendor: vendor.into(),
+            family,
+            available: true,
+            unavailable_reason: None,
+            memory_bytes: None,
+            memory_free_bytes: None,
+            pci_address: None,
+            numa_node: None,
+            driver: None,
+            driver_version: None,
+            compute_capability: None,
+            uuid: None,
+            source: source.to_string(),
+            pci: None,
+        }
+    }
+
+    /// Whether this device counts as an AI accelerator (not the CPU, not an offload engine).
+    pub fn is_accelerator(&self) -> bool {
+        self.family.is_accelerator()
+    }
+
+    /// Fill the fields this device does not know from `other` (a lower-priority
+    /// view of the same physical device, e.g. the PCI scan), and record its source.
+    pub fn fill_from(&mut self, other: &Device) {
+        fn fill<T: Clone>(dst: &mut Option<T>, src: &Option<T>) {
+            if dst.is_none() {
+                dst.clone_from(src);
+            }
+        }
+        fill(&mut self.memory_bytes, &other.memory_bytes);
+        fill(&mut self.memory_free_bytes, &other.memory_free_bytes);
+        fill(&mut self.pci_address, &other.pci_address);
+        fill(&mut self.numa_node, &other.numa_node);
+        fill(&mut self.driver, &other.driver);
+        fill(&mut self.driver_version, &other.driver_version);
+        fill(&mut self.compute_capability, &other.compute_capability);
+        fill(&mut self.uuid, &other.uuid);
+        fill(&mut self.pci, &other.pci);
+        if !self.source.split('+').any(|s| s == other.source) {
+            self.source = format!("{}+{}", self.source, other.source);
+        }
+    }
+}

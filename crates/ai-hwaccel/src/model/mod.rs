@@ -1,0 +1,14 @@
+//! The data model: devices, system facts, PCI addresses and the registry that
+//! holds one detection's results. Nothing here reads the machine.
+
+mod device;
+mod pci_address;
+mod registry;
+mod system;
+
+pub use device::{Device, Family, PciInfo, PcieLink};
+pub use pci_address::{PciAddress, PciAddressError};
+pub use registry::{
+    BackendTiming, Registry, RegistryError, Requirement, SCHEMA_VERSION, Summary, Warning,
+};
+pub use system::{CgroupLimits, CpuInfo, MemoryInfo, NumaNode, SystemInfo};

@@ -1,0 +1,341 @@
+//! The registry: everything one detection found, its warnings and timings,
+//! queries over the devices, and the versioned JSON form.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Device, Family, SystemInfo};
+
+/// Major version of the JSON form. Readers refuse a newer major version and
+/// ignore fields they do not know, so minor additions keep this number.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A problem one backend met; detection went on without that fact.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Warning {
+    /// The backend (or stage) that met the problem.
+    pub backend: String,
+    /// What went wrong, naming the file, tool or field.
+    pub message: String,
+}
+
+/// How long one backend took.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BackendTiming {
+    /// Backend name.
+    pub backend: String,
+    /// Wall-clock milliseconds.
+    pub millis: f64,
+}
+
+/// Totals over the available accelerators (the CPU and offload engines never count).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Summary {
+    /// At least one available device is an accelerator.
+    pub has_accelerator: bool,
+    /// How many available accelerators there are.
+    pub accelerator_count: u64,
+    /// Their memory summed (devices of unknown memory add nothing).
+    pub accelerator_memory_bytes: u64,
+}
+
+/// What a caller needs from a device; every field set must hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Requirement {
+    /// At least this much device memory (unknown memory never satisfies it).
+    pub min_memory_bytes: Option<u64>,
+    /// Only this family.
+    pub family: Option<Family>,
+    /// Only this vendor (lowercase).
+    pub vendor: Option<String>,
+    /// Only accelerators (not the CPU, not offload engines).
+    pub accelerator_only: bool,
+}
+
+impl Requirement {
+    /// Whether `d` is available and meets every constraint.
+    pub fn matches(&self, d: &Device) -> bool {
+        d.available
+            && self
+                .min_memory_bytes
+                .is_none_or(|m| d.memory_bytes.is_some_and(|b| b >= m))
+            && self.family.is_none_or(|f| d.family == f)
+            && self.vendor.as_deref().is_none_or(|v| d.vendor == v)
+            && (!self.accelerator_only || d.is_accelerator())
+    }
+}
+
+/// Errors reading a registry from JSON.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The text is not valid JSON for a registry; `path` names the field.
+    #[error("malformed registry JSON at {path} (line {line}, column {column}): {message}")]
+    Malformed {
+        /// JSON path of the offending field (`devices[0].memory_bytes`), `.` for the document.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What serde found wrong.
+        message: String,
+    },
+    /// `schema_version` is absent or not an integer.
+    #[error("registry JSON has no integer `schema_version`")]
+    MissingVersion,
+    /// Written by a newer major version of this tool.
+    #[error(
+        "registry JSON has schema_version {found}, newer than {supported} which this build reads; upgrade ai-hwaccel"
+    )]
+    NewerVersion {
+        /// The version in the document.
+        found: u64,
+        /// The version this build supports.
+        supported: u32,
+    },
+}
+
+/// Everything one detection found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Registry {
+    /// Major version of this JSON form ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The tool that wrote it (`ai-hwaccel 0.1.0`).
+    #[serde(default)]
+    pub generator: String,
+    /// Every device found, the CPU first, then accelerators by PCI address.
+    pub devices: Vec<Device>,
+    /// Host facts.
+    pub system: SystemInfo,
+    /// Problems met on the way; each names its backend.
+    pub warnings: Vec<Warning>,
+    /// Totals over available accelerators.
+    pub summary: Summary,
+    /// Per-backend wall-clock time.
+    #[serde(default)]
+    pub timings: Vec<BackendTiming>,
+    /// Wall-clock time of the whole detection in milliseconds.
+    #[serde(default)]
+    pub total_millis: f64,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            schema_version: SCHEMA_VERSION,
+            generator: concat!("ai-hwaccel ", env!("CARGO_PKG_VERSION")).to_string(),
+            devices: Vec::new(),
+            system: SystemInfo::default(),
+            warnings: Vec::new(),
+            summary: Summary::default(),
+            timings: Vec::new(),
+            total_millis: 0.0,
+        }
+    }
+}
+
+impl Registry {
+    /// Recompute [`Summary`] from the devices.
+    pub fn refresh_summary(&mut self) {
+        let acc: Vec<&Device> = self.available_accelerators().collect();
+        self.summary = Summary {
+            has_accelerator: !acc.is_empty(),
+            accelerator_count: acc.len() as u64,
+            accelerator_memory_bytes: acc.iter().filter_map(|d| d.memory_bytes).sum(),
+        };
+    }
+
+    /// Devices this process can use.
+    pub fn available(&self) -> impl Iterator<Item = &Device> {
+        self.devices.iter().filter(|d| d.available)
+    }
+
+    /// Available accelerators (not the CPU, not offload engines).
+    pub fn available_accelerators(&self) -> impl Iterator<Item = &Device> {
+        self.available().filter(|d| d.is_accelerator())
+    }
+
+    /// Devices of one family, available or not.
+    pub fn by_family(&self, family: Family) -> impl Iterator<Item = &Device> {
+        self.devices.iter().filter(move |d| d.family == family)
+    }
+
+    /// Available devices that meet `req`.
+    pub fn satisfying<'a>(&'a self, req: &'a Requirement) -> impl Iterator<Item = &'a Device> + 'a {
+        self.devices.iter().filter(move |d| req.matches(d))
+    }
+
+    /// The device with id `id`.
+    pub fn device(&self, id: &str) -> Option<&Device> {
+        self.devices.iter().find(|d| d.id == id)
+    }
+
+    /// Whether at least one available accelerator exists.
+    pub fn has_accelerator(&self) -> bool {
+        self.available_accelerators().next().is_some()
+    }
+
+    /// Memory of all available accelerators summed (unknown memory adds nothing).
+    pub fn total_accelerator_memory_bytes(&self) -> u64 {
+        self.available_accelerators()
+            .filter_map(|d| d.memory_bytes)
+            .sum()
+    }
+
+    /// The "best" available accelerator: most memory, then lowest id; the CPU
+    /// when there is no accelerator.
+    pub fn best(&self) -> Option<&Device> {
+        self.available_accelerators()
+            .max_by(|a, b| {
+                a.memory_bytes
+                    .cmp(&b.memory_bytes)
+                    .then_with(|| b.id.cmp(&a.id))
+            })
+            .or_else(|| self.by_family(Family::Cpu).find(|d| d.available))
+    }
+
+    /// The registry without timing figures, for comparing two detections of the same machine.
+    pub fn without_timings(&self) -> Registry {
+        Registry {
+            timings: Vec::new(),
+            total_millis: 0.0,
+            ..self.clone()
+        }
+    }
+
+    /// Pretty JSON.
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a registry always serializes")
+    }
+
+    /// Read a registry written by this or an older tool of the same major version.
+    /// Unknown fields are ignored.
+    pub fn from_json(text: &str) -> Result<Registry, RegistryError> {
+        #[derive(Deserialize)]
+        struct Head {
+            schema_version: Option<serde_json::Value>,
+        }
+        let head: Head = serde_json::from_str(text).map_err(|e| malformed(String::from("."), e))?;
+        let found = head
+            .schema_version
+            .and_then(|v| v.as_u64())
+            .ok_or(RegistryError::MissingVersion)?;
+        if found > u64::from(SCHEMA_VERSION) {
+            return Err(RegistryError::NewerVersion {
+                found,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            malformed(path, e.into_inner())
+        })
+    }
+
+    /// The JSON Schema of the registry form, generated from the types.
+    pub fn json_schema() -> serde_json::Value {
+        serde_json::to_value(schemars::schema_for!(Registry)).expect("schema serializes")
+    }
+}
+
+fn malformed(path: String, e: serde_json::Error) -> RegistryError {
+    RegistryError::Malformed {
+        path,
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpu(id: &str, mem: Option<u64>, available: bool) -> Device {
+        let mut d = Device::new(id, id, "nvidia", Family::Gpu, "test");
+        d.memory_bytes = mem;
+        d.available = available;
+        d
+    }
+
+    fn sample() -> Registry {
+        let mut r = Registry::default();
+        let mut cpu = Device::new("cpu", "cpu", "amd", Family::Cpu, "test");
+        cpu.memory_bytes = Some(1 << 40);
+        r.devices = vec![
+            cpu,
+            gpu("pci:0000:01:00.0", Some(80 << 30), true),
+            gpu("pci:0000:02:00.0", Some(40 << 30), true),
+            gpu("pci:0000:03:00.0", None, true),
+            gpu("pci:0000:04:00.0", Some(96 << 30), false),
+        ];
+        r.refresh_summary();
+        r
+    }
+
+    #[test]
+    fn summary_counts_available_accelerators_only() {
+        let r = sample();
+        assert_eq!(r.summary.accelerator_count, 3);
+        assert_eq!(r.summary.accelerator_memory_bytes, 120 << 30);
+        assert!(r.summary.has_accelerator);
+        assert_eq!(r.best().unwrap().id, "pci:0000:01:00.0");
+        let req = Requirement {
+            min_memory_bytes: Some(48 << 30),
+            accelerator_only: true,
+            ..Default::default()
+        };
+        let ids: Vec<_> = r.satisfying(&req).map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, ["pci:0000:01:00.0"]);
+    }
+
+    #[test]
+    fn cpu_only_registry_has_no_accelerator_and_best_is_cpu() {
+        let mut r = sample();
+        r.devices.retain(|d| d.family == Family::Cpu);
+        r.refresh_summary();
+        assert!(!r.has_accelerator());
+        assert_eq!(r.summary, Summary::default());
+        assert_eq!(r.best().unwrap().id, "cpu");
+    }
+
+    #[test]
+    fn json_round_trips_exactly() {
+        let r = sample();
+        let back = Registry::from_json(&r.to_json_pretty()).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored_and_newer_major_is_refused() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v["future_field"] = serde_json::json!({"x": 1});
+        v["devices"][1]["future_device_field"] = serde_json::json!(true);
+        assert!(Registry::from_json(&v.to_string()).is_ok());
+        v["schema_version"] = serde_json::json!(SCHEMA_VERSION + 1);
+        assert!(matches!(
+            Registry::from_json(&v.to_string()),
+            Err(RegistryError::NewerVersion { .. })
+        ));
+        v.as_object_mut().unwrap().remove("schema_version");
+        assert!(matches!(
+            Registry::from_json(&v.to_string()),
+            Err(RegistryError::MissingVersion)
+        ));
+    }
+
+    #[test]
+    fn malformed_json_names_where() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v["devices"][2]["memory_bytes"] = serde_json::json!("lots");
+        let err = Registry::from_json(&v.to_string()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("devices[2].memory_bytes"), "{msg}");
+        let err = Registry::from_json("{\"schema_version\": 1, ").unwrap_err();
+        assert!(
+            matches!(err, RegistryError::Malformed { line: 1, .. }),
+            "{err}"
+        );
+    }
+}

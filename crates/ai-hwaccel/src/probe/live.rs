@@ -1,0 +1,143 @@
+//! The live probe: files under a root directory, tools from a search path.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "this module is the probe boundary for files"
+)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{DEFAULT_OUTPUT_CAP, DEFAULT_TOOL_TIMEOUT, Probe, ProbeError, ToolOutput, exec};
+
+/// How a [`LiveProbe`] reaches the machine. `Default` is the live machine:
+/// root `/`, tools from `PATH`, the process environment, 5 s timeout.
+#[derive(Clone, Debug)]
+pub struct ProbeOptions {
+    /// Directory that stands for `/` (a fake root in tests, `/host` in a container).
+    pub root: PathBuf,
+    /// Never run tools; only files are read.
+    pub no_exec: bool,
+    /// How long a tool may run before it is killed.
+    pub timeout: Duration,
+    /// Cap on captured stdout/stderr per run.
+    pub output_cap: usize,
+    /// Directories searched for tools. `None`: the absolute entries of `PATH`
+    /// when the root is `/`, and no tools at all under any other root (so a
+    /// fake root is never mixed with this machine's tools).
+    pub tool_path: Option<Vec<PathBuf>>,
+    /// Environment seen by detection. `None`: this process's environment.
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions {
+            root: PathBuf::from("/"),
+            no_exec: false,
+            timeout: DEFAULT_TOOL_TIMEOUT,
+            output_cap: DEFAULT_OUTPUT_CAP,
+            tool_path: None,
+            env: None,
+        }
+    }
+}
+
+/// Reads the machine (or a directory tree standing for it).
+#[derive(Clone, Debug)]
+pub struct LiveProbe {
+    opts: ProbeOptions,
+    search: Vec<PathBuf>,
+}
+
+impl LiveProbe {
+    /// A probe with these options.
+    pub fn new(opts: ProbeOptions) -> Self {
+        let search = match &opts.tool_path {
+            Some(dirs) => dirs.iter().filter(|d| d.is_absolute()).cloned().collect(),
+            None if opts.root == Path::new("/") => {
+                let path = match &opts.env {
+                    Some(env) => env.get("PATH").cloned().unwrap_or_default(),
+                    None => std::env::var("PATH").unwrap_or_default(),
+                };
+                exec::search_path_from(&path)
+            }
+            None => Vec::new(),
+        };
+        LiveProbe { opts, search }
+    }
+
+    /// The options this probe was built with.
+    pub fn options(&self) -> &ProbeOptions {
+        &self.opts
+    }
+
+    fn host_path(&self, path: &str) -> PathBuf {
+        self.opts.root.join(path.trim_start_matches('/'))
+    }
+}
+
+fn io_err(path: &str, e: std::io::Error) -> ProbeError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        ProbeError::NotFound {
+            path: path.to_string(),
+        }
+    } else {
+        ProbeError::Io {
+            path: path.to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Largest file read through the probe; sysfs/procfs files are far smaller,
+/// and this bounds what a hostile or odd file can make us hold.
+const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+impl Probe for LiveProbe {
+    fn read(&self, path: &str) -> Result<Vec<u8>, ProbeError> {
+        use std::io::Read;
+        let f = std::fs::File::open(self.host_path(path)).map_err(|e| io_err(path, e))?;
+        let mut buf = Vec::new();
+        f.take(MAX_FILE_BYTES)
+            .read_to_end(&mut buf)
+            .map_err(|e| io_err(path, e))?;
+        Ok(buf)
+    }
+
+    fn list_dir(&self, path: &str) -> Result<Vec<String>, ProbeError> {
+        let rd = std::fs::read_dir(self.host_path(path)).map_err(|e| io_err(path, e))?;
+        let mut names: Vec<String> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    fn read_link(&self, path: &str) -> Result<String, ProbeError> {
+        std::fs::read_link(self.host_path(path))
+            .map(|p| p.to_string_lossy().into_owned())
+            .map_err(|e| io_err(path, e))
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError> {
+        if self.opts.no_exec {
+            return Err(ProbeError::ExecDisabled {
+                tool: tool.to_string(),
+            });
+        }
+        let exe = exec::resolve(tool, &self.search).ok_or_else(|| ProbeError::ToolNotFound {
+            tool: tool.to_string(),
+        })?;
+        tracing::debug!(tool, ?args, exe = %exe.display(), "running tool");
+        exec::run(tool, &exe, args, self.opts.timeout, self.opts.output_cap)
+    }
+
+    fn env(&self, name: &str) -> Option<String> {
+        match &self.opts.env {
+            Some(env) => env.get(name).cloned(),
+            None => std::env::var(name).ok(),
+        }
+    }
+}
