@@ -41,6 +41,19 @@ enum Command {
     },
     /// Print the JSON Schema of `detect --json` output.
     Schema,
+    /// Run one parser on a saved tool output (FILE, or - for stdin) and print
+    /// `{"devices": [...], "warnings": [...]}`. `parse --list` names the formats.
+    Parse {
+        /// Format name (see --list).
+        #[arg(required_unless_present = "list")]
+        format: Option<String>,
+        /// The saved output; `-` reads standard input.
+        #[arg(required_unless_present = "list")]
+        file: Option<PathBuf>,
+        /// List the formats and exit.
+        #[arg(long)]
+        list: bool,
+    },
 }
 
 #[derive(Args)]
@@ -197,6 +210,32 @@ fn run(cli: Cli) -> Result<()> {
                 dir.display()
             );
             Ok(())
+        }
+        Command::Parse { format, file, list } => {
+            if list {
+                let mut s = String::new();
+                for f in ai_hwaccel::detect::FORMATS {
+                    s += &format!("{:<22} {}\n", f.name, f.produced_by);
+                }
+                return out(&s);
+            }
+            let (Some(name), Some(file)) = (format, file) else {
+                bail!("parse needs FORMAT and FILE");
+            };
+            let Some(fmt) = ai_hwaccel::detect::format(&name) else {
+                let names: Vec<_> = ai_hwaccel::detect::FORMATS.iter().map(|f| f.name).collect();
+                bail!("unknown format {name:?} (known: {})", names.join(", "));
+            };
+            let bytes = if file.as_os_str() == "-" {
+                let mut b = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut b)
+                    .context("reading stdin")?;
+                b
+            } else {
+                std::fs::read(&file).with_context(|| format!("{}", file.display()))?
+            };
+            let parsed = (fmt.parse)(&bytes);
+            out(&format!("{}\n", serde_json::to_string_pretty(&parsed)?))
         }
         Command::Schema => out(&format!(
             "{}\n",

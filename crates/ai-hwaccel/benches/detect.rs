@@ -1,3 +1,4 @@
+#![allow(missing_docs, reason = "criterion macros generate undocumented items")]
 //! Detection speed on a fixture root and on the live machine.
 //! Figures are recorded in docs/benchmarks.md.
 

@@ -9,6 +9,7 @@
 
 mod cgroup;
 mod cpu;
+mod formats;
 mod memory;
 mod numa;
 mod pci;
@@ -24,6 +25,7 @@ use crate::probe::{LiveProbe, Probe, ProbeOptions};
 
 pub use cgroup::parse_cgroup_paths;
 pub use cpu::{CpuinfoFacts, parse_cpuinfo};
+pub use formats::{FORMATS, Format, ParseOutput, format};
 pub use memory::{Meminfo, parse_meminfo};
 pub use pci::{PciDevice, PciScan};
 

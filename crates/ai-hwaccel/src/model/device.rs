@@ -182,6 +182,59 @@ pub struct Device {
     /// PCI identity and link, when the device is on PCI.
     #[serde(default)]
     pub pci: Option<PciInfo>,
+    /// Index the vendor tool/library gives the device (nvidia-smi index, KFD node, …).
+    #[serde(default)]
+    pub index: Option<u32>,
+    /// Serial number.
+    #[serde(default)]
+    pub serial: Option<String>,
+    /// Architecture name (`Hopper`, `CDNA3`, `Xe-HPC`, …).
+    #[serde(default)]
+    pub architecture: Option<String>,
+    /// Firmware / VBIOS version.
+    #[serde(default)]
+    pub firmware_version: Option<String>,
+    /// Compute units (NVIDIA SMs, AMD CUs, Intel Xe cores, NeuronCores, …).
+    #[serde(default)]
+    pub compute_units: Option<u32>,
+    /// Enforced power limit in watts.
+    #[serde(default)]
+    pub power_limit_watts: Option<f64>,
+    /// Temperature in °C at detection time.
+    #[serde(default)]
+    pub temperature_celsius: Option<f64>,
+    /// Whether ECC is enabled on device memory.
+    #[serde(default)]
+    pub ecc_enabled: Option<bool>,
+    /// Uncorrected ECC errors (volatile, since driver load).
+    #[serde(default)]
+    pub ecc_uncorrected_errors: Option<u64>,
+    /// For a partition (NVIDIA MIG instance, AMD compute partition): the id of its parent device.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// Partition profile or mode (`3g.40gb`, `CPX`, …).
+    #[serde(default)]
+    pub partition: Option<String>,
+    /// Direct links to other devices (NVLink, xGMI, …).
+    #[serde(default)]
+    pub links: Vec<DeviceLink>,
+    /// Other vendor facts worth keeping (`persistence_mode`, `compute_mode`,
+    /// `cuda_driver_version`, `mig_mode`, …), as strings.
+    #[serde(default)]
+    pub extra: std::collections::BTreeMap<String, String>,
+}
+
+/// A direct link from a device to a peer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DeviceLink {
+    /// The peer: a device id, a PCI address or a vendor index (`gpu1`), as the source gives it.
+    pub peer: String,
+    /// Link type, lowercase (`nvlink`, `xgmi`, `pcie`, `nvswitch`, …).
+    pub kind: String,
+    /// Number of links (NVLink lanes / xGMI links) to the peer.
+    pub count: Option<u32>,
+    /// Bandwidth to the peer in bytes per second (one direction), when known.
+    pub bandwidth_bytes_per_s: Option<u64>,
 }
 
 impl Device {
@@ -210,6 +263,19 @@ impl Device {
             uuid: None,
             source: source.to_string(),
             pci: None,
+            index: None,
+            serial: None,
+            architecture: None,
+            firmware_version: None,
+            compute_units: None,
+            power_limit_watts: None,
+            temperature_celsius: None,
+            ecc_enabled: None,
+            ecc_uncorrected_errors: None,
+            parent: None,
+            partition: None,
+            links: Vec::new(),
+            extra: Default::default(),
         }
     }
 
@@ -235,6 +301,24 @@ impl Device {
         fill(&mut self.compute_capability, &other.compute_capability);
         fill(&mut self.uuid, &other.uuid);
         fill(&mut self.pci, &other.pci);
+        fill(&mut self.index, &other.index);
+        fill(&mut self.serial, &other.serial);
+        fill(&mut self.architecture, &other.architecture);
+        fill(&mut self.firmware_version, &other.firmware_version);
+        fill(&mut self.compute_units, &other.compute_units);
+        fill(&mut self.power_limit_watts, &other.power_limit_watts);
+        fill(&mut self.temperature_celsius, &other.temperature_celsius);
+        fill(&mut self.ecc_enabled, &other.ecc_enabled);
+        fill(
+            &mut self.ecc_uncorrected_errors,
+            &other.ecc_uncorrected_errors,
+        );
+        if self.links.is_empty() {
+            self.links.clone_from(&other.links);
+        }
+        for (k, v) in &other.extra {
+            self.extra.entry(k.clone()).or_insert_with(|| v.clone());
+        }
         if !self.source.split('+').any(|s| s == other.source) {
             self.source = format!("{}+{}", self.source, other.source);
         }

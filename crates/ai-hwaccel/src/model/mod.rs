@@ -6,7 +6,7 @@ mod pci_address;
 mod registry;
 mod system;
 
-pub use device::{Device, Family, PciInfo, PcieLink};
+pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink};
 pub use pci_address::{PciAddress, PciAddressError};
 pub use registry::{
     BackendTiming, Registry, RegistryError, Requirement, SCHEMA_VERSION, Summary, Warning,
