@@ -226,6 +226,10 @@ fn run(cli: Cli) -> Result<()> {
                 let names: Vec<_> = ai_hwaccel::detect::FORMATS.iter().map(|f| f.name).collect();
                 bail!("unknown format {name:?} (known: {})", names.join(", "));
             };
+            #[allow(
+                clippy::disallowed_methods,
+                reason = "a user-named input file, not machine probing"
+            )]
             let bytes = if file.as_os_str() == "-" {
                 let mut b = Vec::new();
                 std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut b)
