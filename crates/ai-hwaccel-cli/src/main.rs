@@ -89,8 +89,8 @@ struct DetectArgs {
     #[arg(long)]
     timings: bool,
     /// Only devices of these families (repeat or comma-separate: gpu,npu,tpu,ai_asic,fpga,offload,cpu).
-    #[arg(long, value_name = "F", value_delimiter = ',')]
-    family: Vec<String>,
+    #[arg(long, value_name = "F", value_delimiter = ',', value_parser = parse_family)]
+    family: Vec<Family>,
 }
 
 impl ProbeArgs {
@@ -126,6 +126,10 @@ impl ProbeArgs {
             None => Ok(BackendSet::all()),
         }
     }
+}
+
+fn parse_family(s: &str) -> Result<Family, String> {
+    s.parse()
 }
 
 fn main() -> ExitCode {
@@ -168,11 +172,7 @@ fn out(text: &str) -> Result<()> {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Detect(args) => {
-            let families = args
-                .family
-                .iter()
-                .map(|f| f.parse::<Family>().map_err(anyhow::Error::msg))
-                .collect::<Result<Vec<_>>>()?;
+            let families = args.family.clone();
             let opts = DetectOptions {
                 backends: args.probe.backends()?,
                 families: (!families.is_empty()).then_some(families),

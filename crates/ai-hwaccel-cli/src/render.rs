@@ -61,7 +61,7 @@ pub fn registry(reg: &Registry, timings: bool) -> String {
         num(c.usable_cpus),
     );
     if !c.features.is_empty() {
-        s += &format!("        features: {}\n", c.features.join(" "));
+        s += &wrap("        features: ", &c.features, 100);
     }
     let m = &sys.memory;
     s += &format!(
@@ -107,4 +107,29 @@ pub fn registry(reg: &Registry, timings: bool) -> String {
         s += &format!("{t}\n");
     }
     s
+}
+
+/// `prefix` followed by `words`, wrapped to `width` columns with continuation
+/// lines indented like the prefix.
+fn wrap(prefix: &str, words: &[String], width: usize) -> String {
+    let indent = " ".repeat(prefix.chars().count());
+    let mut out = String::new();
+    let mut line = prefix.to_string();
+    let mut empty = true;
+    for w in words {
+        if !empty && line.chars().count() + 1 + w.chars().count() > width {
+            out += &line;
+            out.push('\n');
+            line = indent.clone();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line += w;
+        empty = false;
+    }
+    out += &line;
+    out.push('\n');
+    out
 }

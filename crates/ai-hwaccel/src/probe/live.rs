@@ -140,4 +140,8 @@ impl Probe for LiveProbe {
             None => std::env::var(name).ok(),
         }
     }
+
+    fn allows_native_libraries(&self) -> bool {
+        self.opts.root == Path::new("/") && !self.opts.no_exec
+    }
 }

@@ -135,6 +135,12 @@ pub trait Probe: Send + Sync {
     fn run(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError>;
     /// An environment variable of the probed process.
     fn env(&self, name: &str) -> Option<String>;
+    /// Whether detection may load vendor libraries (NVML) into this process.
+    /// Only true for the live machine at root `/` with tools allowed: a fake
+    /// root or a replayed snapshot must never consult the real hardware.
+    fn allows_native_libraries(&self) -> bool {
+        false
+    }
 }
 
 /// Convenience readers over any [`Probe`].

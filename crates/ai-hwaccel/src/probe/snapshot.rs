@@ -124,6 +124,7 @@ struct ToolRecord {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 struct Manifest {
     snapshot_version: u32,
     generator: String,

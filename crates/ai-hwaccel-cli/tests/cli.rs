@@ -1,0 +1,271 @@
+//! End-to-end tests of the `ai-hwaccel` binary: the JSON contract on this
+//! machine (checked against /proc/meminfo, `nproc` and hwloc), the published
+//! schema, exit codes, snapshot/replay through the CLI.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests run the binary and reference tools"
+)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ai-hwaccel"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("binary runs")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("stdout is JSON")
+}
+
+fn fixture_root(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../ai-hwaccel/tests/fixtures/roots")
+        .join(name)
+}
+
+fn schema_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schema/registry.schema.json")
+}
+
+fn which(tool: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(tool))
+            .find(|p| p.is_file())
+    })
+}
+
+#[test]
+fn detect_json_matches_this_machine() {
+    let v = json(&["detect", "--json"]);
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let total_kb: u64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(v["system"]["memory"]["total_bytes"], total_kb * 1024);
+    let nproc = Command::new("nproc").output().unwrap();
+    let n: u64 = String::from_utf8_lossy(&nproc.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(v["system"]["cpu"]["usable_cpus"], n, "usable CPUs = nproc");
+    // Without a cgroup CPU limit the machine's logical CPUs equal nproc too.
+    let cg = &v["system"]["cgroup"];
+    if cg["cpu_quota"].is_null() && cg["cpuset_cpus"].is_null() {
+        assert_eq!(v["system"]["cpu"]["logical_cpus"], n);
+    }
+    assert_eq!(v["schema_version"], 1);
+    for key in [
+        "has_accelerator",
+        "accelerator_count",
+        "accelerator_memory_bytes",
+    ] {
+        assert!(v["summary"].get(key).is_some(), "summary.{key}");
+    }
+    let cpu = &v["devices"][0];
+    assert_eq!(cpu["family"], "cpu");
+    for key in [
+        "id",
+        "name",
+        "vendor",
+        "family",
+        "available",
+        "memory_bytes",
+        "memory_free_bytes",
+        "pci_address",
+        "numa_node",
+        "driver",
+        "driver_version",
+        "compute_capability",
+        "uuid",
+        "source",
+    ] {
+        assert!(cpu.get(key).is_some(), "device field {key}");
+    }
+}
+
+#[test]
+fn numa_layout_agrees_with_hwloc() {
+    let Some(calc) = which("hwloc-calc") else {
+        eprintln!(
+            "SKIPPED numa_layout_agrees_with_hwloc: hwloc-calc not installed (Debian hwloc-nox)"
+        );
+        return;
+    };
+    let v = json(&["detect", "--json"]);
+    let count = |what: &str| -> u64 {
+        let o = Command::new(&calc)
+            .args(["--number-of", what, "machine:0"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+    };
+    let nodes = v["system"]["numa_nodes"].as_array().unwrap();
+    assert_eq!(nodes.len() as u64, count("numanode"));
+    assert_eq!(v["system"]["cpu"]["logical_cpus"], count("pu"));
+    assert_eq!(v["system"]["cpu"]["physical_cores"], count("core"));
+    assert_eq!(v["system"]["cpu"]["sockets"], count("package"));
+    for n in nodes {
+        let id = n["id"].as_u64().unwrap();
+        let o = Command::new(&calc)
+            .args(["--intersect", "pu", &format!("numa:{id}")])
+            .output()
+            .unwrap();
+        let hw: Vec<u64> = String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let ours: Vec<u64> = n["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .collect();
+        assert_eq!(ours, hw, "CPUs of NUMA node {id}");
+    }
+}
+
+#[test]
+fn output_validates_against_the_published_schema() {
+    let published: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap();
+    let generated = json(&["schema"]);
+    assert_eq!(
+        published, generated,
+        "schema/registry.schema.json is stale: run `ai-hwaccel schema > schema/registry.schema.json`"
+    );
+    let validator = jsonschema::validator_for(&published).unwrap();
+    let mut outputs = vec![json(&["detect", "--json"])];
+    for root in ["two-socket-pci", "container-cgroup-v2", "malformed"] {
+        let r = fixture_root(root);
+        outputs.push(json(&["detect", "--json", "--root", r.to_str().unwrap()]));
+    }
+    for out in &outputs {
+        let errors: Vec<String> = validator.iter_errors(out).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+    assert!(!validator.is_valid(&serde_json::json!({"schema_version": "one"})));
+}
+
+#[test]
+fn table_output_is_readable_and_fits_100_columns() {
+    let root = fixture_root("two-socket-pci");
+    let o = run(&["detect", "--root", root.to_str().unwrap(), "--timings"]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("AMD Instinct MI300X"), "{text}");
+    assert!(
+        text.contains("pci:0000:3b:00.0: unavailable: no kernel driver bound"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 socket(s), 8 cores, 16 logical CPUs"),
+        "{text}"
+    );
+    assert!(text.contains("BACKEND"), "{text}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "too wide: {line}");
+    }
+}
+
+#[test]
+fn exit_codes_and_one_line_errors() {
+    let o = run(&["detect", "--frobnicate"]);
+    assert_eq!(o.status.code(), Some(2), "usage error");
+    let o = run(&["detect", "--family", "quantum"]);
+    assert_eq!(o.status.code(), Some(2), "bad family is a usage error");
+    let o = run(&["detect", "--root", "/nonexistent/root"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("/nonexistent/root") && err.lines().count() == 1,
+        "{err}"
+    );
+    let o = run(&["detect", "--from", "/nonexistent/snap"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("manifest.json"));
+    let o = run(&["detect", "--backends", "warp"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = run(&["parse", "no-such-format", "/dev/null"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = run(&["detect", "--timeout=0"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn family_filter_on_the_cli() {
+    let root = fixture_root("two-socket-pci");
+    let v = json(&[
+        "detect",
+        "--json",
+        "--root",
+        root.to_str().unwrap(),
+        "--family",
+        "gpu",
+    ]);
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 4);
+    assert!(devs.iter().all(|d| d["family"] == "gpu"));
+    assert_eq!(devs[0]["pci_address"], "0000:1b:00.0");
+}
+
+#[test]
+fn snapshot_and_replay_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("snap");
+    let root = fixture_root("two-socket-pci");
+    let (snap_s, root_s) = (snap.to_str().unwrap(), root.to_str().unwrap());
+    let o = run(&["snapshot", snap_s, "--root", root_s]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(snap.join("manifest.json").is_file() && snap.join("registry.json").is_file());
+    let mut a = json(&["detect", "--json", "--root", root_s]);
+    let mut b = json(&["detect", "--json", "--from", snap_s]);
+    for v in [&mut a, &mut b] {
+        v["timings"] = serde_json::Value::Null;
+        v["total_millis"] = serde_json::Value::Null;
+    }
+    assert_eq!(a, b);
+    // A second snapshot into the same directory must not overwrite it.
+    let o = run(&["snapshot", snap_s, "--root", root_s]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not empty"));
+    let live_snap = dir.path().join("live");
+    let o = run(&["snapshot", live_snap.to_str().unwrap()]);
+    assert!(o.status.success());
+    let replayed = json(&["detect", "--json", "--from", live_snap.to_str().unwrap()]);
+    let text = std::fs::read_to_string(live_snap.join("registry.json")).unwrap();
+    let recorded: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(replayed["devices"], recorded["devices"]);
+    assert_eq!(replayed["system"], recorded["system"]);
+    assert_eq!(replayed["warnings"], recorded["warnings"]);
+}
+
+#[test]
+fn broken_pipe_is_not_an_error() {
+    use std::process::Stdio;
+    let mut child = bin()
+        .args(["detect", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
