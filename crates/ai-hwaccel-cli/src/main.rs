@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 error (one line naming what was wrong), 2 usage error.
 
 mod render;
+mod specs;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -41,6 +42,15 @@ enum Command {
     },
     /// Print the JSON Schema of `detect --json` output.
     Schema,
+    /// Show datasheet facts from the spec database (all entries, or those QUERY
+    /// names: an id, a tool-reported name, a PCI id or a word to filter by).
+    Specs {
+        /// Entry id (`h100-sxm`), product name, PCI id (`10de:2330`) or filter word.
+        query: Option<String>,
+        /// Print JSON (an array of entries) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run one parser on a saved tool output (FILE, or - for stdin) and print
     /// `{"devices": [...], "warnings": [...]}`. `parse --list` names the formats.
     Parse {
@@ -241,6 +251,7 @@ fn run(cli: Cli) -> Result<()> {
             let parsed = (fmt.parse)(&bytes);
             out(&format!("{}\n", serde_json::to_string_pretty(&parsed)?))
         }
+        Command::Specs { query, json } => out(&specs::run(query, json)?),
         Command::Schema => out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&Registry::json_schema())?

@@ -15,6 +15,7 @@
 pub mod detect;
 pub mod model;
 pub mod probe;
+pub mod spec;
 
 pub use detect::{BackendId, BackendSet, DetectOptions, detect, detect_with};
 pub use model::{Device, Family, PciAddress, Registry, Requirement, SystemInfo};

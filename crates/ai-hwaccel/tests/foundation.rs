@@ -491,3 +491,64 @@ fn snapshot_refuses_to_overwrite_and_replay_rejects_bad_manifests() {
     let e = ReplayProbe::open(bad.path()).err().unwrap().to_string();
     assert!(e.contains("files"), "{e}");
 }
+
+/// Every vendor tool a backend may run, replaced by a script that hangs:
+/// detection must still return, with timeout warnings, and keep the PCI facts.
+#[test]
+fn detection_returns_when_every_tool_hangs() {
+    let tools = tempfile::tempdir().unwrap();
+    let names = [
+        "nvidia-smi",
+        "amd-smi",
+        "rocm-smi",
+        "xpu-smi",
+        "hl-smi",
+        "neuron-ls",
+        "tpu-info",
+        "npu-smi",
+        "vulkaninfo",
+        "clinfo",
+        "xbutil",
+        "qaic-util",
+    ];
+    for n in names {
+        write_script(tools.path(), n, "sleep 30");
+    }
+    let o = ProbeOptions {
+        root: root("two-socket-pci"),
+        tool_path: Some(vec![tools.path().to_path_buf()]),
+        timeout: Duration::from_millis(400),
+        env: Some(BTreeMap::new()),
+        ..ProbeOptions::default()
+    };
+    let t = Instant::now();
+    let r = detect(&o, &DetectOptions::default());
+    assert!(
+        t.elapsed() < Duration::from_secs(25),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert!(r.device("pci:0000:1b:00.0").is_some(), "PCI facts survive");
+    assert_eq!(r.system.cpu.sockets, Some(2));
+    let timeouts = r
+        .warnings
+        .iter()
+        .filter(|w| w.message.contains("timeout"))
+        .count();
+    assert!(
+        timeouts >= 1,
+        "at least one backend ran a tool and reported its timeout: {:?}",
+        r.warnings
+    );
+
+    // --no-exec: the same tools are never started.
+    let r = detect(
+        &ProbeOptions { no_exec: true, ..o },
+        &DetectOptions::default(),
+    );
+    assert!(
+        r.warnings.iter().all(|w| !w.message.contains("timeout")),
+        "{:?}",
+        r.warnings
+    );
+}

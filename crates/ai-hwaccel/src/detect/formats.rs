@@ -25,7 +25,78 @@ pub struct Format {
 }
 
 /// Every format `parse` accepts. Backends add their formats here.
-pub static FORMATS: &[Format] = &[];
+pub static FORMATS: &[Format] = &[
+    Format {
+        name: "amd-smi-json",
+        produced_by: "amd-smi static|list|topology|metric --json",
+        parse: super::amd::amd_smi::parse_json_format,
+    },
+    Format {
+        name: "amd-smi-text",
+        produced_by: "amd-smi static / amd-smi list (default text output)",
+        parse: super::amd::amd_smi::parse_text_format,
+    },
+    Format {
+        name: "rocm-smi-json",
+        produced_by: "rocm-smi --showproductname --showmeminfo vram --showbus --showdriverversion --json (any flag set)",
+        parse: super::amd::rocm_smi::parse_format,
+    },
+    Format {
+        name: "xpu-smi-json",
+        produced_by: "xpu-smi discovery -j (or discovery -d N -j)",
+        parse: super::intel::xpu_smi::parse_format,
+    },
+    Format {
+        name: "nvidia-smi-xml",
+        produced_by: "nvidia-smi -q -x",
+        parse: super::nvidia::smi_xml::parse,
+    },
+    Format {
+        name: "nvidia-smi-csv",
+        produced_by: "nvidia-smi --query-gpu=FIELDS --format=csv (with the header line)",
+        parse: super::nvidia::smi_csv::parse,
+    },
+    Format {
+        name: "nvidia-smi-topo",
+        produced_by: "nvidia-smi topo -m (devices are bare `gpu<N>` entries with links and NUMA affinity)",
+        parse: super::nvidia::smi_topo::parse,
+    },
+    Format {
+        name: "vulkaninfo",
+        produced_by: "vulkaninfo --summary (or the full `vulkaninfo` text report)",
+        parse: super::vulkan::parse_format,
+    },
+    Format {
+        name: "clinfo",
+        produced_by: "clinfo --raw (or the AMD APP SDK clinfo report)",
+        parse: super::opencl::parse_format,
+    },
+    Format {
+        name: "hl-smi",
+        produced_by: "hl-smi (default table)",
+        parse: super::gaudi::parse_format_table,
+    },
+    Format {
+        name: "hl-smi-csv",
+        produced_by: "hl-smi -Q index,module_id,bus_id,name,memory.total,memory.used,memory.free,driver_version,serial,uuid -f csv",
+        parse: super::gaudi::parse_format_csv,
+    },
+    Format {
+        name: "neuron-ls",
+        produced_by: "neuron-ls (table; --topology/--wide/--show-all-procs too)",
+        parse: super::neuron::parse_format_table,
+    },
+    Format {
+        name: "neuron-ls-json",
+        produced_by: "neuron-ls --json-output",
+        parse: super::neuron::parse_format_json,
+    },
+    Format {
+        name: "tpu-info",
+        produced_by: "tpu-info (plain, --metric or --process views)",
+        parse: super::tpu::parse_format,
+    },
+];
 
 /// The format named `name`.
 pub fn format(name: &str) -> Option<&'static Format> {

@@ -7,15 +7,23 @@
 //! (computed once, on first use) so vendor backends join their facts to the
 //! PCI device instead of probing sysfs again.
 
+mod amd;
 mod cgroup;
 mod cpu;
 mod formats;
+mod gaudi;
+mod intel;
 mod memory;
+mod neuron;
 mod numa;
+mod nvidia;
+mod opencl;
 mod pci;
 pub mod pci_ids;
 pub mod sysfs;
 mod system;
+mod tpu;
+mod vulkan;
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -37,6 +45,22 @@ pub enum BackendId {
     System = 0,
     /// Accelerators seen on the PCI bus (sysfs), whatever their driver.
     Pci = 1,
+    /// AMD GPUs: amdgpu sysfs, KFD topology, one amd-smi / rocm-smi run.
+    Amd = 30,
+    /// Intel GPUs: i915/xe sysfs, one `xpu-smi discovery -j` run.
+    Intel = 31,
+    /// NVIDIA GPUs and MIG instances (NVML, else nvidia-smi, else procfs).
+    Nvidia = 2,
+    /// Vulkan physical devices (`vulkaninfo`); CPU implementations become a note on the CPU.
+    Vulkan = 20,
+    /// OpenCL devices (`clinfo --raw`); CPU devices become a note on the CPU.
+    OpenCl = 21,
+    /// Intel Gaudi (habanalabs): PCI 0x1da3, sysfs, `hl-smi`.
+    Gaudi = 22,
+    /// AWS Inferentia/Trainium: PCI 0x1d0f, `/sys/class/neuron_device`, `neuron-ls`.
+    Neuron = 23,
+    /// Google TPU: PCI 0x1ae0, `/dev/accel*`, `TPU_*` environment, `tpu-info`.
+    Tpu = 24,
 }
 
 impl BackendId {
@@ -175,6 +199,62 @@ pub static BACKENDS: &[BackendEntry] = &[
         run: system::detect,
     },
     BackendEntry {
+        id: BackendId::Amd,
+        name: "amd",
+        families: &[Family::Gpu],
+        always: false,
+        run: amd::detect,
+    },
+    BackendEntry {
+        id: BackendId::Intel,
+        name: "intel",
+        families: &[Family::Gpu],
+        always: false,
+        run: intel::detect,
+    },
+    BackendEntry {
+        id: BackendId::Nvidia,
+        name: "nvidia",
+        families: &[Family::Gpu],
+        always: false,
+        run: nvidia::detect,
+    },
+    BackendEntry {
+        id: BackendId::Gaudi,
+        name: "gaudi",
+        families: &[Family::AiAsic],
+        always: false,
+        run: gaudi::detect,
+    },
+    BackendEntry {
+        id: BackendId::Neuron,
+        name: "neuron",
+        families: &[Family::AiAsic],
+        always: false,
+        run: neuron::detect,
+    },
+    BackendEntry {
+        id: BackendId::Tpu,
+        name: "tpu",
+        families: &[Family::Tpu],
+        always: false,
+        run: tpu::detect,
+    },
+    BackendEntry {
+        id: BackendId::Vulkan,
+        name: "vulkan",
+        families: &[Family::Gpu, Family::Cpu],
+        always: false,
+        run: vulkan::detect,
+    },
+    BackendEntry {
+        id: BackendId::OpenCl,
+        name: "opencl",
+        families: &[Family::Gpu, Family::AiAsic, Family::Fpga, Family::Cpu],
+        always: false,
+        run: opencl::detect,
+    },
+    BackendEntry {
         id: BackendId::Pci,
         name: "pci",
         families: &[
@@ -259,6 +339,7 @@ pub fn detect_with(probe: &dyn Probe, opts: &DetectOptions) -> Registry {
     if let Some(want) = &opts.families {
         devices.retain(|d| want.contains(&d.family));
     }
+    crate::spec::attach(&mut devices);
     devices.sort_by(|a, b| (a.family, a.pci_address, &a.id).cmp(&(b.family, b.pci_address, &b.id)));
     reg.devices = devices;
     reg.refresh_summary();
@@ -268,17 +349,19 @@ pub fn detect_with(probe: &dyn Probe, opts: &DetectOptions) -> Registry {
 
 /// Add `new` devices (from a lower-priority backend) to `devices`: a new
 /// device at a PCI address already reported only fills in what the earlier
-/// reports did not know, and is not listed again.
+/// reports did not know, and is not listed again. Partitions (devices with a
+/// `parent`) share their parent's PCI address but are distinct devices: they
+/// only merge with a partition of the same id.
 fn merge_devices(devices: &mut Vec<Device>, new: Vec<Device>) {
     for d in new {
-        let same: Vec<usize> = match d.pci_address {
-            Some(a) => devices
+        let same: Vec<usize> = match (d.pci_address, &d.parent) {
+            (Some(a), None) => devices
                 .iter()
                 .enumerate()
-                .filter(|(_, x)| x.pci_address == Some(a))
+                .filter(|(_, x)| x.pci_address == Some(a) && x.parent.is_none())
                 .map(|(i, _)| i)
                 .collect(),
-            None => devices
+            _ => devices
                 .iter()
                 .position(|x| x.id == d.id)
                 .into_iter()
@@ -291,5 +374,49 @@ fn merge_devices(devices: &mut Vec<Device>, new: Vec<Device>) {
                 devices[i].fill_from(&d);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dev(id: &str, addr: Option<&str>, parent: Option<&str>, source: &str) -> Device {
+        let mut d = Device::new(id, id, "nvidia", Family::Gpu, source);
+        d.pci_address = addr.map(|a| a.parse().unwrap());
+        d.parent = parent.map(str::to_string);
+        d
+    }
+
+    #[test]
+    fn merge_by_pci_address_keeps_partitions_apart() {
+        let a = "0000:3b:00.0";
+        let mut devices = vec![
+            dev("pci:0000:3b:00.0", Some(a), None, "nvml"),
+            dev(
+                "pci:0000:3b:00.0/mig-1",
+                Some(a),
+                Some("pci:0000:3b:00.0"),
+                "nvml",
+            ),
+        ];
+        let mut from_pci = dev("pci:0000:3b:00.0", Some(a), None, "pci-sysfs");
+        from_pci.numa_node = Some(1);
+        from_pci.driver = Some("nvidia".into());
+        merge_devices(
+            &mut devices,
+            vec![
+                from_pci,
+                dev("pci:0000:5e:00.0", Some("0000:5e:00.0"), None, "pci-sysfs"),
+            ],
+        );
+        assert_eq!(devices.len(), 3);
+        assert_eq!(devices[0].numa_node, Some(1));
+        assert_eq!(devices[0].source, "nvml+pci-sysfs");
+        assert_eq!(
+            devices[1].numa_node, None,
+            "a partition is not the PCI device"
+        );
+        assert_eq!(devices[2].id, "pci:0000:5e:00.0");
     }
 }

@@ -206,6 +206,22 @@ pub static KNOWN_DEVICES: &[KnownDevice] = &[
     k(0x1d0f, 0x7064, "AWS Inferentia", AiAsic),
     k(0x1d0f, 0x7164, "AWS Trainium", AiAsic),
     k(0x1d0f, 0x7264, "AWS Inferentia2", AiAsic),
+    // More Neuron functions: aws-neuron-driver `neuron_device.h` PCI table
+    // (INF1_DEVICE_ID1..3 0x7065-0x7067, TRN2_DEVICE_ID0 0x7364).
+    k(0x1d0f, 0x7065, "AWS Inferentia", AiAsic),
+    k(0x1d0f, 0x7066, "AWS Inferentia", AiAsic),
+    k(0x1d0f, 0x7067, "AWS Inferentia", AiAsic),
+    k(0x1d0f, 0x7364, "AWS Trainium2", AiAsic),
+    // Google TPUs: AI-Hypercomputer/cloud-accelerator-diagnostics
+    // tpu_info/tpu_info/device.py @2cbfaa9d (TpuChip.from_pci_device_id);
+    // v4 lite 0x0056: google/gvisor pkg/abi/tpu/tpu.go.
+    k(0x1ae0, 0x0027, "Google TPU v2/v3", Family::Tpu),
+    k(0x1ae0, 0x005e, "Google TPU v4", Family::Tpu),
+    k(0x1ae0, 0x0056, "Google TPU v4 lite", Family::Tpu),
+    k(0x1ae0, 0x0063, "Google TPU v5e", Family::Tpu),
+    k(0x1ae0, 0x0062, "Google TPU v5p", Family::Tpu),
+    k(0x1ae0, 0x006f, "Google TPU v6e", Family::Tpu),
+    k(0x1ae0, 0x0076, "Google TPU7x", Family::Tpu),
     k(0x1de0, 0x0000, "Groq GroqChip", AiAsic),
 ];
 

@@ -222,6 +222,10 @@ pub struct Device {
     /// `cuda_driver_version`, `mig_mode`, …), as strings.
     #[serde(default)]
     pub extra: std::collections::BTreeMap<String, String>,
+    /// Datasheet facts from the spec database (`crate::spec`), when the
+    /// device matched an entry by PCI id or name.
+    #[serde(default)]
+    pub spec: Option<crate::spec::SpecRef>,
 }
 
 /// A direct link from a device to a peer.
@@ -276,6 +280,7 @@ impl Device {
             partition: None,
             links: Vec::new(),
             extra: Default::default(),
+            spec: None,
         }
     }
 
@@ -316,6 +321,7 @@ impl Device {
         if self.links.is_empty() {
             self.links.clone_from(&other.links);
         }
+        fill(&mut self.spec, &other.spec);
         for (k, v) in &other.extra {
             self.extra.entry(k.clone()).or_insert_with(|| v.clone());
         }

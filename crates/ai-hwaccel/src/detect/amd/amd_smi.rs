@@ -1,0 +1,351 @@
+//! `amd-smi` output (ROCm's AMD SMI CLI): `static`, `list`, `topology` and
+//! `metric` in JSON (`--json`) or the default indented text.
+//!
+//! Both spellings are turned into one tree (a JSON value with lowercase keys:
+//! the text's `ASIC:` / `MARKET_NAME: MI300A` become `asic.market_name`), and
+//! one reader takes the facts from that tree, so a field is read the same way
+//! from either. Values may be plain (`"64289 MB"`) or `{"value": 64289, "unit": "MB"}`.
+
+use serde_json::{Map, Value};
+
+use crate::model::{Device, DeviceLink, PciAddress};
+
+use super::sysfs::is_placeholder;
+use super::{ToolGpu, amd_name, parse_size_bytes};
+use crate::detect::formats::ParseOutput;
+
+/// Source name of facts from amd-smi.
+pub const SOURCE: &str = "amd-smi";
+
+/// The per-GPU records of amd-smi JSON: a top-level array, an object with a
+/// `gpu_data` array (newer releases), or one object.
+fn json_records(v: Value) -> Result<Vec<Value>, String> {
+    match v {
+        Value::Array(a) => Ok(a),
+        Value::Object(mut o) => match o.remove("gpu_data") {
+            Some(Value::Array(a)) => Ok(a),
+            Some(_) => Err("`gpu_data` is not an array".to_string()),
+            None => Ok(vec![Value::Object(o)]),
+        },
+        _ => Err("not a JSON array or object".to_string()),
+    }
+}
+
+fn lowercase_keys(v: Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.into_iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), lowercase_keys(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(lowercase_keys).collect()),
+        other => other,
+    }
+}
+
+/// Parse amd-smi JSON into per-GPU trees (lowercase keys).
+pub fn parse_json_tree(bytes: &[u8]) -> Result<Vec<Value>, String> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    Ok(json_records(v)?
+        .into_iter()
+        .map(lowercase_keys)
+        .filter(|r| r.get("gpu").is_some())
+        .collect())
+}
+
+/// Parse amd-smi's text output into per-GPU trees. Records start at
+/// `GPU: N` lines (`CPU: N` records of ESMI sockets are skipped); nesting is
+/// by indentation; `KEY:` with no value opens a section.
+pub fn parse_text_tree(text: &str) -> Vec<Value> {
+    let mut records: Vec<Value> = Vec::new();
+    // Current record (None inside a CPU record or before the first GPU).
+    let mut cur: Option<Map<String, Value>> = None;
+    // Open sections: (indent, path of keys from the record root).
+    let mut stack: Vec<(usize, Vec<String>)> = Vec::new();
+    for raw in text.lines() {
+        let line = raw.trim_end();
+        if line.trim().is_empty() {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let Some((key, value)) = line.trim().split_once(':') else {
+            continue;
+        };
+        let key = key.trim().to_ascii_lowercase().replace(' ', "_");
+        let value = value.trim();
+        if (key == "gpu" || key == "cpu") && !value.is_empty() && value.parse::<u64>().is_ok() {
+            if let Some(r) = cur.take() {
+                records.push(Value::Object(r));
+            }
+            stack.clear();
+            if key == "gpu" {
+                let mut m = Map::new();
+                m.insert("gpu".into(), Value::from(value.parse::<u64>().unwrap_or(0)));
+                cur = Some(m);
+            }
+            continue;
+        }
+        let Some(rec) = cur.as_mut() else { continue };
+        while stack.last().is_some_and(|(i, _)| *i >= indent) {
+            stack.pop();
+        }
+        let parent: Vec<String> = stack.last().map(|(_, p)| p.clone()).unwrap_or_default();
+        let Some(obj) = object_at(rec, &parent) else {
+            continue;
+        };
+        if value.is_empty() {
+            obj.insert(key.clone(), Value::Object(Map::new()));
+            let mut p = parent;
+            p.push(key);
+            stack.push((indent, p));
+        } else {
+            obj.insert(key, Value::String(value.to_string()));
+        }
+    }
+    if let Some(r) = cur.take() {
+        records.push(Value::Object(r));
+    }
+    records
+}
+
+fn object_at<'a>(
+    root: &'a mut Map<String, Value>,
+    path: &[String],
+) -> Option<&'a mut Map<String, Value>> {
+    let mut m = root;
+    for k in path {
+        m = m.get_mut(k)?.as_object_mut()?;
+    }
+    Some(m)
+}
+
+/// A value at `a.b` as text (numbers printed; `{value, unit}` joined with a space).
+fn text_at(v: &Value, path: &[&str]) -> Option<String> {
+    let mut cur = v;
+    for k in path {
+        cur = cur.get(*k)?;
+    }
+    let s = match cur {
+        Value::String(s) => s.trim().to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Object(o) => {
+            let value = o.get("value")?;
+            let value = match value {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => return None,
+            };
+            match o.get("unit").and_then(Value::as_str) {
+                Some(u) if !u.is_empty() => format!("{value} {u}"),
+                _ => value,
+            }
+        }
+        _ => return None,
+    };
+    (!s.is_empty() && !s.eq_ignore_ascii_case("n/a")).then_some(s)
+}
+
+fn first_text(v: &Value, paths: &[&[&str]]) -> Option<String> {
+    paths.iter().find_map(|p| text_at(v, p))
+}
+
+fn hex_u16(s: &str) -> Option<u16> {
+    let t = s.trim();
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    u16::from_str_radix(t, 16).ok()
+}
+
+/// Watts from `550 W` / `550`.
+fn watts(s: &str) -> Option<f64> {
+    let n = s.trim().trim_end_matches('W').trim();
+    n.parse::<f64>().ok().filter(|w| w.is_finite() && *w > 0.0)
+}
+
+/// One GPU record (a tree from [`parse_json_tree`] or [`parse_text_tree`]) as a device.
+pub fn gpu_from_tree(rec: &Value) -> ToolGpu {
+    let index = rec
+        .get("gpu")
+        .and_then(Value::as_u64)
+        .and_then(|i| u32::try_from(i).ok());
+    let address: Option<PciAddress> =
+        first_text(rec, &[&["bus", "bdf"], &["bdf"]]).and_then(|s| s.parse().ok());
+    let device_id = text_at(rec, &["asic", "device_id"]).and_then(|s| hex_u16(&s));
+    let market = text_at(rec, &["asic", "market_name"]).filter(|s| hex_u16(s).is_none());
+    let product = text_at(rec, &["board", "product_name"]).filter(|s| !is_placeholder(s));
+    let name = amd_name(market.as_deref().or(product.as_deref()), device_id);
+    let id = match address {
+        Some(a) => format!("pci:{a}"),
+        None => format!(
+            "amd-smi:gpu{}",
+            index.map_or("?".to_string(), |i| i.to_string())
+        ),
+    };
+    let mut d = Device::new(
+        id,
+        name.clone().unwrap_or_else(|| "AMD GPU".to_string()),
+        "amd",
+        crate::model::Family::Gpu,
+        SOURCE,
+    );
+    d.pci_address = address;
+    d.index = index;
+    d.compute_capability = text_at(rec, &["asic", "target_graphics_version"]);
+    d.compute_units = text_at(rec, &["asic", "num_compute_units"])
+        .and_then(|s| s.parse().ok())
+        .filter(|&c| c > 0);
+    d.serial = first_text(
+        rec,
+        &[
+            &["asic", "asic_serial"],
+            &["board", "product_serial"],
+            &["board", "serial_number"],
+        ],
+    )
+    .filter(|s| !is_placeholder(s) && !s.starts_with('<'));
+    d.uuid = text_at(rec, &["uuid"]).filter(|s| !s.starts_with('<'));
+    d.firmware_version = text_at(rec, &["vbios", "version"]);
+    d.driver_version = first_text(
+        rec,
+        &[&["driver", "version"], &["driver", "driver_version"]],
+    );
+    d.driver = text_at(rec, &["driver", "name"]);
+    d.memory_bytes = first_text(rec, &[&["vram", "size"], &["vram", "vram_size_mb"]])
+        .and_then(|s| parse_size_bytes(&s));
+    d.power_limit_watts = first_text(
+        rec,
+        &[
+            &["limit", "socket_power"],
+            &["limit", "current_power"],
+            &["limit", "max_power"],
+        ],
+    )
+    .and_then(|s| watts(&s));
+    d.numa_node =
+        text_at(rec, &["numa", "node"]).and_then(|s| crate::detect::sysfs::parse_numa_node(&s));
+    d.partition = text_at(rec, &["partition", "compute_partition"]);
+    let extras: &[(&str, &[&str])] = &[
+        ("memory_partition", &["partition", "memory_partition"]),
+        ("vram_type", &["vram", "type"]),
+        ("vram_vendor", &["vram", "vendor"]),
+        ("oam_id", &["asic", "oam_id"]),
+        ("vbios_part_number", &["vbios", "part_number"]),
+        ("kfd_id", &["kfd_id"]),
+        ("kfd_node", &["node_id"]),
+        ("partition_id", &["partition_id"]),
+        ("socket_power", &["power", "socket_power"]),
+    ];
+    for (k, path) in extras {
+        if let Some(v) = text_at(rec, path) {
+            d.extra.insert((*k).to_string(), v);
+        }
+    }
+    if let Some(Value::Object(types)) = rec.get("link_type") {
+        for (peer, t) in types {
+            let Some(t) = t.as_str() else { continue };
+            let kind = t.to_ascii_lowercase();
+            if kind == "self" || kind.is_empty() {
+                continue;
+            }
+            let hops = rec
+                .get("hops")
+                .and_then(|h| h.get(peer))
+                .and_then(Value::as_u64);
+            if hops == Some(0) {
+                continue;
+            }
+            d.links.push(DeviceLink {
+                peer: peer.replace('_', ""),
+                kind,
+                count: None,
+                bandwidth_bytes_per_s: None,
+            });
+        }
+    }
+    ToolGpu { name, device: d }
+}
+
+/// Parse amd-smi output: JSON when it is JSON, the text form otherwise.
+pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
+    let trimmed = String::from_utf8_lossy(bytes);
+    let t = trimmed.trim_start();
+    let (trees, mut warnings) = if t.starts_with('[') || t.starts_with('{') {
+        match parse_json_tree(bytes) {
+            Ok(v) => (v, Vec::new()),
+            Err(e) => (Vec::new(), vec![format!("amd-smi JSON: {e}")]),
+        }
+    } else {
+        (parse_text_tree(&trimmed), Vec::new())
+    };
+    if trees.is_empty() && warnings.is_empty() {
+        warnings.push("amd-smi output lists no GPU".to_string());
+    }
+    (trees.iter().map(gpu_from_tree).collect(), warnings)
+}
+
+/// The `amd-smi-json` format (`amd-smi static|list|topology|metric --json`).
+pub fn parse_json_format(bytes: &[u8]) -> ParseOutput {
+    match parse_json_tree(bytes) {
+        Ok(trees) => ParseOutput {
+            devices: trees.iter().map(|t| gpu_from_tree(t).device).collect(),
+            warnings: if trees.is_empty() {
+                vec!["amd-smi JSON lists no GPU".to_string()]
+            } else {
+                Vec::new()
+            },
+        },
+        Err(e) => ParseOutput {
+            devices: Vec::new(),
+            warnings: vec![format!("amd-smi JSON: {e}")],
+        },
+    }
+}
+
+/// The `amd-smi-text` format (`amd-smi static` / `amd-smi list` default output).
+pub fn parse_text_format(bytes: &[u8]) -> ParseOutput {
+    let trees = parse_text_tree(&String::from_utf8_lossy(bytes));
+    ParseOutput {
+        warnings: if trees.is_empty() {
+            vec!["amd-smi text lists no GPU".to_string()]
+        } else {
+            Vec::new()
+        },
+        devices: trees.iter().map(|t| gpu_from_tree(t).device).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_tree_nesting() {
+        let t = parse_text_tree(
+            "CPU: 0\n    SMU:\n        FW_VERSION: 1\nGPU: 3\n    ASIC:\n        MARKET_NAME: MI300A\n    BUS:\n        BDF: 0000:01:00.0\n",
+        );
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0]["gpu"], 3);
+        assert_eq!(t[0]["asic"]["market_name"], "MI300A");
+        assert_eq!(t[0]["bus"]["bdf"], "0000:01:00.0");
+    }
+
+    #[test]
+    fn json_value_units() {
+        let t = parse_json_tree(br#"[{"gpu":0,"vram":{"size":{"value":192,"unit":"GB"}},"bus":{"bdf":"0000:0a:00.0"}}]"#).unwrap();
+        let g = gpu_from_tree(&t[0]);
+        assert_eq!(g.device.memory_bytes, Some(192 << 30));
+        assert_eq!(g.device.id, "pci:0000:0a:00.0");
+        assert!(parse_json_tree(b"{\"gpu_data\": 3}").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "(?s).{0,300}") {
+            let _ = parse_gpus(s.as_bytes());
+            let _ = parse_json_format(s.as_bytes());
+            let _ = parse_text_format(s.as_bytes());
+        }
+    }
+}

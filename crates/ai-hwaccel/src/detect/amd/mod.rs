@@ -1,0 +1,564 @@
+//! The `amd` backend: AMD GPUs from amdgpu's sysfs files, the KFD topology
+//! (what ROCm enumerates: gfx target, compute units, partitions, xGMI links)
+//! and, when installed, one vendor tool run (`amd-smi static --json`, else
+//! `rocm-smi ... --json`) for marketing names, driver and firmware versions.
+//!
+//! Facts are joined by PCI address. On MI300-class parts split into compute
+//! partitions (CPX, …) the physical GPU is listed with `partition` set and
+//! `available = false`, and each partition (one KFD node, one HIP device) is
+//! listed as its own device whose `parent` is the GPU. `HIP_VISIBLE_DEVICES`,
+//! `ROCR_VISIBLE_DEVICES` and `CUDA_VISIBLE_DEVICES` hide devices the way the
+//! ROCm runtime does.
+
+pub mod amd_smi;
+pub mod kfd;
+pub mod rocm_smi;
+pub mod sysfs;
+
+use std::collections::BTreeMap;
+
+use crate::model::{Device, DeviceLink, Family, PciAddress};
+use crate::probe::{Probe, ProbeError, ProbeExt};
+
+use super::pci_ids::known_device;
+use super::{BackendOutput, Context};
+use kfd::KfdNode;
+use sysfs::AmdgpuCard;
+
+/// AMD's PCI vendor id.
+pub const AMD_VENDOR_ID: u16 = 0x1002;
+
+/// One GPU as a vendor tool reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolGpu {
+    /// Marketing name, when the tool gave one (the device's name falls back to `AMD GPU`).
+    pub name: Option<String>,
+    /// Everything else, in device form.
+    pub device: Device,
+}
+
+/// A marketing name from a tool's name and/or the PCI device id: the
+/// embedded PCI table's name when the device is in it, else the tool's name
+/// (pci.ids style `Codename [Marketing name]` becomes the bracketed part),
+/// with `AMD ` in front when it lacks the vendor.
+pub fn amd_name(tool_name: Option<&str>, device_id: Option<u16>) -> Option<String> {
+    if let Some(k) = device_id.and_then(|d| known_device(AMD_VENDOR_ID, d)) {
+        return Some(k.name.to_string());
+    }
+    let t = tool_name.map(str::trim).filter(|s| !s.is_empty())?;
+    let t = match (t.rfind('['), t.ends_with(']')) {
+        (Some(open), true) if open + 1 < t.len() - 1 => t[open + 1..t.len() - 1].trim(),
+        _ => t,
+    };
+    Some(if t.starts_with("AMD") {
+        t.to_string()
+    } else {
+        format!("AMD {t}")
+    })
+}
+
+/// A size as tools print it (`64289 MB`, `192 GB`, `32768.00 MiB`, `512 KB`).
+/// AMD tools print binary units with decimal labels (`16368 MB` on a 16 GiB
+/// board), so `MB` is read as MiB, `GB` as GiB.
+pub fn parse_size_bytes(s: &str) -> Option<u64> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" | "kib" => 1024.0,
+        "mb" | "mib" => 1024.0 * 1024.0,
+        "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let b = v * mult;
+    (1.0..1.0e19).contains(&b).then(|| b.round() as u64)
+}
+
+/// Apply `ROCR_VISIBLE_DEVICES`, then `HIP_VISIBLE_DEVICES` (or, when it is
+/// unset, `CUDA_VISIBLE_DEVICES`, which HIP also reads), the order the ROCm
+/// stack applies them, to `n` devices in enumeration order.
+/// `uuids[i]` is device i's ROCm UUID (`GPU-<16 hex>`), matched
+/// case-insensitively. A list is read up to its first invalid entry (as the
+/// runtimes do); an empty value hides everything. Returns, per device, the
+/// `VAR=value` that hid it, or `None` when visible.
+pub fn apply_visibility(
+    uuids: &[Option<String>],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Option<String>> {
+    let mut visible: Vec<usize> = (0..uuids.len()).collect();
+    let mut hidden: Vec<Option<String>> = vec![None; uuids.len()];
+    let hip_var = if env("HIP_VISIBLE_DEVICES").is_some() {
+        "HIP_VISIBLE_DEVICES"
+    } else {
+        "CUDA_VISIBLE_DEVICES"
+    };
+    for var in ["ROCR_VISIBLE_DEVICES", hip_var] {
+        let Some(spec) = env(var) else { continue };
+        let mut keep: Vec<usize> = Vec::new();
+        for tok in spec.split(',').map(str::trim) {
+            let pick = if let Ok(i) = tok.parse::<usize>() {
+                visible.get(i).copied()
+            } else if tok.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("gpu-")) {
+                visible.iter().copied().find(|&i| {
+                    uuids[i]
+                        .as_deref()
+                        .is_some_and(|u| u.eq_ignore_ascii_case(tok))
+                })
+            } else {
+                None
+            };
+            match pick {
+                Some(i) if !keep.contains(&i) => keep.push(i),
+                Some(_) => {}
+                None => break,
+            }
+        }
+        for &i in &visible {
+            if !keep.contains(&i) {
+                hidden[i] = Some(format!("{var}={spec}"));
+            }
+        }
+        visible = keep;
+    }
+    hidden
+}
+
+/// A tool output parser: GPUs and warnings.
+type ToolParser = fn(&[u8]) -> (Vec<ToolGpu>, Vec<String>);
+
+/// Run the one vendor tool: `amd-smi static --json`, else rocm-smi.
+fn run_tool(probe: &dyn Probe, warnings: &mut Vec<String>) -> Vec<ToolGpu> {
+    let attempts: [(&str, &[&str], ToolParser); 2] = [
+        ("amd-smi", &["static", "--json"], amd_smi::parse_gpus),
+        ("rocm-smi", rocm_smi::ARGS, rocm_smi::parse_gpus),
+    ];
+    for (tool, args, parse) in attempts {
+        match probe.run(tool, args) {
+            Ok(out) if out.success() => {
+                let (gpus, w) = parse(&out.stdout);
+                warnings.extend(w.into_iter().map(|m| format!("{tool}: {m}")));
+                return gpus;
+            }
+            Ok(out) => {
+                warnings.push(format!(
+                    "{tool} {} exited with {:?}: {}",
+                    args.join(" "),
+                    out.status,
+                    out.stderr_line()
+                ));
+                return Vec::new();
+            }
+            Err(ProbeError::ToolNotFound { .. }) => continue,
+            Err(e) if e.is_absent() => return Vec::new(),
+            Err(e) => {
+                warnings.push(e.to_string());
+                return Vec::new();
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// The ROCm UUID of a KFD node (`GPU-` and the 64-bit `unique_id` in hex).
+fn kfd_uuid(n: &KfdNode) -> Option<String> {
+    n.nonzero("unique_id").map(|u| format!("GPU-{u:016x}"))
+}
+
+/// Source tag from the mechanisms that contributed.
+fn source_of(card: bool, kfd: bool, tool: Option<&str>) -> String {
+    let mut parts = Vec::new();
+    if card {
+        parts.push("amdgpu-sysfs");
+    }
+    if kfd {
+        parts.push("kfd");
+    }
+    if let Some(t) = tool {
+        parts.push(t);
+    }
+    parts.join("+")
+}
+
+fn set_node_facts(d: &mut Device, n: &KfdNode) {
+    d.compute_capability = n.gfx_target().or(d.compute_capability.take());
+    d.extra.insert("kfd_node".into(), n.node.to_string());
+    if let Some(g) = n.gpu_id {
+        d.extra.insert("kfd_gpu_id".into(), g.to_string());
+    }
+    if let Some(m) = n.prop("drm_render_minor").filter(|&m| m >= 128) {
+        d.extra.insert("drm_render_minor".into(), m.to_string());
+    }
+    if let Some(h) = n.nonzero("hive_id") {
+        d.extra.insert("xgmi_hive_id".into(), format!("{h:x}"));
+    }
+    if let Some(c) = n.nonzero("max_engine_clk_fcompute") {
+        d.extra.insert("max_engine_clock_mhz".into(), c.to_string());
+    }
+}
+
+/// Build devices from the joined facts. Pure apart from nothing: every input
+/// is already read, so tests can call it on parsed fixtures.
+pub fn assemble(
+    pci: &[&super::PciDevice],
+    cards: &[AmdgpuCard],
+    nodes: &[KfdNode],
+    tool: &[ToolGpu],
+    driver_version: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Device> {
+    let tool_name = tool.first().map(|t| {
+        t.device
+            .source
+            .split('+')
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    });
+    let mut addrs: Vec<PciAddress> = pci.iter().map(|p| p.address).collect();
+    addrs.extend(cards.iter().filter_map(|c| c.card.as_ref()?.address));
+    addrs.extend(nodes.iter().filter_map(KfdNode::pci_address));
+    addrs.extend(tool.iter().filter_map(|t| t.device.pci_address));
+    addrs.sort();
+    addrs.dedup();
+
+    // Devices in address order, and per KFD node the id of its device.
+    let mut devices: Vec<Device> = Vec::new();
+    let mut node_ids: BTreeMap<u64, String> = BTreeMap::new();
+    for a in &addrs {
+        let p = pci.iter().find(|p| p.address == *a);
+        let card = cards
+            .iter()
+            .find(|c| c.card.as_ref().and_then(|c| c.address) == Some(*a));
+        let my_nodes: Vec<&KfdNode> = nodes
+            .iter()
+            .filter(|n| n.pci_address() == Some(*a))
+            .collect();
+        let t = tool.iter().find(|t| t.device.pci_address == Some(*a));
+        if card.is_none() && my_nodes.is_empty() && t.is_none() {
+            continue; // only on the PCI bus: the pci backend reports it.
+        }
+        let pci_dev_id = p.map(|p| p.device_id).or_else(|| {
+            my_nodes
+                .first()
+                .and_then(|n| n.prop("device_id"))
+                .and_then(|d| u16::try_from(d).ok())
+        });
+        let name = t
+            .and_then(|t| t.name.clone())
+            .or_else(|| {
+                card.and_then(|c| c.product_name.clone())
+                    .map(|n| amd_name(Some(&n), None).unwrap_or(n))
+            })
+            .or_else(|| amd_name(None, pci_dev_id))
+            .unwrap_or_else(|| match pci_dev_id {
+                Some(d) => format!("AMD GPU [1002:{d:04x}]"),
+                None => "AMD GPU".to_string(),
+            });
+        let id = format!("pci:{a}");
+        let source = source_of(
+            card.is_some(),
+            !my_nodes.is_empty(),
+            t.and(tool_name.as_deref()),
+        );
+        let mut d = Device::new(id.clone(), name, "amd", Family::Gpu, &source);
+        d.pci_address = Some(*a);
+        if let Some(p) = p {
+            d.numa_node = p.numa_node;
+            d.driver.clone_from(&p.driver);
+            d.pci = Some(p.info());
+        }
+        if let Some(c) = card {
+            d.memory_bytes = c.vram_total_bytes;
+            d.memory_free_bytes = c
+                .vram_total_bytes
+                .zip(c.vram_used_bytes)
+                .map(|(t, u)| t.saturating_sub(u));
+            d.serial.clone_from(&c.serial_number);
+            d.firmware_version.clone_from(&c.vbios_version);
+            d.partition.clone_from(&c.compute_partition);
+            if d.driver.is_none() {
+                d.driver = c.card.as_ref().and_then(|c| c.driver.clone());
+            }
+            let extras = [
+                (
+                    "memory_clock_max_mhz",
+                    c.max_mclk_mhz.map(|m| m.to_string()),
+                ),
+                (
+                    "visible_vram_bytes",
+                    c.vis_vram_total_bytes.map(|b| b.to_string()),
+                ),
+                ("unique_id", c.unique_id.clone()),
+                ("product_number", c.product_number.clone()),
+                ("vram_vendor", c.vram_vendor.clone()),
+                ("memory_partition", c.memory_partition.clone()),
+                ("drm_card", c.card.as_ref().map(|c| c.name.clone())),
+                (
+                    "available_compute_partitions",
+                    (!c.available_compute_partitions.is_empty())
+                        .then(|| c.available_compute_partitions.join(",")),
+                ),
+                (
+                    "available_memory_partitions",
+                    (!c.available_memory_partitions.is_empty())
+                        .then(|| c.available_memory_partitions.join(",")),
+                ),
+            ];
+            for (k, v) in extras {
+                if let Some(v) = v {
+                    d.extra.insert(k.to_string(), v);
+                }
+            }
+        }
+        if d.driver_version.is_none() {
+            d.driver_version = driver_version.map(str::to_string);
+        }
+        let cus: u32 = my_nodes.iter().filter_map(|n| n.compute_units()).sum();
+        d.compute_units = (cus > 0).then_some(cus);
+        if let [n] = my_nodes.as_slice() {
+            set_node_facts(&mut d, n);
+            if d.memory_bytes.is_none() {
+                d.memory_bytes = n.mem_bytes;
+            }
+            d.uuid = kfd_uuid(n);
+            node_ids.insert(n.node, id.clone());
+        } else if let Some(n) = my_nodes.first() {
+            d.compute_capability = n.gfx_target();
+            if let Some(h) = n.nonzero("hive_id") {
+                d.extra.insert("xgmi_hive_id".into(), format!("{h:x}"));
+            }
+        }
+        if let Some(t) = t {
+            d.fill_from(&t.device);
+            if d.partition.is_none() {
+                d.partition.clone_from(&t.device.partition);
+            }
+        }
+        if my_nodes.len() > 1 {
+            let mode = d.partition.clone();
+            d.available = false;
+            d.unavailable_reason = Some(format!(
+                "split into {} compute partitions{}; each is listed as its own device",
+                my_nodes.len(),
+                mode.as_deref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default()
+            ));
+            let parent = d.clone();
+            devices.push(d);
+            for (i, n) in my_nodes.iter().enumerate() {
+                let idx = n.partition_index().unwrap_or(i as u32);
+                let cid = format!("{id}/xcp{idx}");
+                let mut c = Device::new(
+                    cid.clone(),
+                    parent.name.clone(),
+                    "amd",
+                    Family::Gpu,
+                    &parent.source,
+                );
+                // No `pci_address`: detection merges devices that share one, and
+                // the partition is reached through `parent` (its PCI identity is in `pci`).
+                c.extra.insert("parent_pci_address".into(), a.to_string());
+                c.numa_node = parent.numa_node;
+                c.driver.clone_from(&parent.driver);
+                c.driver_version.clone_from(&parent.driver_version);
+                c.pci.clone_from(&parent.pci);
+                c.firmware_version.clone_from(&parent.firmware_version);
+                c.parent = Some(id.clone());
+                c.partition = mode.clone();
+                c.memory_bytes = n.mem_bytes;
+                c.compute_units = n.compute_units();
+                c.uuid = kfd_uuid(n);
+                set_node_facts(&mut c, n);
+                c.extra.insert("partition_index".into(), idx.to_string());
+                node_ids.insert(n.node, cid);
+                devices.push(c);
+            }
+        } else {
+            devices.push(d);
+        }
+    }
+
+    // Direct links between GPU nodes (io_links), peers named by device id.
+    for n in nodes {
+        let Some(from) = node_ids.get(&n.node) else {
+            continue;
+        };
+        let links: Vec<DeviceLink> = n
+            .io_links
+            .iter()
+            .filter_map(|l| {
+                let peer = node_ids.get(&l.node_to)?;
+                Some(DeviceLink {
+                    peer: peer.clone(),
+                    kind: l.kind_name(),
+                    count: None,
+                    bandwidth_bytes_per_s: l
+                        .max_bandwidth_mbs
+                        .map(|mb| mb.saturating_mul(1_000_000)),
+                })
+            })
+            .collect();
+        if !links.is_empty() {
+            if let Some(d) = devices.iter_mut().find(|d| &d.id == from) {
+                d.links = links;
+            }
+        }
+    }
+
+    // Enumeration order the runtime uses: KFD GPU nodes in node order; without
+    // KFD, the devices in address order.
+    let order: Vec<usize> = if node_ids.is_empty() {
+        (0..devices.len())
+            .filter(|&i| devices[i].parent.is_none())
+            .collect()
+    } else {
+        nodes
+            .iter()
+            .filter_map(|n| node_ids.get(&n.node))
+            .filter_map(|id| devices.iter().position(|d| &d.id == id))
+            .collect()
+    };
+    let uuids: Vec<Option<String>> = order.iter().map(|&i| devices[i].uuid.clone()).collect();
+    let hidden = apply_visibility(&uuids, env);
+    let mut hip = 0u32;
+    for (k, &i) in order.iter().enumerate() {
+        let d = &mut devices[i];
+        d.index = Some(k as u32);
+        match &hidden[k] {
+            Some(reason) => {
+                d.available = false;
+                d.unavailable_reason = Some(format!("hidden by {reason}"));
+            }
+            None => {
+                d.extra.insert("hip_device".into(), hip.to_string());
+                hip += 1;
+            }
+        }
+    }
+    devices
+}
+
+/// The `amd` backend.
+pub(crate) fn detect(ctx: &Context) -> BackendOutput {
+    let mut out = BackendOutput::default();
+    let probe = ctx.probe;
+    let pci: Vec<&super::PciDevice> = ctx
+        .pci()
+        .by_vendor(AMD_VENDOR_ID)
+        .filter(|d| d.family == Family::Gpu)
+        .collect();
+    let kfd_present = probe.list_dir("/sys/class/kfd").is_ok();
+    if pci.is_empty() && !kfd_present {
+        return out;
+    }
+    let topo = kfd::read_topology(probe, kfd::TOPOLOGY_DIR);
+    out.warnings.extend(topo.warnings);
+    let is_amd = |c: &sysfs::DrmCard| {
+        c.driver.as_deref() == Some("amdgpu")
+            || c.address
+                .is_some_and(|a| pci.iter().any(|p| p.address == a))
+    };
+    let cards: Vec<AmdgpuCard> = sysfs::drm_cards(probe)
+        .iter()
+        .filter(|c| is_amd(c))
+        .map(|c| sysfs::read_amdgpu_card(probe, c))
+        .collect();
+    if pci.is_empty() && topo.gpus.is_empty() && cards.is_empty() {
+        return out;
+    }
+    let tool = run_tool(probe, &mut out.warnings);
+    let driver_version = probe.read_trimmed("/sys/module/amdgpu/version");
+    let env = |k: &str| probe.env(k);
+    out.devices = assemble(
+        &pci,
+        &cards,
+        &topo.gpus,
+        &tool,
+        driver_version.as_deref(),
+        &env,
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: BTreeMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k: &str| m.get(k).cloned()
+    }
+
+    #[test]
+    fn visibility_rules() {
+        let u: Vec<Option<String>> = (0..4).map(|i| Some(format!("GPU-{i:016x}"))).collect();
+        let h = apply_visibility(&u, &env_of(&[("HIP_VISIBLE_DEVICES", "1,3")]));
+        assert_eq!(h.iter().filter(|x| x.is_none()).count(), 2);
+        assert_eq!(h[0].as_deref(), Some("HIP_VISIBLE_DEVICES=1,3"));
+        // ROCr first, then HIP indexes into what is left: ROCr keeps 2,3; HIP 1 → device 3.
+        let h = apply_visibility(
+            &u,
+            &env_of(&[
+                ("ROCR_VISIBLE_DEVICES", "2,3"),
+                ("HIP_VISIBLE_DEVICES", "1"),
+            ]),
+        );
+        assert!(h[3].is_none());
+        assert!(h[0].as_deref().unwrap().starts_with("ROCR_VISIBLE_DEVICES"));
+        assert!(h[2].as_deref().unwrap().starts_with("HIP_VISIBLE_DEVICES"));
+        // CUDA_VISIBLE_DEVICES only when HIP_VISIBLE_DEVICES is unset; UUIDs; stop at invalid.
+        let h = apply_visibility(
+            &u,
+            &env_of(&[("CUDA_VISIBLE_DEVICES", "GPU-0000000000000002,x,0")]),
+        );
+        assert!(h[2].is_none() && h[0].is_some());
+        let h = apply_visibility(&u, &env_of(&[("HIP_VISIBLE_DEVICES", "")]));
+        assert!(h.iter().all(Option::is_some));
+    }
+
+    #[test]
+    fn sizes_and_names() {
+        assert_eq!(parse_size_bytes("64289 MB"), Some(64289 << 20));
+        assert_eq!(parse_size_bytes("32768.00 MiB"), Some(32768 << 20));
+        assert_eq!(parse_size_bytes("N/A"), None);
+        assert_eq!(parse_size_bytes("12 parsecs"), None);
+        assert_eq!(
+            amd_name(Some("MI308X"), Some(0x74a2)).as_deref(),
+            Some("AMD Instinct MI308X")
+        );
+        assert_eq!(
+            amd_name(Some("MI300A"), None).as_deref(),
+            Some("AMD MI300A")
+        );
+        assert_eq!(
+            amd_name(
+                Some("Navi 22 [Radeon RX 6700/6700 XT / 6800M]"),
+                Some(0x73df)
+            )
+            .as_deref(),
+            Some("AMD Radeon RX 6700/6700 XT / 6800M")
+        );
+        assert_eq!(
+            amd_name(None, Some(0x740f)).as_deref(),
+            Some("AMD Instinct MI210")
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "(?s).{0,60}", v in ".{0,30}") {
+            let _ = parse_size_bytes(&s);
+            let u = vec![Some("GPU-1".to_string()), None];
+            let _ = apply_visibility(&u, &|k: &str| (k == "HIP_VISIBLE_DEVICES").then(|| v.clone()));
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! `rocm-smi --json` output: an object with one `cardN` object per GPU
+//! (flat `"Human label": "value"` pairs whose labels changed across ROCm
+//! releases: `GPU ID` → `Device ID`, `Card series` → `Card Series`) and a
+//! `system` object (driver version, pairwise topology).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::detect::formats::ParseOutput;
+use crate::detect::sysfs::parse_numa_node;
+use crate::model::{DeviceLink, Family, PciAddress};
+
+use super::sysfs::is_placeholder;
+use super::{ToolGpu, amd_name};
+use crate::model::Device;
+
+/// Source name of facts from rocm-smi.
+pub const SOURCE: &str = "rocm-smi";
+
+/// The command the backend runs when amd-smi is absent.
+pub const ARGS: &[&str] = &[
+    "--showproductname",
+    "--showmeminfo",
+    "vram",
+    "--showbus",
+    "--showdriverversion",
+    "--showuniqueid",
+    "--showserial",
+    "--json",
+];
+
+/// A card's value for the first of `labels` present (case-insensitive),
+/// skipping `N/A` and empty strings.
+fn field(card: &BTreeMap<String, String>, labels: &[&str]) -> Option<String> {
+    labels.iter().find_map(|l| {
+        card.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(l))
+            .map(|(_, v)| v.trim().to_string())
+            .filter(|v| !v.is_empty() && !v.to_ascii_uppercase().starts_with("N/A"))
+    })
+}
+
+fn as_strings(v: &Value) -> BTreeMap<String, String> {
+    v.as_object()
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, v)| {
+                    let s = match v {
+                        Value::String(s) => s.clone(),
+                        Value::Number(n) => n.to_string(),
+                        _ => return None,
+                    };
+                    Some((k.clone(), s))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn hex_u16(s: &str) -> Option<u16> {
+    let t = s.trim();
+    let t = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"))?;
+    u16::from_str_radix(t, 16).ok()
+}
+
+/// Parse `rocm-smi ... --json` into GPUs (in card order) and warnings.
+pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let v: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => return (Vec::new(), vec![format!("rocm-smi JSON: {e}")]),
+    };
+    let Some(obj) = v.as_object() else {
+        return (Vec::new(), vec!["rocm-smi JSON: not an object".to_string()]);
+    };
+    let system = obj.get("system").map(as_strings).unwrap_or_default();
+    let driver_version = field(&system, &["Driver version"]);
+    let mut cards: Vec<(u32, BTreeMap<String, String>)> = obj
+        .iter()
+        .filter_map(|(k, v)| {
+            let n = k.strip_prefix("card")?.parse::<u32>().ok()?;
+            Some((n, as_strings(v)))
+        })
+        .collect();
+    cards.sort_by_key(|(n, _)| *n);
+    let addresses: BTreeMap<u32, PciAddress> = cards
+        .iter()
+        .filter_map(|(n, c)| Some((*n, field(c, &["PCI Bus"])?.parse().ok()?)))
+        .collect();
+    let peer_name = |n: u32| {
+        addresses
+            .get(&n)
+            .map_or_else(|| format!("card{n}"), |a| format!("pci:{a}"))
+    };
+    let mut out = Vec::new();
+    for (n, c) in &cards {
+        let address = addresses.get(n).copied();
+        if address.is_none() {
+            warnings.push(format!("card{n}: no readable PCI Bus"));
+        }
+        let device_id = field(c, &["Device ID", "GPU ID"]).and_then(|s| hex_u16(&s));
+        // `Card series` is the pci.ids name; ROCm 4.x printed the vendor id there.
+        let market = field(c, &["Device Name", "Card Series"]).filter(|s| hex_u16(s).is_none());
+        let name = amd_name(market.as_deref(), device_id);
+        let id = address.map_or_else(|| format!("rocm-smi:card{n}"), |a| format!("pci:{a}"));
+        let mut d = Device::new(
+            id,
+            name.clone().unwrap_or_else(|| "AMD GPU".to_string()),
+            "amd",
+            Family::Gpu,
+            SOURCE,
+        );
+        d.pci_address = address;
+        d.memory_bytes = field(c, &["VRAM Total Memory (B)"])
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|&b| b > 0);
+        let used = field(c, &["VRAM Total Used Memory (B)"]).and_then(|s| s.parse::<u64>().ok());
+        d.memory_free_bytes = d.memory_bytes.zip(used).map(|(t, u)| t.saturating_sub(u));
+        d.firmware_version = field(c, &["VBIOS version"]);
+        d.driver_version.clone_from(&driver_version);
+        d.serial = field(c, &["Serial Number"]).filter(|s| !is_placeholder(s));
+        d.compute_capability = field(c, &["GFX Version"]);
+        d.numa_node = field(c, &["(Topology) Numa Node"]).and_then(|s| parse_numa_node(&s));
+        d.power_limit_watts = field(c, &["Max Graphics Package Power (W)"])
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|w| w.is_finite() && *w > 0.0);
+        d.temperature_celsius = field(c, &["Temperature (Sensor edge) (C)"])
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|t| t.is_finite());
+        d.index = Some(*n);
+        if let Some(u) = field(c, &["Unique ID"]).filter(|s| !is_placeholder(s)) {
+            d.extra.insert("unique_id".into(), u);
+        }
+        for (label, key) in [
+            ("Card SKU", "sku"),
+            ("GPU memory vendor", "vram_vendor"),
+            ("Node ID", "kfd_node"),
+            ("Device Rev", "revision"),
+        ] {
+            if let Some(v) = field(c, &[label]) {
+                d.extra.insert(key.into(), v);
+            }
+        }
+        for (k, v) in c {
+            if let Some(fw) = k.strip_suffix(" firmware version") {
+                if !is_placeholder(v) {
+                    let key = format!("fw_{}", fw.to_ascii_lowercase().replace(' ', "_"));
+                    d.extra.insert(key, v.trim().to_string());
+                }
+            }
+        }
+        // "(Topology) Link type between DRM devices 0 and 1": "XGMI" / "PCIE".
+        for (k, v) in &system {
+            let Some(pair) = k.strip_prefix("(Topology) Link type between DRM devices ") else {
+                continue;
+            };
+            let Some((a, b)) = pair.split_once(" and ") else {
+                continue;
+            };
+            let (Ok(a), Ok(b)) = (a.trim().parse::<u32>(), b.trim().parse::<u32>()) else {
+                continue;
+            };
+            let peer = if a == *n {
+                b
+            } else if b == *n {
+                a
+            } else {
+                continue;
+            };
+            let kind = v.trim().to_ascii_lowercase();
+            if kind.is_empty() {
+                continue;
+            }
+            d.links.push(DeviceLink {
+                peer: peer_name(peer),
+                kind,
+                count: None,
+                bandwidth_bytes_per_s: None,
+            });
+        }
+        out.push(ToolGpu { name, device: d });
+    }
+    if out.is_empty() {
+        warnings.push("rocm-smi JSON lists no card".to_string());
+    }
+    (out, warnings)
+}
+
+/// The `rocm-smi-json` format.
+pub fn parse_format(bytes: &[u8]) -> ParseOutput {
+    let (gpus, warnings) = parse_gpus(bytes);
+    ParseOutput {
+        devices: gpus.into_iter().map(|g| g.device).collect(),
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimal_card() {
+        let (g, w) = parse_gpus(
+            br#"{"card0":{"GPU ID":"0x738c","PCI Bus":"0000:1E:00.0","VRAM Total Memory (B)":"100","VRAM Total Used Memory (B)":"40"},
+                "card1":{"PCI Bus":"0000:1f:00.0"},
+                "system":{"Driver version":"6.2.4","(Topology) Link type between DRM devices 0 and 1":"XGMI"}}"#,
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(g[0].device.id, "pci:0000:1e:00.0");
+        assert_eq!(g[0].device.memory_free_bytes, Some(60));
+        assert_eq!(g[0].device.links[0].peer, "pci:0000:1f:00.0");
+        assert_eq!(g[0].device.links[0].kind, "xgmi");
+        assert_eq!(g[1].device.links[0].peer, "pci:0000:1e:00.0");
+        assert_eq!(g[0].name.as_deref(), Some("AMD Instinct MI100"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "(?s).{0,300}") {
+            let _ = parse_format(s.as_bytes());
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The `intel` backend: Intel GPUs (`i915` / `xe` drivers) from the PCI scan
+//! and DRM sysfs (integrated or discrete, local memory where exposed), plus
+//! one `xpu-smi discovery -j` run when XPU Manager is installed (names,
+//! UUIDs). Skipped when the PCI bus has no Intel display device.
+
+pub mod sysfs;
+pub mod xpu_smi;
+
+use crate::model::{Device, Family};
+use crate::probe::Probe;
+
+use super::amd::sysfs::drm_cards;
+use super::pci_ids::known_device;
+use super::{BackendOutput, Context, PciDevice};
+use sysfs::IntelCard;
+use xpu_smi::XpuGpu;
+
+/// Intel's PCI vendor id.
+pub const INTEL_VENDOR_ID: u16 = 0x8086;
+
+/// The name of an Intel GPU: xpu-smi's name unless it is the
+/// `Intel(R) Graphics [0x....]` placeholder, else the embedded PCI table's,
+/// else the placeholder, else `Intel GPU [8086:dddd]`.
+pub fn intel_name(tool: Option<&str>, device_id: Option<u16>, placeholder: bool) -> String {
+    let known = device_id.and_then(|d| known_device(INTEL_VENDOR_ID, d));
+    match (tool, known) {
+        (Some(t), _) if !placeholder => t.to_string(),
+        (_, Some(k)) => k.name.to_string(),
+        (Some(t), None) => t.to_string(),
+        (None, None) => match device_id {
+            Some(d) => format!("Intel GPU [8086:{d:04x}]"),
+            None => "Intel GPU".to_string(),
+        },
+    }
+}
+
+fn run_xpu_smi(probe: &dyn Probe, warnings: &mut Vec<String>) -> Vec<XpuGpu> {
+    match probe.run("xpu-smi", &["discovery", "-j"]) {
+        Ok(out) if out.success() => {
+            let (g, w) = xpu_smi::parse_gpus(&out.stdout);
+            warnings.extend(w.into_iter().map(|m| format!("xpu-smi: {m}")));
+            g
+        }
+        Ok(out) => {
+            warnings.push(format!(
+                "xpu-smi discovery -j exited with {:?}: {}",
+                out.status,
+                out.stderr_line()
+            ));
+            Vec::new()
+        }
+        Err(e) if e.is_absent() => Vec::new(),
+        Err(e) => {
+            warnings.push(e.to_string());
+            Vec::new()
+        }
+    }
+}
+
+/// Build devices from the joined facts (pure; tests call it on parsed fixtures).
+pub fn assemble(pci: &[&PciDevice], cards: &[IntelCard], tool: &[XpuGpu]) -> Vec<Device> {
+    let mut out = Vec::new();
+    for p in pci {
+        let card = cards
+            .iter()
+            .find(|c| c.card.as_ref().and_then(|c| c.address) == Some(p.address));
+        let t = tool.iter().find(|t| t.address == Some(p.address));
+        let driver = p
+            .driver
+            .clone()
+            .or_else(|| card.and_then(|c| c.card.as_ref()?.driver.clone()));
+        let mut sources: Vec<String> = Vec::new();
+        if card.is_some() {
+            let drv = driver.as_deref().unwrap_or("drm");
+            sources.push(format!("{drv}-sysfs"));
+        }
+        if t.is_some() {
+            sources.push(xpu_smi::SOURCE.to_string());
+        }
+        if sources.is_empty() {
+            continue; // only on the PCI bus: the pci backend reports it.
+        }
+        let lmem = card
+            .and_then(|c| c.lmem_total_bytes)
+            .or(t.and_then(|t| t.memory_bytes));
+        let integrated = sysfs::is_integrated(p.address, lmem);
+        let name = intel_name(
+            t.and_then(|t| t.name.as_deref()),
+            Some(p.device_id),
+            t.is_none_or(XpuGpu::name_is_placeholder),
+        );
+        let mut d = Device::new(
+            format!("pci:{}", p.address),
+            name,
+            "intel",
+            Family::Gpu,
+            &sources.join("+"),
+        );
+        d.pci_address = Some(p.address);
+        d.numa_node = p.numa_node;
+        d.driver = driver;
+        d.pci = Some(p.info());
+        d.memory_bytes = lmem;
+        d.memory_free_bytes = card.and_then(|c| c.lmem_avail_bytes);
+        d.extra.insert(
+            "integrated".into(),
+            if integrated { "true" } else { "false" }.into(),
+        );
+        if integrated {
+            d.extra.insert(
+                "memory".into(),
+                "shared with the host (no local memory)".into(),
+            );
+        }
+        if let Some(n) = card.and_then(|c| c.tiles) {
+            d.extra.insert("tiles".into(), n.to_string());
+        }
+        if let Some(c) = card.and_then(|c| c.card.as_ref()) {
+            d.extra.insert("drm_card".into(), c.name.clone());
+        }
+        if let Some(t) = t {
+            d.uuid.clone_from(&t.uuid);
+            d.index = t.index;
+            d.driver_version.clone_from(&t.driver_version);
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// The `intel` backend.
+pub(crate) fn detect(ctx: &Context) -> BackendOutput {
+    let mut out = BackendOutput::default();
+    let pci: Vec<&PciDevice> = ctx
+        .pci()
+        .by_vendor(INTEL_VENDOR_ID)
+        .filter(|d| d.family == Family::Gpu)
+        .collect();
+    if pci.is_empty() {
+        return out;
+    }
+    let cards: Vec<IntelCard> = drm_cards(ctx.probe)
+        .iter()
+        .filter(|c| {
+            c.address
+                .is_some_and(|a| pci.iter().any(|p| p.address == a))
+        })
+        .map(|c| sysfs::read_intel_card(ctx.probe, c))
+        .collect();
+    let tool = run_xpu_smi(ctx.probe, &mut out.warnings);
+    out.devices = assemble(&pci, &cards, &tool);
+    out
+}

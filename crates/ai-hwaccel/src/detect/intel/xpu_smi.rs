@@ -1,0 +1,139 @@
+//! `xpu-smi discovery -j` (Intel XPU Manager): a `device_list` array with one
+//! object per GPU (`device_id`, `device_name`, `pci_bdf_address`,
+//! `pci_device_id`, `uuid`, …). Per-device queries (`discovery -d N -j`)
+//! return one such object with more fields; memory is read from it when present.
+
+use serde_json::Value;
+
+use crate::detect::formats::ParseOutput;
+use crate::model::{Device, Family, PciAddress};
+
+/// Source name of facts from xpu-smi.
+pub const SOURCE: &str = "xpu-smi";
+
+/// One GPU as xpu-smi reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct XpuGpu {
+    /// xpu-smi's device index.
+    pub index: Option<u32>,
+    /// `device_name` (pre-release parts read `Intel(R) Graphics [0x020a]`).
+    pub name: Option<String>,
+    /// `pci_bdf_address`.
+    pub address: Option<PciAddress>,
+    /// `pci_device_id`.
+    pub pci_device_id: Option<u16>,
+    /// `uuid`.
+    pub uuid: Option<String>,
+    /// Physical memory in bytes, when the object has it.
+    pub memory_bytes: Option<u64>,
+    /// `driver_version`, when present.
+    pub driver_version: Option<String>,
+}
+
+impl XpuGpu {
+    /// Whether the name is only the placeholder `Intel(R) Graphics [0x....]`.
+    pub fn name_is_placeholder(&self) -> bool {
+        self.name
+            .as_deref()
+            .is_none_or(|n| n.contains("[0x") || n.trim().is_empty())
+    }
+}
+
+fn text(o: &Value, key: &str) -> Option<String> {
+    match o.get(key)? {
+        Value::String(s) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn hex_u16(s: &str) -> Option<u16> {
+    let t = s.trim();
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    u16::from_str_radix(t, 16).ok()
+}
+
+fn gpu(o: &Value) -> XpuGpu {
+    XpuGpu {
+        index: o
+            .get("device_id")
+            .and_then(Value::as_u64)
+            .and_then(|i| u32::try_from(i).ok()),
+        name: text(o, "device_name"),
+        address: text(o, "pci_bdf_address").and_then(|s| s.parse().ok()),
+        pci_device_id: text(o, "pci_device_id").and_then(|s| hex_u16(&s)),
+        uuid: text(o, "uuid"),
+        memory_bytes: text(o, "memory_physical_size_byte")
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|&b| b > 0),
+        driver_version: text(o, "driver_version"),
+    }
+}
+
+/// Parse `xpu-smi discovery -j` (or `discovery -d N -j`).
+pub fn parse_gpus(bytes: &[u8]) -> (Vec<XpuGpu>, Vec<String>) {
+    let v: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => return (Vec::new(), vec![format!("xpu-smi JSON: {e}")]),
+    };
+    let list: Vec<XpuGpu> = match v.get("device_list") {
+        Some(Value::Array(a)) => a.iter().filter(|o| o.is_object()).map(gpu).collect(),
+        Some(_) => {
+            return (
+                Vec::new(),
+                vec!["xpu-smi JSON: device_list is not an array".into()],
+            );
+        }
+        None if v.get("device_name").is_some() || v.get("pci_bdf_address").is_some() => {
+            vec![gpu(&v)]
+        }
+        None => Vec::new(),
+    };
+    let warnings = if list.is_empty() {
+        vec!["xpu-smi JSON lists no device".to_string()]
+    } else {
+        Vec::new()
+    };
+    (list, warnings)
+}
+
+/// An xpu-smi GPU in device form (used by the `xpu-smi-json` format).
+pub fn to_device(g: &XpuGpu) -> Device {
+    let id = match (g.address, g.index) {
+        (Some(a), _) => format!("pci:{a}"),
+        (None, Some(i)) => format!("xpu-smi:{i}"),
+        (None, None) => "xpu-smi:?".to_string(),
+    };
+    let name = super::intel_name(g.name.as_deref(), g.pci_device_id, g.name_is_placeholder());
+    let mut d = Device::new(id, name, "intel", Family::Gpu, SOURCE);
+    d.pci_address = g.address;
+    d.index = g.index;
+    d.uuid.clone_from(&g.uuid);
+    d.memory_bytes = g.memory_bytes;
+    d.driver_version.clone_from(&g.driver_version);
+    d
+}
+
+/// The `xpu-smi-json` format.
+pub fn parse_format(bytes: &[u8]) -> ParseOutput {
+    let (gpus, warnings) = parse_gpus(bytes);
+    ParseOutput {
+        devices: gpus.iter().map(to_device).collect(),
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "(?s).{0,200}") {
+            let _ = parse_format(s.as_bytes());
+        }
+    }
+}

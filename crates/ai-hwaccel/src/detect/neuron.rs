@@ -1,0 +1,457 @@
+//! The `neuron` backend: AWS Inferentia and Trainium (Neuron) devices.
+//!
+//! Runs only when the machine suggests Neuron hardware: a Neuron PCI
+//! function (vendor 0x1d0f, ids of the `aws-neuron-driver` PCI table) in
+//! the shared scan, or entries under `/sys/class/neuron_device`. Facts come
+//! from `neuron-ls --json-output`, else the `neuron-ls` table, else sysfs
+//! (`/sys/class/neuron_device/neuron<N>/device` → the PCI function).
+//!
+//! `neuron-ls` prints memory as `32 GB` per device: the driver's byte count
+//! divided by 2^30 (Trainium1 carries 32 GiB of HBM), so GB is read as GiB.
+//! NeuronCores per device become `compute_units`; with
+//! `logical-neuroncore-config: 2` (Trn2) these are logical cores.
+//!
+//! Accepted JSON shape (`neuron-ls --json-output`): an array (or an object
+//! with a `neuron_devices`/`devices` array) of objects with
+//! `neuron_device` (index), `bdf` (PCI address, domain optional),
+//! `connected_to` (array of indexes or null), `nc_count` (NeuronCores),
+//! `memory_size` (bytes), and optionally `numa_node`, `cpu_affinity`,
+//! `instance_type`. Unknown keys are ignored.
+
+use crate::model::{Device, DeviceLink, Family, PciAddress};
+use crate::probe::{ProbeExt, join};
+
+use super::formats::ParseOutput;
+use super::pci_ids::known_device;
+use super::sysfs::parse_numa_node;
+use super::vulkan::run_tool;
+use super::{BackendOutput, Context};
+
+/// PCI vendor id of Amazon (Annapurna Labs).
+pub const AMAZON_VENDOR_ID: u16 = 0x1d0f;
+const SYSFS_CLASS: &str = "/sys/class/neuron_device";
+const GIB: u64 = 1 << 30;
+
+/// One Neuron device as neuron-ls shows it. Unknown values are `None`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NeuronDevice {
+    /// `NEURON DEVICE` index.
+    pub index: u32,
+    /// NeuronCores on the device.
+    pub cores: Option<u32>,
+    /// `NEURON CORE IDS` (`0-3`).
+    pub core_ids: Option<String>,
+    /// Device memory in bytes.
+    pub memory_bytes: Option<u64>,
+    /// Indexes of directly connected devices.
+    pub connected: Vec<u32>,
+    /// PCI address.
+    pub bdf: Option<PciAddress>,
+    /// `CPU AFFINITY`.
+    pub cpu_affinity: Option<String>,
+    /// `NUMA NODE` (-1 = none).
+    pub numa_node: Option<u32>,
+}
+
+/// What one neuron-ls output held.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NeuronReport {
+    /// `instance-type:` header.
+    pub instance_type: Option<String>,
+    /// `logical-neuroncore-config:` header.
+    pub logical_neuroncore_config: Option<u32>,
+    /// Devices in index order.
+    pub devices: Vec<NeuronDevice>,
+    /// Values that did not parse.
+    pub warnings: Vec<String>,
+}
+
+/// `8 GB`, `96 GB` (GiB, see the module doc) or a byte count.
+fn parse_memory(v: &str) -> Option<u64> {
+    let mut w = v.split_whitespace();
+    let n: f64 = w.next()?.parse().ok()?;
+    let mult = match w.next().map(str::to_ascii_uppercase).as_deref() {
+        Some("GB") | Some("GIB") => GIB as f64,
+        Some("MB") | Some("MIB") => (1u64 << 20) as f64,
+        None => 1.0,
+        _ => return None,
+    };
+    let b = n * mult;
+    (b.is_finite() && (0.0..1e18).contains(&b)).then_some(b as u64)
+}
+
+fn parse_list(v: &str) -> Option<Vec<u32>> {
+    let v = v.trim();
+    if v.is_empty() || v == "NA" {
+        return Some(Vec::new());
+    }
+    v.split(',').map(|s| s.trim().parse().ok()).collect()
+}
+
+/// Parse the `neuron-ls` table (old and new layouts, any rst indentation,
+/// extra columns such as PID/COMMAND). Columns are found by their two-line
+/// header names. Never panics.
+pub fn parse_neuron_ls(text: &str) -> NeuronReport {
+    let mut rep = NeuronReport::default();
+    let mut header: Vec<String> = Vec::new();
+    let mut in_header = false;
+    let mut header_done = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(v) = t.strip_prefix("instance-type:") {
+            rep.instance_type = Some(v.trim().to_string()).filter(|s| !s.is_empty());
+            continue;
+        }
+        if let Some(v) = t.strip_prefix("logical-neuroncore-config:") {
+            rep.logical_neuroncore_config = v.trim().parse().ok();
+            continue;
+        }
+        if t.starts_with('+') {
+            if !header.is_empty() && in_header {
+                in_header = false;
+                header_done = true;
+            } else if header.is_empty() {
+                in_header = true;
+            }
+            continue;
+        }
+        if !t.starts_with('|') {
+            continue;
+        }
+        let cells: Vec<&str> = t.trim_matches('|').split('|').map(str::trim).collect();
+        if in_header && !header_done {
+            if header.is_empty() {
+                header = cells.iter().map(|c| c.to_string()).collect();
+            } else {
+                for (h, c) in header.iter_mut().zip(&cells) {
+                    if !c.is_empty() {
+                        h.push(' ');
+                        h.push_str(c);
+                    }
+                }
+            }
+            continue;
+        }
+        if !header_done || cells.len() != header.len() {
+            continue;
+        }
+        let col = |name: &str| header.iter().position(|h| h == name).map(|i| cells[i]);
+        let Some(idx) = col("NEURON DEVICE") else {
+            continue;
+        };
+        if idx.is_empty() {
+            continue; // a continuation row of another process on the same device
+        }
+        let Ok(index) = idx.parse::<u32>() else {
+            rep.warnings
+                .push(format!("neuron-ls: device index {idx:?} is not a number"));
+            continue;
+        };
+        let mut d = NeuronDevice {
+            index,
+            ..Default::default()
+        };
+        d.cores = col("NEURON CORES").and_then(|c| c.parse().ok());
+        d.core_ids = col("NEURON CORE IDS").map(str::to_string);
+        if let Some(m) = col("NEURON MEMORY") {
+            d.memory_bytes = parse_memory(m);
+            if d.memory_bytes.is_none() {
+                rep.warnings.push(format!(
+                    "neuron-ls device {index}: memory {m:?} not understood"
+                ));
+            }
+        }
+        if let Some(c) = col("CONNECTED DEVICES") {
+            match parse_list(c) {
+                Some(l) => d.connected = l,
+                None => rep
+                    .warnings
+                    .push(format!("neuron-ls device {index}: connected devices {c:?}")),
+            }
+        }
+        if let Some(b) = col("PCI BDF") {
+            d.bdf = b.parse().ok();
+            if d.bdf.is_none() {
+                rep.warnings.push(format!(
+                    "neuron-ls device {index}: PCI BDF {b:?} not understood"
+                ));
+            }
+        }
+        d.cpu_affinity = col("CPU AFFINITY")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        d.numa_node = col("NUMA NODE").and_then(parse_numa_node);
+        rep.devices.push(d);
+    }
+    if !header.is_empty() && !header.iter().any(|h| h == "NEURON DEVICE") {
+        rep.warnings
+            .push("neuron-ls: table has no NEURON DEVICE column".into());
+    }
+    rep
+}
+
+/// Parse `neuron-ls --json-output` (shape in the module doc). Never panics.
+pub fn parse_neuron_ls_json(text: &str) -> NeuronReport {
+    use serde_json::Value;
+    let mut rep = NeuronReport::default();
+    let v: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            rep.warnings.push(format!("neuron-ls JSON: {e}"));
+            return rep;
+        }
+    };
+    let list = match &v {
+        Value::Array(a) => Some(a),
+        Value::Object(o) => ["neuron_devices", "devices"]
+            .iter()
+            .find_map(|k| o.get(*k).and_then(Value::as_array)),
+        _ => None,
+    };
+    let Some(list) = list else {
+        rep.warnings
+            .push("neuron-ls JSON: no array of devices".into());
+        return rep;
+    };
+    let num = |o: &Value, k: &str| o.get(k).and_then(Value::as_u64);
+    for (n, o) in list.iter().enumerate() {
+        let Some(index) = num(o, "neuron_device").and_then(|i| u32::try_from(i).ok()) else {
+            rep.warnings
+                .push(format!("neuron-ls JSON entry {n}: no neuron_device index"));
+            continue;
+        };
+        if rep.instance_type.is_none() {
+            rep.instance_type = o
+                .get("instance_type")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        rep.devices.push(NeuronDevice {
+            index,
+            cores: num(o, "nc_count").and_then(|c| u32::try_from(c).ok()),
+            core_ids: None,
+            memory_bytes: num(o, "memory_size"),
+            connected: o
+                .get("connected_to")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_u64().and_then(|x| u32::try_from(x).ok()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            bdf: o
+                .get("bdf")
+                .and_then(Value::as_str)
+                .and_then(|b| b.parse().ok()),
+            cpu_affinity: o
+                .get("cpu_affinity")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            numa_node: o
+                .get("numa_node")
+                .and_then(Value::as_i64)
+                .and_then(|n| parse_numa_node(&n.to_string())),
+        });
+    }
+    rep
+}
+
+/// Chip generation from the EC2 instance type (`trn1.32xlarge` → Trainium).
+pub fn chip_of_instance(instance_type: &str) -> Option<&'static str> {
+    let family = instance_type.split('.').next()?.to_ascii_lowercase();
+    match family.as_str() {
+        "inf1" => Some("Inferentia"),
+        "inf2" => Some("Inferentia2"),
+        "trn1" | "trn1n" => Some("Trainium"),
+        "trn2" | "trn2n" | "trn2u" => Some("Trainium2"),
+        _ => None,
+    }
+}
+
+/// Devices of a report. `pci_name` names a device from its PCI id when known.
+fn devices_from(
+    rep: &NeuronReport,
+    pci_name: &dyn Fn(PciAddress) -> Option<String>,
+) -> Vec<Device> {
+    let chip = rep.instance_type.as_deref().and_then(chip_of_instance);
+    let id_of = |d: &NeuronDevice| match d.bdf {
+        Some(a) => format!("pci:{a}"),
+        None => format!("neuron:{}", d.index),
+    };
+    rep.devices
+        .iter()
+        .map(|n| {
+            let name = n
+                .bdf
+                .and_then(pci_name)
+                .or_else(|| chip.map(|c| format!("AWS {c}")))
+                .unwrap_or_else(|| "AWS Neuron device".into());
+            let mut d = Device::new(id_of(n), name, "aws", Family::AiAsic, "neuron-ls");
+            d.pci_address = n.bdf;
+            d.index = Some(n.index);
+            d.memory_bytes = n.memory_bytes;
+            d.compute_units = n.cores;
+            d.numa_node = n.numa_node;
+            d.architecture = chip.map(str::to_string);
+            d.links = n
+                .connected
+                .iter()
+                .map(|peer| DeviceLink {
+                    peer: rep
+                        .devices
+                        .iter()
+                        .find(|x| x.index == *peer)
+                        .map_or_else(|| format!("neuron{peer}"), id_of),
+                    kind: "neuronlink".into(),
+                    count: None,
+                    bandwidth_bytes_per_s: None,
+                })
+                .collect();
+            if let Some(t) = &rep.instance_type {
+                d.extra.insert("instance_type".into(), t.clone());
+            }
+            if let Some(c) = rep.logical_neuroncore_config {
+                d.extra
+                    .insert("logical_neuroncore_config".into(), c.to_string());
+            }
+            if let Some(c) = &n.core_ids {
+                d.extra.insert("neuroncore_ids".into(), c.clone());
+            }
+            if let Some(c) = &n.cpu_affinity {
+                d.extra.insert("cpu_affinity".into(), c.clone());
+            }
+            d
+        })
+        .collect()
+}
+
+fn parse_output(rep: NeuronReport) -> ParseOutput {
+    let devices = devices_from(&rep, &|_| None);
+    let mut warnings = rep.warnings;
+    if devices.is_empty() {
+        warnings.push("no Neuron device rows found".into());
+    }
+    ParseOutput { devices, warnings }
+}
+
+/// Parser for `ai-hwaccel parse neuron-ls` (the table).
+pub(crate) fn parse_format_table(bytes: &[u8]) -> ParseOutput {
+    parse_output(parse_neuron_ls(&String::from_utf8_lossy(bytes)))
+}
+
+/// Parser for `ai-hwaccel parse neuron-ls-json`.
+pub(crate) fn parse_format_json(bytes: &[u8]) -> ParseOutput {
+    parse_output(parse_neuron_ls_json(&String::from_utf8_lossy(bytes)))
+}
+
+/// The `neuron` backend.
+pub(crate) fn detect(ctx: &Context) -> BackendOutput {
+    let mut out = BackendOutput::default();
+    let on_pci: Vec<_> = ctx.pci().by_vendor(AMAZON_VENDOR_ID).collect();
+    let in_sysfs: Vec<String> = ctx
+        .probe
+        .list_or_empty(SYSFS_CLASS)
+        .into_iter()
+        .filter(|n| n.starts_with("neuron"))
+        .collect();
+    if on_pci.is_empty() && in_sysfs.is_empty() {
+        return out;
+    }
+    let mut rep = run_tool(ctx, "neuron-ls", &["--json-output"], &mut out.warnings)
+        .map(|t| parse_neuron_ls_json(&t))
+        .filter(|r| !r.devices.is_empty());
+    if rep.is_none() {
+        rep = run_tool(ctx, "neuron-ls", &[], &mut out.warnings).map(|t| parse_neuron_ls(&t));
+    }
+    let mut rep = rep.unwrap_or_default();
+    out.warnings.append(&mut rep.warnings);
+    // Devices the tool did not list: from sysfs, then from PCI.
+    for name in &in_sysfs {
+        let Ok(index) = name.trim_start_matches("neuron").parse::<u32>() else {
+            continue;
+        };
+        let dir = join(SYSFS_CLASS, name);
+        let bdf = ctx
+            .probe
+            .link_name(&join(&dir, "device"))
+            .and_then(|a| a.parse::<PciAddress>().ok());
+        if !rep
+            .devices
+            .iter()
+            .any(|d| d.index == index || (bdf.is_some() && d.bdf == bdf))
+        {
+            rep.devices.push(NeuronDevice {
+                index,
+                bdf,
+                cores: ctx
+                    .probe
+                    .read_trimmed(&join(&dir, "core_count"))
+                    .and_then(|c| c.parse().ok()),
+                ..Default::default()
+            });
+        }
+    }
+    let pci_name = |a: PciAddress| {
+        ctx.pci()
+            .by_address(a)
+            .and_then(|p| known_device(p.vendor_id, p.device_id))
+            .map(|k| k.name.to_string())
+    };
+    let mut devices = devices_from(&rep, &pci_name);
+    for d in &mut devices {
+        // The table prints bus:dev.fn; take the scan's domain when only one matches.
+        if let Some(a) = d.pci_address {
+            if ctx.pci().by_address(a).is_none() {
+                let same: Vec<_> = on_pci
+                    .iter()
+                    .filter(|p| {
+                        (p.address.bus, p.address.device, p.address.function)
+                            == (a.bus, a.device, a.function)
+                    })
+                    .collect();
+                if let [one] = same.as_slice() {
+                    d.pci_address = Some(one.address);
+                    d.id = format!("pci:{}", one.address);
+                }
+            }
+        }
+        if let Some(p) = d.pci_address.and_then(|a| ctx.pci().by_address(a)) {
+            d.pci = Some(p.info());
+            d.driver.clone_from(&p.driver);
+            if d.numa_node.is_none() {
+                d.numa_node = p.numa_node;
+            }
+        }
+        if rep.devices.iter().all(|n| n.memory_bytes.is_none()) {
+            d.source = "neuron-sysfs".into();
+        }
+    }
+    for p in &on_pci {
+        if !devices.iter().any(|d| d.pci_address == Some(p.address)) {
+            let name = known_device(p.vendor_id, p.device_id)
+                .map_or_else(|| "AWS Neuron device".to_string(), |k| k.name.to_string());
+            let mut d = Device::new(
+                format!("pci:{}", p.address),
+                name,
+                "aws",
+                Family::AiAsic,
+                "pci-sysfs",
+            );
+            d.pci_address = Some(p.address);
+            d.pci = Some(p.info());
+            d.driver.clone_from(&p.driver);
+            d.numa_node = p.numa_node;
+            if p.driver.as_deref() != Some("neuron") {
+                d.available = false;
+                d.unavailable_reason = Some(match &p.driver {
+                    Some(drv) => format!("bound to {drv}, not neuron"),
+                    None => "no kernel driver bound (aws-neuron-dkms not loaded)".into(),
+                });
+            }
+            devices.push(d);
+        }
+    }
+    out.devices = devices;
+    out
+}

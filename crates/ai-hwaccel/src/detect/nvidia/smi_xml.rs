@@ -1,0 +1,284 @@
+//! Parser for `nvidia-smi -q -x` (the `nvsmi_device_v10`…`v13` DTDs, and
+//! files without a DOCTYPE): one device per `<gpu>`, one per MIG instance.
+//!
+//! Elements moved between DTD versions (power limits under `power_readings`
+//! or `gpu_power_readings`; volatile ECC as `double_bit/total` or as
+//! `*_uncorrectable*` counters), so each fact is looked up along every path
+//! it has had. Absent and `N/A` values stay `None`.
+
+use roxmltree::{Document, Node};
+
+use crate::detect::ParseOutput;
+use crate::model::{Device, DeviceLink, Family, PciAddress, PcieLink};
+
+use super::{
+    VENDOR, enabled, gen_to_gts, known, mig_device, mig_profile_from_name, parse_enabled,
+    parse_memory, parse_uint, parse_with_unit, tool_pci_info,
+};
+
+/// Source name of devices from this parser.
+const SOURCE: &str = "nvidia-smi";
+
+/// Parse the XML of `nvidia-smi -q -x`. Never panics: malformed or
+/// truncated input yields the devices read so far (none when the XML does
+/// not parse) and warnings.
+pub fn parse(bytes: &[u8]) -> ParseOutput {
+    let mut out = ParseOutput::default();
+    let text = String::from_utf8_lossy(bytes);
+    let doc = match roxmltree::Document::parse_with_options(
+        &text,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    ) {
+        Ok(d) => d,
+        Err(e) => {
+            out.warnings
+                .push(format!("nvidia-smi -q -x: not well-formed XML: {e}"));
+            return out;
+        }
+    };
+    parse_doc(&doc, &mut out);
+    out
+}
+
+fn parse_doc(doc: &Document, out: &mut ParseOutput) {
+    let root = doc.root_element();
+    if root.tag_name().name() != "nvidia_smi_log" {
+        out.warnings.push(format!(
+            "nvidia-smi -q -x: root element is <{}>, expected <nvidia_smi_log>",
+            root.tag_name().name()
+        ));
+        return;
+    }
+    let driver_version = text_of(root, &["driver_version"]);
+    let cuda_version = text_of(root, &["cuda_version"]);
+    let mut gpus: Vec<Device> = Vec::new();
+    let mut migs: Vec<Device> = Vec::new();
+    for (pos, g) in root
+        .children()
+        .filter(|n| n.has_tag_name("gpu"))
+        .enumerate()
+    {
+        let Some(mut d) = parse_gpu(g, pos, &mut out.warnings) else {
+            continue;
+        };
+        d.driver_version.clone_from(&driver_version);
+        if let Some(c) = &cuda_version {
+            d.extra.insert("cuda_driver_version".to_string(), c.clone());
+        }
+        migs.extend(parse_migs(g, &d));
+        gpus.push(d);
+    }
+    // NVLink peers are given by PCI address; name the peer by device id.
+    for d in &mut gpus {
+        for l in &mut d.links {
+            if let Ok(a) = l.peer.parse::<PciAddress>() {
+                l.peer = format!("pci:{a}");
+            }
+        }
+    }
+    if gpus.is_empty() {
+        out.warnings
+            .push("nvidia-smi -q -x: no <gpu> element".to_string());
+    }
+    out.devices.extend(gpus);
+    out.devices.extend(migs);
+    out.devices.sort_by(|a, b| {
+        let key = |d: &Device| d.parent.clone().unwrap_or_else(|| d.id.clone());
+        (key(a), a.parent.is_some(), a.index).cmp(&(key(b), b.parent.is_some(), b.index))
+    });
+}
+
+/// Text of the element at `path` under `node`, if known (not `N/A`).
+fn text_of(node: Node, path: &[&str]) -> Option<String> {
+    let n = child_path(node, path)?;
+    known(n.text().unwrap_or("")).map(str::to_string)
+}
+
+fn child_path<'a, 'i>(node: Node<'a, 'i>, path: &[&str]) -> Option<Node<'a, 'i>> {
+    path.iter()
+        .try_fold(node, |n, name| n.children().find(|c| c.has_tag_name(*name)))
+}
+
+fn raw_of<'a>(node: Node<'a, '_>, path: &[&str]) -> Option<&'a str> {
+    child_path(node, path)?.text()
+}
+
+fn parse_gpu(g: Node, pos: usize, warnings: &mut Vec<String>) -> Option<Device> {
+    let id_attr = g.attribute("id");
+    let bus_text = text_of(g, &["pci", "pci_bus_id"]).or_else(|| id_attr.map(str::to_string));
+    let addr = bus_text
+        .as_deref()
+        .and_then(|t| match t.parse::<PciAddress>() {
+            Ok(a) => Some(a),
+            Err(e) => {
+                warnings.push(format!("nvidia-smi -q -x: GPU {pos}: {e}"));
+                None
+            }
+        });
+    let uuid = text_of(g, &["uuid"]);
+    let id = match (addr, &uuid) {
+        (Some(a), _) => format!("pci:{a}"),
+        (None, Some(u)) => format!("nvidia:{u}"),
+        (None, None) => format!("nvidia:gpu{pos}"),
+    };
+    let name = text_of(g, &["product_name"]).unwrap_or_else(|| "NVIDIA GPU".to_string());
+    let mut d = Device::new(id, name, VENDOR, Family::Gpu, SOURCE);
+    d.pci_address = addr;
+    d.index = u32::try_from(pos).ok();
+    d.uuid = uuid;
+    d.serial = text_of(g, &["serial"]);
+    d.architecture = text_of(g, &["product_architecture"]);
+    d.firmware_version = text_of(g, &["vbios_version"]);
+    d.compute_capability = text_of(g, &["cuda_compute_capability"])
+        .or_else(|| text_of(g, &["compute_capability"]))
+        .or_else(|| text_of(g, &["compute_cap"]));
+    d.memory_bytes = raw_of(g, &["fb_memory_usage", "total"]).and_then(|v| parse_memory(v, "MiB"));
+    d.memory_free_bytes =
+        raw_of(g, &["fb_memory_usage", "free"]).and_then(|v| parse_memory(v, "MiB"));
+    if let Some(used) = raw_of(g, &["fb_memory_usage", "used"]).and_then(|v| parse_memory(v, "MiB"))
+    {
+        d.extra
+            .insert("memory_used_bytes".to_string(), used.to_string());
+    }
+    let link_info = ["pci", "pci_gpu_link_info"];
+    let sub = |a: &str, b: &str| -> Option<u32> {
+        let p = [link_info[0], link_info[1], a, b];
+        raw_of(g, &p).and_then(parse_uint)
+    };
+    let link = PcieLink {
+        current_speed_gts: sub("pcie_gen", "current_link_gen").and_then(gen_to_gts),
+        current_width: sub("link_widths", "current_link_width").filter(|&w| w > 0),
+        max_speed_gts: sub("pcie_gen", "max_link_gen").and_then(gen_to_gts),
+        max_width: sub("link_widths", "max_link_width").filter(|&w| w > 0),
+    };
+    let dev_id = raw_of(g, &["pci", "pci_device_id"]).and_then(parse_hex32);
+    let subsys = raw_of(g, &["pci", "pci_sub_system_id"]).and_then(parse_hex32);
+    d.pci = tool_pci_info(dev_id, subsys, link);
+    d.power_limit_watts = ["power_readings", "gpu_power_readings"]
+        .iter()
+        .flat_map(|sec| {
+            ["enforced_power_limit", "current_power_limit", "power_limit"]
+                .iter()
+                .map(move |f| [*sec, *f])
+        })
+        .find_map(|p| raw_of(g, &p).and_then(|v| parse_with_unit(v, &["W"])));
+    d.temperature_celsius =
+        raw_of(g, &["temperature", "gpu_temp"]).and_then(|v| parse_with_unit(v, &["C"]));
+    d.ecc_enabled = raw_of(g, &["ecc_mode", "current_ecc"]).and_then(parse_enabled);
+    d.ecc_uncorrected_errors = volatile_uncorrected(g);
+    if let Some(v) = raw_of(g, &["persistence_mode"]).and_then(parse_enabled) {
+        d.extra
+            .insert("persistence_mode".to_string(), enabled(v).to_string());
+    }
+    if let Some(v) = text_of(g, &["compute_mode"]) {
+        d.extra.insert("compute_mode".to_string(), v);
+    }
+    if let Some(v) = raw_of(g, &["mig_mode", "current_mig"]).and_then(parse_enabled) {
+        d.extra
+            .insert("mig_mode".to_string(), enabled(v).to_string());
+    }
+    if let Some(v) = text_of(g, &["minor_number"]) {
+        d.extra.insert("minor_number".to_string(), v);
+    }
+    if let Some(v) = text_of(g, &["gpu_virtualization_mode", "virtualization_mode"]) {
+        d.extra.insert("virtualization_mode".to_string(), v);
+    }
+    d.links = nvlinks(g);
+    Some(d)
+}
+
+/// `0x20B010DE` or `20B010DE`.
+fn parse_hex32(v: &str) -> Option<u32> {
+    let t = known(v)?;
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    u32::from_str_radix(t, 16).ok()
+}
+
+/// Volatile uncorrected ECC errors: `volatile/double_bit/total` (DTD v10/v11
+/// on older GPUs) or the sum of the `volatile/*uncorrectable*` counters
+/// (newer DTDs). `None` when no counter is known.
+fn volatile_uncorrected(g: Node) -> Option<u64> {
+    let vol = child_path(g, &["ecc_errors", "volatile"])?;
+    if let Some(total) = raw_of(vol, &["double_bit", "total"]) {
+        return known(total)?.parse().ok();
+    }
+    let mut sum: Option<u64> = None;
+    for c in vol.children().filter(|c| c.is_element()) {
+        if c.tag_name().name().contains("uncorrectable") {
+            if let Some(n) = c.text().and_then(known).and_then(|t| t.parse::<u64>().ok()) {
+                sum = Some(sum.unwrap_or(0).saturating_add(n));
+            }
+        }
+    }
+    sum
+}
+
+/// NVLink links when the XML lists them (`<nvlink>` entries with a remote
+/// PCI bus id and an active state); grouped by peer with a link count.
+fn nvlinks(g: Node) -> Vec<DeviceLink> {
+    let mut by_peer: std::collections::BTreeMap<String, u32> = Default::default();
+    for sec in g.descendants().filter(|n| n.has_tag_name("nvlink")) {
+        let active = raw_of(sec, &["state"])
+            .or_else(|| raw_of(sec, &["link_state"]))
+            .is_none_or(|s| matches!(known(s), Some(s) if s.eq_ignore_ascii_case("active") || s.eq_ignore_ascii_case("up")));
+        let remote = text_of(sec, &["remote_pci_bus_id"])
+            .or_else(|| text_of(sec, &["remote_pci_info", "bus_id"]));
+        if let (true, Some(r)) = (active, remote) {
+            *by_peer.entry(r).or_default() += 1;
+        }
+    }
+    by_peer
+        .into_iter()
+        .map(|(peer, count)| DeviceLink {
+            peer,
+            kind: "nvlink".to_string(),
+            count: Some(count),
+            bandwidth_bytes_per_s: None,
+        })
+        .collect()
+}
+
+/// MIG instances under `<mig_devices>` (a text `None` means MIG is off).
+fn parse_migs(g: Node, parent: &Device) -> Vec<Device> {
+    let Some(list) = child_path(g, &["mig_devices"]) else {
+        return Vec::new();
+    };
+    list.children()
+        .filter(|n| n.has_tag_name("mig_device"))
+        .map(|m| {
+            let gi = raw_of(m, &["gpu_instance_id"]).and_then(parse_uint);
+            let ci = raw_of(m, &["compute_instance_id"]).and_then(parse_uint);
+            let mut d = mig_device(parent, gi, ci, SOURCE);
+            d.index = raw_of(m, &["index"]).and_then(parse_uint);
+            d.uuid = text_of(m, &["uuid"]);
+            if let Some(profile) = text_of(m, &["profile_name"])
+                .or_else(|| text_of(m, &["name"]).and_then(|n| mig_profile_from_name(&n)))
+            {
+                d.name = format!("{} MIG {profile}", parent.name);
+                d.partition = Some(profile);
+            }
+            d.memory_bytes =
+                raw_of(m, &["fb_memory_usage", "total"]).and_then(|v| parse_memory(v, "MiB"));
+            d.memory_free_bytes =
+                raw_of(m, &["fb_memory_usage", "free"]).and_then(|v| parse_memory(v, "MiB"));
+            d.compute_units = raw_of(m, &["device_attributes", "shared", "multiprocessor_count"])
+                .and_then(parse_uint);
+            d.ecc_uncorrected_errors = child_path(m, &["ecc_error_count", "volatile_count"])
+                .and_then(|v| {
+                    v.children()
+                        .filter(|c| c.tag_name().name().contains("uncorrectable"))
+                        .filter_map(|c| {
+                            c.text().and_then(known).and_then(|t| t.parse::<u64>().ok())
+                        })
+                        .reduce(u64::saturating_add)
+                });
+            d
+        })
+        .collect()
+}

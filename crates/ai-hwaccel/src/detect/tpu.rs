@@ -1,0 +1,361 @@
+//! The `tpu` backend: Google Cloud TPU chips attached to this host.
+//!
+//! Evidence, cheapest first: PCI functions of vendor 0x1ae0 with a TPU
+//! device id (generation from the id, and for 0x0027 from the subsystem id:
+//! the table of `TpuChip.from_pci_device_id` in AI-Hypercomputer/
+//! cloud-accelerator-diagnostics `tpu_info/tpu_info/device.py` at
+//! 2cbfaa9d228bf76874ed1a83e2b10f11ff8e4178; TPU v4 lite 0x0056 from
+//! google/gvisor `pkg/abi/tpu/tpu.go`), the `/dev/accel<N>` nodes of the
+//! v2–v4 driver, and the `TPU_*` environment Cloud TPU VMs and GKE set
+//! (`TPU_ACCELERATOR_TYPE` such as `v5litepod-8`). Only when one of them is
+//! present does it run `tpu-info` and read chips, types and HBM from it.
+//! `/dev/vfio/<N>` (v5e and later) is counted only alongside PCI or
+//! environment evidence, since any VFIO passthrough device creates one.
+//!
+//! Chips are paired with the PCI functions in address order when both
+//! counts agree (a host carries one TPU generation, so the pairing cannot
+//! mislabel a model).
+
+use crate::model::{Device, Family, PciAddress};
+use crate::probe::ProbeExt;
+
+use super::formats::ParseOutput;
+use super::vulkan::run_tool;
+use super::{BackendOutput, Context};
+
+/// PCI vendor id of Google.
+pub const GOOGLE_VENDOR_ID: u16 = 0x1ae0;
+const GIB: f64 = 1_073_741_824.0;
+
+/// Environment variables recorded on TPU devices when set.
+const TPU_ENV: &[&str] = &[
+    "TPU_ACCELERATOR_TYPE",
+    "TPU_WORKER_ID",
+    "TPU_TOPOLOGY",
+    "TPU_CHIPS_PER_HOST_BOUNDS",
+    "TPU_HOST_BOUNDS",
+    "TPU_NAME",
+];
+
+/// TPU generation of a Google PCI device id (and subsystem device id for
+/// 0x0027, shared by v2 and v3). Sources in the module doc.
+pub fn generation_of_pci(device_id: u16, subsystem_device: Option<u16>) -> Option<&'static str> {
+    match (device_id, subsystem_device) {
+        (0x0027, Some(0x004e)) => Some("v2"),
+        (0x0027, Some(0x004f)) => Some("v3"),
+        (0x0027, _) => Some("v2/v3"),
+        (0x005e, _) => Some("v4"),
+        (0x0056, _) => Some("v4lite"),
+        (0x0063, _) => Some("v5e"),
+        (0x0062, _) => Some("v5p"),
+        (0x006f, _) => Some("v6e"),
+        (0x0076, _) => Some("7x"),
+        _ => None,
+    }
+}
+
+/// TPU generation from an accelerator type (`v5litepod-8` → `v5e`,
+/// `v4-8` → `v4`, `v6e-4` → `v6e`, `tpu7x-8` → `7x`).
+pub fn generation_of_accelerator_type(t: &str) -> Option<String> {
+    let t = t.trim().to_ascii_lowercase();
+    let head = t.split('-').next()?;
+    let g = match head {
+        "v5litepod" | "v5lite" | "v5e" => "v5e",
+        "v5p" => "v5p",
+        "v6e" => "v6e",
+        "tpu7x" | "7x" | "v7x" => "7x",
+        h if h.starts_with('v')
+            && h[1..].chars().all(|c| c.is_ascii_alphanumeric())
+            && h.len() > 1 =>
+        {
+            h
+        }
+        _ => return None,
+    };
+    Some(g.to_string())
+}
+
+/// One chip as tpu-info shows it. Unknown values are `None`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TpuChip {
+    /// Chip index (from `/dev/vfio/<N>`, `/dev/accel<N>` or the `Chip` column).
+    pub index: u32,
+    /// Device path when shown.
+    pub path: Option<String>,
+    /// Generation from the `Type` column (`TPU v6e chip` → `v6e`).
+    pub generation: Option<String>,
+    /// TensorCores (`Devices` column).
+    pub cores: Option<u32>,
+    /// HBM total in bytes.
+    pub hbm_total_bytes: Option<u64>,
+    /// HBM in use in bytes.
+    pub hbm_used_bytes: Option<u64>,
+}
+
+/// What one tpu-info output held.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TpuInfoReport {
+    /// `Accelerator type:` header.
+    pub accelerator_type: Option<String>,
+    /// `Libtpu version:` header.
+    pub libtpu_version: Option<String>,
+    /// Chips in index order.
+    pub chips: Vec<TpuChip>,
+    /// Values that did not parse.
+    pub warnings: Vec<String>,
+}
+
+fn chip_index(cell: &str) -> Option<(u32, Option<String>)> {
+    let c = cell.trim();
+    if let Ok(n) = c.parse() {
+        return Some((n, None));
+    }
+    let digits: String = c
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let is_dev = c.starts_with("/dev/vfio/") || c.starts_with("/dev/accel");
+    (is_dev && !digits.is_empty())
+        .then(|| digits.parse().ok().map(|n| (n, Some(c.to_string()))))
+        .flatten()
+}
+
+/// `18.45 GiB / 31.25 GiB` → (used, total) bytes.
+fn parse_hbm(v: &str) -> (Option<u64>, Option<u64>) {
+    let one = |s: &str| -> Option<u64> {
+        let mut w = s.split_whitespace();
+        let n: f64 = w.next()?.parse().ok()?;
+        let mult = match w.next()? {
+            "GiB" => GIB,
+            "MiB" => 1_048_576.0,
+            _ => return None,
+        };
+        let b = n * mult;
+        (b.is_finite() && (0.0..1e18).contains(&b)).then(|| b.round() as u64)
+    };
+    match v.split_once('/') {
+        Some((u, t)) => (one(u), one(t)),
+        None => (None, None),
+    }
+}
+
+/// Parse `tpu-info` output (plain or `--metric`/`--process` views; Markdown
+/// tables). Tables whose first column is `Chip` add or fill chips. Never panics.
+pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
+    let mut rep = TpuInfoReport::default();
+    let mut header: Option<Vec<String>> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if !t.starts_with('|') {
+            header = None;
+            let kv = t.trim_start_matches("- ");
+            if let Some((k, v)) = kv.split_once(':') {
+                let v = v.trim();
+                match k.trim().to_ascii_lowercase().as_str() {
+                    "accelerator type" if !v.is_empty() => {
+                        rep.accelerator_type = Some(v.to_string())
+                    }
+                    "libtpu version" if !v.is_empty() => rep.libtpu_version = Some(v.to_string()),
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        let cells: Vec<String> = t
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect();
+        let Some(h) = &header else {
+            header = Some(cells);
+            continue;
+        };
+        if cells
+            .iter()
+            .all(|c| c.chars().all(|ch| ch == '-' || ch == ':'))
+        {
+            continue;
+        }
+        if h.first().map(String::as_str) != Some("Chip") || cells.len() != h.len() {
+            continue;
+        }
+        let Some((index, path)) = chip_index(&cells[0]) else {
+            rep.warnings
+                .push(format!("tpu-info: chip {:?} not understood", cells[0]));
+            continue;
+        };
+        let pos = match rep.chips.iter().position(|c| c.index == index) {
+            Some(p) => p,
+            None => {
+                rep.chips.push(TpuChip {
+                    index,
+                    ..Default::default()
+                });
+                rep.chips.len() - 1
+            }
+        };
+        let chip = &mut rep.chips[pos];
+        if chip.path.is_none() {
+            chip.path = path;
+        }
+        for (k, v) in h.iter().zip(&cells).skip(1) {
+            if k == "Type" {
+                chip.generation = v
+                    .split_whitespace()
+                    .find(|w| *w != "TPU" && *w != "chip")
+                    .map(|g| g.trim_start_matches("TPU").to_string());
+            } else if k == "Devices" {
+                chip.cores = v.parse().ok();
+            } else if k.starts_with("HBM Usage") {
+                let (u, tot) = parse_hbm(v);
+                if tot.is_none() {
+                    rep.warnings
+                        .push(format!("tpu-info chip {index}: HBM {v:?} not understood"));
+                }
+                chip.hbm_used_bytes = u;
+                chip.hbm_total_bytes = tot;
+            }
+        }
+    }
+    rep.chips.sort_by_key(|c| c.index);
+    rep
+}
+
+fn chip_device(c: &TpuChip, rep: &TpuInfoReport, addr: Option<PciAddress>) -> Device {
+    let generation = c.generation.clone().or_else(|| {
+        rep.accelerator_type
+            .as_deref()
+            .and_then(generation_of_accelerator_type)
+    });
+    let name = generation
+        .as_deref()
+        .map_or_else(|| "Google TPU".to_string(), |g| format!("Google TPU {g}"));
+    let id = addr.map_or_else(|| format!("tpu:{}", c.index), |a| format!("pci:{a}"));
+    let mut d = Device::new(id, name, "google", Family::Tpu, "tpu-info");
+    d.pci_address = addr;
+    d.index = Some(c.index);
+    d.architecture = generation;
+    d.compute_units = c.cores;
+    d.memory_bytes = c.hbm_total_bytes;
+    d.memory_free_bytes = match (c.hbm_total_bytes, c.hbm_used_bytes) {
+        (Some(t), Some(u)) => t.checked_sub(u),
+        _ => None,
+    };
+    if let Some(p) = &c.path {
+        d.extra.insert("device_path".into(), p.clone());
+    }
+    if let Some(v) = &rep.libtpu_version {
+        d.extra.insert("libtpu_version".into(), v.clone());
+    }
+    if let Some(v) = &rep.accelerator_type {
+        d.extra.insert("accelerator_type".into(), v.clone());
+    }
+    d
+}
+
+/// Parser for `ai-hwaccel parse tpu-info`.
+pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
+    let rep = parse_tpu_info(&String::from_utf8_lossy(bytes));
+    let devices: Vec<Device> = rep
+        .chips
+        .iter()
+        .map(|c| chip_device(c, &rep, None))
+        .collect();
+    let mut warnings = rep.warnings.clone();
+    if devices.is_empty() {
+        warnings.push("no TPU chip rows found".into());
+    }
+    ParseOutput { devices, warnings }
+}
+
+/// The `tpu` backend.
+pub(crate) fn detect(ctx: &Context) -> BackendOutput {
+    let mut out = BackendOutput::default();
+    let on_pci: Vec<_> = ctx
+        .pci()
+        .by_vendor(GOOGLE_VENDOR_ID)
+        .filter(|p| p.family == Family::Tpu || generation_of_pci(p.device_id, None).is_some())
+        .collect();
+    let env: Vec<(&str, String)> = TPU_ENV
+        .iter()
+        .filter_map(|k| ctx.probe.env(k).map(|v| (*k, v)))
+        .filter(|(_, v)| !v.trim().is_empty())
+        .collect();
+    let dev = ctx.probe.list_or_empty("/dev");
+    let accel_nodes: Vec<&String> = dev
+        .iter()
+        .filter(|n| {
+            n.strip_prefix("accel")
+                .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    if on_pci.is_empty() && env.is_empty() && accel_nodes.is_empty() {
+        return out;
+    }
+    let mut rep = run_tool(ctx, "tpu-info", &[], &mut out.warnings)
+        .map(|t| parse_tpu_info(&t))
+        .unwrap_or_default();
+    out.warnings.append(&mut rep.warnings);
+    let env_type = env
+        .iter()
+        .find(|(k, _)| *k == "TPU_ACCELERATOR_TYPE")
+        .map(|(_, v)| v.clone());
+    if rep.accelerator_type.is_none() {
+        rep.accelerator_type.clone_from(&env_type);
+    }
+    // No tool: one chip per PCI function, else per /dev node.
+    if rep.chips.is_empty() {
+        let n = if !on_pci.is_empty() {
+            on_pci.len()
+        } else if !accel_nodes.is_empty() {
+            accel_nodes.len()
+        } else {
+            ctx.probe
+                .list_or_empty("/dev/vfio")
+                .iter()
+                .filter(|n| n.parse::<u32>().is_ok())
+                .count()
+        };
+        rep.chips = (0..n as u32)
+            .map(|index| TpuChip {
+                index,
+                ..Default::default()
+            })
+            .collect();
+    }
+    let paired = rep.chips.len() == on_pci.len();
+    if !paired && !on_pci.is_empty() {
+        out.warnings.push(format!(
+            "tpu-info lists {} chips but the PCI bus has {} TPU functions; chips listed without PCI addresses",
+            rep.chips.len(),
+            on_pci.len()
+        ));
+    }
+    for (i, c) in rep.chips.iter().enumerate() {
+        let p = paired.then(|| on_pci[i]);
+        let mut c = c.clone();
+        if c.generation.is_none() {
+            c.generation = p
+                .and_then(|p| generation_of_pci(p.device_id, p.subsystem_device_id))
+                .map(str::to_string);
+        }
+        let mut d = chip_device(&c, &rep, p.map(|p| p.address));
+        if rep.libtpu_version.is_none() && rep.chips.iter().all(|c| c.hbm_total_bytes.is_none()) {
+            d.source = if p.is_some() { "pci-sysfs" } else { "tpu-env" }.into();
+        }
+        if let Some(p) = p {
+            d.pci = Some(p.info());
+            d.driver.clone_from(&p.driver);
+            d.numa_node = p.numa_node;
+        }
+        for (k, v) in &env {
+            d.extra.insert(k.to_ascii_lowercase(), v.clone());
+        }
+        out.devices.push(d);
+    }
+    out
+}

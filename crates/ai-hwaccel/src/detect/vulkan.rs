@@ -1,0 +1,561 @@
+//! The `vulkan` backend: every Vulkan physical device `vulkaninfo` reports.
+//!
+//! One run of `vulkaninfo --summary` lists the devices (name, type, API and
+//! driver versions, vendor/device ids). The summary has no memory heaps and
+//! no PCI address, so when it lists at least one GPU (not a CPU device) the
+//! backend runs the full text report (`vulkaninfo`, once) and takes the
+//! `memoryHeaps` and `VkPhysicalDevicePCIBusInfoPropertiesEXT` blocks from it.
+//!
+//! **CPU devices** (`PHYSICAL_DEVICE_TYPE_CPU`: Mesa llvmpipe/lavapipe,
+//! SwiftShader) are software rasterizers running on the host CPU. They are
+//! not accelerators and not separate hardware, so they are never listed as
+//! devices of their own: the backend reports them as a note on the CPU
+//! device (id `cpu`, extra key `vulkan_cpu_devices`), which merges into the
+//! system backend's CPU device. `summary.has_accelerator` is unaffected.
+//!
+//! **GPUs** join the device another backend reported for the same hardware:
+//! by the PCI address of the full report when it has one, else by matching
+//! the vendor/device id against the shared PCI scan (the k-th Vulkan device
+//! with an id pairs with the k-th PCI function with that id; identical
+//! boards give identical Vulkan facts, so the pairing cannot mislabel a
+//! model). A GPU that cannot be paired is listed as `vulkan:<index>`.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Device, Family, PciAddress};
+
+use super::formats::ParseOutput;
+use super::pci::PciScan;
+use super::pci_ids::vendor;
+use super::{BackendOutput, Context};
+
+/// Source tag of devices this backend reports.
+const SOURCE: &str = "vulkaninfo";
+
+/// `VkPhysicalDeviceType` as vulkaninfo prints it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VulkanDeviceType {
+    /// `PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU`.
+    IntegratedGpu,
+    /// `PHYSICAL_DEVICE_TYPE_DISCRETE_GPU`.
+    DiscreteGpu,
+    /// `PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU` (a GPU seen through a hypervisor).
+    VirtualGpu,
+    /// `PHYSICAL_DEVICE_TYPE_CPU`: a software implementation on the host CPU.
+    Cpu,
+    /// `PHYSICAL_DEVICE_TYPE_OTHER` or anything unrecognised.
+    Other,
+}
+
+impl VulkanDeviceType {
+    fn parse(s: &str) -> Self {
+        let t = s.trim().trim_start_matches("PHYSICAL_DEVICE_TYPE_");
+        match t.split_whitespace().next().unwrap_or("") {
+            "INTEGRATED_GPU" => Self::IntegratedGpu,
+            "DISCRETE_GPU" => Self::DiscreteGpu,
+            "VIRTUAL_GPU" => Self::VirtualGpu,
+            "CPU" => Self::Cpu,
+            _ => Self::Other,
+        }
+    }
+
+    /// Lowercase name (`discrete_gpu`, `cpu`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::IntegratedGpu => "integrated_gpu",
+            Self::DiscreteGpu => "discrete_gpu",
+            Self::VirtualGpu => "virtual_gpu",
+            Self::Cpu => "cpu",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// One `memoryHeaps[i]` of the full report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VulkanHeap {
+    /// Heap size in bytes.
+    pub size_bytes: u64,
+    /// Flagged `MEMORY_HEAP_DEVICE_LOCAL_BIT`.
+    pub device_local: bool,
+}
+
+/// One physical device as vulkaninfo reports it. Absent keys are `None`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VulkanDevice {
+    /// The `GPU<n>` index.
+    pub index: u32,
+    /// `deviceName`.
+    pub name: Option<String>,
+    /// `deviceType`; `None` when the key is missing.
+    pub device_type: Option<VulkanDeviceType>,
+    /// `apiVersion` (`1.3.230`).
+    pub api_version: Option<String>,
+    /// `driverVersion` as vulkaninfo decodes it.
+    pub driver_version: Option<String>,
+    /// `driverName` (`llvmpipe`, `radv`, `NVIDIA`).
+    pub driver_name: Option<String>,
+    /// `driverInfo` (`Mesa 22.3.6 (LLVM 15.0.6)`).
+    pub driver_info: Option<String>,
+    /// `driverID` (`DRIVER_ID_MESA_LLVMPIPE`).
+    pub driver_id: Option<String>,
+    /// `vendorID`: a PCI vendor id, or a Khronos id above 0xffff (0x10005 = Mesa).
+    pub vendor_id: Option<u32>,
+    /// `deviceID`.
+    pub device_id: Option<u32>,
+    /// `deviceUUID`.
+    pub device_uuid: Option<String>,
+    /// Memory heaps (full report only; empty from the summary).
+    pub heaps: Vec<VulkanHeap>,
+    /// PCI address from `VkPhysicalDevicePCIBusInfoPropertiesEXT` (full report only).
+    pub pci_address: Option<PciAddress>,
+}
+
+impl VulkanDevice {
+    fn new(index: u32) -> Self {
+        VulkanDevice {
+            index,
+            name: None,
+            device_type: None,
+            api_version: None,
+            driver_version: None,
+            driver_name: None,
+            driver_info: None,
+            driver_id: None,
+            vendor_id: None,
+            device_id: None,
+            device_uuid: None,
+            heaps: Vec::new(),
+            pci_address: None,
+        }
+    }
+
+    /// Sum of the device-local heaps; `None` when no heap is known.
+    pub fn device_local_bytes(&self) -> Option<u64> {
+        let local: Vec<u64> = self
+            .heaps
+            .iter()
+            .filter(|h| h.device_local)
+            .map(|h| h.size_bytes)
+            .collect();
+        (!local.is_empty()).then(|| local.iter().fold(0u64, |a, b| a.saturating_add(*b)))
+    }
+}
+
+/// What one vulkaninfo output held.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VulkanReport {
+    /// `Vulkan Instance Version`.
+    pub instance_version: Option<String>,
+    /// Devices in `GPU<n>` order.
+    pub devices: Vec<VulkanDevice>,
+    /// Lines that looked like facts but did not parse.
+    pub warnings: Vec<String>,
+}
+
+/// A version as vulkaninfo prints it: `1.3.230`, `1.3.230 (4206822)` or the
+/// older `4202671 (1.2.175)`: the dotted part.
+fn dotted_version(v: &str) -> String {
+    let v = v.trim();
+    let first = v.split_whitespace().next().unwrap_or("");
+    if first.contains('.') {
+        return first.to_string();
+    }
+    if let (Some(a), Some(b)) = (v.find('('), v.rfind(')')) {
+        if a < b && v[a + 1..b].contains('.') {
+            return v[a + 1..b].trim().to_string();
+        }
+    }
+    v.to_string()
+}
+
+fn parse_id(v: &str) -> Option<u32> {
+    let t = v.split_whitespace().next()?;
+    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16).ok(),
+        None => t.parse().ok(),
+    }
+}
+
+/// Parse `vulkaninfo --summary` or the full text report (`vulkaninfo`,
+/// `vulkaninfo --text`). Devices start at `GPU<n>:` lines; inside each,
+/// the first `key = value` of each known key counts. Never panics.
+pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
+    let mut rep = VulkanReport::default();
+    let mut cur: Option<VulkanDevice> = None;
+    let mut heap: Option<usize> = None;
+    let mut pci: [Option<u32>; 4] = [None; 4];
+    let finish =
+        |cur: &mut Option<VulkanDevice>, pci: &mut [Option<u32>; 4], rep: &mut VulkanReport| {
+            if let Some(mut d) = cur.take() {
+                if let [Some(dom), Some(bus), Some(dev), Some(fun)] = *pci {
+                    if bus <= 0xff && dev <= 0x1f && fun <= 7 {
+                        d.pci_address = Some(PciAddress {
+                            domain: dom,
+                            bus: bus as u8,
+                            device: dev as u8,
+                            function: fun as u8,
+                        });
+                    } else {
+                        rep.warnings.push(format!(
+                            "GPU{}: PCI bus info out of range: {dom}:{bus}:{dev}.{fun}",
+                            d.index
+                        ));
+                    }
+                }
+                rep.devices.push(d);
+            }
+            *pci = [None; 4];
+        };
+    for raw in text.lines() {
+        let line = raw.trim_end();
+        // A device header: `GPU0:` at the start of a line.
+        if let Some(n) = line
+            .strip_prefix("GPU")
+            .and_then(|r| r.strip_suffix(':'))
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            finish(&mut cur, &mut pci, &mut rep);
+            cur = Some(VulkanDevice::new(n));
+            heap = None;
+            continue;
+        }
+        let t = line.trim();
+        if let Some(v) = t.strip_prefix("Vulkan Instance Version:") {
+            rep.instance_version = Some(v.trim().to_string());
+            continue;
+        }
+        let Some(d) = cur.as_mut() else { continue };
+        if let Some(rest) = t.strip_prefix("memoryHeaps[") {
+            heap = rest
+                .split(']')
+                .next()
+                .and_then(|i| i.parse::<usize>().ok())
+                .filter(|&i| i < 64);
+            if let Some(i) = heap {
+                while d.heaps.len() <= i {
+                    d.heaps.push(VulkanHeap {
+                        size_bytes: 0,
+                        device_local: false,
+                    });
+                }
+            }
+            continue;
+        }
+        if t.starts_with("memoryTypes") {
+            heap = None;
+            continue;
+        }
+        if let Some(i) = heap {
+            if t.contains("MEMORY_HEAP_DEVICE_LOCAL_BIT") {
+                d.heaps[i].device_local = true;
+                continue;
+            }
+        }
+        let Some((k, v)) = t.split_once('=') else {
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim());
+        let set = |slot: &mut Option<String>, val: String| {
+            if slot.is_none() && !val.is_empty() {
+                *slot = Some(val);
+            }
+        };
+        match k {
+            "size" if heap.is_some() => {
+                let i = heap.unwrap_or_default();
+                match v
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                {
+                    Some(n) => d.heaps[i].size_bytes = n,
+                    None => rep.warnings.push(format!(
+                        "GPU{}: memoryHeaps[{i}] size {v:?} is not a number",
+                        d.index
+                    )),
+                }
+            }
+            "deviceName" => set(&mut d.name, v.to_string()),
+            "deviceType" if d.device_type.is_none() => {
+                d.device_type = Some(VulkanDeviceType::parse(v));
+            }
+            "apiVersion" => set(&mut d.api_version, dotted_version(v)),
+            "driverVersion" => set(&mut d.driver_version, dotted_version(v)),
+            "driverName" => set(&mut d.driver_name, v.to_string()),
+            "driverInfo" => set(&mut d.driver_info, v.to_string()),
+            "driverID" => set(&mut d.driver_id, v.to_string()),
+            "deviceUUID" => set(&mut d.device_uuid, v.to_string()),
+            "vendorID" | "deviceID" => {
+                let slot = if k == "vendorID" {
+                    &mut d.vendor_id
+                } else {
+                    &mut d.device_id
+                };
+                if slot.is_none() {
+                    *slot = parse_id(v);
+                    if slot.is_none() {
+                        rep.warnings
+                            .push(format!("GPU{}: {k} {v:?} is not a number", d.index));
+                    }
+                }
+            }
+            "pciDomain" | "pciBus" | "pciDevice" | "pciFunction" => {
+                let i = ["pciDomain", "pciBus", "pciDevice", "pciFunction"]
+                    .iter()
+                    .position(|x| *x == k)
+                    .unwrap_or(0);
+                if pci[i].is_none() {
+                    pci[i] = parse_id(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    finish(&mut cur, &mut pci, &mut rep);
+    rep
+}
+
+/// Lowercase vendor key for a Vulkan vendor id: the PCI vendor table, or the
+/// Khronos vendor ids above 0xffff (`VkVendorId` in the Vulkan registry).
+fn vendor_key(id: Option<u32>) -> String {
+    match id {
+        Some(v) if v <= 0xffff => {
+            vendor(v as u16).map_or_else(|| format!("{v:04x}"), |x| x.key.to_string())
+        }
+        Some(0x10001) => "vivante".into(),
+        Some(0x10002) => "verisilicon".into(),
+        Some(0x10003) => "kazan".into(),
+        Some(0x10004) => "codeplay".into(),
+        Some(0x10005) => "mesa".into(),
+        Some(0x10006) => "pocl".into(),
+        Some(0x10007) => "mobileye".into(),
+        Some(v) => format!("{v:x}"),
+        None => "unknown".into(),
+    }
+}
+
+/// Pair each non-CPU Vulkan device with a PCI function: its own bus info
+/// first, else the k-th device with a vendor:device id takes the k-th PCI
+/// function with that id (only when both sides count the same). Returns the
+/// address per device index and whether the pairing was by order among
+/// several identical devices.
+fn pair_with_pci(devs: &[VulkanDevice], scan: &PciScan) -> Vec<(Option<PciAddress>, bool)> {
+    let mut out = Vec::with_capacity(devs.len());
+    for (i, d) in devs.iter().enumerate() {
+        if d.pci_address.is_some() {
+            out.push((d.pci_address, false));
+            continue;
+        }
+        let (Some(v), Some(id)) = (d.vendor_id, d.device_id) else {
+            out.push((None, false));
+            continue;
+        };
+        let same = |x: &VulkanDevice| {
+            x.device_type != Some(VulkanDeviceType::Cpu)
+                && x.pci_address.is_none()
+                && x.vendor_id == Some(v)
+                && x.device_id == Some(id)
+        };
+        if !same(d) || v > 0xffff || id > 0xffff {
+            out.push((None, false));
+            continue;
+        }
+        let rank = devs[..i].iter().filter(|x| same(x)).count();
+        let total = devs.iter().filter(|x| same(x)).count();
+        let cands: Vec<PciAddress> = scan
+            .devices
+            .iter()
+            .filter(|p| u32::from(p.vendor_id) == v && u32::from(p.device_id) == id)
+            .map(|p| p.address)
+            .collect();
+        if cands.len() == total {
+            out.push((Some(cands[rank]), total > 1));
+        } else {
+            out.push((None, false));
+        }
+    }
+    out
+}
+
+/// Turn a report into devices: GPUs (paired with `scan` where possible) and
+/// one `cpu` device carrying the CPU implementations as a note.
+pub fn devices_from_report(rep: &VulkanReport, scan: &PciScan) -> (Vec<Device>, Vec<String>) {
+    let mut devices = Vec::new();
+    let mut warnings = Vec::new();
+    let pairing = pair_with_pci(&rep.devices, scan);
+    let mut cpu_notes = Vec::new();
+    for (d, (addr, by_order)) in rep.devices.iter().zip(pairing) {
+        let name = d
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("Vulkan device {}", d.index));
+        if d.device_type == Some(VulkanDeviceType::Cpu) {
+            let mut parts = Vec::new();
+            if let Some(i) = d.driver_info.as_ref().or(d.driver_name.as_ref()) {
+                parts.push(i.clone());
+            }
+            if let Some(a) = &d.api_version {
+                parts.push(format!("Vulkan {a}"));
+            }
+            cpu_notes.push(if parts.is_empty() {
+                name
+            } else {
+                format!("{name} ({})", parts.join(", "))
+            });
+            continue;
+        }
+        let id = match addr {
+            Some(a) => format!("pci:{a}"),
+            None => format!("vulkan:{}", d.index),
+        };
+        if addr.is_none() && d.vendor_id.is_some_and(|v| v <= 0xffff) {
+            let same_id = scan.devices.iter().any(|p| {
+                Some(u32::from(p.vendor_id)) == d.vendor_id
+                    && Some(u32::from(p.device_id)) == d.device_id
+            });
+            if same_id {
+                warnings.push(format!(
+                    "GPU{} ({name}): cannot tell which PCI device with id {:04x}:{:04x} it is; listed as {id}",
+                    d.index,
+                    d.vendor_id.unwrap_or_default(),
+                    d.device_id.unwrap_or_default()
+                ));
+            }
+        }
+        let mut dev = Device::new(id, name, vendor_key(d.vendor_id), Family::Gpu, SOURCE);
+        dev.pci_address = addr;
+        let ty = d.device_type.unwrap_or(VulkanDeviceType::Other);
+        let local = d.device_local_bytes();
+        match ty {
+            // Integrated GPUs' device-local heap is a share of system memory.
+            VulkanDeviceType::IntegratedGpu => {
+                if let Some(b) = local {
+                    dev.extra
+                        .insert("vulkan_device_local_heap_bytes".into(), b.to_string());
+                }
+            }
+            _ => dev.memory_bytes = local,
+        }
+        let mut put = |k: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                dev.extra.insert(k.to_string(), v.clone());
+            }
+        };
+        put("vulkan_api_version", &d.api_version);
+        put("vulkan_driver_version", &d.driver_version);
+        put("vulkan_driver_name", &d.driver_name);
+        put("vulkan_driver_info", &d.driver_info);
+        if !by_order {
+            put("vulkan_device_uuid", &d.device_uuid);
+        }
+        dev.extra
+            .insert("vulkan_device_type".into(), ty.as_str().to_string());
+        dev.extra.insert("vulkan_index".into(), d.index.to_string());
+        devices.push(dev);
+    }
+    if !cpu_notes.is_empty() {
+        devices.push(cpu_note_device(SOURCE, "vulkan_cpu_devices", &cpu_notes));
+    }
+    (devices, warnings)
+}
+
+/// The `cpu` device that carries a note about software (CPU) implementations
+/// of a compute API; it merges into the system backend's CPU device.
+pub(super) fn cpu_note_device(source: &str, key: &str, notes: &[String]) -> Device {
+    let mut d = Device::new("cpu", "CPU", "unknown", Family::Cpu, source);
+    d.extra.insert(key.to_string(), notes.join("; "));
+    d
+}
+
+/// Run a tool through the probe; `None` (with a warning unless the tool is
+/// simply absent) when it cannot run or printed nothing.
+pub(super) fn run_tool(
+    ctx: &Context,
+    tool: &str,
+    args: &[&str],
+    warnings: &mut Vec<String>,
+) -> Option<String> {
+    let cmd = if args.is_empty() {
+        tool.to_string()
+    } else {
+        format!("{tool} {}", args.join(" "))
+    };
+    match ctx.probe.run(tool, args) {
+        Err(e) if e.is_absent() => None,
+        Err(e) => {
+            warnings.push(e.to_string());
+            None
+        }
+        Ok(o) => {
+            if o.truncated {
+                warnings.push(format!("{cmd}: output cut at the output cap"));
+            }
+            if !o.success() {
+                warnings.push(format!(
+                    "{cmd}: exited with {}: {}",
+                    o.status
+                        .map_or_else(|| "a signal".to_string(), |s| s.to_string()),
+                    o.stderr_line()
+                ));
+                if o.stdout.iter().all(u8::is_ascii_whitespace) {
+                    return None;
+                }
+            }
+            Some(o.stdout_text())
+        }
+    }
+}
+
+/// Parser for `ai-hwaccel parse vulkaninfo` (summary or full text).
+pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
+    let text = String::from_utf8_lossy(bytes);
+    let rep = parse_vulkaninfo(&text);
+    let (devices, mut warnings) = devices_from_report(&rep, &PciScan::default());
+    warnings.splice(0..0, rep.warnings);
+    if rep.devices.is_empty() {
+        warnings.push("no `GPU<n>:` device sections found".into());
+    }
+    ParseOutput { devices, warnings }
+}
+
+/// The `vulkan` backend.
+pub(crate) fn detect(ctx: &Context) -> BackendOutput {
+    let mut out = BackendOutput::default();
+    let Some(text) = run_tool(ctx, "vulkaninfo", &["--summary"], &mut out.warnings) else {
+        return out;
+    };
+    let mut rep = parse_vulkaninfo(&text);
+    let wants_full = rep
+        .devices
+        .iter()
+        .any(|d| d.device_type != Some(VulkanDeviceType::Cpu));
+    if wants_full {
+        if let Some(full) = run_tool(ctx, "vulkaninfo", &[], &mut out.warnings) {
+            let full = parse_vulkaninfo(&full);
+            let by_index: BTreeMap<u32, &VulkanDevice> =
+                full.devices.iter().map(|d| (d.index, d)).collect();
+            let gpus = rep
+                .devices
+                .iter_mut()
+                .filter(|d| d.device_type != Some(VulkanDeviceType::Cpu));
+            for d in gpus {
+                match by_index.get(&d.index) {
+                    Some(f) if f.name == d.name => {
+                        d.heaps.clone_from(&f.heaps);
+                        d.pci_address = f.pci_address;
+                    }
+                    _ => out.warnings.push(format!(
+                        "vulkaninfo: GPU{} missing or renamed in the full report; no heaps",
+                        d.index
+                    )),
+                }
+            }
+        }
+    }
+    let (devices, warnings) = devices_from_report(&rep, ctx.pci());
+    out.warnings.extend(rep.warnings);
+    out.warnings.extend(warnings);
+    out.devices = devices;
+    out
+}

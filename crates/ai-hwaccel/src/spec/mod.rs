@@ -1,0 +1,584 @@
+//! The accelerator spec database: datasheet facts about accelerator products
+//! (memory, bandwidth, dense peak rates per data type, interconnect, power),
+//! each entry citing the datasheet its numbers come from.
+//!
+//! The data lives in `devices.toml` next to this file, compiled into the
+//! library and parsed once on first use. This module owns the lookups over it
+//! ([`by_id`], [`by_pci_id`], [`by_name`], [`resolve`]), the device strings a
+//! planner takes for hardware that is not installed ([`parse_device_set`]),
+//! and [`attach`], which detection calls to link detected devices to entries.
+//! Everything here is pure: no machine access.
+//!
+//! # Unit rules
+//!
+//! - **Capacity is binary.** A datasheet's "N GB" of device memory is stored
+//!   as `N × 2^30` bytes in `memory_bytes`: DRAM parts (HBM stacks, GDDR
+//!   chips) come in power-of-two sizes, so an "80 GB" H100 carries 80 GiB.
+//! - **Rates are decimal.** Bandwidth is bytes per second with SI prefixes:
+//!   "3.35 TB/s" is `3_350_000_000_000`. Interconnect bandwidth is per device
+//!   with both directions added, as NVIDIA, AMD and Google quote it.
+//! - **Peak rates are dense.** [`Tflops`] holds dense peak TFLOPS (TOPS for
+//!   int8) on the fastest unit that runs the type (Tensor/Matrix cores where
+//!   they apply). NVIDIA quotes tensor rates "with sparsity": those are halved.
+//!   For GeForce cards, fp16/bf16 rates are those with FP32 accumulation.
+//! - **Unknown is `None`.** A value that the cited source does not give is
+//!   absent, never estimated.
+//!
+//! # Short names
+//!
+//! An entry's `id` is lowercase words joined by `-` (`h100-sxm`, `mi300x`,
+//! `tpu-v5e`). Where a product comes in form factors, the bare memory-size id
+//! is the SXM part (`a100-80gb`) and other forms carry a suffix
+//! (`a100-80gb-pcie`).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Device, Family};
+
+/// The database text, compiled in.
+const DEVICES_TOML: &str = include_str!("devices.toml");
+
+/// A numeric data type a peak rate is quoted for.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    /// IEEE double precision.
+    Fp64,
+    /// IEEE single precision.
+    Fp32,
+    /// NVIDIA TensorFloat-32 (and equivalents such as AMD XF32).
+    Tf32,
+    /// bfloat16.
+    Bf16,
+    /// IEEE half precision.
+    Fp16,
+    /// 8-bit floating point (E4M3/E5M2 or the vendor's equivalent).
+    Fp8,
+    /// 8-bit integer (rates in TOPS).
+    Int8,
+    /// 4-bit floating point (NVFP4/MXFP4).
+    Fp4,
+}
+
+impl Dtype {
+    /// Every data type, widest first.
+    pub const ALL: [Dtype; 8] = [
+        Dtype::Fp64,
+        Dtype::Fp32,
+        Dtype::Tf32,
+        Dtype::Bf16,
+        Dtype::Fp16,
+        Dtype::Fp8,
+        Dtype::Int8,
+        Dtype::Fp4,
+    ];
+
+    /// The JSON / TOML spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dtype::Fp64 => "fp64",
+            Dtype::Fp32 => "fp32",
+            Dtype::Tf32 => "tf32",
+            Dtype::Bf16 => "bf16",
+            Dtype::Fp16 => "fp16",
+            Dtype::Fp8 => "fp8",
+            Dtype::Int8 => "int8",
+            Dtype::Fp4 => "fp4",
+        }
+    }
+}
+
+impl std::fmt::Display for Dtype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Dense peak rates in TFLOPS (TOPS for `int8`); `None` where the source
+/// gives no figure or the hardware lacks the type. Part of the registry JSON
+/// contract, so unknown keys are ignored on read (a test keeps them out of
+/// `devices.toml`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Tflops {
+    /// fp64 (FP64 Tensor/Matrix core rate where it exists).
+    pub fp64: Option<f64>,
+    /// fp32 (Matrix core rate where it exists; TF32 is separate).
+    pub fp32: Option<f64>,
+    /// tf32.
+    pub tf32: Option<f64>,
+    /// bf16.
+    pub bf16: Option<f64>,
+    /// fp16.
+    pub fp16: Option<f64>,
+    /// fp8.
+    pub fp8: Option<f64>,
+    /// int8, in TOPS.
+    pub int8: Option<f64>,
+    /// fp4.
+    pub fp4: Option<f64>,
+}
+
+impl Tflops {
+    /// The rate for `dtype`.
+    pub fn rate(&self, dtype: Dtype) -> Option<f64> {
+        match dtype {
+            Dtype::Fp64 => self.fp64,
+            Dtype::Fp32 => self.fp32,
+            Dtype::Tf32 => self.tf32,
+            Dtype::Bf16 => self.bf16,
+            Dtype::Fp16 => self.fp16,
+            Dtype::Fp8 => self.fp8,
+            Dtype::Int8 => self.int8,
+            Dtype::Fp4 => self.fp4,
+        }
+    }
+}
+
+/// The scale-up link between devices of this product.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Interconnect {
+    /// Link name (`NVLink 4.0`, `Infinity Fabric`, `ICI`, `PCIe 4.0 x16`, …).
+    pub name: String,
+    /// Per-device bandwidth in bytes/s, both directions added.
+    pub bandwidth_bytes_per_s: Option<u64>,
+    /// How many devices one scale-up domain joins (8 for an HGX board).
+    pub domain_size: Option<u32>,
+}
+
+/// One product of the database.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpecEntry {
+    /// Short name: lowercase words joined by `-` (`h100-sxm`).
+    pub id: String,
+    /// Canonical product name.
+    pub name: String,
+    /// Names vendor tools print for it (`NVIDIA H100 80GB HBM3`, `HL-225`, …).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Lowercase vendor (`nvidia`, `amd`, `intel`, `google`, `aws`, …).
+    pub vendor: String,
+    /// Device family.
+    pub family: Family,
+    /// PCI ids, `vvvv:dddd` lowercase hex, that name exactly this product.
+    #[serde(default)]
+    pub pci_ids: Vec<String>,
+    /// Compute capability (`9.0`), gfx target (`gfx942`) or generation name.
+    pub architecture: Option<String>,
+    /// Device memory in bytes (datasheet "N GB" read as N GiB).
+    pub memory_bytes: Option<u64>,
+    /// Memory technology (`HBM3`, `GDDR6X`, …).
+    pub memory_type: Option<String>,
+    /// Peak memory bandwidth in bytes per second (decimal).
+    pub memory_bandwidth_bytes_per_s: Option<u64>,
+    /// Dense peak rates per data type.
+    #[serde(default)]
+    pub tflops: Tflops,
+    /// Data types the hardware executes natively.
+    #[serde(default)]
+    pub native_dtypes: Vec<Dtype>,
+    /// Scale-up interconnect.
+    pub interconnect: Option<Interconnect>,
+    /// Thermal design power (or board power) in watts.
+    pub tdp_watts: Option<u32>,
+    /// Year of launch.
+    pub launch_year: Option<u16>,
+    /// URL of the datasheet or vendor page the numbers come from.
+    pub source: String,
+    /// What the numbers mean where the datasheet is ambiguous.
+    pub notes: Option<String>,
+}
+
+impl SpecEntry {
+    /// The PCI ids as `(vendor, device)` pairs (malformed strings skipped;
+    /// a test keeps the data free of them).
+    pub fn pci_id_pairs(&self) -> impl Iterator<Item = (u16, u16)> + '_ {
+        self.pci_ids.iter().filter_map(|s| parse_pci_id(s))
+    }
+
+    /// The reference a detected device carries.
+    pub fn to_ref(&self) -> SpecRef {
+        SpecRef {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            memory_bytes: self.memory_bytes,
+            memory_bandwidth_bytes_per_s: self.memory_bandwidth_bytes_per_s,
+            tflops: self.tflops.clone(),
+            tdp_watts: self.tdp_watts,
+            source: self.source.clone(),
+        }
+    }
+}
+
+/// The datasheet facts a detected [`Device`] carries once matched to an entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SpecRef {
+    /// Entry id (look the rest up with [`by_id`]).
+    pub id: String,
+    /// Entry's canonical name.
+    pub name: String,
+    /// Datasheet device memory in bytes.
+    pub memory_bytes: Option<u64>,
+    /// Datasheet memory bandwidth in bytes per second.
+    pub memory_bandwidth_bytes_per_s: Option<u64>,
+    /// Dense peak rates per data type.
+    pub tflops: Tflops,
+    /// Thermal design power in watts.
+    pub tdp_watts: Option<u32>,
+    /// Datasheet URL.
+    pub source: String,
+}
+
+/// An error of this module.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The device string had no devices.
+    #[error("empty device list (expected e.g. \"4xh100-sxm\" or \"2xa100-80gb,1xl4\")")]
+    EmptyDeviceSet,
+    /// A count was not a positive integer.
+    #[error("bad count in {token:?}: expected a positive integer before 'x' (e.g. \"4xh100-sxm\")")]
+    BadCount {
+        /// The offending token.
+        token: String,
+    },
+    /// No entry matches the device name.
+    #[error("unknown device {name:?} in {token:?} (see `ai-hwaccel specs` for known ids)")]
+    UnknownDevice {
+        /// The offending token.
+        token: String,
+        /// The device part of it.
+        name: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Database {
+    device: Vec<SpecEntry>,
+}
+
+/// Parse database text (the embedded file, or another in tests).
+fn parse_database(text: &str) -> Result<Vec<SpecEntry>, toml::de::Error> {
+    toml::from_str::<Database>(text).map(|d| d.device)
+}
+
+struct Index {
+    entries: Vec<SpecEntry>,
+    by_id: HashMap<String, usize>,
+    by_pci: HashMap<(u16, u16), usize>,
+    by_exact_name: HashMap<String, usize>,
+    /// Per entry: its name signatures (name and aliases).
+    signatures: Vec<Vec<NameSig>>,
+}
+
+static INDEX: LazyLock<Index> = LazyLock::new(|| {
+    let entries = parse_database(DEVICES_TOML).expect("embedded devices.toml parses (tested)");
+    let mut by_id = HashMap::new();
+    let mut by_pci = HashMap::new();
+    let mut by_exact_name = HashMap::new();
+    let mut signatures = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        by_id.entry(e.id.clone()).or_insert(i);
+        for p in e.pci_id_pairs() {
+            by_pci.entry(p).or_insert(i);
+        }
+        let names = std::iter::once(&e.name).chain(&e.aliases);
+        let mut sigs = Vec::new();
+        for n in names {
+            by_exact_name.entry(squash(n)).or_insert(i);
+            sigs.push(NameSig::of(n));
+        }
+        signatures.push(sigs);
+    }
+    Index {
+        entries,
+        by_id,
+        by_pci,
+        by_exact_name,
+        signatures,
+    }
+});
+
+/// Every entry, in file order.
+pub fn all() -> &'static [SpecEntry] {
+    &INDEX.entries
+}
+
+/// The entry with this id (exact, case-insensitive).
+pub fn by_id(id: &str) -> Option<&'static SpecEntry> {
+    let ix = &*INDEX;
+    ix.by_id
+        .get(&id.trim().to_ascii_lowercase())
+        .map(|&i| &ix.entries[i])
+}
+
+/// The entry whose `pci_ids` contain `vendor:device`.
+pub fn by_pci_id(vendor: u16, device: u16) -> Option<&'static SpecEntry> {
+    let ix = &*INDEX;
+    ix.by_pci.get(&(vendor, device)).map(|&i| &ix.entries[i])
+}
+
+/// Parse `vvvv:dddd` (hex, optional `0x` on each half).
+pub fn parse_pci_id(s: &str) -> Option<(u16, u16)> {
+    let (v, d) = s.trim().split_once(':')?;
+    let hex = |x: &str| {
+        let x = x.trim();
+        let x = x
+            .strip_prefix("0x")
+            .or_else(|| x.strip_prefix("0X"))
+            .unwrap_or(x);
+        if x.is_empty() || x.len() > 4 {
+            return None;
+        }
+        u16::from_str_radix(x, 16).ok()
+    };
+    Some((hex(v)?, hex(d)?))
+}
+
+/// Lowercase alphanumerics only: the key for exact name matches.
+fn squash(s: &str) -> String {
+    s.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Words that vendor tools put around a product name without changing which
+/// product it is (vendor names, brands, trademark marks, filler).
+const NOISE_WORDS: &[&str] = &[
+    "nvidia",
+    "tesla",
+    "geforce",
+    "quadro",
+    "amd",
+    "ati",
+    "instinct",
+    "radeon",
+    "intel",
+    "r",
+    "tm",
+    "habana",
+    "labs",
+    "google",
+    "cloud",
+    "aws",
+    "amazon",
+    "qualcomm",
+    "huawei",
+    "apple",
+    "tenstorrent",
+    "graphics",
+    "generation",
+    "gpu",
+    "data",
+    "center",
+    "chip",
+    "accelerator",
+    "corporation",
+];
+
+/// Form-factor words, folded to one spelling.
+fn form_of(word: &str) -> Option<&'static str> {
+    match word {
+        "sxm" | "sxm2" | "sxm3" | "sxm4" | "sxm5" | "sxm6" => Some("sxm"),
+        "pcie" | "pci" | "pcie4" | "pcie5" => Some("pcie"),
+        _ => None,
+    }
+}
+
+/// What a product name says: the model words (squashed together) and the
+/// optional qualifiers that tell variants apart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct NameSig {
+    model: String,
+    form: Option<&'static str>,
+    memory_gib: Option<u64>,
+    memory_type: Option<String>,
+}
+
+impl NameSig {
+    fn of(name: &str) -> NameSig {
+        let lower = name.to_ascii_lowercase();
+        let mut sig = NameSig {
+            model: String::new(),
+            form: None,
+            memory_gib: None,
+            memory_type: None,
+        };
+        for word in lower
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            if NOISE_WORDS.contains(&word) {
+                continue;
+            }
+            if let Some(f) = form_of(word) {
+                sig.form = Some(f);
+                continue;
+            }
+            if let Some(n) = word
+                .strip_suffix("gb")
+                .or_else(|| word.strip_suffix("g").filter(|n| n.len() >= 2))
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                sig.memory_gib = Some(n);
+                continue;
+            }
+            if ["hbm", "gddr", "lpddr"].iter().any(|p| word.starts_with(p)) {
+                sig.memory_type = Some(word.to_string());
+                continue;
+            }
+            sig.model.push_str(word);
+        }
+        sig
+    }
+}
+
+/// The entry a tool-reported product name means, or `None` when no entry or
+/// more than one fits.
+///
+/// Deterministic: first an exact match of the name or an alias (compared on
+/// lowercase letters and digits only); then a match on the model words,
+/// ignoring vendor and brand words (`NVIDIA`, `Tesla`, `GeForce`, `AMD
+/// Instinct`, …), where the qualifiers the name carries (form factor `SXM4`
+/// / `PCIe`, memory size `80GB`, memory type `HBM3`) must agree with the
+/// entry. A name with brackets (pci.ids style, `GH100 [H100 PCIe]`) is also
+/// tried by its bracketed part.
+pub fn by_name(name: &str) -> Option<&'static SpecEntry> {
+    let ix = &*INDEX;
+    if let Some(&i) = ix.by_exact_name.get(&squash(name)) {
+        return Some(&ix.entries[i]);
+    }
+    if let Some(e) = fuzzy(ix, name) {
+        return Some(e);
+    }
+    let inner = name.split_once('[')?.1.split_once(']')?.0;
+    if let Some(&i) = ix.by_exact_name.get(&squash(inner)) {
+        return Some(&ix.entries[i]);
+    }
+    fuzzy(ix, inner)
+}
+
+fn fuzzy(ix: &'static Index, name: &str) -> Option<&'static SpecEntry> {
+    let q = NameSig::of(name);
+    if q.model.is_empty() {
+        return None;
+    }
+    let fits = |i: usize| {
+        let e = &ix.entries[i];
+        let entry_form = ix.signatures[i][0].form;
+        let form_ok = match (q.form, entry_form) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        let mem_ok = match (q.memory_gib, e.memory_bytes) {
+            (Some(g), Some(b)) => b == g << 30,
+            _ => true,
+        };
+        let type_ok = match (&q.memory_type, &e.memory_type) {
+            (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
+            _ => true,
+        };
+        form_ok && mem_ok && type_ok
+    };
+    let mut hits = (0..ix.entries.len())
+        .filter(|&i| ix.signatures[i].iter().any(|s| s.model == q.model))
+        .filter(|&i| fits(i));
+    match (hits.next(), hits.next()) {
+        (Some(i), None) => Some(&ix.entries[i]),
+        _ => None,
+    }
+}
+
+/// Look a user query up: an id first, then a name or alias ([`by_name`]),
+/// then a PCI id string (`10de:2330`).
+pub fn resolve(query: &str) -> Option<&'static SpecEntry> {
+    by_id(query)
+        .or_else(|| by_name(query))
+        .or_else(|| parse_pci_id(query).and_then(|(v, d)| by_pci_id(v, d)))
+}
+
+/// Parse a device string naming hardware to plan for: comma-separated
+/// `COUNTxDEVICE` items (`4xh100-sxm`, `2xa100-80gb,1xl4`; the count
+/// defaults to 1), each DEVICE anything [`resolve`] accepts.
+pub fn parse_device_set(s: &str) -> Result<Vec<(u32, &'static SpecEntry)>, SpecError> {
+    let mut out = Vec::new();
+    for token in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let digits = token.chars().take_while(char::is_ascii_digit).count();
+        let (count, device) = match token[digits..].trim_start().strip_prefix(['x', 'X', '*']) {
+            Some(rest) if digits > 0 => {
+                let n: u32 = token[..digits].parse().map_err(|_| SpecError::BadCount {
+                    token: token.to_string(),
+                })?;
+                (n, rest.trim())
+            }
+            _ if digits > 0 && token[digits..].trim().is_empty() => {
+                return Err(SpecError::UnknownDevice {
+                    token: token.to_string(),
+                    name: String::new(),
+                });
+            }
+            _ => (1, token),
+        };
+        if count == 0 {
+            return Err(SpecError::BadCount {
+                token: token.to_string(),
+            });
+        }
+        let entry = resolve(device).ok_or_else(|| SpecError::UnknownDevice {
+            token: token.to_string(),
+            name: device.to_string(),
+        })?;
+        out.push((count, entry));
+    }
+    if out.is_empty() {
+        return Err(SpecError::EmptyDeviceSet);
+    }
+    Ok(out)
+}
+
+/// The entry a detected device is: by PCI id first, then by name. The CPU,
+/// offload engines and partitions (MIG instances, compute partitions: their
+/// resources are a fraction of the datasheet's) are never matched.
+pub fn match_device(d: &Device) -> Option<&'static SpecEntry> {
+    if !d.is_accelerator() || d.parent.is_some() {
+        return None;
+    }
+    let by_pci = d.pci.as_ref().and_then(|p| {
+        let v = u16::from_str_radix(&p.vendor_id, 16).ok()?;
+        let dev = u16::from_str_radix(&p.device_id, 16).ok()?;
+        by_pci_id(v, dev)
+    });
+    by_pci.or_else(|| by_name(&d.name))
+}
+
+/// Link each detected device to its spec entry (see [`match_device`]),
+/// leaving devices that already carry one alone.
+pub fn attach(devices: &mut [Device]) {
+    for d in devices.iter_mut().filter(|d| d.spec.is_none()) {
+        if let Some(e) = match_device(d) {
+            tracing::debug!(device = %d.id, spec = %e.id, "spec attached");
+            d.spec = Some(e.to_ref());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

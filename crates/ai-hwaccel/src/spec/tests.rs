@@ -1,0 +1,438 @@
+//! Invariants of the embedded data and of the lookups.
+
+use std::collections::HashMap;
+
+use super::*;
+
+#[test]
+fn embedded_database_parses() {
+    let entries = parse_database(DEVICES_TOML).expect("devices.toml parses");
+    assert!(entries.len() >= 60, "only {} entries", entries.len());
+    assert_eq!(all().len(), entries.len());
+}
+
+#[test]
+fn unknown_fields_are_rejected() {
+    let text = "[[device]]\nid = \"x\"\nname = \"X\"\nvendor = \"nvidia\"\nfamily = \"gpu\"\nsource = \"https://example.com\"\nmemory_gb = 80\n";
+    assert!(parse_database(text).is_err());
+}
+
+#[test]
+fn tflops_keys_are_dtypes() {
+    // `Tflops` ignores unknown keys (JSON forward compatibility), so a typo in
+    // the data file would silently drop a rate: check the raw keys.
+    let raw: toml::Table = toml::from_str(DEVICES_TOML).unwrap();
+    let devices = raw["device"].as_array().unwrap();
+    for d in devices {
+        if let Some(t) = d.get("tflops") {
+            for k in t.as_table().unwrap().keys() {
+                assert!(
+                    Dtype::ALL.iter().any(|d| d.as_str() == k),
+                    "{}: tflops key {k:?} is not a dtype",
+                    d["id"]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_entry_cites_a_source_url() {
+    for e in all() {
+        assert!(
+            e.source.starts_with("https://") && !e.source.contains(' '),
+            "{}: source {:?} is not a URL",
+            e.id,
+            e.source
+        );
+    }
+}
+
+#[test]
+fn ids_are_short_names() {
+    for e in all() {
+        let ok = !e.id.is_empty()
+            && e.id.split('-').all(|w| {
+                !w.is_empty()
+                    && w.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            });
+        assert!(ok, "id {:?} is not lowercase words joined by '-'", e.id);
+        assert!(
+            !e.id.starts_with(|c: char| c.is_ascii_digit()),
+            "{}: an id starting with a digit would read as a count in device strings",
+            e.id
+        );
+    }
+}
+
+#[test]
+fn ids_aliases_and_pci_ids_are_unique() {
+    let mut ids = HashMap::new();
+    let mut names: HashMap<String, &str> = HashMap::new();
+    let mut pcis: HashMap<&str, &str> = HashMap::new();
+    for e in all() {
+        assert!(ids.insert(&e.id, ()).is_none(), "id {} duplicated", e.id);
+        for n in std::iter::once(&e.name).chain(&e.aliases) {
+            if let Some(other) = names.insert(squash(n), &e.id) {
+                assert_eq!(other, e.id, "name {n:?} of {} also names {other}", e.id);
+            }
+        }
+        for p in &e.pci_ids {
+            assert!(
+                pcis.insert(p, &e.id).is_none(),
+                "PCI id {p} listed twice ({})",
+                e.id
+            );
+        }
+    }
+    // An id must not be another entry's name, or resolve() would be ambiguous.
+    for e in all() {
+        if let Some(other) = names.get(&squash(&e.id)) {
+            assert_eq!(*other, e.id, "id {} is a name of {other}", e.id);
+        }
+    }
+}
+
+#[test]
+fn pci_ids_are_well_formed_and_match_the_vendor() {
+    for e in all() {
+        for p in &e.pci_ids {
+            assert!(
+                p.len() == 9 && *p == p.to_ascii_lowercase(),
+                "{}: {p:?} is not lowercase vvvv:dddd",
+                e.id
+            );
+            let (v, _) = parse_pci_id(p).unwrap_or_else(|| panic!("{}: {p:?} unparsable", e.id));
+            let key = crate::detect::pci_ids::vendor(v)
+                .unwrap_or_else(|| panic!("{}: unknown PCI vendor in {p}", e.id))
+                .key;
+            // Habana's PCI vendor id belongs to Intel now.
+            let key = if key == "habana" { "intel" } else { key };
+            assert_eq!(key, e.vendor, "{}: {p} is not a {} id", e.id, e.vendor);
+        }
+    }
+}
+
+#[test]
+fn units_are_consistent() {
+    const GIB: u64 = 1 << 30;
+    for e in all() {
+        if let Some(bw) = e.memory_bandwidth_bytes_per_s {
+            // Catches TB/s stored as GB/s (1e3 too small) and GB/s as bytes.
+            assert!(
+                (1e10..1e14).contains(&(bw as f64)),
+                "{}: memory bandwidth {bw} B/s out of range",
+                e.id
+            );
+        }
+        if let Some(m) = e.memory_bytes {
+            assert!(
+                (GIB..=1024 * GIB).contains(&m),
+                "{}: memory {m} B out of range",
+                e.id
+            );
+            assert_eq!(m % GIB, 0, "{}: memory is not whole GiB", e.id);
+        }
+        if let Some(ic) = &e.interconnect {
+            if let Some(bw) = ic.bandwidth_bytes_per_s {
+                assert!(
+                    (1e9..1e14).contains(&(bw as f64)),
+                    "{}: link bandwidth {bw} out of range",
+                    e.id
+                );
+            }
+            assert!(ic.domain_size.is_none_or(|n| n >= 1), "{}", e.id);
+        }
+        if let Some(w) = e.tdp_watts {
+            assert!((1..=2000).contains(&w), "{}: TDP {w} W", e.id);
+        }
+        if let Some(y) = e.launch_year {
+            assert!((2015..=2026).contains(&y), "{}: year {y}", e.id);
+        }
+        for d in Dtype::ALL {
+            if let Some(r) = e.tflops.rate(d) {
+                assert!(
+                    r > 0.0 && r < 20_000.0,
+                    "{}: {d} rate {r} out of range",
+                    e.id
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn low_precision_is_not_slower_than_fp32() {
+    for e in all() {
+        let t = &e.tflops;
+        for (lo, name) in [(t.bf16, "bf16"), (t.fp16, "fp16"), (t.tf32, "tf32")] {
+            if let (Some(lo), Some(fp32)) = (lo, t.fp32) {
+                assert!(lo >= fp32, "{}: {name} {lo} < fp32 {fp32}", e.id);
+            }
+        }
+        if let (Some(fp8), Some(bf16)) = (t.fp8, t.bf16) {
+            assert!(fp8 >= bf16, "{}: fp8 {fp8} < bf16 {bf16}", e.id);
+        }
+    }
+}
+
+/// `major.minor` of an NVIDIA compute capability.
+fn cc(e: &SpecEntry) -> (u32, u32) {
+    let a = e.architecture.as_deref().unwrap_or("");
+    let (maj, min) = a.split_once('.').unwrap_or_else(|| {
+        panic!(
+            "{}: NVIDIA architecture {a:?} is not a compute capability",
+            e.id
+        )
+    });
+    (maj.parse().unwrap(), min.parse().unwrap())
+}
+
+#[test]
+fn native_dtypes_agree_with_rates_and_architecture() {
+    for e in all() {
+        let native = |d: Dtype| e.native_dtypes.contains(&d);
+        for d in Dtype::ALL {
+            if e.tflops.rate(d).is_some() {
+                assert!(native(d), "{}: has a {d} rate but {d} is not native", e.id);
+            }
+        }
+        let mut sorted = e.native_dtypes.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(
+            sorted.len(),
+            e.native_dtypes.len(),
+            "{}: duplicate dtypes",
+            e.id
+        );
+        if e.vendor == "nvidia" {
+            let cc = cc(e);
+            // FP8 from Ada/Hopper (8.9, 9.0); FP4 from Blackwell (10.0).
+            assert_eq!(
+                native(Dtype::Fp8),
+                cc >= (8, 9),
+                "{}: fp8 vs cc {cc:?}",
+                e.id
+            );
+            assert_eq!(
+                native(Dtype::Fp4),
+                cc >= (10, 0),
+                "{}: fp4 vs cc {cc:?}",
+                e.id
+            );
+            assert_eq!(
+                native(Dtype::Bf16),
+                cc >= (8, 0),
+                "{}: bf16 vs cc {cc:?}",
+                e.id
+            );
+        }
+        if e.vendor == "amd" && e.family == Family::Gpu {
+            let arch = e.architecture.as_deref().unwrap_or("");
+            assert!(arch.starts_with("gfx"), "{}: AMD GPU arch {arch:?}", e.id);
+            let fp8 = matches!(arch, "gfx942" | "gfx950");
+            assert_eq!(native(Dtype::Fp8), fp8, "{}: fp8 vs {arch}", e.id);
+            assert_eq!(
+                native(Dtype::Fp4),
+                arch == "gfx950",
+                "{}: fp4 vs {arch}",
+                e.id
+            );
+        }
+    }
+}
+
+#[test]
+fn required_short_ids_exist() {
+    for id in [
+        "h100-sxm",
+        "h100-pcie",
+        "h200",
+        "a100-80gb",
+        "a100-40gb",
+        "l4",
+        "t4",
+        "rtx-4090",
+        "rtx-a6000",
+        "mi300x",
+        "mi250x",
+        "tpu-v5e",
+        "gaudi3",
+        "trn2",
+    ] {
+        let e = by_id(id).unwrap_or_else(|| panic!("no entry {id}"));
+        assert_eq!(e.id, id);
+        assert_eq!(resolve(id).map(|e| e.id.as_str()), Some(id));
+    }
+    assert_eq!(by_id(" H100-SXM ").map(|e| e.id.as_str()), Some("h100-sxm"));
+}
+
+#[test]
+fn datasheet_spot_checks() {
+    let h100 = by_id("h100-sxm").unwrap();
+    assert_eq!(h100.memory_bytes, Some(80 << 30));
+    assert_eq!(h100.memory_bandwidth_bytes_per_s, Some(3_350_000_000_000));
+    // 1,979 TFLOPS bf16 "with sparsity" on the datasheet: dense is half.
+    assert!((h100.tflops.bf16.unwrap() - 989.5).abs() < 1.0);
+    assert_eq!(h100.architecture.as_deref(), Some("9.0"));
+    let mi300x = by_id("mi300x").unwrap();
+    assert_eq!(mi300x.architecture.as_deref(), Some("gfx942"));
+    assert_eq!(mi300x.memory_bytes, Some(192 << 30));
+    assert_eq!(by_id("a100-80gb").unwrap().pci_ids, ["10de:20b2"]);
+}
+
+#[test]
+fn name_normalization() {
+    let cases = [
+        ("NVIDIA H100 80GB HBM3", Some("h100-sxm")),
+        ("NVIDIA H100 PCIe", Some("h100-pcie")),
+        ("nvidia   h100-pcie", Some("h100-pcie")),
+        ("GH100 [H100 PCIe]", Some("h100-pcie")),
+        ("H100 SXM5 80GB", Some("h100-sxm")),
+        ("NVIDIA A100-SXM4-80GB", Some("a100-80gb")),
+        ("NVIDIA A100-SXM4-40GB", Some("a100-40gb")),
+        ("NVIDIA A100-PCIE-40GB", Some("a100-40gb-pcie")),
+        ("NVIDIA A100 80GB PCIe", Some("a100-80gb-pcie")),
+        ("Tesla T4", Some("t4")),
+        ("Tesla V100-SXM2-32GB", Some("v100-sxm2-32gb")),
+        ("NVIDIA A10", Some("a10")),
+        ("NVIDIA A10G", Some("a10g")),
+        ("AMD Instinct MI300X", Some("mi300x")),
+        ("MI300X", Some("mi300x")),
+        ("Instinct MI210", Some("mi210")),
+        ("HL-225", Some("gaudi2")),
+        ("hl225", Some("gaudi2")),
+        ("TPU v6e chip", Some("tpu-v6e")),
+        ("trn2n.48xlarge", Some("trn2")),
+        // Names that do not decide between products resolve to nothing.
+        ("NVIDIA H100", None),
+        ("AMD Instinct MI250X/MI250", None),
+        ("NVIDIA A100", None),
+        ("NVIDIA GeForce RTX 3060", None),
+        ("", None),
+        ("NVIDIA", None),
+    ];
+    for (name, want) in cases {
+        assert_eq!(by_name(name).map(|e| e.id.as_str()), want, "{name:?}");
+    }
+}
+
+#[test]
+fn resolve_order() {
+    assert_eq!(resolve("l4").map(|e| e.id.as_str()), Some("l4"));
+    assert_eq!(resolve("NVIDIA L40S").map(|e| e.id.as_str()), Some("l40s"));
+    assert_eq!(
+        resolve("10de:2330").map(|e| e.id.as_str()),
+        Some("h100-sxm")
+    );
+    assert_eq!(
+        resolve("0x1002:0x74a1").map(|e| e.id.as_str()),
+        Some("mi300x")
+    );
+    assert_eq!(resolve("10de:ffff"), None);
+    assert_eq!(resolve("nonsense"), None);
+    assert_eq!(
+        by_pci_id(0x10de, 0x2331).map(|e| e.id.as_str()),
+        Some("h100-pcie")
+    );
+}
+
+#[test]
+fn pci_id_parsing() {
+    assert_eq!(parse_pci_id("10de:2330"), Some((0x10de, 0x2330)));
+    assert_eq!(parse_pci_id("0x10DE:0x2330"), Some((0x10de, 0x2330)));
+    assert_eq!(parse_pci_id("10de"), None);
+    assert_eq!(parse_pci_id("10de:12345"), None);
+    assert_eq!(parse_pci_id(":2330"), None);
+    assert_eq!(parse_pci_id("zz:2330"), None);
+}
+
+#[test]
+fn device_sets() {
+    let ids = |s: &str| -> Vec<(u32, String)> {
+        parse_device_set(s)
+            .unwrap()
+            .into_iter()
+            .map(|(n, e)| (n, e.id.clone()))
+            .collect()
+    };
+    assert_eq!(ids("4xh100-sxm"), [(4, "h100-sxm".to_string())]);
+    assert_eq!(ids("8xmi300x"), [(8, "mi300x".to_string())]);
+    assert_eq!(
+        ids("2xa100-80gb,1xl4"),
+        [(2, "a100-80gb".to_string()), (1, "l4".to_string())]
+    );
+    assert_eq!(
+        ids(" 2 x A100-80GB , l4 ,"),
+        [(2, "a100-80gb".to_string()), (1, "l4".to_string())]
+    );
+    assert_eq!(ids("16xtpu-v5e"), [(16, "tpu-v5e".to_string())]);
+}
+
+#[test]
+fn device_set_errors_name_the_bad_token() {
+    assert_eq!(parse_device_set(""), Err(SpecError::EmptyDeviceSet));
+    assert_eq!(parse_device_set(" , "), Err(SpecError::EmptyDeviceSet));
+    let e = parse_device_set("2xa100-80gb,4xh999").unwrap_err();
+    assert_eq!(
+        e,
+        SpecError::UnknownDevice {
+            token: "4xh999".into(),
+            name: "h999".into()
+        }
+    );
+    assert!(e.to_string().contains("\"4xh999\""), "{e}");
+    let e = parse_device_set("0xh100-sxm").unwrap_err();
+    assert!(matches!(&e, SpecError::BadCount { token } if token == "0xh100-sxm"));
+    assert!(e.to_string().contains("0xh100-sxm"));
+    let e = parse_device_set("99999999999xh100-sxm").unwrap_err();
+    assert!(matches!(e, SpecError::BadCount { .. }));
+    let e = parse_device_set("4").unwrap_err();
+    assert!(matches!(&e, SpecError::UnknownDevice { token, .. } if token == "4"));
+}
+
+#[test]
+fn attach_matches_pci_then_name_and_skips_cpu_and_partitions() {
+    use crate::model::PciInfo;
+    let mut by_pci = Device::new(
+        "pci:0000:1b:00.0",
+        "3D controller",
+        "nvidia",
+        Family::Gpu,
+        "t",
+    );
+    by_pci.pci = Some(PciInfo {
+        vendor_id: "10de".into(),
+        device_id: "2330".into(),
+        ..Default::default()
+    });
+    let by_name = Device::new("gpu0", "NVIDIA L40S", "nvidia", Family::Gpu, "t");
+    let cpu = Device::new("cpu", "NVIDIA H100 PCIe", "nvidia", Family::Cpu, "t");
+    let mut mig = Device::new("mig0", "NVIDIA H100 80GB HBM3", "nvidia", Family::Gpu, "t");
+    mig.parent = Some("gpu0".into());
+    let unknown = Device::new("gpu9", "Mystery GPU", "acme", Family::Gpu, "t");
+    let mut devs = vec![by_pci, by_name, cpu, mig, unknown];
+    attach(&mut devs);
+    let got: Vec<_> = devs
+        .iter()
+        .map(|d| d.spec.as_ref().map(|s| s.id.as_str()))
+        .collect();
+    assert_eq!(got, [Some("h100-sxm"), Some("l40s"), None, None, None]);
+    let s = devs[0].spec.as_ref().unwrap();
+    assert_eq!(s.memory_bandwidth_bytes_per_s, Some(3_350_000_000_000));
+    assert!(s.source.starts_with("https://"));
+}
+
+#[test]
+fn spec_ref_serializes_every_dtype_key() {
+    let r = by_id("l4").unwrap().to_ref();
+    let v = serde_json::to_value(&r).unwrap();
+    for d in Dtype::ALL {
+        assert!(v["tflops"].get(d.as_str()).is_some(), "{d} missing");
+    }
+    assert!(v["tflops"]["fp64"].is_null());
+    let back: SpecRef = serde_json::from_value(v).unwrap();
+    assert_eq!(back, r);
+}

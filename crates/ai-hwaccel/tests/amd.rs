@@ -1,0 +1,700 @@
+//! AMD backend tests: every amd-smi / rocm-smi fixture through the `parse`
+//! formats, and end-to-end detection over fake roots built from the sysfs
+//! and KFD fixtures (plus fake `amd-smi` / `rocm-smi` scripts printing fixtures).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests build fake roots and read fixtures"
+)]
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use ai_hwaccel::detect::format;
+use ai_hwaccel::probe::ProbeOptions;
+use ai_hwaccel::{BackendSet, DetectOptions, Device, Registry, detect};
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+fn read(rel: &str) -> Vec<u8> {
+    std::fs::read(fixture(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn parse(fmt: &str, rel: &str) -> Vec<Device> {
+    let out = (format(fmt).expect("format registered").parse)(&read(rel));
+    assert!(out.warnings.is_empty(), "{rel}: {:?}", out.warnings);
+    out.devices
+}
+
+fn files_in(dir: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(fixture(dir))
+        .unwrap()
+        .map(|e| format!("{dir}/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    v.sort();
+    v
+}
+
+// ---------------------------------------------------------------- formats
+
+#[test]
+fn rocm_smi_fixtures_device_counts() {
+    let expected = [
+        ("telegraf__mi100_rocm571.json", 6),
+        ("telegraf__mi100_rocm602.json", 4),
+        ("telegraf__rx6700xt_rocm430.json", 1),
+        ("telegraf__rx6700xt_rocm571.json", 1),
+        ("telegraf__rx6700xt_rocm602.json", 1),
+        ("telegraf__rx6700xt_rocm612.json", 1),
+        ("telegraf__vega-10-XT.json", 1),
+        ("telegraf__vega-20-WKS-GL-XE.json", 1),
+    ];
+    assert_eq!(files_in("rocm-smi-json").len(), expected.len());
+    for (f, n) in expected {
+        let d = parse("rocm-smi-json", &format!("rocm-smi-json/{f}"));
+        assert_eq!(d.len(), n, "{f}");
+        for dev in &d {
+            assert_eq!(dev.vendor, "amd");
+            assert!(dev.pci_address.is_some(), "{f}");
+            assert!(dev.memory_bytes.is_some(), "{f}");
+        }
+    }
+}
+
+#[test]
+fn rocm_smi_values() {
+    let d = parse(
+        "rocm-smi-json",
+        "rocm-smi-json/telegraf__mi100_rocm602.json",
+    );
+    assert_eq!(d[0].id, "pci:0000:83:00.0");
+    assert_eq!(d[1].id, "pci:0000:a3:00.0");
+    assert_eq!(d[0].name, "AMD Instinct MI100");
+    assert_eq!(d[0].memory_bytes, Some(34_342_961_152));
+    assert_eq!(d[0].memory_free_bytes, Some(34_342_961_152 - 6_750_208));
+    assert_eq!(d[0].driver_version.as_deref(), Some("6.3.6"));
+    assert_eq!(d[0].firmware_version.as_deref(), Some("113-D3431401-101"));
+    assert_eq!(d[0].power_limit_watts, Some(290.0));
+    assert_eq!(d[0].numa_node, Some(1));
+    assert_eq!(d[0].extra["fw_ta_xgmi"], "32.00.00.17");
+    assert_eq!(d[0].extra["unique_id"], "0x79ccd55167a2124a");
+    // Pairwise topology from the system section: PCIe to the three others.
+    assert_eq!(d[0].links.len(), 3);
+    assert!(d[0].links.iter().all(|l| l.kind == "pcie"));
+    assert!(d[0].links.iter().any(|l| l.peer == "pci:0000:e3:00.0"));
+
+    let d = parse(
+        "rocm-smi-json",
+        "rocm-smi-json/telegraf__rx6700xt_rocm612.json",
+    );
+    assert_eq!(d[0].name, "AMD Radeon RX 6700/6700 XT / 6800M");
+    assert_eq!(d[0].compute_capability.as_deref(), Some("gfx1031"));
+    assert_eq!(d[0].memory_bytes, Some(12_868_124_672));
+    assert_eq!(d[0].numa_node, Some(0));
+    // ROCm 4.3 printed the vendor id as the card series: no name from it.
+    let d = parse(
+        "rocm-smi-json",
+        "rocm-smi-json/telegraf__rx6700xt_rocm430.json",
+    );
+    assert_eq!(d[0].name, "AMD GPU");
+    assert_eq!(d[0].id, "pci:0000:07:00.0");
+    // Old upper-case bus, serial present, trimmed system topology names peers by card.
+    let d = parse(
+        "rocm-smi-json",
+        "rocm-smi-json/telegraf__vega-20-WKS-GL-XE.json",
+    );
+    assert_eq!(d[0].name, "AMD Radeon Instinct MI50 32GB");
+    assert_eq!(d[0].serial.as_deref(), Some("692024000810"));
+    assert_eq!(d[0].driver_version.as_deref(), Some("5.9.17"));
+    assert_eq!(d[0].links.len(), 7);
+    assert!(d[0].links.iter().any(|l| l.peer == "card7"));
+    let d = parse(
+        "rocm-smi-json",
+        "rocm-smi-json/telegraf__mi100_rocm571.json",
+    );
+    assert_eq!(d[0].id, "pci:0000:1e:00.0");
+    assert_eq!(d[0].serial, None, "serial 0 is a placeholder");
+}
+
+#[test]
+fn amd_smi_json_fixtures() {
+    assert_eq!(files_in("amd-smi-json").len(), 2);
+    let d = parse(
+        "amd-smi-json",
+        "amd-smi-json/amdsmi-changelog__metric-p-json__1gpu.json",
+    );
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].index, Some(0));
+    assert_eq!(d[0].extra["socket_power"], "10 W");
+    let d = parse(
+        "amd-smi-json",
+        "amd-smi-json/amdsmi-changelog__topology-json__2gpu.json",
+    );
+    assert_eq!(d.len(), 2);
+    assert_eq!(d[0].links.len(), 1);
+    assert_eq!(d[0].links[0].peer, "gpu1");
+    assert_eq!(d[0].links[0].kind, "pcie");
+    assert_eq!(d[1].links[0].peer, "gpu0");
+}
+
+#[test]
+fn amd_smi_text_fixtures() {
+    let expected = [
+        ("amdsmi-changelog__list__2gpu.txt", 2),
+        ("amdsmi-changelog__static-asic__mi308x.txt", 1),
+        ("amdsmi-changelog__static-limit__2gpu.txt", 2),
+        ("amdsmi-readme-2023__static__navi21-0x73bf.txt", 1),
+        ("amdsmi-readme__static__mi300a-x4.txt", 4),
+    ];
+    assert_eq!(files_in("amd-smi-text").len(), expected.len());
+    for (f, n) in expected {
+        let d = parse("amd-smi-text", &format!("amd-smi-text/{f}"));
+        assert_eq!(d.len(), n, "{f}");
+    }
+    let d = parse(
+        "amd-smi-text",
+        "amd-smi-text/amdsmi-changelog__list__2gpu.txt",
+    );
+    assert_eq!(d[1].id, "pci:0000:26:00.0");
+    assert_eq!(d[1].uuid, None, "redacted UUID is not a UUID");
+    assert_eq!(d[1].extra["kfd_id"], "59881");
+    let d = parse(
+        "amd-smi-text",
+        "amd-smi-text/amdsmi-changelog__static-asic__mi308x.txt",
+    );
+    assert_eq!(d[0].name, "AMD Instinct MI308X");
+    assert_eq!(d[0].compute_capability.as_deref(), Some("gfx942"));
+    assert_eq!(d[0].compute_units, Some(20));
+    assert_eq!(d[0].serial, None);
+    let d = parse(
+        "amd-smi-text",
+        "amd-smi-text/amdsmi-changelog__static-limit__2gpu.txt",
+    );
+    assert_eq!(d[0].power_limit_watts, Some(203.0));
+    assert_eq!(d[1].power_limit_watts, Some(213.0));
+    let d = parse(
+        "amd-smi-text",
+        "amd-smi-text/amdsmi-readme-2023__static__navi21-0x73bf.txt",
+    );
+    assert_eq!(d[0].name, "AMD Radeon RX 6800/6800 XT/6900 XT");
+    assert_eq!(d[0].id, "pci:0000:23:00.0");
+    assert_eq!(d[0].memory_bytes, Some(16368 << 20));
+    assert_eq!(
+        d[0].firmware_version.as_deref(),
+        Some("020.001.000.038.015720")
+    );
+    assert_eq!(d[0].driver_version.as_deref(), Some("6.1.10"));
+    assert_eq!(d[0].serial, None, "all-f serial is a placeholder");
+    let d = parse(
+        "amd-smi-text",
+        "amd-smi-text/amdsmi-readme__static__mi300a-x4.txt",
+    );
+    let ids: Vec<&str> = d.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "pci:0000:01:00.0",
+            "pci:0001:01:00.0",
+            "pci:0002:01:00.0",
+            "pci:0003:01:00.0"
+        ]
+    );
+    assert_eq!(d[0].name, "AMD Instinct MI300A");
+    assert_eq!(d[0].serial.as_deref(), Some("0x7E8F7E20764E2714"));
+    assert_eq!(d[0].memory_bytes, Some(64289 << 20));
+    assert_eq!(d[0].driver_version.as_deref(), Some("6.9.0-rc5+"));
+    assert_eq!(d[0].partition.as_deref(), Some("SPX"));
+    assert_eq!(d[0].extra["memory_partition"], "NPS1");
+    assert_eq!(d[0].power_limit_watts, Some(550.0));
+    assert_eq!(d[3].numa_node, Some(3));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    #[test]
+    fn truncated_and_corrupted_outputs_never_panic(cut in 0usize..20_000, flip in 0usize..20_000, byte in proptest::num::u8::ANY) {
+        for (fmt, rel) in [
+            ("rocm-smi-json", "rocm-smi-json/telegraf__mi100_rocm602.json"),
+            ("amd-smi-json", "amd-smi-json/amdsmi-changelog__topology-json__2gpu.json"),
+            ("amd-smi-text", "amd-smi-text/amdsmi-readme__static__mi300a-x4.txt"),
+        ] {
+            let mut b = read(rel);
+            if !b.is_empty() {
+                let i = flip % b.len();
+                b[i] = byte;
+            }
+            b.truncate(cut.min(b.len()));
+            let _ = (format(fmt).unwrap().parse)(&b);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- fake roots
+
+/// A PCI function under `root` the way sysfs lays it out (see roots/make-roots.sh).
+fn mkpci(
+    root: &Path,
+    addr: &str,
+    vendor: &str,
+    device: &str,
+    class: &str,
+    driver: Option<&str>,
+    numa: i32,
+) -> PathBuf {
+    let d = root.join("sys/devices/pci0000:00").join(addr);
+    std::fs::create_dir_all(&d).unwrap();
+    for (f, v) in [
+        ("vendor", format!("0x{vendor}\n")),
+        ("device", format!("0x{device}\n")),
+        ("class", format!("0x{class}\n")),
+        ("numa_node", format!("{numa}\n")),
+        ("current_link_speed", "16.0 GT/s PCIe\n".to_string()),
+        ("current_link_width", "16\n".to_string()),
+    ] {
+        std::fs::write(d.join(f), v).unwrap();
+    }
+    link_pci(root, addr, driver);
+    d
+}
+
+fn link_pci(root: &Path, addr: &str, driver: Option<&str>) {
+    let d = root.join("sys/devices/pci0000:00").join(addr);
+    std::fs::create_dir_all(root.join("sys/bus/pci/devices")).unwrap();
+    if let Some(drv) = driver {
+        std::fs::create_dir_all(root.join("sys/bus/pci/drivers").join(drv)).unwrap();
+        std::os::unix::fs::symlink(
+            format!("../../../../bus/pci/drivers/{drv}"),
+            d.join("driver"),
+        )
+        .unwrap();
+    }
+    std::os::unix::fs::symlink(
+        format!("../../../devices/pci0000:00/{addr}"),
+        root.join("sys/bus/pci/devices").join(addr),
+    )
+    .unwrap();
+}
+
+fn drm_card(root: &Path, card: &str, addr: &str) {
+    let c = root.join("sys/class/drm").join(card);
+    std::fs::create_dir_all(&c).unwrap();
+    std::os::unix::fs::symlink(
+        format!("../../../devices/pci0000:00/{addr}"),
+        c.join("device"),
+    )
+    .unwrap();
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// A tool script on `bin` that prints `fixture` (and records that it ran).
+fn fake_tool(bin: &Path, name: &str, fixture_rel: &str) {
+    std::fs::create_dir_all(bin).unwrap();
+    let p = bin.join(name);
+    let marker = bin.join(format!("{name}.ran"));
+    std::fs::write(
+        &p,
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\ncat '{}'\n",
+            marker.display(),
+            fixture(fixture_rel).display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn run(root: &Path, env: &[(&str, &str)]) -> Registry {
+    let opts = ProbeOptions {
+        root: root.to_path_buf(),
+        tool_path: Some(vec![root.join("bin")]),
+        env: Some(
+            env.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        ),
+        ..ProbeOptions::default()
+    };
+    let backends = BackendSet::parse("amd,pci").unwrap();
+    detect(
+        &opts,
+        &DetectOptions {
+            backends,
+            families: None,
+        },
+    )
+}
+
+fn dev<'a>(r: &'a Registry, id: &str) -> &'a Device {
+    r.device(id).unwrap_or_else(|| {
+        panic!(
+            "{id} missing; have {:?}",
+            r.devices.iter().map(|d| &d.id).collect::<Vec<_>>()
+        )
+    })
+}
+
+#[test]
+fn drm_sysfs_card_end_to_end() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    let addr = "0000:09:00.0";
+    copy_tree(
+        &fixture("sysfs-drm-amdgpu/procfs__vega10-card0/device"),
+        &root.join("sys/devices/pci0000:00").join(addr),
+    );
+    link_pci(root, addr, None);
+    drm_card(root, "card0", addr);
+    let r = run(root, &[]);
+    let gpus: Vec<&Device> = r.devices.iter().filter(|d| d.vendor == "amd").collect();
+    assert_eq!(gpus.len(), 1);
+    let d = dev(&r, "pci:0000:09:00.0");
+    assert_eq!(d.name, "AMD GPU [1002:687f]");
+    assert_eq!(d.memory_bytes, Some(8_573_157_376));
+    assert_eq!(d.memory_free_bytes, Some(8_573_157_376 - 1_490_378_752));
+    assert_eq!(d.firmware_version.as_deref(), Some("115-D050PIL-100"));
+    assert_eq!(d.extra["memory_clock_max_mhz"], "945");
+    assert_eq!(d.extra["unique_id"], "0123456789abcdef");
+    assert_eq!(d.extra["visible_vram_bytes"], "8573157376");
+    assert_eq!(d.extra["vram_vendor"], "samsung");
+    assert_eq!(d.driver.as_deref(), Some("amdgpu"), "from uevent");
+    assert_eq!(d.numa_node, None, "numa_node -1");
+    assert_eq!(d.serial, None, "empty serial_number");
+    let link = d.pci.as_ref().unwrap().link.as_ref().unwrap();
+    assert_eq!(link.current_speed_gts, Some(8.0));
+    assert_eq!(link.current_width, Some(16));
+    assert_eq!(d.source, "amdgpu-sysfs+pci-sysfs");
+    assert!(d.available);
+}
+
+/// KFD location_id of each MI210 node → PCI address (bus = location_id >> 8).
+const MI210: [(u32, &str); 8] = [
+    (2, "0000:63:00.0"),
+    (3, "0000:43:00.0"),
+    (4, "0000:03:00.0"),
+    (5, "0000:26:00.0"),
+    (6, "0000:e3:00.0"),
+    (7, "0000:c3:00.0"),
+    (8, "0000:83:00.0"),
+    (9, "0000:a3:00.0"),
+];
+
+fn mi210_root(root: &Path) {
+    let topo = root.join("sys/class/kfd/kfd/topology");
+    copy_tree(&fixture("sysfs-kfd-topology/mi210-xgmi-pcie-8gpu"), &topo);
+    for (i, (_, a)) in MI210.iter().enumerate() {
+        mkpci(
+            root,
+            a,
+            "1002",
+            "740f",
+            "038000",
+            Some("amdgpu"),
+            (i / 4) as i32,
+        );
+    }
+    // The captured topology has no io_links; add two in the kernel's layout
+    // (xGMI 2 → 3 and PCIe 2 → 4) to check they become links.
+    for (n, (kind, to, bw)) in [(11, 3, 50_000), (2, 4, 32_000)].into_iter().enumerate() {
+        let d = topo.join(format!("nodes/2/io_links/{n}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("properties"),
+            format!("type {kind}\nnode_from 2\nnode_to {to}\nweight 15\nmin_bandwidth {bw}\nmax_bandwidth {bw}\n"),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn kfd_topology_end_to_end_with_visibility() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    mi210_root(root);
+    let r = run(root, &[("HIP_VISIBLE_DEVICES", "0,2")]);
+    let amd: Vec<&Device> = r.devices.iter().filter(|d| d.vendor == "amd").collect();
+    assert_eq!(amd.len(), 8);
+    for (k, (node, a)) in MI210.iter().enumerate() {
+        let d = dev(&r, &format!("pci:{a}"));
+        assert_eq!(d.name, "AMD Instinct MI210");
+        assert_eq!(d.compute_capability.as_deref(), Some("gfx90a"));
+        assert_eq!(d.compute_units, Some(104), "416 SIMDs / 4 per CU");
+        assert_eq!(d.index, Some(k as u32), "KFD node order");
+        assert_eq!(d.extra["kfd_node"], node.to_string());
+        assert_eq!(d.numa_node, Some((k / 4) as u32), "from PCI sysfs");
+        assert_eq!(d.source, "kfd+pci-sysfs");
+        let hive = if k < 4 {
+            "aefdf8293fefa6b7"
+        } else {
+            "fb11632c00f4d272"
+        };
+        assert_eq!(d.extra["xgmi_hive_id"], hive);
+        if k == 0 || k == 2 {
+            assert!(d.available, "{a}");
+        } else {
+            assert!(!d.available, "{a}");
+            assert_eq!(
+                d.unavailable_reason.as_deref(),
+                Some("hidden by HIP_VISIBLE_DEVICES=0,2")
+            );
+        }
+    }
+    assert_eq!(dev(&r, "pci:0000:03:00.0").extra["hip_device"], "1");
+    let links = &dev(&r, "pci:0000:63:00.0").links;
+    assert_eq!(links.len(), 2);
+    assert_eq!(links[0].peer, "pci:0000:43:00.0");
+    assert_eq!(links[0].kind, "xgmi");
+    assert_eq!(links[0].bandwidth_bytes_per_s, Some(50_000_000_000));
+    assert_eq!(links[1].kind, "pcie");
+    assert_eq!(r.summary.accelerator_count, 2);
+
+    // ROCR first, then HIP over what is left.
+    let r = run(
+        root,
+        &[
+            ("ROCR_VISIBLE_DEVICES", "GPU-51276ac12ce05db3,7"),
+            ("CUDA_VISIBLE_DEVICES", "1"),
+        ],
+    );
+    let vis: Vec<&str> = r
+        .devices
+        .iter()
+        .filter(|d| d.vendor == "amd" && d.available)
+        .map(|d| d.id.as_str())
+        .collect();
+    assert_eq!(vis, ["pci:0000:a3:00.0"]);
+    assert!(
+        dev(&r, "pci:0000:43:00.0")
+            .unavailable_reason
+            .as_deref()
+            .unwrap()
+            .contains("CUDA_VISIBLE_DEVICES=1")
+    );
+    assert!(
+        dev(&r, "pci:0000:63:00.0")
+            .unavailable_reason
+            .as_deref()
+            .unwrap()
+            .contains("ROCR_VISIBLE_DEVICES")
+    );
+}
+
+#[test]
+fn mi300_compute_partitions() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    copy_tree(
+        &fixture("sysfs-kfd-topology/mi300-cpx/topology"),
+        &root.join("sys/class/kfd/kfd/topology"),
+    );
+    let p = mkpci(
+        root,
+        "0000:05:00.0",
+        "1002",
+        "74a1",
+        "120000",
+        Some("amdgpu"),
+        0,
+    );
+    drm_card(root, "card1", "0000:05:00.0");
+    // Partition files as amdgpu writes them (not part of the captured fixture).
+    std::fs::write(p.join("current_compute_partition"), "CPX\n").unwrap();
+    std::fs::write(
+        p.join("available_compute_partition"),
+        "SPX, DPX, QPX, CPX\n",
+    )
+    .unwrap();
+    std::fs::write(p.join("current_memory_partition"), "NPS1\n").unwrap();
+    let r = run(root, &[]);
+    let parent = dev(&r, "pci:0000:05:00.0");
+    assert_eq!(parent.name, "AMD Instinct MI300X");
+    assert!(!parent.available);
+    assert_eq!(parent.partition.as_deref(), Some("CPX"));
+    assert_eq!(parent.compute_units, Some(76));
+    assert_eq!(
+        parent.extra["available_compute_partitions"],
+        "SPX,DPX,QPX,CPX"
+    );
+    assert_eq!(parent.extra["memory_partition"], "NPS1");
+    for i in 0..2 {
+        let c = dev(&r, &format!("pci:0000:05:00.0/xcp{i}"));
+        assert_eq!(c.parent.as_deref(), Some("pci:0000:05:00.0"));
+        assert_eq!(c.partition.as_deref(), Some("CPX"));
+        assert_eq!(c.compute_capability.as_deref(), Some("gfx942"));
+        assert_eq!(c.compute_units, Some(38));
+        assert_eq!(c.index, Some(i));
+        assert_eq!(c.numa_node, Some(0));
+        assert_eq!(c.extra["parent_pci_address"], "0000:05:00.0");
+        assert!(c.available);
+    }
+    assert_eq!(r.summary.accelerator_count, 2);
+}
+
+#[test]
+fn mi308_partitions_memory_from_kfd() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    copy_tree(
+        &fixture("sysfs-kfd-topology/mi308-cpx/topology"),
+        &root.join("sys/class/kfd/kfd/topology"),
+    );
+    mkpci(
+        root,
+        "0000:0a:00.0",
+        "1002",
+        "74a2",
+        "120000",
+        Some("amdgpu"),
+        0,
+    );
+    let r = run(root, &[]);
+    assert_eq!(r.devices.iter().filter(|d| d.vendor == "amd").count(), 3);
+    let c = dev(&r, "pci:0000:0a:00.0/xcp1");
+    assert_eq!(c.memory_bytes, Some(51_539_607_552));
+    assert_eq!(c.extra["kfd_gpu_id"], "41657");
+    assert_eq!(c.compute_units, Some(20));
+    assert_eq!(c.name, "AMD Instinct MI308X");
+}
+
+#[test]
+fn vega10_kfd_without_gfx_version() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    copy_tree(
+        &fixture("sysfs-kfd-topology/vega10-1gpu/topology"),
+        &root.join("sys/class/kfd/kfd/topology"),
+    );
+    let r = run(root, &[]);
+    let d = dev(&r, "pci:0000:19:00.0");
+    assert_eq!(d.compute_units, Some(64));
+    assert_eq!(d.compute_capability, None);
+    assert_eq!(d.memory_bytes, Some(17_163_091_968));
+    assert_eq!(d.source, "kfd");
+}
+
+#[test]
+fn amd_smi_tool_end_to_end() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    for (i, a) in [
+        "0000:01:00.0",
+        "0001:01:00.0",
+        "0002:01:00.0",
+        "0003:01:00.0",
+    ]
+    .iter()
+    .enumerate()
+    {
+        mkpci(root, a, "1002", "74a0", "038000", Some("amdgpu"), i as i32);
+    }
+    fake_tool(
+        &root.join("bin"),
+        "amd-smi",
+        "amd-smi-text/amdsmi-readme__static__mi300a-x4.txt",
+    );
+    fake_tool(
+        &root.join("bin"),
+        "rocm-smi",
+        "rocm-smi-json/telegraf__mi100_rocm602.json",
+    );
+    let r = run(root, &[("CUDA_VISIBLE_DEVICES", "1")]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("bin/amd-smi.ran"))
+            .unwrap()
+            .trim(),
+        "static --json"
+    );
+    assert!(
+        !root.join("bin/rocm-smi.ran").exists(),
+        "one tool per detection"
+    );
+    let parsed = parse(
+        "amd-smi-text",
+        "amd-smi-text/amdsmi-readme__static__mi300a-x4.txt",
+    );
+    let amd: Vec<&Device> = r.devices.iter().filter(|d| d.vendor == "amd").collect();
+    assert_eq!(amd.len(), 4);
+    for (k, p) in parsed.iter().enumerate() {
+        let d = dev(&r, &p.id);
+        assert_eq!(d.name, p.name);
+        assert_eq!(d.memory_bytes, p.memory_bytes);
+        assert_eq!(d.serial, p.serial);
+        assert_eq!(d.driver_version, p.driver_version);
+        assert_eq!(d.partition, p.partition);
+        assert_eq!(d.numa_node, Some(k as u32));
+        assert_eq!(d.source, "amd-smi+pci-sysfs");
+        assert_eq!(d.available, k == 1, "{}", d.id);
+    }
+}
+
+#[test]
+fn rocm_smi_fallback_end_to_end() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    for a in [
+        "0000:83:00.0",
+        "0000:a3:00.0",
+        "0000:c3:00.0",
+        "0000:e3:00.0",
+    ] {
+        mkpci(root, a, "1002", "738c", "038000", Some("amdgpu"), 1);
+    }
+    fake_tool(
+        &root.join("bin"),
+        "rocm-smi",
+        "rocm-smi-json/telegraf__mi100_rocm602.json",
+    );
+    let r = run(root, &[]);
+    assert!(root.join("bin/rocm-smi.ran").exists());
+    let parsed = parse(
+        "rocm-smi-json",
+        "rocm-smi-json/telegraf__mi100_rocm602.json",
+    );
+    for p in &parsed {
+        let d = dev(&r, &p.id);
+        assert_eq!(d.name, "AMD Instinct MI100");
+        assert_eq!(d.memory_bytes, p.memory_bytes);
+        assert_eq!(d.firmware_version, p.firmware_version);
+        assert_eq!(d.driver_version.as_deref(), Some("6.3.6"));
+        assert_eq!(d.links, p.links);
+        assert_eq!(d.source, "rocm-smi+pci-sysfs");
+    }
+}
+
+#[test]
+fn no_amd_gpu_runs_no_tool() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    mkpci(
+        root,
+        "0000:3b:00.0",
+        "10de",
+        "2330",
+        "030200",
+        Some("nvidia"),
+        0,
+    );
+    fake_tool(
+        &root.join("bin"),
+        "amd-smi",
+        "amd-smi-json/amdsmi-changelog__topology-json__2gpu.json",
+    );
+    let r = run(root, &[]);
+    assert!(!root.join("bin/amd-smi.ran").exists());
+    assert!(r.devices.iter().all(|d| d.vendor != "amd"));
+}

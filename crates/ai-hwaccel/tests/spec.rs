@@ -1,0 +1,173 @@
+//! The spec database against the outside world: product names as vendor
+//! tools print them (taken from the captured outputs under
+//! /work/shared/fixtures, copied into `tests/fixtures/`), the detection PCI
+//! table, and a detection run over a fake root.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use ai_hwaccel::detect::pci_ids::KNOWN_DEVICES;
+use ai_hwaccel::spec::{self, by_name, by_pci_id};
+use ai_hwaccel::{DetectOptions, Family, ProbeOptions};
+
+/// Product names exactly as captured tool outputs print them, with the tool
+/// output they come from and the entry they must resolve to.
+const TOOL_NAMES: &[(&str, &str, &str)] = &[
+    ("nvidia-smi -q", "NVIDIA H100 80GB HBM3", "h100-sxm"),
+    ("nvidia-smi -q", "NVIDIA H200", "h200"),
+    ("nvidia-smi -q", "NVIDIA L40S", "l40s"),
+    ("nvidia-smi -q", "NVIDIA A10", "a10"),
+    ("nvidia-smi -q", "NVIDIA TITAN V", "titan-v"),
+    ("nvidia-smi -q", "NVIDIA GeForce RTX 4090", "rtx-4090"),
+    (
+        "nvidia-smi -q",
+        "NVIDIA GeForce RTX 2080 SUPER",
+        "rtx-2080-super",
+    ),
+    (
+        "nvidia-smi -q",
+        "NVIDIA GeForce RTX 4080 SUPER",
+        "rtx-4080-super",
+    ),
+    ("nvidia-smi -L", "NVIDIA H100 80GB HBM3", "h100-sxm"),
+    ("nvidia-smi -x -q", "NVIDIA A100-SXM4-80GB", "a100-80gb"),
+    ("nvidia-smi -x -q", "NVIDIA A100-SXM4-40GB", "a100-40gb"),
+    ("nvidia-smi -x -q", "NVIDIA A10G", "a10g"),
+    ("nvidia-smi -x -q", "NVIDIA GeForce RTX 3090", "rtx-3090"),
+    ("nvidia-smi -x -q", "Tesla T4", "t4"),
+    ("hl-smi", "HL-225", "gaudi2"),
+    ("amd-smi static", "MI300A", "mi300a"),
+    ("amd-smi static", "MI308X", "mi308x"),
+    (
+        "amd-smi static",
+        "Aqua Vanjaram [Instinct MI300A]",
+        "mi300a",
+    ),
+    (
+        "rocm-smi --json",
+        "Arcturus GL-XL [Instinct MI100]",
+        "mi100",
+    ),
+    ("amd-smi (docs)", "AMD Instinct MI300X", "mi300x"),
+    ("rocm-smi (docs)", "Instinct MI210", "mi210"),
+    (
+        "xpu-smi discovery",
+        "Intel(R) Graphics [0x56c0]",
+        "flex-170",
+    ),
+    ("tpu-info", "TPU v6e chip", "tpu-v6e"),
+    ("neuron-ls", "trn1.2xlarge", "trn1"),
+    ("neuron-ls", "trn1.32xlarge", "trn1"),
+    ("neuron-ls", "trn2n.48xlarge", "trn2"),
+    ("neuron-ls", "inf1.6xlarge", "inf1"),
+];
+
+#[test]
+fn tool_reported_names_resolve() {
+    for (tool, name, want) in TOOL_NAMES {
+        let got = by_name(name).map(|e| e.id.as_str());
+        assert_eq!(got, Some(*want), "{tool} prints {name:?}");
+    }
+}
+
+/// Ids of the detection table that deliberately have no entry: the id is
+/// shared by products with different specs, or the product is not an
+/// accelerator we describe.
+const UNLISTED_PCI_IDS: &[(u16, u16, &str)] = &[
+    (
+        0x10de,
+        0x2322,
+        "H800 PCIe: export part, not in the database",
+    ),
+    (0x10de, 0x2324, "H800: export part, not in the database"),
+    (0x1002, 0x740c, "shared by MI250 and MI250X"),
+    (0x1002, 0x744c, "shared by RX 7900 XT and XTX"),
+    (0x1002, 0x73bf, "shared by RX 6800, 6800 XT and 6900 XT"),
+    (0x8086, 0xad1d, "Arrow Lake NPU: not in the database"),
+    (0x8086, 0x56c1, "Flex 140: not in the database"),
+    (0x1da3, 0x0001, "Goya: not in the database"),
+    (0x1de0, 0x0000, "Groq: not in the database"),
+    (0x1ae0, 0x0027, "shared by TPU v2 and v3"),
+    (0x1ae0, 0x0056, "TPU v4 lite: not in the database"),
+    (0x1ae0, 0x0076, "TPU7x: not in the database"),
+];
+
+#[test]
+fn detection_pci_table_resolves() {
+    for k in KNOWN_DEVICES {
+        if !k.family.is_accelerator() {
+            continue;
+        }
+        let unlisted = UNLISTED_PCI_IDS
+            .iter()
+            .any(|&(v, d, _)| v == k.vendor && d == k.device);
+        let hit = by_pci_id(k.vendor, k.device);
+        if unlisted {
+            assert!(
+                hit.is_none(),
+                "{:04x}:{:04x} is listed now",
+                k.vendor,
+                k.device
+            );
+            continue;
+        }
+        let e = hit.unwrap_or_else(|| {
+            panic!(
+                "{:04x}:{:04x} ({}) has no spec entry",
+                k.vendor, k.device, k.name
+            )
+        });
+        assert_eq!(e.family, k.family, "{}: family", e.id);
+        // Where the table's name decides a product, it is the same one.
+        if let Some(named) = by_name(k.name) {
+            assert_eq!(named.id, e.id, "{:?} by name vs by PCI id", k.name);
+        }
+    }
+}
+
+#[test]
+fn every_entry_is_found_by_its_own_names_and_pci_ids() {
+    for e in spec::all() {
+        for n in std::iter::once(&e.name).chain(&e.aliases) {
+            assert_eq!(
+                by_name(n).map(|x| x.id.as_str()),
+                Some(e.id.as_str()),
+                "{n:?}"
+            );
+        }
+        for p in &e.pci_ids {
+            assert_eq!(spec::resolve(p).map(|x| x.id.as_str()), Some(e.id.as_str()));
+        }
+    }
+}
+
+#[test]
+fn detection_attaches_specs() {
+    let root =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/two-socket-pci");
+    let opts = ProbeOptions {
+        root,
+        env: Some(BTreeMap::new()),
+        no_exec: true,
+        ..ProbeOptions::default()
+    };
+    let reg = ai_hwaccel::detect(&opts, &DetectOptions::default());
+    let spec_of = |id: &str| {
+        let d = reg
+            .devices
+            .iter()
+            .find(|d| d.id == id)
+            .unwrap_or_else(|| panic!("no device {id}: {:?}", reg.devices));
+        d.spec.as_ref().map(|s| s.id.clone())
+    };
+    assert_eq!(spec_of("pci:0000:1b:00.0").as_deref(), Some("h100-sxm"));
+    assert_eq!(spec_of("pci:0000:9b:00.0").as_deref(), Some("mi300x"));
+    for d in &reg.devices {
+        if d.family == Family::Cpu {
+            assert!(d.spec.is_none(), "the CPU got a spec");
+        }
+    }
+    // The attached facts survive the JSON contract.
+    let json = reg.to_json_pretty();
+    assert!(json.contains("\"memory_bandwidth_bytes_per_s\": 3350000000000"));
+}

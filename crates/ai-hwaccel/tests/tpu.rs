@@ -1,0 +1,219 @@
+//! TPU backend: every tpu-info capture, fake-root / fake-tool end-to-end runs
+//! with real PCI ids and the TPU environment, and corrupted inputs.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests build fake roots and tools and read fixtures"
+)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ai_hwaccel::detect::{ParseOutput, format};
+use ai_hwaccel::model::Family;
+use ai_hwaccel::{BackendId, BackendSet, DetectOptions, ProbeOptions, Registry, detect};
+
+const PLAIN: &str = "cloud-accelerator-diagnostics-readme__tpu-info__v6e-4chips.txt";
+const METRIC: &str = "cloud-accelerator-diagnostics-readme__tpu-info-metric-duty-hbm__8chips.txt";
+const PROCESS: &str = "cloud-accelerator-diagnostics-readme__tpu-info-process__8chips.txt";
+const VERSION: &str = "cloud-accelerator-diagnostics-readme__tpu-info-version__v6e.txt";
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/tpu-info")
+        .join(rel)
+}
+
+fn parse(bytes: &[u8]) -> ParseOutput {
+    (format("tpu-info").expect("format registered").parse)(bytes)
+}
+
+fn parse_file(rel: &str) -> ParseOutput {
+    parse(&std::fs::read(fixture(rel)).unwrap())
+}
+
+/// 31.25 GiB exactly.
+const HBM: u64 = 33_554_432_000;
+const GIB: f64 = 1_073_741_824.0;
+
+#[test]
+fn plain_view_values() {
+    let out = parse_file(PLAIN);
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.len(), 4);
+    for (i, d) in out.devices.iter().enumerate() {
+        assert_eq!(d.id, format!("tpu:{i}"));
+        assert_eq!(d.name, "Google TPU v6e");
+        assert_eq!((d.vendor.as_str(), d.family), ("google", Family::Tpu));
+        assert_eq!(d.compute_units, Some(1), "Devices column");
+        assert_eq!(d.memory_bytes, Some(HBM));
+        assert_eq!(d.extra["device_path"], format!("/dev/vfio/{i}"));
+        assert_eq!(d.extra["libtpu_version"], "0.0.19.dev20250721+nightly");
+        assert_eq!(d.extra["accelerator_type"], "v6e");
+    }
+    let used0 = (18.45 * GIB).round() as u64;
+    assert_eq!(out.devices[0].memory_free_bytes, Some(HBM - used0));
+}
+
+#[test]
+fn metric_process_and_version_views() {
+    let m = parse_file(METRIC);
+    assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+    assert_eq!(
+        m.devices.len(),
+        8,
+        "chips of the HBM table; cores are not chips"
+    );
+    assert!(m.devices.iter().all(|d| d.memory_bytes == Some(HBM)));
+    let used0 = (29.50 * GIB).round() as u64;
+    assert_eq!(m.devices[0].memory_free_bytes, Some(HBM - used0));
+
+    let p = parse_file(PROCESS);
+    assert_eq!(p.devices.len(), 8);
+    assert_eq!(p.devices[7].extra["device_path"], "/dev/vfio/7");
+    assert_eq!(p.devices[7].memory_bytes, None);
+
+    let v = parse_file(VERSION);
+    assert!(v.devices.is_empty(), "the version view lists no chips");
+    assert_eq!(v.warnings, ["no TPU chip rows found"]);
+}
+
+// ---- fake root + fake tool ------------------------------------------------
+
+fn write_script(dir: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn tpu_pci(root: &Path, addr: &str, device: &str) {
+    let dir = root.join("sys/bus/pci/devices").join(addr);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (f, v) in [
+        ("vendor", "0x1ae0"),
+        ("device", device),
+        ("class", "0x120000"),
+    ] {
+        std::fs::write(dir.join(f), format!("{v}\n")).unwrap();
+    }
+    std::os::unix::fs::symlink("../../../bus/pci/drivers/vfio-pci", dir.join("driver")).unwrap();
+}
+
+fn run(root: &Path, bin: &Path, env: &[(&str, &str)]) -> Registry {
+    let opts = ProbeOptions {
+        root: root.to_path_buf(),
+        tool_path: Some(vec![bin.to_path_buf()]),
+        env: Some(
+            env.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        ),
+        ..ProbeOptions::default()
+    };
+    let backends = BackendSet::empty()
+        .with(BackendId::Tpu)
+        .with(BackendId::Pci);
+    detect(
+        &opts,
+        &DetectOptions {
+            backends,
+            families: None,
+        },
+    )
+}
+
+#[test]
+fn v6e_host_end_to_end() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    for a in [
+        "0000:00:04.0",
+        "0000:00:05.0",
+        "0000:00:06.0",
+        "0000:00:07.0",
+    ] {
+        tpu_pci(root.path(), a, "0x006f");
+    }
+    write_script(
+        bin.path(),
+        "tpu-info",
+        &format!("cat '{}'\n", fixture(PLAIN).display()),
+    );
+    let r = run(
+        root.path(),
+        bin.path(),
+        &[("TPU_ACCELERATOR_TYPE", "v6e-4")],
+    );
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.devices.len(), 4, "{:?}", r.devices);
+    let d = r.device("pci:0000:00:05.0").unwrap();
+    assert_eq!(d.name, "Google TPU v6e");
+    assert_eq!(d.index, Some(1));
+    assert_eq!(d.memory_bytes, Some(HBM));
+    assert!(d.available, "vfio-pci is how v5e and later TPUs are used");
+    assert_eq!(d.source, "tpu-info+pci-sysfs");
+    assert_eq!(d.extra["tpu_accelerator_type"], "v6e-4");
+    assert_eq!(r.summary.accelerator_count, 4);
+    assert_eq!(r.summary.accelerator_memory_bytes, 4 * HBM);
+}
+
+#[test]
+fn v4_from_dev_nodes_and_environment_without_tool() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("dev")).unwrap();
+    for i in 0..4 {
+        std::fs::write(root.path().join(format!("dev/accel{i}")), "").unwrap();
+    }
+    let r = run(root.path(), bin.path(), &[("TPU_ACCELERATOR_TYPE", "v4-8")]);
+    assert_eq!(r.devices.len(), 4);
+    let d = r.device("tpu:3").unwrap();
+    assert_eq!(d.name, "Google TPU v4");
+    assert_eq!(d.memory_bytes, None, "unknown without tpu-info");
+    assert_eq!(d.source, "tpu-env");
+}
+
+#[test]
+fn pci_generation_without_tool() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    tpu_pci(root.path(), "0000:00:04.0", "0x0062");
+    let r = run(root.path(), bin.path(), &[]);
+    let d = r.device("pci:0000:00:04.0").unwrap();
+    assert_eq!(d.name, "Google TPU v5p");
+    assert_eq!(d.family, Family::Tpu);
+}
+
+#[test]
+fn no_tpu_evidence_means_no_tool_run() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    // A VFIO group of some other passthrough device is not TPU evidence.
+    std::fs::create_dir_all(root.path().join("dev/vfio")).unwrap();
+    std::fs::write(root.path().join("dev/vfio/0"), "").unwrap();
+    let marker = bin.path().join("ran");
+    write_script(
+        bin.path(),
+        "tpu-info",
+        &format!("touch '{}'\n", marker.display()),
+    );
+    let r = run(root.path(), bin.path(), &[]);
+    assert!(r.devices.is_empty());
+    assert!(!marker.exists());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    #[test]
+    fn truncated_or_corrupted_outputs_never_panic(cut in 0usize..2400, flip in 0usize..2400, byte in 0u8..=255) {
+        for f in [PLAIN, METRIC, PROCESS, VERSION] {
+            let mut b = std::fs::read(fixture(f)).unwrap();
+            b.truncate(cut.min(b.len()));
+            if !b.is_empty() {
+                let i = flip % b.len();
+                b[i] = byte;
+            }
+            let _ = parse(&b);
+        }
+    }
+}
