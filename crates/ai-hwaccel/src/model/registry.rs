@@ -49,6 +49,10 @@ pub struct Requirement {
     pub vendor: Option<String>,
     /// Only accelerators (not the CPU, not offload engines).
     pub accelerator_only: bool,
+    /// Only devices whose datasheet entry (the attached `spec`) says the
+    /// hardware executes this data type natively. A device with no matched
+    /// spec never satisfies it: unknown is not "yes".
+    pub dtype: Option<crate::spec::Dtype>,
 }
 
 impl Requirement {
@@ -61,6 +65,12 @@ impl Requirement {
             && self.family.is_none_or(|f| d.family == f)
             && self.vendor.as_deref().is_none_or(|v| d.vendor == v)
             && (!self.accelerator_only || d.is_accelerator())
+            && self.dtype.is_none_or(|t| {
+                d.spec
+                    .as_ref()
+                    .and_then(|s| crate::spec::by_id(&s.id))
+                    .is_some_and(|e| e.native_dtypes.contains(&t))
+            })
     }
 }
 
@@ -288,6 +298,29 @@ mod tests {
         };
         let ids: Vec<_> = r.satisfying(&req).map(|d| d.id.as_str()).collect();
         assert_eq!(ids, ["pci:0000:01:00.0"]);
+    }
+
+    #[test]
+    fn dtype_requirement_uses_the_datasheet() {
+        use crate::spec::{Dtype, by_id};
+        let mut r = sample();
+        r.devices[1].spec = Some(by_id("h100-sxm").unwrap().to_ref());
+        r.devices[2].spec = Some(by_id("a100-40gb").unwrap().to_ref());
+        let fp8 = Requirement {
+            dtype: Some(Dtype::Fp8),
+            ..Default::default()
+        };
+        let ids: Vec<_> = r.satisfying(&fp8).map(|d| d.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["pci:0000:01:00.0"],
+            "A100 has no native fp8; unknown spec never matches"
+        );
+        let bf16 = Requirement {
+            dtype: Some(Dtype::Bf16),
+            ..Default::default()
+        };
+        assert_eq!(r.satisfying(&bf16).count(), 2);
     }
 
     #[test]
