@@ -39,6 +39,11 @@ pub fn parse_hex(s: &str) -> Option<u32> {
     u32::from_str_radix(t, 16).ok()
 }
 
+/// [`parse_hex`] for 16-bit ids (PCI vendor/device ids); larger values are `None`.
+pub fn parse_hex_u16(s: &str) -> Option<u16> {
+    parse_hex(s).and_then(|v| u16::try_from(v).ok())
+}
+
 /// Parse a PCIe link speed file (`16.0 GT/s PCIe`, `8 GT/s`, `2.5 GT/s`) into
 /// GT/s. `Unknown` and anything unparsable are `None`.
 pub fn parse_link_speed(s: &str) -> Option<f64> {

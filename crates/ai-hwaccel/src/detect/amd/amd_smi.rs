@@ -149,15 +149,6 @@ fn first_text(v: &Value, paths: &[&[&str]]) -> Option<String> {
     paths.iter().find_map(|p| text_at(v, p))
 }
 
-fn hex_u16(s: &str) -> Option<u16> {
-    let t = s.trim();
-    let t = t
-        .strip_prefix("0x")
-        .or_else(|| t.strip_prefix("0X"))
-        .unwrap_or(t);
-    u16::from_str_radix(t, 16).ok()
-}
-
 /// Watts from `550 W` / `550`.
 fn watts(s: &str) -> Option<f64> {
     let n = s.trim().trim_end_matches('W').trim();
@@ -172,8 +163,10 @@ pub fn gpu_from_tree(rec: &Value) -> ToolGpu {
         .and_then(|i| u32::try_from(i).ok());
     let address: Option<PciAddress> =
         first_text(rec, &[&["bus", "bdf"], &["bdf"]]).and_then(|s| s.parse().ok());
-    let device_id = text_at(rec, &["asic", "device_id"]).and_then(|s| hex_u16(&s));
-    let market = text_at(rec, &["asic", "market_name"]).filter(|s| hex_u16(s).is_none());
+    let device_id =
+        text_at(rec, &["asic", "device_id"]).and_then(|s| crate::detect::sysfs::parse_hex_u16(&s));
+    let market = text_at(rec, &["asic", "market_name"])
+        .filter(|s| crate::detect::sysfs::parse_hex_u16(s).is_none());
     let product = text_at(rec, &["board", "product_name"]).filter(|s| !is_placeholder(s));
     let name = amd_name(market.as_deref().or(product.as_deref()), device_id);
     let id = match address {

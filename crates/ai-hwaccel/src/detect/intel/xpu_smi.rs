@@ -47,15 +47,6 @@ fn text(o: &Value, key: &str) -> Option<String> {
     }
 }
 
-fn hex_u16(s: &str) -> Option<u16> {
-    let t = s.trim();
-    let t = t
-        .strip_prefix("0x")
-        .or_else(|| t.strip_prefix("0X"))
-        .unwrap_or(t);
-    u16::from_str_radix(t, 16).ok()
-}
-
 fn gpu(o: &Value) -> XpuGpu {
     XpuGpu {
         index: o
@@ -64,7 +55,8 @@ fn gpu(o: &Value) -> XpuGpu {
             .and_then(|i| u32::try_from(i).ok()),
         name: text(o, "device_name"),
         address: text(o, "pci_bdf_address").and_then(|s| s.parse().ok()),
-        pci_device_id: text(o, "pci_device_id").and_then(|s| hex_u16(&s)),
+        pci_device_id: text(o, "pci_device_id")
+            .and_then(|s| crate::detect::sysfs::parse_hex_u16(&s)),
         uuid: text(o, "uuid"),
         memory_bytes: text(o, "memory_physical_size_byte")
             .and_then(|s| s.parse::<u64>().ok())

@@ -6,6 +6,7 @@
 //! `*_uncorrectable*` counters), so each fact is looked up along every path
 //! it has had. Absent and `N/A` values stay `None`.
 
+use crate::detect::sysfs::parse_hex;
 use roxmltree::{Document, Node};
 
 use crate::detect::ParseOutput;
@@ -154,8 +155,9 @@ fn parse_gpu(g: Node, pos: usize, warnings: &mut Vec<String>) -> Option<Device> 
         max_speed_gts: sub("pcie_gen", "max_link_gen").and_then(gen_to_gts),
         max_width: sub("link_widths", "max_link_width").filter(|&w| w > 0),
     };
-    let dev_id = raw_of(g, &["pci", "pci_device_id"]).and_then(parse_hex32);
-    let subsys = raw_of(g, &["pci", "pci_sub_system_id"]).and_then(parse_hex32);
+    let dev_id = raw_of(g, &["pci", "pci_device_id"]).and_then(|v| known(v).and_then(parse_hex));
+    let subsys =
+        raw_of(g, &["pci", "pci_sub_system_id"]).and_then(|v| known(v).and_then(parse_hex));
     d.pci = tool_pci_info(dev_id, subsys, link);
     d.power_limit_watts = ["power_readings", "gpu_power_readings"]
         .iter()
@@ -188,16 +190,6 @@ fn parse_gpu(g: Node, pos: usize, warnings: &mut Vec<String>) -> Option<Device> 
     }
     d.links = nvlinks(g);
     Some(d)
-}
-
-/// `0x20B010DE` or `20B010DE`.
-fn parse_hex32(v: &str) -> Option<u32> {
-    let t = known(v)?;
-    let t = t
-        .strip_prefix("0x")
-        .or_else(|| t.strip_prefix("0X"))
-        .unwrap_or(t);
-    u32::from_str_radix(t, 16).ok()
 }
 
 /// Volatile uncorrected ECC errors: `volatile/double_bit/total` (DTD v10/v11
