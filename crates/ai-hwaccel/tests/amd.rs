@@ -6,6 +6,9 @@
     reason = "tests build fake roots and read fixtures"
 )]
 
+mod support;
+use support::FakePci;
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -245,20 +248,15 @@ fn mkpci(
     driver: Option<&str>,
     numa: i32,
 ) -> PathBuf {
-    let d = root.join("sys/devices/pci0000:00").join(addr);
-    std::fs::create_dir_all(&d).unwrap();
-    for (f, v) in [
-        ("vendor", format!("0x{vendor}\n")),
-        ("device", format!("0x{device}\n")),
-        ("class", format!("0x{class}\n")),
-        ("numa_node", format!("{numa}\n")),
-        ("current_link_speed", "16.0 GT/s PCIe\n".to_string()),
-        ("current_link_width", "16\n".to_string()),
-    ] {
-        std::fs::write(d.join(f), v).unwrap();
+    FakePci {
+        vendor,
+        device,
+        class,
+        driver,
+        numa: Some(numa),
+        link: true,
     }
-    link_pci(root, addr, driver);
-    d
+    .write(root, addr)
 }
 
 fn link_pci(root: &Path, addr: &str, driver: Option<&str>) {

@@ -5,6 +5,9 @@
     reason = "tests build fake roots and read fixtures"
 )]
 
+mod support;
+use support::write_script;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -264,13 +267,6 @@ fn family_filter_and_backend_selection() {
     );
     assert_eq!(r.devices.len(), 1);
     assert!(ai_hwaccel::BackendSet::parse("system,warp-drive").is_err());
-}
-
-fn write_script(dir: &Path, name: &str, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 fn tool_probe(dir: &Path, timeout: Duration, cap: usize) -> LiveProbe {

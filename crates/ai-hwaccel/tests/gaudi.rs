@@ -6,21 +6,17 @@
     reason = "tests build fake roots and tools and read fixtures"
 )]
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod support;
+use support::{detect_fake, fixture, write_script};
+
+use std::path::Path;
 
 use ai_hwaccel::detect::{ParseOutput, format};
 use ai_hwaccel::model::Family;
-use ai_hwaccel::{BackendId, BackendSet, DetectOptions, ProbeOptions, Registry, detect};
+use ai_hwaccel::{BackendId, Registry};
 
 const TABLE: &str = "hl-smi/intel-openshift-doc__hl-smi__2x-gaudi2-hl225__1.17.1.txt";
 const MIB: u64 = 1_048_576;
-
-fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
-}
 
 fn parse(name: &str, bytes: &[u8]) -> ParseOutput {
     (format(name).expect("format registered").parse)(bytes)
@@ -79,13 +75,6 @@ fn csv_columns_by_header_name() {
 
 // ---- fake root + fake tool ------------------------------------------------
 
-fn write_script(dir: &Path, name: &str, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// Two Gaudi2 functions (1da3:1020, pci.ids) bound to habanalabs, with the
 /// accel class entries the driver creates.
 fn gaudi_root(root: &Path) {
@@ -119,26 +108,7 @@ fn gaudi_root(root: &Path) {
 }
 
 fn run(root: &Path, bin: &Path, env: &[(&str, &str)]) -> Registry {
-    let opts = ProbeOptions {
-        root: root.to_path_buf(),
-        tool_path: Some(vec![bin.to_path_buf()]),
-        env: Some(
-            env.iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-        ),
-        ..ProbeOptions::default()
-    };
-    let backends = BackendSet::empty()
-        .with(BackendId::Gaudi)
-        .with(BackendId::Pci);
-    detect(
-        &opts,
-        &DetectOptions {
-            backends,
-            families: None,
-        },
-    )
+    detect_fake(root, bin, env, &[BackendId::Gaudi, BackendId::Pci])
 }
 
 #[test]

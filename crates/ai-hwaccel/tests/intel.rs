@@ -6,6 +6,9 @@
     reason = "tests build fake roots and read fixtures"
 )]
 
+mod support;
+use support::FakePci;
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -51,29 +54,16 @@ proptest::proptest! {
 }
 
 fn mkpci(root: &Path, addr: &str, device: &str, class: &str, driver: &str, numa: i32) -> PathBuf {
-    let d = root.join("sys/devices/pci0000:00").join(addr);
-    std::fs::create_dir_all(&d).unwrap();
-    for (f, v) in [
-        ("vendor", "0x8086\n".to_string()),
-        ("device", format!("0x{device}\n")),
-        ("class", format!("0x{class}\n")),
-        ("numa_node", format!("{numa}\n")),
-    ] {
-        std::fs::write(d.join(f), v).unwrap();
+    let vendor = "8086";
+    FakePci {
+        vendor,
+        device,
+        class,
+        driver: Some(driver),
+        numa: Some(numa),
+        link: false,
     }
-    std::fs::create_dir_all(root.join("sys/bus/pci/drivers").join(driver)).unwrap();
-    std::os::unix::fs::symlink(
-        format!("../../../../bus/pci/drivers/{driver}"),
-        d.join("driver"),
-    )
-    .unwrap();
-    std::fs::create_dir_all(root.join("sys/bus/pci/devices")).unwrap();
-    std::os::unix::fs::symlink(
-        format!("../../../devices/pci0000:00/{addr}"),
-        root.join("sys/bus/pci/devices").join(addr),
-    )
-    .unwrap();
-    d
+    .write(root, addr)
 }
 
 fn drm_card(root: &Path, card: &str, addr: &str) {

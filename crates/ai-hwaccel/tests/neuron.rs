@@ -6,12 +6,14 @@
     reason = "tests build fake roots and tools and read fixtures"
 )]
 
-use std::collections::BTreeMap;
+mod support;
+use support::{detect_fake, write_script};
+
 use std::path::{Path, PathBuf};
 
 use ai_hwaccel::detect::{ParseOutput, format};
 use ai_hwaccel::model::Family;
-use ai_hwaccel::{BackendId, BackendSet, DetectOptions, ProbeOptions, Registry, detect};
+use ai_hwaccel::{BackendId, Registry};
 
 const GIB: u64 = 1 << 30;
 
@@ -208,13 +210,6 @@ fn json_shape() {
 
 // ---- fake root + fake tool ------------------------------------------------
 
-fn write_script(dir: &Path, name: &str, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// A trn1.2xlarge: one Trainium (1d0f:7164) at 0000:00:1e.0 bound to `neuron`.
 fn trn1_root(root: &Path, driver: Option<&str>) {
     let dir = root.join("sys/bus/pci/devices/0000:00:1e.0");
@@ -240,22 +235,7 @@ fn trn1_root(root: &Path, driver: Option<&str>) {
 }
 
 fn run(root: &Path, bin: &Path) -> Registry {
-    let opts = ProbeOptions {
-        root: root.to_path_buf(),
-        tool_path: Some(vec![bin.to_path_buf()]),
-        env: Some(BTreeMap::new()),
-        ..ProbeOptions::default()
-    };
-    let backends = BackendSet::empty()
-        .with(BackendId::Neuron)
-        .with(BackendId::Pci);
-    detect(
-        &opts,
-        &DetectOptions {
-            backends,
-            families: None,
-        },
-    )
+    detect_fake(root, bin, &[], &[BackendId::Neuron, BackendId::Pci])
 }
 
 #[test]

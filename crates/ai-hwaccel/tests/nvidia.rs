@@ -3,6 +3,9 @@
 //! end-to-end detection over a fake sysfs root with a fake `nvidia-smi`.
 #![allow(clippy::disallowed_methods, reason = "tests build fake roots")]
 
+mod support;
+use support::FakePci;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -490,32 +493,19 @@ proptest::proptest! {
 // ---------------------------------------------------------------------------
 // End to end: fake sysfs root + fake nvidia-smi on the tool path.
 
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 /// A PCI function shaped like `roots/make-roots.sh` makes them.
 fn mkpci(root: &Path, addr: &str, device: &str, numa: u32, driver: &str) {
-    let d = root.join("sys/devices/pci0000:00").join(addr);
-    write(&d.join("vendor"), "0x10de\n");
-    write(&d.join("device"), &format!("0x{device}\n"));
-    write(&d.join("class"), "0x030200\n");
-    write(&d.join("numa_node"), &format!("{numa}\n"));
-    write(&d.join("current_link_speed"), "16.0 GT/s PCIe\n");
-    write(&d.join("current_link_width"), "16\n");
-    std::fs::create_dir_all(root.join("sys/bus/pci/drivers").join(driver)).unwrap();
-    std::os::unix::fs::symlink(
-        format!("../../../../bus/pci/drivers/{driver}"),
-        d.join("driver"),
-    )
-    .unwrap();
-    std::fs::create_dir_all(root.join("sys/bus/pci/devices")).unwrap();
-    std::os::unix::fs::symlink(
-        format!("../../../devices/pci0000:00/{addr}"),
-        root.join("sys/bus/pci/devices").join(addr),
-    )
-    .unwrap();
+    let numa = Some(numa as i32);
+    let (vendor, class, driver) = ("10de", "030200", Some(driver));
+    FakePci {
+        vendor,
+        device,
+        class,
+        driver,
+        numa,
+        link: true,
+    }
+    .write(root, addr);
 }
 
 fn fake_smi(bin: &Path, xml: &Path) {

@@ -6,8 +6,10 @@
     reason = "tests build fake roots and tools, read fixtures and run the real tool"
 )]
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod support;
+use support::{detect_fake, fixture, write_script};
+
+use std::path::Path;
 
 use ai_hwaccel::detect::{ParseOutput, format};
 use ai_hwaccel::model::Family;
@@ -15,12 +17,6 @@ use ai_hwaccel::{BackendId, BackendSet, DetectOptions, ProbeOptions, Registry, d
 
 const POCL: &str = "clinfo/debian12-pocl-3.1__clinfo-raw__pocl-cpu.txt";
 const APP_SDK: &str = "clinfo/hsa-microbench__amd-app-sdk-clinfo__a10-7850k-apu-spectre.txt";
-
-fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
-}
 
 fn parse(bytes: &[u8]) -> ParseOutput {
     (format("clinfo").expect("format registered").parse)(bytes)
@@ -75,13 +71,6 @@ fn amd_app_sdk_report_gives_the_apu_gpu_and_a_cpu_note() {
 
 // ---- fake root + fake tool ------------------------------------------------
 
-fn write_script(dir: &Path, name: &str, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 fn pci(root: &Path, addr: &str, vendor: &str, device: &str, class: &str, driver: &str) {
     let dir = root.join("sys/bus/pci/devices").join(addr);
     std::fs::create_dir_all(&dir).unwrap();
@@ -95,23 +84,12 @@ fn pci(root: &Path, addr: &str, vendor: &str, device: &str, class: &str, driver:
     .unwrap();
 }
 
-fn detect_fake(root: &Path, bin: &Path) -> Registry {
-    let opts = ProbeOptions {
-        root: root.to_path_buf(),
-        tool_path: Some(vec![bin.to_path_buf()]),
-        env: Some(BTreeMap::new()),
-        ..ProbeOptions::default()
-    };
-    let backends = BackendSet::empty()
-        .with(BackendId::System)
-        .with(BackendId::OpenCl)
-        .with(BackendId::Pci);
-    detect(
-        &opts,
-        &DetectOptions {
-            backends,
-            families: None,
-        },
+fn detect_opencl(root: &Path, bin: &Path) -> Registry {
+    detect_fake(
+        root,
+        bin,
+        &[],
+        &[BackendId::System, BackendId::OpenCl, BackendId::Pci],
     )
 }
 
@@ -168,7 +146,7 @@ fn gpu_merges_into_its_pci_device_by_topology() {
     let out = bin.path().join("out.txt");
     std::fs::write(&out, rocm_plus_pocl()).unwrap();
     write_script(bin.path(), "clinfo", &format!("cat '{}'\n", out.display()));
-    let r = detect_fake(root.path(), bin.path());
+    let r = detect_opencl(root.path(), bin.path());
     let mine: Vec<_> = r
         .warnings
         .iter()
@@ -205,7 +183,7 @@ fn gpu_without_address_pairs_only_when_unique() {
     let out = bin.path().join("out.txt");
     std::fs::write(&out, &text).unwrap();
     write_script(bin.path(), "clinfo", &format!("cat '{}'\n", out.display()));
-    let r = detect_fake(root.path(), bin.path());
+    let r = detect_opencl(root.path(), bin.path());
     assert!(
         r.device("pci:0000:03:00.0")
             .unwrap()
@@ -222,7 +200,7 @@ fn gpu_without_address_pairs_only_when_unique() {
         "0x120000",
         "amdgpu",
     );
-    let r = detect_fake(root.path(), bin.path());
+    let r = detect_opencl(root.path(), bin.path());
     assert!(r.device("opencl:0:0").is_some(), "{:?}", r.devices);
     assert!(
         r.warnings

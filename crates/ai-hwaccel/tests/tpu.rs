@@ -5,12 +5,14 @@
     reason = "tests build fake roots and tools and read fixtures"
 )]
 
-use std::collections::BTreeMap;
+mod support;
+use support::{detect_fake, write_script};
+
 use std::path::{Path, PathBuf};
 
 use ai_hwaccel::detect::{ParseOutput, format};
 use ai_hwaccel::model::Family;
-use ai_hwaccel::{BackendId, BackendSet, DetectOptions, ProbeOptions, Registry, detect};
+use ai_hwaccel::{BackendId, Registry};
 
 const PLAIN: &str = "cloud-accelerator-diagnostics-readme__tpu-info__v6e-4chips.txt";
 const METRIC: &str = "cloud-accelerator-diagnostics-readme__tpu-info-metric-duty-hbm__8chips.txt";
@@ -79,13 +81,6 @@ fn metric_process_and_version_views() {
 
 // ---- fake root + fake tool ------------------------------------------------
 
-fn write_script(dir: &Path, name: &str, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 fn tpu_pci(root: &Path, addr: &str, device: &str) {
     let dir = root.join("sys/bus/pci/devices").join(addr);
     std::fs::create_dir_all(&dir).unwrap();
@@ -100,26 +95,7 @@ fn tpu_pci(root: &Path, addr: &str, device: &str) {
 }
 
 fn run(root: &Path, bin: &Path, env: &[(&str, &str)]) -> Registry {
-    let opts = ProbeOptions {
-        root: root.to_path_buf(),
-        tool_path: Some(vec![bin.to_path_buf()]),
-        env: Some(
-            env.iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-        ),
-        ..ProbeOptions::default()
-    };
-    let backends = BackendSet::empty()
-        .with(BackendId::Tpu)
-        .with(BackendId::Pci);
-    detect(
-        &opts,
-        &DetectOptions {
-            backends,
-            families: None,
-        },
-    )
+    detect_fake(root, bin, env, &[BackendId::Tpu, BackendId::Pci])
 }
 
 #[test]

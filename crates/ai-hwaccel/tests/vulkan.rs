@@ -6,18 +6,14 @@
     reason = "tests build fake roots and tools, read fixtures and run the real tool"
 )]
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod support;
+use support::{detect_fake, fixture, write_script};
+
+use std::path::PathBuf;
 
 use ai_hwaccel::detect::format;
 use ai_hwaccel::model::Family;
 use ai_hwaccel::{BackendId, BackendSet, DetectOptions, ProbeOptions, Registry, detect};
-
-fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
-}
 
 const SUMMARY: &str = "vulkaninfo/debian12-mesa-22.3.6__vulkaninfo-summary__llvmpipe.txt";
 const FULL: &str = "vulkaninfo/debian12-mesa-22.3.6__vulkaninfo-text__llvmpipe.txt";
@@ -102,31 +98,13 @@ impl Fake {
     }
 
     fn detect(&self) -> Registry {
-        let opts = ProbeOptions {
-            root: self.root.path().to_path_buf(),
-            tool_path: Some(vec![self.bin.path().to_path_buf()]),
-            env: Some(BTreeMap::new()),
-            ..ProbeOptions::default()
-        };
-        let backends = BackendSet::empty()
-            .with(BackendId::System)
-            .with(BackendId::Vulkan)
-            .with(BackendId::Pci);
-        detect(
-            &opts,
-            &DetectOptions {
-                backends,
-                families: None,
-            },
+        detect_fake(
+            self.root.path(),
+            self.bin.path(),
+            &[],
+            &[BackendId::System, BackendId::Vulkan, BackendId::Pci],
         )
     }
-}
-
-fn write_script(dir: &Path, name: &str, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// A summary in vulkaninfo 1.3's layout (the layout of the real capture)
