@@ -14,6 +14,7 @@
 
 pub mod detect;
 pub mod model;
+pub mod plan;
 pub mod probe;
 pub mod spec;
 

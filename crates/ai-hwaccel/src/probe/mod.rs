@@ -8,6 +8,7 @@
 //! `std::process` (clippy's `disallowed-methods` enforces it).
 
 mod exec;
+pub mod files;
 mod live;
 mod snapshot;
 

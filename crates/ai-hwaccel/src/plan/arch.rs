@@ -1,0 +1,721 @@
+//! A transformer's architecture ([`ModelSpec`]) and the exact accounting
+//! derived from it: parameter counts (total and active per token), bytes of
+//! KV cache per token, and the size of every layer.
+//!
+//! # Parameter formulas
+//!
+//! Counts follow the tensors of the Hugging Face `transformers` modelling
+//! code for each family (the tensors a checkpoint stores), so that the total
+//! equals the sum of a safetensors header's tensor sizes:
+//!
+//! - attention (MHA/GQA): `q: h·(n_h·d)`, `k, v: h·(n_kv·d)`, `o: (n_h·d)·h`,
+//!   plus biases where the family has them (`q,k,v` for Qwen2, all four for OPT);
+//!   q/k norms of `d` each for Qwen3 and Gemma 3.
+//! - multi-head latent attention (DeepSeek-V2 paper, arXiv:2405.04434 §2.1,
+//!   `modeling_deepseek_v3.py`): `q_a: h·r_q`, `q_a_norm: r_q`,
+//!   `q_b: r_q·n_h·(d_nope+d_rope)` (or `q: h·n_h·(d_nope+d_rope)` without a
+//!   query LoRA), `kv_a: h·(r_kv+d_rope)`, `kv_a_norm: r_kv`,
+//!   `kv_b: r_kv·n_h·(d_nope+d_v)`, `o: n_h·d_v·h`.
+//! - gated MLP (SwiGLU/GeGLU): `3·h·i`; plain MLP (OPT): `2·h·i + i + h`.
+//! - MoE layer: router `h·E` (+`E` correction bias for DeepSeek-V3), `E`
+//!   experts of `3·h·i_e`, shared experts of `3·h·i_s` each (+ a `h` gate for
+//!   Qwen2-MoE's shared expert).
+//! - norms: `h` per RMSNorm, `2h` per LayerNorm; embeddings `V·h`; the LM
+//!   head `V·h` unless tied; OPT's learned positions `P·h`.
+//!
+//! Active parameters per token (Mixtral's "12.9B active of 46.7B",
+//! DeepSeek-V3's "37B activated") count every non-expert tensor plus `k` of
+//! the `E` routed experts.
+//!
+//! # KV cache
+//!
+//! Per token and layer, standard attention caches keys and values:
+//! `2 · n_kv · d` elements (GQA, Ainslie et al. 2023, arXiv:2305.13245).
+//! MLA caches the compressed latent and the decoupled RoPE key:
+//! `r_kv + d_rope` elements (DeepSeek-V2 paper §2.1.4, Table 1), shared by all
+//! heads and so never divided by tensor parallelism. A sliding-window layer
+//! keeps at most `window` tokens (Mistral 7B paper, arXiv:2310.06825 §2).
+
+use serde::{Deserialize, Serialize};
+
+/// The feed-forward block of a dense layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MlpKind {
+    /// Gate, up and down projections (SwiGLU, GeGLU): three `h × i` matrices.
+    Gated,
+    /// Up and down projections with biases (OPT, GPT-2 style): two matrices.
+    Plain,
+}
+
+/// The normalisation layers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NormKind {
+    /// RMSNorm: a weight of `h`.
+    Rms,
+    /// LayerNorm: a weight and a bias of `h` each.
+    Layer,
+}
+
+impl NormKind {
+    fn params(self, width: u64) -> u64 {
+        match self {
+            NormKind::Rms => width,
+            NormKind::Layer => 2 * width,
+        }
+    }
+}
+
+/// Mixture-of-experts feed-forward layers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Moe {
+    /// Routed experts per MoE layer.
+    pub num_experts: u32,
+    /// Routed experts each token uses.
+    pub experts_per_token: u32,
+    /// Intermediate size of one routed expert.
+    pub expert_intermediate_size: u64,
+    /// Shared experts every token uses (DeepSeek, Qwen2-MoE).
+    #[serde(default)]
+    pub shared_experts: u32,
+    /// Intermediate size of one shared expert (defaults to the routed one).
+    #[serde(default)]
+    pub shared_expert_intermediate_size: Option<u64>,
+    /// A sigmoid gate of `h` on the shared expert's output (Qwen2-MoE).
+    #[serde(default)]
+    pub shared_expert_gate: bool,
+    /// Leading layers that stay dense (DeepSeek `first_k_dense_replace`).
+    #[serde(default)]
+    pub dense_layers: u32,
+    /// A per-expert router bias (DeepSeek-V3 `e_score_correction_bias`).
+    #[serde(default)]
+    pub router_bias: bool,
+}
+
+/// Multi-head latent attention (DeepSeek-V2/V3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Mla {
+    /// Rank of the query compression (`None`: a plain query projection).
+    pub q_lora_rank: Option<u64>,
+    /// Rank of the joint key/value compression (the cached latent).
+    pub kv_lora_rank: u64,
+    /// Per-head query/key dimension without rotary embedding.
+    pub qk_nope_head_dim: u64,
+    /// Per-head dimension of the decoupled rotary key (cached once per token).
+    pub qk_rope_head_dim: u64,
+    /// Per-head value dimension.
+    pub v_head_dim: u64,
+}
+
+/// Local attention over a window of recent tokens on some layers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SlidingWindow {
+    /// Tokens a sliding layer attends to (and caches).
+    pub window: u64,
+    /// How many layers use the window; the rest attend globally.
+    pub layers: u32,
+}
+
+/// A decoder-only transformer's architecture: everything memory and
+/// throughput depend on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Display name (catalog id, or the file it was read from).
+    #[serde(default)]
+    pub name: String,
+    /// Architecture family (`llama`, `qwen2`, `deepseek_v3`, … the Hugging
+    /// Face `model_type`; `generic` for a bare size).
+    pub architecture: String,
+    /// True when the architecture is a guess from a bare size, not real.
+    #[serde(default)]
+    pub approximate: bool,
+    /// Decoder layers.
+    pub num_layers: u32,
+    /// Model width `h`.
+    pub hidden_size: u64,
+    /// Intermediate size of a dense MLP.
+    pub intermediate_size: u64,
+    /// Query heads.
+    pub num_attention_heads: u32,
+    /// Key/value heads (equal to the query heads for MHA, 1 for MQA).
+    pub num_kv_heads: u32,
+    /// Per-head dimension (not always `h / heads`: Gemma, Qwen3).
+    pub head_dim: u64,
+    /// Vocabulary size (rows of the embedding).
+    pub vocab_size: u64,
+    /// Whether the LM head shares the embedding matrix.
+    #[serde(default)]
+    pub tied_embeddings: bool,
+    /// Feed-forward kind.
+    #[serde(default = "default_mlp")]
+    pub mlp: MlpKind,
+    /// Normalisation kind.
+    #[serde(default = "default_norm")]
+    pub norm: NormKind,
+    /// Norm layers per decoder layer (2; 4 for Gemma 2/3's sandwich norms).
+    #[serde(default = "default_norms_per_layer")]
+    pub norms_per_layer: u32,
+    /// Per-head RMSNorm on queries and keys (Qwen3, Gemma 3).
+    #[serde(default)]
+    pub qk_norm: bool,
+    /// Biases on the q/k/v projections.
+    #[serde(default)]
+    pub qkv_bias: bool,
+    /// Bias on the attention output projection.
+    #[serde(default)]
+    pub attention_output_bias: bool,
+    /// Biases on the MLP projections.
+    #[serde(default)]
+    pub mlp_bias: bool,
+    /// Rows of a learned position embedding table (OPT), if any.
+    #[serde(default)]
+    pub learned_positions: Option<u64>,
+    /// Mixture of experts, if any.
+    #[serde(default)]
+    pub moe: Option<Moe>,
+    /// Multi-head latent attention, if used.
+    #[serde(default)]
+    pub mla: Option<Mla>,
+    /// Sliding-window attention, if used.
+    #[serde(default)]
+    pub sliding_window: Option<SlidingWindow>,
+    /// Longest context the model is configured for.
+    #[serde(default)]
+    pub max_context: Option<u64>,
+    /// Data type the weights were published in (`bf16`, `fp16`, `fp32`).
+    #[serde(default)]
+    pub torch_dtype: Option<String>,
+}
+
+fn default_mlp() -> MlpKind {
+    MlpKind::Gated
+}
+
+fn default_norm() -> NormKind {
+    NormKind::Rms
+}
+
+fn default_norms_per_layer() -> u32 {
+    2
+}
+
+/// What kind of attention a layer has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AttentionKind {
+    /// Attends to the whole context.
+    Global,
+    /// Attends to the sliding window.
+    Sliding,
+}
+
+/// Parameters of one decoder layer, split the way sharding treats them.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct LayerParams {
+    /// Attention projections that tensor parallelism splits by heads.
+    pub attention_sharded: u64,
+    /// Key/value projections (split by KV heads, replicated beyond them).
+    pub attention_kv: u64,
+    /// Attention tensors every tensor-parallel rank holds whole (MLA's
+    /// down-projections and their norms, biases of row-parallel outputs).
+    pub attention_replicated: u64,
+    /// Dense MLP or shared experts (split by tensor parallelism).
+    pub mlp: u64,
+    /// All routed experts (split by tensor or expert parallelism).
+    pub experts: u64,
+    /// Routed experts one token uses.
+    pub experts_active: u64,
+    /// Norms, router and other replicated tensors.
+    pub replicated: u64,
+}
+
+impl LayerParams {
+    /// Every parameter of the layer.
+    pub fn total(&self) -> u64 {
+        self.attention_sharded
+            + self.attention_kv
+            + self.attention_replicated
+            + self.mlp
+            + self.experts
+            + self.replicated
+    }
+
+    /// Parameters one token uses.
+    pub fn active(&self) -> u64 {
+        self.total() - self.experts + self.experts_active
+    }
+
+    /// Parameters in matrices a weight quantizer converts (the projections
+    /// and experts; not norms, routers or biases, which stay 16-bit).
+    pub fn quantizable(&self) -> u64 {
+        self.attention_sharded + self.attention_kv + self.mlp + self.experts
+    }
+}
+
+/// One layer as `ai-hwaccel model` lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LayerInfo {
+    /// Layer index.
+    pub index: u32,
+    /// Attention kind.
+    pub attention: AttentionKind,
+    /// Whether the feed-forward block is a mixture of experts.
+    pub moe: bool,
+    /// Parameters.
+    pub parameters: u64,
+    /// Parameters one token uses.
+    pub active_parameters: u64,
+    /// KV cache elements per token (multiply by the KV dtype's bytes).
+    pub kv_elements_per_token: u64,
+}
+
+/// An architecture that cannot be used, with the field at fault.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("invalid model architecture: {field}: {reason}")]
+pub struct ArchError {
+    /// The offending field (`num_kv_heads`).
+    pub field: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+fn arch_err(field: &'static str, reason: impl Into<String>) -> ArchError {
+    ArchError {
+        field,
+        reason: reason.into(),
+    }
+}
+
+/// Largest values accepted, far above any real model; they keep products
+/// of fields well inside `u64`.
+const MAX_DIM: u64 = 1 << 24;
+const MAX_LAYERS: u32 = 10_000;
+const MAX_VOCAB: u64 = 1 << 24;
+const MAX_EXPERTS: u32 = 1 << 16;
+
+impl ModelSpec {
+    /// Check that the fields describe a usable model (non-zero dimensions,
+    /// KV heads dividing query heads, experts per token within experts,
+    /// sizes bounded), naming the field at fault.
+    pub fn validate(&self) -> Result<(), ArchError> {
+        let dim = |field: &'static str, v: u64| {
+            if v == 0 || v > MAX_DIM {
+                Err(arch_err(field, format!("{v} is outside 1..={MAX_DIM}")))
+            } else {
+                Ok(())
+            }
+        };
+        if self.num_layers == 0 || self.num_layers > MAX_LAYERS {
+            return Err(arch_err(
+                "num_layers",
+                format!("{} is outside 1..={MAX_LAYERS}", self.num_layers),
+            ));
+        }
+        dim("hidden_size", self.hidden_size)?;
+        dim("intermediate_size", self.intermediate_size)?;
+        dim("head_dim", self.head_dim)?;
+        dim("num_attention_heads", u64::from(self.num_attention_heads))?;
+        dim("num_kv_heads", u64::from(self.num_kv_heads))?;
+        if self.vocab_size == 0 || self.vocab_size > MAX_VOCAB {
+            return Err(arch_err(
+                "vocab_size",
+                format!("{} is outside 1..={MAX_VOCAB}", self.vocab_size),
+            ));
+        }
+        if self.num_attention_heads % self.num_kv_heads != 0 {
+            return Err(arch_err(
+                "num_kv_heads",
+                format!(
+                    "{} does not divide num_attention_heads {}",
+                    self.num_kv_heads, self.num_attention_heads
+                ),
+            ));
+        }
+        if self.norms_per_layer > 8 {
+            return Err(arch_err("norms_per_layer", "more than 8"));
+        }
+        if let Some(p) = self.learned_positions {
+            dim("learned_positions", p)?;
+        }
+        if let Some(m) = &self.moe {
+            if m.num_experts == 0 || m.num_experts > MAX_EXPERTS {
+                return Err(arch_err(
+                    "moe.num_experts",
+                    format!("{} is outside 1..={MAX_EXPERTS}", m.num_experts),
+                ));
+            }
+            if m.experts_per_token == 0 || m.experts_per_token > m.num_experts {
+                return Err(arch_err(
+                    "moe.experts_per_token",
+                    format!(
+                        "{} is outside 1..={} (num_experts)",
+                        m.experts_per_token, m.num_experts
+                    ),
+                ));
+            }
+            dim("moe.expert_intermediate_size", m.expert_intermediate_size)?;
+            if let Some(s) = m.shared_expert_intermediate_size {
+                dim("moe.shared_expert_intermediate_size", s)?;
+            }
+            if m.shared_experts > 64 {
+                return Err(arch_err("moe.shared_experts", "more than 64"));
+            }
+            if m.dense_layers > self.num_layers {
+                return Err(arch_err("moe.dense_layers", "more than num_layers"));
+            }
+        }
+        if let Some(m) = &self.mla {
+            if let Some(r) = m.q_lora_rank {
+                dim("mla.q_lora_rank", r)?;
+            }
+            dim("mla.kv_lora_rank", m.kv_lora_rank)?;
+            dim("mla.qk_nope_head_dim", m.qk_nope_head_dim)?;
+            dim("mla.qk_rope_head_dim", m.qk_rope_head_dim)?;
+            dim("mla.v_head_dim", m.v_head_dim)?;
+        }
+        if let Some(w) = &self.sliding_window {
+            if w.window == 0 {
+                return Err(arch_err("sliding_window.window", "zero"));
+            }
+            if w.layers > self.num_layers {
+                return Err(arch_err("sliding_window.layers", "more than num_layers"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether layer `i` feeds a mixture of experts.
+    pub fn is_moe_layer(&self, i: u32) -> bool {
+        self.moe.as_ref().is_some_and(|m| i >= m.dense_layers)
+    }
+
+    /// The attention of layer `i`. Sliding layers are spread as the families
+    /// that use them place them: all layers when every layer slides (Mistral
+    /// v0.1), otherwise every group of `L / global` layers ends in a global
+    /// one (Gemma 2: alternate; Gemma 3: five local, one global).
+    pub fn attention_kind(&self, i: u32) -> AttentionKind {
+        let Some(w) = &self.sliding_window else {
+            return AttentionKind::Global;
+        };
+        let global = self.num_layers - w.layers;
+        if global == 0 {
+            return AttentionKind::Sliding;
+        }
+        // Layer i is global when it closes a group of `period` layers, for
+        // the first `global` groups.
+        let period = self.num_layers / global;
+        let n = i + 1;
+        if n % period == 0 && n / period <= global {
+            AttentionKind::Global
+        } else {
+            AttentionKind::Sliding
+        }
+    }
+
+    /// Parameters of layer `i`.
+    pub fn layer_params(&self, i: u32) -> LayerParams {
+        let h = self.hidden_size;
+        let heads = u64::from(self.num_attention_heads);
+        let kv = u64::from(self.num_kv_heads);
+        let d = self.head_dim;
+        let mut p = LayerParams::default();
+
+        match &self.mla {
+            Some(m) => {
+                let qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+                match m.q_lora_rank {
+                    Some(r) => {
+                        p.attention_replicated += h * r + r; // q_a_proj + q_a_layernorm
+                        p.attention_sharded += r * heads * qk; // q_b_proj
+                    }
+                    None => p.attention_sharded += h * heads * qk,
+                }
+                // kv_a_proj_with_mqa + kv_a_layernorm
+                p.attention_replicated +=
+                    h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank;
+                p.attention_sharded += m.kv_lora_rank * heads * (m.qk_nope_head_dim + m.v_head_dim);
+                p.attention_sharded += heads * m.v_head_dim * h; // o_proj
+            }
+            None => {
+                p.attention_sharded += h * heads * d + heads * d * h; // q, o
+                p.attention_kv += 2 * h * kv * d; // k, v
+                if self.qkv_bias {
+                    p.attention_sharded += heads * d;
+                    p.attention_kv += 2 * kv * d;
+                }
+                if self.qk_norm {
+                    p.replicated += 2 * d;
+                }
+            }
+        }
+        if self.attention_output_bias {
+            p.attention_replicated += h;
+        }
+
+        let mlp = |inter: u64| -> u64 {
+            match self.mlp {
+                MlpKind::Gated => 3 * h * inter + if self.mlp_bias { 2 * inter + h } else { 0 },
+                MlpKind::Plain => 2 * h * inter + if self.mlp_bias { inter + h } else { 0 },
+            }
+        };
+        match (&self.moe, self.is_moe_layer(i)) {
+            (Some(m), true) => {
+                let e = u64::from(m.num_experts);
+                let per_expert = mlp(m.expert_intermediate_size);
+                p.experts = e * per_expert;
+                p.experts_active = u64::from(m.experts_per_token) * per_expert;
+                let shared_inter = m
+                    .shared_expert_intermediate_size
+                    .unwrap_or(m.expert_intermediate_size);
+                p.mlp = u64::from(m.shared_experts) * mlp(shared_inter);
+                p.replicated += h * e; // router
+                if m.router_bias {
+                    p.replicated += e;
+                }
+                if m.shared_expert_gate {
+                    p.replicated += h;
+                }
+            }
+            _ => p.mlp = mlp(self.intermediate_size),
+        }
+        p.replicated += u64::from(self.norms_per_layer) * self.norm.params(h);
+        p
+    }
+
+    /// Parameters outside the decoder layers: embeddings, learned
+    /// positions, final norm, LM head.
+    pub fn embedding_params(&self) -> u64 {
+        self.vocab_size * self.hidden_size
+    }
+
+    /// The LM head's parameters (0 when tied to the embedding).
+    pub fn lm_head_params(&self) -> u64 {
+        if self.tied_embeddings {
+            0
+        } else {
+            self.vocab_size * self.hidden_size
+        }
+    }
+
+    /// Learned positions and the final norm.
+    pub fn other_params(&self) -> u64 {
+        self.learned_positions.unwrap_or(0) * self.hidden_size + self.norm.params(self.hidden_size)
+    }
+
+    /// Every parameter.
+    pub fn parameters(&self) -> u64 {
+        (0..self.num_layers)
+            .map(|i| self.layer_params(i).total())
+            .sum::<u64>()
+            + self.embedding_params()
+            + self.lm_head_params()
+            + self.other_params()
+    }
+
+    /// Parameters one token uses (all but the unused routed experts).
+    pub fn active_parameters(&self) -> u64 {
+        (0..self.num_layers)
+            .map(|i| self.layer_params(i).active())
+            .sum::<u64>()
+            + self.embedding_params()
+            + self.lm_head_params()
+            + self.other_params()
+    }
+
+    /// KV cache elements one token adds to layer `i`.
+    pub fn kv_elements_per_token_layer(&self) -> u64 {
+        match &self.mla {
+            Some(m) => m.kv_lora_rank + m.qk_rope_head_dim,
+            None => 2 * u64::from(self.num_kv_heads) * self.head_dim,
+        }
+    }
+
+    /// KV cache bytes per token over all layers at `bytes_per_element`
+    /// (2 for a 16-bit cache), ignoring sliding windows (the cost of a token
+    /// while the context is within the window).
+    pub fn kv_cache_bytes_per_token(&self, bytes_per_element: f64) -> u64 {
+        let elems = self.kv_elements_per_token_layer() * u64::from(self.num_layers);
+        (elems as f64 * bytes_per_element).ceil() as u64
+    }
+
+    /// KV cache elements held for one sequence of `context` tokens in layer
+    /// `i` (sliding layers hold at most the window).
+    pub fn kv_elements_layer(&self, i: u32, context: u64) -> u64 {
+        let tokens = match (self.attention_kind(i), &self.sliding_window) {
+            (AttentionKind::Sliding, Some(w)) => context.min(w.window),
+            _ => context,
+        };
+        tokens.saturating_mul(self.kv_elements_per_token_layer())
+    }
+
+    /// KV cache bytes for `batch` sequences of `context` tokens.
+    pub fn kv_cache_bytes(&self, context: u64, batch: u64, bytes_per_element: f64) -> u64 {
+        let elems: u64 = (0..self.num_layers)
+            .map(|i| self.kv_elements_layer(i, context))
+            .fold(0u64, u64::saturating_add);
+        (elems as f64 * batch as f64 * bytes_per_element).ceil() as u64
+    }
+
+    /// Every layer, for display.
+    pub fn layers(&self) -> Vec<LayerInfo> {
+        (0..self.num_layers)
+            .map(|i| {
+                let p = self.layer_params(i);
+                LayerInfo {
+                    index: i,
+                    attention: self.attention_kind(i),
+                    moe: self.is_moe_layer(i),
+                    parameters: p.total(),
+                    active_parameters: p.active(),
+                    kv_elements_per_token: self.kv_elements_per_token_layer(),
+                }
+            })
+            .collect()
+    }
+
+    /// The dimension one attention "group" has for tensor-parallel checks:
+    /// query heads must divide by the degree; KV heads must divide by it, or
+    /// the degree must be a multiple of them (each rank then holds a copy).
+    pub fn tensor_parallel_legal(&self, degree: u32) -> Result<(), String> {
+        if degree == 0 {
+            return Err("tensor-parallel degree 0".into());
+        }
+        if self.num_attention_heads % degree != 0 {
+            return Err(format!(
+                "{} attention heads do not divide by tensor-parallel degree {degree}",
+                self.num_attention_heads
+            ));
+        }
+        if self.mla.is_none() && self.num_kv_heads % degree != 0 && degree % self.num_kv_heads != 0
+        {
+            return Err(format!(
+                "{} KV heads neither divide by tensor-parallel degree {degree} nor divide it",
+                self.num_kv_heads
+            ));
+        }
+        Ok(())
+    }
+
+    /// KV heads one tensor-parallel rank holds at `degree` (replicated once
+    /// the degree exceeds their count).
+    pub fn kv_heads_per_rank(&self, degree: u32) -> u32 {
+        (self.num_kv_heads / degree.max(1)).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn llama2_7b() -> ModelSpec {
+        ModelSpec {
+            name: "llama-2-7b".into(),
+            architecture: "llama".into(),
+            approximate: false,
+            num_layers: 32,
+            hidden_size: 4096,
+            intermediate_size: 11008,
+            num_attention_heads: 32,
+            num_kv_heads: 32,
+            head_dim: 128,
+            vocab_size: 32000,
+            tied_embeddings: false,
+            mlp: MlpKind::Gated,
+            norm: NormKind::Rms,
+            norms_per_layer: 2,
+            qk_norm: false,
+            qkv_bias: false,
+            attention_output_bias: false,
+            mlp_bias: false,
+            learned_positions: None,
+            moe: None,
+            mla: None,
+            sliding_window: None,
+            max_context: Some(4096),
+            torch_dtype: Some("fp16".into()),
+        }
+    }
+
+    #[test]
+    fn llama2_7b_matches_published_count() {
+        // meta-llama/Llama-2-7b-hf safetensors total.
+        assert_eq!(llama2_7b().parameters(), 6_738_415_616);
+        assert_eq!(llama2_7b().active_parameters(), 6_738_415_616);
+        // 2 × 32 layers × 32 heads × 128 × 2 bytes = 512 KiB per token.
+        assert_eq!(llama2_7b().kv_cache_bytes_per_token(2.0), 524_288);
+    }
+
+    #[test]
+    fn sliding_layer_placement() {
+        let mut m = llama2_7b();
+        m.num_layers = 6;
+        m.sliding_window = Some(SlidingWindow {
+            window: 8,
+            layers: 5,
+        });
+        let kinds: Vec<_> = (0..6).map(|i| m.attention_kind(i)).collect();
+        assert_eq!(
+            kinds
+                .iter()
+                .filter(|k| **k == AttentionKind::Sliding)
+                .count(),
+            5
+        );
+        assert_eq!(kinds[5], AttentionKind::Global);
+        m.num_layers = 26; // Gemma 3 1B: 26 layers, 5:1 local/global → 22 sliding
+        m.sliding_window = Some(SlidingWindow {
+            window: 512,
+            layers: 22,
+        });
+        let sliding = (0..26)
+            .filter(|&i| m.attention_kind(i) == AttentionKind::Sliding)
+            .count();
+        assert_eq!(sliding, 22);
+        for i in [5, 11, 17, 23] {
+            assert_eq!(m.attention_kind(i), AttentionKind::Global, "layer {i}");
+        }
+        m.num_layers = 42; // Gemma 2 9B: alternate
+        m.sliding_window = Some(SlidingWindow {
+            window: 4096,
+            layers: 21,
+        });
+        assert_eq!(m.attention_kind(0), AttentionKind::Sliding);
+        assert_eq!(m.attention_kind(1), AttentionKind::Global);
+        assert_eq!(
+            (0..42)
+                .filter(|&i| m.attention_kind(i) == AttentionKind::Sliding)
+                .count(),
+            21
+        );
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let mut m = llama2_7b();
+        m.num_kv_heads = 3;
+        assert_eq!(m.validate().unwrap_err().field, "num_kv_heads");
+        let mut m = llama2_7b();
+        m.hidden_size = 0;
+        assert_eq!(m.validate().unwrap_err().field, "hidden_size");
+        assert!(llama2_7b().validate().is_ok());
+    }
+
+    #[test]
+    fn tensor_parallel_legality() {
+        let mut m = llama2_7b();
+        m.num_kv_heads = 8;
+        assert!(m.tensor_parallel_legal(8).is_ok());
+        assert!(m.tensor_parallel_legal(16).is_ok()); // KV heads replicated
+        assert!(m.tensor_parallel_legal(3).is_err());
+        assert!(m.tensor_parallel_legal(0).is_err());
+        assert_eq!(m.kv_heads_per_rank(16), 1);
+        assert_eq!(m.kv_heads_per_rank(4), 2);
+    }
+}

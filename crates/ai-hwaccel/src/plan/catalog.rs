@@ -1,0 +1,153 @@
+//! The embedded catalog of popular open models with their exact
+//! architectures (`models.toml` next to this file, compiled in and parsed
+//! once). Each entry cites the `config.json` it was copied from and, where
+//! the Hub publishes one, the exact parameter total a test reproduces.
+
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+
+use super::arch::ModelSpec;
+
+const MODELS_TOML: &str = include_str!("models.toml");
+
+/// One catalog model.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogModel {
+    /// Short name: lowercase, `-`-joined (`llama-3.1-8b`).
+    pub id: String,
+    /// Other names it is known by (Hugging Face repository ids, …).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// The parameter total the Hugging Face Hub reports for it.
+    pub published_parameters: Option<u64>,
+    /// URL of the config.json the architecture comes from.
+    pub source: String,
+    /// The architecture.
+    pub spec: ModelSpec,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Catalog {
+    model: Vec<CatalogModel>,
+}
+
+fn parse_catalog(text: &str) -> Result<Vec<CatalogModel>, toml::de::Error> {
+    let mut models = toml::from_str::<Catalog>(text)?.model;
+    for m in &mut models {
+        m.spec.name = m.id.clone();
+    }
+    Ok(models)
+}
+
+static CATALOG: LazyLock<Vec<CatalogModel>> =
+    LazyLock::new(|| parse_catalog(MODELS_TOML).expect("embedded models.toml parses (tested)"));
+
+/// Every catalog model, in file order.
+pub fn all() -> &'static [CatalogModel] {
+    &CATALOG
+}
+
+fn squash(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '/')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The model named `name`: its id or an alias, ignoring case and the
+/// separators `-`, `_` and spaces (`Llama-3.1-8B`, `meta-llama/Llama-3.1-8B`,
+/// `llama3.1-8b` all resolve). A repository id also matches without its
+/// owner (`Llama-3.1-8B-Instruct`).
+pub fn find(name: &str) -> Option<&'static CatalogModel> {
+    let q = squash(name.trim());
+    if q.is_empty() {
+        return None;
+    }
+    let names = |m: &'static CatalogModel| std::iter::once(&m.id).chain(&m.aliases);
+    all()
+        .iter()
+        .find(|m| names(m).any(|n| squash(n) == q))
+        .or_else(|| {
+            all().iter().find(|m| {
+                names(m).any(|n| n.rsplit('/').next().is_some_and(|tail| squash(tail) == q))
+            })
+        })
+}
+
+/// Catalog ids closest to `name`, for "did you mean" messages: those that
+/// share the most leading characters with it.
+pub fn suggestions(name: &str) -> Vec<&'static str> {
+    let q = squash(name);
+    let prefix = |id: &str| {
+        squash(id)
+            .chars()
+            .zip(q.chars())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let best = all().iter().map(|m| prefix(&m.id)).max().unwrap_or(0);
+    if best < 3 {
+        return Vec::new();
+    }
+    all()
+        .iter()
+        .filter(|m| prefix(&m.id) == best)
+        .map(|m| m.id.as_str())
+        .take(5)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_parses_and_validates() {
+        let models = parse_catalog(MODELS_TOML).unwrap();
+        assert!(models.len() >= 25, "{} models", models.len());
+        for m in &models {
+            m.spec
+                .validate()
+                .unwrap_or_else(|e| panic!("{}: {e}", m.id));
+            assert!(m.source.starts_with("https://"), "{}", m.id);
+            assert_eq!(m.id, m.id.to_lowercase(), "{}", m.id);
+        }
+        let mut ids: Vec<_> = models.iter().map(|m| &m.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), models.len(), "duplicate ids");
+    }
+
+    #[test]
+    fn formula_reproduces_every_published_count() {
+        for m in all() {
+            if let Some(n) = m.published_parameters {
+                assert_eq!(m.spec.parameters(), n, "{}", m.id);
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_catalog_fields_are_refused() {
+        let text = "[[model]]\nid = \"x\"\nsource = \"https://x\"\nbogus = 1\n[model.spec]\n";
+        assert!(parse_catalog(text).is_err());
+    }
+
+    #[test]
+    fn lookup_by_id_alias_and_repo_tail() {
+        assert_eq!(find("llama-3.1-8b").unwrap().id, "llama-3.1-8b");
+        assert_eq!(
+            find("meta-llama/Llama-3.1-8B-Instruct").unwrap().id,
+            "llama-3.1-8b"
+        );
+        assert_eq!(find("Llama-3.1-8B-Instruct").unwrap().id, "llama-3.1-8b");
+        assert_eq!(find("LLAMA 3.1 8B").unwrap().id, "llama-3.1-8b");
+        assert_eq!(find("Qwen/Qwen2.5-7B-Instruct").unwrap().id, "qwen2.5-7b");
+        assert!(find("llama-9-1b").is_none());
+        assert!(find("").is_none());
+        assert!(suggestions("llama-3.1-9b").contains(&"llama-3.1-8b"));
+    }
+}

@@ -1,0 +1,16 @@
+//! Planning how a model runs on devices: its architecture ([`arch`]), where
+//! that comes from ([`catalog`], [`source`]: Hugging Face `config.json`,
+//! safetensors and GGUF headers, a bare size), and inference memory,
+//! quantization and sharding. Everything here is pure computation over a
+//! [`ModelSpec`] and device facts, except [`source::load_model`], which reads
+//! model files through [`crate::probe::files`].
+
+pub mod arch;
+pub mod catalog;
+pub mod source;
+
+pub use arch::{
+    ArchError, AttentionKind, LayerInfo, LayerParams, Mla, MlpKind, ModelSpec, Moe, NormKind,
+    SlidingWindow,
+};
+pub use source::{LoadedModel, ModelError, ModelOrigin, StoredWeights, load_model};
