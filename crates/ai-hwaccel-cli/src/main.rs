@@ -3,6 +3,7 @@
 //!
 //! Exit codes: 0 success, 1 error (one line naming what was wrong), 2 usage error.
 
+mod planning;
 mod render;
 mod specs;
 
@@ -51,6 +52,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show a model's architecture: parameters, active parameters, KV cache
+    /// bytes per token and per-layer sizes. MODEL is a catalog name, a path
+    /// (config.json, model directory, .safetensors, index json, .gguf) or a size (`7b`).
+    Model {
+        /// Catalog name, path or size.
+        model: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Plan inference of MODEL on devices: memory per device, quantization,
+    /// TP/PP/DP layouts ranked by estimated throughput.
+    Plan(planning::PlanArgs),
     /// Run one parser on a saved tool output (FILE, or - for stdin) and print
     /// `{"devices": [...], "warnings": [...]}`. `parse --list` names the formats.
     Parse {
@@ -252,6 +266,11 @@ fn run(cli: Cli) -> Result<()> {
             out(&format!("{}\n", serde_json::to_string_pretty(&parsed)?))
         }
         Command::Specs { query, json } => out(&specs::run(query, json)?),
+        Command::Model { model, json } => out(&planning::model(&model, json)?),
+        Command::Plan(args) => {
+            planning::check(&args)?;
+            out(&planning::plan(&args)?)
+        }
         Command::Schema => out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&Registry::json_schema())?

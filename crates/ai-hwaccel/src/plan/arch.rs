@@ -252,10 +252,12 @@ impl LayerParams {
         self.total() - self.experts + self.experts_active
     }
 
-    /// Parameters in matrices a weight quantizer converts (the projections
-    /// and experts; not norms, routers or biases, which stay 16-bit).
+    /// Parameters in matrices a weight quantizer converts: the attention
+    /// projections (MLA's down-projections included) and the MLPs and
+    /// experts; norms and routers stay 16-bit. Biases and the small MLA
+    /// norms count with their projections (under 0.01% of them).
     pub fn quantizable(&self) -> u64 {
-        self.attention_sharded + self.attention_kv + self.mlp + self.experts
+        self.total() - self.replicated
     }
 }
 

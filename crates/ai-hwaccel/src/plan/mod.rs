@@ -7,10 +7,16 @@
 
 pub mod arch;
 pub mod catalog;
+pub mod devices;
+pub mod inference;
+pub mod quant;
 pub mod source;
 
 pub use arch::{
     ArchError, AttentionKind, LayerInfo, LayerParams, Mla, MlpKind, ModelSpec, Moe, NormKind,
     SlidingWindow,
 };
+pub use devices::PlanDevice;
+pub use inference::{InferenceOptions, InferencePlan, Plan, plan_inference};
+pub use quant::{KvDtype, Quant};
 pub use source::{LoadedModel, ModelError, ModelOrigin, StoredWeights, load_model};

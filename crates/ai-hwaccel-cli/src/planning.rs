@@ -1,0 +1,439 @@
+//! `ai-hwaccel model` and `ai-hwaccel plan`: argument handling and output
+//! around the library's planner (`ai_hwaccel::plan`).
+
+use ai_hwaccel::plan::inference::{InferencePlan, human_bytes};
+use ai_hwaccel::plan::{
+    InferenceOptions, KvDtype, LoadedModel, PlanDevice, Quant, StoredWeights, load_model,
+    plan_inference,
+};
+use ai_hwaccel::{DetectOptions, ProbeOptions};
+use anyhow::{Context as _, Result, bail};
+use clap::Args;
+use comfy_table::{ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
+use serde_json::json;
+
+/// Arguments of `plan`.
+#[derive(Args)]
+pub struct PlanArgs {
+    /// Catalog name, path (config.json, model directory, .safetensors, index json, .gguf) or size (`7b`).
+    pub model: String,
+    /// Devices to plan for, e.g. `8xh100-sxm` or `2xa100-80gb,1xl4` (default: this machine's accelerators).
+    #[arg(long, value_name = "SPEC")]
+    pub devices: Option<String>,
+    /// Weight format (fp32, bf16, fp16, fp8, int8, int4, nf4, q8_0, q6_k, q5_k, q4_k, q4_0, q3_k, q2_k); default: the suggested one.
+    #[arg(long, value_name = "Q", value_parser = parse_quant)]
+    pub quant: Option<Quant>,
+    /// KV cache type (fp32, bf16, fp16, fp8, int8); default: the model's 16-bit type.
+    #[arg(long, value_name = "Q", value_parser = parse_kv)]
+    pub kv_dtype: Option<KvDtype>,
+    /// Tokens per sequence (default: the model's maximum, at most 4096).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub context: Option<u64>,
+    /// Concurrent sequences per replica.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub batch: u64,
+    /// Tokens per prefill step (activation workspace).
+    #[arg(long, value_name = "N", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_CHUNK, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub prefill_chunk: u64,
+    /// Fraction of device memory the model may use (the rest is runtime reserve).
+    #[arg(long, value_name = "F", default_value_t = ai_hwaccel::plan::inference::DEFAULT_MEMORY_UTILIZATION, value_parser = parse_fraction)]
+    pub memory_utilization: f64,
+    /// Achieved fraction of peak memory bandwidth in decoding.
+    #[arg(long, value_name = "F", default_value_t = ai_hwaccel::plan::inference::DEFAULT_DECODE_EFFICIENCY, value_parser = parse_fraction)]
+    pub decode_efficiency: f64,
+    /// Achieved fraction of peak FLOPS in prefill.
+    #[arg(long, value_name = "F", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_EFFICIENCY, value_parser = parse_fraction)]
+    pub prefill_efficiency: f64,
+    /// How many ranked plans to show.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub max_plans: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_quant(s: &str) -> Result<Quant, String> {
+    Quant::parse(s).ok_or_else(|| {
+        let names: Vec<_> = Quant::ALL.iter().map(|q| q.as_str()).collect();
+        format!("unknown quantization {s:?} (known: {})", names.join(", "))
+    })
+}
+
+fn parse_kv(s: &str) -> Result<KvDtype, String> {
+    KvDtype::parse(s)
+        .ok_or_else(|| format!("unknown KV cache type {s:?} (known: fp32, bf16, fp16, fp8, int8)"))
+}
+
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        _ => Err(format!("{s:?} is not a fraction in (0, 1]")),
+    }
+}
+
+fn load(model: &str) -> Result<LoadedModel> {
+    let m = load_model(model).with_context(|| format!("model {model:?}"))?;
+    for w in &m.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(m)
+}
+
+/// The level stored weights are in, from the file's own quantization name
+/// or its dominant tensor type.
+fn stored_level(w: &StoredWeights) -> Option<Quant> {
+    if let Some(q) = w.quantization.as_deref() {
+        let q = q
+            .trim_start_matches("MOSTLY_")
+            .trim_start_matches("mostly_");
+        if let Some(level) = Quant::parse(q) {
+            return Some(level);
+        }
+    }
+    let (dtype, _) = w.bytes_by_dtype.iter().max_by_key(|(_, b)| *b)?;
+    Quant::parse(dtype).or(match dtype.to_ascii_uppercase().as_str() {
+        "F8_E4M3" | "F8_E5M2" => Some(Quant::Fp8),
+        "I8" => Some(Quant::Int8),
+        _ => None,
+    })
+}
+
+/// `ai-hwaccel model MODEL [--json]`.
+pub fn model(name: &str, json_out: bool) -> Result<String> {
+    let m = load(name)?;
+    let s = &m.spec;
+    if json_out {
+        let v = json!({
+            "name": s.name,
+            "architecture": s.architecture,
+            "approximate": s.approximate,
+            "origin": m.origin,
+            "parameters": s.parameters(),
+            "active_parameters": s.active_parameters(),
+            "kv_cache_bytes_per_token": s.kv_cache_bytes_per_token(2.0),
+            "spec": s,
+            "layers": s.layers(),
+            "stored_weights": m.weights,
+            "warnings": m.warnings,
+        });
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&v)?));
+    }
+    let mut o = String::new();
+    o += &format!(
+        "{} ({}{})\n",
+        s.name,
+        s.architecture,
+        if s.approximate { ", approximate" } else { "" }
+    );
+    o += &format!(
+        "  parameters         {} ({:.2}B)\n",
+        s.parameters(),
+        s.parameters() as f64 / 1e9
+    );
+    o += &format!(
+        "  active parameters  {} ({:.2}B)\n",
+        s.active_parameters(),
+        s.active_parameters() as f64 / 1e9
+    );
+    o += &format!(
+        "  KV cache           {} bytes/token at 16 bits ({} per 1k tokens)\n",
+        s.kv_cache_bytes_per_token(2.0),
+        human_bytes(s.kv_cache_bytes_per_token(2.0) * 1024)
+    );
+    o += &format!(
+        "  layers {} · hidden {} · intermediate {} · heads {}/{} KV · head dim {} · vocab {}{}\n",
+        s.num_layers,
+        s.hidden_size,
+        s.intermediate_size,
+        s.num_attention_heads,
+        s.num_kv_heads,
+        s.head_dim,
+        s.vocab_size,
+        if s.tied_embeddings { " (tied)" } else { "" }
+    );
+    if let Some(moe) = &s.moe {
+        o += &format!(
+            "  MoE: {} experts, {} per token, expert size {}, {} shared, first {} layers dense\n",
+            moe.num_experts,
+            moe.experts_per_token,
+            moe.expert_intermediate_size,
+            moe.shared_experts,
+            moe.dense_layers
+        );
+    }
+    if let Some(mla) = &s.mla {
+        o += &format!(
+            "  MLA: KV rank {}, RoPE dim {}, q rank {}\n",
+            mla.kv_lora_rank,
+            mla.qk_rope_head_dim,
+            mla.q_lora_rank.map_or("-".into(), |r| r.to_string())
+        );
+    }
+    if let Some(w) = &s.sliding_window {
+        o += &format!(
+            "  sliding window {} tokens on {} of {} layers\n",
+            w.window, w.layers, s.num_layers
+        );
+    }
+    if let Some(c) = s.max_context {
+        o += &format!("  max context        {c}\n");
+    }
+    if let Some(w) = &m.weights {
+        o += &format!(
+            "  stored weights     {} in {} tensors ({} parameters){}\n",
+            human_bytes(w.bytes),
+            w.tensors,
+            w.parameters,
+            w.quantization
+                .as_deref()
+                .map(|q| format!(", {q}"))
+                .unwrap_or_default()
+        );
+    }
+    // Layers, consecutive identical ones collapsed.
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(100);
+    t.set_header(vec![
+        "layers",
+        "attention",
+        "ffn",
+        "parameters",
+        "active",
+        "KV elems/token",
+    ]);
+    let layers = s.layers();
+    let mut i = 0;
+    while i < layers.len() {
+        let l = &layers[i];
+        let mut j = i;
+        while j + 1 < layers.len() && {
+            let n = &layers[j + 1];
+            n.attention == l.attention && n.moe == l.moe && n.parameters == l.parameters
+        } {
+            j += 1;
+        }
+        t.add_row(vec![
+            if i == j {
+                format!("{i}")
+            } else {
+                format!("{i}-{j}")
+            },
+            format!("{:?}", l.attention).to_lowercase(),
+            if l.moe { "moe".into() } else { "dense".into() },
+            l.parameters.to_string(),
+            l.active_parameters.to_string(),
+            l.kv_elements_per_token.to_string(),
+        ]);
+        i = j + 1;
+    }
+    o += &format!("{t}\n");
+    Ok(o)
+}
+
+/// `ai-hwaccel plan MODEL ...`.
+pub fn plan(args: &PlanArgs) -> Result<String> {
+    let m = load(&args.model)?;
+    let devices = match &args.devices {
+        Some(s) => PlanDevice::from_device_string(s).with_context(|| format!("--devices {s:?}"))?,
+        None => {
+            let reg = ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default());
+            PlanDevice::from_registry(&reg)
+        }
+    };
+    let mut opts = InferenceOptions {
+        quant: args.quant,
+        kv_dtype: args.kv_dtype,
+        context: args.context,
+        batch: args.batch,
+        prefill_chunk: args.prefill_chunk,
+        memory_utilization: args.memory_utilization,
+        decode_efficiency: args.decode_efficiency,
+        prefill_efficiency: args.prefill_efficiency,
+        stored_weights: None,
+        max_plans: args.max_plans.max(1),
+        gguf_levels: matches!(m.origin, ai_hwaccel::plan::ModelOrigin::Gguf { .. }),
+    };
+    if let Some(w) = &m.weights
+        && let Some(level) = stored_level(w)
+    {
+        opts.stored_weights = Some((level, w.bytes));
+        if opts.quant.is_none() {
+            opts.quant = Some(level);
+            eprintln!(
+                "note: planning the weights as stored ({level}, {})",
+                human_bytes(w.bytes)
+            );
+        }
+    }
+    if args.quant.is_none() && args.devices.is_none() && devices.is_empty() {
+        eprintln!(
+            "note: no accelerators detected on this machine; pass --devices to plan for others"
+        );
+    }
+    let p = plan_inference(&m.spec, &devices, &opts);
+    if args.json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&p)?));
+    }
+    Ok(render_plan(&p))
+}
+
+fn rate(r: Option<f64>) -> String {
+    r.map_or("unknown".into(), |r| {
+        if r >= 100.0 {
+            format!("{r:.0}")
+        } else {
+            format!("{r:.1}")
+        }
+    })
+}
+
+fn render_plan(p: &InferencePlan) -> String {
+    let mut o = String::new();
+    o += &format!(
+        "{}: {:.2}B parameters ({:.2}B active){} · context {} · batch {} · KV {}\n",
+        p.model,
+        p.parameters as f64 / 1e9,
+        p.active_parameters as f64 / 1e9,
+        if p.approximate { " [approximate]" } else { "" },
+        p.context,
+        p.batch,
+        p.kv_dtype
+    );
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for d in &p.devices {
+        match kinds.iter_mut().find(|(n, _)| *n == d.name) {
+            Some((_, c)) => *c += 1,
+            None => kinds.push((d.name.clone(), 1)),
+        }
+    }
+    let devs: Vec<String> = kinds.iter().map(|(n, c)| format!("{c} × {n}")).collect();
+    o += &format!(
+        "devices: {}\n",
+        if devs.is_empty() {
+            "none".into()
+        } else {
+            devs.join(", ")
+        }
+    );
+    o += &format!(
+        "suggested quantization: {} · planned at: {}\n",
+        p.suggested_quantization
+            .map_or("none fits".into(), |q| q.to_string()),
+        p.quantization
+    );
+    if p.feasible {
+        let mut t = Table::new();
+        t.load_preset(UTF8_BORDERS_ONLY)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(100);
+        t.set_header(vec![
+            "TP",
+            "PP",
+            "DP",
+            "devices",
+            "max context",
+            "max batch",
+            "decode tok/s",
+            "prefill tok/s",
+        ]);
+        for x in &p.plans {
+            t.add_row(vec![
+                x.tensor_parallel.to_string(),
+                x.pipeline_parallel.to_string(),
+                x.data_parallel.to_string(),
+                x.devices_used.to_string(),
+                x.max_context_tokens.to_string(),
+                x.max_batch.to_string(),
+                rate(x.decode_tokens_per_s),
+                rate(x.prefill_tokens_per_s),
+            ]);
+        }
+        o += &format!("plans ({} feasible, best first):\n{t}\n", p.feasible_plans);
+        let best = &p.plans[0];
+        let mut t = Table::new();
+        t.load_preset(UTF8_BORDERS_ONLY)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(100);
+        t.set_header(vec![
+            "devices",
+            "stage",
+            "layers",
+            "weights",
+            "KV cache",
+            "activations",
+            "reserve",
+            "total/capacity",
+        ]);
+        // Consecutive devices with the same numbers share a row.
+        let rows = &best.per_device;
+        let mut i = 0;
+        let mut shown = 0;
+        while i < rows.len() && shown < 16 {
+            let d = &rows[i];
+            let same = |e: &ai_hwaccel::plan::inference::DeviceMemory| {
+                e.stage == d.stage
+                    && e.layers == d.layers
+                    && e.total_bytes == d.total_bytes
+                    && e.capacity_bytes == d.capacity_bytes
+                    && e.weights_bytes == d.weights_bytes
+            };
+            let mut j = i;
+            while j + 1 < rows.len() && same(&rows[j + 1]) {
+                j += 1;
+            }
+            let gib = |b: u64| format!("{:.1}", b as f64 / (1u64 << 30) as f64);
+            t.add_row(vec![
+                if i == j {
+                    d.device.clone()
+                } else {
+                    format!("{} … {} ({})", d.device, rows[j].device, j - i + 1)
+                },
+                d.stage.to_string(),
+                format!("{}-{}", d.layers.0, d.layers.1.saturating_sub(1)),
+                gib(d.weights_bytes),
+                gib(d.kv_cache_bytes),
+                gib(d.activation_bytes),
+                gib(d.overhead_bytes),
+                format!("{}/{}", gib(d.total_bytes), gib(d.capacity_bytes)),
+            ]);
+            shown += 1;
+            i = j + 1;
+        }
+        o += &format!("memory per device of the best plan (GiB):\n{t}\n");
+        if i < rows.len() {
+            o += &format!("  ({} more devices, see --json)\n", rows.len() - i);
+        }
+    } else {
+        o += &format!("does not fit at {}\n", p.quantization);
+        for r in p.rejected.iter().take(5) {
+            if r.tensor_parallel == 0 {
+                o += &format!("  - {}\n", r.reason);
+            } else {
+                o += &format!(
+                    "  - TP {} PP {}: {}\n",
+                    r.tensor_parallel, r.pipeline_parallel, r.reason
+                );
+            }
+        }
+        if !p.advice.is_empty() {
+            o += "what would fit:\n";
+            for a in &p.advice {
+                o += &format!("  - {a}\n");
+            }
+        }
+    }
+    for w in &p.warnings {
+        o += &format!("warning: {w}\n");
+    }
+    o
+}
+
+/// Reject impossible flag combinations early.
+pub fn check(args: &PlanArgs) -> Result<()> {
+    if args.max_plans > 10_000 {
+        bail!("--max-plans must be at most 10000");
+    }
+    Ok(())
+}

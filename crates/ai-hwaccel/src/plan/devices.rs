@@ -1,0 +1,171 @@
+//! The devices a plan runs on: what the planner needs of each (capacity,
+//! bandwidth, peak rates, native types, interconnect) and which scale-up
+//! domain it sits in. Built from a device string (`8xh100-sxm`, resolved by
+//! the spec database) or from a detected [`Registry`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Device, Registry};
+use crate::spec::{self, Dtype, SpecEntry, SpecError, Tflops};
+
+/// One device as the planner sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlanDevice {
+    /// Device id (`gpu0`, or `h100-sxm#3` for a device string).
+    pub id: String,
+    /// Product name.
+    pub name: String,
+    /// Spec database entry, if matched.
+    pub spec_id: Option<String>,
+    /// Memory in bytes (detected, else the datasheet's).
+    pub capacity_bytes: Option<u64>,
+    /// Peak memory bandwidth (datasheet).
+    pub bandwidth_bytes_per_s: Option<u64>,
+    /// Dense peak rates (datasheet).
+    pub tflops: Tflops,
+    /// Natively executed types; `None` when unknown (no spec entry).
+    pub native_dtypes: Option<Vec<Dtype>>,
+    /// Scale-up link name.
+    pub link: Option<String>,
+    /// Scale-up bandwidth per device, both directions (datasheet).
+    pub link_bandwidth_bytes_per_s: Option<u64>,
+    /// Index of the scale-up domain (devices sharing it may form a
+    /// tensor-parallel group).
+    pub domain: u32,
+}
+
+impl PlanDevice {
+    /// Devices of a spec entry, `count` of them, with domains numbered from
+    /// `first_domain`: the entry's scale-up domain size groups them (eight
+    /// per NVLink board); products without a scale-up link (PCIe cards)
+    /// form one PCIe domain.
+    fn from_entry(
+        entry: &SpecEntry,
+        count: u32,
+        first_domain: u32,
+        ids_from: u32,
+    ) -> Vec<PlanDevice> {
+        let domain_size = entry
+            .interconnect
+            .as_ref()
+            .and_then(|i| i.domain_size)
+            .filter(|&n| n > 1)
+            .unwrap_or(count.max(1));
+        (0..count)
+            .map(|k| PlanDevice {
+                id: format!("{}#{}", entry.id, ids_from + k),
+                name: entry.name.clone(),
+                spec_id: Some(entry.id.clone()),
+                capacity_bytes: entry.memory_bytes,
+                bandwidth_bytes_per_s: entry.memory_bandwidth_bytes_per_s,
+                tflops: entry.tflops.clone(),
+                native_dtypes: Some(entry.native_dtypes.clone()),
+                link: entry.interconnect.as_ref().map(|i| i.name.clone()),
+                link_bandwidth_bytes_per_s: entry
+                    .interconnect
+                    .as_ref()
+                    .and_then(|i| i.bandwidth_bytes_per_s),
+                domain: first_domain + k / domain_size,
+            })
+            .collect()
+    }
+
+    /// The devices a device string names (`4xh100-sxm`, `2xa100-80gb,1xl4`).
+    pub fn from_device_string(s: &str) -> Result<Vec<PlanDevice>, SpecError> {
+        let set = spec::parse_device_set(s)?;
+        let mut out: Vec<PlanDevice> = Vec::new();
+        for (count, entry) in set {
+            let first_domain = out.iter().map(|d| d.domain + 1).max().unwrap_or(0);
+            let ids_from = out
+                .iter()
+                .filter(|d| d.spec_id.as_deref() == Some(&entry.id))
+                .count() as u32;
+            out.extend(Self::from_entry(entry, count, first_domain, ids_from));
+        }
+        Ok(out)
+    }
+
+    /// A detected device: capacity from detection (the datasheet's when
+    /// detection had none), rates from its spec entry. Devices of one host
+    /// sharing a product form one domain.
+    pub fn from_device(d: &Device) -> PlanDevice {
+        let entry = d.spec.as_ref().and_then(|s| spec::by_id(&s.id));
+        PlanDevice {
+            id: d.id.clone(),
+            name: d.name.clone(),
+            spec_id: entry.map(|e| e.id.clone()),
+            capacity_bytes: d.memory_bytes.or(entry.and_then(|e| e.memory_bytes)),
+            bandwidth_bytes_per_s: entry.and_then(|e| e.memory_bandwidth_bytes_per_s),
+            tflops: entry.map(|e| e.tflops.clone()).unwrap_or_default(),
+            native_dtypes: entry.map(|e| e.native_dtypes.clone()),
+            link: entry
+                .and_then(|e| e.interconnect.as_ref())
+                .map(|i| i.name.clone()),
+            link_bandwidth_bytes_per_s: entry
+                .and_then(|e| e.interconnect.as_ref())
+                .and_then(|i| i.bandwidth_bytes_per_s),
+            domain: 0,
+        }
+    }
+
+    /// The available accelerators of a registry (partitions such as MIG
+    /// instances included, their parents then excluded).
+    pub fn from_registry(r: &Registry) -> Vec<PlanDevice> {
+        let accel: Vec<&Device> = r.available_accelerators().collect();
+        let parents: std::collections::HashSet<&str> =
+            accel.iter().filter_map(|d| d.parent.as_deref()).collect();
+        let mut out: Vec<PlanDevice> = accel
+            .into_iter()
+            .filter(|d| !parents.contains(d.id.as_str()))
+            .map(PlanDevice::from_device)
+            .collect();
+        // One domain per product on this host.
+        let mut products: Vec<Option<String>> = Vec::new();
+        for d in &mut out {
+            let key = d.spec_id.clone().or(Some(d.name.clone()));
+            let idx = products.iter().position(|p| *p == key).unwrap_or_else(|| {
+                products.push(key);
+                products.len() - 1
+            });
+            d.domain = idx as u32;
+        }
+        out
+    }
+
+    /// Peak rate for `dtype`, falling back from fp16 to bf16 and back (the
+    /// same tensor-core rate on every GPU that has both).
+    pub fn tflops_for(&self, dtype: Dtype) -> Option<f64> {
+        self.tflops.rate(dtype).or(match dtype {
+            Dtype::Fp16 => self.tflops.bf16,
+            Dtype::Bf16 => self.tflops.fp16,
+            _ => None,
+        })
+    }
+
+    /// Whether two devices are interchangeable for a tensor-parallel group.
+    pub fn same_kind(&self, other: &PlanDevice) -> bool {
+        self.spec_id == other.spec_id
+            && self.name == other.name
+            && self.capacity_bytes == other.capacity_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_strings_make_domains() {
+        let d = PlanDevice::from_device_string("16xh100-sxm").unwrap();
+        assert_eq!(d.len(), 16);
+        assert_eq!(d[0].domain, 0);
+        assert_eq!(d[7].domain, 0);
+        assert_eq!(d[8].domain, 1);
+        assert_eq!(d[15].id, "h100-sxm#15");
+        let d = PlanDevice::from_device_string("2xa100-80gb,1xl4").unwrap();
+        assert_eq!(d.len(), 3);
+        assert_ne!(d[0].domain, d[2].domain);
+        assert!(d[0].capacity_bytes.unwrap() > d[2].capacity_bytes.unwrap());
+        assert!(PlanDevice::from_device_string("0xh100-sxm").is_err());
+    }
+}

@@ -1,0 +1,1066 @@
+//! Inference plans: per-device memory (weights, KV cache, activations,
+//! runtime reserve) for every legal tensor/pipeline/data-parallel layout,
+//! the largest context and batch that fit, and decode/prefill throughput
+//! estimates, ranked.
+//!
+//! # Memory (per device)
+//!
+//! - **Weights**: projection and expert matrices at the quantization's bits
+//!   per weight ([`Quant::bits_per_weight`]); norms, routers, embeddings and
+//!   the LM head at 16 bits. Tensor parallelism divides the head-split
+//!   projections, MLPs, experts and the (vocabulary-parallel) embedding and
+//!   head by the degree (Megatron-LM, Shoeybi et al. 2019, arXiv:1909.08053
+//!   §3; vLLM's `VocabParallelEmbedding`); KV projections divide by the
+//!   degree until each rank holds one KV head, then replicate; norms, routers
+//!   and MLA's down-projections are whole on every rank. With pipeline
+//!   parallelism the first stage holds the embedding, the last the head (a
+//!   separate copy when tied).
+//! - **KV cache**: [`ModelSpec::kv_elements_layer`] for the stage's layers ×
+//!   batch × KV bytes, divided like the KV heads (MLA's latent is not split).
+//! - **Activations**: the live tensors of one layer's forward pass over a
+//!   prefill chunk of `T = min(chunk, batch × context)` tokens — four
+//!   `h`-wide tensors (residual, normed input, attention and MLP outputs)
+//!   plus the wider of the q/k/v projections and the MLP's gate, up and
+//!   product (`3·i/tp`; `3·k·i_e/tp` for routed experts) — at 16 bits, with
+//!   FlashAttention's no `T×T` score matrix (Dao et al. 2022,
+//!   arXiv:2205.14135), plus fp32 logits for one token per sequence on the
+//!   last stage.
+//! - **Overhead**: the fraction of the device a serving runtime keeps for
+//!   itself, [`DEFAULT_MEMORY_UTILIZATION`].
+//!
+//! # Throughput
+//!
+//! - **Decode** is memory-bandwidth bound: per step each device reads its
+//!   weights (of routed experts, the expected fraction a batch touches) and
+//!   its KV cache; time = bytes ÷ (bandwidth × [`DEFAULT_DECODE_EFFICIENCY`])
+//!   plus two ring all-reduces per layer under tensor parallelism; stages
+//!   run one after another (no micro-batch overlap, a lower bound).
+//! - **Prefill** is compute bound: `2 × active parameters + 2 × layers ×
+//!   context × attention width` FLOPs per token (Kaplan et al. 2020,
+//!   arXiv:2001.08361, Table 1) ÷ (dense peak for the compute type ×
+//!   [`DEFAULT_PREFILL_EFFICIENCY`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::arch::{AttentionKind, ModelSpec};
+use super::devices::PlanDevice;
+use super::quant::{KvDtype, Quant};
+use crate::spec::Dtype;
+
+/// Fraction of device memory a serving runtime lets the model use; the
+/// rest is its own reserve (CUDA context, allocator, graphs). vLLM's default
+/// `gpu_memory_utilization` is 0.9 (vLLM engine arguments documentation).
+pub const DEFAULT_MEMORY_UTILIZATION: f64 = 0.9;
+
+/// Achieved over peak memory bandwidth in decoding ("model bandwidth
+/// utilization", MBU). Databricks, "LLM Inference Performance Engineering:
+/// Best Practices" (2023, https://www.databricks.com/blog/llm-inference-performance-engineering-best-practices)
+/// defines MBU and reports small-batch decoding on A100/H100 in this range.
+pub const DEFAULT_DECODE_EFFICIENCY: f64 = 0.6;
+
+/// Achieved over peak FLOPS in prefill ("model FLOPs utilization", MFU).
+/// Pope et al., "Efficiently Scaling Transformer Inference" (2022,
+/// arXiv:2211.05102) reach 76% MFU on large prefill batches with tuned
+/// partitioning; 0.5 is a typical serving stack's share of that.
+pub const DEFAULT_PREFILL_EFFICIENCY: f64 = 0.5;
+
+/// Tokens processed per prefill step: vLLM's chunked-prefill budget
+/// `max_num_batched_tokens` default of 2048 in its V0 scheduler.
+pub const DEFAULT_PREFILL_CHUNK: u64 = 2048;
+
+/// Context assumed when none is given.
+pub const DEFAULT_CONTEXT: u64 = 4096;
+
+/// What to plan for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InferenceOptions {
+    /// Weight format; `None`: the suggested one.
+    pub quant: Option<Quant>,
+    /// KV cache type; `None`: the model's 16-bit type.
+    pub kv_dtype: Option<KvDtype>,
+    /// Tokens per sequence (prompt + generated); `None`: the model's maximum
+    /// capped at [`DEFAULT_CONTEXT`].
+    pub context: Option<u64>,
+    /// Concurrent sequences per replica.
+    pub batch: u64,
+    /// Tokens per prefill step.
+    pub prefill_chunk: u64,
+    /// Fraction of memory the model may use.
+    pub memory_utilization: f64,
+    /// Decode bandwidth efficiency.
+    pub decode_efficiency: f64,
+    /// Prefill compute efficiency.
+    pub prefill_efficiency: f64,
+    /// Exact stored weight bytes (from file headers) at the given level:
+    /// weights are scaled to this total.
+    pub stored_weights: Option<(Quant, u64)>,
+    /// How many ranked plans to return.
+    pub max_plans: usize,
+    /// Whether `suggest` may pick GGUF block formats (a llama.cpp model).
+    pub gguf_levels: bool,
+}
+
+impl Default for InferenceOptions {
+    fn default() -> Self {
+        InferenceOptions {
+            quant: None,
+            kv_dtype: None,
+            context: None,
+            batch: 1,
+            prefill_chunk: DEFAULT_PREFILL_CHUNK,
+            memory_utilization: DEFAULT_MEMORY_UTILIZATION,
+            decode_efficiency: DEFAULT_DECODE_EFFICIENCY,
+            prefill_efficiency: DEFAULT_PREFILL_EFFICIENCY,
+            stored_weights: None,
+            max_plans: 10,
+            gguf_levels: false,
+        }
+    }
+}
+
+/// One device's memory in a plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DeviceMemory {
+    /// Device id.
+    pub device: String,
+    /// Data-parallel replica.
+    pub replica: u32,
+    /// Pipeline stage.
+    pub stage: u32,
+    /// Layers of the stage: first and one past the last.
+    pub layers: (u32, u32),
+    /// Weights held.
+    pub weights_bytes: u64,
+    /// KV cache at the requested context and batch.
+    pub kv_cache_bytes: u64,
+    /// Activation workspace.
+    pub activation_bytes: u64,
+    /// Runtime reserve.
+    pub overhead_bytes: u64,
+    /// Sum of the above.
+    pub total_bytes: u64,
+    /// Device memory.
+    pub capacity_bytes: u64,
+    /// `total_bytes <= capacity_bytes`.
+    pub fits: bool,
+}
+
+/// One layout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Plan {
+    /// Tensor-parallel degree.
+    pub tensor_parallel: u32,
+    /// Pipeline stages.
+    pub pipeline_parallel: u32,
+    /// Replicas.
+    pub data_parallel: u32,
+    /// Devices used.
+    pub devices_used: u32,
+    /// Weight format.
+    pub quantization: Quant,
+    /// KV cache type.
+    pub kv_dtype: KvDtype,
+    /// Memory per device used.
+    pub per_device: Vec<DeviceMemory>,
+    /// Largest context one sequence may have (batch 1), capped at the
+    /// model's maximum.
+    pub max_context_tokens: u64,
+    /// Largest batch per replica at the requested context.
+    pub max_batch: u64,
+    /// Decode throughput over all replicas at the requested batch; `None`
+    /// when a device's bandwidth is unknown.
+    pub decode_tokens_per_s: Option<f64>,
+    /// Prefill throughput over all replicas; `None` when a device's peak
+    /// rate for the compute type is unknown.
+    pub prefill_tokens_per_s: Option<f64>,
+    /// Tensor-parallel communication per decode step, seconds (at link
+    /// peak; `None` when the link bandwidth is unknown).
+    pub tp_comm_seconds_per_step: Option<f64>,
+    /// Pipeline hand-off bytes per decode step (activations between stages).
+    pub pp_comm_bytes_per_step: u64,
+}
+
+/// A layout that was considered and rejected.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Rejected {
+    /// Tensor-parallel degree.
+    pub tensor_parallel: u32,
+    /// Pipeline stages.
+    pub pipeline_parallel: u32,
+    /// Why.
+    pub reason: String,
+}
+
+/// The planner's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InferencePlan {
+    /// Model name.
+    pub model: String,
+    /// Model parameters.
+    pub parameters: u64,
+    /// Parameters per token.
+    pub active_parameters: u64,
+    /// Whether the architecture is approximate (a bare size).
+    pub approximate: bool,
+    /// Devices planned for.
+    pub devices: Vec<PlanDevice>,
+    /// Context planned for.
+    pub context: u64,
+    /// Batch per replica planned for.
+    pub batch: u64,
+    /// Whether any plan fits at the chosen quantization.
+    pub feasible: bool,
+    /// Highest-fidelity level that fits and every device runs.
+    pub suggested_quantization: Option<Quant>,
+    /// Level the plans use.
+    pub quantization: Quant,
+    /// KV cache type.
+    pub kv_dtype: KvDtype,
+    /// Feasible plans, best first.
+    pub plans: Vec<Plan>,
+    /// Feasible plans found before truncating to `max_plans`.
+    pub feasible_plans: usize,
+    /// Rejected layouts with reasons (at most 20).
+    pub rejected: Vec<Rejected>,
+    /// When nothing fits: what would.
+    pub advice: Vec<String>,
+    /// Things to know (unknown device facts, approximations).
+    pub warnings: Vec<String>,
+    /// The efficiencies and reserve used.
+    pub options: InferenceOptions,
+}
+
+/// Per-(model, quantization, TP degree) sizes of one rank, with prefix sums
+/// over layers so a stage's bytes cost O(1).
+struct Sizer<'a> {
+    spec: &'a ModelSpec,
+    tp: u32,
+    /// Prefix sums of weight bytes per layer.
+    weight_prefix: Vec<f64>,
+    /// Prefix sums of weight bytes read per decode step (routed experts
+    /// scaled to the fraction the batch touches).
+    read_prefix: Vec<f64>,
+    /// Prefix sums of active parameters (for prefill FLOPs) on one rank.
+    active_prefix: Vec<f64>,
+    /// Prefix counts of sliding-window layers.
+    sliding_prefix: Vec<u32>,
+    /// KV elements per token per layer on one rank.
+    kv_per_layer: f64,
+    unq: f64,
+    embed_first: f64,
+    head_last: f64,
+    kv_bytes: f64,
+}
+
+impl<'a> Sizer<'a> {
+    fn new(
+        spec: &'a ModelSpec,
+        quant: Quant,
+        kv: KvDtype,
+        tp: u32,
+        pp: u32,
+        batch: u64,
+        scale: f64,
+    ) -> Self {
+        let t = f64::from(tp);
+        let q = quant.bits_per_weight() / 8.0 * scale;
+        let unq = quant.unquantized_bytes() * scale;
+        let kv_share = if spec.mla.is_some() {
+            1.0
+        } else {
+            f64::from(spec.kv_heads_per_rank(tp)) / f64::from(spec.num_kv_heads)
+        };
+        // Expected fraction of E experts a batch of B tokens touches with
+        // uniform top-k routing: 1 − (1 − k/E)^B.
+        let touched = spec.moe.as_ref().map_or(1.0, |m| {
+            let p = f64::from(m.experts_per_token) / f64::from(m.num_experts);
+            1.0 - (1.0 - p).powf(batch.max(1) as f64)
+        });
+        let n = spec.num_layers as usize;
+        let mut weight_prefix = Vec::with_capacity(n + 1);
+        let mut read_prefix = Vec::with_capacity(n + 1);
+        let mut active_prefix = Vec::with_capacity(n + 1);
+        let mut sliding_prefix = Vec::with_capacity(n + 1);
+        let (mut w, mut r, mut a, mut s) = (0.0, 0.0, 0.0, 0u32);
+        weight_prefix.push(w);
+        read_prefix.push(r);
+        active_prefix.push(a);
+        sliding_prefix.push(s);
+        for i in 0..spec.num_layers {
+            let p = spec.layer_params(i);
+            let split = (p.attention_sharded + p.mlp) as f64 / t;
+            let experts = p.experts as f64 / t;
+            let other = p.attention_kv as f64 * kv_share + p.attention_replicated as f64;
+            let fixed = (split + other) * q + p.replicated as f64 * unq;
+            w += fixed + experts * q;
+            r += fixed + experts * q * touched;
+            a += split + other + p.replicated as f64 + p.experts_active as f64 / t;
+            if spec.attention_kind(i) == AttentionKind::Sliding {
+                s += 1;
+            }
+            weight_prefix.push(w);
+            read_prefix.push(r);
+            active_prefix.push(a);
+            sliding_prefix.push(s);
+        }
+        let h = spec.hidden_size as f64;
+        let embed_first = (spec.embedding_params() as f64 / t
+            + spec.learned_positions.unwrap_or(0) as f64 * h)
+            * unq;
+        let head = if spec.tied_embeddings && pp == 1 {
+            0.0
+        } else {
+            (spec.vocab_size * spec.hidden_size) as f64 / t
+        };
+        let final_norm =
+            (spec.other_params() - spec.learned_positions.unwrap_or(0) * spec.hidden_size) as f64;
+        Sizer {
+            spec,
+            tp,
+            weight_prefix,
+            read_prefix,
+            active_prefix,
+            sliding_prefix,
+            kv_per_layer: spec.kv_elements_per_token_layer() as f64 * kv_share,
+            unq,
+            embed_first,
+            head_last: (head + final_norm) * unq,
+            kv_bytes: kv.bytes(),
+        }
+    }
+
+    fn weights(&self, a: u32, b: u32, first: bool, last: bool) -> f64 {
+        self.weight_prefix[b as usize] - self.weight_prefix[a as usize]
+            + if first { self.embed_first } else { 0.0 }
+            + if last { self.head_last } else { 0.0 }
+    }
+
+    fn weights_read(&self, a: u32, b: u32, first: bool, last: bool) -> f64 {
+        self.read_prefix[b as usize] - self.read_prefix[a as usize]
+            // The embedding is a lookup: one row per token, negligible.
+            + if first { self.embed_first / self.spec.vocab_size as f64 } else { 0.0 }
+            + if last { self.head_last } else { 0.0 }
+    }
+
+    fn kv(&self, a: u32, b: u32, context: u64, batch: u64) -> f64 {
+        let sliding = self.sliding_prefix[b as usize] - self.sliding_prefix[a as usize];
+        let global = (b - a) - sliding;
+        let window = self
+            .spec
+            .sliding_window
+            .as_ref()
+            .map_or(context, |w| w.window.min(context));
+        let tokens = f64::from(global) * context as f64 + f64::from(sliding) * window as f64;
+        tokens * self.kv_per_layer * batch as f64 * self.kv_bytes
+    }
+
+    fn activations(&self, context: u64, batch: u64, chunk: u64, last: bool) -> f64 {
+        let s = self.spec;
+        let t = f64::from(self.tp);
+        let tokens = chunk.min(batch.saturating_mul(context)).max(1) as f64;
+        let h = s.hidden_size as f64;
+        let qkv = match &s.mla {
+            Some(m) => {
+                f64::from(s.num_attention_heads)
+                    * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) as f64
+                    / t
+                    + (m.kv_lora_rank + m.qk_rope_head_dim) as f64
+            }
+            None => {
+                (f64::from(s.num_attention_heads)
+                    + 2.0 * f64::from(s.kv_heads_per_rank(self.tp)) * t)
+                    * s.head_dim as f64
+                    / t
+            }
+        };
+        let dense = 3.0 * s.intermediate_size as f64 / t;
+        let moe = s.moe.as_ref().map_or(0.0, |m| {
+            let shared = f64::from(m.shared_experts)
+                * m.shared_expert_intermediate_size
+                    .unwrap_or(m.expert_intermediate_size) as f64;
+            3.0 * (f64::from(m.experts_per_token) * m.expert_intermediate_size as f64 + shared) / t
+        });
+        let act_bytes = if self.unq >= 4.0 { 4.0 } else { 2.0 };
+        let layer = tokens * (4.0 * h + qkv.max(dense).max(moe)) * act_bytes;
+        let logits = if last {
+            batch.max(1) as f64 * s.vocab_size as f64 / t * 4.0
+        } else {
+            0.0
+        };
+        layer + logits
+    }
+
+    /// FLOPs per token on one rank of the stage.
+    fn flops_per_token(&self, a: u32, b: u32, context: u64, last: bool) -> f64 {
+        let s = self.spec;
+        let active = self.active_prefix[b as usize] - self.active_prefix[a as usize]
+            + if last {
+                (s.vocab_size * s.hidden_size) as f64 / f64::from(self.tp)
+            } else {
+                0.0
+            };
+        let d_attn = match &s.mla {
+            Some(m) => {
+                f64::from(s.num_attention_heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim) as f64
+            }
+            None => f64::from(s.num_attention_heads) * s.head_dim as f64,
+        };
+        2.0 * active + 2.0 * f64::from(b - a) * context as f64 * d_attn / f64::from(self.tp)
+    }
+}
+
+/// A pipeline of TP groups: one replica.
+struct Replica<'d> {
+    stages: Vec<Vec<&'d PlanDevice>>,
+}
+
+struct StageLayout {
+    layers: Vec<(u32, u32)>,
+}
+
+/// Split layers over stages in proportion to the memory each stage has for
+/// them (capacity × utilization minus what only it holds: embedding, head,
+/// activations); every stage gets at least one layer. `None` when the
+/// stages have no room at all.
+fn split_layers(
+    sizer: &Sizer,
+    stages: &[u64],
+    opts: &InferenceOptions,
+    context: u64,
+) -> Option<StageLayout> {
+    let n = stages.len() as u32;
+    let layers = sizer.spec.num_layers;
+    if n == 0 || n > layers {
+        return None;
+    }
+    let room: Vec<f64> = stages
+        .iter()
+        .enumerate()
+        .map(|(k, &cap)| {
+            let first = k == 0;
+            let last = k + 1 == stages.len();
+            let fixed = sizer.weights(0, 0, first, last)
+                + sizer.activations(context, opts.batch, opts.prefill_chunk, last);
+            (cap as f64 * opts.memory_utilization - fixed).max(0.0)
+        })
+        .collect();
+    let total: f64 = room.iter().sum();
+    let mut counts: Vec<u32> = if total <= 0.0 {
+        vec![layers / n; n as usize]
+    } else {
+        room.iter()
+            .map(|r| ((r / total) * f64::from(layers)).floor() as u32)
+            .collect()
+    };
+    // Largest remainders get the leftover layers; no stage stays empty.
+    for c in &mut counts {
+        *c = (*c).max(1);
+    }
+    while counts.iter().sum::<u32>() > layers {
+        let k = (0..counts.len())
+            .filter(|&k| counts[k] > 1)
+            .max_by(|&a, &b| counts[a].cmp(&counts[b]))?;
+        counts[k] -= 1;
+    }
+    while counts.iter().sum::<u32>() < layers {
+        let share = |k: usize| {
+            if total <= 0.0 {
+                -(counts[k] as f64)
+            } else {
+                room[k] / total * f64::from(layers) - f64::from(counts[k])
+            }
+        };
+        let k = (0..counts.len()).max_by(|&a, &b| share(a).total_cmp(&share(b)))?;
+        counts[k] += 1;
+    }
+    let mut start = 0;
+    let layers = counts
+        .iter()
+        .map(|&c| {
+            let r = (start, start + c);
+            start += c;
+            r
+        })
+        .collect();
+    Some(StageLayout { layers })
+}
+
+/// Memory of each device of a replica at (context, batch); `None` when a
+/// device's capacity is unknown.
+fn replica_memory(
+    sizer: &Sizer,
+    replica: &Replica,
+    layout: &StageLayout,
+    opts: &InferenceOptions,
+    context: u64,
+    batch: u64,
+) -> Vec<(u64, u64, u64, u64, u64)> {
+    let n = replica.stages.len();
+    let mut out = Vec::new();
+    for (k, group) in replica.stages.iter().enumerate() {
+        let (a, b) = layout.layers[k];
+        let first = k == 0;
+        let last = k + 1 == n;
+        for d in group {
+            let cap = d.capacity_bytes.unwrap_or(0);
+            let w = sizer.weights(a, b, first, last).ceil() as u64;
+            let kv = sizer.kv(a, b, context, batch).ceil() as u64;
+            let act = sizer
+                .activations(context, batch, opts.prefill_chunk, last)
+                .ceil() as u64;
+            let over = (cap as f64 * (1.0 - opts.memory_utilization)).ceil() as u64;
+            out.push((w, kv, act, over, cap));
+        }
+    }
+    out
+}
+
+fn replica_fits(
+    sizer: &Sizer,
+    replica: &Replica,
+    layout: &StageLayout,
+    opts: &InferenceOptions,
+    context: u64,
+    batch: u64,
+) -> bool {
+    replica_memory(sizer, replica, layout, opts, context, batch)
+        .iter()
+        .all(|&(w, kv, act, over, cap)| {
+            w.saturating_add(kv)
+                .saturating_add(act)
+                .saturating_add(over)
+                <= cap
+        })
+}
+
+/// Largest `x` in `1..=hi` with `ok(x)`, assuming monotonicity; 0 if none.
+fn largest(hi: u64, ok: impl Fn(u64) -> bool) -> u64 {
+    if hi == 0 || !ok(1) {
+        return 0;
+    }
+    let (mut lo, mut hi) = (1u64, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if ok(mid) { lo = mid } else { hi = mid - 1 }
+    }
+    lo
+}
+
+/// Ring all-reduce time for `bytes` over `tp` ranks: each rank sends
+/// `2(tp−1)/tp × bytes` (Patarasuk & Yuan 2009; NCCL's bus-bandwidth
+/// definition) at the per-direction link bandwidth (half the quoted
+/// bidirectional figure).
+fn allreduce_seconds(bytes: f64, tp: u32, link_bidirectional: f64) -> f64 {
+    if tp <= 1 {
+        return 0.0;
+    }
+    let t = f64::from(tp);
+    2.0 * (t - 1.0) / t * bytes / (link_bidirectional / 2.0)
+}
+
+struct Evaluated {
+    plan_devices: Vec<DeviceMemory>,
+    max_context: u64,
+    max_batch: u64,
+    decode: Option<f64>,
+    prefill: Option<f64>,
+    tp_comm: Option<f64>,
+    pp_bytes: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn evaluate_replica(
+    spec: &ModelSpec,
+    replica: &Replica,
+    quant: Quant,
+    kv: KvDtype,
+    opts: &InferenceOptions,
+    context: u64,
+    scale: f64,
+    replica_index: u32,
+) -> Result<Evaluated, String> {
+    let tp = replica.stages[0].len() as u32;
+    let pp = replica.stages.len() as u32;
+    let sizer = Sizer::new(spec, quant, kv, tp, pp, opts.batch, scale);
+    let caps: Vec<u64> = replica
+        .stages
+        .iter()
+        .map(|g| g.iter().filter_map(|d| d.capacity_bytes).min().unwrap_or(0))
+        .collect();
+    let layout = split_layers(&sizer, &caps, opts, context).ok_or("more stages than layers")?;
+    let mem = replica_memory(&sizer, replica, &layout, opts, context, opts.batch);
+    let mut per_device = Vec::new();
+    let mut idx = 0;
+    let mut worst: Option<(String, u64, u64)> = None;
+    for (k, group) in replica.stages.iter().enumerate() {
+        for d in group {
+            let (w, kvb, act, over, cap) = mem[idx];
+            idx += 1;
+            let total = w
+                .saturating_add(kvb)
+                .saturating_add(act)
+                .saturating_add(over);
+            if total > cap && worst.as_ref().is_none_or(|(_, t, c)| total - cap > t - c) {
+                worst = Some((d.id.clone(), total, cap));
+            }
+            per_device.push(DeviceMemory {
+                device: d.id.clone(),
+                replica: replica_index,
+                stage: k as u32,
+                layers: layout.layers[k],
+                weights_bytes: w,
+                kv_cache_bytes: kvb,
+                activation_bytes: act,
+                overhead_bytes: over,
+                total_bytes: total,
+                capacity_bytes: cap,
+                fits: total <= cap,
+            });
+        }
+    }
+    if let Some((id, total, cap)) = worst {
+        return Err(format!(
+            "{id} needs {} but has {}",
+            human_bytes(total),
+            human_bytes(cap)
+        ));
+    }
+    let ctx_cap = spec.max_context.unwrap_or(1 << 24).max(context);
+    let max_context = largest(ctx_cap, |c| {
+        replica_fits(&sizer, replica, &layout, opts, c, 1)
+    })
+    .min(spec.max_context.unwrap_or(u64::MAX));
+    let max_batch = largest(1 << 20, |b| {
+        replica_fits(&sizer, replica, &layout, opts, context, b)
+    });
+
+    // Decode: per stage, the slowest device's bytes ÷ effective bandwidth,
+    // plus TP all-reduces (two per layer of batch × h 16-bit activations).
+    let act_bytes = opts.batch as f64 * spec.hidden_size as f64 * 2.0;
+    let mut decode_s = Some(0.0);
+    let mut comm = Some(0.0);
+    let mut prefill_s = Some(0.0);
+    let half = if quant == Quant::Fp16 {
+        Dtype::Fp16
+    } else {
+        Dtype::Bf16
+    };
+    let compute = quant.compute_dtype(half);
+    for (k, group) in replica.stages.iter().enumerate() {
+        let (a, b) = layout.layers[k];
+        let first = k == 0;
+        let last = k + 1 == replica.stages.len();
+        let bytes = sizer.weights_read(a, b, first, last) + sizer.kv(a, b, context, opts.batch);
+        let slowest_bw = group
+            .iter()
+            .map(|d| d.bandwidth_bytes_per_s)
+            .collect::<Option<Vec<_>>>()
+            .and_then(|v| v.into_iter().min());
+        let link = group
+            .iter()
+            .map(|d| d.link_bandwidth_bytes_per_s)
+            .collect::<Option<Vec<_>>>()
+            .and_then(|v| v.into_iter().min());
+        let stage_comm = if tp > 1 {
+            link.map(|l| 2.0 * f64::from(b - a) * allreduce_seconds(act_bytes, tp, l as f64))
+        } else {
+            Some(0.0)
+        };
+        comm = comm.zip(stage_comm).map(|(x, y)| x + y);
+        decode_s = decode_s
+            .zip(slowest_bw)
+            .zip(stage_comm)
+            .map(|((t, bw), c)| t + bytes / (bw as f64 * opts.decode_efficiency) + c);
+        let rate = group
+            .iter()
+            .map(|d| d.tflops_for(compute))
+            .collect::<Option<Vec<_>>>()
+            .and_then(|v| v.into_iter().min_by(f64::total_cmp));
+        let flops = sizer.flops_per_token(a, b, context, last);
+        prefill_s = prefill_s
+            .zip(rate)
+            .map(|(t, r)| t + flops / (r * 1e12 * opts.prefill_efficiency));
+    }
+    Ok(Evaluated {
+        plan_devices: per_device,
+        max_context,
+        max_batch,
+        decode: decode_s.filter(|&t| t > 0.0).map(|t| opts.batch as f64 / t),
+        prefill: prefill_s.filter(|&t| t > 0.0).map(|t| 1.0 / t),
+        tp_comm: comm,
+        pp_bytes: (u64::from(pp) - 1) * (act_bytes as u64),
+    })
+}
+
+/// Format bytes as GiB with two decimals.
+pub fn human_bytes(b: u64) -> String {
+    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+/// Tensor-parallel groups of `tp` identical devices within one domain,
+/// best (largest capacity) first.
+fn tp_groups(devices: &[PlanDevice], tp: u32) -> Vec<Vec<&PlanDevice>> {
+    let mut buckets: Vec<Vec<&PlanDevice>> = Vec::new();
+    for d in devices {
+        match buckets
+            .iter_mut()
+            .find(|b| b[0].domain == d.domain && b[0].same_kind(d))
+        {
+            Some(b) => b.push(d),
+            None => buckets.push(vec![d]),
+        }
+    }
+    let mut groups: Vec<Vec<&PlanDevice>> = buckets
+        .iter()
+        .flat_map(|b| b.chunks_exact(tp as usize).map(<[_]>::to_vec))
+        .collect();
+    groups.sort_by_key(|g| std::cmp::Reverse(g[0].capacity_bytes.unwrap_or(0)));
+    groups
+}
+
+struct LevelResult {
+    plans: Vec<Plan>,
+    rejected: Vec<Rejected>,
+}
+
+fn plan_level(
+    spec: &ModelSpec,
+    devices: &[PlanDevice],
+    quant: Quant,
+    kv: KvDtype,
+    opts: &InferenceOptions,
+    context: u64,
+) -> LevelResult {
+    let mut plans = Vec::new();
+    let mut rejected = Vec::new();
+    let scale = match opts.stored_weights {
+        Some((q, bytes)) if q == quant => {
+            let s = Sizer::new(spec, quant, kv, 1, 1, 1, 1.0);
+            let formula = s.weights(0, spec.num_layers, true, true);
+            if formula > 0.0 {
+                bytes as f64 / formula
+            } else {
+                1.0
+            }
+        }
+        _ => 1.0,
+    };
+    for d in devices {
+        if let Some(native) = &d.native_dtypes
+            && !quant.supported_by(native)
+        {
+            rejected.push(Rejected {
+                tensor_parallel: 0,
+                pipeline_parallel: 0,
+                reason: format!("{} ({}) does not run {quant} natively", d.id, d.name),
+            });
+            return LevelResult { plans, rejected };
+        }
+        if d.capacity_bytes.is_none() {
+            rejected.push(Rejected {
+                tensor_parallel: 0,
+                pipeline_parallel: 0,
+                reason: format!("{} ({}): memory size unknown", d.id, d.name),
+            });
+            return LevelResult { plans, rejected };
+        }
+    }
+    let max_group = devices.len() as u32;
+    for tp in 1..=max_group {
+        if let Err(e) = spec.tensor_parallel_legal(tp) {
+            if tp <= 8 || tp.is_power_of_two() {
+                rejected.push(Rejected {
+                    tensor_parallel: tp,
+                    pipeline_parallel: 0,
+                    reason: e,
+                });
+            }
+            continue;
+        }
+        let groups = tp_groups(devices, tp);
+        if groups.is_empty() {
+            rejected.push(Rejected {
+                tensor_parallel: tp,
+                pipeline_parallel: 0,
+                reason: format!("no {tp} identical devices share a scale-up domain"),
+            });
+            continue;
+        }
+        let max_pp = (groups.len() as u32).min(spec.num_layers);
+        for pp in 1..=max_pp {
+            let dp_max = groups.len() / pp as usize;
+            let mut per_device = Vec::new();
+            let mut dp = 0u32;
+            let mut first: Option<Evaluated> = None;
+            let mut reason = None;
+            let mut decode_sum = Some(0.0);
+            let mut prefill_sum = Some(0.0);
+            let mut max_ctx = u64::MAX;
+            let mut max_batch = u64::MAX;
+            for r in 0..dp_max {
+                let replica = Replica {
+                    stages: groups[r * pp as usize..(r + 1) * pp as usize].to_vec(),
+                };
+                match evaluate_replica(spec, &replica, quant, kv, opts, context, scale, dp) {
+                    Ok(ev) => {
+                        dp += 1;
+                        per_device.extend(ev.plan_devices.iter().cloned());
+                        decode_sum = decode_sum.zip(ev.decode).map(|(a, b)| a + b);
+                        prefill_sum = prefill_sum.zip(ev.prefill).map(|(a, b)| a + b);
+                        max_ctx = max_ctx.min(ev.max_context);
+                        max_batch = max_batch.min(ev.max_batch);
+                        if first.is_none() {
+                            first = Some(ev);
+                        }
+                    }
+                    Err(e) => {
+                        reason.get_or_insert(e);
+                    }
+                }
+            }
+            match first {
+                Some(ev) => plans.push(Plan {
+                    tensor_parallel: tp,
+                    pipeline_parallel: pp,
+                    data_parallel: dp,
+                    devices_used: dp * tp * pp,
+                    quantization: quant,
+                    kv_dtype: kv,
+                    per_device,
+                    max_context_tokens: max_ctx,
+                    max_batch,
+                    decode_tokens_per_s: decode_sum,
+                    prefill_tokens_per_s: prefill_sum,
+                    tp_comm_seconds_per_step: ev.tp_comm,
+                    pp_comm_bytes_per_step: ev.pp_bytes,
+                }),
+                None => rejected.push(Rejected {
+                    tensor_parallel: tp,
+                    pipeline_parallel: pp,
+                    reason: reason.unwrap_or_else(|| "no replica".into()),
+                }),
+            }
+        }
+    }
+    plans.sort_by(|a, b| {
+        b.decode_tokens_per_s
+            .unwrap_or(0.0)
+            .total_cmp(&a.decode_tokens_per_s.unwrap_or(0.0))
+            .then(a.devices_used.cmp(&b.devices_used))
+            .then(a.tensor_parallel.cmp(&b.tensor_parallel))
+            .then(a.pipeline_parallel.cmp(&b.pipeline_parallel))
+    });
+    LevelResult { plans, rejected }
+}
+
+/// Levels worth trying for this model, highest fidelity first: never more
+/// bits than it was published in, the model's own 16-bit type before the
+/// other, and GGUF block formats only when `gguf` (a llama.cpp model).
+fn candidate_levels(spec: &ModelSpec, gguf: bool) -> Vec<Quant> {
+    let native = spec.torch_dtype.as_deref().and_then(Quant::parse);
+    let ceiling = native.map_or(16.0, Quant::bits_per_weight);
+    let mut levels: Vec<Quant> = Quant::ALL
+        .into_iter()
+        .filter(|q| q.bits_per_weight() <= ceiling)
+        .filter(|&q| gguf || !q.is_gguf())
+        .collect();
+    if native == Some(Quant::Fp16)
+        && let (Some(b), Some(f)) = (
+            levels.iter().position(|&q| q == Quant::Bf16),
+            levels.iter().position(|&q| q == Quant::Fp16),
+        )
+    {
+        levels.swap(b, f);
+    }
+    levels
+}
+
+/// Plan inference of `spec` on `devices`.
+pub fn plan_inference(
+    spec: &ModelSpec,
+    devices: &[PlanDevice],
+    opts: &InferenceOptions,
+) -> InferencePlan {
+    let mut warnings = Vec::new();
+    if spec.approximate {
+        warnings.push(
+            "the architecture is approximate (a bare size): memory and speed are estimates".into(),
+        );
+    }
+    for d in devices {
+        if d.native_dtypes.is_none() {
+            warnings.push(format!(
+                "{} ({}) has no spec database entry: its native data types, bandwidth and peak rates are unknown; every level is allowed and throughput is not estimated",
+                d.id, d.name
+            ));
+        }
+    }
+    let context = opts
+        .context
+        .unwrap_or_else(|| {
+            spec.max_context
+                .unwrap_or(DEFAULT_CONTEXT)
+                .min(DEFAULT_CONTEXT)
+        })
+        .max(1);
+    if let Some(max) = spec.max_context
+        && context > max
+    {
+        warnings.push(format!(
+            "context {context} exceeds the model's maximum of {max} tokens"
+        ));
+    }
+    let all_native = |f: &dyn Fn(&[Dtype]) -> bool| {
+        devices
+            .iter()
+            .all(|d| d.native_dtypes.as_deref().is_none_or(f))
+    };
+    let kv = opts.kv_dtype.unwrap_or_else(|| {
+        let prefer_fp16 = spec.torch_dtype.as_deref() == Some("fp16");
+        if !prefer_fp16 && all_native(&|n| KvDtype::Bf16.supported_by(n)) {
+            KvDtype::Bf16
+        } else {
+            KvDtype::Fp16
+        }
+    });
+    if !all_native(&|n| kv.supported_by(n)) {
+        warnings.push(format!("a device does not hold a {kv} KV cache natively"));
+    }
+    let levels = candidate_levels(spec, opts.gguf_levels);
+    let supported = |q: Quant| all_native(&|n| q.supported_by(n));
+    let mut suggested = None;
+    let mut results = std::collections::HashMap::new();
+    if !devices.is_empty() {
+        for &q in levels.iter().filter(|&&q| supported(q)) {
+            let r = plan_level(spec, devices, q, kv, opts, context);
+            let ok = !r.plans.is_empty();
+            results.insert(q, r);
+            if ok {
+                suggested = Some(q);
+                break;
+            }
+        }
+    }
+    let quant = opts.quant.or(suggested).unwrap_or_else(|| {
+        levels
+            .iter()
+            .copied()
+            .find(|&q| supported(q))
+            .unwrap_or(Quant::Bf16)
+    });
+    let result = match results.remove(&quant) {
+        Some(r) => r,
+        None => plan_level(spec, devices, quant, kv, opts, context),
+    };
+    let feasible_plans = result.plans.len();
+    let feasible = feasible_plans > 0;
+    let mut advice = Vec::new();
+    if devices.is_empty() {
+        advice.push("no accelerators to plan for: pass --devices (e.g. \"2xh100-sxm\")".into());
+    } else if !feasible {
+        advice = advise(spec, devices, quant, kv, opts, context, suggested);
+    }
+    let mut rejected = result.rejected;
+    rejected.truncate(20);
+    let mut plans = result.plans;
+    plans.truncate(opts.max_plans.max(1));
+    InferencePlan {
+        model: spec.name.clone(),
+        parameters: spec.parameters(),
+        active_parameters: spec.active_parameters(),
+        approximate: spec.approximate,
+        devices: devices.to_vec(),
+        context,
+        batch: opts.batch,
+        feasible,
+        suggested_quantization: suggested,
+        quantization: quant,
+        kv_dtype: kv,
+        plans,
+        feasible_plans,
+        rejected,
+        advice,
+        warnings,
+        options: opts.clone(),
+    }
+}
+
+/// What would make an infeasible request fit.
+fn advise(
+    spec: &ModelSpec,
+    devices: &[PlanDevice],
+    quant: Quant,
+    kv: KvDtype,
+    opts: &InferenceOptions,
+    context: u64,
+    suggested: Option<Quant>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(q) = suggested
+        && q != quant
+    {
+        out.push(format!("a smaller quantization: {q} fits on these devices"));
+    } else if suggested.is_none() {
+        // Lowest-fidelity level the devices run, to say whether
+        // quantizing alone could help.
+        if let Some(&q) = candidate_levels(spec, opts.gguf_levels)
+            .iter()
+            .rev()
+            .find(|&&q| {
+                devices
+                    .iter()
+                    .all(|d| d.native_dtypes.as_deref().is_none_or(|n| q.supported_by(n)))
+            })
+            && q != quant
+            && !plan_level(spec, devices, q, kv, opts, context)
+                .plans
+                .is_empty()
+        {
+            out.push(format!("a smaller quantization: {q} fits"));
+        }
+    }
+    // More of the largest device.
+    if let Some(big) = devices.iter().max_by_key(|d| d.capacity_bytes.unwrap_or(0)) {
+        let mut n = devices.len() as u32;
+        let mut found = None;
+        while n < 4096 {
+            n = (n * 2).max(2);
+            let more: Vec<PlanDevice> = match big.spec_id.as_deref().and_then(crate::spec::by_id) {
+                Some(_) => PlanDevice::from_device_string(&format!(
+                    "{n}x{}",
+                    big.spec_id.as_deref().unwrap_or_default()
+                ))
+                .unwrap_or_default(),
+                None => (0..n)
+                    .map(|k| PlanDevice {
+                        id: format!("{}#{k}", big.id),
+                        ..big.clone()
+                    })
+                    .collect(),
+            };
+            let r = plan_level(spec, &more, quant, kv, opts, context);
+            if !r.plans.is_empty() {
+                found = Some(r.plans.iter().map(|p| p.devices_used).min().unwrap_or(n));
+                break;
+            }
+        }
+        if let Some(n) = found {
+            out.push(format!("more devices: {n} × {} fit at {quant}", big.name));
+        }
+    }
+    // A shorter context at the same level.
+    let mut short = opts.clone();
+    short.batch = 1;
+    let r = plan_level(spec, devices, quant, kv, &short, 1);
+    if let Some(best) = r.plans.iter().map(|p| p.max_context_tokens).max()
+        && best > 0
+    {
+        out.push(format!(
+            "a shorter context: up to {best} tokens fit at batch 1 with {quant}"
+        ));
+    }
+    if out.is_empty() {
+        out.push(format!("nothing tried fits: even the weights at the smallest level exceed these devices ({} parameters)", spec.parameters()));
+    }
+    out
+}

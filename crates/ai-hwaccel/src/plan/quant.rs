@@ -1,0 +1,333 @@
+//! Weight quantization levels and KV-cache data types: their bits per
+//! weight (including the scales and zero points of group-quantized formats)
+//! and what a device must run natively to use them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::Dtype;
+
+/// A weight format for the projection and expert matrices. Embeddings, the
+/// LM head, norms and routers stay 16-bit (32-bit for `fp32`), as GPTQ, AWQ,
+/// bitsandbytes and vLLM's fp8 path leave them.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Quant {
+    /// IEEE single precision.
+    Fp32,
+    /// bfloat16.
+    Bf16,
+    /// IEEE half precision.
+    Fp16,
+    /// 8-bit float (E4M3) weights and activations, per-tensor scales.
+    Fp8,
+    /// 8-bit integer weights and activations (SmoothQuant-style W8A8).
+    Int8,
+    /// GGUF Q8_0 (weight-only).
+    Q8_0,
+    /// GGUF Q6_K (weight-only).
+    Q6K,
+    /// GGUF Q5_K (weight-only).
+    Q5K,
+    /// 4-bit integer weights in groups of 128 with fp16 scales and 4-bit
+    /// zero points (GPTQ, AWQ), weight-only.
+    Int4,
+    /// GGUF Q4_K (weight-only).
+    Q4K,
+    /// GGUF Q4_0 (weight-only).
+    Q4_0,
+    /// 4-bit NormalFloat with double-quantized constants (QLoRA), weight-only.
+    Nf4,
+    /// GGUF Q3_K (weight-only).
+    Q3K,
+    /// GGUF Q2_K (weight-only).
+    Q2K,
+}
+
+impl Quant {
+    /// Every level, highest fidelity first (the order `suggest` tries):
+    /// by bits per weight, so a format with more bits (block scales
+    /// included) counts as the higher fidelity.
+    pub const ALL: [Quant; 14] = [
+        Quant::Fp32,
+        Quant::Bf16,
+        Quant::Fp16,
+        Quant::Q8_0,
+        Quant::Fp8,
+        Quant::Int8,
+        Quant::Q6K,
+        Quant::Q5K,
+        Quant::Q4K,
+        Quant::Q4_0,
+        Quant::Int4,
+        Quant::Nf4,
+        Quant::Q3K,
+        Quant::Q2K,
+    ];
+
+    /// The CLI / JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Quant::Fp32 => "fp32",
+            Quant::Bf16 => "bf16",
+            Quant::Fp16 => "fp16",
+            Quant::Fp8 => "fp8",
+            Quant::Int8 => "int8",
+            Quant::Q8_0 => "q8_0",
+            Quant::Q6K => "q6_k",
+            Quant::Q5K => "q5_k",
+            Quant::Int4 => "int4",
+            Quant::Q4K => "q4_k",
+            Quant::Q4_0 => "q4_0",
+            Quant::Nf4 => "nf4",
+            Quant::Q3K => "q3_k",
+            Quant::Q2K => "q2_k",
+        }
+    }
+
+    /// Parse a spelling (case-insensitive; `float16`, `half`, `e4m3`,
+    /// `gptq`, `awq`, `q4_k_m` and similar accepted).
+    pub fn parse(s: &str) -> Option<Quant> {
+        let s = s.trim().to_ascii_lowercase().replace('-', "_");
+        Some(match s.as_str() {
+            "fp32" | "f32" | "float32" => Quant::Fp32,
+            "bf16" | "bfloat16" => Quant::Bf16,
+            "fp16" | "f16" | "float16" | "half" => Quant::Fp16,
+            "fp8" | "f8" | "e4m3" | "fp8_e4m3" | "f8_e4m3" => Quant::Fp8,
+            "int8" | "i8" | "w8a8" => Quant::Int8,
+            "q8_0" | "q8" => Quant::Q8_0,
+            "q6_k" => Quant::Q6K,
+            "q5_k" | "q5_k_m" | "q5_k_s" => Quant::Q5K,
+            "int4" | "i4" | "gptq" | "awq" | "w4a16" => Quant::Int4,
+            "q4_k" | "q4_k_m" | "q4_k_s" => Quant::Q4K,
+            "q4_0" => Quant::Q4_0,
+            "nf4" | "bnb4" => Quant::Nf4,
+            "q3_k" | "q3_k_m" | "q3_k_s" | "q3_k_l" => Quant::Q3K,
+            "q2_k" | "q2_k_s" => Quant::Q2K,
+            _ => return None,
+        })
+    }
+
+    /// Bits one quantized weight occupies, scales and zero points included.
+    ///
+    /// - fp8/int8: one byte; per-tensor or per-channel scales are below 0.1%.
+    /// - int4 (GPTQ/AWQ, group 128): 4 bits + an fp16 scale and a 4-bit zero
+    ///   point per group: `4 + (16 + 4) / 128` (AutoGPTQ/AutoAWQ packing).
+    /// - nf4 with double quantization (QLoRA, Dettmers et al. 2023,
+    ///   arXiv:2305.14314 §3): `4 + 8/64 + 32/(64·256)`.
+    /// - GGUF types: bytes per block over weights per block, from ggml's block
+    ///   structs (`ggml-common.h`): Q8_0 34 B/32, Q6_K 210 B/256, Q5_K
+    ///   176 B/256, Q4_K 144 B/256, Q4_0 18 B/32, Q3_K 110 B/256, Q2_K 84 B/256.
+    pub fn bits_per_weight(self) -> f64 {
+        match self {
+            Quant::Fp32 => 32.0,
+            Quant::Bf16 | Quant::Fp16 => 16.0,
+            Quant::Fp8 | Quant::Int8 => 8.0,
+            Quant::Q8_0 => 34.0 * 8.0 / 32.0,
+            Quant::Q6K => 210.0 * 8.0 / 256.0,
+            Quant::Q5K => 176.0 * 8.0 / 256.0,
+            Quant::Int4 => 4.0 + (16.0 + 4.0) / 128.0,
+            Quant::Q4K => 144.0 * 8.0 / 256.0,
+            Quant::Q4_0 => 18.0 * 8.0 / 32.0,
+            Quant::Nf4 => 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0),
+            Quant::Q3K => 110.0 * 8.0 / 256.0,
+            Quant::Q2K => 84.0 * 8.0 / 256.0,
+        }
+    }
+
+    /// Whether this is a GGUF (llama.cpp) block format.
+    pub fn is_gguf(self) -> bool {
+        matches!(
+            self,
+            Quant::Q8_0
+                | Quant::Q6K
+                | Quant::Q5K
+                | Quant::Q4K
+                | Quant::Q4_0
+                | Quant::Q3K
+                | Quant::Q2K
+        )
+    }
+
+    /// Bytes per element of the tensors that stay unquantized (embeddings,
+    /// LM head, norms, routers).
+    pub fn unquantized_bytes(self) -> f64 {
+        if self == Quant::Fp32 { 4.0 } else { 2.0 }
+    }
+
+    /// Whether only weights are quantized (dequantized to 16-bit for the
+    /// matrix multiply) rather than weights and activations.
+    pub fn weight_only(self) -> bool {
+        !matches!(
+            self,
+            Quant::Fp32 | Quant::Bf16 | Quant::Fp16 | Quant::Fp8 | Quant::Int8
+        )
+    }
+
+    /// The data type the matrix multiplies run in, for peak-rate lookups.
+    /// Weight-only formats compute in `half` (the model's 16-bit type).
+    pub fn compute_dtype(self, half: Dtype) -> Dtype {
+        match self {
+            Quant::Fp32 => Dtype::Fp32,
+            Quant::Bf16 => Dtype::Bf16,
+            Quant::Fp16 => Dtype::Fp16,
+            Quant::Fp8 => Dtype::Fp8,
+            Quant::Int8 => Dtype::Int8,
+            _ => half,
+        }
+    }
+
+    /// Whether a device executing `native` types runs this level: fp8 and
+    /// int8 need native fp8/int8 matrix units (e.g. no fp8 before NVIDIA
+    /// compute capability 8.9 or AMD gfx942); bf16 and fp16 need their type;
+    /// weight-only formats need fp16 or bf16 to compute in. fp32 runs
+    /// everywhere.
+    pub fn supported_by(self, native: &[Dtype]) -> bool {
+        match self {
+            Quant::Fp32 => true,
+            Quant::Bf16 => native.contains(&Dtype::Bf16),
+            Quant::Fp16 => native.contains(&Dtype::Fp16),
+            Quant::Fp8 => native.contains(&Dtype::Fp8),
+            Quant::Int8 => native.contains(&Dtype::Int8),
+            _ => native.contains(&Dtype::Fp16) || native.contains(&Dtype::Bf16),
+        }
+    }
+}
+
+impl std::fmt::Display for Quant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The data type of the KV cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KvDtype {
+    /// 32-bit.
+    Fp32,
+    /// bfloat16.
+    Bf16,
+    /// IEEE half.
+    Fp16,
+    /// 8-bit float (vLLM `kv_cache_dtype=fp8`).
+    Fp8,
+    /// 8-bit integer.
+    Int8,
+}
+
+impl KvDtype {
+    /// Bytes per cached element.
+    pub fn bytes(self) -> f64 {
+        match self {
+            KvDtype::Fp32 => 4.0,
+            KvDtype::Bf16 | KvDtype::Fp16 => 2.0,
+            KvDtype::Fp8 | KvDtype::Int8 => 1.0,
+        }
+    }
+
+    /// Parse a spelling.
+    pub fn parse(s: &str) -> Option<KvDtype> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "fp32" | "f32" | "float32" => KvDtype::Fp32,
+            "bf16" | "bfloat16" => KvDtype::Bf16,
+            "fp16" | "f16" | "float16" | "half" => KvDtype::Fp16,
+            "fp8" | "fp8_e4m3" | "fp8_e5m2" | "e4m3" => KvDtype::Fp8,
+            "int8" | "i8" => KvDtype::Int8,
+            _ => return None,
+        })
+    }
+
+    /// The CLI / JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KvDtype::Fp32 => "fp32",
+            KvDtype::Bf16 => "bf16",
+            KvDtype::Fp16 => "fp16",
+            KvDtype::Fp8 => "fp8",
+            KvDtype::Int8 => "int8",
+        }
+    }
+
+    /// Whether a device executing `native` types can hold this cache. fp8
+    /// caches are stored as bytes and upcast in the attention kernel, so any
+    /// device with a 16-bit type can use them.
+    pub fn supported_by(self, native: &[Dtype]) -> bool {
+        match self {
+            KvDtype::Fp32 => true,
+            KvDtype::Bf16 => native.contains(&Dtype::Bf16),
+            KvDtype::Fp16 => native.contains(&Dtype::Fp16),
+            KvDtype::Fp8 | KvDtype::Int8 => {
+                native.contains(&Dtype::Fp16) || native.contains(&Dtype::Bf16)
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for KvDtype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_round_trip() {
+        for q in Quant::ALL {
+            assert_eq!(Quant::parse(q.as_str()), Some(q));
+        }
+        assert_eq!(Quant::parse("Q4_K_M"), Some(Quant::Q4K));
+        assert_eq!(Quant::parse("GPTQ"), Some(Quant::Int4));
+        assert_eq!(Quant::parse("bfloat16"), Some(Quant::Bf16));
+        assert_eq!(Quant::parse("q9"), None);
+        assert_eq!(KvDtype::parse("fp8_e5m2"), Some(KvDtype::Fp8));
+    }
+
+    #[test]
+    fn bits_include_group_overheads() {
+        assert_eq!(Quant::Int4.bits_per_weight(), 4.15625);
+        assert_eq!(Quant::Q4K.bits_per_weight(), 4.5);
+        assert_eq!(Quant::Q8_0.bits_per_weight(), 8.5);
+        assert!((Quant::Nf4.bits_per_weight() - 4.127).abs() < 1e-3);
+        // Fidelity order: bits never increase down the list.
+        assert!(
+            Quant::ALL
+                .windows(2)
+                .all(|w| w[0].bits_per_weight() >= w[1].bits_per_weight())
+        );
+    }
+
+    #[test]
+    fn native_support() {
+        let hopper = [
+            Dtype::Fp64,
+            Dtype::Fp32,
+            Dtype::Tf32,
+            Dtype::Bf16,
+            Dtype::Fp16,
+            Dtype::Fp8,
+            Dtype::Int8,
+        ];
+        let volta = [Dtype::Fp64, Dtype::Fp32, Dtype::Fp16, Dtype::Int8];
+        assert!(Quant::Fp8.supported_by(&hopper));
+        assert!(!Quant::Fp8.supported_by(&volta));
+        assert!(!Quant::Bf16.supported_by(&volta));
+        assert!(Quant::Int4.supported_by(&volta));
+        assert!(Quant::Fp32.supported_by(&[]));
+        assert!(!Quant::Int4.supported_by(&[Dtype::Fp32]));
+    }
+}

@@ -1,0 +1,428 @@
+//! Inference planner: published parameter counts, KV-cache formulas, and
+//! plans for known cases.
+
+use ai_hwaccel::plan::{
+    InferenceOptions, KvDtype, PlanDevice, Quant, catalog, load_model, plan_inference,
+};
+use proptest::prelude::*;
+
+fn spec(id: &str) -> ai_hwaccel::plan::ModelSpec {
+    catalog::find(id)
+        .unwrap_or_else(|| panic!("{id} in catalog"))
+        .spec
+        .clone()
+}
+
+fn devices(s: &str) -> Vec<PlanDevice> {
+    PlanDevice::from_device_string(s).unwrap()
+}
+
+fn with_quant(q: Quant) -> InferenceOptions {
+    InferenceOptions {
+        quant: Some(q),
+        ..Default::default()
+    }
+}
+
+/// Totals the Hugging Face Hub reports (safetensors.total) for each model.
+#[test]
+fn parameter_counts_equal_published_totals() {
+    let expected: &[(&str, u64)] = &[
+        ("llama-2-7b", 6_738_415_616),
+        ("llama-2-13b", 13_015_864_320),
+        ("llama-2-70b", 68_976_648_192),
+        ("llama-3-8b", 8_030_261_248),
+        ("llama-3-70b", 70_553_706_496),
+        ("llama-3.1-405b", 405_853_388_800),
+        ("llama-3.2-1b", 1_235_814_400),
+        ("llama-3.2-3b", 3_212_749_824),
+        ("mistral-7b", 7_241_732_096),
+        ("mixtral-8x7b", 46_702_792_704),
+        ("mixtral-8x22b", 140_620_634_112),
+        ("qwen2.5-0.5b", 494_032_768),
+        ("qwen2.5-7b", 7_615_616_512),
+        ("qwen2.5-72b", 72_706_203_648),
+        ("qwen3-8b", 8_190_735_360),
+        ("qwen3-30b-a3b", 30_532_122_624),
+        ("qwen3-235b-a22b", 235_093_634_560),
+        ("gemma-2-2b", 2_614_341_888),
+        ("gemma-2-9b", 9_241_705_984),
+        ("gemma-2-27b", 27_227_128_320),
+        ("gemma-3-1b", 999_885_952),
+        ("phi-3-mini", 3_821_079_552),
+        ("phi-4", 14_659_507_200),
+        ("deepseek-v3", 671_026_419_200),
+        ("opt-125m", 125_239_296),
+        ("opt-6.7b", 6_658_473_984),
+    ];
+    for &(id, n) in expected {
+        assert_eq!(spec(id).parameters(), n, "{id}");
+    }
+    // Active parameters: Mixtral's "12.9B active", DeepSeek-V3's "37B activated",
+    // Qwen3's "A3B"/"A22B".
+    assert_eq!(spec("mixtral-8x7b").active_parameters(), 12_879_925_248);
+    let ds = spec("deepseek-v3").active_parameters() as f64 / 1e9;
+    assert!((37.0..38.0).contains(&ds), "{ds}");
+    let q = spec("qwen3-30b-a3b").active_parameters() as f64 / 1e9;
+    assert!((3.0..3.5).contains(&q), "{q}");
+    let q = spec("qwen3-235b-a22b").active_parameters() as f64 / 1e9;
+    assert!((22.0..22.5).contains(&q), "{q}");
+}
+
+#[test]
+fn kv_cache_bytes_per_token() {
+    // MHA: 2 (K,V) × 32 heads × 128 × 32 layers × 2 bytes.
+    assert_eq!(
+        spec("llama-2-7b").kv_cache_bytes_per_token(2.0),
+        2 * 32 * 128 * 32 * 2
+    );
+    // GQA: 8 KV heads.
+    assert_eq!(
+        spec("llama-3.1-8b").kv_cache_bytes_per_token(2.0),
+        2 * 8 * 128 * 32 * 2
+    );
+    assert_eq!(
+        spec("llama-3.1-70b").kv_cache_bytes_per_token(2.0),
+        2 * 8 * 128 * 80 * 2
+    );
+    // MLA: latent 512 + rope key 64 per layer, 61 layers.
+    assert_eq!(
+        spec("deepseek-v3").kv_cache_bytes_per_token(2.0),
+        (512 + 64) * 61 * 2
+    );
+    // fp8 cache halves it.
+    assert_eq!(
+        spec("llama-3.1-8b").kv_cache_bytes_per_token(1.0),
+        8 * 128 * 32 * 2
+    );
+    // Sliding windows: Mistral 7B v0.1 caches at most 4096 tokens per layer.
+    let m = spec("mistral-7b");
+    let per_token = 2 * 8 * 128 * 32 * 2;
+    assert_eq!(m.kv_cache_bytes(1000, 1, 2.0), 1000 * per_token);
+    assert_eq!(m.kv_cache_bytes(32768, 1, 2.0), 4096 * per_token);
+    // Gemma 2 9B: 21 global layers hold the context, 21 sliding hold ≤ 4096.
+    let g = spec("gemma-2-9b");
+    let per_layer = 2 * 8 * 256 * 2;
+    assert_eq!(
+        g.kv_cache_bytes(8192, 1, 2.0),
+        (21 * 8192 + 21 * 4096) * per_layer
+    );
+    assert_eq!(
+        g.kv_cache_bytes(8192, 3, 2.0),
+        3 * (21 * 8192 + 21 * 4096) * per_layer
+    );
+    // Gemma 3 1B: 4 global layers of 26, window 512, 1 KV head of 256.
+    let g = spec("gemma-3-1b");
+    assert_eq!(
+        g.kv_cache_bytes(32768, 1, 2.0),
+        (4 * 32768 + 22 * 512) * 2 * 256 * 2
+    );
+}
+
+#[test]
+fn seventy_b_needs_4bit_on_one_80gb_gpu() {
+    let m = spec("llama-3.1-70b");
+    let one = devices("1xh100-sxm");
+    let bf16 = plan_inference(&m, &one, &with_quant(Quant::Bf16));
+    assert!(!bf16.feasible);
+    assert!(
+        bf16.rejected[0].reason.contains("needs"),
+        "{:?}",
+        bf16.rejected
+    );
+    assert!(
+        bf16.advice
+            .iter()
+            .any(|a| a.contains("smaller quantization")),
+        "{:?}",
+        bf16.advice
+    );
+    assert!(
+        bf16.advice.iter().any(|a| a.contains("more devices: 2 ×")),
+        "{:?}",
+        bf16.advice
+    );
+    let int4 = plan_inference(&m, &one, &with_quant(Quant::Int4));
+    assert!(int4.feasible);
+    let p = &int4.plans[0];
+    assert_eq!(
+        (p.tensor_parallel, p.pipeline_parallel, p.data_parallel),
+        (1, 1, 1)
+    );
+    let d = &p.per_device[0];
+    // 4.16-bit projections + 16-bit embeddings and head: about 38 GiB.
+    let gib = d.weights_bytes as f64 / (1u64 << 30) as f64;
+    assert!((36.0..40.0).contains(&gib), "{gib}");
+    assert_eq!(
+        d.total_bytes,
+        d.weights_bytes + d.kv_cache_bytes + d.activation_bytes + d.overhead_bytes
+    );
+    // KV at the default 4096 context: 320 KiB per token.
+    assert_eq!(d.kv_cache_bytes, 4096 * 327_680);
+    // Two H100s hold it at bf16 with TP=2 the fastest layout.
+    let two = plan_inference(&m, &devices("2xh100-sxm"), &with_quant(Quant::Bf16));
+    assert!(two.feasible);
+    assert_eq!(two.plans[0].tensor_parallel, 2);
+}
+
+#[test]
+fn suggestion_is_highest_fidelity_that_fits_and_runs() {
+    let m = spec("llama-3.1-70b");
+    // H100 runs fp8: fp8 weights (~68 GB) fit one 80 GB part.
+    let p = plan_inference(&m, &devices("1xh100-sxm"), &InferenceOptions::default());
+    assert_eq!(p.suggested_quantization, Some(Quant::Fp8));
+    assert!(p.feasible);
+    // A100 has no fp8: int8 is the next 8-bit level it runs.
+    let p = plan_inference(&m, &devices("1xa100-80gb"), &InferenceOptions::default());
+    assert_eq!(p.suggested_quantization, Some(Quant::Int8));
+    // Enough memory: the model's own bf16.
+    let p = plan_inference(&m, &devices("4xh100-sxm"), &InferenceOptions::default());
+    assert_eq!(p.suggested_quantization, Some(Quant::Bf16));
+    // V100 has no bf16: fp16.
+    let p = plan_inference(
+        &spec("llama-3.1-8b"),
+        &devices("1xv100-sxm2-32gb"),
+        &InferenceOptions::default(),
+    );
+    assert_eq!(p.suggested_quantization, Some(Quant::Fp16));
+    // An explicit fp8 request on an A100 is refused with the reason.
+    let p = plan_inference(&m, &devices("2xa100-80gb"), &with_quant(Quant::Fp8));
+    assert!(!p.feasible);
+    assert!(
+        p.rejected[0].reason.contains("does not run fp8"),
+        "{:?}",
+        p.rejected
+    );
+}
+
+#[test]
+fn no_plan_uses_an_illegal_tensor_parallel_degree() {
+    // Qwen2.5-7B: 28 query heads, 4 KV heads.
+    let m = spec("qwen2.5-7b");
+    let p = plan_inference(
+        &m,
+        &devices("8xh100-sxm"),
+        &InferenceOptions {
+            max_plans: 1000,
+            ..Default::default()
+        },
+    );
+    assert!(p.feasible);
+    for plan in &p.plans {
+        assert_eq!(28 % plan.tensor_parallel, 0, "tp {}", plan.tensor_parallel);
+    }
+    assert!(p.plans.iter().any(|x| x.tensor_parallel == 4));
+    assert!(
+        p.rejected
+            .iter()
+            .any(|r| r.tensor_parallel == 8 && r.reason.contains("28 attention heads"))
+    );
+    // KV heads replicate beyond their count: Llama-3.1-70B (8 KV heads) at TP 16
+    // is legal on paper but no NVLink domain has 16 H100s.
+    let m = spec("llama-3.1-70b");
+    assert!(m.tensor_parallel_legal(16).is_ok());
+    let p = plan_inference(
+        &m,
+        &devices("16xh100-sxm"),
+        &InferenceOptions {
+            max_plans: 1000,
+            ..Default::default()
+        },
+    );
+    assert!(p.plans.iter().all(|x| x.tensor_parallel <= 8));
+}
+
+#[test]
+fn heterogeneous_pipeline_balances_memory() {
+    let m = spec("llama-3.1-70b");
+    let devs = devices("1xh100-sxm,1xl4");
+    let p = plan_inference(
+        &m,
+        &devs,
+        &InferenceOptions {
+            quant: Some(Quant::Int4),
+            max_plans: 100,
+            ..Default::default()
+        },
+    );
+    let pipe = p
+        .plans
+        .iter()
+        .find(|x| x.pipeline_parallel == 2)
+        .expect("a 2-stage plan");
+    let h100 = pipe
+        .per_device
+        .iter()
+        .find(|d| d.device.starts_with("h100"))
+        .unwrap();
+    let l4 = pipe
+        .per_device
+        .iter()
+        .find(|d| d.device.starts_with("l4"))
+        .unwrap();
+    let layers = |d: &ai_hwaccel::plan::inference::DeviceMemory| d.layers.1 - d.layers.0;
+    assert_eq!(layers(h100) + layers(l4), 80);
+    // 80 GiB vs 24 GiB: the L4 gets roughly 24/104 of the layers.
+    assert!(layers(l4) < layers(h100));
+    let fill = |d: &ai_hwaccel::plan::inference::DeviceMemory| {
+        d.total_bytes as f64 / d.capacity_bytes as f64
+    };
+    assert!(
+        (fill(h100) - fill(l4)).abs() < 0.15,
+        "{} vs {}",
+        fill(h100),
+        fill(l4)
+    );
+}
+
+#[test]
+fn moe_and_mla_plans() {
+    // DeepSeek-V3 at fp8 on 8×H200 (141 GB each): fits with TP=8.
+    let m = spec("deepseek-v3");
+    let p = plan_inference(&m, &devices("8xh200"), &with_quant(Quant::Fp8));
+    assert!(p.feasible, "{:?} {:?}", p.rejected, p.advice);
+    // MLA's KV is not split by TP: every rank holds the whole latent.
+    let d = &p
+        .plans
+        .iter()
+        .find(|x| x.tensor_parallel == 8)
+        .unwrap()
+        .per_device[0];
+    assert_eq!(d.kv_cache_bytes, 4096 * (512 + 64) * 61 * 2);
+    // Mixtral decodes faster than a dense model of its total size.
+    let mix = plan_inference(
+        &spec("mixtral-8x7b"),
+        &devices("2xh100-sxm"),
+        &with_quant(Quant::Bf16),
+    );
+    let dense = plan_inference(
+        &spec("llama-2-70b"),
+        &devices("2xh100-sxm"),
+        &with_quant(Quant::Bf16),
+    );
+    assert!(
+        mix.plans[0].decode_tokens_per_s.unwrap() > dense.plans[0].decode_tokens_per_s.unwrap()
+    );
+}
+
+#[test]
+fn throughput_follows_the_formulas() {
+    // Llama-3.1-8B bf16 on one H100 SXM (3.35 TB/s): decode at batch 1 reads
+    // the weights and the KV once per token.
+    let m = spec("llama-3.1-8b");
+    let p = plan_inference(&m, &devices("1xh100-sxm"), &with_quant(Quant::Bf16));
+    let plan = &p.plans[0];
+    let d = &plan.per_device[0];
+    let bytes = d.weights_bytes as f64
+        - (m.embedding_params() as f64 * 2.0) * (1.0 - 1.0 / m.vocab_size as f64)
+        + d.kv_cache_bytes as f64;
+    let expect = 1.0 / (bytes / (3.35e12 * 0.6));
+    let got = plan.decode_tokens_per_s.unwrap();
+    assert!((got - expect).abs() / expect < 0.01, "{got} vs {expect}");
+    // Prefill: (2N + 2·L·ctx·d_attn) FLOPs per token at 989.4 dense bf16 TFLOPS × 0.5
+    // (the embedding is a lookup, not a matmul).
+    let n = (m.parameters() - m.embedding_params()) as f64;
+    let flops = 2.0 * n + 2.0 * 32.0 * 4096.0 * 4096.0;
+    let rate = ai_hwaccel::spec::by_id("h100-sxm")
+        .unwrap()
+        .tflops
+        .bf16
+        .unwrap();
+    let expect = rate * 1e12 * 0.5 / flops;
+    let got = plan.prefill_tokens_per_s.unwrap();
+    assert!((got - expect).abs() / expect < 0.01, "{got} vs {expect}");
+}
+
+#[test]
+fn kv_dtype_and_context_limits() {
+    let m = spec("llama-3.1-8b");
+    let d = devices("1xl4");
+    let bf16 = plan_inference(&m, &d, &with_quant(Quant::Bf16));
+    let fp8kv = plan_inference(
+        &m,
+        &d,
+        &InferenceOptions {
+            quant: Some(Quant::Bf16),
+            kv_dtype: Some(KvDtype::Fp8),
+            ..Default::default()
+        },
+    );
+    assert!(fp8kv.plans[0].max_context_tokens > bf16.plans[0].max_context_tokens);
+    // The cap is the model's maximum.
+    let big = plan_inference(&m, &devices("1xh200"), &with_quant(Quant::Int4));
+    assert_eq!(big.plans[0].max_context_tokens, 131_072);
+    // Too long a context: advice names a context that fits.
+    let long = plan_inference(
+        &m,
+        &d,
+        &InferenceOptions {
+            quant: Some(Quant::Bf16),
+            context: Some(131_072),
+            batch: 8,
+            ..Default::default()
+        },
+    );
+    assert!(!long.feasible);
+    assert!(
+        long.advice.iter().any(|a| a.contains("shorter context")),
+        "{:?}",
+        long.advice
+    );
+}
+
+#[test]
+fn bare_size_plans_are_flagged() {
+    let m = load_model("70b").unwrap();
+    let p = plan_inference(
+        &m.spec,
+        &devices("1xh100-sxm"),
+        &InferenceOptions::default(),
+    );
+    assert!(p.approximate);
+    assert!(p.warnings.iter().any(|w| w.contains("approximate")));
+}
+
+fn model_strategy() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "llama-3.2-1b",
+        "llama-3.1-8b",
+        "qwen2.5-7b",
+        "mixtral-8x7b",
+        "gemma-2-9b",
+        "mistral-7b",
+        "deepseek-v3",
+        "phi-3-mini",
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn memory_grows_with_context_and_batch(id in model_strategy(), c1 in 1u64..65_536, c2 in 1u64..65_536, b1 in 1u64..64, b2 in 1u64..64) {
+        let m = spec(id);
+        let devs = devices("8xh200");
+        let run = |c: u64, b: u64| {
+            let p = plan_inference(&m, &devs, &InferenceOptions { quant: Some(Quant::Int4), context: Some(c), batch: b, max_plans: 1000, ..Default::default() });
+            // Layout tp=8, pp=1 when feasible; compare the per-device need.
+            p.plans.iter().find(|x| x.tensor_parallel == p.plans.iter().map(|y| y.tensor_parallel).max().unwrap() && x.pipeline_parallel == 1)
+                .map(|x| x.per_device[0].total_bytes)
+        };
+        let (lo_c, hi_c) = (c1.min(c2), c1.max(c2));
+        let (lo_b, hi_b) = (b1.min(b2), b1.max(b2));
+        if let (Some(a), Some(b)) = (run(lo_c, lo_b), run(hi_c, lo_b)) { prop_assert!(a <= b); }
+        if let (Some(a), Some(b)) = (run(lo_c, lo_b), run(lo_c, hi_b)) { prop_assert!(a <= b); }
+    }
+
+    #[test]
+    fn more_devices_never_make_a_plan_infeasible(id in model_strategy(), n in 1u32..8, kind in prop::sample::select(vec!["h100-sxm", "l4", "a100-40gb", "mi300x"]), q in prop::sample::select(vec![Quant::Bf16, Quant::Int4, Quant::Q4K])) {
+        let m = spec(id);
+        let opts = InferenceOptions { quant: Some(q), context: Some(8192), batch: 4, ..Default::default() };
+        let a = plan_inference(&m, &devices(&format!("{n}x{kind}")), &opts);
+        let b = plan_inference(&m, &devices(&format!("{}x{kind}", n + 1)), &opts);
+        if a.feasible { prop_assert!(b.feasible); }
+        // A heterogeneous extra device never hurts either.
+        let c = plan_inference(&m, &devices(&format!("{n}x{kind},1xl4")), &opts);
+        if a.feasible { prop_assert!(c.feasible); }
+    }
+}
