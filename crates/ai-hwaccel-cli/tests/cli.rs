@@ -269,3 +269,141 @@ fn broken_pipe_is_not_an_error() {
     let out = child.wait_with_output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
+
+#[test]
+fn model_reports_exact_counts() {
+    let v = json(&["model", "llama-3.1-8b", "--json"]);
+    assert_eq!(v["parameters"], 8_030_261_248u64);
+    assert_eq!(v["active_parameters"], 8_030_261_248u64);
+    assert_eq!(v["kv_cache_bytes_per_token"], 131_072);
+    assert_eq!(v["layers"].as_array().unwrap().len(), 32);
+    assert_eq!(v["origin"]["kind"], "catalog");
+    let v = json(&["model", "mixtral-8x7b", "--json"]);
+    assert_eq!(v["active_parameters"], 12_879_925_248u64);
+    let o = run(&["model", "deepseek-v3"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("671026419200"), "{text}");
+    assert!(text.contains("MLA: KV rank 512"), "{text}");
+    // A size is approximate and says so.
+    let v = json(&["model", "13b", "--json"]);
+    assert_eq!(v["approximate"], true);
+    // Unknown model: exit 1, one line, a hint.
+    let o = run(&["model", "llama-3.1-9b"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("did you mean") && err.contains("llama-3.1-8b"),
+        "{err}"
+    );
+}
+
+#[test]
+fn plan_json_contract() {
+    let v = json(&[
+        "plan",
+        "llama-3.1-70b",
+        "--devices",
+        "2xh100-sxm",
+        "--quant",
+        "bf16",
+        "--context",
+        "8192",
+        "--json",
+    ]);
+    assert_eq!(v["feasible"], true);
+    assert_eq!(v["context"], 8192);
+    let p = &v["plans"][0];
+    for key in [
+        "tensor_parallel",
+        "pipeline_parallel",
+        "data_parallel",
+        "quantization",
+        "max_context_tokens",
+        "decode_tokens_per_s",
+        "prefill_tokens_per_s",
+    ] {
+        assert!(p.get(key).is_some(), "plans[0].{key}");
+    }
+    assert_eq!(p["tensor_parallel"], 2);
+    assert_eq!(p["quantization"], "bf16");
+    let d = &p["per_device"][0];
+    let sum: u64 = [
+        "weights_bytes",
+        "kv_cache_bytes",
+        "activation_bytes",
+        "overhead_bytes",
+    ]
+    .iter()
+    .map(|k| d[*k].as_u64().unwrap())
+    .sum();
+    assert_eq!(d["total_bytes"].as_u64().unwrap(), sum);
+    assert!(d["total_bytes"].as_u64() <= d["capacity_bytes"].as_u64());
+    // One 80 GB GPU at bf16: infeasible, with advice; still exit 0 (an answer).
+    let v = json(&[
+        "plan",
+        "llama-3.1-70b",
+        "--devices",
+        "h100-sxm",
+        "--quant",
+        "bf16",
+        "--json",
+    ]);
+    assert_eq!(v["feasible"], false);
+    assert!(v["plans"].as_array().unwrap().is_empty());
+    assert!(!v["advice"].as_array().unwrap().is_empty());
+    assert_eq!(v["suggested_quantization"], "fp8");
+    // Usage errors exit 2; an unknown device exits 1 naming it.
+    assert_eq!(
+        run(&["plan", "llama-3.1-8b", "--quant", "q9"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["plan", "llama-3.1-8b", "--batch", "0"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["plan", "llama-3.1-8b", "--memory-utilization", "1.5"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let o = run(&["plan", "llama-3.1-8b", "--devices", "2xnot-a-gpu"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not-a-gpu"));
+}
+
+#[test]
+fn plan_table_fits_100_columns() {
+    for args in [
+        &["plan", "llama-3.1-405b", "--devices", "16xh100-sxm"][..],
+        &[
+            "plan",
+            "deepseek-v3",
+            "--devices",
+            "8xh200",
+            "--context",
+            "32768",
+            "--batch",
+            "8",
+        ][..],
+        &[
+            "plan",
+            "llama-3.1-70b",
+            "--devices",
+            "1xl4",
+            "--quant",
+            "bf16",
+        ][..],
+        &["model", "gemma-2-9b"][..],
+    ] {
+        let o = run(args);
+        assert!(o.status.success(), "{args:?}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "too wide: {line}");
+        }
+    }
+}
