@@ -96,6 +96,26 @@ pub static FORMATS: &[Format] = &[
         produced_by: "tpu-info (plain, --metric or --process views)",
         parse: super::tpu::parse_format,
     },
+    Format {
+        name: "npu-smi",
+        produced_by: "npu-smi info (the default table)",
+        parse: super::ascend::parse_format,
+    },
+    Format {
+        name: "qaic-util",
+        produced_by: "qaic-util -q (Qualcomm Cloud AI Platform SDK query)",
+        parse: super::qaic::parse_format,
+    },
+    Format {
+        name: "system-profiler-json",
+        produced_by: "system_profiler SPDisplaysDataType -json (macOS)",
+        parse: super::apple::parse_format,
+    },
+    Format {
+        name: "xbutil-examine",
+        produced_by: "xbutil examine (or xbmgmt examine): the host report with \"Devices present\"",
+        parse: super::fpga::parse_format,
+    },
 ];
 
 /// The format named `name`.

@@ -8,18 +8,25 @@
 //! PCI device instead of probing sysfs again.
 
 mod amd;
+mod apple;
+mod ascend;
+mod asic;
 mod cgroup;
 mod cpu;
 mod formats;
+mod fpga;
 mod gaudi;
 mod intel;
 mod memory;
 mod neuron;
+mod npu;
 mod numa;
 mod nvidia;
+mod offload;
 mod opencl;
 mod pci;
 pub mod pci_ids;
+mod qaic;
 pub mod sysfs;
 mod system;
 mod tpu;
@@ -61,6 +68,20 @@ pub enum BackendId {
     Neuron = 23,
     /// Google TPU: PCI 0x1ae0, `/dev/accel*`, `TPU_*` environment, `tpu-info`.
     Tpu = 24,
+    /// Huawei Ascend: PCI 0x19e5 Ascend ids, `/dev/davinci*`, `npu-smi info`.
+    Ascend = 25,
+    /// Qualcomm Cloud AI: PCI 0x17cb, `qaic` accel devices, `qaic-util -q`.
+    Qaic = 26,
+    /// Apple silicon GPU and Neural Engine: `system_profiler` + `sysctl` on macOS, device tree + asahi DRM on Linux.
+    Apple = 27,
+    /// Client NPUs: Intel NPU (`intel_vpu`) and AMD XDNA (`amdxdna`), by PCI id and `/sys/class/accel`.
+    Npu = 28,
+    /// Other AI ASICs: Tenstorrent (`/sys/class/tenstorrent`), Groq, Graphcore, … by PCI id.
+    Asic = 29,
+    /// FPGAs: Xilinx Alveo (xocl/xclmgmt, `xbutil examine`), Intel DFL, `/sys/class/fpga_*`.
+    Fpga = 32,
+    /// Offload engines: Intel QuickAssist endpoints and NVIDIA BlueField DPUs.
+    Offload = 33,
 }
 
 impl BackendId {
@@ -239,6 +260,55 @@ pub static BACKENDS: &[BackendEntry] = &[
         families: &[Family::Tpu],
         always: false,
         run: tpu::detect,
+    },
+    BackendEntry {
+        id: BackendId::Ascend,
+        name: "ascend",
+        families: &[Family::AiAsic],
+        always: false,
+        run: ascend::detect,
+    },
+    BackendEntry {
+        id: BackendId::Qaic,
+        name: "qaic",
+        families: &[Family::AiAsic],
+        always: false,
+        run: qaic::detect,
+    },
+    BackendEntry {
+        id: BackendId::Apple,
+        name: "apple",
+        families: &[Family::Gpu, Family::Npu],
+        always: false,
+        run: apple::detect,
+    },
+    BackendEntry {
+        id: BackendId::Npu,
+        name: "npu",
+        families: &[Family::Npu],
+        always: false,
+        run: npu::detect,
+    },
+    BackendEntry {
+        id: BackendId::Asic,
+        name: "asic",
+        families: &[Family::AiAsic],
+        always: false,
+        run: asic::detect,
+    },
+    BackendEntry {
+        id: BackendId::Fpga,
+        name: "fpga",
+        families: &[Family::Fpga],
+        always: false,
+        run: fpga::detect,
+    },
+    BackendEntry {
+        id: BackendId::Offload,
+        name: "offload",
+        families: &[Family::Offload],
+        always: false,
+        run: offload::detect,
     },
     BackendEntry {
         id: BackendId::Vulkan,

@@ -95,6 +95,32 @@ fn hex_file(probe: &dyn Probe, dir: &str, name: &str, warnings: &mut Vec<String>
     v
 }
 
+/// Read one decimal attribute file of a device (a driver's sysfs value such
+/// as `npu_busy_time_us`): a missing or empty file is `None` silently,
+/// garbage is `None` and a warning naming the file.
+pub(crate) fn read_number<T: std::str::FromStr>(
+    probe: &dyn Probe,
+    dir: &str,
+    name: &str,
+    warnings: &mut Vec<String>,
+) -> Option<T> {
+    let path = join(dir, name);
+    let text = probe.read_trimmed(&path)?;
+    let v = text.parse::<T>().ok();
+    if v.is_none() {
+        let shown: String = text.chars().take(40).collect();
+        warnings.push(format!("{path}: not a number: {shown:?}"));
+    }
+    v
+}
+
+/// The PCI address a sysfs link or path leads to: the last path component
+/// that is a PCI address (`../../devices/pci0000:00/0000:00:01.0/0000:3b:00.0/fpga_region/region0`
+/// → `0000:3b:00.0`). `None` for devices not on PCI.
+pub(crate) fn pci_address_in_path(path: &str) -> Option<PciAddress> {
+    path.rsplit('/').find_map(|c| c.parse::<PciAddress>().ok())
+}
+
 /// Scan /sys/bus/pci/devices (entries may be symlinks or directories).
 pub(crate) fn scan(probe: &dyn Probe) -> PciScan {
     let mut out = PciScan::default();
@@ -173,6 +199,21 @@ fn unusable_driver_reason(driver: &str) -> Option<String> {
         "nouveau" => Some("bound to nouveau, which has no CUDA support".to_string()),
         _ => None,
     }
+}
+
+/// Why a vendor backend's PCI function is unusable, judged by its bound
+/// driver: none bound, a passthrough driver, or (when `expected` is not
+/// empty) a driver other than the vendor's. `None` when it is usable.
+pub(crate) fn driver_unavailable_reason(driver: Option<&str>, expected: &[&str]) -> Option<String> {
+    let Some(drv) = driver else {
+        return Some("no kernel driver bound".to_string());
+    };
+    if expected.contains(&drv) {
+        return None;
+    }
+    unusable_driver_reason(drv).or_else(|| {
+        (!expected.is_empty()).then(|| format!("bound to {drv}, not {}", expected.join(" or ")))
+    })
 }
 
 /// The `pci` backend: one device per accelerator on the bus. Names come from

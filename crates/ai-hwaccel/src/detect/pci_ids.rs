@@ -103,6 +103,32 @@ pub static VENDORS: &[Vendor] = &[
         key: "mthreads",
         name: "Moore Threads",
     },
+    // AI ASIC vendors of pci.ids (2023.04.10).
+    Vendor {
+        id: 0x1d95,
+        key: "graphcore",
+        name: "Graphcore",
+    },
+    Vendor {
+        id: 0x1e60,
+        key: "hailo",
+        name: "Hailo",
+    },
+    Vendor {
+        id: 0x1e38,
+        key: "blaize",
+        name: "Blaize",
+    },
+    Vendor {
+        id: 0x1e67,
+        key: "untether",
+        name: "Untether AI",
+    },
+    Vendor {
+        id: 0x1ed2,
+        key: "furiosa",
+        name: "FuriosaAI",
+    },
 ];
 
 /// The vendor entry of a PCI vendor id.
@@ -212,6 +238,18 @@ pub static KNOWN_DEVICES: &[KnownDevice] = &[
     k(0x1d0f, 0x7066, "AWS Inferentia", AiAsic),
     k(0x1d0f, 0x7067, "AWS Inferentia", AiAsic),
     k(0x1d0f, 0x7364, "AWS Trainium2", AiAsic),
+    // Huawei Ascend NPUs (not in pci.ids): Ascend/ascend-deployer @739a52c3
+    // packages/resources/npu_info.py CHIPS_DICT (d100 Atlas 300 = Ascend 310,
+    // d500 Atlas 300I Pro/Duo = 310P, d801 Atlas 300T = 910, d802 A900T = 910B).
+    k(0x19e5, 0xd100, "Huawei Ascend 310", AiAsic),
+    k(0x19e5, 0xd500, "Huawei Ascend 310P", AiAsic),
+    k(0x19e5, 0xd801, "Huawei Ascend 910", AiAsic),
+    k(0x19e5, 0xd802, "Huawei Ascend 910B", AiAsic),
+    // Qualcomm Cloud AI (not in pci.ids): Linux drivers/accel/qaic/qaic_drv.c
+    // (PCI_DEVICE_ID_QCOM_AIC080/AIC100/AIC200) and Documentation/accel/qaic.
+    k(0x17cb, 0xa080, "Qualcomm Cloud AI 80", AiAsic),
+    k(0x17cb, 0xa100, "Qualcomm Cloud AI 100", AiAsic),
+    k(0x17cb, 0xa110, "Qualcomm AIC200", AiAsic),
     // Google TPUs: AI-Hypercomputer/cloud-accelerator-diagnostics
     // tpu_info/tpu_info/device.py @2cbfaa9d (TpuChip.from_pci_device_id);
     // v4 lite 0x0056: google/gvisor pkg/abi/tpu/tpu.go.
@@ -223,6 +261,180 @@ pub static KNOWN_DEVICES: &[KnownDevice] = &[
     k(0x1ae0, 0x006f, "Google TPU v6e", Family::Tpu),
     k(0x1ae0, 0x0076, "Google TPU7x", Family::Tpu),
     k(0x1de0, 0x0000, "Groq GroqChip", AiAsic),
+    // Intel NPU: Linux drivers/accel/ivpu/ivpu_drv.h @0089d6ee
+    // (PCI_DEVICE_ID_PTL_P 0xb03e, PCI_DEVICE_ID_WCL 0xfd3e).
+    k(0x8086, 0xb03e, "Intel NPU (Panther Lake)", Npu),
+    k(0x8086, 0xfd3e, "Intel NPU (Wildcat Lake)", Npu),
+    // Tenstorrent: tenstorrent/tt-kmd enumerate.h (PCI_DEVICE_ID_GRAYSKULL,
+    // _WORMHOLE, _BLACKHOLE). One id per chip; the board (n150, n300, p150a,
+    // ...) comes from the driver's `tt_card_type`.
+    k(0x1e52, 0xfaca, "Tenstorrent Grayskull", AiAsic),
+    k(0x1e52, 0x401e, "Tenstorrent Wormhole", AiAsic),
+    k(0x1e52, 0xb140, "Tenstorrent Blackhole", AiAsic),
+    // Other AI ASICs (pci.ids 2023.04.10).
+    k(0x1d95, 0x0001, "Graphcore Colossus GC2 (C2)", AiAsic),
+    k(0x1d95, 0x0002, "Graphcore Colossus GC1 (S1)", AiAsic),
+    k(0x1e60, 0x2864, "Hailo-8 AI Processor", AiAsic),
+    k(0x1e38, 0x0102, "Blaize Xplorer X1600", AiAsic),
+    k(0x1e67, 0x0002, "Untether AI runAI200", AiAsic),
+    k(0x1ed2, 0x0000, "FuriosaAI Warboy", AiAsic),
+    // Xilinx/AMD Alveo: management and user physical functions of XRT's
+    // xocl/xclmgmt tables (Xilinx/XRT @0d89b698 src/runtime_src/core/pcie/
+    // driver/linux/xocl/devices.h: XOCL_MGMT_PCI_IDS, XOCL_USER_XDMA_PCI_IDS,
+    // XOCL_DSA_DYNAMIC_MAP names) and pci.ids; d0xx are golden images.
+    k(0x10ee, 0x5000, "Xilinx Alveo U200", Family::Fpga),
+    k(0x10ee, 0x5001, "Xilinx Alveo U200", Family::Fpga),
+    k(0x10ee, 0x5004, "Xilinx Alveo U250", Family::Fpga),
+    k(0x10ee, 0x5005, "Xilinx Alveo U250", Family::Fpga),
+    k(0x10ee, 0x500c, "Xilinx Alveo U280", Family::Fpga),
+    k(0x10ee, 0x500d, "Xilinx Alveo U280", Family::Fpga),
+    k(0x10ee, 0x5020, "Xilinx Alveo U50", Family::Fpga),
+    k(0x10ee, 0x5021, "Xilinx Alveo U50", Family::Fpga),
+    k(0x10ee, 0x505c, "Xilinx Alveo U55C", Family::Fpga),
+    k(0x10ee, 0x505d, "Xilinx Alveo U55C", Family::Fpga),
+    k(0x10ee, 0x5050, "Xilinx Alveo U25", Family::Fpga),
+    k(0x10ee, 0x5051, "Xilinx Alveo U25", Family::Fpga),
+    k(0x10ee, 0x513c, "Xilinx Alveo U30", Family::Fpga),
+    k(0x10ee, 0x513d, "Xilinx Alveo U30", Family::Fpga),
+    k(0x10ee, 0x5094, "Xilinx Alveo V70", Family::Fpga),
+    k(0x10ee, 0x5095, "Xilinx Alveo V70", Family::Fpga),
+    k(0x10ee, 0x5048, "Xilinx Versal VCK5000", Family::Fpga),
+    k(0x10ee, 0x5049, "Xilinx Versal VCK5000", Family::Fpga),
+    k(
+        0x10ee,
+        0xd000,
+        "Xilinx Alveo U200 (golden image)",
+        Family::Fpga,
+    ),
+    k(
+        0x10ee,
+        0xd004,
+        "Xilinx Alveo U250 (golden image)",
+        Family::Fpga,
+    ),
+    k(
+        0x10ee,
+        0xd00c,
+        "Xilinx Alveo U280 (golden image)",
+        Family::Fpga,
+    ),
+    k(
+        0x10ee,
+        0xd020,
+        "Xilinx Alveo U50 (golden image)",
+        Family::Fpga,
+    ),
+    // Intel FPGA cards of the DFL driver (Linux drivers/fpga/dfl-pci.c
+    // @031616c4: PCIE_DEVICE_ID_PF/VF_INT_5_X, _INT_6_X, _DSC_1_X,
+    // _INTEL_PAC_N3000). Listed so their 0x12 class does not read as an NPU.
+    k(
+        0x8086,
+        0xbcbd,
+        "Intel FPGA (DFL integrated 5.x)",
+        Family::Fpga,
+    ),
+    k(
+        0x8086,
+        0xbcbf,
+        "Intel FPGA (DFL integrated 5.x, VF)",
+        Family::Fpga,
+    ),
+    k(
+        0x8086,
+        0xbcc0,
+        "Intel FPGA (DFL integrated 6.x)",
+        Family::Fpga,
+    ),
+    k(
+        0x8086,
+        0xbcc1,
+        "Intel FPGA (DFL integrated 6.x, VF)",
+        Family::Fpga,
+    ),
+    k(
+        0x8086,
+        0x09c4,
+        "Intel FPGA PAC (DFL discrete 1.x)",
+        Family::Fpga,
+    ),
+    k(
+        0x8086,
+        0x09c5,
+        "Intel FPGA PAC (DFL discrete 1.x, VF)",
+        Family::Fpga,
+    ),
+    k(0x8086, 0x0b30, "Intel FPGA PAC N3000", Family::Fpga),
+    // More Intel QuickAssist endpoints: pci.ids (DH895XCC 0435/0443, VFs of
+    // C62x/C3000/Xeon D, C4xxx, 200xx) and Linux drivers/crypto/intel/qat/
+    // qat_common/adf_accel_devices.h @f5419a42 (0x4940-0x4947).
+    k(0x8086, 0x37c9, "Intel QuickAssist C62x (VF)", Offload),
+    k(0x8086, 0x19e3, "Intel QuickAssist C3000 (VF)", Offload),
+    k(0x8086, 0x6f55, "Intel QuickAssist Xeon D (VF)", Offload),
+    k(0x8086, 0x0435, "Intel QuickAssist DH895XCC", Offload),
+    k(0x8086, 0x0443, "Intel QuickAssist DH895XCC (VF)", Offload),
+    k(0x8086, 0x18a0, "Intel QuickAssist C4xxx", Offload),
+    k(0x8086, 0x18a1, "Intel QuickAssist C4xxx (VF)", Offload),
+    k(0x8086, 0x18ee, "Intel QuickAssist 200xx", Offload),
+    k(0x8086, 0x18ef, "Intel QuickAssist 200xx (VF)", Offload),
+    k(0x8086, 0x4940, "Intel QuickAssist 4xxx", Offload),
+    k(0x8086, 0x4941, "Intel QuickAssist 4xxx (VF)", Offload),
+    k(0x8086, 0x4942, "Intel QuickAssist 401xx", Offload),
+    k(0x8086, 0x4943, "Intel QuickAssist 401xx (VF)", Offload),
+    k(0x8086, 0x4944, "Intel QuickAssist 402xx", Offload),
+    k(0x8086, 0x4945, "Intel QuickAssist 402xx (VF)", Offload),
+    k(0x8086, 0x4946, "Intel QuickAssist 420xx", Offload),
+    k(0x8086, 0x4947, "Intel QuickAssist 420xx (VF)", Offload),
+    // NVIDIA BlueField DPUs as the host sees them (pci.ids): the integrated
+    // ConnectX network functions and the SoC management interfaces. Plain
+    // ConnectX NICs (e.g. 15b3:1021) stay unclassified.
+    k(
+        0x15b3,
+        0xa2d2,
+        "NVIDIA BlueField (integrated ConnectX-5)",
+        Offload,
+    ),
+    k(
+        0x15b3,
+        0xa2d6,
+        "NVIDIA BlueField-2 (integrated ConnectX-6 Dx)",
+        Offload,
+    ),
+    k(
+        0x15b3,
+        0xa2d9,
+        "NVIDIA BlueField-3 Lx (integrated ConnectX-7)",
+        Offload,
+    ),
+    k(
+        0x15b3,
+        0xa2dc,
+        "NVIDIA BlueField-3 (integrated ConnectX-7)",
+        Offload,
+    ),
+    k(
+        0x15b3,
+        0xc2d2,
+        "NVIDIA BlueField SoC management interface",
+        Offload,
+    ),
+    k(
+        0x15b3,
+        0xc2d3,
+        "NVIDIA BlueField-2 SoC management interface",
+        Offload,
+    ),
+    k(
+        0x15b3,
+        0xc2d4,
+        "NVIDIA BlueField-3 Lx SoC management interface",
+        Offload,
+    ),
+    k(
+        0x15b3,
+        0xc2d5,
+        "NVIDIA BlueField-3 SoC management interface",
+        Offload,
+    ),
 ];
 
 /// The known device with this vendor:device id.
@@ -314,6 +526,20 @@ mod tests {
         // Amazon's NICs and NVMe share the vendor id with Neuron devices.
         assert_eq!(classify(0x1d0f, 0xec20, Some(0x020000)), None);
         assert_eq!(classify(0x1d0f, 0x7164, Some(0x088000)), Some(AiAsic));
+    }
+
+    #[test]
+    fn npu_asic_fpga_offload_ids() {
+        // An Intel FPGA PAC has the 0x12 class Intel NPUs have: the id decides.
+        assert_eq!(classify(0x8086, 0x0b30, Some(0x120000)), Some(Family::Fpga));
+        assert_eq!(classify(0x8086, 0xb03e, Some(0x120000)), Some(Npu));
+        assert_eq!(classify(0x10ee, 0x5005, Some(0x058000)), Some(Family::Fpga));
+        assert_eq!(classify(0x1e52, 0x401e, Some(0x120000)), Some(AiAsic));
+        assert_eq!(classify(0x1d95, 0x0001, None), Some(AiAsic));
+        assert_eq!(classify(0x8086, 0x4941, Some(0x0b4000)), Some(Offload));
+        assert_eq!(classify(0x15b3, 0xa2dc, Some(0x020000)), Some(Offload));
+        // A plain ConnectX-7 NIC is not an offload engine of ours.
+        assert_eq!(classify(0x15b3, 0x1021, Some(0x020000)), None);
     }
 
     #[test]

@@ -193,6 +193,11 @@ pub struct SpecEntry {
     /// Data types the hardware executes natively.
     #[serde(default)]
     pub native_dtypes: Vec<Dtype>,
+    /// Compute units the cited source states (Neural Engine cores, …);
+    /// `None` where it states none. Detection copies it to a device only
+    /// where no tool reports the count.
+    #[serde(default)]
+    pub compute_units: Option<u32>,
     /// Scale-up interconnect.
     pub interconnect: Option<Interconnect>,
     /// Thermal design power (or board power) in watts.

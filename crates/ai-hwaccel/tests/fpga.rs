@@ -1,0 +1,321 @@
+//! FPGA backend: real `xbutil examine` / `xbmgmt examine` host reports
+//! (fixtures/xbutil-examine, provenance in SOURCES.md), fake roots with
+//! XRT's Alveo ids (xclmgmt + xocl functions), an Intel DFL card with its
+//! fpga_region/fpga_manager class entries, an SoC FPGA manager, a failing
+//! tool and corrupted outputs.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests build fake roots and tools and read fixtures"
+)]
+
+mod support;
+use support::{FakePci, detect_fake, fixture, write_script};
+
+use std::path::Path;
+
+use ai_hwaccel::detect::{ParseOutput, format};
+use ai_hwaccel::model::Family;
+use ai_hwaccel::{BackendId, Registry};
+
+const U30: &str = "xbutil-examine/video-sdk-v1.0-doc__xbutil-examine__4x-u30__xrt-2.10.43.txt";
+const PR6423: &str =
+    "xbutil-examine/xrt-pr6423__xbmgmt-examine__u280-and-u250-golden__xrt-2.13.0.txt";
+
+fn parse(bytes: &[u8]) -> ParseOutput {
+    (format("xbutil-examine").expect("format registered").parse)(bytes)
+}
+
+#[test]
+fn u30_list_layout() {
+    let out = parse(&std::fs::read(fixture(U30)).unwrap());
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    let ids: Vec<&str> = out.devices.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "pci:0000:e3:00.1",
+            "pci:0000:e2:00.1",
+            "pci:0000:22:00.1",
+            "pci:0000:21:00.1"
+        ]
+    );
+    for d in &out.devices {
+        assert_eq!(d.name, "Xilinx Alveo U30");
+        assert_eq!((d.vendor.as_str(), d.family), ("xilinx", Family::Fpga));
+        assert_eq!(d.extra["shell"], "xilinx_u30_gen3x4_base_1");
+        assert_eq!(d.extra["xrt_version"], "2.10.43");
+        assert_eq!(d.driver_version.as_deref(), Some("2.10.43"), "XOCL version");
+        assert!(d.available);
+        assert_eq!(d.memory_bytes, None);
+    }
+}
+
+#[test]
+fn table_layout_management_and_golden() {
+    let out = parse(&std::fs::read(fixture(PR6423)).unwrap());
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.len(), 2);
+    let (u280, golden) = (&out.devices[0], &out.devices[1]);
+    assert_eq!(u280.id, "pci:0000:65:00.0");
+    assert_eq!(u280.name, "Xilinx Alveo U280");
+    assert_eq!(u280.extra["shell"], "xilinx_u280_xdma_201920_3");
+    assert_eq!(u280.extra["platform_uuid"], "0x5e278820");
+    assert_eq!(u280.extra["xrt_device_id"], "mgmt(inst=25856)");
+    assert_eq!(u280.extra["role"], "management");
+    assert_eq!(
+        u280.driver_version.as_deref(),
+        Some("2.13.0"),
+        "XCLMGMT version"
+    );
+    assert!(!u280.available, "applications use the user function");
+    assert_eq!(golden.id, "pci:0000:17:00.0");
+    assert_eq!(golden.name, "Xilinx Alveo U250");
+    assert_eq!(golden.extra["role"], "golden");
+    assert!(
+        !golden.extra.contains_key("platform_uuid"),
+        "n/a is unknown"
+    );
+    assert!(!golden.available);
+    assert!(
+        golden
+            .unavailable_reason
+            .as_deref()
+            .unwrap()
+            .contains("golden")
+    );
+}
+
+#[test]
+fn not_ready_note_and_garbage() {
+    let text = "Devices present\n  [0000:d9:00.1] : xilinx_u50_gen3x16_nodma_base_1 \n  [0000:b1:00.1] :  NOTE: Device not ready for use\n  [zz:00.1] : x\n  [0000:01:00.1 : y\n";
+    let out = parse(text.as_bytes());
+    assert_eq!(out.devices.len(), 2);
+    assert_eq!(out.devices[0].name, "Xilinx Alveo U50");
+    assert!(out.devices[0].available);
+    assert!(!out.devices[1].available);
+    assert_eq!(
+        out.devices[1].unavailable_reason.as_deref(),
+        Some("xbutil: device not ready")
+    );
+    assert_eq!(out.warnings.len(), 2, "{:?}", out.warnings);
+    let out = parse(b"Devices present\n  0 devices found\n");
+    assert!(out.devices.is_empty() && !out.warnings.is_empty());
+}
+
+// ---- fake root + fake tool ------------------------------------------------
+
+fn func(device: &'static str, class: &'static str, driver: &'static str) -> FakePci<'static> {
+    FakePci {
+        vendor: "10ee",
+        device,
+        class,
+        driver: Some(driver),
+        numa: Some(0),
+        link: true,
+    }
+}
+
+/// An Alveo U250: management function 5004 (xclmgmt) and user function
+/// 5005 (xocl), XRT devices.h ids.
+fn u250_root(root: &Path) {
+    func("5004", "120000", "xclmgmt").write(root, "0000:3b:00.0");
+    func("5005", "120000", "xocl").write(root, "0000:3b:00.1");
+}
+
+/// The table layout of later XRT releases for this card (derived: the
+/// header and spacing of the PR 6423 capture, values of the fake root).
+const U250_TABLE: &str = "XRT\n  Version              : 2.14.354\n  XOCL                 : 2.14.354, 43926231f7183688add2dccfd391b36a1f000bea\n  XCLMGMT              : 2.14.354, 43926231f7183688add2dccfd391b36a1f000bea\n\nDevices present\nBDF             :  Shell                               Logic UUID                            Device ID       Device Ready*\n-------------------------------------------------------------------------------------------------------------------------\n[0000:3b:00.1]  :  xilinx_u250_gen3x16_xdma_shell_4_1  2A1E9E61-9AB8-1A04-6DF6-6E9B7E5F1A56  user(inst=128)  Yes\n\n\n* Devices that are not ready will have reduced functionality when using XRT tools\n";
+
+fn run(root: &Path, bin: &Path) -> Registry {
+    detect_fake(root, bin, &[], &[BackendId::Fpga, BackendId::Pci])
+}
+
+#[test]
+fn alveo_u250_management_and_user_functions() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    u250_root(root.path());
+    let out = bin.path().join("out.txt");
+    std::fs::write(&out, U250_TABLE).unwrap();
+    write_script(
+        bin.path(),
+        "xbutil",
+        &format!("[ \"$1\" = examine ] && cat '{}'\n", out.display()),
+    );
+    let r = run(root.path(), bin.path());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.devices.len(), 2, "{:?}", r.devices);
+    let user = r.device("pci:0000:3b:00.1").unwrap();
+    assert_eq!(user.name, "Xilinx Alveo U250");
+    assert_eq!(user.family, Family::Fpga);
+    assert!(user.available);
+    assert_eq!(user.driver.as_deref(), Some("xocl"));
+    assert_eq!(user.driver_version.as_deref(), Some("2.14.354"));
+    assert_eq!(user.source, "xbutil+pci-sysfs");
+    assert_eq!(user.extra["shell"], "xilinx_u250_gen3x16_xdma_shell_4_1");
+    assert_eq!(
+        user.extra["logic_uuid"],
+        "2A1E9E61-9AB8-1A04-6DF6-6E9B7E5F1A56"
+    );
+    assert_eq!(user.extra["management_function"], "0000:3b:00.0");
+    assert_eq!(user.numa_node, Some(0));
+    let mgmt = r.device("pci:0000:3b:00.0").unwrap();
+    assert_eq!(mgmt.driver.as_deref(), Some("xclmgmt"));
+    assert!(!mgmt.available);
+    assert!(
+        mgmt.unavailable_reason
+            .as_deref()
+            .unwrap()
+            .contains("0000:3b:00.1")
+    );
+    assert_eq!(r.summary.accelerator_count, 1, "one card, counted once");
+}
+
+#[test]
+fn failing_xbutil_is_a_warning() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    u250_root(root.path());
+    write_script(bin.path(), "xbutil", "echo 'ERROR: no XRT' >&2\nexit 1\n");
+    let r = run(root.path(), bin.path());
+    assert_eq!(r.devices.len(), 2);
+    let user = r.device("pci:0000:3b:00.1").unwrap();
+    assert!(user.available, "the PCI view still stands");
+    assert_eq!(user.source, "pci-sysfs");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.backend == "fpga" && w.message.contains("exited with 1"))
+    );
+}
+
+#[test]
+fn user_function_bound_elsewhere() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    func("5021", "120000", "vfio-pci").write(root.path(), "0000:5e:00.1");
+    let r = run(root.path(), bin.path());
+    let d = r.device("pci:0000:5e:00.1").unwrap();
+    assert_eq!(d.name, "Xilinx Alveo U50");
+    assert!(!d.available);
+    assert!(
+        d.unavailable_reason
+            .as_deref()
+            .unwrap()
+            .contains("vfio-pci")
+    );
+}
+
+/// `/sys/class/<class>/<name>` as the kernel makes it: a symlink into the
+/// device tree below `target` (relative to `/sys/devices`), with files.
+fn class_entry(root: &Path, class: &str, name: &str, target: &str, files: &[(&str, &str)]) {
+    let dir = root.join("sys/devices").join(target);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (f, v) in files {
+        std::fs::write(dir.join(f), format!("{v}\n")).unwrap();
+    }
+    std::fs::create_dir_all(root.join("sys/class").join(class)).unwrap();
+    std::os::unix::fs::symlink(
+        format!("../../devices/{target}"),
+        root.join("sys/class").join(class).join(name),
+    )
+    .unwrap();
+}
+
+#[test]
+fn intel_dfl_card_with_fpga_classes() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    // PAC N3000 (dfl-pci.c): class 0x12 like an Intel NPU; the id decides.
+    FakePci {
+        vendor: "8086",
+        device: "0b30",
+        class: "120000",
+        driver: Some("dfl-pci"),
+        numa: Some(1),
+        link: true,
+    }
+    .write(root.path(), "0000:5e:00.0");
+    let fme = "pci0000:00/0000:5e:00.0/dfl-fme.0";
+    class_entry(
+        root.path(),
+        "fpga_region",
+        "region0",
+        &format!("{fme}/dfl-fme-region.1/fpga_region/region0"),
+        &[("compat_id", "f3c9941350814aadbced07eb84a6d0bb")],
+    );
+    class_entry(
+        root.path(),
+        "fpga_manager",
+        "fpga0",
+        &format!("{fme}/dfl-fme-mgr.0/fpga_manager/fpga0"),
+        &[("name", "DFL FME FPGA Manager"), ("state", "operating")],
+    );
+    let r = run(root.path(), bin.path());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.devices.len(), 1, "{:?}", r.devices);
+    let d = &r.devices[0];
+    assert_eq!(d.id, "pci:0000:5e:00.0");
+    assert_eq!(d.name, "Intel FPGA PAC N3000");
+    assert_eq!((d.vendor.as_str(), d.family), ("intel", Family::Fpga));
+    assert!(d.available);
+    assert_eq!(d.extra["role"], "pf");
+    assert_eq!(
+        d.extra["fpga_region_region0_compat_id"],
+        "f3c9941350814aadbced07eb84a6d0bb"
+    );
+    assert_eq!(d.extra["fpga_manager"], "DFL FME FPGA Manager");
+    assert_eq!(d.extra["fpga_manager_state"], "operating");
+    assert_eq!(d.source, "pci-sysfs+fpga-class");
+}
+
+#[test]
+fn soc_fpga_manager_off_pci() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    class_entry(
+        root.path(),
+        "fpga_manager",
+        "fpga0",
+        "platform/axi/f8007000.devcfg/fpga_manager/fpga0",
+        &[("name", "Xilinx Zynq FPGA Manager"), ("state", "operating")],
+    );
+    let r = run(root.path(), bin.path());
+    assert_eq!(r.devices.len(), 1);
+    let d = &r.devices[0];
+    assert_eq!(d.id, "fpga_manager:fpga0");
+    assert_eq!(d.name, "Xilinx Zynq FPGA Manager");
+    assert_eq!((d.vendor.as_str(), d.family), ("xilinx", Family::Fpga));
+    assert_eq!(d.pci_address, None);
+}
+
+#[test]
+fn no_fpga_means_no_tool_run() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let marker = bin.path().join("ran");
+    write_script(
+        bin.path(),
+        "xbutil",
+        &format!("touch '{}'\n", marker.display()),
+    );
+    let r = run(root.path(), bin.path());
+    assert!(r.devices.is_empty());
+    assert!(!marker.exists(), "xbutil must not run without an Alveo");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+    #[test]
+    fn truncated_or_corrupted_outputs_never_panic(cut in 0usize..2000, flip in 0usize..2000, byte in 0u8..=255) {
+        for f in [U30, PR6423] {
+            let mut b = std::fs::read(fixture(f)).unwrap();
+            b.truncate(cut.min(b.len()));
+            if !b.is_empty() {
+                let i = flip % b.len();
+                b[i] = byte;
+            }
+            let _ = parse(&b);
+        }
+    }
+}
