@@ -8,10 +8,17 @@
 //! bound every length and count a file declares; only [`load_model`] reads
 //! files, through [`crate::probe::files`].
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 
 use super::arch::{ArchError, ModelSpec};
 use super::catalog;
+use crate::probe::files::{self, PathKind};
+
+pub mod gguf;
+pub mod hf_config;
+pub mod safetensors;
 
 /// Where a loaded model's architecture came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -128,6 +135,28 @@ pub enum ModelError {
     },
 }
 
+/// A malformed header, from a pure parser that does not know the file:
+/// the field or structure at fault and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct FormatError {
+    /// The field or structure (`header length`, `tensor blk.0.attn_q.weight`).
+    pub field: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl FormatError {
+    /// The error for the file at `path`.
+    pub fn at(self, path: &str) -> ModelError {
+        ModelError::Malformed {
+            path: path.to_string(),
+            field: self.field,
+            reason: self.reason,
+        }
+    }
+}
+
 /// Parse a bare size: a number with a `k`/`m`/`b`/`t` suffix (`7b`,
 /// `1.5B`, `405b`, `125m`); returns the parameter count.
 pub fn parse_size(s: &str) -> Option<u64> {
@@ -219,9 +248,344 @@ pub fn load_model(arg: &str) -> Result<LoadedModel, ModelError> {
     })
 }
 
-/// A path argument: `None` when nothing exists there.
-fn load_path(_arg: &str) -> Result<Option<LoadedModel>, ModelError> {
-    Ok(None)
+/// Largest config.json read.
+pub const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Most split files a GGUF model may declare.
+const MAX_GGUF_SPLITS: u64 = 10_000;
+
+/// A path argument: `None` when nothing exists there. A directory is read
+/// for its config.json, safetensors headers (`model.safetensors.index.json`,
+/// `model.safetensors`, or a single other index or file) or a single GGUF
+/// model; a file by its name: `*.safetensors.index.json`, `*.safetensors`,
+/// `*.gguf`, `config.json` or any JSON with a `model_type`.
+fn load_path(arg: &str) -> Result<Option<LoadedModel>, ModelError> {
+    let path = Path::new(arg);
+    let mut loaded = match files::path_kind(path) {
+        None => return Ok(None),
+        Some(PathKind::Dir) => load_dir(path)?,
+        Some(PathKind::File(len)) => load_file(path, len)?,
+        Some(PathKind::Other) => {
+            return Err(ModelError::Unsupported {
+                path: arg.to_string(),
+                what: "not a regular file or a directory".into(),
+            });
+        }
+    };
+    loaded.spec.name = arg.to_string();
+    Ok(Some(loaded))
+}
+
+fn shown(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn io_at(p: &Path) -> impl FnOnce(std::io::Error) -> ModelError + '_ {
+    move |source| ModelError::Io {
+        path: shown(p),
+        source,
+    }
+}
+
+fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
+    let names = files::list_dir(dir).map_err(io_at(dir))?;
+    let has = |n: &str| names.iter().any(|x| x == n);
+    let config = has("config.json").then(|| dir.join("config.json"));
+    let mut warnings = Vec::new();
+    let weights = if has("model.safetensors.index.json") {
+        Some(dir.join("model.safetensors.index.json"))
+    } else if has("model.safetensors") {
+        Some(dir.join("model.safetensors"))
+    } else {
+        let of = |suffix: &str| -> Vec<&String> {
+            names.iter().filter(|n| n.ends_with(suffix)).collect()
+        };
+        match (
+            of(".safetensors.index.json").as_slice(),
+            of(".safetensors").as_slice(),
+        ) {
+            ([index], _) => Some(dir.join(index)),
+            ([], [file]) => Some(dir.join(file)),
+            ([], []) => None,
+            (indexes, files) => {
+                warnings.push(format!(
+                    "{}: {} .safetensors files and {} indexes, none named model.safetensors[.index.json]: weights not read",
+                    shown(dir),
+                    files.len(),
+                    indexes.len()
+                ));
+                None
+            }
+        }
+    };
+    if let Some(weights) = weights {
+        return load_safetensors(&weights, config.as_deref(), warnings);
+    }
+    if let Some(config) = config {
+        let mut loaded = load_config(&config)?;
+        warnings.append(&mut loaded.warnings);
+        loaded.warnings = warnings;
+        return Ok(loaded);
+    }
+    let ggufs: Vec<&String> = names
+        .iter()
+        .filter(|n| n.to_ascii_lowercase().ends_with(".gguf"))
+        .collect();
+    let first_splits: Vec<&&String> = ggufs
+        .iter()
+        .filter(|n| split_name(n).is_some_and(|(_, no, _)| no == 1))
+        .collect();
+    let gguf = match (ggufs.as_slice(), first_splits.as_slice()) {
+        ([one], _) => dir.join(one),
+        (_, [first])
+            if ggufs
+                .iter()
+                .all(|n| split_name(n).map(|s| s.0) == split_name(first).map(|s| s.0)) =>
+        {
+            dir.join(first)
+        }
+        ([], _) => {
+            return Err(ModelError::Unsupported {
+                path: shown(dir),
+                what: "no config.json, .safetensors or .gguf file in the directory".into(),
+            });
+        }
+        (many, _) => {
+            return Err(ModelError::Unsupported {
+                path: shown(dir),
+                what: format!(
+                    "{} .gguf files ({}): name the one to use",
+                    many.len(),
+                    many.iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+    };
+    let len = match files::path_kind(&gguf) {
+        Some(PathKind::File(len)) => len,
+        _ => {
+            return Err(ModelError::Unsupported {
+                path: shown(&gguf),
+                what: "not a regular file".into(),
+            });
+        }
+    };
+    let mut loaded = load_gguf(&gguf, len)?;
+    warnings.append(&mut loaded.warnings);
+    loaded.warnings = warnings;
+    Ok(loaded)
+}
+
+fn load_file(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if name.ends_with(".safetensors.index.json") || name.ends_with(".safetensors") {
+        let config = path.with_file_name("config.json");
+        let config = matches!(files::path_kind(&config), Some(PathKind::File(_))).then_some(config);
+        return load_safetensors(path, config.as_deref(), Vec::new());
+    }
+    if name.ends_with(".gguf") {
+        return load_gguf(path, len);
+    }
+    if name.ends_with(".json") {
+        if name != "config.json" {
+            let text = files::read_text_capped(path, MAX_CONFIG_BYTES).map_err(io_at(path))?;
+            let value: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| ModelError::Malformed {
+                    path: shown(path),
+                    field: "(json)".into(),
+                    reason: e.to_string(),
+                })?;
+            if value.get("model_type").is_none() {
+                return Err(ModelError::Unsupported {
+                    path: shown(path),
+                    what: "a JSON file without model_type: not a Hugging Face config.json".into(),
+                });
+            }
+        }
+        return load_config(path);
+    }
+    Err(ModelError::Unsupported {
+        path: shown(path),
+        what: "not a model file (expected a directory, config.json, *.safetensors, *.safetensors.index.json or *.gguf)"
+            .into(),
+    })
+}
+
+fn read_config(path: &Path) -> Result<hf_config::HfConfig, ModelError> {
+    let text = files::read_text_capped(path, MAX_CONFIG_BYTES).map_err(io_at(path))?;
+    hf_config::parse_config(&text, &shown(path))
+}
+
+fn load_config(path: &Path) -> Result<LoadedModel, ModelError> {
+    let config = read_config(path)?;
+    Ok(LoadedModel {
+        spec: config.spec,
+        origin: ModelOrigin::HfConfig { path: shown(path) },
+        weights: None,
+        warnings: config.warnings,
+    })
+}
+
+/// Safetensors headers (one file or an index) with the config.json beside
+/// them, or an architecture inferred from the tensor names without one.
+fn load_safetensors(
+    weights_path: &Path,
+    config: Option<&Path>,
+    mut warnings: Vec<String>,
+) -> Result<LoadedModel, ModelError> {
+    let is_index = weights_path
+        .to_string_lossy()
+        .to_ascii_lowercase()
+        .ends_with(".json");
+    let tensors = if is_index {
+        safetensors::read_index(weights_path, &mut warnings)?
+    } else {
+        safetensors::read_file_header(weights_path)?
+    };
+    let (spec, quantization) = match config {
+        Some(c) => {
+            let mut config = read_config(c)?;
+            warnings.append(&mut config.warnings);
+            (config.spec, config.quantization)
+        }
+        None => {
+            let (spec, mut w) = safetensors::infer_spec(&tensors, &shown(weights_path))?;
+            warnings.append(&mut w);
+            (spec, None)
+        }
+    };
+    let weights = safetensors::summarize(
+        &tensors,
+        quantization.as_ref().and_then(|q| q.bits),
+        quantization.map(|q| q.label),
+        &mut warnings,
+    );
+    cross_check(&spec, &weights, &shown(weights_path), &mut warnings);
+    Ok(LoadedModel {
+        spec,
+        origin: ModelOrigin::Safetensors {
+            path: shown(weights_path),
+        },
+        weights: Some(weights),
+        warnings,
+    })
+}
+
+/// `name-00001-of-00003.gguf` → (`name`, 1, 3).
+fn split_name(name: &str) -> Option<(&str, u64, u64)> {
+    let stem = name
+        .strip_suffix(".gguf")
+        .or_else(|| name.strip_suffix(".GGUF"))?;
+    let cut = stem.len().checked_sub(15)?;
+    let (prefix, tail) = (stem.get(..cut)?, stem.get(cut..)?);
+    let (no, count) = tail.strip_prefix('-')?.split_once("-of-")?;
+    let digits = |s: &str| {
+        (s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u64>().ok())
+            .flatten()
+    };
+    Some((prefix, digits(no)?, digits(count)?))
+}
+
+fn parse_gguf(path: &Path, len: u64) -> Result<gguf::GgufHeader, ModelError> {
+    let reader = files::open_reader(path).map_err(io_at(path))?;
+    gguf::parse(reader, Some(len)).map_err(|e| e.at(&shown(path)))
+}
+
+/// A GGUF file, and its sibling split files when it is one of several.
+fn load_gguf(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
+    let header = parse_gguf(path, len)?;
+    let mut warnings = Vec::new();
+    let mut metadata = header.metadata;
+    let mut tensors = header.tensors;
+    let split = match (metadata.get("split.count"), metadata.get("split.no")) {
+        (Some(gguf::MetaValue::Uint(count)), no) if *count > 1 => {
+            let no = match no {
+                Some(gguf::MetaValue::Uint(n)) => *n,
+                _ => 0,
+            };
+            Some((no, *count))
+        }
+        _ => None,
+    };
+    if let Some((no, count)) = split {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match split_name(&name) {
+            Some((prefix, _, named_count)) if named_count == count && count <= MAX_GGUF_SPLITS => {
+                let mut seen: std::collections::BTreeSet<String> = tensors.iter().map(|t| t.name.clone()).collect();
+                for i in 1..=count {
+                    if i == no + 1 {
+                        continue;
+                    }
+                    let sibling = path.with_file_name(format!("{prefix}-{i:05}-of-{count:05}.gguf"));
+                    let Some(PathKind::File(len)) = files::path_kind(&sibling) else {
+                        return Err(ModelError::Malformed {
+                            path: shown(path),
+                            field: "split.count".into(),
+                            reason: format!("{count} split files, but {} is missing", shown(&sibling)),
+                        });
+                    };
+                    let part = parse_gguf(&sibling, len)?;
+                    if i == 1 {
+                        metadata = part.metadata;
+                    }
+                    for t in part.tensors {
+                        if !seen.insert(t.name.clone()) {
+                            return Err(ModelError::Malformed {
+                                path: shown(&sibling),
+                                field: format!("tensor {}", t.name),
+                                reason: "also stored in another split file".into(),
+                            });
+                        }
+                        tensors.push(t);
+                    }
+                }
+            }
+            _ => warnings.push(format!(
+                "{}: split file {} of {count} whose name does not follow NAME-NNNNN-of-NNNNN.gguf: only its own tensors are counted",
+                shown(path),
+                no + 1
+            )),
+        }
+    }
+    let (spec, weights, mut w) = gguf::to_model(&metadata, &tensors, &shown(path))?;
+    warnings.append(&mut w);
+    cross_check(&spec, &weights, &shown(path), &mut warnings);
+    Ok(LoadedModel {
+        spec,
+        origin: ModelOrigin::Gguf { path: shown(path) },
+        weights: Some(weights),
+        warnings,
+    })
+}
+
+/// Warn when the stored tensors and the architecture disagree on the
+/// parameter count (they agree for the supported families; a difference
+/// means extra modules such as a vision tower or multi-token prediction
+/// layers, or a config that does not describe these weights).
+fn cross_check(
+    spec: &ModelSpec,
+    weights: &StoredWeights,
+    source: &str,
+    warnings: &mut Vec<String>,
+) {
+    let expected = spec.parameters();
+    if weights.parameters != expected {
+        let diff = i128::from(weights.parameters) - i128::from(expected);
+        warnings.push(format!(
+            "{source}: the tensors hold {} parameters but the architecture has {expected} ({diff:+})",
+            weights.parameters
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,1068 @@
+//! Hugging Face `config.json` → [`ModelSpec`].
+//!
+//! A pure parser: text in, architecture out. Each supported `model_type` maps
+//! the fields its `transformers` configuration class reads onto the tensors
+//! its modelling code creates, so that [`ModelSpec::parameters`] equals the
+//! sum of the checkpoint's tensor sizes. Fields a configuration class
+//! defaults are defaulted the same way (family defaults differ: Gemma and
+//! OPT tie the LM head to the embedding, Llama and Qwen do not).
+//!
+//! Sliding windows follow each family's modelling code:
+//! - Mistral/Mixtral: every layer when `sliding_window` is set (non-null).
+//! - Qwen2/Qwen3 (and their MoE variants): only when `use_sliding_window` is
+//!   true, on the layers from `max_window_layers` on.
+//! - Gemma 2: alternate layers (`ceil(L/2)` of them slide).
+//! - Gemma 3: all but every `sliding_window_pattern`-th layer (default 6).
+//! - a `layer_types` list, where a config has one, is authoritative.
+//! - Phi-3: its `sliding_window` (2047 on the 4k models) is not applied, as
+//!   in the catalog: the KV cache is sized for the full context, which never
+//!   under-estimates it.
+//!
+//! For multi-head latent attention (DeepSeek-V2/V3), `head_dim` is set to
+//! `v_head_dim` (what the catalog records); MLA's own dimensions live in
+//! [`Mla`].
+
+use serde_json::{Map, Value};
+
+use super::ModelError;
+use crate::plan::arch::{Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow};
+
+/// The `model_type`s this parser understands.
+pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
+    "llama",
+    "granite",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "phi3",
+    "deepseek_v2",
+    "deepseek_v3",
+    "opt",
+];
+
+/// Weight quantization a `quantization_config` declares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Quantization {
+    /// `quant_method` (`gptq`, `awq`, `fp8`, `bitsandbytes`, …).
+    pub method: String,
+    /// Bits per quantized weight, when the config says.
+    pub bits: Option<u32>,
+    /// The short name [`StoredWeights::quantization`](super::StoredWeights)
+    /// records: the method for 4-bit GPTQ/AWQ (`gptq`), `int8` for 8-bit
+    /// integer weights, the 4-bit type for bitsandbytes (`nf4`), `fp8`.
+    pub label: String,
+    /// Human-readable summary (`gptq 4-bit, group 128`).
+    pub description: String,
+}
+
+/// Everything read from a config.json.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HfConfig {
+    /// The architecture.
+    pub spec: ModelSpec,
+    /// Fields defaulted or ignored, things the checkpoint stores that the
+    /// spec does not count.
+    pub warnings: Vec<String>,
+    /// The declared weight quantization, if any.
+    pub quantization: Option<Quantization>,
+}
+
+/// Parse a config.json's text; `path` names the file in errors and becomes
+/// the spec's name. Returns the spec and warnings.
+pub fn parse(text: &str, path: &str) -> Result<(ModelSpec, Vec<String>), ModelError> {
+    parse_config(text, path).map(|c| (c.spec, c.warnings))
+}
+
+/// Parse a config.json's text, keeping the declared quantization.
+pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
+    let root: Value = serde_json::from_str(text).map_err(|e| malformed(path, "(json)", e))?;
+    let Value::Object(root) = root else {
+        return Err(malformed(path, "(json)", "not a JSON object"));
+    };
+    let mut warnings = Vec::new();
+    let top = Fields {
+        obj: &root,
+        path,
+        prefix: "",
+        defaults: &[],
+    };
+    let model_type = top
+        .str_opt("model_type")?
+        .ok_or_else(|| malformed(path, "model_type", "missing"))?
+        .to_string();
+    let quantization = top.quantization()?;
+    if let Some(q) = &quantization {
+        warnings.push(format!(
+            "config.json declares quantized weights ({}); parameter counts are unaffected",
+            q.description
+        ));
+    }
+
+    let mut spec = match model_type.as_str() {
+        "opt" => opt(&top)?,
+        "deepseek_v2" | "deepseek_v3" => deepseek(&top, &model_type, &mut warnings)?,
+        "gemma3" => {
+            let Some(Value::Object(text_config)) = root.get("text_config") else {
+                return Err(malformed(
+                    path,
+                    "text_config",
+                    "missing: a gemma3 config nests its language model there",
+                ));
+            };
+            let f = Fields {
+                obj: text_config,
+                path,
+                prefix: "text_config.",
+                defaults: GEMMA3_TEXT_DEFAULTS,
+            };
+            let mut spec = decoder(&f, "gemma3_text", &mut warnings)?;
+            note_defaults(&f, &mut warnings);
+            if text_config.get("tie_word_embeddings").is_none() {
+                spec.tied_embeddings = top.bool_opt("tie_word_embeddings")?.unwrap_or(true);
+            }
+            if spec.torch_dtype.is_none() {
+                spec.torch_dtype = top.dtype()?;
+            }
+            warnings.push(
+                "gemma3: the checkpoint also stores a vision tower and projector, not counted"
+                    .into(),
+            );
+            spec
+        }
+        "gemma3_text" => {
+            let f = Fields {
+                defaults: GEMMA3_TEXT_DEFAULTS,
+                ..top
+            };
+            let spec = decoder(&f, "gemma3_text", &mut warnings)?;
+            note_defaults(&f, &mut warnings);
+            spec
+        }
+        t if SUPPORTED_MODEL_TYPES.contains(&t) => decoder(&top, t, &mut warnings)?,
+        other => {
+            return Err(ModelError::Unsupported {
+                path: path.to_string(),
+                what: format!(
+                    "model_type {other:?} (supported: {})",
+                    SUPPORTED_MODEL_TYPES.join(", ")
+                ),
+            });
+        }
+    };
+    if quantization.as_ref().is_some_and(|q| q.method == "fp8") {
+        // The weights are stored in FP8 (DeepSeek-V3/R1), whatever
+        // torch_dtype names (the dtype they are dequantized to).
+        spec.torch_dtype = Some("fp8".into());
+    }
+    spec.name = path.to_string();
+    spec.validate().map_err(|source| ModelError::Arch {
+        path: path.to_string(),
+        source,
+    })?;
+    Ok(HfConfig {
+        spec,
+        warnings,
+        quantization,
+    })
+}
+
+/// `Gemma3TextConfig`'s defaults (transformers
+/// `models/gemma3/configuration_gemma3.py`): multimodal Gemma 3 configs
+/// leave most text fields out and rely on them.
+const GEMMA3_TEXT_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 262_208),
+    ("hidden_size", 2304),
+    ("intermediate_size", 9216),
+    ("num_hidden_layers", 26),
+    ("num_attention_heads", 8),
+    ("num_key_value_heads", 4),
+    ("head_dim", 256),
+    ("max_position_embeddings", 131_072),
+    ("sliding_window", 4096),
+    ("sliding_window_pattern", 6),
+];
+
+fn note_defaults(f: &Fields, warnings: &mut Vec<String>) {
+    let mut absent = f.defaulted();
+    if f.obj.contains_key("layer_types") {
+        absent.retain(|k| *k != "sliding_window_pattern");
+    }
+    if !absent.is_empty() {
+        warnings.push(format!(
+            "{}{} absent: using Gemma3TextConfig's defaults",
+            f.prefix,
+            absent.join(", ")
+        ));
+    }
+}
+
+/// The decoder families with Llama-style tensors (all but OPT and DeepSeek).
+fn decoder(
+    f: &Fields,
+    model_type: &str,
+    warnings: &mut Vec<String>,
+) -> Result<ModelSpec, ModelError> {
+    let gemma = matches!(model_type, "gemma" | "gemma2" | "gemma3_text");
+    let mut spec = base(f, model_type)?;
+    spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(gemma);
+
+    match model_type {
+        "llama" | "granite" | "qwen3" | "qwen3_moe" | "gemma" | "gemma2" | "gemma3_text" => {
+            let bias = f.bool_opt("attention_bias")?.unwrap_or(false);
+            spec.qkv_bias = bias;
+            spec.attention_output_bias = bias;
+        }
+        "qwen2" | "qwen2_moe" => {
+            // Qwen2Attention / Qwen2MoeAttention: q/k/v always carry a
+            // bias, o_proj never.
+            spec.qkv_bias = true;
+        }
+        _ => {}
+    }
+    if matches!(model_type, "llama" | "granite") {
+        spec.mlp_bias = f.bool_opt("mlp_bias")?.unwrap_or(false);
+    }
+    spec.qk_norm = matches!(model_type, "qwen3" | "qwen3_moe" | "gemma3_text");
+    if matches!(model_type, "gemma2" | "gemma3_text") {
+        spec.norms_per_layer = 4;
+    }
+
+    spec.moe = match model_type {
+        "mixtral" => Some(Moe {
+            num_experts: f.u32_req("num_local_experts")?,
+            experts_per_token: f.u32_req("num_experts_per_tok")?,
+            expert_intermediate_size: spec.intermediate_size,
+            shared_experts: 0,
+            shared_expert_intermediate_size: None,
+            shared_expert_gate: false,
+            dense_layers: 0,
+            router_bias: false,
+        }),
+        "qwen2_moe" | "qwen3_moe" => qwen_moe(f, spec.num_layers)?,
+        _ => None,
+    };
+    spec.sliding_window = sliding_window(f, model_type, spec.num_layers, warnings)?;
+    Ok(spec)
+}
+
+/// Fields every family shares.
+fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
+    let num_layers = f.u32_req("num_hidden_layers")?;
+    let hidden_size = f.u64_req("hidden_size")?;
+    let num_attention_heads = f.u32_req("num_attention_heads")?;
+    let num_kv_heads = f
+        .u32_opt("num_key_value_heads")?
+        .unwrap_or(num_attention_heads);
+    let head_dim = match f.u64_opt("head_dim")? {
+        Some(d) => d,
+        // GemmaConfig, Gemma2Config and Gemma3TextConfig default head_dim to 256.
+        None if model_type.starts_with("gemma") => 256,
+        None => default_head_dim(f, hidden_size, num_attention_heads)?,
+    };
+    Ok(ModelSpec {
+        name: String::new(),
+        architecture: model_type.to_string(),
+        approximate: false,
+        num_layers,
+        hidden_size,
+        intermediate_size: f.u64_req("intermediate_size")?,
+        num_attention_heads,
+        num_kv_heads,
+        head_dim,
+        vocab_size: f.u64_req("vocab_size")?,
+        tied_embeddings: false,
+        mlp: MlpKind::Gated,
+        norm: NormKind::Rms,
+        norms_per_layer: 2,
+        qk_norm: false,
+        qkv_bias: false,
+        attention_output_bias: false,
+        mlp_bias: false,
+        learned_positions: None,
+        moe: None,
+        mla: None,
+        sliding_window: None,
+        max_context: f.u64_opt("max_position_embeddings")?,
+        torch_dtype: f.dtype()?,
+    })
+}
+
+fn default_head_dim(f: &Fields, hidden: u64, heads: u32) -> Result<u64, ModelError> {
+    let heads = u64::from(heads);
+    if heads == 0 || hidden % heads != 0 {
+        return Err(f.err(
+            "head_dim",
+            format!(
+                "absent, and hidden_size {hidden} does not divide by num_attention_heads {heads}"
+            ),
+        ));
+    }
+    Ok(hidden / heads)
+}
+
+/// Qwen2-MoE / Qwen3-MoE: `decoder_sparse_step` and `mlp_only_layers` pick
+/// the dense layers; only leading dense layers are modelled.
+fn qwen_moe(f: &Fields, num_layers: u32) -> Result<Option<Moe>, ModelError> {
+    let num_experts = f.u32_req("num_experts")?;
+    if num_experts == 0 {
+        return Ok(None);
+    }
+    let step = f.u64_opt("decoder_sparse_step")?.unwrap_or(1);
+    if step != 1 {
+        return Err(f.unsupported(format!(
+            "decoder_sparse_step {step} (only every layer sparse, step 1, is modelled)"
+        )));
+    }
+    let mut dense: Vec<u64> = match f.obj.get("mlp_only_layers") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_u64()
+                    .ok_or_else(|| f.err("mlp_only_layers", "expected a list of layer indices"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(f.err("mlp_only_layers", "expected a list of layer indices")),
+    };
+    dense.sort_unstable();
+    dense.dedup();
+    if dense.iter().enumerate().any(|(i, &l)| l != i as u64)
+        || dense.len() as u64 > u64::from(num_layers)
+    {
+        return Err(f.unsupported(format!(
+            "mlp_only_layers {dense:?}: only leading dense layers (0, 1, …) are modelled"
+        )));
+    }
+    let shared = f.u64_opt("shared_expert_intermediate_size")?.unwrap_or(0);
+    Ok(Some(Moe {
+        num_experts,
+        experts_per_token: f.u32_req("num_experts_per_tok")?,
+        expert_intermediate_size: f.u64_req("moe_intermediate_size")?,
+        shared_experts: u32::from(shared > 0),
+        shared_expert_intermediate_size: (shared > 0).then_some(shared),
+        // Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(h, 1).
+        shared_expert_gate: shared > 0,
+        dense_layers: dense.len() as u32,
+        router_bias: false,
+    }))
+}
+
+fn sliding_window(
+    f: &Fields,
+    model_type: &str,
+    num_layers: u32,
+    warnings: &mut Vec<String>,
+) -> Result<Option<SlidingWindow>, ModelError> {
+    let window = f.u64_opt("sliding_window")?;
+    let sliding_layers = if model_type == "phi3" {
+        if let Some(w) = window {
+            warnings.push(format!(
+                "sliding_window {w} not applied (phi3): the KV cache is sized for the full context"
+            ));
+        }
+        return Ok(None);
+    } else if let Some(types) = f.obj.get("layer_types").filter(|v| !v.is_null()) {
+        let Value::Array(types) = types else {
+            return Err(f.err("layer_types", "expected a list of strings"));
+        };
+        if types.len() != num_layers as usize {
+            return Err(f.err(
+                "layer_types",
+                format!("{} entries for {num_layers} layers", types.len()),
+            ));
+        }
+        let mut n = 0u32;
+        for t in types {
+            match t.as_str() {
+                Some("sliding_attention") => n += 1,
+                Some(_) => {}
+                None => return Err(f.err("layer_types", "expected a list of strings")),
+            }
+        }
+        n
+    } else {
+        let use_sliding = f.bool_opt("use_sliding_window")?.unwrap_or(false);
+        match model_type {
+            "mistral" | "mixtral" => num_layers,
+            // Qwen2Attention: sliding from layer max_window_layers on.
+            "qwen2" | "qwen2_moe" | "qwen3" | "qwen3_moe" if use_sliding => {
+                let from = f.u64_opt("max_window_layers")?.unwrap_or(0);
+                num_layers.saturating_sub(u32::try_from(from).unwrap_or(u32::MAX))
+            }
+            // Gemma2DecoderLayer: is_sliding = not bool(layer_idx % 2).
+            "gemma2" => num_layers.div_ceil(2),
+            "gemma3_text" => {
+                let pattern = f.u64_opt("sliding_window_pattern")?.unwrap_or(6);
+                if pattern == 0 {
+                    return Err(f.err("sliding_window_pattern", "zero"));
+                }
+                // Layer i slides unless (i + 1) % pattern == 0.
+                num_layers - u32::try_from(u64::from(num_layers) / pattern).unwrap_or(0)
+            }
+            _ => 0,
+        }
+    };
+    Ok(match window {
+        Some(window) if sliding_layers > 0 => Some(SlidingWindow {
+            window,
+            layers: sliding_layers,
+        }),
+        _ => None,
+    })
+}
+
+/// DeepSeek-V2/V3 (`modeling_deepseek.py`): MLA attention, MoE after
+/// `first_k_dense_replace` dense layers.
+fn deepseek(
+    f: &Fields,
+    model_type: &str,
+    warnings: &mut Vec<String>,
+) -> Result<ModelSpec, ModelError> {
+    if f.bool_opt("attention_bias")?.unwrap_or(false) {
+        return Err(f.unsupported("attention_bias true with multi-head latent attention".into()));
+    }
+    let mla = Mla {
+        q_lora_rank: f.u64_opt("q_lora_rank")?,
+        kv_lora_rank: f.u64_req("kv_lora_rank")?,
+        qk_nope_head_dim: f.u64_req("qk_nope_head_dim")?,
+        qk_rope_head_dim: f.u64_req("qk_rope_head_dim")?,
+        v_head_dim: f.u64_req("v_head_dim")?,
+    };
+    let mut spec = ModelSpec {
+        // Recent transformers write head_dim = qk_rope_head_dim; the catalog
+        // (and this spec) records the value head size.
+        head_dim: mla.v_head_dim,
+        ..base(f, model_type)?
+    };
+    spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(false);
+    spec.mla = Some(mla);
+    if let Some(experts) = f.u32_opt("n_routed_experts")? {
+        let freq = f.u64_opt("moe_layer_freq")?.unwrap_or(1);
+        if freq != 1 {
+            return Err(f.unsupported(format!("moe_layer_freq {freq} (only 1 is modelled)")));
+        }
+        spec.moe = Some(Moe {
+            num_experts: experts,
+            experts_per_token: f.u32_req("num_experts_per_tok")?,
+            expert_intermediate_size: f.u64_req("moe_intermediate_size")?,
+            // DeepseekV3MoE.shared_experts: one MLP of n_shared × moe_intermediate_size,
+            // the same count as n_shared experts of moe_intermediate_size.
+            shared_experts: f.u32_opt("n_shared_experts")?.unwrap_or(0),
+            shared_expert_intermediate_size: None,
+            shared_expert_gate: false,
+            dense_layers: f.u32_opt("first_k_dense_replace")?.unwrap_or(0),
+            router_bias: f.str_opt("topk_method")? == Some("noaux_tc"),
+        });
+    }
+    if let Some(n) = f.u64_opt("num_nextn_predict_layers")?.filter(|&n| n > 0) {
+        warnings.push(format!(
+            "the checkpoint also stores {n} multi-token-prediction layer(s) (num_nextn_predict_layers), not counted"
+        ));
+    }
+    Ok(spec)
+}
+
+/// OPT (`modeling_opt.py`): LayerNorm, a plain ReLU MLP (`fc1`, `fc2`),
+/// biases everywhere (`enable_bias`), learned positions with an offset of 2,
+/// LM head tied (the `PretrainedConfig` default; `OPTConfig` does not
+/// override it).
+fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
+    let hidden = f.u64_req("hidden_size")?;
+    match f.u64_opt("word_embed_proj_dim")? {
+        Some(proj) if proj != hidden => {
+            return Err(f.unsupported(format!(
+                "word_embed_proj_dim {proj} differs from hidden_size {hidden} (project_in/project_out, as in opt-350m)"
+            )));
+        }
+        _ => {}
+    }
+    if !f.bool_opt("do_layer_norm_before")?.unwrap_or(true) {
+        return Err(
+            f.unsupported("do_layer_norm_before false (post-norm OPT, as in opt-350m)".into())
+        );
+    }
+    if !f.bool_opt("layer_norm_elementwise_affine")?.unwrap_or(true) {
+        return Err(f.unsupported("layer_norm_elementwise_affine false".into()));
+    }
+    if f.bool_opt("_remove_final_layer_norm")?.unwrap_or(false) {
+        return Err(f.unsupported("_remove_final_layer_norm true".into()));
+    }
+    let heads = f.u32_req("num_attention_heads")?;
+    let bias = f.bool_opt("enable_bias")?.unwrap_or(true);
+    let positions = f.u64_req("max_position_embeddings")?;
+    Ok(ModelSpec {
+        name: String::new(),
+        architecture: "opt".into(),
+        approximate: false,
+        num_layers: f.u32_req("num_hidden_layers")?,
+        hidden_size: hidden,
+        intermediate_size: f.u64_req("ffn_dim")?,
+        num_attention_heads: heads,
+        num_kv_heads: heads,
+        head_dim: default_head_dim(f, hidden, heads)?,
+        vocab_size: f.u64_req("vocab_size")?,
+        tied_embeddings: f.bool_opt("tie_word_embeddings")?.unwrap_or(true),
+        mlp: MlpKind::Plain,
+        norm: NormKind::Layer,
+        norms_per_layer: 2,
+        qk_norm: false,
+        qkv_bias: bias,
+        attention_output_bias: bias,
+        mlp_bias: bias,
+        // OPTLearnedPositionalEmbedding: num_embeddings + offset 2.
+        learned_positions: Some(positions + 2),
+        moe: None,
+        mla: None,
+        sliding_window: None,
+        max_context: Some(positions),
+        torch_dtype: f.dtype()?,
+    })
+}
+
+/// The fields of one JSON object (the root, or `text_config`), with
+/// typed getters whose errors name the field.
+#[derive(Clone, Copy)]
+struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+    path: &'a str,
+    /// Printed before field names (`text_config.`).
+    prefix: &'static str,
+    /// Configuration-class defaults for absent fields (Gemma 3 only).
+    defaults: &'static [(&'static str, u64)],
+}
+
+impl Fields<'_> {
+    fn err(&self, field: &str, reason: impl std::fmt::Display) -> ModelError {
+        malformed(self.path, &format!("{}{field}", self.prefix), reason)
+    }
+
+    fn unsupported(&self, what: String) -> ModelError {
+        ModelError::Unsupported {
+            path: self.path.to_string(),
+            what,
+        }
+    }
+
+    fn default_u64(&self, key: &str) -> Option<u64> {
+        self.defaults
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+    }
+
+    /// A non-negative integer; `None` when null, or absent without a
+    /// configuration-class default.
+    fn u64_opt(&self, key: &str) -> Result<Option<u64>, ModelError> {
+        match self.obj.get(key) {
+            None => Ok(self.default_u64(key)),
+            Some(Value::Null) => Ok(None),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+                self.err(
+                    key,
+                    format!("expected a non-negative integer, found {}", kind(v)),
+                )
+            }),
+        }
+    }
+
+    fn u64_req(&self, key: &str) -> Result<u64, ModelError> {
+        self.u64_opt(key)?.ok_or_else(|| self.err(key, "missing"))
+    }
+
+    fn u32_opt(&self, key: &str) -> Result<Option<u32>, ModelError> {
+        match self.u64_opt(key)? {
+            None => Ok(None),
+            Some(v) => u32::try_from(v)
+                .map(Some)
+                .map_err(|_| self.err(key, format!("{v} is too large"))),
+        }
+    }
+
+    /// Configuration-class defaults this object relies on (absent keys).
+    fn defaulted(&self) -> Vec<&'static str> {
+        self.defaults
+            .iter()
+            .filter(|(k, _)| !self.obj.contains_key(*k))
+            .map(|(k, _)| *k)
+            .collect()
+    }
+
+    fn u32_req(&self, key: &str) -> Result<u32, ModelError> {
+        self.u32_opt(key)?.ok_or_else(|| self.err(key, "missing"))
+    }
+
+    fn bool_opt(&self, key: &str) -> Result<Option<bool>, ModelError> {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(self.err(key, format!("expected a boolean, found {}", kind(v)))),
+        }
+    }
+
+    fn str_opt(&self, key: &str) -> Result<Option<&str>, ModelError> {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(self.err(key, format!("expected a string, found {}", kind(v)))),
+        }
+    }
+
+    /// `torch_dtype` (or `dtype`, transformers ≥ 4.56) in the catalog's
+    /// short form; `auto` is unknown.
+    fn dtype(&self) -> Result<Option<String>, ModelError> {
+        let raw = match self.str_opt("torch_dtype")? {
+            Some(s) => Some(s),
+            None => self.str_opt("dtype")?,
+        };
+        Ok(raw.and_then(|s| {
+            let s = s.trim_start_matches("torch.");
+            match s {
+                "bfloat16" | "bf16" => Some("bf16".into()),
+                "float16" | "fp16" | "half" => Some("fp16".into()),
+                "float32" | "fp32" | "float" => Some("fp32".into()),
+                "auto" | "" => None,
+                other => Some(other.to_ascii_lowercase()),
+            }
+        }))
+    }
+
+    /// `quantization_config`: method and bits.
+    fn quantization(&self) -> Result<Option<Quantization>, ModelError> {
+        let q = match self.obj.get("quantization_config") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(q)) => q,
+            Some(v) => {
+                return Err(self.err(
+                    "quantization_config",
+                    format!("expected an object, found {}", kind(v)),
+                ));
+            }
+        };
+        let f = Fields {
+            obj: q,
+            path: self.path,
+            prefix: "quantization_config.",
+            defaults: &[],
+        };
+        let method = f
+            .str_opt("quant_method")?
+            .unwrap_or("unknown")
+            .to_ascii_lowercase();
+        let mut bits = f.u32_opt("bits")?.or(f.u32_opt("w_bit")?);
+        let mut details = Vec::new();
+        match method.as_str() {
+            "bitsandbytes" => {
+                if f.bool_opt("load_in_4bit")?.unwrap_or(false) {
+                    bits = Some(4);
+                    if let Some(t) = f.str_opt("bnb_4bit_quant_type")? {
+                        details.push(t.to_string());
+                    }
+                } else if f.bool_opt("load_in_8bit")?.unwrap_or(false) {
+                    bits = Some(8);
+                }
+            }
+            "fp8" => {
+                bits = Some(8);
+                if let Some(fmt) = f.str_opt("fmt")? {
+                    details.push(fmt.to_string());
+                }
+                if let Some(Value::Array(b)) = q.get("weight_block_size") {
+                    let dims: Vec<String> = b.iter().map(|v| v.to_string()).collect();
+                    details.push(format!("blocks {}", dims.join("×")));
+                }
+            }
+            _ => {}
+        }
+        if let Some(g) = q.get("group_size").and_then(Value::as_i64) {
+            details.push(format!("group {g}"));
+        }
+        let label = match (method.as_str(), bits) {
+            ("fp8", _) => "fp8".to_string(),
+            (_, Some(8)) => "int8".to_string(),
+            ("bitsandbytes", Some(4)) => f
+                .str_opt("bnb_4bit_quant_type")?
+                .unwrap_or("fp4")
+                .to_ascii_lowercase(),
+            (m, None | Some(4)) => m.to_string(),
+            (m, Some(b)) => format!("{m}-{b}bit"),
+        };
+        let mut description = method.clone();
+        if let Some(b) = bits {
+            description.push_str(&format!(" {b}-bit"));
+        }
+        if !details.is_empty() {
+            description.push_str(&format!(", {}", details.join(", ")));
+        }
+        Ok(Some(Quantization {
+            method,
+            bits,
+            label,
+            description,
+        }))
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a fractional number",
+        Value::Number(_) => "a negative number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn malformed(path: &str, field: &str, reason: impl std::fmt::Display) -> ModelError {
+    ModelError::Malformed {
+        path: path.to_string(),
+        field: field.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::catalog;
+
+    fn parse_ok(text: &str) -> ModelSpec {
+        parse(text, "config.json").unwrap().0
+    }
+
+    fn field_of(e: ModelError) -> String {
+        match e {
+            ModelError::Malformed { field, .. } => field,
+            other => panic!("expected Malformed, got {other}"),
+        }
+    }
+
+    const LLAMA: &str = r#"{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+        "intermediate_size": 11008, "num_attention_heads": 32, "vocab_size": 32000,
+        "max_position_embeddings": 4096, "torch_dtype": "float16"}"#;
+
+    #[test]
+    fn llama_defaults_match_the_catalog() {
+        let mut spec = parse_ok(LLAMA);
+        let cat = &catalog::find("llama-2-7b").unwrap().spec;
+        spec.name = cat.name.clone();
+        assert_eq!(&spec, cat);
+    }
+
+    #[test]
+    fn missing_and_mistyped_fields_are_named() {
+        let no_layers = LLAMA.replace(r#""num_hidden_layers": 32,"#, "");
+        assert_eq!(field_of(parse("{", "c").unwrap_err()), "(json)");
+        assert_eq!(
+            field_of(parse(&no_layers, "c").unwrap_err()),
+            "num_hidden_layers"
+        );
+        let text = LLAMA.replace(r#""hidden_size": 4096"#, r#""hidden_size": "4096""#);
+        let e = parse(&text, "c").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("hidden_size: expected a non-negative integer, found a string"),
+            "{e}"
+        );
+        let text = LLAMA.replace(r#""hidden_size": 4096"#, r#""hidden_size": 4096.5"#);
+        assert_eq!(field_of(parse(&text, "c").unwrap_err()), "hidden_size");
+        let text = LLAMA.replace(r#""hidden_size": 4096"#, r#""hidden_size": -1"#);
+        assert_eq!(field_of(parse(&text, "c").unwrap_err()), "hidden_size");
+        let text = LLAMA.replace(
+            r#""num_attention_heads": 32"#,
+            r#""num_attention_heads": 99999999999"#,
+        );
+        assert_eq!(
+            field_of(parse(&text, "c").unwrap_err()),
+            "num_attention_heads"
+        );
+        assert_eq!(field_of(parse("[]", "c").unwrap_err()), "(json)");
+        assert_eq!(field_of(parse("{}", "c").unwrap_err()), "model_type");
+        let text = LLAMA.replace(
+            r#""max_position_embeddings": 4096,"#,
+            r#""tie_word_embeddings": "yes","#,
+        );
+        assert_eq!(
+            field_of(parse(&text, "c").unwrap_err()),
+            "tie_word_embeddings"
+        );
+    }
+
+    #[test]
+    fn head_dim_must_divide_when_absent() {
+        let text = LLAMA.replace(
+            r#""num_attention_heads": 32"#,
+            r#""num_attention_heads": 30"#,
+        );
+        assert_eq!(field_of(parse(&text, "c").unwrap_err()), "head_dim");
+    }
+
+    #[test]
+    fn unknown_model_type_lists_supported() {
+        let e = parse(r#"{"model_type": "mamba"}"#, "m/config.json").unwrap_err();
+        let s = e.to_string();
+        assert!(matches!(e, ModelError::Unsupported { .. }), "{s}");
+        assert!(
+            s.contains("m/config.json") && s.contains("\"mamba\"") && s.contains("qwen2_moe"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn architecture_errors_name_the_file() {
+        let text = LLAMA.replace(
+            r#""num_attention_heads": 32,"#,
+            r#""num_attention_heads": 32, "num_key_value_heads": 3,"#,
+        );
+        let e = parse(&text, "x/config.json").unwrap_err();
+        assert!(
+            matches!(&e, ModelError::Arch { path, source } if path == "x/config.json" && source.field == "num_kv_heads"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn new_dtype_key_and_quantization() {
+        let text = LLAMA.replace(
+            r#""torch_dtype": "float16""#,
+            r#""dtype": "bfloat16", "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": false}"#,
+        );
+        let c = parse_config(&text, "c").unwrap();
+        assert_eq!(c.spec.torch_dtype.as_deref(), Some("bf16"));
+        let q = c.quantization.unwrap();
+        assert_eq!((q.method.as_str(), q.bits), ("gptq", Some(4)));
+        assert_eq!(q.description, "gptq 4-bit, group 128");
+        assert_eq!(q.label, "gptq");
+        assert!(c.warnings.iter().any(|w| w.contains("gptq 4-bit")));
+        let text = LLAMA.replace(
+            r#""torch_dtype": "float16""#,
+            r#""quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4"}"#,
+        );
+        let q = parse_config(&text, "c").unwrap().quantization.unwrap();
+        assert_eq!(q.description, "bitsandbytes 4-bit, nf4");
+        assert_eq!(q.label, "nf4");
+        let text = LLAMA.replace(
+            r#""torch_dtype": "float16""#,
+            r#""torch_dtype": "bfloat16", "quantization_config": {"quant_method": "fp8", "fmt": "e4m3"}"#,
+        );
+        let c = parse_config(&text, "c").unwrap();
+        assert_eq!(c.quantization.unwrap().label, "fp8");
+        assert_eq!(c.spec.torch_dtype.as_deref(), Some("fp8"));
+        let text = LLAMA.replace(
+            r#""torch_dtype": "float16""#,
+            r#""quantization_config": {"quant_method": "awq", "bits": 8}"#,
+        );
+        assert_eq!(
+            parse_config(&text, "c")
+                .unwrap()
+                .quantization
+                .unwrap()
+                .label,
+            "int8"
+        );
+    }
+
+    #[test]
+    fn qwen2_sliding_window_only_when_enabled() {
+        let base = r#"{"model_type": "qwen2", "num_hidden_layers": 28, "hidden_size": 3584,
+            "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4,
+            "vocab_size": 152064, "sliding_window": 131072, "max_window_layers": 21,
+            "use_sliding_window": false}"#;
+        let s = parse_ok(base);
+        assert!(
+            s.sliding_window.is_none()
+                && s.qkv_bias
+                && !s.attention_output_bias
+                && !s.tied_embeddings
+        );
+        let s = parse_ok(&base.replace(
+            "\"use_sliding_window\": false",
+            "\"use_sliding_window\": true",
+        ));
+        assert_eq!(
+            s.sliding_window,
+            Some(SlidingWindow {
+                window: 131072,
+                layers: 7
+            })
+        );
+        // layer_types, where present, decides.
+        let mut types = vec!["\"full_attention\""; 28];
+        types[27] = "\"sliding_attention\"";
+        let t = base.replace(
+            "\"use_sliding_window\": false",
+            &format!("\"layer_types\": [{}]", types.join(",")),
+        );
+        assert_eq!(
+            parse_ok(&t).sliding_window,
+            Some(SlidingWindow {
+                window: 131072,
+                layers: 1
+            })
+        );
+        let t = base.replace(
+            "\"use_sliding_window\": false",
+            "\"layer_types\": [\"full_attention\"]",
+        );
+        assert_eq!(field_of(parse(&t, "c").unwrap_err()), "layer_types");
+    }
+
+    #[test]
+    fn qwen2_moe_shared_expert_and_dense_layers() {
+        // Qwen/Qwen1.5-MoE-A2.7B config.json (fields the parser reads).
+        let text = r#"{"model_type": "qwen2_moe", "hidden_size": 2048, "intermediate_size": 5632,
+            "max_position_embeddings": 8192, "moe_intermediate_size": 1408, "num_attention_heads": 16,
+            "num_experts": 60, "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 16,
+            "shared_expert_intermediate_size": 5632, "decoder_sparse_step": 1, "tie_word_embeddings": false,
+            "torch_dtype": "bfloat16", "use_sliding_window": false, "vocab_size": 151936}"#;
+        let s = parse_ok(text);
+        let m = s.moe.as_ref().unwrap();
+        assert_eq!(
+            (
+                m.num_experts,
+                m.experts_per_token,
+                m.expert_intermediate_size
+            ),
+            (60, 4, 1408)
+        );
+        assert_eq!(
+            (
+                m.shared_experts,
+                m.shared_expert_intermediate_size,
+                m.shared_expert_gate
+            ),
+            (1, Some(5632), true)
+        );
+        assert!(s.qkv_bias);
+        // Published total of Qwen1.5-MoE-A2.7B: 14.3B.
+        assert_eq!(s.parameters(), 14_315_784_192);
+        let t = text.replace(
+            "\"decoder_sparse_step\": 1",
+            "\"decoder_sparse_step\": 1, \"mlp_only_layers\": [0, 1]",
+        );
+        assert_eq!(parse_ok(&t).moe.unwrap().dense_layers, 2);
+        let t = text.replace("\"decoder_sparse_step\": 1", "\"mlp_only_layers\": [3]");
+        assert!(matches!(
+            parse(&t, "c").unwrap_err(),
+            ModelError::Unsupported { .. }
+        ));
+        let t = text.replace("\"decoder_sparse_step\": 1", "\"decoder_sparse_step\": 2");
+        assert!(matches!(
+            parse(&t, "c").unwrap_err(),
+            ModelError::Unsupported { .. }
+        ));
+    }
+
+    #[test]
+    fn deepseek_v2_lite_without_query_lora() {
+        // deepseek-ai/DeepSeek-V2-Lite config.json (fields the parser reads).
+        let text = r#"{"model_type": "deepseek_v2", "first_k_dense_replace": 1, "hidden_size": 2048,
+            "intermediate_size": 10944, "kv_lora_rank": 512, "max_position_embeddings": 163840,
+            "moe_intermediate_size": 1408, "moe_layer_freq": 1, "n_routed_experts": 64,
+            "n_shared_experts": 2, "num_attention_heads": 16, "num_experts_per_tok": 6,
+            "num_hidden_layers": 27, "num_key_value_heads": 16, "q_lora_rank": null,
+            "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "tie_word_embeddings": false,
+            "topk_method": "greedy", "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 102400}"#;
+        let s = parse_ok(text);
+        let mla = s.mla.as_ref().unwrap();
+        assert_eq!(mla.q_lora_rank, None);
+        let m = s.moe.as_ref().unwrap();
+        assert_eq!(
+            (m.shared_experts, m.dense_layers, m.router_bias),
+            (2, 1, false)
+        );
+        // DeepSeek-V2-Lite: "15.7B total parameters" (model card); the Hub's
+        // safetensors total is 15,706,484,224.
+        assert_eq!(s.parameters(), 15_706_484_224);
+        let t = text.replace("\"moe_layer_freq\": 1", "\"moe_layer_freq\": 2");
+        assert!(matches!(
+            parse(&t, "c").unwrap_err(),
+            ModelError::Unsupported { .. }
+        ));
+    }
+
+    #[test]
+    fn gemma3_nested_text_config_uses_class_defaults() {
+        // google/gemma-3-4b-it config.json: the text model leaves most fields
+        // to Gemma3TextConfig's defaults.
+        let text = r#"{"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+            "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+              "num_hidden_layers": 34, "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+              "sliding_window": 1024},
+            "torch_dtype": "bfloat16", "vision_config": {"hidden_size": 1152}}"#;
+        let c = parse_config(text, "c").unwrap();
+        let s = &c.spec;
+        assert_eq!(s.architecture, "gemma3_text");
+        assert_eq!(
+            (s.num_attention_heads, s.num_kv_heads, s.head_dim),
+            (8, 4, 256)
+        );
+        assert_eq!((s.vocab_size, s.max_context), (262_208, Some(131_072)));
+        assert!(s.tied_embeddings && s.qk_norm && s.norms_per_layer == 4);
+        // 34 layers, 5 local : 1 global → 29 sliding.
+        assert_eq!(
+            s.sliding_window,
+            Some(SlidingWindow {
+                window: 1024,
+                layers: 29
+            })
+        );
+        assert_eq!(s.torch_dtype.as_deref(), Some("bf16"));
+        assert!(c.warnings.iter().any(|w| w.contains("vision")));
+        // The text model's parameters: keras-hub's gemma3_4b_text preset
+        // counts 3,880,099,328 with a 262,144-row embedding; the Hugging Face
+        // embedding has 262,208 rows (64 more for image tokens) of 2560.
+        assert_eq!(s.parameters(), 3_880_099_328 + 64 * 2560);
+        let e = parse(r#"{"model_type": "gemma3"}"#, "c").unwrap_err();
+        assert_eq!(field_of(e), "text_config");
+        let e = parse(
+            r#"{"model_type": "gemma3", "text_config": {"hidden_size": "x"}}"#,
+            "c",
+        )
+        .unwrap_err();
+        assert_eq!(field_of(e), "text_config.hidden_size");
+    }
+
+    #[test]
+    fn opt_variants_we_do_not_model_are_refused() {
+        let opt = r#"{"model_type": "opt", "ffn_dim": 4096, "hidden_size": 1024, "max_position_embeddings": 2048,
+            "num_attention_heads": 16, "num_hidden_layers": 24, "vocab_size": 50272, "word_embed_proj_dim": 512,
+            "do_layer_norm_before": false}"#;
+        let e = parse(opt, "opt-350m/config.json").unwrap_err();
+        assert!(matches!(e, ModelError::Unsupported { .. }), "{e}");
+        let ok = opt.replace("512", "1024").replace("false", "true");
+        let s = parse_ok(&ok);
+        assert_eq!(s.learned_positions, Some(2050));
+        assert!(
+            s.tied_embeddings && s.mlp_bias && s.mlp == MlpKind::Plain && s.norm == NormKind::Layer
+        );
+    }
+
+    #[test]
+    fn mistral_window_covers_every_layer_and_null_means_none() {
+        let m = r#"{"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+            "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+            "sliding_window": 4096, "vocab_size": 32000, "head_dim": null}"#;
+        assert_eq!(
+            parse_ok(m).sliding_window,
+            Some(SlidingWindow {
+                window: 4096,
+                layers: 32
+            })
+        );
+        assert_eq!(parse_ok(m).head_dim, 128);
+        assert_eq!(
+            parse_ok(&m.replace("\"sliding_window\": 4096", "\"sliding_window\": null"))
+                .sliding_window,
+            None
+        );
+    }
+}

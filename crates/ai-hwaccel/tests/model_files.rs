@@ -1,0 +1,952 @@
+//! Loading a model's architecture from files: every catalog model's
+//! config.json (`tests/fixtures/models/<id>/config.json`, provenance in
+//! SOURCES.md) parses to exactly the catalog's spec; safetensors and GGUF
+//! headers built here from catalog specs hold exactly `spec.parameters()`
+//! (data sections are sparse files, so real sizes cost no disk); hostile
+//! files are errors naming the file and the field.
+#![allow(clippy::disallowed_methods, reason = "tests write model files")]
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use ai_hwaccel::plan::catalog;
+use ai_hwaccel::plan::source::hf_config;
+use ai_hwaccel::plan::{LoadedModel, ModelError, ModelOrigin, ModelSpec, load_model};
+use serde_json::json;
+
+fn load(p: &Path) -> Result<LoadedModel, ModelError> {
+    load_model(p.to_str().unwrap())
+}
+
+fn catalog_spec(id: &str) -> ModelSpec {
+    catalog::find(id)
+        .unwrap_or_else(|| panic!("{id} in the catalog"))
+        .spec
+        .clone()
+}
+
+fn fixture_config(id: &str) -> PathBuf {
+    support::fixture(&format!("models/{id}/config.json"))
+}
+
+// ---------------------------------------------------------------- config.json
+
+#[test]
+fn every_catalog_model_config_parses_to_its_catalog_spec() {
+    let dir = support::fixture("models");
+    let mut seen = Vec::new();
+    for entry in fs::read_dir(&dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let config = entry.path().join("config.json");
+        let model =
+            catalog::find(&name).unwrap_or_else(|| panic!("fixture {name} is no catalog model"));
+        // The directory and the config.json itself both load.
+        for arg in [entry.path(), config.clone()] {
+            let loaded = load(&arg).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                matches!(loaded.origin, ModelOrigin::HfConfig { .. }),
+                "{name}"
+            );
+            assert!(loaded.weights.is_none());
+            let mut spec = loaded.spec;
+            assert_eq!(spec.name, arg.to_str().unwrap());
+            spec.name = model.spec.name.clone();
+            assert_eq!(spec, model.spec, "{name}");
+            assert_eq!(spec.parameters(), model.spec.parameters(), "{name}");
+            if let Some(n) = model.published_parameters {
+                assert_eq!(spec.parameters(), n, "{name}");
+            }
+        }
+        seen.push(model.id.clone());
+    }
+    for m in catalog::all() {
+        assert!(
+            seen.contains(&m.id),
+            "no config.json fixture for catalog model {}",
+            m.id
+        );
+    }
+}
+
+#[test]
+fn config_warnings_name_what_is_not_counted() {
+    let ds = load(&fixture_config("deepseek-v3")).unwrap();
+    assert!(
+        ds.warnings
+            .iter()
+            .any(|w| w.contains("fp8 8-bit, e4m3, blocks 128×128")),
+        "{:?}",
+        ds.warnings
+    );
+    assert!(
+        ds.warnings
+            .iter()
+            .any(|w| w.contains("multi-token-prediction")),
+        "{:?}",
+        ds.warnings
+    );
+    let phi = load(&fixture_config("phi-3-mini")).unwrap();
+    assert!(
+        phi.warnings
+            .iter()
+            .any(|w| w.contains("sliding_window 2047 not applied")),
+        "{:?}",
+        phi.warnings
+    );
+    assert!(
+        load(&fixture_config("llama-3.1-8b"))
+            .unwrap()
+            .warnings
+            .is_empty()
+    );
+}
+
+#[test]
+fn json_files_that_are_not_configs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("tokenizer_config.json");
+    fs::write(&p, r#"{"bos_token": "<s>"}"#).unwrap();
+    let e = load(&p).unwrap_err();
+    assert!(matches!(e, ModelError::Unsupported { .. }), "{e}");
+    assert!(e.to_string().contains("tokenizer_config.json"), "{e}");
+    // Any JSON with a model_type is a config.
+    let p = dir.path().join("llama.json");
+    fs::copy(fixture_config("llama-2-7b"), &p).unwrap();
+    assert_eq!(load(&p).unwrap().spec.parameters(), 6_738_415_616);
+    // Broken JSON names the file.
+    let p = dir.path().join("config.json");
+    fs::write(&p, "{\"model_type\": ").unwrap();
+    let e = load(&p).unwrap_err().to_string();
+    assert!(e.contains("config.json: (json)"), "{e}");
+}
+
+#[test]
+fn other_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("notes.txt");
+    fs::write(&p, "hello").unwrap();
+    let e = load(&p).unwrap_err();
+    assert!(
+        matches!(e, ModelError::Unsupported { ref path, .. } if path.ends_with("notes.txt")),
+        "{e}"
+    );
+    let e = load(dir.path()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("no config.json, .safetensors or .gguf"),
+        "{e}"
+    );
+    // Nothing there: not a path, so the name is unknown.
+    let e = load(&dir.path().join("absent")).unwrap_err();
+    assert!(matches!(e, ModelError::Unknown { .. }), "{e}");
+}
+
+// ---------------------------------------------------------------- safetensors
+
+/// The tensors (Hugging Face names, shapes) a checkpoint of `spec` stores:
+/// Llama/Qwen naming, Mixtral's `block_sparse_moe` for experts.
+fn hf_tensors(spec: &ModelSpec) -> Vec<(String, Vec<u64>)> {
+    let (h, d, i) = (spec.hidden_size, spec.head_dim, spec.intermediate_size);
+    let (q, kv) = (
+        u64::from(spec.num_attention_heads) * d,
+        u64::from(spec.num_kv_heads) * d,
+    );
+    let v = spec.vocab_size;
+    let mut t = vec![("model.embed_tokens.weight".to_string(), vec![v, h])];
+    for l in 0..spec.num_layers {
+        let p = |s: &str| format!("model.layers.{l}.{s}");
+        t.push((p("input_layernorm.weight"), vec![h]));
+        t.push((p("post_attention_layernorm.weight"), vec![h]));
+        if spec.norms_per_layer == 4 {
+            t.push((p("pre_feedforward_layernorm.weight"), vec![h]));
+            t.push((p("post_feedforward_layernorm.weight"), vec![h]));
+        }
+        t.push((p("self_attn.q_proj.weight"), vec![q, h]));
+        t.push((p("self_attn.k_proj.weight"), vec![kv, h]));
+        t.push((p("self_attn.v_proj.weight"), vec![kv, h]));
+        t.push((p("self_attn.o_proj.weight"), vec![h, q]));
+        if spec.qkv_bias {
+            t.push((p("self_attn.q_proj.bias"), vec![q]));
+            t.push((p("self_attn.k_proj.bias"), vec![kv]));
+            t.push((p("self_attn.v_proj.bias"), vec![kv]));
+        }
+        if spec.qk_norm {
+            t.push((p("self_attn.q_norm.weight"), vec![d]));
+            t.push((p("self_attn.k_norm.weight"), vec![d]));
+        }
+        match &spec.moe {
+            Some(m) => {
+                let ie = m.expert_intermediate_size;
+                t.push((
+                    p("block_sparse_moe.gate.weight"),
+                    vec![u64::from(m.num_experts), h],
+                ));
+                for e in 0..m.num_experts {
+                    t.push((
+                        p(&format!("block_sparse_moe.experts.{e}.w1.weight")),
+                        vec![ie, h],
+                    ));
+                    t.push((
+                        p(&format!("block_sparse_moe.experts.{e}.w2.weight")),
+                        vec![h, ie],
+                    ));
+                    t.push((
+                        p(&format!("block_sparse_moe.experts.{e}.w3.weight")),
+                        vec![ie, h],
+                    ));
+                }
+            }
+            None => {
+                t.push((p("mlp.gate_proj.weight"), vec![i, h]));
+                t.push((p("mlp.up_proj.weight"), vec![i, h]));
+                t.push((p("mlp.down_proj.weight"), vec![h, i]));
+            }
+        }
+    }
+    t.push(("model.norm.weight".into(), vec![h]));
+    if !spec.tied_embeddings {
+        t.push(("lm_head.weight".into(), vec![v, h]));
+    }
+    t
+}
+
+/// Write a `.safetensors` file: the header for `tensors` of `dtype` (2
+/// bytes per element unless given in the tuple), then a sparse data
+/// section of the right length.
+fn write_safetensors(path: &Path, tensors: &[(String, Vec<u64>, &str, u64)]) {
+    let mut header = serde_json::Map::new();
+    header.insert("__metadata__".into(), json!({"format": "pt"}));
+    let mut at = 0u64;
+    for (name, shape, dtype, bytes_per) in tensors {
+        let bytes = shape.iter().product::<u64>() * bytes_per;
+        header.insert(
+            name.clone(),
+            json!({"dtype": dtype, "shape": shape, "data_offsets": [at, at + bytes]}),
+        );
+        at += bytes;
+    }
+    let json = serde_json::to_vec(&header).unwrap();
+    let mut out = (json.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&json);
+    fs::write(path, &out).unwrap();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(8 + json.len() as u64 + at)
+        .unwrap();
+}
+
+fn bf16(tensors: Vec<(String, Vec<u64>)>) -> Vec<(String, Vec<u64>, &'static str, u64)> {
+    tensors
+        .into_iter()
+        .map(|(n, s)| (n, s, "BF16", 2))
+        .collect()
+}
+
+/// A model directory: the fixture config.json and one or more shards.
+fn checkpoint(id: &str, shards: usize) -> (tempfile::TempDir, ModelSpec) {
+    let spec = catalog_spec(id);
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(fixture_config(id), dir.path().join("config.json")).unwrap();
+    let tensors = bf16(hf_tensors(&spec));
+    if shards == 1 {
+        write_safetensors(&dir.path().join("model.safetensors"), &tensors);
+    } else {
+        let per = tensors.len().div_ceil(shards);
+        let mut map = serde_json::Map::new();
+        for (k, chunk) in tensors.chunks(per).enumerate() {
+            let name = format!("model-{:05}-of-{shards:05}.safetensors", k + 1);
+            write_safetensors(&dir.path().join(&name), chunk);
+            for (t, ..) in chunk {
+                map.insert(t.clone(), json!(name));
+            }
+        }
+        let total: u64 = tensors
+            .iter()
+            .map(|(_, s, _, b)| s.iter().product::<u64>() * b)
+            .sum();
+        let index = json!({"metadata": {"total_size": total}, "weight_map": map});
+        fs::write(
+            dir.path().join("model.safetensors.index.json"),
+            index.to_string(),
+        )
+        .unwrap();
+    }
+    (dir, spec)
+}
+
+fn assert_exact(loaded: &LoadedModel, spec: &ModelSpec) {
+    let w = loaded.weights.as_ref().expect("weights from headers");
+    assert_eq!(w.parameters, spec.parameters());
+    assert_eq!(w.bytes, 2 * spec.parameters());
+    assert_eq!(w.bytes_by_dtype, vec![("BF16".to_string(), w.bytes)]);
+    assert!(
+        !loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("the tensors hold")),
+        "{:?}",
+        loaded.warnings
+    );
+    let mut got = loaded.spec.clone();
+    got.name = spec.name.clone();
+    assert_eq!(&got, spec);
+}
+
+#[test]
+fn dense_gqa_checkpoint_matches_its_config_exactly() {
+    let (dir, spec) = checkpoint("llama-3.1-8b", 1);
+    let loaded = load(dir.path()).unwrap();
+    assert!(
+        matches!(&loaded.origin, ModelOrigin::Safetensors { path } if path.ends_with("model.safetensors"))
+    );
+    assert_exact(&loaded, &spec);
+    assert_eq!(loaded.weights.as_ref().unwrap().parameters, 8_030_261_248);
+    assert_eq!(loaded.weights.as_ref().unwrap().tensors, 291);
+    // The file itself (config.json found beside it) gives the same.
+    let direct = load(&dir.path().join("model.safetensors")).unwrap();
+    assert_eq!(direct.weights, loaded.weights);
+}
+
+#[test]
+fn sharded_moe_checkpoint_matches_its_config_exactly() {
+    let (dir, spec) = checkpoint("mixtral-8x7b", 4);
+    let loaded = load(dir.path()).unwrap();
+    assert!(
+        matches!(&loaded.origin, ModelOrigin::Safetensors { path } if path.ends_with("model.safetensors.index.json"))
+    );
+    assert_exact(&loaded, &spec);
+    assert_eq!(loaded.weights.as_ref().unwrap().parameters, 46_702_792_704);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn qwen2_biases_and_tied_or_untied_embeddings() {
+    for (id, tied) in [
+        ("qwen2.5-7b", false),
+        ("qwen2.5-0.5b", true),
+        ("llama-3.2-1b", true),
+    ] {
+        let (dir, spec) = checkpoint(id, 1);
+        assert_eq!(spec.tied_embeddings, tied);
+        let loaded = load(dir.path()).unwrap();
+        assert_exact(&loaded, &spec);
+    }
+}
+
+#[test]
+fn without_config_the_architecture_is_inferred_and_flagged() {
+    for id in ["llama-3.1-8b", "qwen2.5-0.5b", "mixtral-8x7b", "qwen3-8b"] {
+        let spec = catalog_spec(id);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("model.safetensors");
+        write_safetensors(&p, &bf16(hf_tensors(&spec)));
+        let loaded = load(&p).unwrap();
+        let s = &loaded.spec;
+        assert!(s.approximate, "{id}");
+        assert_eq!(
+            loaded.weights.as_ref().unwrap().parameters,
+            spec.parameters(),
+            "{id}"
+        );
+        assert_eq!(
+            s.parameters(),
+            spec.parameters(),
+            "{id}: inferred architecture holds the same parameters"
+        );
+        assert_eq!(
+            (
+                s.num_layers,
+                s.hidden_size,
+                s.vocab_size,
+                s.tied_embeddings,
+                s.qkv_bias,
+                s.qk_norm
+            ),
+            (
+                spec.num_layers,
+                spec.hidden_size,
+                spec.vocab_size,
+                spec.tied_embeddings,
+                spec.qkv_bias,
+                spec.qk_norm
+            ),
+            "{id}"
+        );
+        assert!(
+            loaded.warnings.iter().any(|w| w.contains("no config.json")),
+            "{id}"
+        );
+        assert!(
+            !loaded
+                .warnings
+                .iter()
+                .any(|w| w.contains("the tensors hold")),
+            "{id}: {:?}",
+            loaded.warnings
+        );
+        if id == "llama-3.1-8b" {
+            // Head size 128 assumed, and right here.
+            assert_eq!(
+                (s.num_attention_heads, s.num_kv_heads, s.head_dim),
+                (32, 8, 128)
+            );
+            assert_eq!(s.intermediate_size, 14336);
+            assert!(
+                loaded
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("assumed a head size of 128"))
+            );
+        }
+        if id == "qwen3-8b" {
+            // q/k norms give the head size: nothing assumed.
+            assert_eq!(s.head_dim, 128);
+            assert!(!loaded.warnings.iter().any(|w| w.contains("head size")));
+        }
+        if id == "mixtral-8x7b" {
+            let m = s.moe.as_ref().unwrap();
+            assert_eq!((m.num_experts, m.expert_intermediate_size), (8, 14336));
+        }
+    }
+}
+
+#[test]
+fn a_config_that_does_not_describe_the_weights_is_reported_with_both_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        fixture_config("llama-3.1-8b"),
+        dir.path().join("config.json"),
+    )
+    .unwrap();
+    let small = catalog_spec("llama-3.2-1b");
+    write_safetensors(
+        &dir.path().join("model.safetensors"),
+        &bf16(hf_tensors(&small)),
+    );
+    let loaded = load(dir.path()).unwrap();
+    let w = loaded
+        .warnings
+        .iter()
+        .find(|w| w.contains("the tensors hold"))
+        .expect("a mismatch warning");
+    assert!(w.contains("1235814400") && w.contains("8030261248"), "{w}");
+}
+
+#[test]
+fn gptq_checkpoint_counts_packed_weights_unpacked() {
+    // A small Llama quantized with GPTQ (4-bit, group 128): every projection
+    // becomes qweight/qzeros/scales/g_idx; norms and embeddings stay fp16.
+    let dir = tempfile::tempdir().unwrap();
+    let mut config: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixture_config("llama-2-7b")).unwrap()).unwrap();
+    config["num_hidden_layers"] = json!(2);
+    config["quantization_config"] = json!({"bits": 4, "group_size": 128, "desc_act": false, "quant_method": "gptq", "sym": true});
+    fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    let mut spec = catalog_spec("llama-2-7b");
+    spec.num_layers = 2;
+    let mut tensors = Vec::new();
+    for (name, shape) in hf_tensors(&spec) {
+        let is_proj = name.contains("_proj.weight");
+        if !is_proj {
+            tensors.push((name, shape, "F16", 2));
+            continue;
+        }
+        let (out, inp) = (shape[0], shape[1]);
+        let base = name.trim_end_matches(".weight");
+        tensors.push((format!("{base}.qweight"), vec![inp / 8, out], "I32", 4));
+        tensors.push((format!("{base}.qzeros"), vec![inp / 128, out / 8], "I32", 4));
+        tensors.push((format!("{base}.scales"), vec![inp / 128, out], "F16", 2));
+        tensors.push((format!("{base}.g_idx"), vec![inp], "I32", 4));
+    }
+    write_safetensors(&dir.path().join("model.safetensors"), &tensors);
+    let loaded = load(dir.path()).unwrap();
+    let w = loaded.weights.as_ref().unwrap();
+    assert_eq!(w.parameters, spec.parameters());
+    assert_eq!(w.quantization.as_deref(), Some("gptq"));
+    assert!(w.bytes < 2 * spec.parameters(), "less than fp16");
+    assert!(
+        !loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("the tensors hold")),
+        "{:?}",
+        loaded.warnings
+    );
+    assert!(
+        loaded.warnings.iter().any(|w| w.contains("packed qweight")),
+        "{:?}",
+        loaded.warnings
+    );
+}
+
+#[test]
+fn broken_indexes_name_the_shard() {
+    let (dir, _) = checkpoint("qwen2.5-0.5b", 3);
+    fs::remove_file(dir.path().join("model-00002-of-00003.safetensors")).unwrap();
+    let e = load(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "model.safetensors.index.json: weight_map: shard model-00002-of-00003.safetensors"
+        ),
+        "{e}"
+    );
+    let index = dir.path().join("model.safetensors.index.json");
+    fs::write(&index, r#"{"weight_map": {"a": "../../etc/passwd"}}"#).unwrap();
+    let e = load(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("is not a file name"), "{e}");
+    fs::write(
+        &index,
+        r#"{"weight_map": {"not.there": "model-00001-of-00003.safetensors"}}"#,
+    )
+    .unwrap();
+    let e = load(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("tensor not.there is mapped to model-00001-of-00003.safetensors"),
+        "{e}"
+    );
+    fs::write(&index, "{}").unwrap();
+    let e = load(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("model.safetensors.index.json: (json): missing field `weight_map`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn hostile_safetensors_files_are_errors_naming_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("model.safetensors");
+    let expect = |bytes: &[u8], field: &str| {
+        fs::write(&p, bytes).unwrap();
+        let e = load(&p).unwrap_err();
+        let s = e.to_string();
+        assert!(s.contains("model.safetensors") && s.contains(field), "{s}");
+    };
+    // Length beyond the file, 2^63, tiny file, not JSON.
+    let mut b = 1000u64.to_le_bytes().to_vec();
+    b.extend_from_slice(b"{}");
+    expect(
+        &b,
+        "header length: 1000 bytes declared but the file has 10 bytes",
+    );
+    expect(&(1u64 << 63).to_le_bytes(), "header length");
+    expect(b"abc", "header length");
+    let mut b = 6u64.to_le_bytes().to_vec();
+    b.extend_from_slice(b"nope!!");
+    expect(&b, "header:");
+    // Offsets beyond the data the file holds.
+    let json = br#"{"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}"#;
+    let mut b = (json.len() as u64).to_le_bytes().to_vec();
+    b.extend_from_slice(json);
+    b.extend_from_slice(&[0; 8]);
+    expect(
+        &b,
+        "tensor w: data_offsets: ends at data byte 16 but the file holds 8 bytes of data",
+    );
+}
+
+// ---------------------------------------------------------------- GGUF
+
+/// A minimal GGUF writer: metadata values and tensor infos; the data
+/// section is left sparse.
+enum Meta {
+    U32(u32),
+    Str(String),
+    Tokens(u64),
+}
+
+fn gguf_string(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// A ggml type: id, elements per block, bytes per block.
+type Ggml = (u32, u64, u64);
+/// A tensor info to write: name, dimensions (innermost first), type.
+type TensorInfo = (String, Vec<u64>, Ggml);
+
+const F32: Ggml = (0, 1, 4);
+const Q8_0: Ggml = (8, 32, 34);
+const Q4_K: Ggml = (12, 256, 144);
+const Q6_K: Ggml = (14, 256, 210);
+
+/// Write a GGUF file; returns the header and the bytes of tensor data.
+fn write_gguf(path: &Path, meta: &[(String, Meta)], tensors: &[TensorInfo]) -> (Vec<u8>, u64) {
+    let mut out = b"GGUF".to_vec();
+    out.extend_from_slice(&3u32.to_le_bytes());
+    out.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(meta.len() as u64).to_le_bytes());
+    for (k, v) in meta {
+        gguf_string(&mut out, k);
+        match v {
+            Meta::U32(x) => {
+                out.extend_from_slice(&4u32.to_le_bytes());
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            Meta::Str(s) => {
+                out.extend_from_slice(&8u32.to_le_bytes());
+                gguf_string(&mut out, s);
+            }
+            Meta::Tokens(n) => {
+                out.extend_from_slice(&9u32.to_le_bytes());
+                out.extend_from_slice(&8u32.to_le_bytes());
+                out.extend_from_slice(&n.to_le_bytes());
+                for i in 0..*n {
+                    gguf_string(&mut out, &format!("<tok{i}>"));
+                }
+            }
+        }
+    }
+    let mut offset = 0u64;
+    for (name, dims, (ty, block, bytes)) in tensors {
+        gguf_string(&mut out, name);
+        out.extend_from_slice(&(dims.len() as u32).to_le_bytes());
+        for d in dims {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        out.extend_from_slice(&ty.to_le_bytes());
+        out.extend_from_slice(&offset.to_le_bytes());
+        offset += (dims.iter().product::<u64>() / block * bytes).div_ceil(32) * 32;
+    }
+    let data_start = (out.len() as u64).div_ceil(32) * 32;
+    fs::write(path, &out).unwrap();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(data_start + offset)
+        .unwrap();
+    (out, offset)
+}
+
+/// llama.cpp's tensors for `spec` (dims innermost first), quantized the
+/// way a Q4_K_M file is: Q4_K matrices, Q6_K for some, F32 vectors.
+fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
+    let (h, d, i, v) = (
+        spec.hidden_size,
+        spec.head_dim,
+        spec.intermediate_size,
+        spec.vocab_size,
+    );
+    let (q, kv) = (
+        u64::from(spec.num_attention_heads) * d,
+        u64::from(spec.num_kv_heads) * d,
+    );
+    let quant = |dims: &[u64]| {
+        if dims.len() == 1 {
+            F32
+        } else if dims[0] % 256 == 0 {
+            Q4_K
+        } else if dims[0] % 32 == 0 {
+            Q8_0
+        } else {
+            F32
+        }
+    };
+    let mut t: Vec<(String, Vec<u64>)> = vec![("token_embd.weight".into(), vec![h, v])];
+    for l in 0..spec.num_layers {
+        let p = |s: &str| format!("blk.{l}.{s}");
+        t.push((p("attn_norm.weight"), vec![h]));
+        t.push((p("ffn_norm.weight"), vec![h]));
+        if let Some(m) = &spec.mla {
+            let heads = u64::from(spec.num_attention_heads);
+            let r = m.q_lora_rank.unwrap();
+            t.push((p("attn_q_a.weight"), vec![h, r]));
+            t.push((p("attn_q_a_norm.weight"), vec![r]));
+            t.push((
+                p("attn_q_b.weight"),
+                vec![r, heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)],
+            ));
+            t.push((
+                p("attn_kv_a_mqa.weight"),
+                vec![h, m.kv_lora_rank + m.qk_rope_head_dim],
+            ));
+            t.push((p("attn_kv_a_norm.weight"), vec![m.kv_lora_rank]));
+            t.push((
+                p("attn_kv_b.weight"),
+                vec![m.kv_lora_rank, heads * (m.qk_nope_head_dim + m.v_head_dim)],
+            ));
+            t.push((p("attn_output.weight"), vec![heads * m.v_head_dim, h]));
+        } else {
+            t.push((p("attn_q.weight"), vec![h, q]));
+            t.push((p("attn_k.weight"), vec![h, kv]));
+            t.push((p("attn_v.weight"), vec![h, kv]));
+            t.push((p("attn_output.weight"), vec![q, h]));
+            if spec.qkv_bias {
+                t.push((p("attn_q.bias"), vec![q]));
+                t.push((p("attn_k.bias"), vec![kv]));
+                t.push((p("attn_v.bias"), vec![kv]));
+            }
+        }
+        if spec.qk_norm {
+            t.push((p("attn_q_norm.weight"), vec![d]));
+            t.push((p("attn_k_norm.weight"), vec![d]));
+        }
+        match &spec.moe {
+            Some(m) if l >= m.dense_layers => {
+                let (e, ie) = (u64::from(m.num_experts), m.expert_intermediate_size);
+                t.push((p("ffn_gate_inp.weight"), vec![h, e]));
+                if m.router_bias {
+                    t.push((p("exp_probs_b.bias"), vec![e]));
+                }
+                t.push((p("ffn_gate_exps.weight"), vec![h, ie, e]));
+                t.push((p("ffn_up_exps.weight"), vec![h, ie, e]));
+                t.push((p("ffn_down_exps.weight"), vec![ie, h, e]));
+                if m.shared_experts > 0 {
+                    let s = ie * u64::from(m.shared_experts);
+                    t.push((p("ffn_gate_shexp.weight"), vec![h, s]));
+                    t.push((p("ffn_up_shexp.weight"), vec![h, s]));
+                    t.push((p("ffn_down_shexp.weight"), vec![s, h]));
+                }
+            }
+            _ => {
+                t.push((p("ffn_gate.weight"), vec![h, i]));
+                t.push((p("ffn_up.weight"), vec![h, i]));
+                t.push((p("ffn_down.weight"), vec![i, h]));
+            }
+        }
+    }
+    t.push(("output_norm.weight".into(), vec![h]));
+    if !spec.tied_embeddings {
+        t.push(("output.weight".into(), vec![h, v]));
+    }
+    t.into_iter()
+        .map(|(n, dims)| {
+            let ty = if n.ends_with("attn_v.weight") || n == "output.weight" {
+                Q6_K
+            } else {
+                quant(&dims)
+            };
+            let ty = if dims[0] % ty.1 == 0 { ty } else { F32 };
+            (n, dims, ty)
+        })
+        .collect()
+}
+
+fn gguf_meta(arch: &str, spec: &ModelSpec, tokens: bool) -> Vec<(String, Meta)> {
+    let k = |s: &str| format!("{arch}.{s}");
+    let u = |v: u64| Meta::U32(u32::try_from(v).unwrap());
+    let mut m = vec![
+        ("general.architecture".to_string(), Meta::Str(arch.into())),
+        ("general.name".to_string(), Meta::Str(spec.name.clone())),
+        ("general.file_type".to_string(), Meta::U32(15)),
+        (k("block_count"), u(spec.num_layers.into())),
+        (k("context_length"), u(spec.max_context.unwrap())),
+        (k("embedding_length"), u(spec.hidden_size)),
+        (k("feed_forward_length"), u(spec.intermediate_size)),
+        (
+            k("attention.head_count"),
+            u(spec.num_attention_heads.into()),
+        ),
+        (k("attention.head_count_kv"), u(spec.num_kv_heads.into())),
+    ];
+    if spec.mla.is_none() {
+        m.push((k("attention.key_length"), u(spec.head_dim)));
+    }
+    if let Some(e) = &spec.moe {
+        m.push((k("expert_count"), u(e.num_experts.into())));
+        m.push((k("expert_used_count"), u(e.experts_per_token.into())));
+        if arch != "llama" {
+            m.push((
+                k("expert_feed_forward_length"),
+                u(e.expert_intermediate_size),
+            ));
+        }
+        if e.shared_experts > 0 {
+            m.push((k("expert_shared_count"), u(e.shared_experts.into())));
+        }
+        if e.dense_layers > 0 {
+            m.push((k("leading_dense_block_count"), u(e.dense_layers.into())));
+        }
+    }
+    if let Some(a) = &spec.mla {
+        m.push((k("attention.q_lora_rank"), u(a.q_lora_rank.unwrap())));
+        m.push((k("attention.kv_lora_rank"), u(a.kv_lora_rank)));
+        m.push((
+            k("attention.key_length"),
+            u(a.qk_nope_head_dim + a.qk_rope_head_dim),
+        ));
+        m.push((k("attention.value_length"), u(a.v_head_dim)));
+        m.push((k("rope.dimension_count"), u(a.qk_rope_head_dim)));
+    }
+    if tokens {
+        m.push((
+            "tokenizer.ggml.tokens".into(),
+            Meta::Tokens(spec.vocab_size),
+        ));
+    }
+    m
+}
+
+/// The catalog spec as a GGUF file states it (no publication dtype).
+fn expected_from_gguf(id: &str, path: &Path) -> ModelSpec {
+    let mut s = catalog_spec(id);
+    s.name = path.to_str().unwrap().to_string();
+    s.torch_dtype = None;
+    s
+}
+
+#[test]
+fn gguf_llama_matches_the_catalog_exactly() {
+    let spec = catalog_spec("llama-3.1-8b");
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("Meta-Llama-3.1-8B-Q4_K_M.gguf");
+    let tensors = gguf_tensors(&spec);
+    let (_, data) = write_gguf(&p, &gguf_meta("llama", &spec, true), &tensors);
+    let loaded = load(&p).unwrap();
+    assert!(matches!(&loaded.origin, ModelOrigin::Gguf { path } if path.ends_with(".gguf")));
+    assert_eq!(loaded.spec, expected_from_gguf("llama-3.1-8b", &p));
+    let w = loaded.weights.as_ref().unwrap();
+    assert_eq!(w.parameters, 8_030_261_248);
+    assert_eq!(w.quantization.as_deref(), Some("MOSTLY_Q4_K_M"));
+    assert_eq!(w.tensors, tensors.len() as u64);
+    // Exact bytes: elements / block × block bytes, per type.
+    let exact: u64 = tensors
+        .iter()
+        .map(|(_, d, (_, b, s))| d.iter().product::<u64>() / b * s)
+        .sum();
+    assert_eq!(w.bytes, exact);
+    assert!(w.bytes <= data);
+    let q6: u64 = tensors
+        .iter()
+        .filter(|(_, _, t)| t.0 == 14)
+        .map(|(_, d, _)| d.iter().product::<u64>() / 256 * 210)
+        .sum();
+    assert!(
+        w.bytes_by_dtype.contains(&("Q6_K".to_string(), q6)),
+        "{:?}",
+        w.bytes_by_dtype
+    );
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    // A directory holding one GGUF file loads it.
+    let from_dir = load(dir.path()).unwrap();
+    assert_eq!(from_dir.weights, loaded.weights);
+}
+
+#[test]
+fn gguf_moe_models_match_the_catalog_exactly() {
+    for (id, arch) in [
+        ("mixtral-8x7b", "llama"),
+        ("qwen3-30b-a3b", "qwen3moe"),
+        ("deepseek-v3", "deepseek2"),
+    ] {
+        let spec = catalog_spec(id);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(format!("{id}.gguf"));
+        write_gguf(&p, &gguf_meta(arch, &spec, false), &gguf_tensors(&spec));
+        let loaded = load(&p).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(loaded.spec, expected_from_gguf(id, &p), "{id}");
+        assert_eq!(
+            loaded.weights.as_ref().unwrap().parameters,
+            spec.parameters(),
+            "{id}"
+        );
+        assert!(loaded.warnings.is_empty(), "{id}: {:?}", loaded.warnings);
+    }
+}
+
+#[test]
+fn gguf_split_files_are_read_together() {
+    let spec = catalog_spec("qwen2.5-0.5b");
+    let dir = tempfile::tempdir().unwrap();
+    let tensors = gguf_tensors(&spec);
+    let (a, b) = tensors.split_at(tensors.len() / 2);
+    let mut meta = gguf_meta("qwen2", &spec, false);
+    meta.push(("split.no".into(), Meta::U32(0)));
+    meta.push(("split.count".into(), Meta::U32(2)));
+    let first = dir.path().join("qwen-00001-of-00002.gguf");
+    write_gguf(&first, &meta, a);
+    let second_meta = vec![
+        ("split.no".to_string(), Meta::U32(1)),
+        ("split.count".to_string(), Meta::U32(2)),
+    ];
+    let second = dir.path().join("qwen-00002-of-00002.gguf");
+    write_gguf(&second, &second_meta, b);
+    for arg in [first.as_path(), second.as_path(), dir.path()] {
+        let loaded = load(arg).unwrap_or_else(|e| panic!("{}: {e}", arg.display()));
+        assert_eq!(
+            loaded.weights.as_ref().unwrap().parameters,
+            spec.parameters()
+        );
+        assert_eq!(loaded.spec.num_layers, 24);
+        assert!(loaded.spec.qkv_bias && loaded.spec.tied_embeddings);
+    }
+    fs::remove_file(&second).unwrap();
+    let e = load(&first).unwrap_err().to_string();
+    assert!(
+        e.contains("split.count") && e.contains("qwen-00002-of-00002.gguf is missing"),
+        "{e}"
+    );
+}
+
+#[test]
+fn hostile_gguf_files_are_errors_naming_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = catalog_spec("llama-3.2-1b");
+    let p = dir.path().join("m.gguf");
+    let (full, _) = write_gguf(&p, &gguf_meta("llama", &spec, true), &gguf_tensors(&spec));
+    let expect = |bytes: &[u8], field: &str| {
+        fs::write(&p, bytes).unwrap();
+        let e = load(&p).unwrap_err().to_string();
+        assert!(e.contains("m.gguf") && e.contains(field), "{e}");
+    };
+    // Truncated inside the token list, inside the tensor infos, before the data.
+    expect(&full[..5000], "tokenizer.ggml.tokens: needs");
+    expect(&full[..full.len() - 40], "tensor info #145: needs 18 bytes");
+    expect(
+        &full[..full.len() - 20],
+        "tensor output_norm.weight: needs 8 bytes",
+    );
+    expect(&full, "data ends at byte");
+    let mut v1 = full.clone();
+    v1[4..8].copy_from_slice(&1u32.to_le_bytes());
+    expect(&v1, "version: GGUF version 1");
+    let mut huge = full.clone();
+    huge[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+    expect(&huge, "tensor_count");
+    expect(b"GGU", "magic");
+    // An architecture we do not model.
+    let q = dir.path().join("q.gguf");
+    write_gguf(
+        &q,
+        &[("general.architecture".into(), Meta::Str("rwkv6".into()))],
+        &[],
+    );
+    let e = load(&q).unwrap_err();
+    assert!(
+        matches!(e, ModelError::Unsupported { .. }) && e.to_string().contains("rwkv6"),
+        "{e}"
+    );
+}
+
+#[test]
+fn several_gguf_files_must_be_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = catalog_spec("llama-3.2-1b");
+    for name in ["a-Q4_K_M.gguf", "a-Q8_0.gguf"] {
+        write_gguf(
+            &dir.path().join(name),
+            &gguf_meta("llama", &spec, false),
+            &gguf_tensors(&spec),
+        );
+    }
+    let e = load(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("2 .gguf files") && e.contains("a-Q8_0.gguf"),
+        "{e}"
+    );
+}
+
+#[test]
+fn config_parse_is_pure_and_names_the_given_path() {
+    let text = fs::read_to_string(fixture_config("gemma-2-9b")).unwrap();
+    let (spec, warnings) = hf_config::parse(&text, "anything/config.json").unwrap();
+    assert_eq!(spec.name, "anything/config.json");
+    assert!(warnings.is_empty());
+    assert_eq!(spec.parameters(), 9_241_705_984);
+}
