@@ -6,6 +6,7 @@
 mod planning;
 mod render;
 mod specs;
+mod training;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -65,6 +66,9 @@ enum Command {
     /// Plan inference of MODEL on devices: memory per device, quantization,
     /// TP/PP/DP layouts ranked by estimated throughput.
     Plan(planning::PlanArgs),
+    /// Plan training of MODEL: memory per device (parameters, gradients,
+    /// optimizer, activations), whether it fits, tokens/s.
+    Train(training::TrainArgs),
     /// Run one parser on a saved tool output (FILE, or - for stdin) and print
     /// `{"devices": [...], "warnings": [...]}`. `parse --list` names the formats.
     Parse {
@@ -271,6 +275,7 @@ fn run(cli: Cli) -> Result<()> {
             planning::check(&args)?;
             out(&planning::plan(&args)?)
         }
+        Command::Train(args) => out(&training::train(&args)?),
         Command::Schema => out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&Registry::json_schema())?

@@ -64,14 +64,16 @@ fn parse_kv(s: &str) -> Result<KvDtype, String> {
         .ok_or_else(|| format!("unknown KV cache type {s:?} (known: fp32, bf16, fp16, fp8, int8)"))
 }
 
-fn parse_fraction(s: &str) -> Result<f64, String> {
+/// A clap value parser for fractions in (0, 1].
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
         _ => Err(format!("{s:?} is not a fraction in (0, 1]")),
     }
 }
 
-fn load(model: &str) -> Result<LoadedModel> {
+/// Resolve MODEL (catalog, path, size), printing its warnings.
+pub fn load(model: &str) -> Result<LoadedModel> {
     let m = load_model(model).with_context(|| format!("model {model:?}"))?;
     for w in &m.warnings {
         eprintln!("warning: {w}");
@@ -232,16 +234,21 @@ pub fn model(name: &str, json_out: bool) -> Result<String> {
     Ok(o)
 }
 
-/// `ai-hwaccel plan MODEL ...`.
-pub fn plan(args: &PlanArgs) -> Result<String> {
-    let m = load(&args.model)?;
-    let devices = match &args.devices {
+/// The devices to plan for: a device string, or this machine's accelerators.
+pub fn devices(spec: Option<&str>) -> Result<Vec<PlanDevice>> {
+    Ok(match spec {
         Some(s) => PlanDevice::from_device_string(s).with_context(|| format!("--devices {s:?}"))?,
         None => {
             let reg = ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default());
             PlanDevice::from_registry(&reg)
         }
-    };
+    })
+}
+
+/// `ai-hwaccel plan MODEL ...`.
+pub fn plan(args: &PlanArgs) -> Result<String> {
+    let m = load(&args.model)?;
+    let devices = devices(args.devices.as_deref())?;
     let mut opts = InferenceOptions {
         quant: args.quant,
         kv_dtype: args.kv_dtype,

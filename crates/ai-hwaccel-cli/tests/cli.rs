@@ -407,3 +407,122 @@ fn plan_table_fits_100_columns() {
         }
     }
 }
+
+#[test]
+fn train_json_contract() {
+    let v = json(&[
+        "train",
+        "llama-3.1-8b",
+        "--method",
+        "full",
+        "--devices",
+        "8xh100-sxm",
+        "--zero",
+        "3",
+        "--json",
+    ]);
+    let d = &v["per_device"][0];
+    for k in [
+        "parameters_bytes",
+        "gradients_bytes",
+        "optimizer_bytes",
+        "master_weights_bytes",
+        "activations_bytes",
+        "other_bytes",
+        "total_bytes",
+        "capacity_bytes",
+    ] {
+        assert!(d[k].is_u64(), "{k}: {d}");
+    }
+    assert_eq!(d["fits"], true);
+    assert_eq!(v["fits"], true);
+    assert_eq!(v["trainable_parameters"], 8_030_261_248u64);
+    // ZeRO-3 over 8: 2 bytes × Ψ / 8 of parameters.
+    assert_eq!(d["parameters_bytes"], 8_030_261_248u64 * 2 / 8);
+    assert!(v["tokens_per_s"].as_f64().unwrap() > 0.0);
+    assert!(v["step_seconds"].as_f64().unwrap() > 0.0);
+    assert!(v["suggestion"].is_null());
+    let q = json(&[
+        "train",
+        "llama-3.1-70b",
+        "--method",
+        "qlora",
+        "--devices",
+        "1xl40s",
+        "--json",
+    ]);
+    assert_eq!(q["fits"], false);
+    assert!(q["suggestion"]["change"].is_string(), "{}", q["suggestion"]);
+}
+
+#[test]
+fn train_table_and_errors() {
+    let o = run(&[
+        "train",
+        "llama-3.1-70b",
+        "--method",
+        "lora",
+        "--devices",
+        "8xh100-sxm",
+        "--zero",
+        "3",
+        "--recompute",
+        "full",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("optimizer") && text.contains("fits: yes"),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "too wide: {line}");
+    }
+    for bad in [
+        ["--zero", "4"],
+        ["--optimizer", "adam9"],
+        ["--lora-targets", "q,x"],
+        ["--tp", "0"],
+    ] {
+        let o = run(&["train", "llama-3.1-8b", bad[0], bad[1]]);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
+    let o = run(&["train", "no-such-model-xyz", "--devices", "1xh100-sxm"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn model_and_plan_from_a_config_file() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../ai-hwaccel/tests/fixtures/models/llama-3.3-70b");
+    let cfg = dir.join("config.json");
+    for arg in [&dir, &cfg] {
+        let v = json(&["model", arg.to_str().unwrap(), "--json"]);
+        assert_eq!(v["parameters"], 70_553_706_496u64, "{arg:?}");
+        assert_eq!(v["origin"]["kind"], "hf_config");
+    }
+    let v = json(&[
+        "plan",
+        cfg.to_str().unwrap(),
+        "--devices",
+        "4xa100-80gb",
+        "--json",
+    ]);
+    assert_eq!(v["feasible"], true);
+    assert_eq!(v["suggested_quantization"], "bf16");
+    // A file that is not a model: exit 1 naming it.
+    let o = run(&[
+        "model",
+        cfg.parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("SOURCES.md")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("SOURCES.md"));
+}

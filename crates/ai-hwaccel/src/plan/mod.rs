@@ -11,6 +11,7 @@ pub mod devices;
 pub mod inference;
 pub mod quant;
 pub mod source;
+pub mod training;
 
 pub use arch::{
     ArchError, AttentionKind, LayerInfo, LayerParams, Mla, MlpKind, ModelSpec, Moe, NormKind,
@@ -20,3 +21,4 @@ pub use devices::PlanDevice;
 pub use inference::{InferenceOptions, InferencePlan, Plan, plan_inference};
 pub use quant::{KvDtype, Quant};
 pub use source::{LoadedModel, ModelError, ModelOrigin, StoredWeights, load_model};
+pub use training::{TrainingOptions, TrainingPlan, plan_training};

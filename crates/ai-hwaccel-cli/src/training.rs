@@ -1,0 +1,338 @@
+//! `ai-hwaccel train`: argument handling and output around the library's
+//! training planner (`ai_hwaccel::plan::training`).
+
+use ai_hwaccel::plan::training::{
+    Method, Module, Objective, Offload, Optimizer, Precision, Recompute, TrainingOptions,
+    TrainingPlan,
+};
+use ai_hwaccel::plan::{PlanDevice, load_model, plan_training};
+use anyhow::{Context as _, Result};
+use clap::{Args, ValueEnum};
+use comfy_table::{ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
+
+/// `--method`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum MethodArg {
+    /// Full fine-tuning (or pre-training).
+    Full,
+    /// LoRA adapters on a frozen 16-bit base.
+    Lora,
+    /// LoRA adapters on an NF4 base.
+    Qlora,
+    /// Direct preference optimization (full policy + frozen reference).
+    Dpo,
+    /// PPO: actor and critic trained, reward and reference frozen.
+    Ppo,
+    /// Distillation from a frozen teacher (--teacher).
+    Distill,
+}
+
+/// `--optimizer`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum OptimizerArg {
+    /// AdamW.
+    Adamw,
+    /// bitsandbytes 8-bit AdamW.
+    Adamw8bit,
+    /// SGD.
+    Sgd,
+    /// SGD with momentum.
+    SgdMomentum,
+    /// Adafactor.
+    Adafactor,
+    /// Lion.
+    Lion,
+}
+
+/// `--precision`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum PrecisionArg {
+    /// fp32 throughout.
+    Fp32,
+    /// 16-bit compute, fp32 master weights and states.
+    Mixed,
+    /// Pure bf16.
+    Bf16,
+}
+
+/// `--recompute`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum RecomputeArg {
+    /// None.
+    None,
+    /// Attention scores.
+    Selective,
+    /// Whole layers.
+    Full,
+}
+
+/// `--offload`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum OffloadArg {
+    /// Nothing.
+    None,
+    /// Optimizer states and master weights.
+    Optimizer,
+    /// Parameters (ZeRO 3).
+    Params,
+    /// Both.
+    Both,
+}
+
+/// Arguments of `train`.
+#[derive(Args)]
+pub struct TrainArgs {
+    /// Catalog name, path or size (`7b`).
+    pub model: String,
+    /// Training method.
+    #[arg(long, value_enum, default_value = "full")]
+    pub method: MethodArg,
+    /// Optimizer.
+    #[arg(long, value_enum, default_value = "adamw")]
+    pub optimizer: OptimizerArg,
+    /// Precision.
+    #[arg(long, value_enum, default_value = "mixed")]
+    pub precision: PrecisionArg,
+    /// ZeRO stage (FSDP full shard = 3, shard-grad-op = 2).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub zero: u8,
+    /// Data-parallel degree (default: devices / (tp × pp)).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub dp: Option<u32>,
+    /// Tensor-parallel degree.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub tp: u32,
+    /// Pipeline stages.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub pp: u32,
+    /// Sequence parallelism (with --tp).
+    #[arg(long)]
+    pub sequence_parallel: bool,
+    /// Sequences per micro-batch.
+    #[arg(long, value_name = "B", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub micro_batch: u64,
+    /// Tokens per sequence.
+    #[arg(long, value_name = "S", default_value_t = 2048, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub seq: u64,
+    /// Micro-batches per step (default: --pp).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub grad_accum: Option<u64>,
+    /// Activation recomputation.
+    #[arg(long, value_enum, default_value = "none")]
+    pub recompute: RecomputeArg,
+    /// CPU offload.
+    #[arg(long, value_enum, default_value = "none")]
+    pub offload: OffloadArg,
+    /// LoRA rank.
+    #[arg(long, value_name = "R", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub lora_rank: u64,
+    /// LoRA targets (comma-separated: q,k,v,o,gate,up,down).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_module,
+          default_value = "q,k,v,o,gate,up,down")]
+    pub lora_targets: Vec<Module>,
+    /// LoRA also on each routed expert.
+    #[arg(long)]
+    pub lora_experts: bool,
+    /// Teacher model for --method distill (default: the model itself).
+    #[arg(long, value_name = "MODEL")]
+    pub teacher: Option<String>,
+    /// Model FLOPs utilization for the time estimate.
+    #[arg(long, value_name = "F", default_value_t = ai_hwaccel::plan::training::DEFAULT_MFU, value_parser = crate::planning::parse_fraction)]
+    pub mfu: f64,
+    /// Devices, e.g. `8xh100-sxm` (default: this machine's accelerators).
+    #[arg(long, value_name = "SPEC")]
+    pub devices: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_module(s: &str) -> Result<Module, String> {
+    Module::parse(s)
+        .ok_or_else(|| format!("unknown LoRA target {s:?} (known: q, k, v, o, gate, up, down)"))
+}
+
+fn options(a: &TrainArgs) -> Result<TrainingOptions> {
+    let (method, objective) = match a.method {
+        MethodArg::Full => (Method::Full, Objective::Sft),
+        MethodArg::Lora => (Method::Lora, Objective::Sft),
+        MethodArg::Qlora => (Method::Qlora, Objective::Sft),
+        MethodArg::Dpo => (Method::Full, Objective::Dpo),
+        MethodArg::Ppo => (Method::Full, Objective::Ppo),
+        MethodArg::Distill => (Method::Full, Objective::Distill),
+    };
+    let teacher = match &a.teacher {
+        Some(t) => Some(
+            load_model(t)
+                .with_context(|| format!("--teacher {t:?}"))?
+                .spec,
+        ),
+        None => None,
+    };
+    Ok(TrainingOptions {
+        method,
+        objective,
+        optimizer: match a.optimizer {
+            OptimizerArg::Adamw => Optimizer::Adamw,
+            OptimizerArg::Adamw8bit => Optimizer::Adamw8bit,
+            OptimizerArg::Sgd => Optimizer::Sgd,
+            OptimizerArg::SgdMomentum => Optimizer::SgdMomentum,
+            OptimizerArg::Adafactor => Optimizer::Adafactor,
+            OptimizerArg::Lion => Optimizer::Lion,
+        },
+        precision: match a.precision {
+            PrecisionArg::Fp32 => Precision::Fp32,
+            PrecisionArg::Mixed => Precision::Mixed,
+            PrecisionArg::Bf16 => Precision::Bf16,
+        },
+        zero_stage: a.zero,
+        data_parallel: a.dp,
+        tensor_parallel: a.tp,
+        pipeline_parallel: a.pp,
+        sequence_parallel: a.sequence_parallel,
+        micro_batch: a.micro_batch,
+        seq: a.seq,
+        gradient_accumulation: a.grad_accum,
+        recompute: match a.recompute {
+            RecomputeArg::None => Recompute::None,
+            RecomputeArg::Selective => Recompute::Selective,
+            RecomputeArg::Full => Recompute::Full,
+        },
+        offload: match a.offload {
+            OffloadArg::None => Offload::None,
+            OffloadArg::Optimizer => Offload::Optimizer,
+            OffloadArg::Params => Offload::Params,
+            OffloadArg::Both => Offload::Both,
+        },
+        lora_rank: a.lora_rank,
+        lora_targets: a.lora_targets.clone(),
+        lora_experts: a.lora_experts,
+        teacher,
+        mfu: a.mfu,
+        ..TrainingOptions::default()
+    })
+}
+
+/// `ai-hwaccel train MODEL ...`.
+pub fn train(args: &TrainArgs) -> Result<String> {
+    let m = crate::planning::load(&args.model)?;
+    let devices = crate::planning::devices(args.devices.as_deref())?;
+    let opts = options(args)?;
+    let p = plan_training(&m.spec, &devices, &opts)?;
+    if args.json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&p)?));
+    }
+    Ok(render(&p, &devices))
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.2}", b as f64 / (1u64 << 30) as f64)
+}
+
+fn render(p: &TrainingPlan, devices: &[PlanDevice]) -> String {
+    let o = &p.options;
+    let mut s = String::new();
+    s += &format!(
+        "{}: {:?} {:?} · {:?} · {:?} · ZeRO {} · DP {} TP {} PP {}{}\n",
+        p.model,
+        o.method,
+        o.objective,
+        o.optimizer,
+        o.precision,
+        o.zero_stage,
+        p.data_parallel,
+        o.tensor_parallel,
+        o.pipeline_parallel,
+        if o.sequence_parallel { " SP" } else { "" }
+    )
+    .to_lowercase();
+    s += &format!(
+        "micro-batch {} × seq {} · recompute {:?} · offload {:?} · {} devices used\n",
+        o.micro_batch, o.seq, o.recompute, o.offload, p.devices_used
+    )
+    .to_lowercase();
+    for m in &p.models {
+        s += &format!(
+            "  {:<9} {} ({:.2}B parameters, {})\n",
+            m.role,
+            m.model,
+            m.parameters as f64 / 1e9,
+            if m.trainable {
+                format!("{} trainable", m.trainable_parameters)
+            } else {
+                "frozen".into()
+            }
+        );
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(100);
+    t.set_header(vec![
+        "devices",
+        "params",
+        "grads",
+        "optimizer",
+        "master",
+        "activ.",
+        "other",
+        "total",
+        "capacity",
+    ]);
+    for d in &p.per_device {
+        t.add_row(vec![
+            d.role.clone(),
+            gib(d.parameters_bytes),
+            gib(d.gradients_bytes),
+            gib(d.optimizer_bytes),
+            gib(d.master_weights_bytes),
+            gib(d.activations_bytes),
+            gib(d.other_bytes),
+            gib(d.total_bytes),
+            d.capacity_bytes.map_or("-".into(), gib),
+        ]);
+    }
+    s += &format!("memory per device (GiB):\n{t}\n");
+    if let Some(d) = p.per_device.first()
+        && d.offloaded_bytes > 0
+    {
+        s += &format!(
+            "offloaded to CPU per device: {} GiB\n",
+            gib(d.offloaded_bytes)
+        );
+    }
+    match p.fits {
+        Some(true) => s += "fits: yes\n",
+        Some(false) => {
+            s += "fits: no\n";
+            match &p.suggestion {
+                Some(x) => {
+                    s += &format!(
+                        "cheapest change that fits: {} ({} devices, {} GiB per device)\n",
+                        x.change,
+                        x.devices,
+                        gib(x.total_bytes)
+                    )
+                }
+                None => s += "nothing tried fits\n",
+            }
+        }
+        None if devices.is_empty() => {
+            s += "no devices: pass --devices (e.g. 8xh100-sxm) for a fit check\n"
+        }
+        None => {}
+    }
+    s += &format!(
+        "tokens/step {} · step {} · {} tokens/s (MFU {:.1}%)\n",
+        p.tokens_per_step,
+        p.step_seconds
+            .map_or("unknown".into(), |x| format!("{x:.2} s")),
+        p.tokens_per_s
+            .map_or("unknown".into(), |x| format!("{x:.0}")),
+        o.mfu * 100.0
+    );
+    for w in &p.warnings {
+        s += &format!("warning: {w}\n");
+    }
+    s
+}
