@@ -25,7 +25,8 @@ fn parse(name: &str, bytes: &[u8]) -> ai_hwaccel::detect::ParseOutput {
 #[test]
 fn llvmpipe_summary_is_a_cpu_note_not_a_device() {
     let text = std::fs::read(fixture(SUMMARY)).unwrap();
-    let out = parse("vulkaninfo", &text);
+    let out = parse("vulkaninfo-summary", &text);
+    assert_eq!(out, parse("vulkaninfo", &text));
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
     assert_eq!(out.devices.len(), 1);
     let cpu = &out.devices[0];

@@ -62,6 +62,11 @@ pub static FORMATS: &[Format] = &[
         parse: super::nvidia::smi_topo::parse,
     },
     Format {
+        name: "vulkaninfo-summary",
+        produced_by: "vulkaninfo --summary (the same parser as `vulkaninfo`)",
+        parse: super::vulkan::parse_format,
+    },
+    Format {
         name: "vulkaninfo",
         produced_by: "vulkaninfo --summary (or the full `vulkaninfo` text report)",
         parse: super::vulkan::parse_format,
