@@ -225,12 +225,7 @@ proptest::proptest! {
             ("amd-smi-json", "amd-smi-json/amdsmi-changelog__topology-json__2gpu.json"),
             ("amd-smi-text", "amd-smi-text/amdsmi-readme__static__mi300a-x4.txt"),
         ] {
-            let mut b = read(rel);
-            if !b.is_empty() {
-                let i = flip % b.len();
-                b[i] = byte;
-            }
-            b.truncate(cut.min(b.len()));
+            let b = support::damaged(read(rel), cut, flip, byte);
             let _ = (format(fmt).unwrap().parse)(&b);
         }
     }

@@ -371,12 +371,7 @@ proptest::proptest! {
     #[test]
     fn truncated_or_corrupted_outputs_never_panic(cut in 0usize..7000, flip in 0usize..7000, byte in 0u8..=255) {
         for rel in [B3, A910, C310, REDACTED] {
-            let mut b = read(rel);
-            b.truncate(cut.min(b.len()));
-            if !b.is_empty() {
-                let i = flip % b.len();
-                b[i] = byte;
-            }
+            let b = support::damaged(read(rel), cut, flip, byte);
             let _ = parse(&b);
         }
     }

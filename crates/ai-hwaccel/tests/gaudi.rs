@@ -229,12 +229,7 @@ proptest::proptest! {
     #[test]
     fn truncated_or_corrupted_outputs_never_panic(cut in 0usize..1600, flip in 0usize..1600, byte in 0u8..=255) {
         for (name, text) in [("hl-smi", std::fs::read(fixture(TABLE)).unwrap()), ("hl-smi-csv", CSV.as_bytes().to_vec())] {
-            let mut b = text;
-            b.truncate(cut.min(b.len()));
-            if !b.is_empty() {
-                let i = flip % b.len();
-                b[i] = byte;
-            }
+            let b = support::damaged(text, cut, flip, byte);
             let _ = parse(name, &b);
         }
     }

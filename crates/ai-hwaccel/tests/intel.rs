@@ -45,10 +45,7 @@ fn xpu_smi_json_fixture() {
 proptest::proptest! {
     #[test]
     fn corrupted_json_never_panics(cut in 0usize..600, flip in 0usize..600, byte in proptest::num::u8::ANY) {
-        let mut b = std::fs::read(fixture(JSON)).unwrap();
-        let i = flip % b.len();
-        b[i] = byte;
-        b.truncate(cut.min(b.len()));
+        let b = support::damaged(std::fs::read(fixture(JSON)).unwrap(), cut, flip, byte);
         let _ = (format("xpu-smi-json").unwrap().parse)(&b);
     }
 }

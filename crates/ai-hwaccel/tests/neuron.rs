@@ -300,12 +300,7 @@ proptest::proptest! {
     #[test]
     fn truncated_or_corrupted_outputs_never_panic(cut in 0usize..4000, flip in 0usize..4000, byte in 0u8..=255) {
         for (file, ..) in CASES {
-            let mut b = std::fs::read(fixture(file)).unwrap();
-            b.truncate(cut.min(b.len()));
-            if !b.is_empty() {
-                let i = flip % b.len();
-                b[i] = byte;
-            }
+            let b = support::damaged(std::fs::read(fixture(file)).unwrap(), cut, flip, byte);
             let _ = parse("neuron-ls", &b);
         }
         let mut j = DERIVED_JSON.as_bytes().to_vec();

@@ -109,3 +109,15 @@ pub fn detect_fake(
         },
     )
 }
+
+/// `bytes` damaged the way the robustness property tests damage captures:
+/// cut to `cut` bytes, then the byte at `flip` (modulo the length) set to
+/// `byte`.
+pub fn damaged(mut bytes: Vec<u8>, cut: usize, flip: usize, byte: u8) -> Vec<u8> {
+    bytes.truncate(cut.min(bytes.len()));
+    if !bytes.is_empty() {
+        let i = flip % bytes.len();
+        bytes[i] = byte;
+    }
+    bytes
+}
