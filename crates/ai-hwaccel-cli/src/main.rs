@@ -271,10 +271,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Specs { query, json } => out(&specs::run(query, json)?),
         Command::Model { model, json } => out(&planning::model(&model, json)?),
-        Command::Plan(args) => {
-            planning::check(&args)?;
-            out(&planning::plan(&args)?)
-        }
+        Command::Plan(args) => out(&planning::plan(&args)?),
         Command::Train(args) => out(&training::train(&args)?),
         Command::Schema => out(&format!(
             "{}\n",

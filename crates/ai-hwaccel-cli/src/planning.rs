@@ -7,7 +7,7 @@ use ai_hwaccel::plan::{
     plan_inference,
 };
 use ai_hwaccel::{DetectOptions, ProbeOptions};
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use clap::Args;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
 use serde_json::json;
@@ -45,8 +45,8 @@ pub struct PlanArgs {
     #[arg(long, value_name = "F", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_EFFICIENCY, value_parser = parse_fraction)]
     pub prefill_efficiency: f64,
     /// How many ranked plans to show.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub max_plans: usize,
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub max_plans: u64,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -259,7 +259,7 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
         decode_efficiency: args.decode_efficiency,
         prefill_efficiency: args.prefill_efficiency,
         stored_weights: None,
-        max_plans: args.max_plans.max(1),
+        max_plans: args.max_plans as usize,
         gguf_levels: matches!(m.origin, ai_hwaccel::plan::ModelOrigin::Gguf { .. }),
     };
     if let Some(w) = &m.weights
@@ -435,12 +435,4 @@ fn render_plan(p: &InferencePlan) -> String {
         o += &format!("warning: {w}\n");
     }
     o
-}
-
-/// Reject impossible flag combinations early.
-pub fn check(args: &PlanArgs) -> Result<()> {
-    if args.max_plans > 10_000 {
-        bail!("--max-plans must be at most 10000");
-    }
-    Ok(())
 }

@@ -61,7 +61,9 @@ pub const DEFAULT_DECODE_EFFICIENCY: f64 = 0.6;
 /// Achieved over peak FLOPS in prefill ("model FLOPs utilization", MFU).
 /// Pope et al., "Efficiently Scaling Transformer Inference" (2022,
 /// arXiv:2211.05102) reach 76% MFU on large prefill batches with tuned
-/// partitioning; 0.5 is a typical serving stack's share of that.
+/// partitioning; that is the ceiling. 0.5 is a conservative default below
+/// it that no measurement of ours backs — override it with
+/// `--prefill-efficiency` for the serving stack at hand.
 pub const DEFAULT_PREFILL_EFFICIENCY: f64 = 0.5;
 
 /// Tokens processed per prefill step: vLLM's chunked-prefill budget
