@@ -2,7 +2,7 @@
 //! the `pci` backend that reports every accelerator seen there, whether or
 //! not a vendor backend or driver can use it.
 
-use crate::model::{Device, Family, PciAddress, PciInfo, PcieLink};
+use crate::model::{Device, Family, PciAddress, PciInfo, PciPath, PcieLink};
 use crate::probe::{Probe, ProbeExt, join};
 
 use super::pci_ids::{classify, known_device, lookup_pci_ids, vendor};
@@ -41,6 +41,8 @@ pub struct PciDevice {
     pub local_cpus: Option<Vec<u32>>,
     /// Link speed and width.
     pub link: PcieLink,
+    /// Host bridge and bridges above the function, from the sysfs link.
+    pub path: Option<PciPath>,
     /// The sysfs directory (`/sys/bus/pci/devices/<address>`).
     pub sysfs_path: String,
 }
@@ -183,6 +185,14 @@ pub(crate) fn scan(probe: &dyn Probe) -> PciScan {
                 .read_trimmed(&join(&dir, "local_cpulist"))
                 .and_then(|s| parse_cpulist(&s)),
             link,
+            // The entry is a link into /sys/devices whose target spells the
+            // bridge chain; a real directory (some fake roots) has none.
+            path: probe
+                .read_link(&dir)
+                .ok()
+                .and_then(|t| PciPath::from_sysfs(&t))
+                .filter(|(_, a)| *a == address)
+                .map(|(p, _)| p),
             sysfs_path: dir,
         });
     }
@@ -254,6 +264,8 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
         );
         d.pci_address = Some(p.address);
         d.numa_node = p.numa_node;
+        d.local_cpus.clone_from(&p.local_cpus);
+        d.pci_path.clone_from(&p.path);
         d.driver.clone_from(&p.driver);
         d.pci = Some(p.info());
         match p.driver.as_deref() {

@@ -6,9 +6,13 @@ use crate::model::{CpuInfo, Device, Family, MemoryInfo, SystemInfo};
 use crate::probe::{Probe, ProbeExt};
 
 use super::cgroup::detect_cgroup;
+use super::cloud::detect_cloud;
 use super::cpu::parse_cpuinfo;
+use super::environment::detect_environment;
 use super::memory::parse_meminfo;
+use super::net::detect_network;
 use super::numa::detect_numa;
+use super::storage::detect_storage;
 use super::sysfs::parse_cpulist;
 use super::{BackendOutput, Context};
 
@@ -18,6 +22,10 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
     let cpu = detect_cpu(probe, &mut warnings);
     let numa_nodes = detect_numa(probe, &mut warnings);
     let cgroup = detect_cgroup(probe, &mut warnings);
+    let (network, rdma) = detect_network(probe, &mut warnings);
+    let storage = detect_storage(probe, &mut warnings);
+    let environment = detect_environment(probe, cgroup.as_ref(), &mut warnings);
+    let cloud = detect_cloud(probe, &mut warnings);
 
     let mut memory = MemoryInfo::default();
     match probe.read_text("/proc/meminfo") {
@@ -101,6 +109,11 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
             memory,
             numa_nodes,
             cgroup,
+            network,
+            rdma,
+            storage,
+            environment,
+            cloud,
         }),
         warnings,
     }

@@ -169,6 +169,12 @@ pub struct Device {
     pub pci_address: Option<PciAddress>,
     /// NUMA node the device is attached to.
     pub numa_node: Option<u32>,
+    /// CPUs local to the device (`local_cpulist` of its PCI function).
+    #[serde(default)]
+    pub local_cpus: Option<Vec<u32>>,
+    /// Where the device sits on PCI: host bridge and the bridges above it.
+    #[serde(default)]
+    pub pci_path: Option<super::PciPath>,
     /// Kernel driver bound to the device.
     pub driver: Option<String>,
     /// Version of that driver (or of the vendor stack).
@@ -261,6 +267,8 @@ impl Device {
             memory_free_bytes: None,
             pci_address: None,
             numa_node: None,
+            local_cpus: None,
+            pci_path: None,
             driver: None,
             driver_version: None,
             compute_capability: None,
@@ -301,6 +309,8 @@ impl Device {
         fill(&mut self.memory_free_bytes, &other.memory_free_bytes);
         fill(&mut self.pci_address, &other.pci_address);
         fill(&mut self.numa_node, &other.numa_node);
+        fill(&mut self.local_cpus, &other.local_cpus);
+        fill(&mut self.pci_path, &other.pci_path);
         fill(&mut self.driver, &other.driver);
         fill(&mut self.driver_version, &other.driver_version);
         fill(&mut self.compute_capability, &other.compute_capability);

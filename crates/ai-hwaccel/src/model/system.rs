@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{CloudInstance, EnvironmentInfo, NetworkInterface, RdmaDevice, StorageInfo};
+
 /// The host CPU.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuInfo {
@@ -87,4 +89,19 @@ pub struct SystemInfo {
     pub numa_nodes: Vec<NumaNode>,
     /// Control group limits, when the process runs in a limited cgroup or container.
     pub cgroup: Option<CgroupLimits>,
+    /// Physical network interfaces.
+    #[serde(default)]
+    pub network: Vec<NetworkInterface>,
+    /// RDMA devices (InfiniBand, RoCE, EFA).
+    #[serde(default)]
+    pub rdma: Vec<RdmaDevice>,
+    /// Block devices and the model cache's filesystem.
+    #[serde(default)]
+    pub storage: StorageInfo,
+    /// Container, Kubernetes, Slurm and visibility variables.
+    #[serde(default)]
+    pub environment: EnvironmentInfo,
+    /// The cloud instance, when DMI names one.
+    #[serde(default)]
+    pub cloud: Option<CloudInstance>,
 }
