@@ -6,6 +6,7 @@
 mod planning;
 mod render;
 mod specs;
+mod topo;
 mod training;
 
 use std::io::Write;
@@ -42,6 +43,10 @@ enum Command {
         #[command(flatten)]
         probe: ProbeArgs,
     },
+    /// Show how devices connect: the link matrix across vendors (NVLink, xGMI,
+    /// PCIe paths), interconnect domains, NUMA/CPU/NIC affinity, network
+    /// fabric, storage, environment (container, Kubernetes, Slurm) and cloud.
+    Topo(TopoArgs),
     /// Print the JSON Schema of `detect --json` output.
     Schema,
     /// Show datasheet facts from the spec database (all entries, or those QUERY
@@ -119,6 +124,21 @@ struct DetectArgs {
     /// Only devices of these families (repeat or comma-separate: gpu,npu,tpu,ai_asic,fpga,offload,cpu).
     #[arg(long, value_name = "F", value_delimiter = ',', value_parser = parse_family)]
     family: Vec<Family>,
+}
+
+#[derive(Args)]
+struct TopoArgs {
+    #[command(flatten)]
+    probe: ProbeArgs,
+    /// Replay a snapshot directory instead of reading the machine.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["root", "tool_path", "registry"])]
+    from: Option<PathBuf>,
+    /// Read a saved `detect --json` registry instead of detecting.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["root", "tool_path"])]
+    registry: Option<PathBuf>,
+    /// Print JSON instead of the report.
+    #[arg(long)]
+    json: bool,
 }
 
 impl ProbeArgs {
@@ -268,6 +288,30 @@ fn run(cli: Cli) -> Result<()> {
             };
             let parsed = (fmt.parse)(&bytes);
             out(&format!("{}\n", serde_json::to_string_pretty(&parsed)?))
+        }
+        Command::Topo(args) => {
+            let reg = match (&args.registry, &args.from) {
+                (Some(file), _) => planning::read_registry(file)?,
+                (None, Some(dir)) => {
+                    let replay = ReplayProbe::open(dir).context("--from")?;
+                    ai_hwaccel::detect_with(&replay, &DetectOptions::default())
+                }
+                (None, None) => ai_hwaccel::detect(
+                    &args.probe.options()?,
+                    &DetectOptions {
+                        backends: args.probe.backends()?,
+                        families: None,
+                    },
+                ),
+            };
+            if args.json {
+                out(&topo::json(&reg)?)
+            } else {
+                for w in &reg.warnings {
+                    eprintln!("warning: [{}] {}", w.backend, w.message);
+                }
+                out(&topo::text(&reg))
+            }
         }
         Command::Specs { query, json } => out(&specs::run(query, json)?),
         Command::Model { model, json } => out(&planning::model(&model, json)?),

@@ -18,8 +18,12 @@ pub struct PlanArgs {
     /// Catalog name, path (config.json, model directory, .safetensors, index json, .gguf) or size (`7b`).
     pub model: String,
     /// Devices to plan for, e.g. `8xh100-sxm` or `2xa100-80gb,1xl4` (default: this machine's accelerators).
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "SPEC", conflicts_with = "registry")]
     pub devices: Option<String>,
+    /// Plan for the accelerators of a saved `detect --json` registry (another
+    /// node, or a snapshot), with tensor-parallel domains from its topology.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<std::path::PathBuf>,
     /// Weight format (fp32, bf16, fp16, fp8, int8, int4, nf4, q8_0, q6_k, q5_k, q4_k, q4_0, q3_k, q2_k); default: the suggested one.
     #[arg(long, value_name = "Q", value_parser = parse_quant)]
     pub quant: Option<Quant>,
@@ -234,6 +238,28 @@ pub fn model(name: &str, json_out: bool) -> Result<String> {
     Ok(o)
 }
 
+/// A registry saved by `detect --json`; errors name the file and field.
+pub fn read_registry(file: &std::path::Path) -> Result<ai_hwaccel::Registry> {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "a user-named input file, not machine probing"
+    )]
+    let text = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
+    ai_hwaccel::Registry::from_json(&text).with_context(|| format!("{}", file.display()))
+}
+
+/// The devices to plan for: a device string, a saved registry, or this
+/// machine's accelerators.
+pub fn devices_from(
+    spec: Option<&str>,
+    registry: Option<&std::path::Path>,
+) -> Result<Vec<PlanDevice>> {
+    match registry {
+        Some(file) => Ok(PlanDevice::from_registry(&read_registry(file)?)),
+        None => devices(spec),
+    }
+}
+
 /// The devices to plan for: a device string, or this machine's accelerators.
 pub fn devices(spec: Option<&str>) -> Result<Vec<PlanDevice>> {
     Ok(match spec {
@@ -248,7 +274,7 @@ pub fn devices(spec: Option<&str>) -> Result<Vec<PlanDevice>> {
 /// `ai-hwaccel plan MODEL ...`.
 pub fn plan(args: &PlanArgs) -> Result<String> {
     let m = load(&args.model)?;
-    let devices = devices(args.devices.as_deref())?;
+    let devices = devices_from(args.devices.as_deref(), args.registry.as_deref())?;
     let mut opts = InferenceOptions {
         quant: args.quant,
         kv_dtype: args.kv_dtype,

@@ -10,13 +10,16 @@
 //! ```
 //!
 //! Layers (see ARCHITECTURE.md): [`model`] (data types, no I/O), [`probe`]
-//! (the only code that touches the machine), [`detect`] (backends over a probe).
+//! (the only code that touches the machine), [`detect`] (backends over a probe),
+//! [`spec`] (datasheets), [`topology`] (the interconnect graph of a registry) and
+//! [`plan`] (memory and sharding plans).
 
 pub mod detect;
 pub mod model;
 pub mod plan;
 pub mod probe;
 pub mod spec;
+pub mod topology;
 
 pub use detect::{BackendId, BackendSet, DetectOptions, detect, detect_with};
 pub use model::{Device, Family, PciAddress, Registry, Requirement, SystemInfo};

@@ -26,6 +26,26 @@ pub fn parse_cpulist(s: &str) -> Option<Vec<u32>> {
     Some(out)
 }
 
+/// The kernel's CPU-list spelling of `cpus` (`0-3,8,10-11`): the inverse
+/// of [`parse_cpulist`] for sorted, deduplicated input.
+pub fn format_cpulist(cpus: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
 /// Parse a hexadecimal id as sysfs prints it (`0x10de`), with or without `0x`.
 pub fn parse_hex(s: &str) -> Option<u32> {
     let t = s.trim();
@@ -72,6 +92,13 @@ pub fn parse_numa_node(s: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpulists_round_trip() {
+        for text in ["0-47,96-143", "0", "", "1,3,5-7", "0-3,8,10-11"] {
+            assert_eq!(format_cpulist(&parse_cpulist(text).unwrap()), text);
+        }
+    }
 
     #[test]
     fn cpulists() {

@@ -109,7 +109,8 @@ impl PlanDevice {
     }
 
     /// The available accelerators of a registry (partitions such as MIG
-    /// instances included, their parents then excluded).
+    /// instances included, their parents then excluded), with domains from
+    /// the registry's interconnect graph ([`crate::topology::Topology`]).
     pub fn from_registry(r: &Registry) -> Vec<PlanDevice> {
         let accel: Vec<&Device> = r.available_accelerators().collect();
         let parents: std::collections::HashSet<&str> =
@@ -119,15 +120,18 @@ impl PlanDevice {
             .filter(|d| !parents.contains(d.id.as_str()))
             .map(PlanDevice::from_device)
             .collect();
-        // One domain per product on this host.
-        let mut products: Vec<Option<String>> = Vec::new();
+        // Tensor-parallel domains from the interconnect graph; a partition
+        // sits in its parent's domain.
+        let topo = crate::topology::Topology::from_registry(r);
+        let by_id: std::collections::HashMap<&str, &Device> =
+            r.devices.iter().map(|d| (d.id.as_str(), d)).collect();
+        let fallback = topo.domains.len();
         for d in &mut out {
-            let key = d.spec_id.clone().or(Some(d.name.clone()));
-            let idx = products.iter().position(|p| *p == key).unwrap_or_else(|| {
-                products.push(key);
-                products.len() - 1
-            });
-            d.domain = idx as u32;
+            let parent = by_id.get(d.id.as_str()).and_then(|x| x.parent.as_deref());
+            let domain = topo
+                .domain_of(&d.id)
+                .or_else(|| parent.and_then(|p| topo.domain_of(p)));
+            d.domain = domain.unwrap_or(fallback) as u32;
         }
         out
     }

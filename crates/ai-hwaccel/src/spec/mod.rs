@@ -159,6 +159,11 @@ pub struct Interconnect {
     pub bandwidth_bytes_per_s: Option<u64>,
     /// How many devices one scale-up domain joins (8 for an HGX board).
     pub domain_size: Option<u32>,
+    /// How many links of this kind one device has (18 NVLinks on H100 SXM):
+    /// `bandwidth_bytes_per_s / links` is one link's bandwidth, which a
+    /// topology edge of `count` links multiplies.
+    #[serde(default)]
+    pub links: Option<u32>,
 }
 
 /// One product of the database.

@@ -54,6 +54,35 @@ fn strip_ansi(s: &str) -> String {
     out
 }
 
+/// The fields of one matrix line. nvidia-smi separates columns with tabs;
+/// copies pasted through terminals and web pages often have the tabs turned
+/// into spaces, so a document without tabs is split on runs of two or more
+/// spaces (single spaces occur inside `CPU Affinity`). A line that starts
+/// with blanks (the header) keeps its empty first field either way.
+fn split_fields(line: &str, tabbed: bool) -> Vec<&str> {
+    if tabbed {
+        return line.split('\t').collect();
+    }
+    let mut out = Vec::new();
+    if line.starts_with(' ') {
+        out.push("");
+    }
+    let mut rest = line.trim();
+    while !rest.is_empty() {
+        match rest.find("  ") {
+            Some(i) => {
+                out.push(&rest[..i]);
+                rest = rest[i..].trim_start();
+            }
+            None => {
+                out.push(rest);
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// `GPU12` → 12.
 fn gpu_index(label: &str) -> Option<u32> {
     label.trim().strip_prefix("GPU")?.parse().ok()
@@ -83,11 +112,12 @@ fn cell_link(cell: &str) -> Option<(String, Option<u32>)> {
 pub fn parse_matrix(text: &str) -> TopoMatrix {
     let mut m = TopoMatrix::default();
     let clean = strip_ansi(text);
+    let tabbed = clean.contains('\t');
     let mut lines = clean.lines();
     let header = lines.by_ref().find(|l| {
-        let mut f = l.split('\t');
-        f.next().is_some_and(|first| gpu_index(first).is_none())
-            && f.any(|c| gpu_index(c).is_some())
+        let f = split_fields(l, tabbed);
+        f.first().is_some_and(|first| gpu_index(first).is_none())
+            && f.iter().any(|c| gpu_index(c).is_some())
     });
     let Some(header) = header else {
         let first = clean.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -97,14 +127,17 @@ pub fn parse_matrix(text: &str) -> TopoMatrix {
         ));
         return m;
     };
-    let cols: Vec<&str> = header.split('\t').map(str::trim).collect();
+    let cols: Vec<&str> = split_fields(header, tabbed)
+        .into_iter()
+        .map(str::trim)
+        .collect();
     let cpu_col = cols.iter().position(|c| *c == "CPU Affinity");
     let numa_col = cols.iter().position(|c| *c == "NUMA Affinity");
     for line in lines {
         if line.trim().is_empty() || line.trim_start().starts_with("Legend") {
             break;
         }
-        let fields: Vec<&str> = line.split('\t').collect();
+        let fields: Vec<&str> = split_fields(line, tabbed);
         let Some(index) = fields.first().and_then(|f| gpu_index(f)) else {
             continue;
         };
