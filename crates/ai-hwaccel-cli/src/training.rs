@@ -2,8 +2,8 @@
 //! training planner (`ai_hwaccel::plan::training`).
 
 use ai_hwaccel::plan::training::{
-    Method, Module, Objective, Offload, Optimizer, Precision, Recompute, TrainingOptions,
-    TrainingPlan,
+    AttentionImpl, Method, Module, Objective, Offload, Optimizer, Precision, Recompute,
+    TrainingOptions, TrainingPlan,
 };
 use ai_hwaccel::plan::{PlanDevice, load_model, plan_training};
 use anyhow::{Context as _, Result};
@@ -66,6 +66,15 @@ pub enum RecomputeArg {
     Full,
 }
 
+/// `--attention`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum AttentionArg {
+    /// FlashAttention: stores only the softmax logsumexp.
+    Flash,
+    /// Materialised scores and softmax (s² per head).
+    Eager,
+}
+
 /// `--offload`.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum OffloadArg {
@@ -114,12 +123,20 @@ pub struct TrainArgs {
     /// Tokens per sequence.
     #[arg(long, value_name = "S", default_value_t = 2048, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub seq: u64,
-    /// Micro-batches per step (default: --pp).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    /// Micro-batches per step: gradient accumulation, and the pipeline's
+    /// micro-batches (default: --pp).
+    #[arg(long, visible_alias = "micro-batches", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub grad_accum: Option<u64>,
+    /// Expert-parallel degree of MoE layers (divides the routed experts and
+    /// the data-parallel degree).
+    #[arg(long, visible_alias = "ep", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub expert_parallel: u32,
     /// Activation recomputation.
     #[arg(long, value_enum, default_value = "none")]
     pub recompute: RecomputeArg,
+    /// Attention implementation (what the backward pass keeps).
+    #[arg(long, value_enum, default_value = "flash")]
+    pub attention: AttentionArg,
     /// CPU offload.
     #[arg(long, value_enum, default_value = "none")]
     pub offload: OffloadArg,
@@ -193,10 +210,15 @@ fn options(a: &TrainArgs) -> Result<TrainingOptions> {
         micro_batch: a.micro_batch,
         seq: a.seq,
         gradient_accumulation: a.grad_accum,
+        expert_parallel: a.expert_parallel,
         recompute: match a.recompute {
             RecomputeArg::None => Recompute::None,
             RecomputeArg::Selective => Recompute::Selective,
             RecomputeArg::Full => Recompute::Full,
+        },
+        attention: match a.attention {
+            AttentionArg::Flash => AttentionImpl::Flash,
+            AttentionArg::Eager => AttentionImpl::Eager,
         },
         offload: match a.offload {
             OffloadArg::None => Offload::None,
@@ -225,6 +247,28 @@ pub fn train(args: &TrainArgs) -> Result<String> {
     Ok(render(&p, &devices))
 }
 
+/// The " + "-joined changes of a suggestion, indented, in lines of at most
+/// `width` characters (breaking after a " +").
+fn wrap_changes(change: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::from("  ");
+    for (i, part) in change.split(" + ").enumerate() {
+        let piece = if i == 0 {
+            part.to_string()
+        } else {
+            format!(" + {part}")
+        };
+        if i > 0 && line.chars().count() + piece.chars().count() > width {
+            out += line.trim_end();
+            out += " +\n";
+            line = format!("    {part}");
+        } else {
+            line += &piece;
+        }
+    }
+    out + &line + "\n"
+}
+
 fn gib(b: u64) -> String {
     format!("{:.2}", b as f64 / (1u64 << 30) as f64)
 }
@@ -233,7 +277,7 @@ fn render(p: &TrainingPlan, devices: &[PlanDevice]) -> String {
     let o = &p.options;
     let mut s = String::new();
     s += &format!(
-        "{}: {:?} {:?} · {:?} · {:?} · ZeRO {} · DP {} TP {} PP {}{}\n",
+        "{}: {:?} {:?} · {:?} · {:?} · ZeRO {} · DP {} TP {} PP {}{}{} · {} devices\n",
         p.model,
         o.method,
         o.objective,
@@ -243,12 +287,27 @@ fn render(p: &TrainingPlan, devices: &[PlanDevice]) -> String {
         p.data_parallel,
         o.tensor_parallel,
         o.pipeline_parallel,
-        if o.sequence_parallel { " SP" } else { "" }
+        if o.expert_parallel > 1 {
+            format!(" EP {}", o.expert_parallel)
+        } else {
+            String::new()
+        },
+        if o.sequence_parallel { " SP" } else { "" },
+        p.devices_used
     )
     .to_lowercase();
     s += &format!(
-        "micro-batch {} × seq {} · recompute {:?} · offload {:?} · {} devices used\n",
-        o.micro_batch, o.seq, o.recompute, o.offload, p.devices_used
+        "micro-batch {} × seq {} · {} per step · {:?} attention\nrecompute {:?} · offload {:?}\n",
+        o.micro_batch,
+        o.seq,
+        if p.micro_batches == 1 {
+            "1 micro-batch".to_string()
+        } else {
+            format!("{} micro-batches", p.micro_batches)
+        },
+        o.attention,
+        o.recompute,
+        o.offload
     )
     .to_lowercase();
     for m in &p.models {
@@ -294,6 +353,15 @@ fn render(p: &TrainingPlan, devices: &[PlanDevice]) -> String {
     }
     s += &format!("memory per device (GiB):\n{t}\n");
     if let Some(d) = p.per_device.first()
+        && d.expert_states_bytes > 0
+    {
+        s += &format!(
+            "routed experts: {} GiB of the model states per device (expert parallel {})\n",
+            gib(d.expert_states_bytes),
+            o.expert_parallel
+        );
+    }
+    if let Some(d) = p.per_device.first()
         && d.offloaded_bytes > 0
     {
         s += &format!(
@@ -308,11 +376,11 @@ fn render(p: &TrainingPlan, devices: &[PlanDevice]) -> String {
             match &p.suggestion {
                 Some(x) => {
                     s += &format!(
-                        "cheapest change that fits: {} ({} devices, {} GiB per device)\n",
-                        x.change,
+                        "cheapest change that fits ({} devices, {} GiB per device):\n",
                         x.devices,
                         gib(x.total_bytes)
-                    )
+                    );
+                    s += &wrap_changes(&x.change, 100);
                 }
                 None => s += "nothing tried fits\n",
             }
@@ -323,13 +391,18 @@ fn render(p: &TrainingPlan, devices: &[PlanDevice]) -> String {
         None => {}
     }
     s += &format!(
-        "tokens/step {} · step {} · {} tokens/s (MFU {:.1}%)\n",
+        "tokens/step {} · step {} · {} tokens/s (MFU {:.1}%{})\n",
         p.tokens_per_step,
         p.step_seconds
             .map_or("unknown".into(), |x| format!("{x:.2} s")),
         p.tokens_per_s
             .map_or("unknown".into(), |x| format!("{x:.0}")),
-        o.mfu * 100.0
+        o.mfu * 100.0,
+        if o.pipeline_parallel > 1 {
+            format!(", bubble {:.1}%", p.pipeline_bubble_fraction * 100.0)
+        } else {
+            String::new()
+        }
     );
     for w in &p.warnings {
         s += &format!("warning: {w}\n");

@@ -492,6 +492,160 @@ fn train_table_and_errors() {
 }
 
 #[test]
+fn train_attention_mode_in_json() {
+    // Llama-3.1-8B at s = 4096: 32 layers × (603,979,776 + the attention
+    // core) + 4·s·V fp32 logits (2,101,346,304). Flash keeps 4·a·s bytes
+    // of logsumexp per layer, eager 5·a·s² of scores and softmax.
+    let acts = |extra: &[&str]| {
+        let mut args = vec![
+            "train",
+            "llama-3.1-8b",
+            "--seq",
+            "4096",
+            "--devices",
+            "1xh100-sxm",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let v = json(&args);
+        (
+            v["options"]["attention"].as_str().unwrap().to_string(),
+            v["per_device"][0]["activations_bytes"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(acts(&[]), ("flash".into(), 21_445_476_352));
+    assert_eq!(
+        acts(&["--attention", "flash"]),
+        ("flash".into(), 21_445_476_352)
+    );
+    assert_eq!(
+        acts(&["--attention", "eager"]),
+        ("eager".into(), 107_328_045_056)
+    );
+    let o = run(&["train", "llama-3.1-8b", "--attention", "sdpa"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn train_pipeline_bubble_and_micro_batches() {
+    // 8 devices at PP 4: N_d = 2; bubble (p − 1)/(m + p − 1).
+    let v = json(&[
+        "train",
+        "llama-3.1-8b",
+        "--devices",
+        "8xh100-sxm",
+        "--pp",
+        "4",
+        "--zero",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(v["micro_batches"], 4);
+    assert_eq!(v["pipeline_bubble_fraction"].as_f64().unwrap(), 3.0 / 7.0);
+    assert_eq!(v["tokens_per_step"], 2048 * 4 * 2);
+    let w = json(&[
+        "train",
+        "llama-3.1-8b",
+        "--devices",
+        "8xh100-sxm",
+        "--pp",
+        "4",
+        "--zero",
+        "1",
+        "--micro-batches",
+        "12",
+        "--json",
+    ]);
+    assert_eq!(w["micro_batches"], 12);
+    assert_eq!(w["pipeline_bubble_fraction"].as_f64().unwrap(), 0.2);
+    // Three times the tokens in (12 + 3)/(4 + 3) of the time.
+    let ratio = w["step_seconds"].as_f64().unwrap() / v["step_seconds"].as_f64().unwrap();
+    assert!(
+        (ratio - 3.0 * 15.0 / 12.0 * 4.0 / 7.0).abs() < 1e-12,
+        "{ratio}"
+    );
+    let o = run(&[
+        "train",
+        "llama-3.1-8b",
+        "--devices",
+        "8xh100-sxm",
+        "--pp",
+        "4",
+        "--grad-accum",
+        "12",
+    ]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("bubble 20.0%"), "{text}");
+}
+
+#[test]
+fn train_expert_parallel() {
+    // Mixtral-8x7B: E = 32 × 8 × 3 × 4096 × 14336 routed-expert
+    // parameters; ZeRO 1 over N_d = 8 = e leaves one rank per expert
+    // shard, so its 16 bytes per parameter are divided by 8 exactly.
+    let e = 32u64 * 8 * 3 * 4096 * 14336;
+    let v = json(&[
+        "train",
+        "mixtral-8x7b",
+        "--devices",
+        "8xh100-sxm",
+        "--zero",
+        "1",
+        "--expert-parallel",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(v["options"]["expert_parallel"], 8);
+    assert_eq!(v["per_device"][0]["expert_states_bytes"], 16 * e / 8);
+    assert_eq!(v["per_device"][0]["expert_states_bytes"], 90_194_313_216u64);
+    let o = run(&[
+        "train",
+        "mixtral-8x7b",
+        "--devices",
+        "8xh100-sxm",
+        "--ep",
+        "8",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("ep 8") && text.contains("expert parallel 8"),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "too wide: {line}");
+    }
+    // Illegal degrees: exit 1 naming the option and the reason.
+    for (model, ep, why) in [
+        ("llama-3.1-8b", "2", "no routed experts"),
+        ("mixtral-8x7b", "3", "routed experts"),
+        ("mixtral-8x7b", "16", "routed experts"),
+    ] {
+        let o = run(&["train", model, "--devices", "8xh100-sxm", "--ep", ep]);
+        assert_eq!(o.status.code(), Some(1), "{model} --ep {ep}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("expert_parallel") && err.contains(why),
+            "{err}"
+        );
+    }
+    let o = run(&[
+        "train",
+        "mixtral-8x7b",
+        "--devices",
+        "8xh100-sxm",
+        "--tp",
+        "2",
+        "--ep",
+        "8",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("data-parallel degree 4"));
+    let o = run(&["train", "mixtral-8x7b", "--ep", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
 fn model_and_plan_from_a_config_file() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../ai-hwaccel/tests/fixtures/models/llama-3.3-70b");

@@ -1,8 +1,9 @@
 //! Training plans: per-device memory (parameters, gradients, fp32 master
 //! weights, optimizer states, activations, buffers) for full fine-tuning,
 //! LoRA, QLoRA, DPO, PPO and distillation under data (ZeRO 0–3), tensor,
-//! pipeline and sequence parallelism with CPU offload; a throughput
-//! estimate; a fit check and the first change that makes a plan fit.
+//! pipeline, sequence and expert parallelism with CPU offload and eager or
+//! FlashAttention; a throughput estimate with the pipeline bubble; a fit
+//! check and the first change that makes a plan fit.
 //!
 //! # Model states (per device)
 //!
@@ -57,10 +58,32 @@
 //! Frozen models are spread like parameters (divided by `t·p`, and by `N_d`
 //! at ZeRO stage 3, as DeepSpeed partitions every parameter of its engines).
 //!
+//! # Expert parallelism (MoE)
+//!
+//! [`TrainingOptions::expert_parallel`] `e` places each MoE layer's routed
+//! experts on `e` devices, `E/e` whole experts each (GShard, Lepikhin et al.
+//! 2020, arXiv:2006.16668; DeepSpeed-MoE, Rajbhandari et al. 2022,
+//! arXiv:2201.05596). As in Megatron-Core (`initialize_model_parallel`:
+//! "data_parallel_size is not divisible by expert_model_parallel_size") the
+//! expert-parallel groups are carved out of the data-parallel ranks: `e`
+//! divides `N_d` and the number of routed experts, and the device count is
+//! still `N_d·t·p`. Routed-expert parameters, gradients, master weights and
+//! moments are divided by `e` (and by `t·p` like everything else); ZeRO
+//! shards them over the `N_d/e` ranks that hold the same experts (the
+//! expert-data-parallel group), so at ZeRO stage 3 they end at `1/(N_d·t·p)`
+//! with or without expert parallelism. Attention, dense MLPs, shared experts,
+//! routers, norms and embeddings are unaffected. Expert biases (none in the
+//! catalog's MoE models) stay with the replicated part. Activations assume
+//! balanced routing (each device's experts see `k/E` of every rank's tokens,
+//! so the per-device expert activations equal the `k` experts counted
+//! below); capacity factors, routing imbalance and all-to-all buffers are
+//! not modelled.
+//!
 //! # Activations (Korthikanti et al. 2022, arXiv:2205.05198 §4)
 //!
 //! Per layer and micro-batch, 16-bit activations, `s` sequence, `b`
-//! micro-batch, `h` hidden, `a` heads, `t` tensor parallelism:
+//! micro-batch, `h` hidden, `a` heads, `t` tensor parallelism, with eager
+//! attention ([`AttentionImpl::Eager`]):
 //!
 //! - eq. (1), no parallelism: `s·b·h·(34 + 5·a·s/h)`;
 //! - eq. (2), tensor parallel: `s·b·h·(10 + 24/t + 5·a·s/(h·t))`;
@@ -70,6 +93,28 @@
 //! - full recomputation: `2·s·b·h` (the layer input only, Table 2);
 //!   `2·s·b·h/t` with sequence parallelism (the input is sharded along the
 //!   sequence; the paper's table lists only the unsharded case).
+//!
+//! The `5·a·s²·b/t` term is the attention scores, softmax output, its
+//! dropout mask and dropout output. FlashAttention ([`AttentionImpl::Flash`],
+//! the default; Dao et al. 2022, arXiv:2205.14135 §3.1, Algorithm 1) never
+//! materialises them: the forward pass keeps only the softmax statistics
+//! and the backward pass recomputes the scores block by block (the dropout
+//! mask from the saved RNG state). FlashAttention-2 (Dao 2023,
+//! arXiv:2307.08691 §3.1.1) keeps one fp32 logsumexp per head and query
+//! token, `4·a·s·b/t` bytes per layer, which replaces the `5·a·s²·b/t`
+//! term; Q, K, V and the attention output it also needs are the ones
+//! already counted in the `34`. Selective recomputation recomputes the
+//! whole attention core, its statistics included, so it stores neither
+//! term under either implementation (the two are not subtracted twice).
+//! Flash is the default because it is what the common training stacks run
+//! on GPUs that support it: PyTorch's `scaled_dot_product_attention`
+//! "attempts to automatically select the most optimal implementation"
+//! with the flash backend among those enabled by default (PyTorch
+//! documentation); Hugging Face Transformers uses SDPA "by default for
+//! torch>=2.1.1 when an implementation is available" (model
+//! documentation); Megatron-LM's `--attention-backend` defaults to `auto`,
+//! which picks flash or fused attention (`megatron/training/arguments.py`).
+//! Sliding-window layers are counted at the full sequence under either.
 //!
 //! The paper's 34 is 10 (layer-norm inputs 4, attention and MLP inputs 2
 //! each, two 1-byte dropout masks) plus 24 sharded by `t` (Q and K 4, V 2,
@@ -85,19 +130,28 @@
 //! masks are kept as the paper counts them although most current models
 //! train without dropout (an over-estimate of `2·s·b·h` bytes per layer).
 //!
-//! Pipeline parallelism with the 1F1B schedule: the first stage holds the
-//! activations of `p` micro-batches in flight (§4.2), so it stores
-//! `p × (its layers)` layers' worth. The last stage also holds the logits
-//! in fp32 for the loss: `4·b·s·V/t` bytes.
+//! Pipeline parallelism with the 1F1B schedule (Narayanan et al. 2021,
+//! arXiv:2104.04473 §2.2.1): stage `i` (from 0) has at most `p − i`
+//! micro-batches in flight, and never more than the `m` micro-batches of a
+//! step, so the first stage stores `min(p, m) × (its layers)` layers' worth
+//! (Korthikanti §4.2: `p` micro-batches, the whole model's worth). The last
+//! stage also holds the logits in fp32 for the loss: `4·b·s·V/t` bytes.
 //!
 //! # Throughput
 //!
 //! Training FLOPs are `6 × active parameters` per token of a trained model
 //! (forward 2, backward 4; Kaplan et al. 2020, arXiv:2001.08361 §2.1),
 //! `8 ×` with full recomputation (one more forward), `2 ×` for a frozen
-//! model's forward. Time per step = FLOPs ÷ (devices × dense peak for the
-//! compute type × MFU, [`DEFAULT_MFU`]). Pipeline bubbles and
-//! communication are in the MFU, not modelled.
+//! model's forward. Busy time per step = FLOPs ÷ (devices × dense peak for
+//! the compute type × MFU, [`DEFAULT_MFU`]). With `p > 1` stages and `m`
+//! micro-batches per step the pipeline idles a fraction
+//! `(p − 1)/(m + p − 1)` of the step (GPipe, Huang et al. 2019,
+//! arXiv:1811.06965; 1F1B has the same bubble, Narayanan et al. 2021
+//! §2.2.1: bubble time `(p − 1)/m` of the ideal time), so the step takes
+//! busy time × `(m + p − 1)/m` ([`pipeline_bubble_fraction`]).
+//! Communication (data-parallel reductions, ZeRO gathers, expert
+//! all-to-all) is in the MFU, not modelled; the interleaved schedule
+//! (bubble `(p − 1)/(v·m)`, Narayanan §2.2.2) is not modelled.
 
 use serde::{Deserialize, Serialize};
 
@@ -107,7 +161,9 @@ use super::quant::Quant;
 use crate::spec::Dtype;
 
 /// Model FLOPs utilization assumed for training: PaLM 540B trained at
-/// 46.2% MFU (Chowdhery et al. 2022, arXiv:2204.02311 Table 3).
+/// 46.2% MFU (Chowdhery et al. 2022, arXiv:2204.02311 Table 3), without
+/// pipeline parallelism (§4), so the figure holds no pipeline bubble; the
+/// planner adds the bubble separately ([`pipeline_bubble_fraction`]).
 /// Korthikanti et al. (arXiv:2205.05198 Table 5) report 54–56% for
 /// Megatron-LM with selective recomputation.
 pub const DEFAULT_MFU: f64 = 0.462;
@@ -253,6 +309,50 @@ pub enum Recompute {
     Full,
 }
 
+/// How the attention core (scores, softmax, weighted sum) runs, which
+/// decides what it stores for the backward pass (module documentation).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum AttentionImpl {
+    /// A fused FlashAttention-style kernel: one fp32 logsumexp per head and
+    /// query token (Dao 2023, arXiv:2307.08691); the default of PyTorch
+    /// SDPA, Hugging Face Transformers and Megatron-LM on GPUs that support
+    /// it.
+    #[default]
+    Flash,
+    /// Scores, softmax output and dropout materialised: Korthikanti et
+    /// al.'s `5·a·s²·b` bytes per layer.
+    Eager,
+}
+
+impl AttentionImpl {
+    /// Bytes the attention core stores per layer for one micro-batch of
+    /// `b` sequences of `s` tokens with `heads` query heads on the rank.
+    /// Eager: scores and softmax output (2 bytes each), dropout mask (1)
+    /// and dropout output (2) per head and query-key pair (Korthikanti et
+    /// al. 2022, arXiv:2205.05198 §4.1, the `5·a·s²·b` of eq. 1).
+    /// Flash: the fp32 logsumexp per head and query (FlashAttention-2,
+    /// Dao 2023, arXiv:2307.08691 §3.1.1: "we only store the logsumexp").
+    pub fn core_bytes(self, heads: f64, s: f64, b: f64) -> f64 {
+        match self {
+            AttentionImpl::Eager => 5.0 * heads * s * s * b,
+            AttentionImpl::Flash => 4.0 * heads * s * b,
+        }
+    }
+}
+
+/// Fraction of a step a pipeline of `stages` stages idles with
+/// `micro_batches` micro-batches per step: `(p − 1)/(m + p − 1)` (GPipe,
+/// Huang et al. 2019, arXiv:1811.06965; the 1F1B schedule has the same,
+/// Narayanan et al. 2021, arXiv:2104.04473 §2.2.1). 0 for one stage.
+pub fn pipeline_bubble_fraction(stages: u32, micro_batches: u64) -> f64 {
+    let p = f64::from(stages.max(1));
+    let m = micro_batches.max(1) as f64;
+    (p - 1.0) / (m + p - 1.0)
+}
+
 /// What moves to CPU memory (ZeRO-Offload, Ren et al. 2021,
 /// arXiv:2101.06840; parameters: ZeRO-Infinity, arXiv:2104.07857).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -360,6 +460,24 @@ impl TensorSet {
             .map(|m| m.rows * m.cols * m.count)
             .sum::<u64>()
             + self.vectors
+    }
+
+    /// Split into (everything else, routed-expert matrices): what expert
+    /// parallelism leaves whole and what it divides. Vectors stay in the
+    /// first part.
+    pub fn split_experts(&self) -> (TensorSet, TensorSet) {
+        let (expert, other): (Vec<Matrix>, Vec<Matrix>) =
+            self.matrices.iter().partition(|m| m.expert);
+        (
+            TensorSet {
+                matrices: other,
+                vectors: self.vectors,
+            },
+            TensorSet {
+                matrices: expert,
+                vectors: 0,
+            },
+        )
     }
 }
 
@@ -550,11 +668,13 @@ pub struct ActivationShape {
     pub sequence_parallel: bool,
     /// Recomputation.
     pub recompute: Recompute,
+    /// Attention implementation.
+    pub attention: AttentionImpl,
 }
 
 /// Activation bytes layer `i` stores for one micro-batch (Korthikanti et
-/// al. 2022, arXiv:2205.05198 §4, eqs. (1)–(5); adapted to real shapes as
-/// the module documentation says).
+/// al. 2022, arXiv:2205.05198 §4, eqs. (1)–(5); adapted to real shapes and
+/// to FlashAttention as the module documentation says).
 pub fn activation_bytes_layer(spec: &ModelSpec, i: u32, x: &ActivationShape) -> f64 {
     let s = x.seq as f64;
     let b = x.micro_batch as f64;
@@ -606,16 +726,19 @@ pub fn activation_bytes_layer(spec: &ModelSpec, i: u32, x: &ActivationShape) -> 
     } else {
         s * b * (unsharded + sharded)
     };
-    let scores = 5.0 * a * s * s * b / t;
+    // The attention core over the rank's `a/t` heads: eager scores
+    // (eq. 1's `5·a·s²·b/t`) or FlashAttention's logsumexp (`4·a·s·b/t`).
+    // Selective recomputation reruns the whole core, statistics included.
     match x.recompute {
         Recompute::Selective => linear,
-        _ => linear + scores,
+        _ => linear + x.attention.core_bytes(a / t, s, b),
     }
 }
 
 /// Everything a training plan depends on. Defaults: full SFT, AdamW,
 /// mixed precision, ZeRO 0, one device, micro-batch 1, sequence 2048,
-/// no recomputation or offload, LoRA rank 16 on every linear projection.
+/// FlashAttention, no expert parallelism, no recomputation or offload,
+/// LoRA rank 16 on every linear projection.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TrainingOptions {
     /// How the weights are trained.
@@ -641,11 +764,18 @@ pub struct TrainingOptions {
     pub micro_batch: u64,
     /// Tokens per sequence `s`.
     pub seq: u64,
-    /// Micro-batches per step per data-parallel rank; `None`: `p` (the
-    /// fewest that fill a 1F1B pipeline).
+    /// Micro-batches per step per data-parallel rank `m` (gradient
+    /// accumulation steps); `None`: `p` (the fewest that keep every 1F1B
+    /// stage busy in the steady state). Sets the pipeline bubble
+    /// `(p − 1)/(m + p − 1)` and caps the micro-batches in flight.
     pub gradient_accumulation: Option<u64>,
+    /// Expert-parallel degree `e` of MoE layers: divides the routed experts
+    /// and the data-parallel degree (module documentation); 1: none.
+    pub expert_parallel: u32,
     /// Recomputation.
     pub recompute: Recompute,
+    /// Attention implementation (what the attention core stores).
+    pub attention: AttentionImpl,
     /// CPU offload.
     pub offload: Offload,
     /// LoRA rank.
@@ -681,7 +811,9 @@ impl Default for TrainingOptions {
             micro_batch: 1,
             seq: 2048,
             gradient_accumulation: None,
+            expert_parallel: 1,
             recompute: Recompute::None,
+            attention: AttentionImpl::Flash,
             offload: Offload::None,
             lora_rank: 16,
             lora_targets: Module::ALL_LINEAR.to_vec(),
@@ -750,6 +882,10 @@ pub struct TrainingDeviceMemory {
     pub other_bytes: u64,
     /// Sum of the above.
     pub total_bytes: u64,
+    /// Of parameters, gradients, optimizer moments and master weights
+    /// above: those of routed experts (divided by the expert-parallel
+    /// degree). 0 for a dense model.
+    pub expert_states_bytes: u64,
     /// Bytes moved to CPU memory by offload (not in the total).
     pub offloaded_bytes: u64,
     /// Device memory (the smallest device used), when devices are given.
@@ -794,11 +930,17 @@ pub struct TrainingPlan {
     pub capacity_bytes: Option<u64>,
     /// Whether every device fits, when devices are given.
     pub fits: Option<bool>,
+    /// Micro-batches per step per data-parallel rank `m`.
+    pub micro_batches: u64,
+    /// Fraction of a step the pipeline idles, `(p − 1)/(m + p − 1)`; 0
+    /// without pipeline parallelism.
+    pub pipeline_bubble_fraction: f64,
     /// Tokens per optimizer step over all ranks.
     pub tokens_per_step: u64,
     /// Training FLOPs per step.
     pub flops_per_step: f64,
-    /// Seconds per step; `None` without devices or a known peak rate.
+    /// Seconds per step, the pipeline bubble included; `None` without
+    /// devices or a known peak rate.
     pub step_seconds: Option<f64>,
     /// Tokens per second.
     pub tokens_per_s: Option<f64>,
@@ -814,21 +956,42 @@ pub struct TrainingPlan {
 struct Held {
     trainable: TensorSet,
     frozen_bytes: f64,
+    /// The part of `frozen_bytes` in routed experts.
+    frozen_expert_bytes: f64,
     spec: ModelSpec,
     role: &'static str,
     active_params: u64,
 }
 
-fn frozen_bytes(spec: &ModelSpec, method: Method, precision: Precision) -> f64 {
+/// Elements of a model's routed-expert matrices (what expert parallelism
+/// divides).
+pub fn routed_expert_elements(spec: &ModelSpec) -> u64 {
+    (0..spec.num_layers)
+        .flat_map(|i| layer_matrices(spec, i))
+        .filter(|m| m.expert)
+        .map(|m| m.rows * m.cols * m.count)
+        .sum()
+}
+
+/// Bytes of a frozen copy of `spec`, and the part of them in routed
+/// experts.
+fn frozen_bytes(spec: &ModelSpec, method: Method, precision: Precision) -> (f64, f64) {
+    let experts = routed_expert_elements(spec) as f64;
     match method {
         Method::Qlora => {
+            let nf4 = Quant::Nf4.bits_per_weight() / 8.0;
             let quantizable: u64 = (0..spec.num_layers)
                 .map(|i| spec.layer_params(i).quantizable())
                 .sum();
-            quantizable as f64 * Quant::Nf4.bits_per_weight() / 8.0
-                + (spec.parameters() - quantizable) as f64 * 2.0
+            (
+                quantizable as f64 * nf4 + (spec.parameters() - quantizable) as f64 * 2.0,
+                experts * nf4,
+            )
         }
-        _ => spec.parameters() as f64 * precision.param_bytes() as f64,
+        _ => {
+            let pb = precision.param_bytes() as f64;
+            (spec.parameters() as f64 * pb, experts * pb)
+        }
     }
 }
 
@@ -837,17 +1000,22 @@ fn trained(spec: &ModelSpec, role: &'static str, o: &TrainingOptions) -> Held {
         Method::Full => Held {
             trainable: model_tensors(spec),
             frozen_bytes: 0.0,
+            frozen_expert_bytes: 0.0,
             spec: spec.clone(),
             role,
             active_params: spec.active_parameters(),
         },
-        Method::Lora | Method::Qlora => Held {
-            trainable: lora_tensors(spec, o.lora_rank, &o.lora_targets, o.lora_experts),
-            frozen_bytes: frozen_bytes(spec, o.method, o.precision),
-            spec: spec.clone(),
-            role,
-            active_params: spec.active_parameters(),
-        },
+        Method::Lora | Method::Qlora => {
+            let (frozen_bytes, frozen_expert_bytes) = frozen_bytes(spec, o.method, o.precision);
+            Held {
+                trainable: lora_tensors(spec, o.lora_rank, &o.lora_targets, o.lora_experts),
+                frozen_bytes,
+                frozen_expert_bytes,
+                spec: spec.clone(),
+                role,
+                active_params: spec.active_parameters(),
+            }
+        }
     }
 }
 
@@ -857,9 +1025,11 @@ fn frozen(spec: &ModelSpec, role: &'static str, o: &TrainingOptions) -> Held {
     } else {
         Method::Full
     };
+    let (frozen_bytes, frozen_expert_bytes) = frozen_bytes(spec, method, o.precision);
     Held {
         trainable: TensorSet::default(),
-        frozen_bytes: frozen_bytes(spec, method, o.precision),
+        frozen_bytes,
+        frozen_expert_bytes,
         spec: spec.clone(),
         role,
         active_params: spec.active_parameters(),
@@ -903,13 +1073,58 @@ fn check(
     if !(0.0..1.0).contains(&o.fragmentation_fraction) {
         return Err(err("fragmentation_fraction", "not in [0, 1)"));
     }
+    if o.gradient_accumulation == Some(0) {
+        return Err(err("gradient_accumulation", "0 micro-batches per step"));
+    }
+    let e = o.expert_parallel;
+    if e == 0 {
+        return Err(err("expert_parallel", "0"));
+    }
+    if e > 1 {
+        if spec.moe.is_none() {
+            return Err(err(
+                "expert_parallel",
+                format!("{e}: {} has no routed experts", spec.name),
+            ));
+        }
+        // Every MoE model held is split the same way.
+        let critic = (o.objective == Objective::Ppo)
+            .then_some(o.critic.as_ref())
+            .flatten();
+        let teacher = (o.objective == Objective::Distill)
+            .then_some(o.teacher.as_ref())
+            .flatten();
+        for m in [Some(spec), critic, teacher].into_iter().flatten() {
+            if let Some(x) = &m.moe
+                && x.num_experts % e != 0
+            {
+                return Err(err(
+                    "expert_parallel",
+                    format!(
+                        "{e} does not divide the {} routed experts of {}",
+                        x.num_experts, m.name
+                    ),
+                ));
+            }
+        }
+    }
     let tp_pp = o.tensor_parallel * o.pipeline_parallel;
     let dp = match o.data_parallel {
         Some(0) => return Err(err("data_parallel", "0")),
         Some(d) => d,
-        None if devices.is_empty() => 1,
+        // The fewest ranks that hold the expert-parallel groups.
+        None if devices.is_empty() => e,
         None => (devices.len() as u32 / tp_pp).max(1),
     };
+    if dp % e != 0 {
+        return Err(err(
+            "expert_parallel",
+            format!(
+                "{e} does not divide the data-parallel degree {dp} \
+                 (expert-parallel groups are made of data-parallel ranks)"
+            ),
+        ));
+    }
     if !devices.is_empty() && u64::from(dp) * u64::from(tp_pp) > devices.len() as u64 {
         return Err(err(
             "data_parallel",
@@ -976,35 +1191,72 @@ fn evaluate(
     let tp_pp = f64::from(t) * f64::from(p);
     let pb = o.precision.param_bytes() as f64;
     let mut states = ModelStates::default();
+    // The routed-expert part of `states`.
+    let mut experts = ModelStates::default();
     let mut trainable_total = 0u64;
+    // Trainable elements one rank reduces (before ZeRO).
+    let mut trainable_rank = 0.0f64;
     let mut largest_layer = 0.0f64;
     for m in &held {
+        // Expert parallelism applies to MoE models (checked to divide).
+        let e = if m.spec.moe.is_some() {
+            o.expert_parallel
+        } else {
+            1
+        };
+        let ef = f64::from(e);
         let n = m.trainable.elements() as f64;
         trainable_total += m.trainable.elements();
-        let opt = o.optimizer.state_bytes(&m.trainable, o.precision);
-        let s = model_states(
-            n,
-            pb,
-            o.precision.master_bytes() as f64,
-            opt,
-            o.zero_stage,
-            dp,
-        );
-        // Frozen parameters are sharded like trainable ones.
-        let frozen = m.frozen_bytes
-            / if o.zero_stage >= 3 {
-                f64::from(dp)
+        let (rest, expert) = m.trainable.split_experts();
+        // ZeRO shards the rest over all `N_d` ranks and the routed experts
+        // over the `N_d/e` ranks holding the same experts.
+        let states_of = |set: &TensorSet, ranks: u32| {
+            model_states(
+                set.elements() as f64,
+                pb,
+                o.precision.master_bytes() as f64,
+                o.optimizer.state_bytes(set, o.precision),
+                o.zero_stage,
+                ranks,
+            )
+        };
+        let zero3 = |ranks: u32| {
+            if o.zero_stage >= 3 {
+                f64::from(ranks)
             } else {
                 1.0
-            };
-        states.parameters += (s.parameters + frozen) / tp_pp;
-        states.gradients += s.gradients / tp_pp;
-        states.master_weights += s.master_weights / tp_pp;
-        states.optimizer += s.optimizer / tp_pp;
+            }
+        };
+        let sr = states_of(&rest, dp);
+        let se = states_of(&expert, dp / e);
+        // Frozen parameters are sharded like trainable ones.
+        let frozen_rest = (m.frozen_bytes - m.frozen_expert_bytes) / zero3(dp);
+        let frozen_expert = m.frozen_expert_bytes / ef / zero3(dp / e);
+        let me = ModelStates {
+            parameters: (se.parameters / ef + frozen_expert) / tp_pp,
+            gradients: se.gradients / ef / tp_pp,
+            master_weights: se.master_weights / ef / tp_pp,
+            optimizer: se.optimizer / ef / tp_pp,
+        };
+        states.parameters += (sr.parameters + frozen_rest) / tp_pp + me.parameters;
+        states.gradients += sr.gradients / tp_pp + me.gradients;
+        states.master_weights += sr.master_weights / tp_pp + me.master_weights;
+        states.optimizer += sr.optimizer / tp_pp + me.optimizer;
+        experts.parameters += me.parameters;
+        experts.gradients += me.gradients;
+        experts.master_weights += me.master_weights;
+        experts.optimizer += me.optimizer;
+        trainable_rank += (rest.elements() as f64 + expert.elements() as f64 / ef) / tp_pp;
+        // ZeRO-3 gathers a layer's parameters over the ranks sharing them:
+        // the rest over `N_d`, the rank's `1/e` of the experts over `N_d/e`.
+        let gathered = |ranks: u32| if ranks > 1 { 1.0 } else { 0.0 };
         let layer = (0..m.spec.num_layers)
-            .map(|i| m.spec.layer_params(i).total())
-            .max()
-            .unwrap_or(0) as f64;
+            .map(|i| {
+                let lp = m.spec.layer_params(i);
+                (lp.total() - lp.experts) as f64 * gathered(dp)
+                    + lp.experts as f64 / ef * gathered(dp / e)
+            })
+            .fold(0.0, f64::max);
         // The gathered layer at the model's average bytes per parameter.
         let bytes_per = (m.frozen_bytes + n * pb) / m.spec.parameters().max(1) as f64;
         largest_layer = largest_layer.max(layer * bytes_per / f64::from(t));
@@ -1014,11 +1266,15 @@ fn evaluate(
         offloaded += states.master_weights + states.optimizer;
         states.master_weights = 0.0;
         states.optimizer = 0.0;
+        experts.master_weights = 0.0;
+        experts.optimizer = 0.0;
     }
     if o.offload.params() {
         offloaded += states.parameters;
         states.parameters = 0.0;
+        experts.parameters = 0.0;
     }
+    let micro_batches = o.gradient_accumulation.unwrap_or(u64::from(p)).max(1);
 
     // Activations per stage.
     let shape = ActivationShape {
@@ -1027,6 +1283,7 @@ fn evaluate(
         tensor_parallel: t,
         sequence_parallel: o.sequence_parallel,
         recompute: o.recompute,
+        attention: o.attention,
     };
     let stage_acts = |m: &ModelSpec, stage: u32| -> f64 {
         let per = m.num_layers.div_ceil(p);
@@ -1042,7 +1299,9 @@ fn evaluate(
         1.0
     };
     let acts_of = |stage: u32| -> f64 {
-        let in_flight = f64::from(p - stage);
+        // 1F1B: stage i holds at most p − i micro-batches, and at most the
+        // m of a step (Narayanan et al. 2021 §2.2.1).
+        let in_flight = u64::from(p - stage).min(micro_batches) as f64;
         let last = stage + 1 == p;
         let trained_acts =
             |m: &ModelSpec| stage_acts(m, stage) * in_flight + if last { logits(m) } else { 0.0 };
@@ -1060,7 +1319,6 @@ fn evaluate(
     // size will be equal to the total gradients size", DDP documentation);
     // the default is False. ZeRO 1–3: one reduce bucket. ZeRO 3: the
     // gathered parameters of the largest layer.
-    let trainable_rank = trainable_total as f64 / tp_pp;
     let mut buffers = 0.0;
     if dp > 1 && trainable_total > 0 {
         buffers += if o.zero_stage == 0 {
@@ -1117,6 +1375,7 @@ fn evaluate(
                 activations_bytes: parts[4],
                 other_bytes: parts[5],
                 total_bytes: total,
+                expert_states_bytes: r(experts.total()),
                 offloaded_bytes: r(offloaded),
                 capacity_bytes: capacity,
                 fits: capacity.map(|c| total <= c),
@@ -1126,8 +1385,15 @@ fn evaluate(
     let total_bytes = per_device.iter().map(|d| d.total_bytes).max().unwrap_or(0);
 
     // Throughput.
-    let accumulation = o.gradient_accumulation.unwrap_or(u64::from(p)).max(1);
-    let tokens_per_step = o.micro_batch * o.seq * accumulation * u64::from(dp);
+    let tokens_per_step = o.micro_batch * o.seq * micro_batches * u64::from(dp);
+    let bubble = pipeline_bubble_fraction(p, micro_batches);
+    if p > 1 && micro_batches < u64::from(p) {
+        warnings.push(format!(
+            "{micro_batches} micro-batches per step keep a {p}-stage pipeline idle {:.0}% \
+             of the step; at least {p} fill it",
+            bubble * 100.0
+        ));
+    }
     let train_factor = if o.recompute == Recompute::Full {
         8.0
     } else {
@@ -1150,7 +1416,9 @@ fn evaluate(
         .collect::<Option<Vec<_>>>()
         .and_then(|v| v.into_iter().min_by(f64::total_cmp))
         .filter(|_| !devices.is_empty());
-    let step_seconds = rate.map(|r| flops_per_step / (f64::from(used) * r * 1e12 * o.mfu));
+    // Busy time stretched by the bubble: busy = (1 − bubble) × step.
+    let step_seconds =
+        rate.map(|r| flops_per_step / (f64::from(used) * r * 1e12 * o.mfu) / (1.0 - bubble));
     let models = held
         .iter()
         .map(|m| ModelRole {
@@ -1173,6 +1441,8 @@ fn evaluate(
         total_bytes,
         capacity_bytes: capacity,
         fits,
+        micro_batches,
+        pipeline_bubble_fraction: bubble,
         tokens_per_step,
         flops_per_step,
         step_seconds,
@@ -1185,8 +1455,8 @@ fn evaluate(
     })
 }
 
-/// The first change that fits, tried cumulatively in order: higher ZeRO
-/// stages, selective then full recomputation, optimizer offload, doubling
+/// The first change that fits, tried cumulatively in order: FlashAttention
+/// (when eager), higher ZeRO stages, selective then full recomputation, optimizer offload, doubling
 /// the data-parallel degree (more devices of the first kind, up to 64×),
 /// then LoRA and QLoRA on the given devices.
 fn suggest(spec: &ModelSpec, devices: &[PlanDevice], o: &TrainingOptions) -> Option<Suggestion> {
@@ -1207,6 +1477,13 @@ fn suggest(spec: &ModelSpec, devices: &[PlanDevice], o: &TrainingOptions) -> Opt
     let mut c = o.clone();
     let mut changes: Vec<String> = Vec::new();
     let dp = check(spec, o, devices).ok()?;
+    if c.attention == AttentionImpl::Eager {
+        c.attention = AttentionImpl::Flash;
+        changes.push("FlashAttention".into());
+        if let Some(r) = fits(&c, devices) {
+            return found(changes.join(" + "), c, r);
+        }
+    }
     // ZeRO shards nothing over one data-parallel rank.
     let first_stage = if dp > 1 { o.zero_stage + 1 } else { 4 };
     for stage in first_stage..=3 {
