@@ -46,7 +46,9 @@ pub use cgroup::parse_cgroup_paths;
 pub use cpu::{CpuinfoFacts, parse_cpuinfo};
 pub use formats::{FORMATS, Format, ParseOutput, format};
 pub use memory::{Meminfo, parse_meminfo};
+pub use net::{IbstatCa, IbstatPort, parse_ibstat, parse_net_speed, parse_port_state, parse_rate};
 pub use pci::{PciDevice, PciScan};
+pub use storage::{filesystem_of, model_cache_dir, model_cache_filesystem};
 
 /// One detection backend. The discriminant is its bit in a [`BackendSet`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
