@@ -147,6 +147,8 @@ fn every_fixture_parses_with_the_right_device_count() {
         (("topo", "linux-x86_64__nvidia-h200-mig__590.48.01.txt"), 1),
         (("topo", "linux-x86_64__nvidia-h200__590.48.01.txt"), 1),
         (("topo", "linux-x86_64__nvidia-l40s__595.80.txt"), 1),
+        (("topo", "thunderkittens-167__8x-h100-nv18.txt"), 8),
+        (("topo", "go-gpuallocator-17__8x-rtx-4090-pcie.txt"), 8),
         (
             (
                 "topo",

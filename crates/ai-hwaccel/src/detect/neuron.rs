@@ -17,13 +17,32 @@
 //! `connected_to` (array of indexes or null), `nc_count` (NeuronCores),
 //! `memory_size` (bytes), and optionally `numa_node`, `cpu_affinity`,
 //! `instance_type`. Unknown keys are ignored.
+//!
+//! Visibility ([`neuron_visibility`]): `AWS_NEURON_VISIBLE_DEVICES` lists
+//! device indexes (`ALL`, `0,1`, `2-3`) — the Neuron OCI hook's variable,
+//! "a set of contiguous comma-separated inferentia logical ids"
+//! (awsdocs-neuron `containers/tutorial-docker-runtime1.0`,
+//! `containers/tutorials/tutorial-oci-hook`). `NEURON_RT_VISIBLE_CORES`
+//! lists NeuronCore indexes: "a single NeuronCore index or an inclusive
+//! range", numbered from 0 to devices × cores − 1 across devices
+//! (awsdocs-neuron `neuron-runtime/nrt-configurable-parameters`, notes 3 and
+//! 5), and since runtime 2.16.18 a comma-separated list of indexes and
+//! ranges (aws-neuron/aws-neuron-sdk PR #1024). Device `i` in index order
+//! owns cores `[s, s + c)` where `c` is its core count and `s` the sum of
+//! the counts before it (`i × c` when every device has `c`); a device is
+//! visible when any of its cores is. Cores are numbered over the devices
+//! `AWS_NEURON_VISIBLE_DEVICES` leaves, since the hook mounts only those
+//! into the container. Hidden devices stay listed, unavailable, with
+//! `hidden by <VAR>`. An empty value is treated as unset (neither document
+//! gives it a meaning); a value that is not an index list is not applied
+//! and becomes a warning.
 
 use crate::model::{Device, DeviceLink, Family, PciAddress};
 use crate::probe::{ProbeExt, join};
 
 use super::formats::ParseOutput;
 use super::pci_ids::known_device;
-use super::sysfs::parse_numa_node;
+use super::sysfs::{parse_cpulist, parse_numa_node};
 use super::vulkan::run_tool;
 use super::{BackendOutput, Context};
 
@@ -269,6 +288,68 @@ pub fn chip_of_instance(instance_type: &str) -> Option<&'static str> {
     }
 }
 
+/// Which devices `AWS_NEURON_VISIBLE_DEVICES` and `NEURON_RT_VISIBLE_CORES`
+/// hide (rules in the module doc). `devices` holds each device's index and
+/// NeuronCore count; the answer gives, in the same order, the variable that
+/// hides each device (`None` = visible), plus warnings for values that
+/// could not be applied.
+pub fn neuron_visibility(
+    devices: &[(u32, Option<u32>)],
+    visible_devices: Option<&str>,
+    visible_cores: Option<&str>,
+) -> (Vec<Option<&'static str>>, Vec<String>) {
+    const DEVS: &str = "AWS_NEURON_VISIBLE_DEVICES";
+    const CORES: &str = "NEURON_RT_VISIBLE_CORES";
+    let mut hidden: Vec<Option<&'static str>> = vec![None; devices.len()];
+    let mut warnings = Vec::new();
+    fn set(v: Option<&str>) -> Option<&str> {
+        v.map(str::trim).filter(|v| !v.is_empty())
+    }
+    if let Some(v) = set(visible_devices).filter(|v| !v.eq_ignore_ascii_case("all")) {
+        match parse_cpulist(v) {
+            Some(list) => {
+                for (h, (index, _)) in hidden.iter_mut().zip(devices) {
+                    if !list.contains(index) {
+                        *h = Some(DEVS);
+                    }
+                }
+            }
+            None => warnings.push(format!(
+                "{DEVS}={v:?}: not a list of device indexes; not applied"
+            )),
+        }
+    }
+    if let Some(v) = set(visible_cores) {
+        match parse_cpulist(v) {
+            Some(list) => {
+                let mut order: Vec<usize> = (0..devices.len())
+                    .filter(|&i| hidden[i].is_none())
+                    .collect();
+                order.sort_by_key(|&i| devices[i].0);
+                let mut start: u64 = 0;
+                for i in order {
+                    let (index, cores) = devices[i];
+                    let Some(c) = cores.filter(|&c| c > 0) else {
+                        warnings.push(format!(
+                            "{CORES}: NeuronCore count of device {index} unknown; not applied to it or later devices"
+                        ));
+                        break;
+                    };
+                    let end = start + u64::from(c);
+                    if !list.iter().any(|&k| (start..end).contains(&u64::from(k))) {
+                        hidden[i] = Some(CORES);
+                    }
+                    start = end;
+                }
+            }
+            None => warnings.push(format!(
+                "{CORES}={v:?}: not a list of NeuronCore indexes; not applied"
+            )),
+        }
+    }
+    (hidden, warnings)
+}
+
 /// Devices of a report. `pci_name` names a device from its PCI id when known.
 fn devices_from(
     rep: &NeuronReport,
@@ -427,6 +508,7 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
             d.source = "neuron-sysfs".into();
         }
     }
+    apply_visibility(ctx, &mut devices, &mut out.warnings);
     for p in &on_pci {
         if !devices.iter().any(|d| d.pci_address == Some(p.address)) {
             let name = known_device(p.vendor_id, p.device_id)
@@ -454,4 +536,119 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
     }
     out.devices = devices;
     out
+}
+
+/// Mark the devices the visibility variables hide as unavailable (they stay
+/// listed). Devices without an index cannot be matched and stay as they are.
+fn apply_visibility(ctx: &Context, devices: &mut [Device], warnings: &mut Vec<String>) {
+    let vis_devices = ctx.probe.env("AWS_NEURON_VISIBLE_DEVICES");
+    let vis_cores = ctx.probe.env("NEURON_RT_VISIBLE_CORES");
+    if vis_devices.is_none() && vis_cores.is_none() {
+        return;
+    }
+    let indexed: Vec<usize> = (0..devices.len())
+        .filter(|&i| devices[i].index.is_some())
+        .collect();
+    let facts: Vec<(u32, Option<u32>)> = indexed
+        .iter()
+        .map(|&i| (devices[i].index.unwrap_or(0), devices[i].compute_units))
+        .collect();
+    let (hidden, w) = neuron_visibility(&facts, vis_devices.as_deref(), vis_cores.as_deref());
+    warnings.extend(w);
+    for (&i, var) in indexed.iter().zip(hidden) {
+        if let Some(var) = var {
+            let d = &mut devices[i];
+            if d.available {
+                d.available = false;
+                d.unavailable_reason = Some(format!("hidden by {var}"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hidden(
+        devices: &[(u32, Option<u32>)],
+        devs: Option<&str>,
+        cores: Option<&str>,
+    ) -> Vec<Option<&'static str>> {
+        neuron_visibility(devices, devs, cores).0
+    }
+
+    const C: &str = "NEURON_RT_VISIBLE_CORES";
+    const D: &str = "AWS_NEURON_VISIBLE_DEVICES";
+
+    #[test]
+    fn cores_select_their_devices() {
+        // trn1.32xlarge: 16 devices of 2 NeuronCores.
+        let trn1: Vec<(u32, Option<u32>)> = (0..16).map(|i| (i, Some(2))).collect();
+        let h = hidden(&trn1, None, Some("4-7"));
+        let visible: Vec<u32> = (0..16).filter(|&i| h[i as usize].is_none()).collect();
+        assert_eq!(visible, [2, 3]);
+        assert_eq!(h[0], Some(C));
+        // A list of ranges and single cores (runtime 2.16.18+); core 3 is on
+        // device 1, core 8 on device 4.
+        let h = hidden(&trn1, None, Some("3,8-8"));
+        let visible: Vec<u32> = (0..16).filter(|&i| h[i as usize].is_none()).collect();
+        assert_eq!(visible, [1, 4]);
+        // The documentation's inf1.6xlarge example: 4 devices × 4 cores, 3-5.
+        let inf1: Vec<(u32, Option<u32>)> = (0..4).map(|i| (i, Some(4))).collect();
+        assert_eq!(
+            hidden(&inf1, None, Some("3-5")),
+            [None, None, Some(C), Some(C)]
+        );
+        // Cores past the last device select nothing.
+        assert!(hidden(&inf1, None, Some("99")).iter().all(|h| h.is_some()));
+    }
+
+    #[test]
+    fn devices_then_cores_over_what_is_left() {
+        let trn1: Vec<(u32, Option<u32>)> = (0..16).map(|i| (i, Some(2))).collect();
+        let h = hidden(&trn1, Some("4-7"), None);
+        let visible: Vec<u32> = (0..16).filter(|&i| h[i as usize].is_none()).collect();
+        assert_eq!(visible, [4, 5, 6, 7]);
+        assert_eq!(h[0], Some(D));
+        // Inside that container core 0-1 is device 4's pair.
+        let h = hidden(&trn1, Some("4,5,6,7"), Some("0-1"));
+        assert_eq!(&h[4..8], [None, Some(C), Some(C), Some(C)]);
+        assert_eq!(h[3], Some(D));
+        assert!(hidden(&trn1, Some("ALL"), None).iter().all(Option::is_none));
+        assert!(
+            hidden(&trn1, Some("all"), Some(""))
+                .iter()
+                .all(Option::is_none)
+        );
+    }
+
+    #[test]
+    fn unusable_values_warn_and_hide_nothing() {
+        let devs: Vec<(u32, Option<u32>)> = (0..2).map(|i| (i, Some(2))).collect();
+        let (h, w) = neuron_visibility(&devs, Some("neuron0"), Some("x-y"));
+        assert!(h.iter().all(Option::is_none));
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains(D) && w[1].contains(C));
+        // Unknown core counts stop the numbering.
+        let (h, w) = neuron_visibility(&[(0, Some(2)), (1, None), (2, Some(2))], None, Some("0"));
+        assert_eq!(h, [None, None, None]);
+        assert_eq!(w.len(), 1);
+        let (h, _) = neuron_visibility(&[(0, Some(2)), (1, None)], None, Some("5"));
+        assert_eq!(h, [Some(C), None]);
+        // Out-of-order input keeps its order in the answer.
+        assert_eq!(
+            hidden(&[(1, Some(2)), (0, Some(2))], None, Some("2")),
+            [None, Some(C)]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_values_never_panic(d in ".{0,40}", c in ".{0,40}", n in 0usize..20, cores in proptest::option::of(0u32..8)) {
+            let devs: Vec<(u32, Option<u32>)> = (0..n as u32).map(|i| (i, cores)).collect();
+            let (h, _) = neuron_visibility(&devs, Some(&d), Some(&c));
+            proptest::prop_assert_eq!(h.len(), n);
+        }
+    }
 }

@@ -15,11 +15,20 @@
 //! Chips are paired with the PCI functions in address order when both
 //! counts agree (a host carries one TPU generation, so the pairing cannot
 //! mislabel a model).
+//!
+//! `TPU_VISIBLE_CHIPS` (libtpu's chip mask: comma-separated chip indexes,
+//! as vLLM's TPU platform `device_control_env_var` and torch_xla's
+//! `configure_topology` set it, e.g. `0,1,2,3`) hides the chips it does not
+//! list: they stay listed, unavailable, `hidden by TPU_VISIBLE_CHIPS`.
+//! libtpu applies the mask only when the value is non-empty, so an empty
+//! value hides nothing; a value that is not an index list is not applied
+//! and becomes a warning ([`tpu_visibility`]).
 
 use crate::model::{Device, Family, PciAddress};
 use crate::probe::ProbeExt;
 
 use super::formats::ParseOutput;
+use super::sysfs::parse_cpulist;
 use super::vulkan::run_tool;
 use super::{BackendOutput, Context};
 
@@ -225,6 +234,35 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
     rep
 }
 
+/// The variable that hides the chips of a TPU host.
+pub const TPU_VISIBLE_CHIPS: &str = "TPU_VISIBLE_CHIPS";
+
+/// Which chips `TPU_VISIBLE_CHIPS` (the value given) hides: per chip index,
+/// `true` when hidden. Chips of unknown index are never hidden. An unset or
+/// empty value hides nothing; a value that is not a list of indexes (ranges
+/// such as `0-3` are accepted) hides nothing and returns a warning.
+pub fn tpu_visibility(indexes: &[Option<u32>], value: Option<&str>) -> (Vec<bool>, Option<String>) {
+    let none = vec![false; indexes.len()];
+    let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return (none, None);
+    };
+    match parse_cpulist(v) {
+        Some(list) => (
+            indexes
+                .iter()
+                .map(|i| i.is_some_and(|i| !list.contains(&i)))
+                .collect(),
+            None,
+        ),
+        None => (
+            none,
+            Some(format!(
+                "{TPU_VISIBLE_CHIPS}={v:?}: not a list of chip indexes; not applied"
+            )),
+        ),
+    }
+}
+
 fn chip_device(c: &TpuChip, rep: &TpuInfoReport, addr: Option<PciAddress>) -> Device {
     let generation = c.generation.clone().or_else(|| {
         rep.accelerator_type
@@ -357,5 +395,47 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
         }
         out.devices.push(d);
     }
+    let indexes: Vec<Option<u32>> = out.devices.iter().map(|d| d.index).collect();
+    let (hidden, warning) = tpu_visibility(&indexes, ctx.probe.env(TPU_VISIBLE_CHIPS).as_deref());
+    out.warnings.extend(warning);
+    for (d, hide) in out.devices.iter_mut().zip(hidden) {
+        if hide && d.available {
+            d.available = false;
+            d.unavailable_reason = Some(format!("hidden by {TPU_VISIBLE_CHIPS}"));
+        }
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn visible_chips_rules() {
+        let four: Vec<Option<u32>> = (0..4).map(Some).collect();
+        assert_eq!(tpu_visibility(&four, None), (vec![false; 4], None));
+        assert_eq!(tpu_visibility(&four, Some("")), (vec![false; 4], None));
+        assert_eq!(
+            tpu_visibility(&four, Some("1,3")).0,
+            [true, false, true, false]
+        );
+        assert_eq!(
+            tpu_visibility(&four, Some(" 0-1 ")).0,
+            [false, false, true, true]
+        );
+        assert_eq!(tpu_visibility(&[None, Some(1)], Some("0")).0, [false, true]);
+        let (h, w) = tpu_visibility(&four, Some("chip0"));
+        assert_eq!(h, [false; 4]);
+        assert!(w.unwrap().contains(TPU_VISIBLE_CHIPS));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_value_never_panics(v in ".{0,40}", n in 0usize..10) {
+            let idx: Vec<Option<u32>> = (0..n as u32).map(Some).collect();
+            let (h, _) = tpu_visibility(&idx, Some(&v));
+            proptest::prop_assert_eq!(h.len(), n);
+        }
+    }
 }

@@ -2,8 +2,11 @@
 //! and DRM sysfs (integrated or discrete, local memory where exposed), plus
 //! one `xpu-smi discovery -j` run when XPU Manager is installed (names,
 //! UUIDs). Skipped when the PCI bus has no Intel display device.
+//! `ZE_AFFINITY_MASK` and `ONEAPI_DEVICE_SELECTOR` hide GPUs (they stay
+//! listed, unavailable); the rules are in [`visibility`].
 
 pub mod sysfs;
+pub mod visibility;
 pub mod xpu_smi;
 
 use crate::model::{Device, Family};
@@ -149,5 +152,37 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
         .collect();
     let tool = run_xpu_smi(ctx.probe, &mut out.warnings);
     out.devices = assemble(&pci, &cards, &tool);
+    apply_visibility(ctx.probe, &mut out.devices, &mut out.warnings);
     out
+}
+
+/// Mark the GPUs `ZE_AFFINITY_MASK` / `ONEAPI_DEVICE_SELECTOR` hide as
+/// unavailable. GPUs are numbered in PCI address order, with the tile
+/// counts the `xe` sysfs showed (see [`visibility`]).
+fn apply_visibility(probe: &dyn Probe, devices: &mut [Device], warnings: &mut Vec<String>) {
+    let mask = probe.env(visibility::ZE_AFFINITY_MASK);
+    let selector = probe.env(visibility::ONEAPI_DEVICE_SELECTOR);
+    if mask.is_none() && selector.is_none() {
+        return;
+    }
+    let mut order: Vec<usize> = (0..devices.len()).collect();
+    order.sort_by_key(|&i| devices[i].pci_address);
+    let tiles: Vec<Option<u32>> = order
+        .iter()
+        .map(|&i| devices[i].extra.get("tiles").and_then(|t| t.parse().ok()))
+        .collect();
+    let hierarchy =
+        visibility::Hierarchy::from_env(probe.env(visibility::ZE_FLAT_DEVICE_HIERARCHY).as_deref());
+    let (hidden, w) =
+        visibility::intel_visibility(&tiles, hierarchy, mask.as_deref(), selector.as_deref());
+    warnings.extend(w);
+    for (&i, var) in order.iter().zip(hidden) {
+        if let Some(var) = var {
+            let d = &mut devices[i];
+            if d.available {
+                d.available = false;
+                d.unavailable_reason = Some(format!("hidden by {var}"));
+            }
+        }
+    }
 }

@@ -449,27 +449,66 @@ fn visible(vis: &Visibility, d: &Device, parent: Option<&Device>) -> bool {
 }
 
 /// Mark devices hidden by the visible-devices variables as unavailable.
+///
+/// `NVIDIA_VISIBLE_DEVICES` (the container runtime's selection) counts GPUs
+/// as the driver does, the numbering nvidia-smi and NVML show.
+/// `CUDA_VISIBLE_DEVICES` counts only the GPUs the process can see: inside a
+/// container that the runtime gave GPUs 2 and 3, `CUDA_VISIBLE_DEVICES=0`
+/// means GPU 2. So its indices are matched against the GPUs left visible by
+/// the first variable, renumbered from 0 in index order; UUIDs match as they are.
 fn apply_visibility(devices: &mut [Device], probe: &dyn Probe) {
-    let rules = [
-        (
-            "CUDA_VISIBLE_DEVICES",
-            parse_cuda_visible(probe.env("CUDA_VISIBLE_DEVICES").as_deref()),
-        ),
-        (
-            "NVIDIA_VISIBLE_DEVICES",
-            parse_nvidia_visible(probe.env("NVIDIA_VISIBLE_DEVICES").as_deref()),
-        ),
-    ];
+    hide_by(
+        devices,
+        "NVIDIA_VISIBLE_DEVICES",
+        parse_nvidia_visible(probe.env("NVIDIA_VISIBLE_DEVICES").as_deref()),
+    );
+    let Some(cuda) = parse_cuda_visible(probe.env("CUDA_VISIBLE_DEVICES").as_deref()) else {
+        return;
+    };
+    let mut order: Vec<(u32, usize)> = devices
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.parent.is_none() && d.available)
+        .filter_map(|(i, d)| Some((d.index?, i)))
+        .collect();
+    order.sort_unstable();
+    let mut renumbered: Vec<Device> = devices.to_vec();
+    for d in &mut renumbered {
+        if d.parent.is_none() {
+            d.index = None;
+        }
+    }
+    for (k, &(_, i)) in order.iter().enumerate() {
+        renumbered[i].index = Some(k as u32);
+    }
+    let keep: Vec<bool> = renumbered
+        .iter()
+        .map(|d| {
+            let parent = d
+                .parent
+                .as_ref()
+                .and_then(|p| renumbered.iter().find(|x| &x.id == p));
+            visible(&cuda, d, parent)
+        })
+        .collect();
+    for (d, keep) in devices.iter_mut().zip(keep) {
+        if !keep && d.available {
+            d.available = false;
+            d.unavailable_reason = Some("hidden by CUDA_VISIBLE_DEVICES".to_string());
+        }
+    }
+}
+
+/// Mark the devices `rule` does not select as hidden by `var`.
+fn hide_by(devices: &mut [Device], var: &str, rule: Option<Visibility>) {
+    let Some(rule) = rule else { return };
     let snapshot: Vec<Device> = devices.to_vec();
     for d in devices.iter_mut() {
         let parent = d
             .parent
             .as_ref()
             .and_then(|p| snapshot.iter().find(|x| &x.id == p));
-        let hidden_by = rules
-            .iter()
-            .find(|(_, rule)| rule.as_ref().is_some_and(|r| !visible(r, d, parent)));
-        if let Some((var, _)) = hidden_by {
+        if !visible(&rule, d, parent) {
             d.available = false;
             d.unavailable_reason = Some(format!("hidden by {var}"));
         }
