@@ -401,17 +401,6 @@ fn mi210_root(root: &Path) {
             (i / 4) as i32,
         );
     }
-    // The captured topology has no io_links; add two in the kernel's layout
-    // (xGMI 2 → 3 and PCIe 2 → 4) to check they become links.
-    for (n, (kind, to, bw)) in [(11, 3, 50_000), (2, 4, 32_000)].into_iter().enumerate() {
-        let d = topo.join(format!("nodes/2/io_links/{n}"));
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(
-            d.join("properties"),
-            format!("type {kind}\nnode_from 2\nnode_to {to}\nweight 15\nmin_bandwidth {bw}\nmax_bandwidth {bw}\n"),
-        )
-        .unwrap();
-    }
 }
 
 #[test]
@@ -448,12 +437,14 @@ fn kfd_topology_end_to_end_with_visibility() {
         }
     }
     assert_eq!(dev(&r, "pci:0000:03:00.0").extra["hip_device"], "1");
+    // Captured io_links (xGMI to nodes 3, 4, 5) and p2p_links (PCIe paths to nodes 6-9).
     let links = &dev(&r, "pci:0000:63:00.0").links;
-    assert_eq!(links.len(), 2);
+    assert_eq!(links.len(), 7);
     assert_eq!(links[0].peer, "pci:0000:43:00.0");
     assert_eq!(links[0].kind, "xgmi");
     assert_eq!(links[0].bandwidth_bytes_per_s, Some(50_000_000_000));
-    assert_eq!(links[1].kind, "pcie");
+    assert_eq!(links[3].peer, "pci:0000:e3:00.0");
+    assert_eq!(links[3].kind, "pcie");
     assert_eq!(r.summary.accelerator_count, 2);
 
     // ROCR first, then HIP over what is left.
@@ -690,4 +681,188 @@ fn no_amd_gpu_runs_no_tool() {
     let r = run(root, &[]);
     assert!(!root.join("bin/amd-smi.ran").exists());
     assert!(r.devices.iter().all(|d| d.vendor != "amd"));
+}
+
+// ------------------------------------------- captured MI210 xGMI hives (KFD io_links)
+
+/// The two xGMI hives of the MI210 capture, as its io_links define them:
+/// type 11 (xGMI) links join every pair of nodes inside a set and none cross.
+const MI210_HIVES: [[u64; 4]; 2] = [[2, 3, 4, 5], [6, 7, 8, 9]];
+/// NUMA node of each hive's GPUs: the CPU node their PCIe io_link reaches
+/// (GPU nodes 2-5 → CPU node 0, 6-9 → CPU node 1 in the capture).
+const MI210_HIVE_NUMA: [u32; 2] = [0, 1];
+
+/// A `key value` line of a KFD `properties` file.
+fn kfd_prop(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok()).flatten()
+    })
+}
+
+/// The `properties` texts of a KFD node's `io_links` or `p2p_links`.
+fn kfd_links(node_dir: &Path, kind: &str) -> Vec<String> {
+    let dir = node_dir.join(kind);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    rd.map(|e| std::fs::read_to_string(e.unwrap().path().join("properties")).unwrap())
+        .collect()
+}
+
+#[test]
+fn mi210_capture_xgmi_hives_numa_and_pcie_paths() {
+    use ai_hwaccel::detect::BackendId;
+    use std::collections::BTreeSet;
+
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    let src = fixture("sysfs-kfd-topology/mi210-xgmi-pcie-8gpu");
+    copy_tree(&src, &root.join("sys/class/kfd/kfd/topology"));
+    // One PCI function per GPU node at the address its `domain`/`location_id`
+    // encode (bus << 8 | devfn), on the NUMA node its PCIe io_link names: the
+    // kernel's virtual CRAT makes one KFD CPU node per online NUMA node.
+    let cpu_nodes: BTreeSet<u64> = (0..10)
+        .filter(|n| {
+            let p = std::fs::read_to_string(src.join(format!("nodes/{n}/properties"))).unwrap();
+            kfd_prop(&p, "simd_count") == Some(0)
+        })
+        .collect();
+    assert_eq!(cpu_nodes, BTreeSet::from([0, 1]));
+    let mut id_of: BTreeMap<u64, String> = BTreeMap::new();
+    for node in 2..=9u64 {
+        let dir = src.join(format!("nodes/{node}"));
+        let p = std::fs::read_to_string(dir.join("properties")).unwrap();
+        let (domain, loc) = (
+            kfd_prop(&p, "domain").unwrap(),
+            kfd_prop(&p, "location_id").unwrap(),
+        );
+        let addr = format!(
+            "{domain:04x}:{:02x}:{:02x}.{:x}",
+            loc >> 8,
+            (loc >> 3) & 0x1f,
+            loc & 7
+        );
+        let numa = kfd_links(&dir, "io_links")
+            .iter()
+            .filter(|l| kfd_prop(l, "type") == Some(2))
+            .filter_map(|l| kfd_prop(l, "node_to"))
+            .find(|to| cpu_nodes.contains(to))
+            .unwrap();
+        FakePci {
+            vendor: "1002",
+            device: "740f",
+            class: "038000",
+            driver: Some("amdgpu"),
+            numa: Some(i32::try_from(numa).unwrap()),
+            link: true,
+        }
+        .write(root, &addr);
+        id_of.insert(node, format!("pci:{addr}"));
+    }
+    // The same addresses the older MI210 table spells out.
+    for (node, a) in MI210 {
+        assert_eq!(id_of[&u64::from(node)], format!("pci:{a}"));
+    }
+
+    let r = support::detect_fake(
+        root,
+        &root.join("bin"),
+        &[],
+        &[BackendId::Amd, BackendId::Pci],
+    );
+    let gpus: Vec<&Device> = r.devices.iter().filter(|d| d.vendor == "amd").collect();
+    assert_eq!(gpus.len(), 8);
+    let hive_ids: BTreeSet<&str> = gpus
+        .iter()
+        .map(|d| d.extra["xgmi_hive_id"].as_str())
+        .collect();
+    assert_eq!(hive_ids.len(), 2);
+    for (h, hive) in MI210_HIVES.iter().enumerate() {
+        let other = &MI210_HIVES[1 - h];
+        for node in hive {
+            let d = dev(&r, &id_of[node]);
+            assert_eq!(d.name, "AMD Instinct MI210");
+            assert_eq!(d.numa_node, Some(MI210_HIVE_NUMA[h]), "node {node}");
+            assert_eq!(
+                d.extra["xgmi_hive_id"],
+                dev(&r, &id_of[&hive[0]]).extra["xgmi_hive_id"]
+            );
+            // Exactly three xGMI links, 50000 MB/s each, to the other GPUs of the hive.
+            let xgmi: Vec<_> = d.links.iter().filter(|l| l.kind == "xgmi").collect();
+            assert_eq!(xgmi.len(), 3, "node {node}: {:?}", d.links);
+            assert!(
+                xgmi.iter()
+                    .all(|l| l.bandwidth_bytes_per_s == Some(50_000_000_000))
+            );
+            let peers: BTreeSet<&str> = xgmi.iter().map(|l| l.peer.as_str()).collect();
+            let want: BTreeSet<&str> = hive
+                .iter()
+                .filter(|n| *n != node)
+                .map(|n| id_of[n].as_str())
+                .collect();
+            assert_eq!(peers, want, "node {node}");
+            // p2p_links: PCIe paths through the hosts to the other hive's four
+            // GPUs; they cross the CPU-CPU link (bandwidth 0), so none is known.
+            let pcie: Vec<_> = d.links.iter().filter(|l| l.kind == "pcie").collect();
+            let peers: BTreeSet<&str> = pcie.iter().map(|l| l.peer.as_str()).collect();
+            let want: BTreeSet<&str> = other.iter().map(|n| id_of[n].as_str()).collect();
+            assert_eq!(peers, want, "node {node}");
+            assert!(pcie.iter().all(|l| l.bandwidth_bytes_per_s.is_none()));
+            assert_eq!(d.links.len(), 7, "node {node}: no links to CPU nodes");
+        }
+    }
+}
+
+// ------------------------------------ derived 8x MI300X SPX root (make-mi300x-spx.sh)
+
+/// PCI buses of the eight MI300X in `roots/mi300x-spx-8gpu`, in KFD node order
+/// (nodes 2-9): the capture's `location_id` of each GPU's first CPX partition.
+const MI300X_SPX_BUSES: [&str; 8] = ["05", "27", "47", "65", "85", "a7", "c7", "e5"];
+
+#[test]
+fn mi300x_spx_generated_root_xgmi_mesh() {
+    use ai_hwaccel::detect::BackendId;
+    use std::collections::BTreeSet;
+
+    let root = fixture("roots/mi300x-spx-8gpu");
+    let r = support::detect_fake(
+        &root,
+        &root.join("bin"),
+        &[],
+        &[BackendId::Amd, BackendId::Pci],
+    );
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let gpus: Vec<&Device> = r.devices.iter().filter(|d| d.vendor == "amd").collect();
+    assert_eq!(gpus.len(), 8);
+    let ids: Vec<String> = MI300X_SPX_BUSES
+        .iter()
+        .map(|b| format!("pci:0000:{b}:00.0"))
+        .collect();
+    for (k, id) in ids.iter().enumerate() {
+        let d = dev(&r, id);
+        assert_eq!(d.name, "AMD Instinct MI300X");
+        assert_eq!(d.compute_capability.as_deref(), Some("gfx942"));
+        assert_eq!(d.compute_units, Some(304), "1216 SIMDs / 4 per CU");
+        assert!(d.available && d.parent.is_none(), "SPX: one device per GPU");
+        assert_eq!(d.index, Some(k as u32));
+        assert_eq!(d.extra["kfd_node"], (k + 2).to_string());
+        assert_eq!(d.numa_node, Some((k / 4) as u32), "four GPUs per socket");
+        assert_eq!(d.source, "kfd+pci-sysfs");
+        // Seven xGMI peers (everyone else), 50000 MB/s each; no PCIe paths (one hive).
+        assert_eq!(d.links.len(), 7, "{id}: {:?}", d.links);
+        assert!(
+            d.links
+                .iter()
+                .all(|l| l.kind == "xgmi" && l.bandwidth_bytes_per_s == Some(50_000_000_000))
+        );
+        let peers: BTreeSet<&str> = d.links.iter().map(|l| l.peer.as_str()).collect();
+        let want: BTreeSet<&str> = ids
+            .iter()
+            .filter(|p| *p != id)
+            .map(String::as_str)
+            .collect();
+        assert_eq!(peers, want);
+    }
+    assert_eq!(r.summary.accelerator_count, 8);
 }

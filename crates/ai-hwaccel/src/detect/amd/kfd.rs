@@ -1,11 +1,18 @@
 //! The AMD KFD topology (`/sys/class/kfd/kfd/topology`): one node per CPU
 //! socket and per GPU (or per GPU compute partition), each with a
-//! `properties` file of `key value` lines, memory banks and I/O links.
+//! `properties` file of `key value` lines, memory banks, direct I/O links
+//! (`io_links/M`) and, on kernels with "drm/amdkfd: Extend KFD device topology
+//! to surface peer-to-peer links" (Linux 6.2), indirect peer links (`p2p_links/M`).
 //!
 //! Pure parsers ([`parse_properties`], [`gfx_target_name`], [`location_to_pci`],
 //! [`parse_io_link`]) plus [`read_topology`], which reads the tree through a probe.
 //! Field meanings follow the kernel's `drivers/gpu/drm/amd/amdkfd/kfd_topology.c`
-//! (`node_show`, `iolink_show`, `mem_show`).
+//! (`node_show`, `iolink_show`, `mem_show`). `p2p_links` come from
+//! `kfd_create_indirect_link_prop` (GPU → the CPU nodes it does not attach to)
+//! and `kfd_add_peer_prop` (GPU ↔ GPU outside one xGMI hive, through the
+//! host's PCIe): each is a copy of the GPU's link to its CPU with the weights
+//! of the hops added and the bandwidth the minimum of the hops, so a path that
+//! crosses a CPU ↔ CPU link (bandwidth 0) has no known bandwidth.
 
 use std::collections::BTreeMap;
 
@@ -132,8 +139,11 @@ pub struct KfdNode {
     pub gpu_id: Option<u64>,
     /// Sum of the node's memory banks (`mem_banks/*/properties` `size_in_bytes`), when nonzero.
     pub mem_bytes: Option<u64>,
-    /// I/O links from this node.
+    /// Direct I/O links from this node (`io_links/M`), in `M` order.
     pub io_links: Vec<KfdIoLink>,
+    /// Indirect peer links from this node (`p2p_links/M`, absent on older
+    /// kernels), in `M` order: paths through a CPU or the PCIe root, not links.
+    pub p2p_links: Vec<KfdIoLink>,
 }
 
 impl KfdNode {
@@ -232,6 +242,7 @@ pub fn read_topology(probe: &dyn Probe, dir: &str) -> KfdTopology {
             gpu_id: None,
             mem_bytes: None,
             io_links: Vec::new(),
+            p2p_links: Vec::new(),
         };
         if !n.is_gpu() {
             continue;
@@ -252,21 +263,33 @@ pub fn read_topology(probe: &dyn Probe, dir: &str) -> KfdTopology {
             .filter_map(|t| parse_properties(&t).0.get("size_in_bytes").copied())
             .fold(0u64, u64::saturating_add);
         n.mem_bytes = (mem > 0).then_some(mem);
-        let links_dir = join(&ndir, "io_links");
-        for l in probe.list_or_empty(&links_dir) {
-            let lpath = join(&join(&links_dir, &l), "properties");
-            if let Ok(t) = probe.read_text(&lpath) {
-                match parse_io_link(&t) {
-                    Some(link) => n.io_links.push(link),
-                    None => out
-                        .warnings
-                        .push(format!("{lpath}: missing type/node_from/node_to")),
-                }
-            }
-        }
+        n.io_links = read_links(probe, &join(&ndir, "io_links"), &mut out.warnings);
+        n.p2p_links = read_links(probe, &join(&ndir, "p2p_links"), &mut out.warnings);
         out.gpus.push(n);
     }
     out
+}
+
+/// The links of one `io_links` or `p2p_links` directory, in numeric order of
+/// their directory names (`2` before `10`). Absent → empty.
+fn read_links(probe: &dyn Probe, dir: &str, warnings: &mut Vec<String>) -> Vec<KfdIoLink> {
+    let mut names: Vec<(u64, String)> = probe
+        .list_or_empty(dir)
+        .into_iter()
+        .filter_map(|n| n.parse::<u64>().ok().map(|i| (i, n)))
+        .collect();
+    names.sort();
+    let mut links = Vec::new();
+    for (_, l) in names {
+        let lpath = join(&join(dir, &l), "properties");
+        if let Ok(t) = probe.read_text(&lpath) {
+            match parse_io_link(&t) {
+                Some(link) => links.push(link),
+                None => warnings.push(format!("{lpath}: missing type/node_from/node_to")),
+            }
+        }
+    }
+    links
 }
 
 #[cfg(test)]
@@ -304,7 +327,7 @@ mod tests {
         assert_eq!(p["simd_count"], 416);
         assert_eq!(p["hive_id"], 12_609_507_387_757_274_807);
         assert_eq!(bad, vec!["junk".to_string(), "x".to_string()]);
-        // Hand-written in the kernel's iolink_show layout (no captured io_links in the fixtures).
+        // Hand-written in the kernel's iolink_show layout (captured files: `fixture_topologies`).
         let l = parse_io_link(
             "type 11\nversion_major 0\nversion_minor 0\nnode_from 2\nnode_to 3\nweight 15\n\
              min_latency 0\nmax_latency 0\nmin_bandwidth 50000\nmax_bandwidth 50000\n\
@@ -335,6 +358,37 @@ mod tests {
         assert_eq!(t.gpus[0].pci_address().unwrap().to_string(), "0000:63:00.0");
         assert_eq!(t.gpus[0].gfx_target().as_deref(), Some("gfx90a"));
         assert_eq!(t.gpus[0].compute_units(), Some(104));
+        // Node 2: PCIe to CPU node 0, xGMI to 3, 4, 5 (captured io_links);
+        // indirect paths to CPU node 1 and to GPUs 6-9 (captured p2p_links).
+        let io: Vec<(String, u64, Option<u64>)> = t.gpus[0]
+            .io_links
+            .iter()
+            .map(|l| (l.kind_name(), l.node_to, l.max_bandwidth_mbs))
+            .collect();
+        assert_eq!(
+            io,
+            [
+                ("pcie".to_string(), 0, Some(32_000)),
+                ("xgmi".to_string(), 3, Some(50_000)),
+                ("xgmi".to_string(), 4, Some(50_000)),
+                ("xgmi".to_string(), 5, Some(50_000)),
+            ]
+        );
+        let p2p: Vec<(u64, Option<u64>, Option<u64>)> = t.gpus[0]
+            .p2p_links
+            .iter()
+            .map(|l| (l.node_to, l.weight, l.max_bandwidth_mbs))
+            .collect();
+        assert_eq!(
+            p2p,
+            [
+                (1, Some(52), None),
+                (6, Some(72), None),
+                (7, Some(72), None),
+                (8, Some(72), None),
+                (9, Some(72), None),
+            ]
+        );
         let t = read("/mi300-cpx/topology");
         assert_eq!(t.gpus.len(), 2);
         assert_eq!(

@@ -384,26 +384,32 @@ pub fn assemble(
         }
     }
 
-    // Direct links between GPU nodes (io_links), peers named by device id.
+    // Links between GPU nodes, peers named by device id: direct io_links with
+    // their own type, then p2p_links (indirect paths through the host's PCIe)
+    // as `pcie`, whatever type they copied from the GPU's link to its CPU, to
+    // peers without a direct link. Links to CPU nodes are left out. KFD
+    // bandwidths are MB/s (10^6 bytes per second); 0 (unknown) is `None`.
     for n in nodes {
         let Some(from) = node_ids.get(&n.node) else {
             continue;
         };
-        let links: Vec<DeviceLink> = n
-            .io_links
-            .iter()
-            .filter_map(|l| {
-                let peer = node_ids.get(&l.node_to)?;
-                Some(DeviceLink {
-                    peer: peer.clone(),
-                    kind: l.kind_name(),
-                    count: None,
-                    bandwidth_bytes_per_s: l
-                        .max_bandwidth_mbs
-                        .map(|mb| mb.saturating_mul(1_000_000)),
-                })
-            })
-            .collect();
+        let mut links: Vec<DeviceLink> = Vec::new();
+        let direct = n.io_links.iter().map(|l| (l, l.kind_name()));
+        let indirect = n.p2p_links.iter().map(|l| (l, "pcie".to_string()));
+        for (l, kind) in direct.chain(indirect) {
+            let Some(peer) = node_ids.get(&l.node_to).filter(|p| *p != from) else {
+                continue;
+            };
+            if links.iter().any(|x| &x.peer == peer) {
+                continue;
+            }
+            links.push(DeviceLink {
+                peer: peer.clone(),
+                kind,
+                count: None,
+                bandwidth_bytes_per_s: l.max_bandwidth_mbs.map(|mb| mb.saturating_mul(1_000_000)),
+            });
+        }
         if !links.is_empty() {
             if let Some(d) = devices.iter_mut().find(|d| &d.id == from) {
                 d.links = links;
