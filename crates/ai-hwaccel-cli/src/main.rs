@@ -139,6 +139,10 @@ struct TopoArgs {
     /// Print JSON instead of the report.
     #[arg(long)]
     json: bool,
+    /// The model cache directory whose filesystem to report (default: the
+    /// Hugging Face cache from HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME or HOME).
+    #[arg(long, value_name = "DIR", conflicts_with = "registry")]
+    cache_dir: Option<String>,
 }
 
 impl ProbeArgs {
@@ -290,19 +294,33 @@ fn run(cli: Cli) -> Result<()> {
             out(&format!("{}\n", serde_json::to_string_pretty(&parsed)?))
         }
         Command::Topo(args) => {
+            let cache = args.cache_dir.as_deref();
             let reg = match (&args.registry, &args.from) {
                 (Some(file), _) => planning::read_registry(file)?,
                 (None, Some(dir)) => {
                     let replay = ReplayProbe::open(dir).context("--from")?;
-                    ai_hwaccel::detect_with(&replay, &DetectOptions::default())
+                    let mut reg = ai_hwaccel::detect_with(&replay, &DetectOptions::default());
+                    if cache.is_some() {
+                        reg.system.storage.model_cache =
+                            ai_hwaccel::detect::model_cache_filesystem(&replay, cache);
+                    }
+                    reg
                 }
-                (None, None) => ai_hwaccel::detect(
-                    &args.probe.options()?,
-                    &DetectOptions {
-                        backends: args.probe.backends()?,
-                        families: None,
-                    },
-                ),
+                (None, None) => {
+                    let probe = LiveProbe::new(args.probe.options()?);
+                    let mut reg = ai_hwaccel::detect_with(
+                        &probe,
+                        &DetectOptions {
+                            backends: args.probe.backends()?,
+                            families: None,
+                        },
+                    );
+                    if cache.is_some() {
+                        reg.system.storage.model_cache =
+                            ai_hwaccel::detect::model_cache_filesystem(&probe, cache);
+                    }
+                    reg
+                }
             };
             if args.json {
                 out(&topo::json(&reg)?)

@@ -239,7 +239,7 @@ pub fn text(reg: &Registry) -> String {
             s += &wrap(n, 96);
         }
     }
-    s
+    s.lines().map(|l| l.trim_end().to_string() + "\n").collect()
 }
 
 /// `text` as lines of at most `width` columns, each indented by two spaces.
