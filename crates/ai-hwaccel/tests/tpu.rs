@@ -141,8 +141,23 @@ fn v4_from_dev_nodes_and_environment_without_tool() {
     for i in 0..4 {
         std::fs::write(root.path().join(format!("dev/accel{i}")), "").unwrap();
     }
-    let r = run(root.path(), bin.path(), &[("TPU_ACCELERATOR_TYPE", "v4-8")]);
+    let r = run(
+        root.path(),
+        bin.path(),
+        &[("TPU_ACCELERATOR_TYPE", "v4-8"), ("TPU_TOPOLOGY", "2x2x1")],
+    );
     assert_eq!(r.devices.len(), 4);
+    // The host's chips are one ICI domain of their slice; the topology says which slice.
+    let t = ai_hwaccel::topology::Topology::from_registry(&r);
+    assert_eq!(t.domain_types, ["ici"]);
+    assert_eq!(t.domains[0].len(), 4);
+    assert!(
+        t.notes
+            .iter()
+            .any(|n| n.contains("v4-8") && n.contains("2x2x1")),
+        "{:?}",
+        t.notes
+    );
     let d = r.device("tpu:3").unwrap();
     assert_eq!(d.name, "Google TPU v4");
     assert_eq!(d.memory_bytes, None, "unknown without tpu-info");

@@ -15,7 +15,8 @@
 //!   ([`pcie::link_bandwidth`]). `bandwidth_source` says which.
 //! - **Domains**: groups of available devices that can form a
 //!   tensor-parallel group over a scale-up fabric — connected components of
-//!   the direct links. Devices with no direct link form one `pcie` domain per
+//!   the direct links. TPU chips of one host form one `ici` domain (their
+//!   slice). Other devices with no direct link form one `pcie` domain per
 //!   vendor and NUMA node, so a group never spans the SMP interconnect
 //!   between sockets. The planner takes its tensor-parallel domains from
 //!   here ([`crate::plan::PlanDevice::from_registry`]).
@@ -490,6 +491,12 @@ fn domains(devs: &[&Device], links: &[Link]) -> (Vec<Vec<String>>, Vec<String>) 
         }
         let key = if linked[i] {
             format!("direct:{}", sets.find(i))
+        } else if d.family == Family::Tpu {
+            // The chips of one TPU VM are joined by ICI links of their slice
+            // (Cloud TPU system architecture: every chip of a host is in the
+            // slice); no tool lists the links, so the chips form one `ici`
+            // domain without per-pair edges.
+            "ici".to_string()
         } else {
             let numa = d.numa_node.map_or("?".to_string(), |n| n.to_string());
             format!("pcie:{}:{numa}", d.vendor)
@@ -502,6 +509,8 @@ fn domains(devs: &[&Device], links: &[Link]) -> (Vec<Vec<String>>, Vec<String>) 
                         .get(&sets.find(i))
                         .and_then(|k| k.iter().max_by_key(|(_, n)| **n))
                         .map_or_else(|| "direct".to_string(), |(k, _)| k.clone())
+                } else if d.family == Family::Tpu {
+                    "ici".to_string()
                 } else {
                     "pcie".to_string()
                 };
@@ -649,6 +658,18 @@ fn notes(devs: &[&Device], links: &[Link]) -> Vec<String> {
             out.push(format!(
                 "{n} device(s) {what} report no direct link: the vendor library or tool that \
                  reports links did not answer, or the links are absent; they are grouped over PCIe"
+            ));
+        }
+    }
+    if let Some(t) = devs.iter().find(|d| d.family == Family::Tpu) {
+        let get = |k: &str| t.extra.get(k).map(String::as_str);
+        let ty = get("tpu_accelerator_type").or(get("accelerator_type"));
+        let topo = get("tpu_topology");
+        if ty.is_some() || topo.is_some() {
+            out.push(format!(
+                "TPU slice {} topology {} (TPU_* environment); ICI links are not listed per pair",
+                ty.unwrap_or("?"),
+                topo.unwrap_or("?")
             ));
         }
     }
