@@ -9,6 +9,19 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// Standard output of a run that must succeed (its stderr shown when not).
+fn success_text(o: Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Every line of a human report fits 100 columns.
+fn assert_narrow(text: &str) {
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "too wide: {line}");
+    }
+}
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ai-hwaccel"))
 }
@@ -179,9 +192,7 @@ fn table_output_is_readable_and_fits_100_columns() {
         "{text}"
     );
     assert!(text.contains("BACKEND"), "{text}");
-    for line in text.lines() {
-        assert!(line.chars().count() <= 100, "too wide: {line}");
-    }
+    assert_narrow(&text);
 }
 
 #[test]
@@ -469,15 +480,12 @@ fn train_table_and_errors() {
         "--recompute",
         "full",
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8(o.stdout).unwrap();
+    let text = success_text(o);
     assert!(
         text.contains("optimizer") && text.contains("fits: yes"),
         "{text}"
     );
-    for line in text.lines() {
-        assert!(line.chars().count() <= 100, "too wide: {line}");
-    }
+    assert_narrow(&text);
     for bad in [
         ["--zero", "4"],
         ["--optimizer", "adam9"],
@@ -606,15 +614,12 @@ fn train_expert_parallel() {
         "--ep",
         "8",
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8(o.stdout).unwrap();
+    let text = success_text(o);
     assert!(
         text.contains("ep 8") && text.contains("expert parallel 8"),
         "{text}"
     );
-    for line in text.lines() {
-        assert!(line.chars().count() <= 100, "too wide: {line}");
-    }
+    assert_narrow(&text);
     // Illegal degrees: exit 1 naming the option and the reason.
     for (model, ep, why) in [
         ("llama-3.1-8b", "2", "no routed experts"),
