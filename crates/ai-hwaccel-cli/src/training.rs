@@ -156,6 +156,14 @@ pub struct TrainArgs {
     /// Model FLOPs utilization for the time estimate.
     #[arg(long, value_name = "F", default_value_t = ai_hwaccel::plan::training::DEFAULT_MFU, value_parser = crate::planning::parse_fraction)]
     pub mfu: f64,
+    /// Allocator fragmentation reserve, as a fraction of the other components
+    /// (default 0: no published figure; set what your framework measures).
+    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_reserve)]
+    pub fragmentation: f64,
+    /// Framework bytes per device (CUDA context, workspace), e.g. `536870912`
+    /// (default 0: unknown; measure it with your framework).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub framework_overhead: u64,
     /// Devices, e.g. `8xh100-sxm` (default: this machine's accelerators).
     #[arg(long, value_name = "SPEC")]
     pub devices: Option<String>,
@@ -231,6 +239,8 @@ fn options(a: &TrainArgs) -> Result<TrainingOptions> {
         lora_experts: a.lora_experts,
         teacher,
         mfu: a.mfu,
+        fragmentation_fraction: a.fragmentation,
+        framework_overhead_bytes: a.framework_overhead,
         ..TrainingOptions::default()
     })
 }
@@ -408,4 +418,12 @@ fn render(p: &TrainingPlan, devices: &[PlanDevice]) -> String {
         s += &format!("warning: {w}\n");
     }
     s
+}
+
+/// A reserve fraction in [0, 1).
+fn parse_reserve(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..1.0).contains(&f) => Ok(f),
+        _ => Err(format!("{s:?} is not a fraction in [0, 1)")),
+    }
 }

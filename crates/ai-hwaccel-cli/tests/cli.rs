@@ -685,3 +685,33 @@ fn model_and_plan_from_a_config_file() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("SOURCES.md"));
 }
+
+#[test]
+fn train_reserves_are_user_set_and_land_in_other() {
+    let base = json(&["train", "llama-3.1-8b", "--devices", "1xh100-sxm", "--json"]);
+    let more = json(&[
+        "train",
+        "llama-3.1-8b",
+        "--devices",
+        "1xh100-sxm",
+        "--fragmentation",
+        "0.1",
+        "--framework-overhead",
+        "1000000000",
+        "--json",
+    ]);
+    let other = |v: &serde_json::Value| v["per_device"][0]["other_bytes"].as_u64().unwrap();
+    let total = |v: &serde_json::Value| v["per_device"][0]["total_bytes"].as_u64().unwrap();
+    let base_total = total(&base) as f64;
+    let grew = other(&more) - other(&base);
+    // 10 % of states + activations + buffers (the whole base total, whose
+    // `other` is only the buffers) plus the 1 GB given.
+    let expect = base_total * 0.1 + 1e9;
+    assert!(
+        (grew as f64 - expect).abs() <= 2.0 + expect * 1e-9,
+        "grew {grew}, expected {expect}"
+    );
+    assert_eq!(total(&more) - total(&base), grew);
+    let o = run(&["train", "llama-3.1-8b", "--fragmentation", "1.5"]);
+    assert!(!o.status.success());
+}
