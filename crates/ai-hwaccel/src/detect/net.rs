@@ -14,7 +14,7 @@
 use crate::model::{NetworkInterface, PciAddress, PciPath, RdmaDevice, RdmaPort};
 use crate::probe::{Probe, ProbeExt, join};
 
-use super::pci::pci_address_in_path;
+use super::pci::{pci_address_in_path, read_parsed};
 use super::sysfs::parse_numa_node;
 
 const NET_DIR: &str = "/sys/class/net";
@@ -65,25 +65,6 @@ fn list_class(probe: &dyn Probe, dir: &str, warnings: &mut Vec<String>) -> Vec<S
             Vec::new()
         }
     }
-}
-
-/// Read `path` and parse it; absent, unreadable or empty is `None` silently
-/// (the kernel answers EINVAL for some attributes of a link that is down),
-/// text the parser rejects is `None` and a warning naming the file.
-pub(crate) fn read_parsed<T>(
-    probe: &dyn Probe,
-    path: &str,
-    what: &str,
-    warnings: &mut Vec<String>,
-    parse: impl Fn(&str) -> Option<T>,
-) -> Option<T> {
-    let text = probe.read_trimmed(path)?;
-    let v = parse(&text);
-    if v.is_none() {
-        let shown: String = text.chars().take(40).collect();
-        warnings.push(format!("{path}: not {what}: {shown:?}"));
-    }
-    v
 }
 
 /// The PCI function behind a class entry. The entry (`/sys/class/net/eth0`)

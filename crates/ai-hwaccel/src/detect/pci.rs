@@ -106,12 +106,26 @@ pub(crate) fn read_number<T: std::str::FromStr>(
     name: &str,
     warnings: &mut Vec<String>,
 ) -> Option<T> {
-    let path = join(dir, name);
-    let text = probe.read_trimmed(&path)?;
-    let v = text.parse::<T>().ok();
+    read_parsed(probe, &join(dir, name), "a number", warnings, |s| {
+        s.parse::<T>().ok()
+    })
+}
+
+/// Read `path` and parse it; absent, unreadable or empty is `None` silently
+/// (the kernel answers EINVAL for some attributes of a link that is down),
+/// text the parser rejects is `None` and a warning naming the file.
+pub(crate) fn read_parsed<T>(
+    probe: &dyn Probe,
+    path: &str,
+    what: &str,
+    warnings: &mut Vec<String>,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Option<T> {
+    let text = probe.read_trimmed(path)?;
+    let v = parse(&text);
     if v.is_none() {
         let shown: String = text.chars().take(40).collect();
-        warnings.push(format!("{path}: not a number: {shown:?}"));
+        warnings.push(format!("{path}: not {what}: {shown:?}"));
     }
     v
 }

@@ -12,8 +12,9 @@
 use crate::model::{BlockDevice, FilesystemInfo, PciAddress, PciPath, StorageInfo};
 use crate::probe::{Probe, ProbeExt, join};
 
-use super::net::{read_numa, read_parsed};
+use super::net::read_numa;
 use super::pci::pci_address_in_path;
+use super::pci::read_parsed;
 
 const BLOCK_DIR: &str = "/sys/block";
 const MOUNTINFO: &str = "/proc/self/mountinfo";
