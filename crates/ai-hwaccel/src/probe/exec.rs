@@ -77,18 +77,35 @@ pub(crate) fn run(
     timeout: Duration,
     cap: usize,
 ) -> Result<ToolOutput, ProbeError> {
-    let mut child = Command::new(exe)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("LC_ALL", "C")
-        .process_group(0)
-        .spawn()
-        .map_err(|e| ProbeError::Spawn {
-            tool: name.to_string(),
-            message: e.to_string(),
-        })?;
+    let spawn = || {
+        Command::new(exe)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("LC_ALL", "C")
+            .process_group(0)
+            .spawn()
+    };
+    // ETXTBSY: the executable is open for writing somewhere — typically a
+    // file descriptor that another thread's fork inherited for the instant
+    // before its exec closed it, or a package upgrade replacing the tool.
+    // It clears by itself, so retry briefly (at most ~100 ms) before failing.
+    let mut attempt = 0;
+    let mut child = loop {
+        match spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 10 => {
+                attempt += 1;
+                thread::sleep(Duration::from_millis(10));
+            }
+            r => {
+                break r.map_err(|e| ProbeError::Spawn {
+                    tool: name.to_string(),
+                    message: e.to_string(),
+                })?;
+            }
+        }
+    };
     let out = child
         .stdout
         .take()
