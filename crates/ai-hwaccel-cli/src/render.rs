@@ -3,6 +3,13 @@
 use ai_hwaccel::Registry;
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
 
+/// Bytes per second as decimal GB/s with `decimals` digits, `-` when unknown.
+pub fn gb_per_s(b: Option<u64>, decimals: usize) -> String {
+    b.map_or("-".into(), |b| {
+        format!("{:.decimals$} GB/s", b as f64 / 1e9)
+    })
+}
+
 /// Bytes as GiB with one decimal, `-` when unknown.
 pub fn gib(b: Option<u64>) -> String {
     match b {
@@ -111,12 +118,17 @@ pub fn registry(reg: &Registry, timings: bool) -> String {
 
 /// `prefix` followed by `words`, wrapped to `width` columns with continuation
 /// lines indented like the prefix.
-fn wrap(prefix: &str, words: &[String], width: usize) -> String {
+pub fn wrap<S: AsRef<str>>(
+    prefix: &str,
+    words: impl IntoIterator<Item = S>,
+    width: usize,
+) -> String {
     let indent = " ".repeat(prefix.chars().count());
     let mut out = String::new();
     let mut line = prefix.to_string();
     let mut empty = true;
     for w in words {
+        let w = w.as_ref();
         if !empty && line.chars().count() + 1 + w.chars().count() > width {
             out += &line;
             out.push('\n');

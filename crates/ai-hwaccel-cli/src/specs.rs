@@ -44,35 +44,8 @@ fn gib(b: Option<u64>) -> String {
     }
 }
 
-/// Bytes per second as decimal GB/s, `-` when unknown.
-fn gbps(b: Option<u64>) -> String {
-    b.map_or("-".into(), |b| format!("{:.0} GB/s", b as f64 / 1e9))
-}
-
 fn rate(r: Option<f64>) -> String {
     r.map_or("-".into(), |r| format!("{r:.0}"))
-}
-
-/// `text` after `prefix`, wrapped at `width` columns, continuation lines
-/// indented like the prefix.
-fn wrap(prefix: &str, text: &str, width: usize) -> String {
-    let indent = " ".repeat(prefix.len());
-    let mut out = String::new();
-    let mut line = prefix.to_string();
-    for word in text.split_whitespace() {
-        if line.len() > prefix.len() && line.len() + 1 + word.len() > width {
-            out += line.trim_end();
-            out.push('\n');
-            line = indent.clone();
-        }
-        if line.len() > prefix.len() {
-            line.push(' ');
-        }
-        line += word;
-    }
-    out += &line;
-    out.push('\n');
-    out
 }
 
 /// The text `specs` prints: pretty JSON (an array of entries) or a table.
@@ -101,7 +74,7 @@ pub fn run(query: Option<String>, json: bool) -> Result<String> {
             e.name.clone(),
             e.architecture.clone().unwrap_or_else(|| "-".into()),
             gib(e.memory_bytes),
-            gbps(e.memory_bandwidth_bytes_per_s),
+            crate::render::gb_per_s(e.memory_bandwidth_bytes_per_s, 0),
             rate(e.tflops.bf16),
             rate(e.tflops.fp8),
             e.tdp_watts.map_or("-".into(), |w| format!("{w} W")),
@@ -118,7 +91,7 @@ pub fn run(query: Option<String>, json: bool) -> Result<String> {
     if let [one] = entries.as_slice() {
         s += &format!("source: {}\n", one.source);
         if let Some(n) = &one.notes {
-            s += &wrap("notes:  ", n, 100);
+            s += &crate::render::wrap("notes:  ", n.split_whitespace(), 100);
         }
     }
     Ok(s)

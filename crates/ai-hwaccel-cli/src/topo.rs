@@ -37,10 +37,6 @@ fn rate(bits: Option<u64>) -> String {
     }
 }
 
-fn gbps(bytes: Option<u64>) -> String {
-    bytes.map_or("-".to_string(), |b| format!("{:.1} GB/s", b as f64 / 1e9))
-}
-
 /// The terminal report.
 pub fn text(reg: &Registry) -> String {
     let t = Topology::from_registry(reg);
@@ -96,7 +92,7 @@ pub fn text(reg: &Registry) -> String {
         if let Some(l) = direct.first() {
             s += &format!(
                 "Direct link bandwidth (one direction): {} per pair ({}).\n",
-                gbps(l.bandwidth_bytes_per_s),
+                crate::render::gb_per_s(l.bandwidth_bytes_per_s, 1),
                 l.bandwidth_source.as_deref().unwrap_or("unknown")
             );
         }
@@ -236,28 +232,8 @@ pub fn text(reg: &Registry) -> String {
     if !t.notes.is_empty() {
         s += "\nNotes\n";
         for n in &t.notes {
-            s += &wrap(n, 96);
+            s += &crate::render::wrap("  ", n.split_whitespace(), 98);
         }
     }
     s.lines().map(|l| l.trim_end().to_string() + "\n").collect()
-}
-
-/// `text` as lines of at most `width` columns, each indented by two spaces.
-fn wrap(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = String::new();
-    for w in text.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + w.len() > width {
-            out += &format!("  {line}\n");
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line += w;
-    }
-    if !line.is_empty() {
-        out += &format!("  {line}\n");
-    }
-    out
 }
