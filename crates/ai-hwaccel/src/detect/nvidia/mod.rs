@@ -608,9 +608,10 @@ fn devices_from_nvml(s: &nvml::Snapshot) -> Vec<Device> {
             })
             .collect();
         out.push(d);
+        let parent = out.len() - 1;
         for m in &g.migs {
             let mut md = mig_device(
-                &out[out.len() - 1],
+                &out[parent],
                 m.gpu_instance_id,
                 m.compute_instance_id,
                 "nvml",

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+mod fake_nvml;
+
 use super::*;
 use crate::probe::{ProbeError, ToolOutput};
 

@@ -1,0 +1,272 @@
+//! The NVML path against a real shared library: `tests/fake-nvml/fake_nvml.c`
+//! built with the system C compiler into `libnvidia-ml.so.1` and loaded by
+//! the backend exactly as the driver's library would be (dlopen, versioned
+//! symbol lookup, struct layouts, MIG and NVLink enumeration). Each scenario
+//! reports the values of a real capture (see the C file), and the tests
+//! check the devices against those values.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the test builds the fake library with the C compiler"
+)]
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::model::Registry;
+use crate::topology::Topology;
+
+const SOURCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake-nvml/fake_nvml.c");
+
+/// A fake NVML built for `scenario` in its own directory (so parallel tests
+/// never share a loaded library), or `None`, with the reason printed, when
+/// no C compiler is available.
+fn build(scenario: u32, dir: &Path) -> Option<PathBuf> {
+    let out = dir.join("libnvidia-ml.so.1");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let status = std::process::Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O0", "-Wall", "-Wextra", "-Werror"])
+        .arg(format!("-DSCENARIO={scenario}"))
+        .arg("-o")
+        .arg(&out)
+        .arg(SOURCE)
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(out),
+        Ok(s) => panic!("{cc} failed on {SOURCE}: {s}"),
+        Err(e) => {
+            eprintln!("skipped: no C compiler ({cc}: {e}) to build the fake NVML library");
+            None
+        }
+    }
+}
+
+/// Detect with the fake library of `scenario` over `probe`.
+fn detect_with(scenario: u32, probe: &FakeProbe) -> Option<BackendOutput> {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = build(scenario, dir.path())?;
+    let lib = lib.to_str().unwrap().to_string();
+    Some(run(probe, &[lib.as_str()]))
+}
+
+fn native() -> FakeProbe {
+    FakeProbe {
+        native: true,
+        ..Default::default()
+    }
+}
+
+fn extra<'a>(d: &'a Device, key: &str) -> Option<&'a str> {
+    d.extra.get(key).map(String::as_str)
+}
+
+const MIB: u64 = 1 << 20;
+
+#[test]
+fn h100_in_mig_mode() {
+    let p = native().pci("0000:00:09.0", "2330", 1, Some("nvidia"));
+    let Some(out) = detect_with(1, &p) else {
+        return;
+    };
+    assert!(p.runs().is_empty(), "NVML answered: no tool runs");
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.len(), 5, "the GPU and its 4 MIG devices");
+    let g = &out.devices[0];
+    assert_eq!(g.id, "pci:0000:00:09.0");
+    assert_eq!(g.source, "nvml");
+    assert_eq!(g.name, "NVIDIA H100 80GB HBM3");
+    assert_eq!(
+        g.uuid.as_deref(),
+        Some("GPU-00000000-0000-0000-0000-000000000000")
+    );
+    assert_eq!(g.serial.as_deref(), Some("0000000000000"));
+    assert_eq!(g.index, Some(0));
+    assert_eq!(g.memory_bytes, Some(81_559 * MIB));
+    assert_eq!(g.memory_free_bytes, Some(81_022 * MIB));
+    assert_eq!(extra(g, "memory_used_bytes"), Some("564133888"), "538 MiB");
+    assert_eq!(g.compute_capability.as_deref(), Some("9.0"));
+    assert_eq!(g.architecture.as_deref(), Some("Hopper"));
+    assert_eq!(g.driver_version.as_deref(), Some("590.48.01"));
+    assert_eq!(extra(g, "cuda_driver_version"), Some("13.1"));
+    assert_eq!(g.firmware_version.as_deref(), Some("96.00.A5.00.01"));
+    assert_eq!(g.power_limit_watts, Some(700.0));
+    assert_eq!(g.temperature_celsius, Some(42.0));
+    assert_eq!(g.ecc_enabled, Some(true));
+    assert_eq!(g.ecc_uncorrected_errors, Some(0));
+    assert_eq!(extra(g, "persistence_mode"), Some("Enabled"));
+    assert_eq!(extra(g, "compute_mode"), Some("Default"));
+    assert_eq!(extra(g, "mig_mode"), Some("Enabled"));
+    assert_eq!(extra(g, "minor_number"), Some("0"));
+    let pci = g.pci.as_ref().unwrap();
+    assert_eq!(
+        (pci.vendor_id.as_str(), pci.device_id.as_str()),
+        ("10de", "2330")
+    );
+    let link = pci.link.as_ref().unwrap();
+    assert_eq!(
+        (link.current_speed_gts, link.current_width),
+        (Some(32.0), Some(16)),
+        "PCIe 5.0 x16"
+    );
+    assert_eq!(g.numa_node, Some(1), "joined from the PCI function");
+    assert!(g.links.is_empty(), "NVLink queries fail in MIG mode");
+
+    let migs = &out.devices[1..];
+    let got: Vec<_> = migs
+        .iter()
+        .map(|m| {
+            (
+                m.partition.as_deref().unwrap_or(""),
+                extra(m, "gpu_instance_id").unwrap_or(""),
+                m.memory_bytes.unwrap() / MIB,
+                m.memory_free_bytes.unwrap() / MIB,
+                m.compute_units.unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("3g.40gb", "2", 40_448, 40_423, 60),
+            ("2g.20gb", "3", 20_096, 20_080, 32),
+            ("1g.10gb", "9", 9_984, 9_976, 16),
+            ("1g.10gb", "10", 9_984, 9_976, 16),
+        ]
+    );
+    for (i, m) in migs.iter().enumerate() {
+        assert_eq!(m.parent.as_deref(), Some("pci:0000:00:09.0"));
+        assert_eq!(m.index, Some(i as u32));
+        assert_eq!(
+            m.id,
+            format!(
+                "pci:0000:00:09.0/mig-{}-0",
+                extra(m, "gpu_instance_id").unwrap()
+            )
+        );
+        assert_eq!(
+            m.uuid.as_deref(),
+            Some(format!("MIG-00000000-0000-0000-0000-00000000000{}", i + 1).as_str())
+        );
+        assert_eq!(m.numa_node, Some(1));
+        assert_eq!(m.compute_capability.as_deref(), Some("9.0"));
+    }
+    assert_eq!(migs[0].name, "NVIDIA H100 80GB HBM3 MIG 3g.40gb");
+}
+
+#[test]
+fn hgx_h100_nvswitch_links_make_one_domain() {
+    let buses = ["53", "64", "75", "86", "97", "a8", "b9", "ca"];
+    let mut p = native();
+    for (i, b) in buses.iter().enumerate() {
+        p = p.pci(
+            &format!("0000:{b}:00.0"),
+            "2330",
+            i32::from(i >= 4),
+            Some("nvidia"),
+        );
+    }
+    let Some(out) = detect_with(2, &p) else {
+        return;
+    };
+    assert!(p.runs().is_empty(), "NVML answered: no tool runs");
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.len(), 8);
+    let switches: Vec<(String, String, Option<u32>)> = (0x83..=0x86)
+        .zip([5, 4, 4, 5])
+        .map(|(bus, n)| {
+            (
+                format!("pci:0000:{bus:02x}:00.0"),
+                "nvswitch".to_string(),
+                Some(n),
+            )
+        })
+        .collect();
+    for (i, d) in out.devices.iter().enumerate() {
+        assert_eq!(d.id, format!("pci:0000:{}:00.0", buses[i]));
+        assert_eq!(d.index, Some(i as u32));
+        assert_eq!(d.numa_node, Some(u32::from(i >= 4)));
+        assert_eq!(extra(d, "minor_number"), Some(i.to_string().as_str()));
+        assert_eq!(d.driver_version.as_deref(), Some("535.183.01"));
+        assert_eq!(extra(d, "cuda_driver_version"), Some("12.2"));
+        assert_eq!(extra(d, "mig_mode"), Some("Disabled"));
+        let links: Vec<_> = d
+            .links
+            .iter()
+            .map(|l| (l.peer.clone(), l.kind.clone(), l.count))
+            .collect();
+        assert_eq!(links, switches, "{}: 18 links to 4 NVSwitch chips", d.id);
+    }
+    assert_eq!(
+        out.devices[0].uuid.as_deref(),
+        Some("GPU-566e6f65-c38e-b12f-4824-6944218668b9")
+    );
+    assert_eq!(out.devices[0].serial.as_deref(), Some("1655022005478"));
+    assert_eq!(out.devices[2].memory_free_bytes, Some(71_786 * MIB));
+
+    // The topology built from these devices: every pair over NVSwitch, one domain.
+    let mut devices = out.devices;
+    for d in &mut devices {
+        d.spec = crate::spec::by_name(&d.name).map(|e| e.to_ref());
+    }
+    let registry = Registry {
+        devices,
+        ..Default::default()
+    };
+    let topo = Topology::from_registry(&registry);
+    assert_eq!(topo.links.len(), 28);
+    assert!(
+        topo.links
+            .iter()
+            .all(|l| l.link_type == "nvlink" && l.via.as_deref() == Some("nvswitch"))
+    );
+    assert_eq!(topo.domains.len(), 1);
+    assert_eq!(topo.domains[0].len(), 8);
+}
+
+#[test]
+fn nvml_init_failure_falls_back_to_nvidia_smi() {
+    let p = native()
+        .pci("0000:01:00.0", "20b2", 0, Some("nvidia"))
+        .tool("nvidia-smi -q -x", super::XML_A100_MIG);
+    let Some(out) = detect_with(3, &p) else {
+        return;
+    };
+    assert_eq!(p.runs(), ["nvidia-smi -q -x"]);
+    assert_eq!(
+        out.devices.len(),
+        5,
+        "the A100 and its MIG instances, from nvidia-smi"
+    );
+    assert!(out.devices.iter().all(|d| d.source == "nvidia-smi"));
+}
+
+#[test]
+fn pre_r319_library_uses_the_unversioned_entry_points() {
+    let p = native().pci("0000:00:04.0", "15f8", 0, Some("nvidia"));
+    let Some(out) = detect_with(4, &p) else {
+        return;
+    };
+    assert!(p.runs().is_empty(), "NVML answered: no tool runs");
+    assert_eq!(out.devices.len(), 1);
+    let d = &out.devices[0];
+    assert_eq!(d.source, "nvml");
+    assert_eq!(d.name, "Tesla P100-PCIE-16GB");
+    assert_eq!(d.memory_bytes, Some(16_384 * MIB));
+    assert_eq!(d.memory_free_bytes, Some(16_280 * MIB));
+    assert_eq!(
+        d.index,
+        Some(0),
+        "the position, when nvmlDeviceGetIndex is missing"
+    );
+    // Every fact whose entry point the library lacks stays unknown.
+    assert_eq!(d.id, "nvidia:gpu0", "no PCI info: named by index");
+    assert_eq!(
+        (
+            d.uuid.as_ref(),
+            d.compute_capability.as_ref(),
+            d.driver_version.as_ref()
+        ),
+        (None, None, None)
+    );
+    assert_eq!((d.ecc_enabled, d.power_limit_watts), (None, None));
+    assert!(d.links.is_empty());
+}
