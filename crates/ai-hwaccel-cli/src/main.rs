@@ -290,7 +290,9 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 std::fs::read(&file).with_context(|| format!("{}", file.display()))?
             };
-            let parsed = (fmt.parse)(&bytes);
+            let mut parsed = (fmt.parse)(&bytes);
+            // The same datasheet entry `detect` attaches.
+            ai_hwaccel::spec::attach(&mut parsed.devices);
             out(&format!("{}\n", serde_json::to_string_pretty(&parsed)?))
         }
         Command::Topo(args) => {

@@ -715,3 +715,25 @@ fn train_reserves_are_user_set_and_land_in_other() {
     let o = run(&["train", "llama-3.1-8b", "--fragmentation", "1.5"]);
     assert!(!o.status.success());
 }
+
+#[test]
+fn parse_prints_devices_with_their_datasheet_entry() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../ai-hwaccel/tests/fixtures/nvidia-smi-xml/telegraf__a100-sxm4-v12.xml");
+    let v = json(&["parse", "nvidia-smi-xml", file.to_str().unwrap()]);
+    let devices = v["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 5, "the A100 and its 4 MIG instances");
+    assert_eq!(devices[0]["name"], "NVIDIA A100-SXM4-80GB");
+    assert_eq!(devices[0]["memory_bytes"], 81_920u64 * 1_048_576);
+    assert_eq!(
+        devices[0]["spec"]["id"], "a100-80gb",
+        "as detect attaches it"
+    );
+    assert!(
+        devices[1..].iter().all(|m| m["spec"].is_null()),
+        "no datasheet entry describes a MIG slice"
+    );
+    let o = run(&["parse", "nvidia-smi-xml", "/nonexistent/file.xml"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/file.xml"));
+}

@@ -770,7 +770,9 @@ pub(crate) fn tool_pci_info(
     subsystem: Option<u32>,
     link: PcieLink,
 ) -> Option<PciInfo> {
-    let dev = device_id.filter(|&d| d != 0)?;
+    // `0xDDDDVVVV`: the low half must be NVIDIA's vendor id; anything else
+    // is a masked or redacted capture (`000000DE`), not an id.
+    let dev = device_id.filter(|&d| d & 0xffff == u32::from(NVIDIA_VENDOR_ID))?;
     let has_link = link != PcieLink::default();
     let hex4 = |v: u32| format!("{:04x}", v & 0xffff);
     Some(PciInfo {

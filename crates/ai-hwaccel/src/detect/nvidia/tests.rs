@@ -153,6 +153,11 @@ fn value_helpers() {
     );
     assert_eq!(info.subsystem_device_id.as_deref(), Some("16c1"));
     assert_eq!(
+        tool_pci_info(Some(0x0000_00de), None, PcieLink::default()),
+        None,
+        "a masked id (`000000DE`) is not an id"
+    );
+    assert_eq!(
         mig_profile_from_name("NVIDIA H100 80GB HBM3 MIG 3g.40gb").as_deref(),
         Some("3g.40gb")
     );
