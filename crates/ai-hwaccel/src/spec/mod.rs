@@ -469,21 +469,23 @@ impl NameSig {
 /// ignoring vendor and brand words (`NVIDIA`, `Tesla`, `GeForce`, `AMD
 /// Instinct`, …), where the qualifiers the name carries (form factor `SXM4`
 /// / `PCIe`, memory size `80GB`, memory type `HBM3`) must agree with the
-/// entry. A name with brackets (pci.ids style, `GH100 [H100 PCIe]`) is also
-/// tried by its bracketed part.
+/// entry. A name with brackets (pci.ids style, `GH100 [H100 PCIe]`) or a
+/// board name in parentheses (hl-smi style, `Intel Gaudi2 (HL-225)`) is also
+/// tried by that inner part.
 pub fn by_name(name: &str) -> Option<&'static SpecEntry> {
     let ix = &*INDEX;
-    if let Some(&i) = ix.by_exact_name.get(&squash(name)) {
-        return Some(&ix.entries[i]);
-    }
-    if let Some(e) = fuzzy(ix, name) {
-        return Some(e);
-    }
-    let inner = name.split_once('[')?.1.split_once(']')?.0;
-    if let Some(&i) = ix.by_exact_name.get(&squash(inner)) {
-        return Some(&ix.entries[i]);
-    }
-    fuzzy(ix, inner)
+    let exact_or_fuzzy = |n: &str| {
+        ix.by_exact_name
+            .get(&squash(n))
+            .map(|&i| &ix.entries[i])
+            .or_else(|| fuzzy(ix, n))
+    };
+    exact_or_fuzzy(name).or_else(|| {
+        [('[', ']'), ('(', ')')].iter().find_map(|&(open, close)| {
+            let inner = name.split_once(open)?.1.split_once(close)?.0;
+            exact_or_fuzzy(inner)
+        })
+    })
 }
 
 fn fuzzy(ix: &'static Index, name: &str) -> Option<&'static SpecEntry> {
