@@ -35,7 +35,32 @@ const TOOL_NAMES: &[(&str, &str, &str)] = &[
     ("nvidia-smi -x -q", "NVIDIA A10G", "a10g"),
     ("nvidia-smi -x -q", "NVIDIA GeForce RTX 3090", "rtx-3090"),
     ("nvidia-smi -x -q", "Tesla T4", "t4"),
+    (
+        "nvidia-smi -x -q",
+        "Tesla P100-PCIE-16GB",
+        "tesla-p100-pcie-16gb",
+    ),
+    ("nvidia-smi -x -q", "Quadro P400", "quadro-p400"),
+    ("nvidia-smi -x -q", "Quadro P2000", "quadro-p2000"),
+    ("nvidia-smi -x -q", "GeForce GTX 1070 Ti", "gtx-1070-ti"),
+    ("nvidia-smi -x -q", "NVIDIA GeForce RTX 2080", "rtx-2080"),
+    ("nvidia-smi -x -q", "NVIDIA GeForce RTX 3060", "rtx-3060"),
+    (
+        "nvidia-smi -x -q",
+        "NVIDIA GeForce RTX 3060 Laptop GPU",
+        "rtx-3060-laptop",
+    ),
+    ("nvidia-smi -x -q", "NVIDIA GeForce RTX 3080", "rtx-3080"),
+    (
+        "nvidia-smi -x -q",
+        "NVIDIA RTX 4000 SFF Ada Generation",
+        "rtx-4000-sff-ada",
+    ),
+    ("rocm-smi --json", "Radeon Instinct MI50 32GB", "mi50-32gb"),
+    ("npu-smi info", "910A", "ascend-910"),
+    ("npu-smi info", "910B3", "ascend-910b"),
     ("hl-smi", "HL-225", "gaudi2"),
+    ("hl-smi", "Intel Gaudi2 (HL-225)", "gaudi2"),
     ("amd-smi static", "MI300A", "mi300a"),
     ("amd-smi static", "MI308X", "mi308x"),
     (
@@ -325,4 +350,127 @@ fn detection_attaches_specs() {
     // The attached facts survive the JSON contract.
     let json = reg.to_json_pretty();
     assert!(json.contains("\"memory_bandwidth_bytes_per_s\": 3350000000000"));
+}
+
+/// Fixture folders and the `parse` format of their files (`None`: by extension).
+const FIXTURE_FORMATS: &[(&str, &str)] = &[
+    ("amd-smi-json", "amd-smi-json"),
+    ("amd-smi-text", "amd-smi-text"),
+    ("clinfo", "clinfo"),
+    ("hl-smi", "hl-smi"),
+    ("neuron-ls", "neuron-ls"),
+    ("npu-smi", "npu-smi"),
+    ("nvidia-smi-csv", "nvidia-smi-csv"),
+    ("nvidia-smi-xml", "nvidia-smi-xml"),
+    ("qaic-util", "qaic-util"),
+    ("rocm-smi-json", "rocm-smi-json"),
+    ("system-profiler-json", "system-profiler-json"),
+    ("tpu-info", "tpu-info"),
+    ("vulkaninfo", "vulkaninfo"),
+    ("xpu-smi", "xpu-smi-json"),
+];
+
+/// Device names in the fixtures that name no single product, and why.
+const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
+    ("AMD GPU", "the capture prints no product name"),
+    (
+        "AMD Radeon RX 6800/6800 XT/6900 XT",
+        "one PCI id and one name for three products",
+    ),
+    (
+        "AMD Radeon RX 6700/6700 XT / 6800M",
+        "one PCI id and one name for three products",
+    ),
+    (
+        "AMD Radeon(TM) R7 Graphics",
+        "an APU's integrated GPU; AMD publishes no figures for it",
+    ),
+    ("Huawei Ascend NPU", "the capture redacts the chip name"),
+    (
+        "AWS Neuron device",
+        "older neuron-ls prints neither the chip nor the instance type (detection reads the PCI id)",
+    ),
+    (
+        "Google TPU",
+        "tpu-info's process view prints no TPU version",
+    ),
+    (
+        "Qualcomm Cloud AI 100",
+        "qaic-util does not print the SKU (Standard, Pro, Ultra)",
+    ),
+    (
+        "Intel(R) Graphics [0x020a]",
+        "a pre-release Ponte Vecchio id from Intel's documentation",
+    ),
+];
+
+/// Every accelerator model in every captured tool output resolves to its
+/// datasheet entry (by the name the tool printed, and by its PCI id when the
+/// tool printed one), unless it is on the explained list above.
+#[test]
+fn every_accelerator_in_the_fixtures_resolves() {
+    let mut seen = 0;
+    let mut failures = Vec::new();
+    for (dir, format) in FIXTURE_FORMATS {
+        let format = ai_hwaccel::detect::format(format).expect("format");
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(dir);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&path)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for file in files {
+            // JSON captures of table tools have their own format.
+            let format = match (dir, file.extension().and_then(|e| e.to_str())) {
+                (&"neuron-ls", Some("json")) => {
+                    ai_hwaccel::detect::format("neuron-ls-json").unwrap()
+                }
+                (&"xpu-smi", Some("json")) => format,
+                (&"xpu-smi", _) => continue,
+                _ => format,
+            };
+            let mut devices = (format.parse)(&std::fs::read(&file).unwrap()).devices;
+            spec::attach(&mut devices);
+            for d in devices.iter().filter(|d| d.parent.is_none()) {
+                if !d.family.is_accelerator() || d.family == Family::Fpga {
+                    continue;
+                }
+                seen += 1;
+                let file = file.file_name().unwrap().to_string_lossy();
+                if UNRESOLVABLE_NAMES.iter().any(|(n, _)| *n == d.name) {
+                    assert!(d.spec.is_none(), "{file}: {} resolved now", d.name);
+                    continue;
+                }
+                let Some(s) = &d.spec else {
+                    failures.push(format!("{file}: {:?} has no entry", d.name));
+                    continue;
+                };
+                if let Some(p) = &d.pci {
+                    let (v, id) = (
+                        u16::from_str_radix(&p.vendor_id, 16).unwrap(),
+                        u16::from_str_radix(&p.device_id, 16).unwrap(),
+                    );
+                    let shared = UNLISTED_PCI_IDS.iter().any(|&(a, b, _)| (a, b) == (v, id));
+                    if !shared {
+                        match by_pci_id(v, id) {
+                            Some(e) if e.id == s.id => {}
+                            other => failures.push(format!(
+                                "{file}: {} ({v:04x}:{id:04x}) is {} by name but {:?} by PCI id",
+                                d.name,
+                                s.id,
+                                other.map(|e| &e.id)
+                            )),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        seen > 100,
+        "only {seen} devices read: a parser or the list broke"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

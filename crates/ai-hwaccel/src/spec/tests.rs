@@ -310,7 +310,7 @@ fn name_normalization() {
         ("NVIDIA H100", None),
         ("AMD Instinct MI250X/MI250", None),
         ("NVIDIA A100", None),
-        ("NVIDIA GeForce RTX 3060", None),
+        ("NVIDIA GeForce RTX 3070", None),
         ("", None),
         ("NVIDIA", None),
     ];
