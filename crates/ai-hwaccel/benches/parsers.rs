@@ -5,7 +5,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 /// NVIDIA tool outputs: each nvidia-smi parser on its largest fixture.
 fn parsers(c: &mut Criterion) {
-    let cases: [(&str, &[u8]); 3] = [
+    let cases: [(&str, &[u8]); 5] = [
         (
             "nvidia-smi-xml",
             include_bytes!(
@@ -22,6 +22,18 @@ fn parsers(c: &mut Criterion) {
             "nvidia-smi-topo",
             include_bytes!(
                 "../tests/fixtures/nvidia-smi-topo/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt"
+            ),
+        ),
+        (
+            "nvidia-smi-q",
+            include_bytes!(
+                "../tests/fixtures/nvidia-smi-q/gpud__h100-80gb-hbm3-x8__535.183.01.txt"
+            ),
+        ),
+        (
+            "nvidia-smi-nvlink",
+            include_bytes!(
+                "../tests/fixtures/nvidia-smi-nvlink/gpud__nvlink-status__a100-sxm4-80gb-x8.txt"
             ),
         ),
     ];

@@ -62,6 +62,16 @@ pub static FORMATS: &[Format] = &[
         parse: super::nvidia::smi_topo::parse,
     },
     Format {
+        name: "nvidia-smi-q",
+        produced_by: "nvidia-smi -q (the plain-text full report; also --query)",
+        parse: super::nvidia::smi_q::parse,
+    },
+    Format {
+        name: "nvidia-smi-nvlink",
+        produced_by: "nvidia-smi nvlink -s (per-link speeds; also --status)",
+        parse: super::nvidia::smi_nvlink::parse,
+    },
+    Format {
         name: "vulkaninfo-summary",
         produced_by: "vulkaninfo --summary (the same parser as `vulkaninfo`)",
         parse: super::vulkan::parse_format,

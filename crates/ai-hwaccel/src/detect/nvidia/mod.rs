@@ -7,13 +7,16 @@
 //! `extra["missing"]` saying what could not be asked. Nothing runs when the
 //! PCI scan shows no NVIDIA GPU and `/proc/driver/nvidia` does not exist.
 //!
-//! The parsers (`smi_xml`, `smi_csv`, `smi_topo`, `procfs`) are pure and also
-//! serve `ai-hwaccel parse`. `CUDA_VISIBLE_DEVICES` and
+//! The parsers (`smi_xml`, `smi_csv`, `smi_topo`, `procfs`, and `smi_q` /
+//! `smi_nvlink` for saved `nvidia-smi -q` and `nvidia-smi nvlink -s` reports)
+//! are pure and also serve `ai-hwaccel parse`. `CUDA_VISIBLE_DEVICES` and
 //! `NVIDIA_VISIBLE_DEVICES` hide devices (they stay listed, unavailable).
 
 mod nvml;
 pub(crate) mod procfs;
 pub(crate) mod smi_csv;
+pub(crate) mod smi_nvlink;
+pub(crate) mod smi_q;
 pub(crate) mod smi_topo;
 pub(crate) mod smi_xml;
 
