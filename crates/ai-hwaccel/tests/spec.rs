@@ -2,6 +2,10 @@
 //! tools print them (taken from the captured outputs under
 //! /work/shared/fixtures, copied into `tests/fixtures/`), the detection PCI
 //! table, and a detection run over a fake root.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the test reads the fixture files"
+)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -361,6 +365,7 @@ const FIXTURE_FORMATS: &[(&str, &str)] = &[
     ("neuron-ls", "neuron-ls"),
     ("npu-smi", "npu-smi"),
     ("nvidia-smi-csv", "nvidia-smi-csv"),
+    ("nvidia-smi-q", "nvidia-smi-q"),
     ("nvidia-smi-xml", "nvidia-smi-xml"),
     ("qaic-util", "qaic-util"),
     ("rocm-smi-json", "rocm-smi-json"),

@@ -270,3 +270,66 @@ fn pre_r319_library_uses_the_unversioned_entry_points() {
     assert_eq!((d.ecc_enabled, d.power_limit_watts), (None, None));
     assert!(d.links.is_empty());
 }
+
+/// The NVML path and the `nvidia-smi -q` parser give the same device for the
+/// machine both describe (the fake serves that capture's values): every fact
+/// both sources carry agrees, so a planner sees one GPU whichever path ran.
+#[test]
+fn nvml_agrees_with_nvidia_smi_q_of_the_same_gpu() {
+    let p = native().pci("0000:00:09.0", "2330", 0, Some("nvidia"));
+    let Some(out) = detect_with(1, &p) else {
+        return;
+    };
+    let text = include_bytes!(
+        "../../../../tests/fixtures/nvidia-smi-q/linux-x86_64__nvidia-h100-mig__590.48.01__idle.txt"
+    );
+    let q = super::super::smi_q::parse(text);
+    assert!(q.warnings.is_empty(), "{:?}", q.warnings);
+    assert_eq!(q.devices.len(), out.devices.len());
+    for (n, s) in out.devices.iter().zip(&q.devices) {
+        assert_eq!(n.id, s.id);
+        assert_eq!(n.parent, s.parent, "{}", n.id);
+        assert_eq!(n.index, s.index, "{}", n.id);
+        assert_eq!(n.memory_bytes, s.memory_bytes, "{}", n.id);
+        assert_eq!(n.memory_free_bytes, s.memory_free_bytes, "{}", n.id);
+        assert_eq!(n.compute_units, s.compute_units, "{}", n.id);
+        assert_eq!(n.driver_version, s.driver_version, "{}", n.id);
+        assert_eq!(n.ecc_enabled, s.ecc_enabled, "{}", n.id);
+        for key in [
+            "gpu_instance_id",
+            "compute_instance_id",
+            "cuda_driver_version",
+        ] {
+            assert_eq!(extra(n, key), extra(s, key), "{}: {key}", n.id);
+        }
+        if n.parent.is_none() {
+            assert_eq!(n.name, s.name);
+            assert_eq!(n.uuid, s.uuid);
+            assert_eq!(n.serial, s.serial);
+            assert_eq!(n.architecture, s.architecture);
+            assert_eq!(n.firmware_version, s.firmware_version);
+            assert_eq!(n.power_limit_watts, s.power_limit_watts);
+            assert_eq!(n.temperature_celsius, s.temperature_celsius);
+            assert_eq!(n.ecc_uncorrected_errors, s.ecc_uncorrected_errors);
+            // Detection keeps the sysfs identity (class, subsystem as sysfs
+            // has them); the ids and the link agree.
+            let (np, sp) = (n.pci.as_ref().unwrap(), s.pci.as_ref().unwrap());
+            assert_eq!(
+                (&np.vendor_id, &np.device_id),
+                (&sp.vendor_id, &sp.device_id)
+            );
+            assert_eq!(np.link, sp.link);
+            for key in [
+                "persistence_mode",
+                "compute_mode",
+                "mig_mode",
+                "minor_number",
+            ] {
+                assert_eq!(extra(n, key), extra(s, key), "{key}");
+            }
+            // nvmlMemory_t v1 counts the reserved memory as used; -q lists it apart.
+            assert_eq!(extra(n, "memory_used_bytes"), Some("564133888"));
+            assert_eq!(extra(s, "memory_used_bytes"), Some("61865984"), "59 MiB");
+        }
+    }
+}
