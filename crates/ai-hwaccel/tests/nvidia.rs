@@ -4,7 +4,7 @@
 #![allow(clippy::disallowed_methods, reason = "tests build fake roots")]
 
 mod support;
-use support::FakePci;
+use support::{FakePci, scattered};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -481,14 +481,7 @@ proptest::proptest! {
     ) {
         let inputs = all_fixture_inputs();
         let (fmt, bytes) = &inputs[which % inputs.len()];
-        let mut b = bytes.clone();
-        if !b.is_empty() {
-            for (pos, byte) in edits {
-                let i = ((b.len() as f64) * pos) as usize % b.len();
-                b[i] = byte;
-            }
-        }
-        let _ = (format(fmt).unwrap().parse)(&b);
+        let _ = (format(fmt).unwrap().parse)(&scattered(bytes, &edits));
     }
 }
 

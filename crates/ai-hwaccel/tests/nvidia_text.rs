@@ -6,7 +6,7 @@
 #![allow(clippy::disallowed_methods, reason = "tests read fixtures")]
 
 mod support;
-use support::{damaged, fixture};
+use support::{damaged, fixture, scattered};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -837,14 +837,7 @@ proptest::proptest! {
     ) {
         let inputs = all_inputs();
         let (fmt, bytes) = &inputs[which % inputs.len()];
-        let mut b = bytes.clone();
-        if !b.is_empty() {
-            for (pos, byte) in edits {
-                let i = ((b.len() as f64) * pos) as usize % b.len();
-                b[i] = byte;
-            }
-        }
-        let _ = (format(fmt).unwrap().parse)(&b);
+        let _ = (format(fmt).unwrap().parse)(&scattered(bytes, &edits));
     }
 }
 

@@ -121,3 +121,16 @@ pub fn damaged(mut bytes: Vec<u8>, cut: usize, flip: usize, byte: u8) -> Vec<u8>
     }
     bytes
 }
+
+/// `bytes` with each `(position, byte)` edit applied, positions given as a
+/// fraction of the length (a property test's scattered corruption).
+pub fn scattered(bytes: &[u8], edits: &[(f64, u8)]) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    if !b.is_empty() {
+        for &(pos, byte) in edits {
+            let i = ((b.len() as f64) * pos) as usize % b.len();
+            b[i] = byte;
+        }
+    }
+    b
+}

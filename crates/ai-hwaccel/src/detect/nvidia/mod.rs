@@ -683,6 +683,23 @@ pub(crate) fn mig_device(
 // ---------------------------------------------------------------------------
 // Shared value helpers for the nvidia-smi parsers
 
+/// The PCI address a tool printed for GPU number `pos`, a warning naming
+/// `tool` when it does not parse.
+pub(crate) fn tool_pci_address(
+    text: Option<&str>,
+    tool: &str,
+    pos: usize,
+    warnings: &mut Vec<String>,
+) -> Option<PciAddress> {
+    match text?.parse::<PciAddress>() {
+        Ok(a) => Some(a),
+        Err(e) => {
+            warnings.push(format!("{tool}: GPU {pos}: {e}"));
+            None
+        }
+    }
+}
+
 /// A tool value, or `None` for the placeholders nvidia-smi prints for
 /// unknown values (`N/A`, `[N/A]`, `[Not Supported]`, `Unknown Error`, …).
 pub(crate) fn known(v: &str) -> Option<&str> {

@@ -14,11 +14,11 @@
 
 use crate::detect::ParseOutput;
 use crate::detect::sysfs::parse_hex;
-use crate::model::{Device, Family, PciAddress, PcieLink};
+use crate::model::{Device, Family, PcieLink};
 
 use super::{
     VENDOR, enabled, gen_to_gts, known, mig_device, mig_profile_from_name, parse_enabled,
-    parse_memory, parse_uint, parse_with_unit, tool_pci_info,
+    parse_memory, parse_uint, parse_with_unit, tool_pci_address, tool_pci_info,
 };
 
 /// Source name of devices from this parser (the same tool as the XML parser).
@@ -241,15 +241,7 @@ fn parse_gpu(t: &Tree, g: usize, pos: usize, warnings: &mut Vec<String>) -> Devi
     let bus_text = t
         .text(g, &["PCI", "Bus Id"])
         .or_else(|| header_bus.and_then(known).map(str::to_string));
-    let addr = bus_text
-        .as_deref()
-        .and_then(|b| match b.parse::<PciAddress>() {
-            Ok(a) => Some(a),
-            Err(e) => {
-                warnings.push(format!("nvidia-smi -q: GPU {pos}: {e}"));
-                None
-            }
-        });
+    let addr = tool_pci_address(bus_text.as_deref(), "nvidia-smi -q", pos, warnings);
     let uuid = t.text(g, &["GPU UUID"]);
     let id = match (addr, &uuid) {
         (Some(a), _) => format!("pci:{a}"),

@@ -14,7 +14,7 @@ use crate::model::{Device, DeviceLink, Family, PciAddress, PcieLink};
 
 use super::{
     VENDOR, enabled, gen_to_gts, known, mig_device, mig_profile_from_name, parse_enabled,
-    parse_memory, parse_uint, parse_with_unit, tool_pci_info,
+    parse_memory, parse_uint, parse_with_unit, tool_pci_address, tool_pci_info,
 };
 
 /// Source name of devices from this parser.
@@ -110,15 +110,7 @@ fn raw_of<'a>(node: Node<'a, '_>, path: &[&str]) -> Option<&'a str> {
 fn parse_gpu(g: Node, pos: usize, warnings: &mut Vec<String>) -> Option<Device> {
     let id_attr = g.attribute("id");
     let bus_text = text_of(g, &["pci", "pci_bus_id"]).or_else(|| id_attr.map(str::to_string));
-    let addr = bus_text
-        .as_deref()
-        .and_then(|t| match t.parse::<PciAddress>() {
-            Ok(a) => Some(a),
-            Err(e) => {
-                warnings.push(format!("nvidia-smi -q -x: GPU {pos}: {e}"));
-                None
-            }
-        });
+    let addr = tool_pci_address(bus_text.as_deref(), "nvidia-smi -q -x", pos, warnings);
     let uuid = text_of(g, &["uuid"]);
     let id = match (addr, &uuid) {
         (Some(a), _) => format!("pci:{a}"),
