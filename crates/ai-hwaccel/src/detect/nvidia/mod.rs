@@ -531,11 +531,7 @@ fn devices_from_nvml(s: &nvml::Snapshot) -> Vec<Device> {
         .collect();
     for (pos, g) in s.gpus.iter().enumerate() {
         let index = g.index.unwrap_or(pos as u32);
-        let id = match (g.pci_address, &g.uuid) {
-            (Some(a), _) => format!("pci:{a}"),
-            (None, Some(u)) => format!("nvidia:{u}"),
-            (None, None) => format!("nvidia:gpu{index}"),
-        };
+        let id = gpu_id(g.pci_address, g.uuid.as_deref(), u64::from(index));
         let mut d = Device::new(
             id.clone(),
             g.name.clone().unwrap_or_else(|| "NVIDIA GPU".to_string()),
@@ -682,6 +678,25 @@ pub(crate) fn mig_device(
 
 // ---------------------------------------------------------------------------
 // Shared value helpers for the nvidia-smi parsers
+
+/// A GPU's device id: `pci:<address>` when known, else `nvidia:<uuid>`, else
+/// `nvidia:gpu<index>` (the rule of every NVIDIA source, so that NVML and
+/// each nvidia-smi format name the same GPU alike).
+pub(crate) fn gpu_id(addr: Option<PciAddress>, uuid: Option<&str>, index: u64) -> String {
+    match (addr, uuid) {
+        (Some(a), _) => format!("pci:{a}"),
+        (None, Some(u)) => format!("nvidia:{u}"),
+        (None, None) => format!("nvidia:gpu{index}"),
+    }
+}
+
+/// Order GPUs by id, each followed by its MIG devices in index order.
+pub(crate) fn sort_gpus_then_migs(devices: &mut [Device]) {
+    devices.sort_by(|a, b| {
+        let key = |d: &Device| d.parent.clone().unwrap_or_else(|| d.id.clone());
+        (key(a), a.parent.is_some(), a.index).cmp(&(key(b), b.parent.is_some(), b.index))
+    });
+}
 
 /// The PCI address a tool printed for GPU number `pos`, a warning naming
 /// `tool` when it does not parse.

@@ -9,8 +9,8 @@ use crate::detect::ParseOutput;
 use crate::model::{Device, Family, PciAddress, PcieLink};
 
 use super::{
-    VENDOR, enabled, gen_to_gts, known, parse_enabled, parse_memory, parse_uint, parse_with_unit,
-    tool_pci_info,
+    VENDOR, enabled, gen_to_gts, gpu_id, known, parse_enabled, parse_memory, parse_uint,
+    parse_with_unit, tool_pci_info,
 };
 
 /// Source name of devices from this parser.
@@ -132,11 +132,7 @@ impl Row<'_> {
             .and_then(|s| s.parse::<PciAddress>().ok());
         let uuid = self.string("uuid");
         let index = self.uint("index").or(u32::try_from(row_no).ok());
-        let id = match (addr, &uuid) {
-            (Some(a), _) => format!("pci:{a}"),
-            (None, Some(u)) => format!("nvidia:{u}"),
-            (None, None) => format!("nvidia:gpu{}", index.unwrap_or(0)),
-        };
+        let id = gpu_id(addr, uuid.as_deref(), u64::from(index.unwrap_or(0)));
         let name = self
             .string("name")
             .unwrap_or_else(|| "NVIDIA GPU".to_string());

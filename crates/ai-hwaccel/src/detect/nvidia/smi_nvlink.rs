@@ -21,7 +21,7 @@
 use crate::detect::ParseOutput;
 use crate::model::{Device, Family};
 
-use super::{VENDOR, number_and_unit};
+use super::{VENDOR, gpu_id, number_and_unit};
 
 /// Source name of devices from this parser.
 const SOURCE: &str = "nvidia-smi";
@@ -153,10 +153,7 @@ fn status_counts(line: &str) -> Option<(Option<u64>, Option<u64>)> {
 
 fn device(g: GpuBlock) -> Device {
     let n = g.index.map_or(g.pos as u64, u64::from);
-    let id = match &g.uuid {
-        Some(u) => format!("nvidia:{u}"),
-        None => format!("nvidia:gpu{n}"),
-    };
+    let id = gpu_id(None, g.uuid.as_deref(), n);
     let name = g.name.clone().unwrap_or_else(|| "NVIDIA GPU".to_string());
     let mut d = Device::new(id, name, VENDOR, Family::Gpu, SOURCE);
     d.index = g.index;

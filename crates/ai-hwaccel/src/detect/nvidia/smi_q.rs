@@ -17,8 +17,9 @@ use crate::detect::sysfs::parse_hex;
 use crate::model::{Device, Family, PcieLink};
 
 use super::{
-    VENDOR, enabled, gen_to_gts, known, mig_device, mig_profile_from_name, parse_enabled,
-    parse_memory, parse_uint, parse_with_unit, tool_pci_address, tool_pci_info,
+    VENDOR, enabled, gen_to_gts, gpu_id, known, mig_device, mig_profile_from_name, parse_enabled,
+    parse_memory, parse_uint, parse_with_unit, sort_gpus_then_migs, tool_pci_address,
+    tool_pci_info,
 };
 
 /// Source name of devices from this parser (the same tool as the XML parser).
@@ -230,10 +231,7 @@ fn parse_tree(t: &Tree, out: &mut ParseOutput) {
     }
     out.devices.extend(gpus);
     out.devices.extend(migs);
-    out.devices.sort_by(|a, b| {
-        let key = |d: &Device| d.parent.clone().unwrap_or_else(|| d.id.clone());
-        (key(a), a.parent.is_some(), a.index).cmp(&(key(b), b.parent.is_some(), b.index))
-    });
+    sort_gpus_then_migs(&mut out.devices);
 }
 
 fn parse_gpu(t: &Tree, g: usize, pos: usize, warnings: &mut Vec<String>) -> Device {
@@ -243,11 +241,7 @@ fn parse_gpu(t: &Tree, g: usize, pos: usize, warnings: &mut Vec<String>) -> Devi
         .or_else(|| header_bus.and_then(known).map(str::to_string));
     let addr = tool_pci_address(bus_text.as_deref(), "nvidia-smi -q", pos, warnings);
     let uuid = t.text(g, &["GPU UUID"]);
-    let id = match (addr, &uuid) {
-        (Some(a), _) => format!("pci:{a}"),
-        (None, Some(u)) => format!("nvidia:{u}"),
-        (None, None) => format!("nvidia:gpu{pos}"),
-    };
+    let id = gpu_id(addr, uuid.as_deref(), pos as u64);
     let name = t
         .text(g, &["Product Name"])
         .unwrap_or_else(|| "NVIDIA GPU".to_string());

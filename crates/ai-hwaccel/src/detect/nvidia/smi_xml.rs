@@ -13,8 +13,9 @@ use crate::detect::ParseOutput;
 use crate::model::{Device, DeviceLink, Family, PciAddress, PcieLink};
 
 use super::{
-    VENDOR, enabled, gen_to_gts, known, mig_device, mig_profile_from_name, parse_enabled,
-    parse_memory, parse_uint, parse_with_unit, tool_pci_address, tool_pci_info,
+    VENDOR, enabled, gen_to_gts, gpu_id, known, mig_device, mig_profile_from_name, parse_enabled,
+    parse_memory, parse_uint, parse_with_unit, sort_gpus_then_migs, tool_pci_address,
+    tool_pci_info,
 };
 
 /// Source name of devices from this parser.
@@ -86,10 +87,7 @@ fn parse_doc(doc: &Document, out: &mut ParseOutput) {
     }
     out.devices.extend(gpus);
     out.devices.extend(migs);
-    out.devices.sort_by(|a, b| {
-        let key = |d: &Device| d.parent.clone().unwrap_or_else(|| d.id.clone());
-        (key(a), a.parent.is_some(), a.index).cmp(&(key(b), b.parent.is_some(), b.index))
-    });
+    sort_gpus_then_migs(&mut out.devices);
 }
 
 /// Text of the element at `path` under `node`, if known (not `N/A`).
@@ -112,11 +110,7 @@ fn parse_gpu(g: Node, pos: usize, warnings: &mut Vec<String>) -> Option<Device> 
     let bus_text = text_of(g, &["pci", "pci_bus_id"]).or_else(|| id_attr.map(str::to_string));
     let addr = tool_pci_address(bus_text.as_deref(), "nvidia-smi -q -x", pos, warnings);
     let uuid = text_of(g, &["uuid"]);
-    let id = match (addr, &uuid) {
-        (Some(a), _) => format!("pci:{a}"),
-        (None, Some(u)) => format!("nvidia:{u}"),
-        (None, None) => format!("nvidia:gpu{pos}"),
-    };
+    let id = gpu_id(addr, uuid.as_deref(), pos as u64);
     let name = text_of(g, &["product_name"]).unwrap_or_else(|| "NVIDIA GPU".to_string());
     let mut d = Device::new(id, name, VENDOR, Family::Gpu, SOURCE);
     d.pci_address = addr;
