@@ -160,10 +160,11 @@ pub struct TrainArgs {
     /// (default 0: no published figure; set what your framework measures).
     #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_reserve)]
     pub fragmentation: f64,
-    /// Framework bytes per device (CUDA context, workspace), e.g. `536870912`
-    /// (default 0: unknown; measure it with your framework).
-    #[arg(long, value_name = "BYTES", default_value_t = 0)]
-    pub framework_overhead: u64,
+    /// Framework bytes per device (CUDA context, kernels), e.g. `536870912`
+    /// (default: 1343 MiB on NVIDIA GPUs, measured in the Hugging Face
+    /// training-anatomy guide; none elsewhere, with a warning).
+    #[arg(long, value_name = "BYTES")]
+    pub framework_overhead: Option<u64>,
     /// Devices, e.g. `8xh100-sxm` (default: this machine's accelerators).
     #[arg(long, value_name = "SPEC")]
     pub devices: Option<String>,

@@ -572,3 +572,134 @@ proptest! {
         prop_assert!(fl <= ea, "{id}: flash {fl} > eager {ea}");
     }
 }
+
+#[test]
+fn lora_base_costs_four_flops_per_parameter_and_adapters_six() {
+    // Frozen base: forward 2N + input gradients 2N (Narayanan et al. 2021
+    // §5.1); the adapters are trained: 6 per parameter.
+    let m = spec("llama-3.1-8b");
+    let o = TrainingOptions {
+        method: Method::Lora,
+        seq: 1024,
+        ..TrainingOptions::default()
+    };
+    let p = plan_training(&m, &devices("1xh100-sxm"), &o).unwrap();
+    let n = m.active_parameters() as f64;
+    let adapters = p.trainable_parameters as f64;
+    assert!(adapters > 0.0 && adapters < n / 100.0);
+    let expected = (4.0 * n + 6.0 * adapters) * p.tokens_per_step as f64;
+    assert!(
+        (p.flops_per_step - expected).abs() <= expected * 1e-12,
+        "{} vs {expected}",
+        p.flops_per_step
+    );
+    // Full fine-tuning of the same model is 6N; full recomputation adds 2N.
+    let full = plan_training(
+        &m,
+        &devices("8xh100-sxm"),
+        &TrainingOptions {
+            method: Method::Full,
+            zero_stage: 3,
+            seq: 1024,
+            ..TrainingOptions::default()
+        },
+    )
+    .unwrap();
+    let per_token = full.flops_per_step / full.tokens_per_step as f64;
+    assert!((per_token - 6.0 * n).abs() <= 6.0 * n * 1e-12);
+    let lora_recompute = plan_training(
+        &m,
+        &devices("1xh100-sxm"),
+        &TrainingOptions {
+            recompute: Recompute::Full,
+            ..o.clone()
+        },
+    )
+    .unwrap();
+    let per_token = lora_recompute.flops_per_step / lora_recompute.tokens_per_step as f64;
+    let want = 6.0 * n + 6.0 * adapters;
+    assert!((per_token - want).abs() <= want * 1e-12);
+}
+
+#[test]
+fn framework_overhead_defaults_to_the_measured_cuda_figure_on_nvidia_only() {
+    use ai_hwaccel::plan::training::CUDA_FRAMEWORK_OVERHEAD_BYTES;
+    let m = spec("llama-3.1-8b");
+    let o = TrainingOptions {
+        method: Method::Lora,
+        seq: 1024,
+        ..TrainingOptions::default()
+    };
+    let other = |devs: &str, o: &TrainingOptions| {
+        let p = plan_training(&m, &devices(devs), o).unwrap();
+        (p.per_device[0].other_bytes, p.warnings)
+    };
+    let (nvidia, w) = other("1xh100-sxm", &o);
+    let (zero, _) = other(
+        "1xh100-sxm",
+        &TrainingOptions {
+            framework_overhead_bytes: Some(0),
+            ..o.clone()
+        },
+    );
+    assert_eq!(nvidia - zero, CUDA_FRAMEWORK_OVERHEAD_BYTES);
+    assert_eq!(CUDA_FRAMEWORK_OVERHEAD_BYTES, 1343 << 20);
+    assert!(!w.iter().any(|w| w.contains("framework overhead")), "{w:?}");
+    // No cited measurement for other vendors: nothing reserved, and said so.
+    let (amd, w) = other("1xmi300x", &o);
+    let (amd_zero, _) = other(
+        "1xmi300x",
+        &TrainingOptions {
+            framework_overhead_bytes: Some(0),
+            ..o.clone()
+        },
+    );
+    assert_eq!(amd, amd_zero);
+    assert!(
+        w.iter()
+            .any(|w| w.contains("no measured framework overhead")),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn a_plan_above_ninety_percent_of_a_device_warns() {
+    let m = spec("llama-3.1-8b");
+    let base = TrainingOptions {
+        method: Method::Lora,
+        seq: 1024,
+        framework_overhead_bytes: Some(0),
+        ..TrainingOptions::default()
+    };
+    let p = plan_training(&m, &devices("1xh100-sxm"), &base).unwrap();
+    let used = p.per_device[0].total_bytes;
+    let cap = p.capacity_bytes.unwrap();
+    // Pad the overhead so the plan lands at 95 % and then at 80 % of the card.
+    let at = |fraction: f64| {
+        let pad = (cap as f64 * fraction) as u64 - used;
+        plan_training(
+            &m,
+            &devices("1xh100-sxm"),
+            &TrainingOptions {
+                framework_overhead_bytes: Some(pad),
+                ..base.clone()
+            },
+        )
+        .unwrap()
+    };
+    let tight = at(0.95);
+    assert_eq!(tight.fits, Some(true));
+    assert!(
+        tight.warnings.iter().any(|w| w.contains("95%")),
+        "{:?}",
+        tight.warnings
+    );
+    let roomy = at(0.80);
+    assert_eq!(roomy.fits, Some(true));
+    assert!(
+        !roomy
+            .warnings
+            .iter()
+            .any(|w| w.contains("of a device's memory"))
+    );
+}

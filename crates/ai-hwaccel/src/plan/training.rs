@@ -142,7 +142,12 @@
 //! Training FLOPs are `6 × active parameters` per token of a trained model
 //! (forward 2, backward 4; Kaplan et al. 2020, arXiv:2001.08361 §2.1),
 //! `8 ×` with full recomputation (one more forward), `2 ×` for a frozen
-//! model's forward. Busy time per step = FLOPs ÷ (devices × dense peak for
+//! model's forward. The backward's 4 are 2 for the input gradients and 2 for
+//! the weight gradients (Narayanan et al. 2021, arXiv:2104.04473 §5.1); under
+//! LoRA/QLoRA the frozen base needs input gradients only (the adapters'
+//! gradients flow through it), so the base costs `4 ×` (`6 ×` with full
+//! recomputation) and the adapters `6 ×` their own parameters. QLoRA's
+//! NF4 dequantization is not counted. Busy time per step = FLOPs ÷ (devices × dense peak for
 //! the compute type × MFU, [`DEFAULT_MFU`]). With `p > 1` stages and `m`
 //! micro-batches per step the pipeline idles a fraction
 //! `(p − 1)/(m + p − 1)` of the step (GPipe, Huang et al. 2019,
@@ -159,6 +164,22 @@ use super::arch::ModelSpec;
 use super::devices::PlanDevice;
 use super::quant::Quant;
 use crate::spec::Dtype;
+
+/// FLOPs per parameter per token of a forward pass: one multiply and one
+/// add per weight (Kaplan et al. 2020, arXiv:2001.08361 §2.1, `C_forward ≈ 2N`).
+pub const FORWARD_FLOPS_PER_PARAM: f64 = 2.0;
+/// Backward FLOPs per parameter per token for the gradient with respect to
+/// a layer's input. The backward pass does twice the forward's FLOPs
+/// "since we need to calculate the gradients with respect to both input and
+/// weight tensors" (Narayanan et al. 2021, arXiv:2104.04473 §5.1): one
+/// forward-sized product for each, 2N each.
+pub const INPUT_GRAD_FLOPS_PER_PARAM: f64 = 2.0;
+/// Backward FLOPs per parameter per token for the weight gradient (see
+/// [`INPUT_GRAD_FLOPS_PER_PARAM`]); skipped for frozen weights.
+pub const WEIGHT_GRAD_FLOPS_PER_PARAM: f64 = 2.0;
+/// FLOPs per trained parameter per token: forward + both gradients, `6N`.
+pub const TRAIN_FLOPS_PER_PARAM: f64 =
+    FORWARD_FLOPS_PER_PARAM + INPUT_GRAD_FLOPS_PER_PARAM + WEIGHT_GRAD_FLOPS_PER_PARAM;
 
 /// Model FLOPs utilization assumed for training: PaLM 540B trained at
 /// 46.2% MFU (Chowdhery et al. 2022, arXiv:2204.02311 Table 3), without
@@ -179,10 +200,31 @@ pub const ZERO_REDUCE_BUCKET_ELEMENTS: u64 = 500_000_000;
 /// reserve some.
 pub const DEFAULT_FRAGMENTATION_FRACTION: f64 = 0.0;
 
-/// Bytes the framework itself takes (CUDA context, kernels). 0: it varies
-/// by driver, framework and device and no source gives one figure; set it
-/// to reserve some.
-pub const DEFAULT_FRAMEWORK_OVERHEAD_BYTES: u64 = 0;
+/// Bytes the framework itself takes on an NVIDIA GPU before any tensor
+/// (CUDA context and PyTorch's loaded kernels): 1,343 MiB, measured by the
+/// Hugging Face Transformers guide "Model training anatomy"
+/// (`docs/source/en/model_memory_anatomy.md`): after `torch.ones((1, 1))
+/// .to("cuda")` NVML reports "GPU memory occupied: 1343 MB" (computed as
+/// `used // 1024**2`, so MiB) on a Tesla V100-SXM2 16 GB, driver 460.91.03,
+/// CUDA 11.2, where it reported 0 before. CUDA ≥ 11.7 loads kernels lazily
+/// and may take less; override it with what your stack measures. Applied by
+/// default only to NVIDIA devices ([`default_framework_overhead`]): no
+/// comparable measurement is cited for other vendors' runtimes.
+pub const CUDA_FRAMEWORK_OVERHEAD_BYTES: u64 = 1343 * 1024 * 1024;
+
+/// The framework overhead assumed for a device when the caller gives none:
+/// [`CUDA_FRAMEWORK_OVERHEAD_BYTES`] for an NVIDIA device (by its spec
+/// entry's vendor), `None` (unknown; nothing reserved, and the plan warns)
+/// otherwise.
+pub fn default_framework_overhead(device: &PlanDevice) -> Option<u64> {
+    let entry = crate::spec::by_id(device.spec_id.as_deref()?)?;
+    (entry.vendor == "nvidia").then_some(CUDA_FRAMEWORK_OVERHEAD_BYTES)
+}
+
+/// Fraction of a device's memory above which a plan that fits still warns:
+/// what is left (10 %) is less than the run-to-run variation of allocator
+/// peaks, so such a plan fits on paper and may not in practice.
+pub const TIGHT_FIT_FRACTION: f64 = 0.9;
 
 /// Block size of bitsandbytes' block-wise 8-bit optimizer states
 /// (Dettmers et al. 2021, arXiv:2110.02861 §2.1).
@@ -792,8 +834,9 @@ pub struct TrainingOptions {
     pub mfu: f64,
     /// Fragmentation reserve as a fraction of the other components.
     pub fragmentation_fraction: f64,
-    /// Framework bytes per device.
-    pub framework_overhead_bytes: u64,
+    /// Framework bytes per device; `None`: each device's
+    /// [`default_framework_overhead`].
+    pub framework_overhead_bytes: Option<u64>,
 }
 
 impl Default for TrainingOptions {
@@ -822,7 +865,7 @@ impl Default for TrainingOptions {
             critic: None,
             mfu: DEFAULT_MFU,
             fragmentation_fraction: DEFAULT_FRAGMENTATION_FRACTION,
-            framework_overhead_bytes: DEFAULT_FRAMEWORK_OVERHEAD_BYTES,
+            framework_overhead_bytes: None,
         }
     }
 }
@@ -1343,6 +1386,23 @@ fn evaluate(
     if !devices.is_empty() && capacity.is_none() {
         warnings.push("a device's memory size is unknown: no fit check".into());
     }
+    let overhead = match o.framework_overhead_bytes {
+        Some(b) => b,
+        None => {
+            let defaults: Vec<(&PlanDevice, Option<u64>)> = devices
+                .iter()
+                .map(|d| (d, default_framework_overhead(d)))
+                .collect();
+            if let Some((d, _)) = defaults.iter().find(|(_, b)| b.is_none()) {
+                warnings.push(format!(
+                    "no measured framework overhead (context, kernels) for {}: none reserved; \
+                     set it to what your framework measures",
+                    d.name
+                ));
+            }
+            defaults.iter().filter_map(|(_, b)| *b).max().unwrap_or(0)
+        }
+    };
     let stages: Vec<(u32, &str)> = if p == 1 {
         vec![(0, "every rank")]
     } else {
@@ -1353,8 +1413,7 @@ fn evaluate(
         .map(|&(stage, role)| {
             let acts = acts_of(stage);
             let base = states.total() + acts + buffers;
-            let other =
-                buffers + base * o.fragmentation_fraction + o.framework_overhead_bytes as f64;
+            let other = buffers + base * o.fragmentation_fraction + overhead as f64;
             let r = |x: f64| x.ceil() as u64;
             let parts = [
                 r(states.parameters),
@@ -1383,6 +1442,20 @@ fn evaluate(
         })
         .collect();
     let total_bytes = per_device.iter().map(|d| d.total_bytes).max().unwrap_or(0);
+    for d in &per_device {
+        if let Some(c) = d.capacity_bytes.filter(|_| d.fits == Some(true)) {
+            let used = d.total_bytes as f64 / c as f64;
+            if used > TIGHT_FIT_FRACTION {
+                warnings.push(format!(
+                    "{} uses {:.0}% of a device's memory (over {:.0}%): allocator peaks may \
+                     not fit",
+                    d.role,
+                    used * 100.0,
+                    TIGHT_FIT_FRACTION * 100.0
+                ));
+            }
+        }
+    }
 
     // Throughput.
     let tokens_per_step = o.micro_batch * o.seq * micro_batches * u64::from(dp);
@@ -1394,16 +1467,34 @@ fn evaluate(
             bubble * 100.0
         ));
     }
-    let train_factor = if o.recompute == Recompute::Full {
-        8.0
+    let recompute = if o.recompute == Recompute::Full {
+        FORWARD_FLOPS_PER_PARAM
     } else {
-        6.0
+        0.0
     };
     let flops_per_token: f64 = held
         .iter()
         .map(|m| {
             let trained = m.role == "policy" || m.role == "student" || m.role == "critic";
-            m.active_params as f64 * if trained { train_factor } else { 2.0 }
+            if !trained {
+                return m.active_params as f64 * FORWARD_FLOPS_PER_PARAM;
+            }
+            // Under LoRA/QLoRA the base weights are frozen: the backward pass
+            // computes input gradients (2N) but no weight gradients, so the
+            // base costs 4N (module documentation); the adapters cost 6 per
+            // parameter like any trained weight.
+            let base_backward = if m.frozen_bytes > 0.0 {
+                INPUT_GRAD_FLOPS_PER_PARAM
+            } else {
+                INPUT_GRAD_FLOPS_PER_PARAM + WEIGHT_GRAD_FLOPS_PER_PARAM
+            };
+            let adapters = if m.frozen_bytes > 0.0 {
+                m.trainable.elements() as f64 * TRAIN_FLOPS_PER_PARAM
+            } else {
+                0.0
+            };
+            m.active_params as f64 * (FORWARD_FLOPS_PER_PARAM + base_backward + recompute)
+                + adapters
         })
         .sum::<f64>()
         * sequences;
