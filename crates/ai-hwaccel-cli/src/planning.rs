@@ -52,6 +52,11 @@ pub struct PlanArgs {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub max_plans: u64,
     /// Print JSON.
+    /// Rank plans by `latency` (fastest decode per sequence; the default,
+    /// for one user at batch 1) or `throughput` (most tokens/s over all
+    /// replicas).
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Latency)]
+    pub objective: ObjectiveArg,
     #[arg(long)]
     pub json: bool,
 }
@@ -271,6 +276,15 @@ pub fn devices(spec: Option<&str>) -> Result<Vec<PlanDevice>> {
     })
 }
 
+/// What `plan` ranks by.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ObjectiveArg {
+    /// Fastest decode per sequence first.
+    Latency,
+    /// Most decode tokens/s over all replicas first.
+    Throughput,
+}
+
 /// `ai-hwaccel plan MODEL ...`.
 pub fn plan(args: &PlanArgs) -> Result<String> {
     let m = load(&args.model)?;
@@ -287,6 +301,10 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
         stored_weights: None,
         max_plans: args.max_plans as usize,
         gguf_levels: matches!(m.origin, ai_hwaccel::plan::ModelOrigin::Gguf { .. }),
+        objective: match args.objective {
+            ObjectiveArg::Latency => ai_hwaccel::plan::inference::Objective::Latency,
+            ObjectiveArg::Throughput => ai_hwaccel::plan::inference::Objective::Throughput,
+        },
     };
     if let Some(w) = &m.weights
         && let Some(level) = stored_level(w)
@@ -366,10 +384,12 @@ fn render_plan(p: &InferencePlan) -> String {
             "PP",
             "DP",
             "devices",
-            "max context",
-            "max batch",
-            "decode tok/s",
-            "prefill tok/s",
+            "TP link",
+            "max ctx",
+            "sequences",
+            "decode/seq",
+            "decode total",
+            "prefill",
         ]);
         for x in &p.plans {
             t.add_row(vec![
@@ -377,13 +397,25 @@ fn render_plan(p: &InferencePlan) -> String {
                 x.pipeline_parallel.to_string(),
                 x.data_parallel.to_string(),
                 x.devices_used.to_string(),
+                x.tensor_parallel_link.clone().unwrap_or_else(|| "-".into()),
                 x.max_context_tokens.to_string(),
-                x.max_batch.to_string(),
+                x.max_concurrent_sequences.to_string(),
+                rate(x.decode_tokens_per_s_per_sequence),
                 rate(x.decode_tokens_per_s),
                 rate(x.prefill_tokens_per_s),
             ]);
         }
-        o += &format!("plans ({} feasible, best first):\n{t}\n", p.feasible_plans);
+        o += &format!(
+            "plans ({} feasible, best {} first); tokens/s; sequences held at context {} over\n\
+             all replicas; decode per sequence and total at batch {} per replica:\n{t}\n",
+            p.feasible_plans,
+            match p.options.objective {
+                ai_hwaccel::plan::inference::Objective::Latency => "latency",
+                ai_hwaccel::plan::inference::Objective::Throughput => "throughput",
+            },
+            p.context,
+            p.batch
+        );
         let best = &p.plans[0];
         let mut t = Table::new();
         t.load_preset(UTF8_BORDERS_ONLY)

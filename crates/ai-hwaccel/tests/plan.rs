@@ -426,3 +426,128 @@ proptest! {
         if a.feasible { prop_assert!(c.feasible); }
     }
 }
+
+#[test]
+fn latency_objective_ranks_tp8_first_for_70b_on_8xh100_and_throughput_ranks_by_total() {
+    use ai_hwaccel::plan::inference::Objective;
+    let m = catalog::find("llama-3.1-70b").unwrap().spec.clone();
+    let devs = PlanDevice::from_device_string("8xh100-sxm").unwrap();
+    let latency = plan_inference(&m, &devs, &InferenceOptions::default());
+    let best = &latency.plans[0];
+    assert_eq!(
+        (
+            best.tensor_parallel,
+            best.pipeline_parallel,
+            best.data_parallel
+        ),
+        (8, 1, 1)
+    );
+    assert_eq!(best.tensor_parallel_link.as_deref(), Some("NVLink 4.0"));
+    // Per sequence at batch 1 and one replica: the total.
+    let seq = best.decode_tokens_per_s_per_sequence.unwrap();
+    assert!((seq - best.decode_tokens_per_s.unwrap()).abs() < 1e-9);
+    for p in &latency.plans[1..] {
+        assert!(p.decode_tokens_per_s_per_sequence.unwrap() <= seq * 1.01);
+    }
+    let throughput = plan_inference(
+        &m,
+        &devs,
+        &InferenceOptions {
+            objective: Objective::Throughput,
+            batch: 8,
+            ..InferenceOptions::default()
+        },
+    );
+    let top = throughput.plans[0].decode_tokens_per_s.unwrap();
+    for p in &throughput.plans {
+        assert!(p.decode_tokens_per_s.unwrap() <= top * 1.01);
+        // Total = per sequence × batch × replicas.
+        let per = p.decode_tokens_per_s_per_sequence.unwrap();
+        let total = p.decode_tokens_per_s.unwrap();
+        assert!((per * 8.0 * f64::from(p.data_parallel) - total).abs() <= total * 1e-9);
+        assert_eq!(
+            p.max_concurrent_sequences,
+            p.max_batch * u64::from(p.data_parallel)
+        );
+    }
+}
+
+#[test]
+fn tensor_parallel_spans_nvlink_bridged_pairs_over_pcie_with_a_speed() {
+    // A100 PCIe cards are NVLink-bridged in pairs; TP4 runs over PCIe Gen4
+    // x16 (the A100 datasheet's host interface).
+    let m = catalog::find("llama-3.1-70b").unwrap().spec.clone();
+    let devs = PlanDevice::from_device_string("4xa100-80gb-pcie").unwrap();
+    assert_eq!(devs[0].pcie_bandwidth_bytes_per_s, Some(63_015_384_615));
+    let p = plan_inference(&m, &devs, &InferenceOptions::default());
+    let tp4 = p
+        .plans
+        .iter()
+        .find(|p| p.tensor_parallel == 4)
+        .expect("TP4 offered");
+    assert_eq!(tp4.tensor_parallel_link.as_deref(), Some("PCIe"));
+    assert!(tp4.decode_tokens_per_s.is_some());
+    assert!(tp4.tp_comm_seconds_per_step.unwrap() > 0.0);
+    let tp2 = p.plans.iter().find(|p| p.tensor_parallel == 2).unwrap();
+    assert_eq!(
+        tp2.tensor_parallel_link.as_deref(),
+        Some("NVLink 3.0 bridge")
+    );
+    // PCIe carries ~1/10 of the bridge: TP4's all-reduces cost more per layer.
+    assert!(tp4.tp_comm_seconds_per_step.unwrap() > 2.0 * tp2.tp_comm_seconds_per_step.unwrap());
+    // Cards whose scale-up link is PCIe itself (L4) get a TP speed too.
+    let l4 = plan_inference(
+        &catalog::find("llama-3.1-8b").unwrap().spec.clone(),
+        &PlanDevice::from_device_string("4xl4").unwrap(),
+        &InferenceOptions::default(),
+    );
+    let tp = l4.plans.iter().find(|p| p.tensor_parallel == 4).unwrap();
+    assert!(tp.decode_tokens_per_s.is_some());
+    // Without a known PCIe bandwidth the plan is offered, unestimated, and said so.
+    let rtx = plan_inference(
+        &catalog::find("llama-3.1-8b").unwrap().spec.clone(),
+        &PlanDevice::from_device_string("2xrtx-4090").unwrap(),
+        &InferenceOptions {
+            max_plans: 100,
+            ..InferenceOptions::default()
+        },
+    );
+    let tp2 = rtx.plans.iter().find(|p| p.tensor_parallel == 2).unwrap();
+    assert_eq!(tp2.decode_tokens_per_s, None);
+    assert!(rtx.warnings.iter().any(|w| w.contains("PCIe bandwidth")));
+}
+
+#[test]
+fn pcie_payload_bandwidth_per_generation() {
+    use ai_hwaccel::model::PcieLink;
+    // 8b/10b: 2.5 GT/s × 16 × 0.8 ÷ 8 = 4 GB/s each way.
+    assert_eq!(
+        PcieLink::bandwidth_bytes_per_s(2.5, 16),
+        Some(8_000_000_000)
+    );
+    // 128b/130b: 16 GT/s × 16 × 128/130 ÷ 8 = 31.5 GB/s each way.
+    assert_eq!(
+        PcieLink::bandwidth_bytes_per_s(16.0, 16),
+        Some(63_015_384_615)
+    );
+    assert_eq!(
+        PcieLink::bandwidth_bytes_per_s(32.0, 16),
+        Some(126_030_769_231)
+    );
+    assert_eq!(PcieLink::bandwidth_bytes_per_s(16.0, 0), None);
+    assert_eq!(PcieLink::bandwidth_bytes_per_s(7.0, 16), None);
+    // An idle GPU trained down to 2.5 GT/s still carries its maximum rate.
+    let idle = PcieLink {
+        current_speed_gts: Some(2.5),
+        current_width: Some(16),
+        max_speed_gts: Some(16.0),
+        max_width: Some(16),
+    };
+    assert_eq!(idle.usable_bandwidth_bytes_per_s(), Some(63_015_384_615));
+    // A x16 card in a x8 slot keeps x8.
+    let narrow = PcieLink {
+        current_width: Some(8),
+        ..idle
+    };
+    assert_eq!(narrow.usable_bandwidth_bytes_per_s(), Some(31_507_692_308));
+}

@@ -121,6 +121,32 @@ impl PcieLink {
             .find(|(r, _)| (gts - r).abs() < 0.01)
             .map(|&(_, g)| g)
     }
+
+    /// Payload bandwidth of a link, bytes per second with both directions
+    /// added (the convention of datasheets' "PCIe Gen4: 64 GB/s"): per-lane
+    /// rate × lanes × line-code efficiency ÷ 8 bits, × 2 directions. The line
+    /// code is 8b/10b for gen 1–2, 128b/130b for gen 3–5 (PCI-SIG base
+    /// specifications 2.0 and 3.0) and, for gen 6, FLIT mode's 242 payload
+    /// bytes in 256 (PCIe 6.0 base specification). `None` for a rate that is
+    /// no PCIe generation's or zero lanes.
+    pub fn bandwidth_bytes_per_s(gts: f64, lanes: u32) -> Option<u64> {
+        let efficiency = match Self::generation_for_speed(gts)? {
+            1 | 2 => 8.0 / 10.0,
+            3..=5 => 128.0 / 130.0,
+            _ => 242.0 / 256.0,
+        };
+        (lanes > 0).then(|| (gts * 1e9 * f64::from(lanes) * efficiency / 8.0 * 2.0).round() as u64)
+    }
+
+    /// Bandwidth this link carries in use: the device's maximum rate (an
+    /// idle GPU trains its link down to a lower rate, so the current rate
+    /// understates it) over the current width when known (a card in a
+    /// narrower slot keeps that width), else the maximum width.
+    pub fn usable_bandwidth_bytes_per_s(&self) -> Option<u64> {
+        let gts = self.max_speed_gts.or(self.current_speed_gts)?;
+        let lanes = self.current_width.or(self.max_width)?;
+        Self::bandwidth_bytes_per_s(gts, lanes)
+    }
 }
 
 /// Identity of a device on the PCI bus.

@@ -32,6 +32,11 @@ pub struct PlanDevice {
     /// Index of the scale-up domain (devices sharing it may form a
     /// tensor-parallel group).
     pub domain: u32,
+    /// PCIe bandwidth to the host, both directions (the detected link,
+    /// else the datasheet's interface); what tensor parallelism across
+    /// scale-up domains, or without a scale-up link, runs over.
+    #[serde(default)]
+    pub pcie_bandwidth_bytes_per_s: Option<u64>,
 }
 
 impl PlanDevice {
@@ -66,6 +71,7 @@ impl PlanDevice {
                     .as_ref()
                     .and_then(|i| i.bandwidth_bytes_per_s),
                 domain: first_domain + k / domain_size,
+                pcie_bandwidth_bytes_per_s: entry.pcie_bandwidth_bytes_per_s(),
             })
             .collect()
     }
@@ -105,6 +111,12 @@ impl PlanDevice {
                 .and_then(|e| e.interconnect.as_ref())
                 .and_then(|i| i.bandwidth_bytes_per_s),
             domain: 0,
+            pcie_bandwidth_bytes_per_s: d
+                .pci
+                .as_ref()
+                .and_then(|p| p.link.as_ref())
+                .and_then(|l| l.usable_bandwidth_bytes_per_s())
+                .or_else(|| entry.and_then(|e| e.pcie_bandwidth_bytes_per_s())),
         }
     }
 

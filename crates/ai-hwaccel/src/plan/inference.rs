@@ -73,6 +73,24 @@ pub const DEFAULT_PREFILL_CHUNK: u64 = 2048;
 /// Context assumed when none is given.
 pub const DEFAULT_CONTEXT: u64 = 4096;
 
+/// What plans are ranked by.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// Fastest decode per sequence (time per output token) first, then the
+    /// fewest devices. The default: the planner's default batch is one
+    /// sequence, a user waiting for an answer, for whom a layout that
+    /// splits every layer over all devices (TP8 for a 70B model on 8×H100)
+    /// answers fastest.
+    #[default]
+    Latency,
+    /// Most decode tokens per second over all replicas at the requested
+    /// batch first (a serving fleet's figure), then the fewest devices.
+    Throughput,
+}
+
 /// What to plan for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InferenceOptions {
@@ -100,6 +118,9 @@ pub struct InferenceOptions {
     pub max_plans: usize,
     /// Whether `suggest` may pick GGUF block formats (a llama.cpp model).
     pub gguf_levels: bool,
+    /// What the plans are ranked by.
+    #[serde(default)]
+    pub objective: Objective,
 }
 
 impl Default for InferenceOptions {
@@ -116,6 +137,7 @@ impl Default for InferenceOptions {
             stored_weights: None,
             max_plans: 10,
             gguf_levels: false,
+            objective: Objective::default(),
         }
     }
 }
@@ -169,9 +191,21 @@ pub struct Plan {
     pub max_context_tokens: u64,
     /// Largest batch per replica at the requested context.
     pub max_batch: u64,
-    /// Decode throughput over all replicas at the requested batch; `None`
-    /// when a device's bandwidth is unknown.
+    /// Decode throughput over all replicas at the requested batch (total);
+    /// `None` when a device's bandwidth is unknown.
     pub decode_tokens_per_s: Option<f64>,
+    /// Decode speed one sequence sees at the requested batch (the slowest
+    /// replica's): 1 ÷ time per output token.
+    #[serde(default)]
+    pub decode_tokens_per_s_per_sequence: Option<f64>,
+    /// Sequences the plan holds at the requested context over all replicas
+    /// (`max_batch × data_parallel`).
+    #[serde(default)]
+    pub max_concurrent_sequences: u64,
+    /// What the tensor-parallel all-reduces run over (`NVLink 4.0`, `PCIe`);
+    /// `None` without tensor parallelism.
+    #[serde(default)]
+    pub tensor_parallel_link: Option<String>,
     /// Prefill throughput over all replicas; `None` when a device's peak
     /// rate for the compute type is unknown.
     pub prefill_tokens_per_s: Option<f64>,
@@ -567,6 +601,7 @@ struct Evaluated {
     decode: Option<f64>,
     prefill: Option<f64>,
     tp_comm: Option<f64>,
+    tp_link: Option<String>,
     pp_bytes: u64,
 }
 
@@ -658,11 +693,7 @@ fn evaluate_replica(
             .map(|d| d.bandwidth_bytes_per_s)
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min());
-        let link = group
-            .iter()
-            .map(|d| d.link_bandwidth_bytes_per_s)
-            .collect::<Option<Vec<_>>>()
-            .and_then(|v| v.into_iter().min());
+        let (link, _) = tp_link(group);
         let stage_comm = if tp > 1 {
             link.map(|l| 2.0 * f64::from(b - a) * allreduce_seconds(act_bytes, tp, l as f64))
         } else {
@@ -690,8 +721,49 @@ fn evaluate_replica(
         decode: decode_s.filter(|&t| t > 0.0).map(|t| opts.batch as f64 / t),
         prefill: prefill_s.filter(|&t| t > 0.0).map(|t| 1.0 / t),
         tp_comm: comm,
+        tp_link: (tp > 1).then(|| tp_link(&replica.stages[0]).1),
         pp_bytes: (u64::from(pp) - 1) * (act_bytes as u64),
     })
+}
+
+/// Whether a device is a card that shares its host with other cards over
+/// PCIe: its product has no scale-up link, or one joining at most a pair
+/// (an NVLink bridge). Domains of boards (eight SXM GPUs on NVSwitch, a TPU
+/// slice) are separate hosts in a device string, joined by the network, not
+/// PCIe; a device without a spec entry comes from one host's registry.
+fn pcie_card(d: &PlanDevice) -> bool {
+    match d.spec_id.as_deref().and_then(crate::spec::by_id) {
+        Some(e) => e
+            .interconnect
+            .as_ref()
+            .and_then(|i| i.domain_size)
+            .is_none_or(|n| n <= 2),
+        None => true,
+    }
+}
+
+/// The link a tensor-parallel group's all-reduces run over, with its
+/// bandwidth (both directions; the slowest member's): the scale-up link when
+/// every member shares one domain and has one, else PCIe (through the host,
+/// as NCCL and RCCL fall back to), whose bandwidth may be unknown.
+fn tp_link(group: &[&PlanDevice]) -> (Option<u64>, String) {
+    let one_domain = group.iter().all(|d| d.domain == group[0].domain);
+    let scale_up = group
+        .iter()
+        .map(|d| d.link_bandwidth_bytes_per_s)
+        .collect::<Option<Vec<_>>>()
+        .and_then(|v| v.into_iter().min());
+    match (one_domain, scale_up, group[0].link.as_deref()) {
+        (true, Some(bw), Some(name)) => (Some(bw), name.to_string()),
+        _ => (
+            group
+                .iter()
+                .map(|d| d.pcie_bandwidth_bytes_per_s)
+                .collect::<Option<Vec<_>>>()
+                .and_then(|v| v.into_iter().min()),
+            "PCIe".to_string(),
+        ),
+    }
 }
 
 /// Format bytes as GiB with two decimals.
@@ -700,22 +772,34 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// Tensor-parallel groups of `tp` identical devices within one domain,
-/// best (largest capacity) first.
+/// best (largest capacity) first. When no domain holds `tp` of a kind,
+/// groups of PCIe cards ([`pcie_card`]) span domains over PCIe (four A100
+/// PCIe cards joined in NVLink-bridged pairs run TP4 that way under vLLM),
+/// with the communication cost of PCIe ([`tp_link`]).
 fn tp_groups(devices: &[PlanDevice], tp: u32) -> Vec<Vec<&PlanDevice>> {
-    let mut buckets: Vec<Vec<&PlanDevice>> = Vec::new();
-    for d in devices {
-        match buckets
-            .iter_mut()
-            .find(|b| b[0].domain == d.domain && b[0].same_kind(d))
-        {
-            Some(b) => b.push(d),
-            None => buckets.push(vec![d]),
+    let bucket = |same_domain: bool| {
+        let mut buckets: Vec<Vec<&PlanDevice>> = Vec::new();
+        for d in devices {
+            match buckets
+                .iter_mut()
+                .find(|b| (!same_domain || b[0].domain == d.domain) && b[0].same_kind(d))
+            {
+                Some(b) => b.push(d),
+                None => buckets.push(vec![d]),
+            }
         }
+        buckets
+            .iter()
+            .flat_map(|b| b.chunks_exact(tp as usize).map(<[_]>::to_vec))
+            .collect::<Vec<Vec<&PlanDevice>>>()
+    };
+    let mut groups = bucket(true);
+    if groups.is_empty() {
+        groups = bucket(false)
+            .into_iter()
+            .filter(|g| g.iter().all(|d| pcie_card(d)))
+            .collect();
     }
-    let mut groups: Vec<Vec<&PlanDevice>> = buckets
-        .iter()
-        .flat_map(|b| b.chunks_exact(tp as usize).map(<[_]>::to_vec))
-        .collect();
     groups.sort_by_key(|g| std::cmp::Reverse(g[0].capacity_bytes.unwrap_or(0)));
     groups
 }
@@ -784,7 +868,7 @@ fn plan_level(
             rejected.push(Rejected {
                 tensor_parallel: tp,
                 pipeline_parallel: 0,
-                reason: format!("no {tp} identical devices share a scale-up domain"),
+                reason: format!("no {tp} identical devices"),
             });
             continue;
         }
@@ -796,6 +880,7 @@ fn plan_level(
             let mut first: Option<Evaluated> = None;
             let mut reason = None;
             let mut decode_sum = Some(0.0);
+            let mut per_sequence: Option<Option<f64>> = None;
             let mut prefill_sum = Some(0.0);
             let mut max_ctx = u64::MAX;
             let mut max_batch = u64::MAX;
@@ -808,6 +893,11 @@ fn plan_level(
                         dp += 1;
                         per_device.extend(ev.plan_devices.iter().cloned());
                         decode_sum = decode_sum.zip(ev.decode).map(|(a, b)| a + b);
+                        let seq = ev.decode.map(|d| d / opts.batch.max(1) as f64);
+                        per_sequence = Some(match per_sequence {
+                            None => seq,
+                            Some(prev) => prev.zip(seq).map(|(a, b)| a.min(b)),
+                        });
                         prefill_sum = prefill_sum.zip(ev.prefill).map(|(a, b)| a + b);
                         max_ctx = max_ctx.min(ev.max_context);
                         max_batch = max_batch.min(ev.max_batch);
@@ -832,6 +922,9 @@ fn plan_level(
                     max_context_tokens: max_ctx,
                     max_batch,
                     decode_tokens_per_s: decode_sum,
+                    decode_tokens_per_s_per_sequence: per_sequence.flatten(),
+                    max_concurrent_sequences: max_batch.saturating_mul(u64::from(dp)),
+                    tensor_parallel_link: ev.tp_link,
                     prefill_tokens_per_s: prefill_sum,
                     tp_comm_seconds_per_step: ev.tp_comm,
                     pp_comm_bytes_per_step: ev.pp_bytes,
@@ -844,10 +937,26 @@ fn plan_level(
             }
         }
     }
+    // Speeds are compared in steps of 1 %: closer than that they are the
+    // same estimate (the model is not that exact), and the next key decides;
+    // steps keep the order total, as sorting requires.
+    let step = |r: Option<f64>| {
+        r.filter(|&r| r > 0.0)
+            .map_or(i64::MIN, |r| (r.ln() / 1.01f64.ln()).round() as i64)
+    };
+    let key = |p: &Plan| {
+        let (seq, total) = (
+            step(p.decode_tokens_per_s_per_sequence),
+            step(p.decode_tokens_per_s),
+        );
+        match opts.objective {
+            Objective::Latency => (seq, total),
+            Objective::Throughput => (total, seq),
+        }
+    };
     plans.sort_by(|a, b| {
-        b.decode_tokens_per_s
-            .unwrap_or(0.0)
-            .total_cmp(&a.decode_tokens_per_s.unwrap_or(0.0))
+        key(b)
+            .cmp(&key(a))
             .then(a.devices_used.cmp(&b.devices_used))
             .then(a.tensor_parallel.cmp(&b.tensor_parallel))
             .then(a.pipeline_parallel.cmp(&b.pipeline_parallel))
@@ -965,6 +1074,15 @@ pub fn plan_inference(
     let mut rejected = result.rejected;
     rejected.truncate(20);
     let mut plans = result.plans;
+    if let Some(p) = plans.iter().find(|p| {
+        p.tensor_parallel_link.as_deref() == Some("PCIe") && p.decode_tokens_per_s.is_none()
+    }) {
+        warnings.push(format!(
+            "the PCIe bandwidth of these devices is unknown (neither detected nor in the spec \
+             database): tensor parallelism over PCIe (TP {}) has no speed estimate",
+            p.tensor_parallel
+        ));
+    }
     plans.truncate(opts.max_plans.max(1));
     InferencePlan {
         model: spec.name.clone(),

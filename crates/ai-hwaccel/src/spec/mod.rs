@@ -166,6 +166,41 @@ pub struct Interconnect {
     pub links: Option<u32>,
 }
 
+/// A product's PCIe host interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PcieInterface {
+    /// PCIe generation (4 for "PCIe Gen4").
+    pub generation: u32,
+    /// Lanes (16 for "x16").
+    pub lanes: u32,
+}
+
+impl PcieInterface {
+    /// Payload bandwidth, both directions added
+    /// ([`crate::model::PcieLink::bandwidth_bytes_per_s`]).
+    pub fn bandwidth_bytes_per_s(&self) -> Option<u64> {
+        const GTS: [f64; 6] = [2.5, 5.0, 8.0, 16.0, 32.0, 64.0];
+        let gts = *GTS.get((self.generation as usize).checked_sub(1)?)?;
+        crate::model::PcieLink::bandwidth_bytes_per_s(gts, self.lanes)
+    }
+}
+
+impl SpecEntry {
+    /// PCIe bandwidth (both directions): the `pcie` field's, else a scale-up
+    /// interconnect that is itself PCIe (`PCIe 4.0 x16`).
+    pub fn pcie_bandwidth_bytes_per_s(&self) -> Option<u64> {
+        self.pcie
+            .and_then(|p| p.bandwidth_bytes_per_s())
+            .or_else(|| {
+                self.interconnect
+                    .as_ref()
+                    .filter(|i| i.name.starts_with("PCIe"))
+                    .and_then(|i| i.bandwidth_bytes_per_s)
+            })
+    }
+}
+
 /// One product of the database.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -205,6 +240,10 @@ pub struct SpecEntry {
     pub compute_units: Option<u32>,
     /// Scale-up interconnect.
     pub interconnect: Option<Interconnect>,
+    /// Host interface (PCIe generation and lanes) as the datasheet states
+    /// it; `None` where the cited source states none.
+    #[serde(default)]
+    pub pcie: Option<PcieInterface>,
     /// Thermal design power (or board power) in watts.
     pub tdp_watts: Option<u32>,
     /// Year of launch.
