@@ -419,6 +419,15 @@ fn verify_regular(fd: OwnedFd, expect: Option<&libc::stat>) -> Result<File, Open
     Ok(File::from(fd))
 }
 
+/// Open the regular file at `path` (resolved normally, following links: the
+/// caller named it) for reading; anything else is refused without opening it
+/// for reading.
+pub fn open_regular(path: &Path) -> Result<File, OpenError> {
+    let c = cstr(path.as_os_str().as_bytes())?;
+    let st = stat_follow(&c)?;
+    open_checked(libc::AT_FDCWD, &c, &st, 0)
+}
+
 /// Read `f` to its end, refusing more than `limit` bytes. procfs files report
 /// size 0, so the size is never trusted: the read stops at `limit + 1`.
 pub fn read_limited(f: File, limit: u64) -> Result<Vec<u8>, OpenError> {
