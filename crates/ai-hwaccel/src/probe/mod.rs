@@ -22,7 +22,10 @@ mod snapshot;
 use std::time::Duration;
 
 pub use live::{LiveProbe, ProbeOptions};
-pub use snapshot::{RecordingProbe, ReplayProbe, SNAPSHOT_VERSION, SnapshotError};
+pub use snapshot::{
+    MAX_BLOB_BYTES, MAX_MANIFEST_BYTES, MAX_SNAPSHOT_BYTES, RecordingProbe, ReplayProbe,
+    SNAPSHOT_VERSION, SnapshotError, check_snapshot_dir,
+};
 
 /// Default time a tool may run before it is killed.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(5);

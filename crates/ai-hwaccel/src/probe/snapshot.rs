@@ -169,6 +169,37 @@ impl Recording {
     }
 }
 
+/// Check that `dir` can take a new snapshot: it must be provably absent or an
+/// empty directory. A directory that cannot be listed (mode 0300, say) is
+/// refused, as is anything that is not a directory. [`RecordingProbe::save`]
+/// checks again (and the final rename re-proves it atomically); callers use
+/// this to refuse before spending time on detection.
+pub fn check_snapshot_dir(dir: &Path) -> Result<(), SnapshotError> {
+    let not_empty = || SnapshotError::NotEmpty {
+        path: dir.to_path_buf(),
+    };
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(SnapshotError::Io {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        }),
+        Ok(m) if !m.is_dir() => Err(not_empty()),
+        Ok(_) => match std::fs::read_dir(dir) {
+            Err(e) => Err(SnapshotError::Io {
+                path: dir.to_path_buf(),
+                message: format!(
+                    "cannot list it to prove it is empty ({e}); refusing to write there"
+                ),
+            }),
+            Ok(mut rd) => match rd.next() {
+                Some(_) => Err(not_empty()),
+                None => Ok(()),
+            },
+        },
+    }
+}
+
 /// Wraps a probe and records every answer it gives, for [`RecordingProbe::save`].
 pub struct RecordingProbe<P> {
     inner: P,
@@ -202,30 +233,10 @@ impl<P: Probe> RecordingProbe<P> {
             path: path.to_path_buf(),
             message: e.to_string(),
         };
+        check_snapshot_dir(dir)?;
         let not_empty = || SnapshotError::NotEmpty {
             path: dir.to_path_buf(),
         };
-        // Refuse early (and clearly) unless `dir` is provably absent or empty.
-        match std::fs::symlink_metadata(dir) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io(dir, e)),
-            Ok(m) if !m.is_dir() => return Err(not_empty()),
-            Ok(_) => match std::fs::read_dir(dir) {
-                Err(e) => {
-                    return Err(SnapshotError::Io {
-                        path: dir.to_path_buf(),
-                        message: format!(
-                            "cannot list it to prove it is empty ({e}); refusing to write there"
-                        ),
-                    });
-                }
-                Ok(mut rd) => {
-                    if rd.next().is_some() {
-                        return Err(not_empty());
-                    }
-                }
-            },
-        }
         let name = dir
             .file_name()
             .ok_or_else(|| io(dir, std::io::Error::other("no directory name")))?;
