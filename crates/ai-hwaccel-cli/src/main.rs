@@ -250,7 +250,11 @@ fn run(cli: Cli) -> Result<()> {
                 backends: probe.backends()?,
                 families: None,
             };
-            let rec = RecordingProbe::new(LiveProbe::new(probe.options()?));
+            ai_hwaccel::probe::check_snapshot_dir(&dir).context("snapshot")?;
+            let po = probe.options()?;
+            // Like `detect`: one deadline for all tool runs of the detection.
+            let deadline = std::time::Instant::now() + po.timeout;
+            let rec = RecordingProbe::new(LiveProbe::new(po).with_deadline(deadline));
             let reg: Registry = ai_hwaccel::detect_with(&rec, &opts);
             rec.save(&dir, &[("registry.json", reg.to_json_pretty().as_bytes())])
                 .context("snapshot")?;

@@ -355,7 +355,10 @@ fn entry(id: BackendId) -> &'static BackendEntry {
 
 /// Detect on the live machine (or the root/tools the options name).
 pub fn detect(probe: &ProbeOptions, opts: &DetectOptions) -> Registry {
-    detect_with(&LiveProbe::new(probe.clone()), opts)
+    // One deadline for every tool run: the whole detection ends within the
+    // timeout plus a small constant, however many tools run in sequence.
+    let deadline = Instant::now() + probe.timeout;
+    detect_with(&LiveProbe::new(probe.clone()).with_deadline(deadline), opts)
 }
 
 /// Detect through any probe (live, fake root, replay, recording).
@@ -412,6 +415,13 @@ pub fn detect_with(probe: &dyn Probe, opts: &DetectOptions) -> Registry {
             }));
         merge_devices(&mut devices, out.devices);
     }
+    // Reads refused for what was at the path (FIFOs, devices, oversized
+    // files): their callers often treat any failure as "absent", so say it here.
+    reg.warnings
+        .extend(probe.refusals().into_iter().map(|message| Warning {
+            backend: "probe".to_string(),
+            message,
+        }));
     if let Some(want) = &opts.families {
         devices.retain(|d| want.contains(&d.family));
     }

@@ -2,8 +2,10 @@
 //! the `pci` backend that reports every accelerator seen there, whether or
 //! not a vendor backend or driver can use it.
 
-use crate::model::{Device, Family, PciAddress, PciInfo, PciPath, PcieLink};
-use crate::probe::{Probe, ProbeExt, join};
+use crate::model::{
+    Device, EXCERPT_CHARS, Family, PciAddress, PciInfo, PciPath, PcieLink, excerpt,
+};
+use crate::probe::{ATTRIBUTE_READ_LIMIT, Probe, ProbeExt, join};
 
 use super::pci_ids::{classify, known_device, lookup_pci_ids, vendor};
 use super::sysfs::{parse_cpulist, parse_hex, parse_link_speed, parse_link_width, parse_numa_node};
@@ -89,10 +91,14 @@ impl PciScan {
 /// Read one hex id file; a missing file is `None` silently, garbage is a warning.
 fn hex_file(probe: &dyn Probe, dir: &str, name: &str, warnings: &mut Vec<String>) -> Option<u32> {
     let path = join(dir, name);
-    let text = probe.read_text(&path).ok()?;
+    let bytes = probe.read_limited(&path, ATTRIBUTE_READ_LIMIT).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
     let v = parse_hex(&text);
     if v.is_none() {
-        warnings.push(format!("{path}: not a hex id: {:?}", text.trim()));
+        warnings.push(format!(
+            "{path}: not a hex id: {}",
+            excerpt(&text, EXCERPT_CHARS)
+        ));
     }
     v
 }
@@ -124,8 +130,10 @@ pub(crate) fn read_parsed<T>(
     let text = probe.read_trimmed(path)?;
     let v = parse(&text);
     if v.is_none() {
-        let shown: String = text.chars().take(40).collect();
-        warnings.push(format!("{path}: not {what}: {shown:?}"));
+        warnings.push(format!(
+            "{path}: not {what}: {}",
+            excerpt(&text, EXCERPT_CHARS)
+        ));
     }
     v
 }

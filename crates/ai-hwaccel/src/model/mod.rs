@@ -2,12 +2,14 @@
 //! holds one detection's results. Nothing here reads the machine.
 
 mod device;
+mod excerpt;
 mod host;
 mod pci_address;
 mod registry;
 mod system;
 
 pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink};
+pub use excerpt::{EXCERPT_CHARS, excerpt};
 pub use host::{
     BlockDevice, CloudInstance, ContainerInfo, EnvironmentInfo, FilesystemInfo, KubernetesInfo,
     NetworkInterface, PciPath, RdmaDevice, RdmaPort, SlurmInfo, StorageInfo, VisibilityVar,

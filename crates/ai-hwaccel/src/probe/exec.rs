@@ -1,12 +1,15 @@
 //! Running one external tool: absolute path, no shell, stdin closed, its own
 //! process group, a timeout after which the whole group is killed and reaped,
-//! and a cap on captured output.
+//! and a cap on captured output. Output is read with poll(2) under the same
+//! deadline, so a descendant that escaped the group (a `setsid` daemon the
+//! tool left holding stdout) cannot keep the caller waiting: after the tool
+//! exits, reading goes on for [`EXIT_GRACE`] at most twice over.
 #![allow(
     clippy::disallowed_methods,
     reason = "this module is the probe boundary for processes"
 )]
 
-use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -36,27 +39,97 @@ pub(crate) fn search_path_from(path_var: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Read all of `r`, keeping at most `cap` bytes and draining the rest so the
-/// child never blocks on a full pipe. Returns the bytes and whether any were dropped.
-fn drain_capped(mut r: impl Read, cap: usize) -> (Vec<u8>, bool) {
-    let mut kept = Vec::new();
-    let mut truncated = false;
-    let mut buf = [0u8; 64 * 1024];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                let room = cap.saturating_sub(kept.len());
-                if n > room {
-                    truncated = true;
-                }
-                kept.extend_from_slice(&buf[..n.min(room)]);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
+/// How long the readers keep reading after the tool exited: a grandchild
+/// that inherited stdout (a daemon the tool started) may still hold the pipe.
+/// After this the group is killed; after as long again reading stops, even
+/// if a process that left the group (`setsid`) still holds the pipe.
+const EXIT_GRACE: Duration = Duration::from_millis(100);
+
+/// One captured pipe: non-blocking, read while `poll` says it is ready.
+struct Pipe {
+    fd: std::os::fd::OwnedFd,
+    kept: Vec<u8>,
+    truncated: bool,
+    open: bool,
+}
+
+impl Pipe {
+    fn new(fd: impl Into<std::os::fd::OwnedFd>) -> Pipe {
+        let fd = fd.into();
+        // SAFETY: fcntl on a descriptor we own; only the status flags change.
+        unsafe {
+            let fl = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK);
+        }
+        Pipe {
+            fd,
+            kept: Vec::new(),
+            truncated: false,
+            open: true,
         }
     }
-    (kept, truncated)
+
+    /// Read what is there now, keeping at most `cap` bytes and dropping the
+    /// rest (so the tool never blocks on a full pipe).
+    fn drain(&mut self, cap: usize) {
+        let mut buf = [0u8; 64 * 1024];
+        while self.open {
+            // SAFETY: read(2) writes at most buf.len() bytes into buf, which we own.
+            let n = unsafe {
+                libc::read(
+                    self.fd.as_raw_fd(),
+                    buf.as_mut_ptr().cast::<libc::c_void>(),
+                    buf.len(),
+                )
+            };
+            if n > 0 {
+                let n = n as usize;
+                let room = cap.saturating_sub(self.kept.len());
+                if n > room {
+                    self.truncated = true;
+                }
+                self.kept.extend_from_slice(&buf[..n.min(room)]);
+                continue;
+            }
+            if n == 0 {
+                self.open = false;
+                break;
+            }
+            match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EAGAIN) => break,
+                _ => {
+                    self.open = false;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Wait up to `wait` for any open pipe to become readable, then read them.
+fn poll_pipes(pipes: &mut [&mut Pipe], wait: Duration, cap: usize) {
+    let mut fds: Vec<libc::pollfd> = pipes
+        .iter()
+        .filter(|p| p.open)
+        .map(|p| libc::pollfd {
+            fd: p.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    if fds.is_empty() {
+        thread::sleep(wait);
+        return;
+    }
+    let ms = wait.as_millis().clamp(0, 1000) as libc::c_int;
+    // SAFETY: poll reads and writes exactly fds.len() pollfd entries we own.
+    let _ = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    for p in pipes.iter_mut() {
+        if p.open {
+            p.drain(cap);
+        }
+    }
 }
 
 fn kill_group(child: &mut Child) {
@@ -106,63 +179,81 @@ pub(crate) fn run(
             }
         }
     };
-    let out = child
-        .stdout
-        .take()
-        .map(|s| thread::spawn(move || drain_capped(s, cap)));
-    let err = child
-        .stderr
-        .take()
-        .map(|s| thread::spawn(move || drain_capped(s, cap)));
-
+    let mut out = child.stdout.take().map(Pipe::new);
+    let mut err = child.stderr.take().map(Pipe::new);
     let start = Instant::now();
+    let deadline = start + timeout;
     let mut pause = Duration::from_micros(200);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if start.elapsed() >= timeout => break None,
-            Ok(None) => {
-                thread::sleep(pause.min(timeout.saturating_sub(start.elapsed())));
-                pause = (pause * 2).min(Duration::from_millis(20));
-            }
-            Err(e) => {
-                kill_group(&mut child);
-                let _ = child.wait();
-                return Err(ProbeError::Spawn {
-                    tool: name.to_string(),
-                    message: e.to_string(),
-                });
+    // (exit status, when it was seen, whether the group was killed since)
+    let mut exited: Option<(std::process::ExitStatus, Instant, bool)> = None;
+    loop {
+        let mut pipes: Vec<&mut Pipe> = out.iter_mut().chain(err.iter_mut()).collect();
+        let any_open = pipes.iter().any(|p| p.open);
+        let now = Instant::now();
+        match exited {
+            None => match child.try_wait() {
+                Ok(Some(st)) => {
+                    exited = Some((st, now, false));
+                    continue;
+                }
+                Ok(None) if now >= deadline => {
+                    kill_group(&mut child);
+                    let _ = child.wait();
+                    // The pipes are dropped unread: a process that escaped
+                    // the group may hold them, and we do not wait for it.
+                    return Err(ProbeError::Timeout {
+                        tool: name.to_string(),
+                        timeout_ms: timeout.as_millis() as u64,
+                    });
+                }
+                Ok(None) => {
+                    let wait = pause.min(deadline.saturating_duration_since(now));
+                    if any_open {
+                        poll_pipes(&mut pipes, wait.max(Duration::from_millis(1)), cap);
+                    } else {
+                        thread::sleep(wait);
+                    }
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+                Err(e) => {
+                    kill_group(&mut child);
+                    let _ = child.wait();
+                    return Err(ProbeError::Spawn {
+                        tool: name.to_string(),
+                        message: e.to_string(),
+                    });
+                }
+            },
+            Some((_, at, killed)) => {
+                if !any_open {
+                    break;
+                }
+                let since = now.saturating_duration_since(at);
+                if since >= EXIT_GRACE && !killed {
+                    // The tool exited but something still holds its pipes:
+                    // end the group (a daemon that left it with setsid
+                    // survives; we stop reading below all the same).
+                    // SAFETY: kill(2) on the group we created; no memory is touched.
+                    unsafe {
+                        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+                    }
+                    if let Some(e) = exited.as_mut() {
+                        e.2 = true;
+                    }
+                } else if since >= EXIT_GRACE * 2 || now >= deadline + EXIT_GRACE {
+                    tracing::debug!(
+                        tool = name,
+                        "a process outside the tool's group holds its output; stopped reading"
+                    );
+                    break;
+                }
+                poll_pipes(&mut pipes, Duration::from_millis(10), cap);
             }
         }
-    };
-    let Some(status) = status else {
-        kill_group(&mut child);
-        let _ = child.wait();
-        // Reader threads end once every holder of the pipes is dead; the
-        // group kill above ends grandchildren too, so we do not wait on them.
-        return Err(ProbeError::Timeout {
-            tool: name.to_string(),
-            timeout_ms: timeout.as_millis() as u64,
-        });
-    };
-    // The tool exited. A grandchild it left behind may still hold the pipes:
-    // give the readers a short grace, then kill the group so they see EOF.
-    let grace = Instant::now();
-    let done = |h: &Option<thread::JoinHandle<(Vec<u8>, bool)>>| {
-        h.as_ref().is_none_or(|h| h.is_finished())
-    };
-    while !(done(&out) && done(&err)) {
-        if grace.elapsed() > Duration::from_millis(100) {
-            // SAFETY: as in kill_group; the group still has members (they hold the pipes).
-            unsafe {
-                libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-            }
-            break;
-        }
-        thread::sleep(Duration::from_millis(1));
     }
-    let (stdout, t1) = out.and_then(|h| h.join().ok()).unwrap_or_default();
-    let (stderr, t2) = err.and_then(|h| h.join().ok()).unwrap_or_default();
+    let status = exited.map(|e| e.0).expect("loop ends after exit");
+    let (stdout, t1) = out.map(|p| (p.kept, p.truncated)).unwrap_or_default();
+    let (stderr, t2) = err.map(|p| (p.kept, p.truncated)).unwrap_or_default();
     Ok(ToolOutput {
         status: status.code(),
         stdout,

@@ -3,10 +3,63 @@
 //! Unlike [`super::Probe`], which reads the machine under a root, these read
 //! the paths the user gave, and never more than asked: a multi-gigabyte
 //! checkpoint is opened for its header only.
+//!
+//! Only regular files are opened (a FIFO or device named `config.json` is an
+//! error, never a hang), and a file the loader finds by itself inside a model
+//! directory (a shard, `config.json`, a GGUF split) must resolve inside that
+//! directory: [`within`] refuses one that a link leads elsewhere. The one
+//! exception is the Hugging Face hub cache, whose `snapshots/REV/` files are
+//! links into the same repository's `blobs/`: there the repository folder
+//! (the parent of `snapshots/`) is the boundary.
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use super::confine::{self, Base, Confine, OpenError};
+
+fn open_err(e: OpenError) -> io::Error {
+    match e {
+        OpenError::Io(e) => e,
+        other => io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
+    }
+}
+
+/// `dir/name`, after checking that it resolves (following any links) to a
+/// file inside `dir` — or, for a Hugging Face hub cache snapshot
+/// (`…/models--X/snapshots/REV/`, beside a `blobs/` folder), inside the
+/// repository folder `models--X`. A path leading elsewhere is an
+/// `InvalidData` error saying so; a missing one is `NotFound`.
+pub fn within(dir: &Path, name: &str) -> io::Result<PathBuf> {
+    let (base, rel) = match hub_repo(dir) {
+        Some((repo, rel)) => (repo, format!("{rel}/{name}")),
+        None => (dir.to_path_buf(), name.to_string()),
+    };
+    let base = Base::open(&base, Confine::Beneath)?;
+    match base.open_file(&rel) {
+        Ok(_) | Err(OpenError::NotRegular(_)) => Ok(dir.join(name)),
+        Err(OpenError::Escapes) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "resolves outside the model directory {}; not read",
+                dir.display()
+            ),
+        )),
+        Err(e) => Err(open_err(e)),
+    }
+}
+
+/// For `…/REPO/snapshots/REV` with a `REPO/blobs` folder: (`REPO`, `snapshots/REV`).
+fn hub_repo(dir: &Path) -> Option<(PathBuf, String)> {
+    let rev = dir.file_name()?.to_str()?;
+    let snapshots = dir.parent()?;
+    if snapshots.file_name()? != "snapshots" {
+        return None;
+    }
+    let repo = snapshots.parent()?;
+    matches!(path_kind(&repo.join("blobs")), Some(PathKind::Dir))
+        .then(|| (repo.to_path_buf(), format!("snapshots/{rev}")))
+}
 
 /// What is at a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,11 +98,7 @@ pub fn read_text_capped(path: &Path, cap: u64) -> io::Result<String> {
 
 /// Up to `len` bytes starting at `offset` (fewer at the end of the file).
 pub fn read_range(path: &Path, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "the planner's bounded file reader"
-    )]
-    let mut f = File::open(path)?;
+    let mut f = confine::open_regular(path).map_err(open_err)?;
     f.seek(SeekFrom::Start(offset))?;
     let mut out = Vec::new();
     f.take(len).read_to_end(&mut out)?;
@@ -59,11 +108,7 @@ pub fn read_range(path: &Path, offset: u64, len: u64) -> io::Result<Vec<u8>> {
 /// A buffered reader over the file, for parsers that stream a header and
 /// bound what they read themselves.
 pub fn open_reader(path: &Path) -> io::Result<BufReader<File>> {
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "the planner's bounded file reader"
-    )]
-    let f = File::open(path)?;
+    let f = confine::open_regular(path).map_err(open_err)?;
     Ok(BufReader::new(f))
 }
 
@@ -85,6 +130,44 @@ pub fn list_dir(path: &Path) -> io::Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_regular_files_and_only_inside_the_model_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("m");
+        std::fs::create_dir(&m).unwrap();
+        std::fs::write(dir.path().join("outside.json"), "{}").unwrap();
+        std::os::unix::fs::symlink("../outside.json", m.join("config.json")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", m.join("abs.json")).unwrap();
+        std::fs::write(m.join("ok.json"), "{}").unwrap();
+        let e = within(&m, "config.json").unwrap_err();
+        assert!(e.to_string().contains("outside the model directory"), "{e}");
+        assert!(within(&m, "abs.json").is_err());
+        assert_eq!(within(&m, "ok.json").unwrap(), m.join("ok.json"));
+        assert_eq!(
+            within(&m, "missing").unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        // The hub cache: snapshots/REV/x -> ../../blobs/H is inside the repo.
+        let repo = dir.path().join("models--o--n");
+        std::fs::create_dir_all(repo.join("blobs")).unwrap();
+        std::fs::create_dir_all(repo.join("snapshots/abc")).unwrap();
+        std::fs::write(repo.join("blobs/h1"), "{}").unwrap();
+        std::os::unix::fs::symlink("../../blobs/h1", repo.join("snapshots/abc/config.json"))
+            .unwrap();
+        let snap = repo.join("snapshots/abc");
+        assert_eq!(
+            within(&snap, "config.json").unwrap(),
+            snap.join("config.json")
+        );
+        // FIFOs are refused, not waited on.
+        let fifo = m.join("fifo.json");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_text_capped(&fifo, 10).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+    }
 
     #[test]
     fn bounded_reads() {

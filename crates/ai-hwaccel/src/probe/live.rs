@@ -1,4 +1,8 @@
 //! The live probe: files under a root directory, tools from a search path.
+//!
+//! Every read, listing and link lookup resolves inside the root as chroot(2)
+//! would ([`confine::Confine::InRoot`]); only regular files are read, each
+//! with a bound; tool runs share one deadline when one is set.
 #![allow(
     clippy::disallowed_methods,
     reason = "this module is the probe boundary for files"
@@ -6,9 +10,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use super::{DEFAULT_OUTPUT_CAP, DEFAULT_TOOL_TIMEOUT, Probe, ProbeError, ToolOutput, exec};
+use super::confine::{self, Base, Confine, OpenError};
+use super::{
+    DEFAULT_OUTPUT_CAP, DEFAULT_READ_LIMIT, DEFAULT_TOOL_TIMEOUT, Probe, ProbeError, RefusalLog,
+    ToolOutput, exec,
+};
 
 /// How a [`LiveProbe`] reaches the machine. `Default` is the live machine:
 /// root `/`, tools from `PATH`, the process environment, 5 s timeout.
@@ -48,6 +57,11 @@ impl Default for ProbeOptions {
 pub struct LiveProbe {
     opts: ProbeOptions,
     search: Vec<PathBuf>,
+    /// The root, held open; `None` when it could not be opened (every read
+    /// then retries and reports why).
+    base: Option<Arc<Base>>,
+    deadline: Option<Instant>,
+    refusals: Arc<RefusalLog>,
 }
 
 impl LiveProbe {
@@ -64,7 +78,24 @@ impl LiveProbe {
             }
             None => Vec::new(),
         };
-        LiveProbe { opts, search }
+        let base = Base::open(&opts.root, Confine::InRoot).ok().map(Arc::new);
+        LiveProbe {
+            opts,
+            search,
+            base,
+            deadline: None,
+            refusals: Arc::default(),
+        }
+    }
+
+    /// The same probe with one deadline shared by every tool run: a run
+    /// starting after it fails at once with [`ProbeError::Timeout`], and a
+    /// run never outlasts it. [`crate::detect()`] sets it to start + timeout,
+    /// so that a whole detection ends within the timeout plus a small constant
+    /// however many tools run one after another.
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
     }
 
     /// The options this probe was built with.
@@ -72,8 +103,40 @@ impl LiveProbe {
         &self.opts
     }
 
-    fn host_path(&self, path: &str) -> PathBuf {
-        self.opts.root.join(path.trim_start_matches('/'))
+    fn with_base<T>(
+        &self,
+        path: &str,
+        f: impl FnOnce(&Base) -> Result<T, OpenError>,
+    ) -> Result<T, ProbeError> {
+        let r = match &self.base {
+            Some(b) => f(b),
+            None => Base::open(&self.opts.root, Confine::InRoot)
+                .map_err(OpenError::Io)
+                .and_then(|b| f(&b)),
+        };
+        r.map_err(|e| {
+            let e = open_err(path, e);
+            self.refusals.note(&e);
+            e
+        })
+    }
+}
+
+pub(super) fn open_err(path: &str, e: OpenError) -> ProbeError {
+    match e {
+        OpenError::Io(e) => io_err(path, e),
+        OpenError::NotRegular(what) => ProbeError::NotRegular {
+            path: path.to_string(),
+            what: what.to_string(),
+        },
+        OpenError::TooLarge(limit) => ProbeError::TooLarge {
+            path: path.to_string(),
+            limit,
+        },
+        OpenError::Escapes => ProbeError::Io {
+            path: path.to_string(),
+            message: e.to_string(),
+        },
     }
 }
 
@@ -90,35 +153,21 @@ fn io_err(path: &str, e: std::io::Error) -> ProbeError {
     }
 }
 
-/// Largest file read through the probe; sysfs/procfs files are far smaller,
-/// and this bounds what a hostile or odd file can make us hold.
-const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-
 impl Probe for LiveProbe {
     fn read(&self, path: &str) -> Result<Vec<u8>, ProbeError> {
-        use std::io::Read;
-        let f = std::fs::File::open(self.host_path(path)).map_err(|e| io_err(path, e))?;
-        let mut buf = Vec::new();
-        f.take(MAX_FILE_BYTES)
-            .read_to_end(&mut buf)
-            .map_err(|e| io_err(path, e))?;
-        Ok(buf)
+        self.read_limited(path, DEFAULT_READ_LIMIT)
+    }
+
+    fn read_limited(&self, path: &str, limit: u64) -> Result<Vec<u8>, ProbeError> {
+        self.with_base(path, |b| confine::read_limited(b.open_file(path)?, limit))
     }
 
     fn list_dir(&self, path: &str) -> Result<Vec<String>, ProbeError> {
-        let rd = std::fs::read_dir(self.host_path(path)).map_err(|e| io_err(path, e))?;
-        let mut names: Vec<String> = rd
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        Ok(names)
+        self.with_base(path, |b| b.list_dir(path))
     }
 
     fn read_link(&self, path: &str) -> Result<String, ProbeError> {
-        std::fs::read_link(self.host_path(path))
-            .map(|p| p.to_string_lossy().into_owned())
-            .map_err(|e| io_err(path, e))
+        self.with_base(path, |b| b.read_link(path))
     }
 
     fn run(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError> {
@@ -130,8 +179,19 @@ impl Probe for LiveProbe {
         let exe = exec::resolve(tool, &self.search).ok_or_else(|| ProbeError::ToolNotFound {
             tool: tool.to_string(),
         })?;
+        let mut timeout = self.opts.timeout;
+        if let Some(d) = self.deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ProbeError::Timeout {
+                    tool: tool.to_string(),
+                    timeout_ms: self.opts.timeout.as_millis() as u64,
+                });
+            }
+            timeout = timeout.min(left);
+        }
         tracing::debug!(tool, ?args, exe = %exe.display(), "running tool");
-        exec::run(tool, &exe, args, self.opts.timeout, self.opts.output_cap)
+        exec::run(tool, &exe, args, timeout, self.opts.output_cap)
     }
 
     fn env(&self, name: &str) -> Option<String> {
@@ -143,5 +203,9 @@ impl Probe for LiveProbe {
 
     fn allows_native_libraries(&self) -> bool {
         self.opts.root == Path::new("/") && !self.opts.no_exec
+    }
+
+    fn refusals(&self) -> Vec<String> {
+        self.refusals.messages()
     }
 }

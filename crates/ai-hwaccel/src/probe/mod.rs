@@ -6,7 +6,14 @@
 //! into a snapshot; [`ReplayProbe`] answers from a snapshot without touching
 //! the machine. Nothing else in the library calls `std::fs` or
 //! `std::process` (clippy's `disallowed-methods` enforces it).
+//!
+//! What a probe promises about hostile input (fake roots, snapshots, tools)
+//! is written down in `docs/threat-model.md`: reads stay inside the root
+//! ([`confine`]), only regular files are read and every read is bounded
+//! ([`DEFAULT_READ_LIMIT`], [`ATTRIBUTE_READ_LIMIT`]), and every tool run
+//! ends by its deadline.
 
+pub mod confine;
 mod exec;
 pub mod files;
 mod live;
@@ -15,12 +22,26 @@ mod snapshot;
 use std::time::Duration;
 
 pub use live::{LiveProbe, ProbeOptions};
-pub use snapshot::{RecordingProbe, ReplayProbe, SNAPSHOT_VERSION, SnapshotError};
+pub use snapshot::{
+    MAX_BLOB_BYTES, MAX_MANIFEST_BYTES, MAX_SNAPSHOT_BYTES, RecordingProbe, ReplayProbe,
+    SNAPSHOT_VERSION, SnapshotError, check_snapshot_dir,
+};
 
 /// Default time a tool may run before it is killed.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default cap on captured stdout (and, separately, stderr) of one tool run.
 pub const DEFAULT_OUTPUT_CAP: usize = 16 * 1024 * 1024;
+
+/// Largest file [`Probe::read`] returns. The largest files detection reads
+/// are `/proc/cpuinfo` (about 3 KiB per logical CPU on x86: 3 MiB for 1,024
+/// CPUs), `/proc/self/mountinfo` and the `pci.ids` database (1.4 MiB in
+/// 2024); a bigger file is refused with [`ProbeError::TooLarge`].
+pub const DEFAULT_READ_LIMIT: u64 = 8 * 1024 * 1024;
+
+/// Largest sysfs/procfs attribute read by [`ProbeExt::read_trimmed`]: the
+/// kernel serves a text attribute from one page (4 KiB; 64 KiB on arm64
+/// kernels with 64 KiB pages).
+pub const ATTRIBUTE_READ_LIMIT: u64 = 64 * 1024;
 
 /// What one tool run produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -68,6 +89,23 @@ pub enum ProbeError {
     NotFound {
         /// The path asked for.
         path: String,
+    },
+    /// The path is not a regular file (a FIFO, socket or device): refused
+    /// without reading, so it can neither block nor stream without end.
+    #[error("{path}: {what}, not a regular file; not read")]
+    NotRegular {
+        /// The path asked for.
+        path: String,
+        /// What it is ("a FIFO", "a character device", …).
+        what: String,
+    },
+    /// The file is larger than the bound for what is read there.
+    #[error("{path}: larger than {limit} bytes; not read")]
+    TooLarge {
+        /// The path asked for.
+        path: String,
+        /// The bound in bytes.
+        limit: u64,
     },
     /// Any other I/O failure reading a path.
     #[error("{path}: {message}")]
@@ -125,8 +163,22 @@ impl ProbeError {
 /// Paths are absolute as seen on the probed machine (`/proc/meminfo`); the
 /// implementation maps them under its root.
 pub trait Probe: Send + Sync {
-    /// Bytes of a file.
+    /// Bytes of a file, at most [`DEFAULT_READ_LIMIT`].
     fn read(&self, path: &str) -> Result<Vec<u8>, ProbeError>;
+    /// Bytes of a file of at most `limit` bytes; a bigger one is
+    /// [`ProbeError::TooLarge`]. The default reads through [`Probe::read`]
+    /// and checks afterwards; probes that read files override it so that no
+    /// more than `limit + 1` bytes are ever read.
+    fn read_limited(&self, path: &str, limit: u64) -> Result<Vec<u8>, ProbeError> {
+        let b = self.read(path)?;
+        if b.len() as u64 > limit {
+            return Err(ProbeError::TooLarge {
+                path: path.to_string(),
+                limit,
+            });
+        }
+        Ok(b)
+    }
     /// Entry names of a directory, sorted.
     fn list_dir(&self, path: &str) -> Result<Vec<String>, ProbeError>;
     /// Target of a symbolic link, as stored in the link.
@@ -142,6 +194,54 @@ pub trait Probe: Send + Sync {
     fn allows_native_libraries(&self) -> bool {
         false
     }
+    /// Reads this probe refused so far because of what was at the path (not
+    /// a regular file, too large, …), one message each naming the path.
+    /// Detection adds them to the registry's warnings, since the callers of
+    /// a read often treat any failure as "absent".
+    fn refusals(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Most refusals a probe keeps (each path once); further ones are counted.
+pub const MAX_REFUSALS: usize = 100;
+
+/// A deduplicated, bounded log of refused reads, shared by the probes.
+#[derive(Debug, Default)]
+pub(crate) struct RefusalLog {
+    inner: std::sync::Mutex<(std::collections::BTreeSet<String>, usize)>,
+}
+
+impl RefusalLog {
+    /// Note `e` if it is a refusal (not for absent files or plain I/O errors).
+    pub(crate) fn note(&self, e: &ProbeError) {
+        if !matches!(
+            e,
+            ProbeError::NotRegular { .. } | ProbeError::TooLarge { .. }
+        ) {
+            return;
+        }
+        self.note_message(e.to_string());
+    }
+
+    /// Note a refusal described by `msg` (which names the path).
+    pub(crate) fn note_message(&self, msg: String) {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if g.0.len() < MAX_REFUSALS {
+            g.0.insert(msg);
+        } else if !g.0.contains(&msg) {
+            g.1 += 1;
+        }
+    }
+
+    pub(crate) fn messages(&self) -> Vec<String> {
+        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v: Vec<String> = g.0.iter().cloned().collect();
+        if g.1 > 0 {
+            v.push(format!("{} more reads refused", g.1));
+        }
+        v
+    }
 }
 
 /// Convenience readers over any [`Probe`].
@@ -152,9 +252,11 @@ pub trait ProbeExt: Probe {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     }
 
-    /// A file's text trimmed; `None` when absent, empty or unreadable.
+    /// A file's text trimmed; `None` when absent, empty, unreadable or over
+    /// [`ATTRIBUTE_READ_LIMIT`] (for one-value sysfs/procfs attributes).
     fn read_trimmed(&self, path: &str) -> Option<String> {
-        let t = self.read_text(path).ok()?;
+        let b = self.read_limited(path, ATTRIBUTE_READ_LIMIT).ok()?;
+        let t = String::from_utf8_lossy(&b);
         let t = t.trim_matches(|c: char| c.is_whitespace() || c == '\0');
         (!t.is_empty()).then(|| t.to_string())
     }

@@ -4,18 +4,26 @@
 //! On disk a snapshot is a directory with `manifest.json` (paths, listings,
 //! links, tool invocations, exit codes, environment, errors) and `blobs/`
 //! (file contents and tool output, one file each, named by the manifest).
+//!
+//! A snapshot is untrusted input: the manifest and every blob must be regular
+//! files inside the snapshot directory (a symbolic link, FIFO or device is
+//! refused, never followed or opened for reading), the manifest is bounded by
+//! [`MAX_MANIFEST_BYTES`], each blob by [`MAX_BLOB_BYTES`] and all blobs
+//! together by [`MAX_SNAPSHOT_BYTES`]; a blob named many times is read once.
+//! Saving writes into a new directory and never over existing files.
 #![allow(
     clippy::disallowed_methods,
     reason = "snapshots are written and read here, at the probe boundary"
 )]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Probe, ProbeError, ToolOutput};
+use super::confine::{self, Base, Confine, OpenError};
+use super::{DEFAULT_READ_LIMIT, Probe, ProbeError, RefusalLog, ToolOutput};
 
 /// Version of the snapshot layout this build writes and reads.
 pub const SNAPSHOT_VERSION: u32 = 1;
@@ -59,6 +67,8 @@ enum ErrorRecord {
     ExecDisabled,
     Timeout { timeout_ms: u64 },
     Spawn { message: String },
+    NotRegular { what: String },
+    TooLarge { limit: u64 },
 }
 
 impl ErrorRecord {
@@ -76,6 +86,8 @@ impl ErrorRecord {
             ProbeError::Spawn { message, .. } => ErrorRecord::Spawn {
                 message: message.clone(),
             },
+            ProbeError::NotRegular { what, .. } => ErrorRecord::NotRegular { what: what.clone() },
+            ProbeError::TooLarge { limit, .. } => ErrorRecord::TooLarge { limit: *limit },
         }
     }
 
@@ -96,6 +108,14 @@ impl ErrorRecord {
             ErrorRecord::Spawn { message } => ProbeError::Spawn {
                 tool: s,
                 message: message.clone(),
+            },
+            ErrorRecord::NotRegular { what } => ProbeError::NotRegular {
+                path: s,
+                what: what.clone(),
+            },
+            ErrorRecord::TooLarge { limit } => ProbeError::TooLarge {
+                path: s,
+                limit: *limit,
             },
         }
     }
@@ -149,6 +169,37 @@ impl Recording {
     }
 }
 
+/// Check that `dir` can take a new snapshot: it must be provably absent or an
+/// empty directory. A directory that cannot be listed (mode 0300, say) is
+/// refused, as is anything that is not a directory. [`RecordingProbe::save`]
+/// checks again (and the final rename re-proves it atomically); callers use
+/// this to refuse before spending time on detection.
+pub fn check_snapshot_dir(dir: &Path) -> Result<(), SnapshotError> {
+    let not_empty = || SnapshotError::NotEmpty {
+        path: dir.to_path_buf(),
+    };
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(SnapshotError::Io {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        }),
+        Ok(m) if !m.is_dir() => Err(not_empty()),
+        Ok(_) => match std::fs::read_dir(dir) {
+            Err(e) => Err(SnapshotError::Io {
+                path: dir.to_path_buf(),
+                message: format!(
+                    "cannot list it to prove it is empty ({e}); refusing to write there"
+                ),
+            }),
+            Ok(mut rd) => match rd.next() {
+                Some(_) => Err(not_empty()),
+                None => Ok(()),
+            },
+        },
+    }
+}
+
 /// Wraps a probe and records every answer it gives, for [`RecordingProbe::save`].
 pub struct RecordingProbe<P> {
     inner: P,
@@ -168,36 +219,78 @@ impl<P: Probe> RecordingProbe<P> {
         }
     }
 
-    /// Write the snapshot to `dir`, which must not exist or be empty. Also
-    /// writes `extra` files (e.g. `registry.json`) beside the manifest.
+    /// Write the snapshot to `dir`, which must not exist or be an empty
+    /// directory. Also writes `extra` files (e.g. `registry.json`) beside the
+    /// manifest.
+    ///
+    /// Everything is written into a new sibling directory this call creates
+    /// (`.NAME.partial-PID`), which is then renamed onto `dir`: rename(2)
+    /// replaces only an absent name or an empty directory, so the kernel
+    /// proves `dir` empty at the moment it is replaced — a directory that
+    /// cannot be listed, or that gains a file meanwhile, is never overwritten.
     pub fn save(&self, dir: &Path, extra: &[(&str, &[u8])]) -> Result<(), SnapshotError> {
         let io = |path: &Path, e: std::io::Error| SnapshotError::Io {
             path: path.to_path_buf(),
             message: e.to_string(),
         };
-        if let Ok(mut rd) = std::fs::read_dir(dir) {
-            if rd.next().is_some() {
-                return Err(SnapshotError::NotEmpty {
-                    path: dir.to_path_buf(),
-                });
-            }
+        check_snapshot_dir(dir)?;
+        let not_empty = || SnapshotError::NotEmpty {
+            path: dir.to_path_buf(),
+        };
+        let name = dir
+            .file_name()
+            .ok_or_else(|| io(dir, std::io::Error::other("no directory name")))?;
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(|e| io(&parent, e))?;
+        let tmp = parent.join(format!(
+            ".{}.partial-{}",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        std::fs::create_dir(&tmp).map_err(|e| io(&tmp, e))?;
+        let r = self.write_into(&tmp, extra).and_then(|()| {
+            std::fs::rename(&tmp, dir).map_err(|e| match e.raw_os_error() {
+                Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOTDIR) => not_empty(),
+                _ => io(dir, e),
+            })
+        });
+        if r.is_err() {
+            // Only the directory this call created, holding only what it wrote.
+            let _ = std::fs::remove_dir_all(&tmp);
         }
+        r
+    }
+
+    fn write_into(&self, dir: &Path, extra: &[(&str, &[u8])]) -> Result<(), SnapshotError> {
+        let io = |path: &Path, e: std::io::Error| SnapshotError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let write_new = |p: &Path, bytes: &[u8]| -> Result<(), SnapshotError> {
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(p)
+                .and_then(|mut f| f.write_all(bytes))
+                .map_err(|e| io(p, e))
+        };
         let blobs_dir = dir.join("blobs");
-        std::fs::create_dir_all(&blobs_dir).map_err(|e| io(&blobs_dir, e))?;
+        std::fs::create_dir(&blobs_dir).map_err(|e| io(&blobs_dir, e))?;
         let rec = lock(&self.rec);
         for (i, b) in rec.blobs.iter().enumerate() {
-            let p = blobs_dir.join(format!("b{i:06}"));
-            std::fs::write(&p, b).map_err(|e| io(&p, e))?;
+            write_new(&blobs_dir.join(format!("b{i:06}")), b)?;
         }
         let mut manifest = rec.manifest.clone();
         manifest.snapshot_version = SNAPSHOT_VERSION;
         manifest.generator = concat!("ai-hwaccel ", env!("CARGO_PKG_VERSION")).to_string();
         let text = serde_json::to_string_pretty(&manifest).expect("manifest serializes");
-        let mp = dir.join("manifest.json");
-        std::fs::write(&mp, text).map_err(|e| io(&mp, e))?;
+        write_new(&dir.join("manifest.json"), text.as_bytes())?;
         for (name, bytes) in extra {
-            let p = dir.join(name);
-            std::fs::write(&p, bytes).map_err(|e| io(&p, e))?;
+            write_new(&dir.join(name), bytes)?;
         }
         Ok(())
     }
@@ -205,7 +298,11 @@ impl<P: Probe> RecordingProbe<P> {
 
 impl<P: Probe> Probe for RecordingProbe<P> {
     fn read(&self, path: &str) -> Result<Vec<u8>, ProbeError> {
-        let r = self.inner.read(path);
+        self.read_limited(path, DEFAULT_READ_LIMIT)
+    }
+
+    fn read_limited(&self, path: &str, limit: u64) -> Result<Vec<u8>, ProbeError> {
+        let r = self.inner.read_limited(path, limit);
         let mut rec = lock(&self.rec);
         if !rec.manifest.files.contains_key(path) {
             let o = match &r {
@@ -274,25 +371,56 @@ impl<P: Probe> Probe for RecordingProbe<P> {
             .or_insert_with(|| v.clone());
         v
     }
+
+    fn allows_native_libraries(&self) -> bool {
+        self.inner.allows_native_libraries()
+    }
+
+    fn refusals(&self) -> Vec<String> {
+        self.inner.refusals()
+    }
 }
 
 /// Answers every probe call from a snapshot directory; never touches the machine.
 /// Anything the snapshot did not record reads as not found.
 pub struct ReplayProbe {
     manifest: Manifest,
-    blobs: BTreeMap<String, Vec<u8>>,
+    /// Blob name → its bytes, or why the entry was refused.
+    blobs: BTreeMap<String, Result<Arc<Vec<u8>>, String>>,
+    refusals: RefusalLog,
 }
 
-/// Largest snapshot blob read back; bounds what a hostile snapshot can make us hold.
-const MAX_BLOB_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest snapshot blob read back. A recorded file is at most
+/// [`DEFAULT_READ_LIMIT`] and a tool output at most the output cap (16 MiB by
+/// default); this leaves room for larger caps.
+pub const MAX_BLOB_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Most bytes read from all blobs of one snapshot together; blobs past it are
+/// refused (each with a warning). A recorded detection is typically well
+/// under 10 MiB.
+pub const MAX_SNAPSHOT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Largest `manifest.json` read (paths, listings and links of one detection:
+/// typically under 1 MiB).
+pub const MAX_MANIFEST_BYTES: u64 = 32 * 1024 * 1024;
 
 impl ReplayProbe {
     /// Open the snapshot in `dir`.
     pub fn open(dir: &Path) -> Result<Self, SnapshotError> {
         let mp = dir.join("manifest.json");
-        let text = std::fs::read_to_string(&mp).map_err(|e| SnapshotError::Io {
-            path: mp.clone(),
+        let io = |path: &Path, e: OpenError| SnapshotError::Io {
+            path: path.to_path_buf(),
             message: e.to_string(),
+        };
+        let base = Base::open(dir, Confine::Beneath).map_err(|e| io(dir, OpenError::Io(e)))?;
+        let bytes = base
+            .open_entry("manifest.json")
+            .and_then(|f| confine::read_limited(f, MAX_MANIFEST_BYTES))
+            .map_err(|e| io(&mp, e))?;
+        let text = String::from_utf8(bytes).map_err(|e| SnapshotError::Manifest {
+            path: mp.clone(),
+            field: "(file)".into(),
+            message: format!("not UTF-8: {e}"),
         })?;
         let bad = |field: String, message: String| SnapshotError::Manifest {
             path: mp.clone(),
@@ -311,7 +439,7 @@ impl ReplayProbe {
                 ),
             ));
         }
-        let mut names: Vec<&String> = manifest
+        let mut names: BTreeSet<&String> = manifest
             .files
             .values()
             .filter_map(|o| match o {
@@ -321,11 +449,14 @@ impl ReplayProbe {
             .collect();
         for t in &manifest.tools {
             if let Outcome::Ok(run) = &t.result {
-                names.push(&run.stdout);
-                names.push(&run.stderr);
+                names.insert(&run.stdout);
+                names.insert(&run.stderr);
             }
         }
+        let refusals = RefusalLog::default();
         let mut blobs = BTreeMap::new();
+        let mut budget = MAX_SNAPSHOT_BYTES;
+        // Each distinct blob is read once, however many entries name it.
         for name in names {
             let valid = name.len() > 1
                 && name.starts_with('b')
@@ -333,26 +464,50 @@ impl ReplayProbe {
             if !valid {
                 return Err(bad("blob".into(), format!("invalid blob name {name:?}")));
             }
-            let p = dir.join("blobs").join(name);
-            let f = std::fs::File::open(&p).map_err(|e| SnapshotError::Io {
-                path: p.clone(),
-                message: e.to_string(),
-            })?;
-            let mut buf = Vec::new();
-            use std::io::Read;
-            f.take(MAX_BLOB_BYTES)
-                .read_to_end(&mut buf)
-                .map_err(|e| SnapshotError::Io {
-                    path: p.clone(),
-                    message: e.to_string(),
-                })?;
-            blobs.insert(name.clone(), buf);
+            let entry = format!("blobs/{name}");
+            let p = dir.join(&entry);
+            let r = base
+                .open_entry(&entry)
+                .and_then(|f| confine::read_limited(f, MAX_BLOB_BYTES.min(budget)));
+            let loaded = match r {
+                Ok(b) => {
+                    budget -= b.len() as u64;
+                    Ok(Arc::new(b))
+                }
+                Err(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(io(&p, OpenError::Io(e)));
+                }
+                Err(OpenError::TooLarge(_)) if budget < MAX_BLOB_BYTES => {
+                    let why = format!(
+                        "the snapshot's blobs exceed {MAX_SNAPSHOT_BYTES} bytes in all; not read"
+                    );
+                    refusals.note_message(format!("{}: {why}", p.display()));
+                    Err(why)
+                }
+                Err(e) => {
+                    refusals.note_message(format!("{}: {e}", p.display()));
+                    Err(e.to_string())
+                }
+            };
+            blobs.insert(name.clone(), loaded);
         }
-        Ok(ReplayProbe { manifest, blobs })
+        Ok(ReplayProbe {
+            manifest,
+            blobs,
+            refusals,
+        })
     }
 
-    fn blob(&self, name: &str) -> Vec<u8> {
-        self.blobs.get(name).cloned().unwrap_or_default()
+    /// The bytes of blob `name`, recorded for `what` (a path or a tool).
+    fn blob(&self, name: &str, what: &str) -> Result<Vec<u8>, ProbeError> {
+        match self.blobs.get(name) {
+            Some(Ok(b)) => Ok(b.as_ref().clone()),
+            Some(Err(why)) => Err(ProbeError::Io {
+                path: what.to_string(),
+                message: format!("snapshot entry blobs/{name} refused: {why}"),
+            }),
+            None => Ok(Vec::new()),
+        }
     }
 }
 
@@ -365,8 +520,23 @@ fn not_recorded(path: &str) -> ProbeError {
 
 impl Probe for ReplayProbe {
     fn read(&self, path: &str) -> Result<Vec<u8>, ProbeError> {
+        self.read_limited(path, DEFAULT_READ_LIMIT)
+    }
+
+    fn read_limited(&self, path: &str, limit: u64) -> Result<Vec<u8>, ProbeError> {
         match self.manifest.files.get(path) {
-            Some(Outcome::Ok(b)) => Ok(self.blob(b)),
+            Some(Outcome::Ok(b)) => {
+                let bytes = self.blob(b, path)?;
+                if bytes.len() as u64 > limit {
+                    let e = ProbeError::TooLarge {
+                        path: path.to_string(),
+                        limit,
+                    };
+                    self.refusals.note(&e);
+                    return Err(e);
+                }
+                Ok(bytes)
+            }
             Some(Outcome::Error(e)) => Err(e.to_error(path)),
             None => Err(not_recorded(path)),
         }
@@ -396,8 +566,8 @@ impl Probe for ReplayProbe {
         match rec.map(|r| &r.result) {
             Some(Outcome::Ok(run)) => Ok(ToolOutput {
                 status: run.status,
-                stdout: self.blob(&run.stdout),
-                stderr: self.blob(&run.stderr),
+                stdout: self.blob(&run.stdout, tool)?,
+                stderr: self.blob(&run.stderr, tool)?,
                 truncated: run.truncated,
             }),
             Some(Outcome::Error(e)) => Err(e.to_error(tool)),
@@ -409,5 +579,9 @@ impl Probe for ReplayProbe {
 
     fn env(&self, name: &str) -> Option<String> {
         self.manifest.env.get(name).cloned().flatten()
+    }
+
+    fn refusals(&self) -> Vec<String> {
+        self.refusals.messages()
     }
 }

@@ -8,7 +8,7 @@
 //! bound every length and count a file declares; only [`load_model`] reads
 //! files, through [`crate::probe::files`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -287,10 +287,30 @@ fn io_at(p: &Path) -> impl FnOnce(std::io::Error) -> ModelError + '_ {
     }
 }
 
+/// `dir/name` for a file the loader found by itself in a model directory:
+/// refused when a link leads it outside the directory ([`files::within`]).
+pub(crate) fn found_in(dir: &Path, name: &str) -> Result<PathBuf, ModelError> {
+    let check = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    files::within(check, name)
+        .map(|_| dir.join(name))
+        .map_err(|source| ModelError::Io {
+            path: shown(&dir.join(name)),
+            source,
+        })
+}
+
 fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
     let names = files::list_dir(dir).map_err(io_at(dir))?;
     let has = |n: &str| names.iter().any(|x| x == n);
-    let config = has("config.json").then(|| dir.join("config.json"));
+    let config = if has("config.json") {
+        Some(found_in(dir, "config.json")?)
+    } else {
+        None
+    };
     let mut warnings = Vec::new();
     let weights = if has("model.safetensors.index.json") {
         Some(dir.join("model.safetensors.index.json"))
@@ -319,6 +339,11 @@ fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
         }
     };
     if let Some(weights) = weights {
+        let name = weights
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let weights = found_in(dir, &name)?;
         return load_safetensors(&weights, config.as_deref(), warnings);
     }
     if let Some(config) = config {
@@ -364,6 +389,10 @@ fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
             });
         }
     };
+    let gguf = match gguf.file_name() {
+        Some(n) => found_in(dir, &n.to_string_lossy())?,
+        None => gguf,
+    };
     let len = match files::path_kind(&gguf) {
         Some(PathKind::File(len)) => len,
         _ => {
@@ -386,7 +415,13 @@ fn load_file(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
         .unwrap_or_default();
     if name.ends_with(".safetensors.index.json") || name.ends_with(".safetensors") {
         let config = path.with_file_name("config.json");
-        let config = matches!(files::path_kind(&config), Some(PathKind::File(_))).then_some(config);
+        let config = match matches!(files::path_kind(&config), Some(PathKind::File(_))) {
+            true => Some(found_in(
+                path.parent().unwrap_or(Path::new(".")),
+                "config.json",
+            )?),
+            false => None,
+        };
         return load_safetensors(path, config.as_deref(), Vec::new());
     }
     if name.ends_with(".gguf") {
@@ -527,6 +562,9 @@ fn load_gguf(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
                         continue;
                     }
                     let sibling = path.with_file_name(format!("{prefix}-{i:05}-of-{count:05}.gguf"));
+                    if files::path_kind(&sibling).is_some() {
+                        found_in(path.parent().unwrap_or(Path::new(".")), &format!("{prefix}-{i:05}-of-{count:05}.gguf"))?;
+                    }
                     let Some(PathKind::File(len)) = files::path_kind(&sibling) else {
                         return Err(ModelError::Malformed {
                             path: shown(path),

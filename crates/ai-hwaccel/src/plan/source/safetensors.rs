@@ -675,6 +675,7 @@ pub fn read_index(index: &Path, warnings: &mut Vec<String>) -> Result<Vec<Tensor
                 format!("shard {shard} (holding {}) is missing", listed[0]),
             ));
         }
+        super::found_in(dir, shard)?;
         let tensors = read_file_header(&p)?;
         let names: BTreeSet<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
         if let Some(absent) = listed.iter().find(|t| !names.contains(*t)) {
