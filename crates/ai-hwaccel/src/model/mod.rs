@@ -6,6 +6,7 @@ mod host;
 mod pci_address;
 mod registry;
 mod system;
+pub mod units;
 
 pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink};
 pub use host::{
@@ -17,3 +18,4 @@ pub use registry::{
     BackendTiming, Registry, RegistryError, Requirement, SCHEMA_VERSION, Summary, Warning,
 };
 pub use system::{CgroupLimits, CpuInfo, MemoryInfo, NumaNode, SystemInfo};
+pub use units::{Labels, SizeUnit, parse_size};

@@ -17,7 +17,7 @@ pub mod sysfs;
 
 use std::collections::BTreeMap;
 
-use crate::model::{Device, DeviceLink, Family, PciAddress};
+use crate::model::{Device, DeviceLink, Family, Labels, PciAddress, SizeUnit, parse_size};
 use crate::probe::{Probe, ProbeError, ProbeExt};
 
 use super::pci_ids::known_device;
@@ -57,26 +57,12 @@ pub fn amd_name(tool_name: Option<&str>, device_id: Option<u16>) -> Option<Strin
     })
 }
 
-/// A size as tools print it (`64289 MB`, `192 GB`, `32768.00 MiB`, `512 KB`).
-/// AMD tools print binary units with decimal labels (`16368 MB` on a 16 GiB
-/// board), so `MB` is read as MiB, `GB` as GiB.
+/// A size as AMD tools print it (`64289 MB`, `192 GB`, `32768.00 MiB`,
+/// `512 KB`; a bare number is bytes). AMD tools print binary units with
+/// decimal labels (`16368 MB` on a 16 GiB board), so `MB` is read as MiB
+/// ([`crate::model::units`]). Zero is `None` (no memory reported).
 pub fn parse_size_bytes(s: &str) -> Option<u64> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().ok()?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "kb" | "kib" => 1024.0,
-        "mb" | "mib" => 1024.0 * 1024.0,
-        "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return None,
-    };
-    let b = v * mult;
-    (1.0..1.0e19).contains(&b).then(|| b.round() as u64)
+    parse_size(s, Some(SizeUnit::B), Labels::Binary).filter(|&b| b > 0)
 }
 
 /// Apply `ROCR_VISIBLE_DEVICES`, then `HIP_VISIBLE_DEVICES` (or, when it is
