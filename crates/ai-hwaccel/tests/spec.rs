@@ -114,8 +114,16 @@ const UNLISTED_PCI_IDS: &[(u16, u16, &str)] = &[
         0x740c,
         "shared by MI250 and MI250X: listed in both, so no single entry",
     ),
-    (0x1002, 0x744c, "shared by RX 7900 XT and XTX"),
-    (0x1002, 0x73bf, "shared by RX 6800, 6800 XT and 6900 XT"),
+    (
+        0x1002,
+        0x744c,
+        "shared by RX 7900 XT and XTX: listed in both, so no single entry",
+    ),
+    (
+        0x1002,
+        0x73bf,
+        "shared by RX 6800, 6800 XT and 6900 XT: listed in each, so no single entry",
+    ),
     (0x8086, 0xad1d, "Arrow Lake NPU: not in the database"),
     (0x8086, 0x56c1, "Flex 140: not in the database"),
     (0x1da3, 0x0001, "Goya: not in the database"),

@@ -45,11 +45,6 @@ const EXCEPTIONS: &[(u16, u16, &str)] = &[
          in the database, so listing it there would mislabel the others",
     ),
     (
-        0x1002,
-        0x744c,
-        "shared by RX 7900 XT (20 GiB, not in the database) and RX 7900 XTX",
-    ),
-    (
         0x10de,
         0x1db8,
         "V100 SXM3 32GB (DGX-2 part, 350-450 W): form-factor folding lets its name match \

@@ -37,13 +37,25 @@ pub struct ToolGpu {
     pub device: Device,
 }
 
+fn hex_id(t: &str) -> Option<u16> {
+    let h = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"))?;
+    u16::from_str_radix(h, 16).ok()
+}
+
 /// A marketing name from a tool's name and/or the PCI device id: the
 /// embedded PCI table's name when the device is in it, else the tool's name
 /// (pci.ids style `Codename [Marketing name]` becomes the bracketed part),
-/// with `AMD ` in front when it lacks the vendor.
+/// with `AMD ` in front when it lacks the vendor. When the table's name lists
+/// several products for a shared id (`RX 7900 XT/7900 XTX`) and the tool
+/// names one without a `/` (`Radeon RX 7900 XT`), the tool's name is kept.
 pub fn amd_name(tool_name: Option<&str>, device_id: Option<u16>) -> Option<String> {
     if let Some(k) = device_id.and_then(|d| known_device(AMD_VENDOR_ID, d)) {
-        return Some(k.name.to_string());
+        let specific_tool_name = tool_name
+            .map(str::trim)
+            .is_some_and(|t| !t.is_empty() && !t.contains(['/', '[']) && hex_id(t).is_none());
+        if !(k.name.contains('/') && specific_tool_name) {
+            return Some(k.name.to_string());
+        }
     }
     let t = tool_name.map(str::trim).filter(|s| !s.is_empty())?;
     let t = match (t.rfind('['), t.ends_with(']')) {

@@ -3,6 +3,9 @@
 //! releases: `GPU ID` → `Device ID`, `Card series` → `Card Series`) and a
 //! `system` object (driver version, pairwise topology).
 //!
+//! `--showproductname` alone (no `--showid`) leaves only `Card Model` for
+//! the device id, which it is from ROCm 6.1 on (see `parse_gpus`).
+//!
 //! Forks: Hygon's DTK ships the same tool as `rocm-smi` and `hy-smi` for its
 //! DCUs (PCI vendor 0x1d94). It prints VRAM as `vram Total Memory (MiB)` /
 //! `vram Total Used Memory (MiB)` instead of `VRAM Total Memory (B)`, labels
@@ -135,7 +138,15 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
         if address.is_none() {
             warnings.push(format!("card{n}: no readable PCI Bus"));
         }
-        let device_id = field(c, &["Device ID", "GPU ID"]).and_then(|s| hex_u16(&s));
+        // `Card model` held the subsystem id (the vendor id in ROCm 4.x) until
+        // ROCm 6.1 moved that to `Subsystem ID` and made `Card Model` the
+        // device id: trust it only beside a `Subsystem ID`.
+        let device_id = field(c, &["Device ID", "GPU ID"])
+            .or_else(|| {
+                field(c, &["Subsystem ID"])?;
+                field(c, &["Card Model"])
+            })
+            .and_then(|s| hex_u16(&s));
         // `Card series` is the pci.ids name; ROCm 4.x printed the vendor id there.
         let market = field(c, &["Device Name", "Card Series"]).filter(|s| hex_u16(s).is_none());
         let hygon = field(c, &["Card Vendor"]).is_some_and(|v| is_hygon(&v));
