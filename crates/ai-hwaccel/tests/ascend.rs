@@ -376,3 +376,30 @@ proptest::proptest! {
         }
     }
 }
+
+/// Ascend is `ai_asic` everywhere (see `Family::AiAsic` for why): what
+/// `npu-smi` detects, every Huawei spec entry, and the planner's view of a
+/// device string naming one.
+#[test]
+fn ascend_family_is_ai_asic_in_detection_spec_and_planner() {
+    let out = parse(&read(
+        "npu-smi/ms-swift-doc__8x-910b3__npu-smi-24.1.rc1.b030.txt",
+    ));
+    assert_eq!(out.devices.len(), 8);
+    assert!(out.devices.iter().all(|d| d.family == Family::AiAsic));
+    let huawei: Vec<_> = ai_hwaccel::spec::all()
+        .iter()
+        .filter(|e| e.vendor == "huawei")
+        .collect();
+    assert!(huawei.len() >= 4, "{} Huawei entries", huawei.len());
+    for e in huawei {
+        assert_eq!(e.family, Family::AiAsic, "{}", e.id);
+    }
+    let plan = ai_hwaccel::plan::PlanDevice::from_device_string("8xascend-910b").unwrap();
+    assert_eq!(plan.len(), 8);
+    assert_eq!(plan[0].spec_id.as_deref(), Some("ascend-910b"));
+    assert_eq!(
+        ai_hwaccel::spec::by_id("ascend-910b").unwrap().family,
+        Family::AiAsic
+    );
+}

@@ -25,7 +25,7 @@
 //! Pro/Max/Ultra), Asahi's t8122 PMGR tree (M3) and AsahiLinux/linux
 //! 396331c (t6031 and t6034, both M3 Max).
 
-use crate::model::{Device, Family};
+use crate::model::{Device, Family, Labels};
 use crate::probe::{Probe, ProbeExt, join};
 
 use super::amd::sysfs::drm_cards;
@@ -131,16 +131,7 @@ pub struct SpReport {
 
 /// `16 GB`, `1536 MB` → bytes (binary units, as macOS sizes VRAM).
 fn parse_size(v: &str) -> Option<u64> {
-    let mut w = v.split_whitespace();
-    let n: u64 = w.next()?.parse().ok()?;
-    let shift = match w.next()?.to_ascii_uppercase().as_str() {
-        "KB" => 10,
-        "MB" => 20,
-        "GB" => 30,
-        "TB" => 40,
-        _ => return None,
-    };
-    n.checked_mul(1u64 << shift)
+    crate::model::parse_size(v, None, Labels::Binary)
 }
 
 fn vendor_key(v: &str) -> String {

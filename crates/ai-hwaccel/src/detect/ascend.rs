@@ -1,4 +1,6 @@
 //! The `ascend` backend: Huawei Ascend NPUs (Atlas cards and modules).
+//! They are reported with family `ai_asic`, not `npu` (see [`Family::AiAsic`]
+//! for why); the spec database and the planner use the same family.
 //!
 //! Runs only when the machine suggests Ascend hardware: a PCI function of
 //! vendor 0x19e5 with an Ascend device id (or the processing-accelerator
@@ -23,7 +25,7 @@
 //! `Phy-ID` or `Device` column when shown, else its NPU id when every NPU
 //! holds one chip; when it stays unknown a warning says so.
 
-use crate::model::{Device, Family, PciAddress};
+use crate::model::{Device, Family, Labels, PciAddress, SizeUnit, parse_size};
 use crate::probe::ProbeExt;
 
 use super::formats::ParseOutput;
@@ -33,6 +35,7 @@ use super::{BackendOutput, Context};
 
 /// PCI vendor id of Huawei.
 pub const HUAWEI_VENDOR_ID: u16 = 0x19e5;
+#[cfg(test)]
 const MIB: u64 = 1 << 20;
 
 /// The Ascend chip a Huawei PCI device id names (module doc source).
@@ -149,15 +152,17 @@ fn cell_values(cell: &str) -> Vec<String> {
     out
 }
 
-/// `3318/65536` (MiB) → (used, total) bytes; a `0` total means "none".
+/// `3318/65536` → (used, total) bytes. The column header says `(MB)`; the
+/// numbers are MiB ([`crate::model::units`]: 65536 on a 64 GiB 910B). A `0`
+/// total means "none".
 fn usage_pair(v: &str) -> Option<(Option<u64>, Option<u64>)> {
     let (u, t) = v.split_once('/')?;
-    let total = number::<u64>(t)?;
+    let mib = |s: &str| parse_size(s, Some(SizeUnit::MiB), Labels::Binary);
+    let total = mib(t)?;
     if total == 0 {
         return Some((None, None));
     }
-    let used = number::<u64>(u).and_then(|u| u.checked_mul(MIB));
-    Some((used, total.checked_mul(MIB)))
+    Some((mib(u), Some(total)))
 }
 
 fn cells_of(line: &str) -> Vec<&str> {

@@ -10,7 +10,7 @@
 //! `HABANA_VISIBLE_DEVICES` (a list of module ids, or `all`) marks the other
 //! devices unavailable to this process.
 
-use crate::model::{Device, Family, PciAddress};
+use crate::model::{Device, Family, Labels, PciAddress, SizeUnit, parse_size};
 use crate::probe::{ProbeExt, join};
 
 use super::formats::ParseOutput;
@@ -21,7 +21,6 @@ use super::{BackendOutput, Context};
 /// PCI vendor id of Habana Labs (pci.ids).
 pub const HABANA_VENDOR_ID: u16 = 0x1da3;
 const ACCEL_CLASS: &str = "/sys/class/accel";
-const MIB: u64 = 1_048_576;
 
 /// The `hl-smi` query this backend runs (header-driven CSV).
 pub const HL_SMI_QUERY: &str =
@@ -78,17 +77,11 @@ fn na(v: &str) -> Option<&str> {
     (!v.is_empty() && !v.eq_ignore_ascii_case("N/A") && v != "[N/A]").then_some(v)
 }
 
-/// `98304MiB`, `98304 MiB`, or a bare number when `mib` says the unit is MiB.
+/// `98304MiB`, `98304 MiB`, `32768Mib` (hl-smi 1.4-1.6 tables), `98304 MB`
+/// (`hl-smi -q`), all MiB ([`crate::model::units`]), or a bare number when
+/// `mib` says the column's unit is MiB.
 fn parse_mib(v: &str, mib: bool) -> Option<u64> {
-    let v = na(v)?;
-    let (num, unit_mib) = match v.strip_suffix("MiB") {
-        Some(n) => (n.trim(), true),
-        None => (v, mib),
-    };
-    if !unit_mib {
-        return None;
-    }
-    num.parse::<u64>().ok()?.checked_mul(MIB)
+    parse_size(na(v)?, mib.then_some(SizeUnit::MiB), Labels::Binary)
 }
 
 fn parse_unit(v: &str, unit: char) -> Option<f64> {

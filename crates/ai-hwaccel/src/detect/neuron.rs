@@ -37,7 +37,7 @@
 //! gives it a meaning); a value that is not an index list is not applied
 //! and becomes a warning.
 
-use crate::model::{Device, DeviceLink, Family, PciAddress};
+use crate::model::{Device, DeviceLink, Family, Labels, PciAddress, SizeUnit, parse_size};
 use crate::probe::{ProbeExt, join};
 
 use super::formats::ParseOutput;
@@ -49,7 +49,6 @@ use super::{BackendOutput, Context};
 /// PCI vendor id of Amazon (Annapurna Labs).
 pub const AMAZON_VENDOR_ID: u16 = 0x1d0f;
 const SYSFS_CLASS: &str = "/sys/class/neuron_device";
-const GIB: u64 = 1 << 30;
 
 /// One Neuron device as neuron-ls shows it. Unknown values are `None`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -87,16 +86,7 @@ pub struct NeuronReport {
 
 /// `8 GB`, `96 GB` (GiB, see the module doc) or a byte count.
 fn parse_memory(v: &str) -> Option<u64> {
-    let mut w = v.split_whitespace();
-    let n: f64 = w.next()?.parse().ok()?;
-    let mult = match w.next().map(str::to_ascii_uppercase).as_deref() {
-        Some("GB") | Some("GIB") => GIB as f64,
-        Some("MB") | Some("MIB") => (1u64 << 20) as f64,
-        None => 1.0,
-        _ => return None,
-    };
-    let b = n * mult;
-    (b.is_finite() && (0.0..1e18).contains(&b)).then_some(b as u64)
+    parse_size(v, Some(SizeUnit::B), Labels::Binary)
 }
 
 fn parse_list(v: &str) -> Option<Vec<u32>> {

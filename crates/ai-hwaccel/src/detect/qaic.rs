@@ -13,7 +13,7 @@
 //! four SoCs, each its own PCI function and device here; nothing in the
 //! output names the card's SKU, so names stay at the SoC level.
 
-use crate::model::{Device, Family, PciAddress};
+use crate::model::{Device, Family, Labels, PciAddress, parse_size};
 use crate::probe::{ProbeExt, join};
 
 use super::formats::ParseOutput;
@@ -25,6 +25,7 @@ use super::{BackendOutput, Context};
 /// PCI vendor id of Qualcomm.
 pub const QUALCOMM_VENDOR_ID: u16 = 0x17cb;
 const ACCEL_CLASS: &str = "/sys/class/accel";
+#[cfg(test)]
 const MIB: u64 = 1 << 20;
 
 /// Cloud AI PCI device ids (qaic_drv.c).
@@ -83,13 +84,7 @@ fn text(v: &str) -> Option<String> {
 
 /// `8116 MB` (MiB, see the module doc) → bytes.
 fn parse_mb(v: &str) -> Option<u64> {
-    let mut w = v.split_whitespace();
-    let n: u64 = w.next()?.parse().ok()?;
-    match w.next() {
-        Some("MB") | Some("MiB") => n.checked_mul(MIB),
-        Some("GB") | Some("GiB") => n.checked_mul(MIB << 10),
-        _ => None,
-    }
+    parse_size(v, None, Labels::Binary)
 }
 
 /// Parse `qaic-util -q`. Never panics; lines that do not parse become warnings.

@@ -24,7 +24,7 @@
 //! value hides nothing; a value that is not an index list is not applied
 //! and becomes a warning ([`tpu_visibility`]).
 
-use crate::model::{Device, Family, PciAddress};
+use crate::model::{Device, Family, Labels, PciAddress, parse_size};
 use crate::probe::ProbeExt;
 
 use super::formats::ParseOutput;
@@ -34,7 +34,6 @@ use super::{BackendOutput, Context};
 
 /// PCI vendor id of Google.
 pub const GOOGLE_VENDOR_ID: u16 = 0x1ae0;
-const GIB: f64 = 1_073_741_824.0;
 
 /// Environment variables recorded on TPU devices when set.
 const TPU_ENV: &[&str] = &[
@@ -135,17 +134,7 @@ fn chip_index(cell: &str) -> Option<(u32, Option<String>)> {
 
 /// `18.45 GiB / 31.25 GiB` → (used, total) bytes.
 fn parse_hbm(v: &str) -> (Option<u64>, Option<u64>) {
-    let one = |s: &str| -> Option<u64> {
-        let mut w = s.split_whitespace();
-        let n: f64 = w.next()?.parse().ok()?;
-        let mult = match w.next()? {
-            "GiB" => GIB,
-            "MiB" => 1_048_576.0,
-            _ => return None,
-        };
-        let b = n * mult;
-        (b.is_finite() && (0.0..1e18).contains(&b)).then(|| b.round() as u64)
-    };
+    let one = |s: &str| parse_size(s, None, Labels::Binary);
     match v.split_once('/') {
         Some((u, t)) => (one(u), one(t)),
         None => (None, None),

@@ -24,11 +24,20 @@ pub enum Family {
     Cpu,
     /// Graphics processors used for compute.
     Gpu,
-    /// Neural processing units (client NPUs: Intel NPU, AMD XDNA, Apple Neural Engine, …).
+    /// Neural processing units in the client sense: NPUs integrated beside a
+    /// CPU that share host memory (Intel NPU, AMD XDNA, Apple Neural Engine, …).
     Npu,
     /// Google Tensor Processing Units.
     Tpu,
-    /// Other AI ASICs: Gaudi, Inferentia/Trainium, Cloud AI 100, Tenstorrent, Ascend, …
+    /// Other AI ASICs: discrete accelerators with their own memory (Gaudi,
+    /// Inferentia/Trainium, Cloud AI 100, Tenstorrent, Huawei Ascend, …).
+    ///
+    /// Huawei calls Ascend chips "NPUs" (`npu-smi`), but they are PCIe/OAM
+    /// cards with their own HBM or DDR, planned for like Gaudi or Trainium;
+    /// `npu` is kept for integrated client NPUs that share host memory, so a
+    /// family answers "what kind of memory and role", not "what the vendor
+    /// calls it". Huawei's term stays in device names, `extra.npu_id` and the
+    /// `npu-smi` source.
     AiAsic,
     /// Field-programmable gate arrays.
     Fpga,

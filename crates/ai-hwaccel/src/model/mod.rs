@@ -7,6 +7,7 @@ mod host;
 mod pci_address;
 mod registry;
 mod system;
+pub mod units;
 
 pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink};
 pub use excerpt::{EXCERPT_CHARS, excerpt};
@@ -19,3 +20,4 @@ pub use registry::{
     BackendTiming, Registry, RegistryError, Requirement, SCHEMA_VERSION, Summary, Warning,
 };
 pub use system::{CgroupLimits, CpuInfo, MemoryInfo, NumaNode, SystemInfo};
+pub use units::{Labels, SizeUnit, parse_size};

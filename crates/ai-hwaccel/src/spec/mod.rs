@@ -331,7 +331,8 @@ fn parse_database(text: &str) -> Result<Vec<SpecEntry>, toml::de::Error> {
 struct Index {
     entries: Vec<SpecEntry>,
     by_id: HashMap<String, usize>,
-    by_pci: HashMap<(u16, u16), usize>,
+    /// Entries listing each PCI id (more than one when products share an id).
+    by_pci: HashMap<(u16, u16), Vec<usize>>,
     by_exact_name: HashMap<String, usize>,
     /// Per entry: its name signatures (name and aliases).
     signatures: Vec<Vec<NameSig>>,
@@ -346,7 +347,10 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
     for (i, e) in entries.iter().enumerate() {
         by_id.entry(e.id.clone()).or_insert(i);
         for p in e.pci_id_pairs() {
-            by_pci.entry(p).or_insert(i);
+            let owners: &mut Vec<usize> = by_pci.entry(p).or_default();
+            if !owners.contains(&i) {
+                owners.push(i);
+            }
         }
         let names = std::iter::once(&e.name).chain(&e.aliases);
         let mut sigs = Vec::new();
@@ -378,10 +382,23 @@ pub fn by_id(id: &str) -> Option<&'static SpecEntry> {
         .map(|&i| &ix.entries[i])
 }
 
-/// The entry whose `pci_ids` contain `vendor:device`.
+/// The entry whose `pci_ids` contain `vendor:device`, when exactly one does.
+/// An id that several products share (`1002:740c`, MI250 and MI250X) names
+/// none of them alone: `None` here, the candidates in [`by_pci_id_all`].
 pub fn by_pci_id(vendor: u16, device: u16) -> Option<&'static SpecEntry> {
+    match by_pci_id_all(vendor, device).as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+/// Every entry whose `pci_ids` contain `vendor:device`, in file order.
+pub fn by_pci_id_all(vendor: u16, device: u16) -> Vec<&'static SpecEntry> {
     let ix = &*INDEX;
-    ix.by_pci.get(&(vendor, device)).map(|&i| &ix.entries[i])
+    ix.by_pci
+        .get(&(vendor, device))
+        .map(|v| v.iter().map(|&i| &ix.entries[i]).collect())
+        .unwrap_or_default()
 }
 
 /// Parse `vvvv:dddd` (hex, optional `0x` on each half).
@@ -605,19 +622,28 @@ pub fn parse_device_set(s: &str) -> Result<Vec<(u32, &'static SpecEntry)>, SpecE
     Ok(out)
 }
 
-/// The entry a detected device is: by PCI id first, then by name. The CPU,
+/// The entry a detected device is: by PCI id first, then by name. When
+/// products share the PCI id, the name must pick one of them. The CPU,
 /// offload engines and partitions (MIG instances, compute partitions: their
 /// resources are a fraction of the datasheet's) are never matched.
 pub fn match_device(d: &Device) -> Option<&'static SpecEntry> {
     if !d.is_accelerator() || d.parent.is_some() {
         return None;
     }
-    let by_pci = d.pci.as_ref().and_then(|p| {
-        let v = u16::from_str_radix(&p.vendor_id, 16).ok()?;
-        let dev = u16::from_str_radix(&p.device_id, 16).ok()?;
-        by_pci_id(v, dev)
-    });
-    by_pci.or_else(|| by_name(&d.name))
+    let candidates = d
+        .pci
+        .as_ref()
+        .and_then(|p| {
+            let v = u16::from_str_radix(&p.vendor_id, 16).ok()?;
+            let dev = u16::from_str_radix(&p.device_id, 16).ok()?;
+            Some(by_pci_id_all(v, dev))
+        })
+        .unwrap_or_default();
+    match candidates.as_slice() {
+        [] => by_name(&d.name),
+        [one] => Some(one),
+        shared => by_name(&d.name).filter(|e| shared.iter().any(|c| c.id == e.id)),
+    }
 }
 
 /// Link each detected device to its spec entry (see [`match_device`]),

@@ -17,7 +17,7 @@ pub mod sysfs;
 
 use std::collections::BTreeMap;
 
-use crate::model::{Device, DeviceLink, Family, PciAddress};
+use crate::model::{Device, DeviceLink, Family, Labels, PciAddress, SizeUnit, parse_size};
 use crate::probe::{Probe, ProbeError, ProbeExt};
 
 use super::pci_ids::known_device;
@@ -37,13 +37,25 @@ pub struct ToolGpu {
     pub device: Device,
 }
 
+fn hex_id(t: &str) -> Option<u16> {
+    let h = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"))?;
+    u16::from_str_radix(h, 16).ok()
+}
+
 /// A marketing name from a tool's name and/or the PCI device id: the
 /// embedded PCI table's name when the device is in it, else the tool's name
 /// (pci.ids style `Codename [Marketing name]` becomes the bracketed part),
-/// with `AMD ` in front when it lacks the vendor.
+/// with `AMD ` in front when it lacks the vendor. When the table's name lists
+/// several products for a shared id (`RX 7900 XT/7900 XTX`) and the tool
+/// names one without a `/` (`Radeon RX 7900 XT`), the tool's name is kept.
 pub fn amd_name(tool_name: Option<&str>, device_id: Option<u16>) -> Option<String> {
     if let Some(k) = device_id.and_then(|d| known_device(AMD_VENDOR_ID, d)) {
-        return Some(k.name.to_string());
+        let specific_tool_name = tool_name
+            .map(str::trim)
+            .is_some_and(|t| !t.is_empty() && !t.contains(['/', '[']) && hex_id(t).is_none());
+        if !(k.name.contains('/') && specific_tool_name) {
+            return Some(k.name.to_string());
+        }
     }
     let t = tool_name.map(str::trim).filter(|s| !s.is_empty())?;
     let t = match (t.rfind('['), t.ends_with(']')) {
@@ -57,26 +69,12 @@ pub fn amd_name(tool_name: Option<&str>, device_id: Option<u16>) -> Option<Strin
     })
 }
 
-/// A size as tools print it (`64289 MB`, `192 GB`, `32768.00 MiB`, `512 KB`).
-/// AMD tools print binary units with decimal labels (`16368 MB` on a 16 GiB
-/// board), so `MB` is read as MiB, `GB` as GiB.
+/// A size as AMD tools print it (`64289 MB`, `192 GB`, `32768.00 MiB`,
+/// `512 KB`; a bare number is bytes). AMD tools print binary units with
+/// decimal labels (`16368 MB` on a 16 GiB board), so `MB` is read as MiB
+/// ([`crate::model::units`]). Zero is `None` (no memory reported).
 pub fn parse_size_bytes(s: &str) -> Option<u64> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().ok()?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "kb" | "kib" => 1024.0,
-        "mb" | "mib" => 1024.0 * 1024.0,
-        "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return None,
-    };
-    let b = v * mult;
-    (1.0..1.0e19).contains(&b).then(|| b.round() as u64)
+    parse_size(s, Some(SizeUnit::B), Labels::Binary).filter(|&b| b > 0)
 }
 
 /// Apply `ROCR_VISIBLE_DEVICES`, then `HIP_VISIBLE_DEVICES` (or, when it is

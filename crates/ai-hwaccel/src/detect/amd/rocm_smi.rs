@@ -2,6 +2,17 @@
 //! (flat `"Human label": "value"` pairs whose labels changed across ROCm
 //! releases: `GPU ID` → `Device ID`, `Card series` → `Card Series`) and a
 //! `system` object (driver version, pairwise topology).
+//!
+//! `--showproductname` alone (no `--showid`) leaves only `Card Model` for
+//! the device id, which it is from ROCm 6.1 on (see `parse_gpus`).
+//!
+//! Forks: Hygon's DTK ships the same tool as `rocm-smi` and `hy-smi` for its
+//! DCUs (PCI vendor 0x1d94). It prints VRAM as `vram Total Memory (MiB)` /
+//! `vram Total Used Memory (MiB)` instead of `VRAM Total Memory (B)`, labels
+//! the vendor `Card Vendor: Chengdu Haiguang IC Design Co., Ltd.` and names
+//! utilisation `DCU use (%)` / `HCU use (%)`. Such cards are reported with
+//! vendor `hygon` and their own `Card Series` name (their device ids are not
+//! AMD's, so the AMD id table is not consulted).
 
 use std::collections::BTreeMap;
 
@@ -9,7 +20,7 @@ use serde_json::Value;
 
 use crate::detect::formats::ParseOutput;
 use crate::detect::sysfs::parse_numa_node;
-use crate::model::{DeviceLink, Family, PciAddress};
+use crate::model::{DeviceLink, Family, Labels, PciAddress, SizeUnit, parse_size};
 
 use super::sysfs::is_placeholder;
 use super::{ToolGpu, amd_name};
@@ -58,6 +69,34 @@ fn as_strings(v: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// A VRAM figure under any of `labels` with the unit suffix rocm-smi and its
+/// forks have used: `(B)` (ROCm), `(MiB)` (Hygon DTK). Case-insensitive.
+fn vram(card: &BTreeMap<String, String>, labels: &[&str]) -> Option<u64> {
+    labels.iter().find_map(|l| {
+        [("(B)", SizeUnit::B), ("(MiB)", SizeUnit::MiB)]
+            .iter()
+            .find_map(|(suffix, unit)| {
+                let s = field(card, &[&format!("{l} {suffix}")])?;
+                parse_size(&s, Some(*unit), Labels::Binary)
+            })
+    })
+}
+
+/// `Card Vendor` of Hygon's DTK (`Chengdu Haiguang IC Design Co., Ltd.`).
+fn is_hygon(vendor: &str) -> bool {
+    let v = vendor.to_ascii_lowercase();
+    v.contains("haiguang") || v.contains("hygon")
+}
+
+fn hygon_name(series: &str) -> String {
+    let s = series.trim();
+    if s.to_ascii_lowercase().starts_with("hygon") {
+        s.to_string()
+    } else {
+        format!("Hygon {s}")
+    }
+}
+
 fn hex_u16(s: &str) -> Option<u16> {
     let t = s.trim();
     let t = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"))?;
@@ -99,23 +138,34 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
         if address.is_none() {
             warnings.push(format!("card{n}: no readable PCI Bus"));
         }
-        let device_id = field(c, &["Device ID", "GPU ID"]).and_then(|s| hex_u16(&s));
+        // `Card model` held the subsystem id (the vendor id in ROCm 4.x) until
+        // ROCm 6.1 moved that to `Subsystem ID` and made `Card Model` the
+        // device id: trust it only beside a `Subsystem ID`.
+        let device_id = field(c, &["Device ID", "GPU ID"])
+            .or_else(|| {
+                field(c, &["Subsystem ID"])?;
+                field(c, &["Card Model"])
+            })
+            .and_then(|s| hex_u16(&s));
         // `Card series` is the pci.ids name; ROCm 4.x printed the vendor id there.
         let market = field(c, &["Device Name", "Card Series"]).filter(|s| hex_u16(s).is_none());
-        let name = amd_name(market.as_deref(), device_id);
+        let hygon = field(c, &["Card Vendor"]).is_some_and(|v| is_hygon(&v));
+        let (name, vendor, fallback) = if hygon {
+            (market.map(|m| hygon_name(&m)), "hygon", "Hygon DCU")
+        } else {
+            (amd_name(market.as_deref(), device_id), "amd", "AMD GPU")
+        };
         let id = address.map_or_else(|| format!("rocm-smi:card{n}"), |a| format!("pci:{a}"));
         let mut d = Device::new(
             id,
-            name.clone().unwrap_or_else(|| "AMD GPU".to_string()),
-            "amd",
+            name.clone().unwrap_or_else(|| fallback.to_string()),
+            vendor,
             Family::Gpu,
             SOURCE,
         );
         d.pci_address = address;
-        d.memory_bytes = field(c, &["VRAM Total Memory (B)"])
-            .and_then(|s| s.parse::<u64>().ok())
-            .filter(|&b| b > 0);
-        let used = field(c, &["VRAM Total Used Memory (B)"]).and_then(|s| s.parse::<u64>().ok());
+        d.memory_bytes = vram(c, &["VRAM Total Memory"]).filter(|&b| b > 0);
+        let used = vram(c, &["VRAM Total Used Memory"]);
         d.memory_free_bytes = d.memory_bytes.zip(used).map(|(t, u)| t.saturating_sub(u));
         d.firmware_version = field(c, &["VBIOS version"]);
         d.driver_version.clone_from(&driver_version);

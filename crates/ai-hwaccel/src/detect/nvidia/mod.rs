@@ -22,7 +22,9 @@ pub(crate) mod smi_xml;
 
 use std::collections::BTreeMap;
 
-use crate::model::{Device, DeviceLink, Family, PciAddress, PciInfo, PcieLink};
+use crate::model::{
+    Device, DeviceLink, Family, Labels, PciAddress, PciInfo, PcieLink, SizeUnit, parse_size,
+};
 use crate::probe::{Probe, ProbeExt, join};
 
 use super::pci::PciDevice;
@@ -41,6 +43,7 @@ const PROC_DRIVER_DIR: &str = "/proc/driver/nvidia";
 const PROC_VERSION: &str = "/proc/driver/nvidia/version";
 
 /// Bytes in one MiB: nvidia-smi and NVML report memory in MiB (2^20 bytes).
+#[cfg(test)]
 pub(crate) const MIB: u64 = 1 << 20;
 
 /// The `nvidia` backend entry point.
@@ -744,20 +747,15 @@ fn number_and_unit(v: &str) -> Option<(f64, &str)> {
     n.is_finite().then_some((n, t[end..].trim()))
 }
 
-/// Memory as bytes from `"81559 MiB"` (or a bare number in `default_unit`).
-/// MiB, GiB, KiB and B are binary units as nvidia-smi uses them.
+/// Memory as bytes from `"81559 MiB"` (or a bare number in `default_unit`,
+/// itself a unit spelling such as `"MiB"` from a CSV header). nvidia-smi's
+/// units are binary ([`crate::model::units`]).
 pub(crate) fn parse_memory(v: &str, default_unit: &str) -> Option<u64> {
-    let (n, unit) = number_and_unit(v)?;
-    let unit = if unit.is_empty() { default_unit } else { unit };
-    let mult = match unit {
-        "B" => 1.0,
-        "KiB" | "KB" => 1024.0,
-        "MiB" | "MB" => MIB as f64,
-        "GiB" | "GB" => (1u64 << 30) as f64,
-        _ => return None,
-    };
-    let b = n * mult;
-    (0.0..1e19).contains(&b).then(|| b.round() as u64)
+    parse_size(
+        known(v)?,
+        SizeUnit::from_label(default_unit),
+        Labels::Binary,
+    )
 }
 
 /// A number with an expected unit (`"400.00 W"`, `"36 C"`); a bare number is accepted.
