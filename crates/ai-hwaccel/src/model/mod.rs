@@ -7,7 +7,7 @@ mod pci_address;
 mod registry;
 mod system;
 
-pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink};
+pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink, SharedMemory};
 pub use host::{
     BlockDevice, CloudInstance, ContainerInfo, EnvironmentInfo, FilesystemInfo, KubernetesInfo,
     NetworkInterface, PciPath, RdmaDevice, RdmaPort, SlurmInfo, StorageInfo, VisibilityVar,
