@@ -11,6 +11,7 @@ pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink, SharedMemory};
 pub use host::{
     BlockDevice, CloudInstance, ContainerInfo, EnvironmentInfo, FilesystemInfo, KubernetesInfo,
     NetworkInterface, PciPath, RdmaDevice, RdmaPort, SlurmInfo, StorageInfo, VisibilityVar,
+    WslInfo,
 };
 pub use pci_address::{PciAddress, PciAddressError};
 pub use registry::{

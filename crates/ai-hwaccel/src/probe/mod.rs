@@ -14,7 +14,7 @@ mod snapshot;
 
 use std::time::Duration;
 
-pub use live::{LiveProbe, ProbeOptions};
+pub use live::{LiveProbe, ProbeOptions, VENDOR_TOOL_DIRS};
 pub use snapshot::{RecordingProbe, ReplayProbe, SNAPSHOT_VERSION, SnapshotError};
 
 /// Default time a tool may run before it is killed.
