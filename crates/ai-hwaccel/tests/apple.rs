@@ -1,7 +1,10 @@
-//! Apple backend: a real `system_profiler SPDisplaysDataType -json` capture
-//! (headless Mac with an M3 Max), corrupted copies, a fake macOS machine
-//! (no `/proc`, fake system_profiler and sysctl) and a fake Asahi Linux
-//! root (device-tree `compatible`, an `asahi` DRM card, `/proc/meminfo`).
+//! Apple backend: real `system_profiler SPDisplaysDataType -json` captures
+//! (headless M3 Max, M1 Pro with three displays), real `SPHardwareDataType`
+//! captures (M1 16 GB, M5 Max 128 GB, a macOS 26 runner VM) and that
+//! runner's real `sysctl` output, corrupted copies, fake macOS machines (no
+//! `/proc`, fake system_profiler and sysctl printing the captures) and a
+//! fake Asahi Linux root (device-tree `compatible`, an `asahi` DRM card,
+//! `/proc/meminfo`).
 #![allow(
     clippy::disallowed_methods,
     reason = "tests build fake roots and tools and read fixtures"
@@ -17,6 +20,12 @@ use ai_hwaccel::model::Family;
 use ai_hwaccel::{BackendId, Registry};
 
 const M3MAX: &str = "system-profiler-json/joulewise-test__apple-m3-max-40core-gpu__headless.json";
+const M1PRO: &str = "system-profiler-json/tirekick__apple-m1-pro-14core-gpu__3-displays.json";
+const HW_M5MAX: &str = "system-profiler-hardware-json/tirekick__apple-m5-max-128gb.json";
+const HW_M1: &str = "system-profiler-hardware-json/tirekick__apple-m1-16gb.json";
+const HW_RUNNER: &str =
+    "system-profiler-hardware-json/tirekick__macos-26-runner__apple-m1-virtual-7gb.json";
+const SYSCTL_RUNNER: &str = "sysctl/tirekick__macos-26-runner__apple-m1-virtual.txt";
 const GIB: u64 = 1 << 30;
 
 fn parse(bytes: &[u8]) -> ParseOutput {
@@ -45,10 +54,16 @@ fn m3_max_capture() {
     assert_eq!(gpu.compute_units, Some(40), "sppci_cores");
     assert_eq!(
         gpu.memory_bytes, None,
-        "the unified total comes from sysctl"
+        "SPDisplaysDataType alone has no memory size: it comes from sysctl or SPHardwareDataType"
     );
     assert_eq!(gpu.extra["integrated"], "true");
-    assert!(gpu.extra["memory"].starts_with("unified"));
+    let shared = gpu.shared_memory.as_ref().expect("marked shared");
+    assert_eq!((shared.pool_bytes, shared.device_limit_bytes), (None, None));
+    assert!(
+        shared.source.starts_with("pool: unknown"),
+        "{}",
+        shared.source
+    );
     assert_eq!(gpu.extra["metal_support"], "supported");
     assert_eq!(spec_id(gpu), Some("m3-max-gpu"));
     let ane = &out.devices[1];
@@ -57,7 +72,70 @@ fn m3_max_capture() {
     assert_eq!(ane.compute_units, Some(16), "from the m3-ane spec entry");
     assert_eq!(ane.extra["compute_units_from"], "spec:m3-ane");
     assert_eq!(ane.memory_bytes, None, "shares the GPU's unified pool");
+    assert!(ane.shared_memory.is_some());
     assert_eq!(spec_id(ane), Some("m3-ane"));
+}
+
+#[test]
+fn m1_pro_capture_with_displays() {
+    let out = parse(read(M1PRO).as_bytes());
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    let gpu = &out.devices[0];
+    assert_eq!(gpu.name, "Apple M1 Pro GPU");
+    assert_eq!(gpu.compute_units, Some(14), "sppci_cores");
+    assert_eq!(gpu.extra["metal_support"], "mtlgpufamilyapple7");
+    assert_eq!(out.devices[1].name, "Apple M1 Pro Neural Engine");
+}
+
+#[test]
+fn hardware_overview_gives_the_unified_pool() {
+    // SPHardwareDataType alone: the SoC from chip_type, the pool from physical_memory.
+    for (rel, chip, gib) in [
+        (HW_M5MAX, "Apple M5 Max", 128),
+        (HW_M1, "Apple M1", 16),
+        (HW_RUNNER, "Apple M1 (Virtual)", 7),
+    ] {
+        let out = parse(read(rel).as_bytes());
+        assert!(out.warnings.is_empty(), "{rel}: {:?}", out.warnings);
+        assert_eq!(out.devices.len(), 2, "{rel}");
+        let gpu = &out.devices[0];
+        assert_eq!(gpu.name, format!("{chip} GPU"));
+        assert_eq!(
+            gpu.compute_units, None,
+            "{rel}: no core count without SPDisplaysDataType"
+        );
+        assert_eq!(gpu.memory_bytes, Some(gib * GIB), "{rel}");
+        let shared = gpu.shared_memory.as_ref().unwrap();
+        assert_eq!(shared.pool_bytes, Some(gib * GIB));
+        assert_eq!(
+            shared.device_limit_bytes, None,
+            "{rel}: no wired limit known"
+        );
+        assert!(
+            shared
+                .source
+                .starts_with("pool: system_profiler physical_memory"),
+            "{}",
+            shared.source
+        );
+        assert_eq!(
+            out.devices[1].memory_bytes, None,
+            "the Neural Engine adds nothing"
+        );
+    }
+}
+
+#[test]
+fn sysctl_capture() {
+    let mut w = Vec::new();
+    let f = ai_hwaccel::detect::parse_macos_sysctl(&read(SYSCTL_RUNNER), &mut w);
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(f.memsize_bytes, Some(7_516_192_768));
+    assert_eq!(
+        f.wired_limit_mb, None,
+        "the runner's capture has no iogpu key"
+    );
+    assert_eq!(f.brand.as_deref(), Some("Apple M1 (Virtual)"));
 }
 
 #[test]
@@ -105,11 +183,21 @@ fn intel_mac_gpus_are_listed_with_their_own_memory() {
         (igpu.id.as_str(), igpu.vendor.as_str()),
         ("macos:gpu0", "intel")
     );
-    assert_eq!(igpu.memory_bytes, None);
+    assert_eq!(
+        igpu.memory_bytes,
+        Some(1536 << 20),
+        "spdisplays_vram_shared"
+    );
+    let shared = igpu.shared_memory.as_ref().unwrap();
+    assert_eq!(
+        (shared.pool_bytes, shared.device_limit_bytes),
+        (None, Some(1536 << 20))
+    );
     assert_eq!(igpu.extra["integrated"], "true");
     let dgpu = &out.devices[1];
     assert_eq!(dgpu.vendor, "amd");
     assert_eq!(dgpu.memory_bytes, Some(8 * GIB));
+    assert_eq!(dgpu.shared_memory, None, "dedicated VRAM");
     assert_eq!(dgpu.extra["metal_support"], "Metal 3");
 }
 
@@ -119,41 +207,117 @@ fn run(root: &Path, bin: &Path) -> Registry {
     detect_fake(root, bin, &[], &[BackendId::Apple])
 }
 
-#[test]
-fn macos_profiler_and_sysctl() {
-    // A macOS root has no /proc: the backend asks the profiler.
-    let root = tempfile::tempdir().unwrap();
-    let bin = tempfile::tempdir().unwrap();
+/// A fake `system_profiler` that prints `json` for
+/// `SPDisplaysDataType SPHardwareDataType -json`, and a fake `sysctl` that
+/// prints `sysctl_out` for `hw.memsize iogpu.wired_limit_mb`.
+fn fake_mac(bin: &Path, json: &str, sysctl_out: &str) {
+    let profile = bin.join("profile.json");
+    std::fs::write(&profile, json).unwrap();
     write_script(
-        bin.path(),
+        bin,
         "system_profiler",
         &format!(
-            "[ \"$1\" = SPDisplaysDataType ] && [ \"$2\" = -json ] && cat '{}'",
-            fixture(M3MAX).display()
+            "[ \"$1 $2 $3\" = 'SPDisplaysDataType SPHardwareDataType -json' ] && cat '{}'",
+            profile.display()
         ),
     );
+    let out = bin.join("sysctl.txt");
+    std::fs::write(&out, sysctl_out).unwrap();
     write_script(
-        bin.path(),
+        bin,
         "sysctl",
-        "[ \"$2\" = hw.memsize ] && [ \"$3\" = machdep.cpu.brand_string ] && printf '68719476736\\nApple M3 Max\\n'",
+        &format!(
+            "[ \"$1 $2\" = 'hw.memsize iogpu.wired_limit_mb' ] && cat '{}'",
+            out.display()
+        ),
+    );
+}
+
+#[test]
+fn macos_runner_hardware_overview_and_sysctl() {
+    // The macOS 26 runner's own captures: SPHardwareDataType and sysctl
+    // (no iogpu.wired_limit_mb key in its output). A macOS root has no /proc.
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    fake_mac(bin.path(), &read(HW_RUNNER), &read(SYSCTL_RUNNER));
+    let r = run(root.path(), bin.path());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let gpu = r.device("apple:gpu").unwrap();
+    assert_eq!(gpu.name, "Apple M1 (Virtual) GPU");
+    assert_eq!(gpu.memory_bytes, Some(7_516_192_768), "hw.memsize");
+    assert_eq!(gpu.source, "system-profiler+sysctl");
+    let shared = gpu.shared_memory.as_ref().unwrap();
+    assert_eq!(shared.pool_bytes, Some(7_516_192_768));
+    assert_eq!(shared.device_limit_bytes, None);
+    assert!(
+        shared
+            .source
+            .starts_with("pool: sysctl hw.memsize; GPU limit: unknown")
+    );
+    assert_eq!(r.summary.accelerator_count, 2);
+    assert_eq!(
+        r.summary.accelerator_memory_bytes, 7_516_192_768,
+        "one pool, once"
+    );
+}
+
+#[test]
+fn macos_wired_limit_is_the_gpu_share() {
+    // The M3 Max's real SPDisplaysDataType; sysctl says a 64 GiB Mac whose
+    // GPU wired limit was raised to 56 GiB (values made up, format as the
+    // runner's capture).
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    fake_mac(
+        bin.path(),
+        &read(M3MAX),
+        "hw.memsize: 68719476736\niogpu.wired_limit_mb: 57344\n",
     );
     let r = run(root.path(), bin.path());
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     let gpu = r.device("apple:gpu").unwrap();
-    assert_eq!(
-        gpu.memory_bytes,
-        Some(64 * GIB),
-        "hw.memsize: unified memory"
-    );
-    assert_eq!(gpu.source, "system-profiler+sysctl");
+    assert_eq!(gpu.memory_bytes, Some(56 * GIB), "iogpu.wired_limit_mb");
+    let shared = gpu.shared_memory.as_ref().unwrap();
+    assert_eq!(shared.pool_bytes, Some(64 * GIB));
+    assert_eq!(shared.device_limit_bytes, Some(56 * GIB));
     assert_eq!(gpu.spec.as_ref().map(|s| s.id.as_str()), Some("m3-max-gpu"));
     let ane = r.device("apple:ane").unwrap();
+    assert_eq!(ane.memory_bytes, None);
     assert_eq!(ane.spec.as_ref().map(|s| s.id.as_str()), Some("m3-ane"));
     assert_eq!(r.summary.accelerator_count, 2);
     assert_eq!(
         r.summary.accelerator_memory_bytes,
-        64 * GIB,
-        "one unified pool, counted once"
+        56 * GIB,
+        "one unified pool, counted once, at the GPU's share"
+    );
+    // The planner sees the GPU's share.
+    let plan = ai_hwaccel::plan::PlanDevice::from_registry(&r);
+    let g = plan.iter().find(|d| d.id == "apple:gpu").unwrap();
+    assert_eq!(g.capacity_bytes, Some(56 * GIB));
+}
+
+#[test]
+fn macos_wired_limit_default_leaves_the_share_unknown() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    fake_mac(
+        bin.path(),
+        &read(M3MAX),
+        "hw.memsize: 68719476736\niogpu.wired_limit_mb: 0\n",
+    );
+    let r = run(root.path(), bin.path());
+    let gpu = r.device("apple:gpu").unwrap();
+    assert_eq!(
+        gpu.memory_bytes,
+        Some(64 * GIB),
+        "the pool, said to be the pool"
+    );
+    let shared = gpu.shared_memory.as_ref().unwrap();
+    assert_eq!(shared.device_limit_bytes, None);
+    assert!(
+        shared.source.contains("iogpu.wired_limit_mb is 0"),
+        "{}",
+        shared.source
     );
 }
 
@@ -208,6 +372,9 @@ fn asahi_device_tree_and_drm() {
     assert_eq!(gpu.driver.as_deref(), Some("asahi"));
     assert_eq!(gpu.source, "devicetree+asahi-sysfs");
     assert_eq!(gpu.memory_bytes, Some(32_653_488 * 1024), "MemTotal");
+    let shared = gpu.shared_memory.as_ref().unwrap();
+    assert_eq!(shared.pool_bytes, Some(32_653_488 * 1024));
+    assert!(shared.source.starts_with("pool: /proc/meminfo MemTotal"));
     assert_eq!(gpu.compute_units, None, "Linux does not report GPU cores");
     assert_eq!(gpu.extra["board"], "j314c");
     assert_eq!(gpu.extra["soc"], "t6001");

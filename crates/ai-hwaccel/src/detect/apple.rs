@@ -1,20 +1,27 @@
 //! The `apple` backend: the GPU and Neural Engine of Apple silicon Macs
 //! (and the GPUs of Intel Macs, which only macOS's profiler lists).
 //!
-//! On macOS (no `/proc`): one `system_profiler SPDisplaysDataType -json` run
-//! (`sppci_model` such as `Apple M2 Max`, `sppci_cores` the GPU core count,
-//! `spdisplays_vendor`, the Metal support keys, `spdisplays_vram` of
-//! discrete GPUs) and, when it lists an Apple silicon GPU, one
-//! `sysctl -n hw.memsize machdep.cpu.brand_string` run for the unified
-//! memory total. On Linux (Asahi): the SoC from the device tree's root
-//! `compatible` (`apple,j314c\0apple,t6001\0apple,arm-platform`), the GPU
-//! from a `/sys/class/drm` card bound to `asahi`, memory from
-//! `/proc/meminfo`.
+//! On macOS (no `/proc`): one `system_profiler SPDisplaysDataType
+//! SPHardwareDataType -json` run (`sppci_model` such as `Apple M2 Max`,
+//! `sppci_cores` the GPU core count, `spdisplays_vendor`, the Metal support
+//! keys, `spdisplays_vram` of discrete GPUs; `chip_type` and
+//! `physical_memory` of the hardware overview) and, when it shows Apple
+//! silicon, one `sysctl hw.memsize iogpu.wired_limit_mb` run. On Linux
+//! (Asahi): the SoC from the device tree's root `compatible`
+//! (`apple,j314c\0apple,t6001\0apple,arm-platform`), the GPU from a
+//! `/sys/class/drm` card bound to `asahi`, memory from `/proc/meminfo`.
 //!
-//! Apple silicon memory is unified: the GPU's `memory_bytes` is the system's
-//! memory total, marked `integrated` with `memory` = `unified …` in `extra`
-//! (the Neural Engine shares the same pool and reports none of its own, so
-//! the summary does not count it twice). The Neural Engine is its own `npu`
+//! Apple silicon memory is unified. The GPU's [`SharedMemory`] pool is
+//! `hw.memsize` (else the profiler's `physical_memory`); its limit is
+//! `iogpu.wired_limit_mb` when that is set (non-zero), the ceiling on
+//! memory the GPU may wire (MLX documents raising it with `sudo sysctl
+//! iogpu.wired_limit_mb=<MiB>`, `mlx.core.set_wired_limit`, and `0` as the
+//! system default). Without it the limit is unknown: Metal's
+//! `recommendedMaxWorkingSetSize` is the default ceiling, and Apple documents
+//! no fraction of memory for it (reported measurements differ: about 75 % of
+//! 16 GB machines, 107.5 GiB of 128 GiB ones), so `memory_bytes` is then
+//! the pool and the device says so. The Neural Engine shares the same pool
+//! and reports no memory of its own, so the summary counts the pool once. The Neural Engine is its own `npu`
 //! device; its core count comes only from the spec database entry its name
 //! matches (no tool reports it), else it stays unknown.
 //!
@@ -25,7 +32,9 @@
 //! Pro/Max/Ultra), Asahi's t8122 PMGR tree (M3) and AsahiLinux/linux
 //! 396331c (t6031 and t6034, both M3 Max).
 
-use crate::model::{Device, Family, Labels};
+use std::collections::BTreeMap;
+
+use crate::model::{Device, Family, Labels, SharedMemory};
 use crate::probe::{Probe, ProbeExt, join};
 
 use super::amd::sysfs::drm_cards;
@@ -125,6 +134,10 @@ pub struct SpGpu {
 pub struct SpReport {
     /// GPUs in output order.
     pub gpus: Vec<SpGpu>,
+    /// `SPHardwareDataType` `chip_type` (`Apple M2 Ultra`), Apple silicon only.
+    pub chip_type: Option<String>,
+    /// `SPHardwareDataType` `physical_memory` (`64 GB`) in bytes.
+    pub physical_memory_bytes: Option<u64>,
     /// Values that did not parse.
     pub warnings: Vec<String>,
 }
@@ -156,7 +169,8 @@ fn metal_of(v: &str) -> String {
     }
 }
 
-/// Parse `system_profiler SPDisplaysDataType -json`. Never panics.
+/// Parse `system_profiler SPDisplaysDataType [SPHardwareDataType] -json`
+/// (either data type, or both). Never panics.
 pub fn parse_system_profiler(text: &str) -> SpReport {
     use serde_json::Value;
     let mut rep = SpReport::default();
@@ -167,9 +181,30 @@ pub fn parse_system_profiler(text: &str) -> SpReport {
             return rep;
         }
     };
+    let hardware = v
+        .get("SPHardwareDataType")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first());
+    if let Some(hw) = hardware {
+        let text = |k: &str| hw.get(k).and_then(Value::as_str).map(str::trim);
+        rep.chip_type = text("chip_type")
+            .filter(|c| apple_chip(c).is_some())
+            .map(str::to_string);
+        if let Some(m) = text("physical_memory") {
+            rep.physical_memory_bytes = parse_size(m);
+            if rep.physical_memory_bytes.is_none() {
+                rep.warnings.push(format!(
+                    "system_profiler SPHardwareDataType: physical_memory {m:?} not understood"
+                ));
+            }
+        }
+    }
     let Some(list) = v.get("SPDisplaysDataType").and_then(Value::as_array) else {
-        rep.warnings
-            .push("system_profiler JSON: no SPDisplaysDataType array".into());
+        if hardware.is_none() {
+            rep.warnings.push(
+                "system_profiler JSON: no SPDisplaysDataType or SPHardwareDataType array".into(),
+            );
+        }
         return rep;
     };
     let s = |o: &Value, k: &str| {
@@ -245,26 +280,83 @@ pub fn parse_system_profiler(text: &str) -> SpReport {
     rep
 }
 
-/// What `sysctl -n hw.memsize machdep.cpu.brand_string` printed.
+/// The unified-memory facts of `sysctl hw.memsize iogpu.wired_limit_mb`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SysctlFacts {
     /// `hw.memsize`: physical (unified) memory in bytes.
     pub memsize_bytes: Option<u64>,
-    /// `machdep.cpu.brand_string` (`Apple M2 Max`).
+    /// `iogpu.wired_limit_mb` in MiB; `Some(0)` is the system default (no
+    /// limit set), `None` when the key is absent (older macOS, Intel Macs).
+    pub wired_limit_mb: Option<u64>,
+    /// `machdep.cpu.brand_string` (`Apple M2 Max`), when printed.
     pub brand: Option<String>,
 }
 
-/// Parse the two lines of `sysctl -n hw.memsize machdep.cpu.brand_string`.
+/// The `name: value` lines `sysctl NAME…` and `sysctl -a` print (later
+/// duplicates win; lines without a separator are skipped).
+pub fn parse_sysctl_lines(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(": ").or_else(|| l.split_once(" = "))?;
+            let k = k.trim();
+            (!k.is_empty() && !k.contains(' ')).then(|| (k.to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The facts of a `sysctl` output in `name: value` form. A value that is
+/// present but not a number is a warning naming the key.
 pub fn parse_sysctl(text: &str, warnings: &mut Vec<String>) -> SysctlFacts {
-    let mut lines = text.lines().map(str::trim);
-    let mem = lines.next().unwrap_or("");
-    let memsize_bytes = mem.parse::<u64>().ok().filter(|&m| m > 0);
-    if memsize_bytes.is_none() {
-        warnings.push(format!("sysctl hw.memsize: {mem:?} is not a byte count"));
-    }
+    let kv = parse_sysctl_lines(text);
+    let mut number = |key: &str| {
+        let v = kv.get(key)?;
+        let n = v.parse::<u64>().ok();
+        if n.is_none() {
+            warnings.push(format!("sysctl {key}: {v:?} is not a number"));
+        }
+        n
+    };
     SysctlFacts {
-        memsize_bytes,
-        brand: lines.next().filter(|b| !b.is_empty()).map(str::to_string),
+        memsize_bytes: number("hw.memsize").filter(|&m| m > 0),
+        wired_limit_mb: number("iogpu.wired_limit_mb"),
+        brand: kv
+            .get("machdep.cpu.brand_string")
+            .filter(|b| !b.is_empty())
+            .cloned(),
+    }
+}
+
+/// The unified memory of an Apple silicon GPU: the pool (`hw.memsize`, else
+/// the profiler's `physical_memory`) and the limit `iogpu.wired_limit_mb`
+/// sets, with where each came from (rules in the module doc). Either may be
+/// unknown; the device is still marked as using shared memory.
+pub fn unified_memory(
+    memsize: Option<u64>,
+    physical_memory: Option<u64>,
+    wired_limit_mb: Option<u64>,
+) -> SharedMemory {
+    let (pool, pool_from) = match (memsize, physical_memory) {
+        (Some(m), _) => (Some(m), "pool: sysctl hw.memsize"),
+        (None, Some(p)) => (Some(p), "pool: system_profiler physical_memory"),
+        (None, None) => (None, "pool: unknown"),
+    };
+    let limit = wired_limit_mb
+        .filter(|&mb| mb > 0)
+        .and_then(|mb| mb.checked_mul(1 << 20))
+        .map(|b| pool.map_or(b, |p| b.min(p)));
+    let limit_from = match (limit, wired_limit_mb) {
+        (Some(_), _) => "GPU limit: sysctl iogpu.wired_limit_mb".to_string(),
+        (None, Some(0)) => "GPU limit: unknown (iogpu.wired_limit_mb is 0, the default: \
+             Metal's recommendedMaxWorkingSetSize, which Apple documents no fraction for)"
+            .to_string(),
+        (None, _) => "GPU limit: unknown (no iogpu.wired_limit_mb; Metal's \
+             recommendedMaxWorkingSetSize has no documented fraction)"
+            .to_string(),
+    };
+    SharedMemory {
+        pool_bytes: pool,
+        device_limit_bytes: limit,
+        source: format!("{pool_from}; {limit_from}"),
     }
 }
 
@@ -282,20 +374,12 @@ fn soc_devices(chip: Option<&str>, soc: Option<&str>, source: &str) -> (Device, 
         source,
     );
     gpu.extra.insert("integrated".into(), "true".into());
-    gpu.extra.insert(
-        "memory".into(),
-        "unified: the system memory, shared with the CPU and Neural Engine".into(),
-    );
     let mut ane = Device::new(
         "apple:ane",
         format!("{label} Neural Engine"),
         "apple",
         Family::Npu,
         source,
-    );
-    ane.extra.insert(
-        "memory".into(),
-        "unified: the system memory, shared with the CPU and GPU".into(),
     );
     for d in [&mut gpu, &mut ane] {
         if let Some(c) = chip {
@@ -316,8 +400,20 @@ fn soc_devices(chip: Option<&str>, soc: Option<&str>, source: &str) -> (Device, 
     (gpu, ane)
 }
 
-/// Devices of a system_profiler report; `memsize` is the unified memory total.
-fn devices_from_profiler(rep: &SpReport, memsize: Option<u64>, source: &str) -> Vec<Device> {
+/// Give the SoC's GPU and Neural Engine their unified memory: the GPU's
+/// `memory_bytes` is what it can use; the Neural Engine reports none of its
+/// own (the pool is counted once, on the GPU).
+fn set_unified(gpu: &mut Device, ane: &mut Device, memory: SharedMemory) {
+    gpu.memory_bytes = memory.usable_bytes();
+    ane.shared_memory = Some(SharedMemory {
+        device_limit_bytes: None,
+        ..memory.clone()
+    });
+    gpu.shared_memory = Some(memory);
+}
+
+/// Devices of a system_profiler report; `memory` is the SoC's unified memory.
+fn devices_from_profiler(rep: &SpReport, memory: SharedMemory, source: &str) -> Vec<Device> {
     let mut out = Vec::new();
     let mut soc_done = false;
     for (i, g) in rep.gpus.iter().enumerate() {
@@ -327,9 +423,9 @@ fn devices_from_profiler(rep: &SpReport, memsize: Option<u64>, source: &str) -> 
             .flatten();
         if let (Some(chip), false) = (chip, soc_done) {
             soc_done = true;
-            let (mut gpu, ane) = soc_devices(Some(chip), None, source);
+            let (mut gpu, mut ane) = soc_devices(Some(chip), None, source);
             gpu.compute_units = g.cores;
-            gpu.memory_bytes = memsize;
+            set_unified(&mut gpu, &mut ane, memory.clone());
             if let Some(m) = &g.metal {
                 gpu.extra.insert("metal_support".into(), m.clone());
             }
@@ -342,14 +438,28 @@ fn devices_from_profiler(rep: &SpReport, memsize: Option<u64>, source: &str) -> 
         d.compute_units = g.cores;
         d.memory_bytes = g.vram_bytes;
         if g.vram_bytes.is_none() && (g.vram_shared_bytes.is_some() || g.builtin == Some(true)) {
+            // An Intel Mac's integrated GPU: no memory of its own; macOS
+            // states how much of the host's it may use (`spdisplays_vram_shared`).
             d.extra.insert("integrated".into(), "true".into());
-            d.extra.insert(
-                "memory".into(),
-                match g.vram_shared_bytes {
-                    Some(b) => format!("shared with the host ({} MiB reserved)", b >> 20),
-                    None => "shared with the host".into(),
-                },
-            );
+            let shared = SharedMemory {
+                pool_bytes: rep.physical_memory_bytes,
+                device_limit_bytes: g.vram_shared_bytes,
+                source: format!(
+                    "pool: {}; GPU limit: {}",
+                    if rep.physical_memory_bytes.is_some() {
+                        "system_profiler physical_memory"
+                    } else {
+                        "unknown"
+                    },
+                    if g.vram_shared_bytes.is_some() {
+                        "system_profiler spdisplays_vram_shared"
+                    } else {
+                        "unknown"
+                    }
+                ),
+            };
+            d.memory_bytes = shared.usable_bytes();
+            d.shared_memory = Some(shared);
         }
         if let Some(m) = &g.metal {
             d.extra.insert("metal_support".into(), m.clone());
@@ -359,13 +469,22 @@ fn devices_from_profiler(rep: &SpReport, memsize: Option<u64>, source: &str) -> 
         }
         out.push(d);
     }
+    // Only the hardware overview was given: the SoC's GPU and Neural Engine
+    // from its chip, without a GPU core count.
+    if let (false, Some(chip)) = (soc_done, rep.chip_type.as_deref().and_then(apple_chip)) {
+        let (mut gpu, mut ane) = soc_devices(Some(chip), None, source);
+        set_unified(&mut gpu, &mut ane, memory);
+        out.push(gpu);
+        out.push(ane);
+    }
     out
 }
 
 /// Parser for `ai-hwaccel parse system-profiler-json`.
 pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
     let rep = parse_system_profiler(&String::from_utf8_lossy(bytes));
-    let devices = devices_from_profiler(&rep, None, "system-profiler");
+    let memory = unified_memory(None, rep.physical_memory_bytes, None);
+    let devices = devices_from_profiler(&rep, memory, "system-profiler");
     let mut warnings = rep.warnings.clone();
     if devices.is_empty() {
         warnings.push("no GPU entries found".into());
@@ -392,12 +511,24 @@ fn detect_linux(ctx: &Context, board: Option<String>, soc: Option<String>) -> Ba
         ));
     }
     let (mut gpu, mut ane) = soc_devices(chip, soc.as_deref(), "devicetree");
-    let memory = ctx
+    let pool = ctx
         .probe
         .read_text("/proc/meminfo")
         .ok()
         .and_then(|t| parse_meminfo(&t).get("MemTotal"));
-    gpu.memory_bytes = memory;
+    let memory = SharedMemory {
+        pool_bytes: pool,
+        device_limit_bytes: None,
+        source: format!(
+            "pool: {}; GPU limit: unknown (the asahi driver publishes none)",
+            if pool.is_some() {
+                "/proc/meminfo MemTotal"
+            } else {
+                "unknown"
+            }
+        ),
+    };
+    set_unified(&mut gpu, &mut ane, memory);
     match drm_cards(ctx.probe)
         .into_iter()
         .find(|c| c.driver.as_deref() == Some("asahi"))
@@ -454,29 +585,41 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
     let Some(text) = run_tool(
         ctx,
         "system_profiler",
-        &["SPDisplaysDataType", "-json"],
+        &["SPDisplaysDataType", "SPHardwareDataType", "-json"],
         &mut out.warnings,
     ) else {
         return out;
     };
     let rep = parse_system_profiler(&text);
     out.warnings.extend(rep.warnings.iter().cloned());
-    let apple = rep.gpus.iter().any(|g| {
-        g.vendor.as_deref() == Some("apple") && g.model.as_deref().and_then(apple_chip).is_some()
-    });
-    let mut memsize = None;
+    let apple = rep.chip_type.is_some()
+        || rep.gpus.iter().any(|g| {
+            g.vendor.as_deref() == Some("apple")
+                && g.model.as_deref().and_then(apple_chip).is_some()
+        });
+    let mut facts = SysctlFacts::default();
     let mut source = "system-profiler";
     if apple {
-        let args = ["-n", "hw.memsize", "machdep.cpu.brand_string"];
-        if let Some(t) = run_tool(ctx, "sysctl", &args, &mut out.warnings) {
-            let facts = parse_sysctl(&t, &mut out.warnings);
-            memsize = facts.memsize_bytes;
-            if memsize.is_some() {
-                source = "system-profiler+sysctl";
-            }
+        // One run for both keys; a macOS without `iogpu.wired_limit_mb`
+        // still prints `hw.memsize` (stdout is read whatever the exit status).
+        match ctx
+            .probe
+            .run("sysctl", &["hw.memsize", "iogpu.wired_limit_mb"])
+        {
+            Ok(o) => facts = parse_sysctl(&o.stdout_text(), &mut out.warnings),
+            Err(e) if !e.is_absent() => out.warnings.push(e.to_string()),
+            Err(_) => {}
+        }
+        if facts.memsize_bytes.is_some() {
+            source = "system-profiler+sysctl";
         }
     }
-    out.devices = devices_from_profiler(&rep, memsize, source);
+    let memory = unified_memory(
+        facts.memsize_bytes,
+        rep.physical_memory_bytes,
+        facts.wired_limit_mb,
+    );
+    out.devices = devices_from_profiler(&rep, memory, source);
     out
 }
 
@@ -516,13 +659,38 @@ mod tests {
     #[test]
     fn sysctl_lines() {
         let mut w = Vec::new();
-        let f = parse_sysctl("68719476736\nApple M2 Max\n", &mut w);
+        let f = parse_sysctl("hw.memsize: 68719476736\niogpu.wired_limit_mb: 0\n", &mut w);
         assert_eq!(f.memsize_bytes, Some(64 << 30));
-        assert_eq!(f.brand.as_deref(), Some("Apple M2 Max"));
+        assert_eq!(f.wired_limit_mb, Some(0));
         assert!(w.is_empty());
-        let f = parse_sysctl("sysctl: unknown oid\n", &mut w);
+        let f = parse_sysctl("hw.memsize: lots\nsysctl: unknown oid 'x'\n", &mut w);
         assert_eq!(f.memsize_bytes, None);
-        assert_eq!(w.len(), 1);
+        assert_eq!(f.wired_limit_mb, None);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("hw.memsize"));
+    }
+
+    #[test]
+    fn unified_memory_rules() {
+        let gib = 1u64 << 30;
+        let m = unified_memory(Some(64 * gib), None, Some(57344));
+        assert_eq!(m.pool_bytes, Some(64 * gib));
+        assert_eq!(m.device_limit_bytes, Some(56 * gib));
+        assert_eq!(m.usable_bytes(), Some(56 * gib));
+        assert!(m.source.contains("iogpu.wired_limit_mb"));
+        let m = unified_memory(Some(64 * gib), Some(32 * gib), Some(0));
+        assert_eq!((m.pool_bytes, m.device_limit_bytes), (Some(64 * gib), None));
+        assert!(m.source.contains("is 0, the default"));
+        // A limit above the pool is capped at the pool.
+        let m = unified_memory(None, Some(16 * gib), Some(1 << 20));
+        assert_eq!(m.device_limit_bytes, Some(16 * gib));
+        assert!(
+            m.source
+                .starts_with("pool: system_profiler physical_memory")
+        );
+        let m = unified_memory(None, None, None);
+        assert_eq!((m.pool_bytes, m.usable_bytes()), (None, None));
+        assert!(m.source.starts_with("pool: unknown"));
     }
 
     #[test]

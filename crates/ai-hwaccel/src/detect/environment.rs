@@ -20,9 +20,16 @@
 //!    paths name the engine's storage ([`classify_overlay_root`]) — the only
 //!    runtime evidence left inside a cgroup namespace;
 //! 6. a `kubepods` cgroup path or the Kubernetes environment → `kubernetes`.
+//!
+//! WSL ([`classify_wsl`]): the kernel release of a WSL 2 guest ends in
+//! `-microsoft-standard-WSL2` (WSL 1 reports `…-Microsoft`), the GPU is
+//! reached through `/dev/dxg` (Microsoft's GPU paravirtualization; the
+//! ROCm-on-WSL documentation names it as what stands for `/dev/kfd` there)
+//! and the Windows drivers' user-mode libraries and tools are mapped into
+//! `/usr/lib/wsl/lib` (NVIDIA, "CUDA on WSL User Guide").
 
 use crate::model::{
-    CgroupLimits, ContainerInfo, EnvironmentInfo, KubernetesInfo, SlurmInfo, VisibilityVar,
+    CgroupLimits, ContainerInfo, EnvironmentInfo, KubernetesInfo, SlurmInfo, VisibilityVar, WslInfo,
 };
 use crate::probe::{Probe, ProbeExt, join};
 
@@ -277,7 +284,59 @@ fn path_exists(probe: &dyn Probe, path: &str) -> bool {
     probe.read(path).is_ok() || probe.list_dir(path).is_ok()
 }
 
-/// Container, Kubernetes, Slurm and visibility facts of this process.
+/// `/dev/dxg`: the WSL 2 GPU paravirtualization device.
+pub const WSL_DXG: &str = "/dev/dxg";
+/// Where WSL maps the Windows drivers' user-mode libraries and tools.
+pub const WSL_LIB_DIR: &str = "/usr/lib/wsl/lib";
+
+/// WSL facts from the kernel release (`/proc/sys/kernel/osrelease`) and
+/// whether `/dev/dxg` and `/usr/lib/wsl/lib` exist; `None` when nothing
+/// says WSL. Version 2 when the release names `WSL2` or `/dev/dxg` exists
+/// (WSL 1 has no Linux kernel and no `dxg`), 1 when the release ends in
+/// `-Microsoft` without either.
+pub fn classify_wsl(osrelease: Option<&str>, dxg: bool, wsl_lib: bool) -> Option<WslInfo> {
+    let release = osrelease.map(str::trim).filter(|r| !r.is_empty());
+    let microsoft = release.is_some_and(|r| r.to_ascii_lowercase().contains("microsoft"));
+    if !microsoft && !dxg && !wsl_lib {
+        return None;
+    }
+    let mut evidence = Vec::new();
+    if let Some(r) = release.filter(|_| microsoft) {
+        evidence.push(format!("/proc/sys/kernel/osrelease: {r}"));
+    }
+    if dxg {
+        evidence.push(WSL_DXG.to_string());
+    }
+    if wsl_lib {
+        evidence.push(WSL_LIB_DIR.to_string());
+    }
+    let wsl2_release = release.is_some_and(|r| r.contains("WSL2"));
+    let version = if wsl2_release || dxg {
+        Some(2)
+    } else if release.is_some_and(|r| r.ends_with("-Microsoft")) {
+        Some(1)
+    } else {
+        None
+    };
+    Some(WslInfo {
+        version,
+        kernel_release: release.map(str::to_string),
+        gpu_paravirtualization: dxg,
+        driver_libraries: wsl_lib,
+        evidence,
+    })
+}
+
+fn detect_wsl(probe: &dyn Probe) -> Option<WslInfo> {
+    classify_wsl(
+        probe.read_trimmed("/proc/sys/kernel/osrelease").as_deref(),
+        // A character device: looked up in its directory, never opened.
+        probe.list_or_empty("/dev").iter().any(|n| n == "dxg"),
+        probe.list_dir(WSL_LIB_DIR).is_ok(),
+    )
+}
+
+/// Container, Kubernetes, Slurm, WSL and visibility facts of this process.
 pub(crate) fn detect_environment(
     probe: &dyn Probe,
     cgroup: Option<&CgroupLimits>,
@@ -298,6 +357,7 @@ pub(crate) fn detect_environment(
                 })
             })
             .collect(),
+        wsl: detect_wsl(probe),
     }
 }
 
@@ -457,6 +517,30 @@ fn detect_slurm(probe: &dyn Probe, warnings: &mut Vec<String>) -> Option<SlurmIn
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wsl_versions() {
+        // Kernel releases as WSL 2 kernels print them (microsoft/WSL2-Linux-Kernel
+        // tags `linux-msft-wsl-5.15.153.1`, `…-6.6.87.2`; the 6.6.87.2 release
+        // string is the one quoted in the ROCm-on-WSL Strix Halo guide) and WSL 1's.
+        let w = classify_wsl(Some("6.6.87.2-microsoft-standard-WSL2\n"), true, true).unwrap();
+        assert_eq!(w.version, Some(2));
+        assert_eq!(
+            w.kernel_release.as_deref(),
+            Some("6.6.87.2-microsoft-standard-WSL2")
+        );
+        assert!(w.gpu_paravirtualization && w.driver_libraries);
+        assert_eq!(w.evidence.len(), 3);
+        let w = classify_wsl(Some("4.4.0-19041-Microsoft"), false, false).unwrap();
+        assert_eq!(w.version, Some(1));
+        assert!(!w.gpu_paravirtualization);
+        // A custom kernel without the suffix, but the device is there.
+        let w = classify_wsl(Some("6.1.0-custom"), true, false).unwrap();
+        assert_eq!(w.version, Some(2));
+        assert_eq!(w.evidence, ["/dev/dxg"]);
+        assert_eq!(classify_wsl(Some("6.1.0-13-amd64"), false, false), None);
+        assert_eq!(classify_wsl(None, false, false), None);
+    }
 
     // Lines in the shapes each runtime documents; ids shortened where the
     // documentation elides them.

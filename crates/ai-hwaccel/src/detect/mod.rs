@@ -42,6 +42,7 @@ use std::time::Instant;
 use crate::model::{BackendTiming, Device, Family, Registry, SystemInfo, Warning};
 use crate::probe::{LiveProbe, Probe, ProbeOptions};
 
+pub use apple::{SysctlFacts, parse_sysctl as parse_macos_sysctl};
 pub use cgroup::parse_cgroup_paths;
 pub use cpu::{CpuinfoFacts, parse_cpuinfo};
 pub use formats::{FORMATS, Format, ParseOutput, format};

@@ -196,7 +196,9 @@ pub struct Device {
     /// Why `available` is false (missing driver, passthrough, hidden, …).
     #[serde(default)]
     pub unavailable_reason: Option<String>,
-    /// Device memory in bytes (for the CPU: usable system memory).
+    /// Device memory in bytes (for the CPU: usable system memory). For a
+    /// device that draws on the host's memory (`shared_memory` set)
+    /// this is what it can use: its limit when one is known, else the pool.
     pub memory_bytes: Option<u64>,
     /// Free device memory in bytes at detection time.
     pub memory_free_bytes: Option<u64>,
@@ -267,6 +269,36 @@ pub struct Device {
     /// device matched an entry by PCI id or name.
     #[serde(default)]
     pub spec: Option<crate::spec::SpecRef>,
+    /// Set when the device has no memory of its own and uses the host's
+    /// (Apple silicon, Jetson, GB10, integrated GPUs, APUs): the pool, the
+    /// device's limit in it and where both were read. `None`: dedicated
+    /// memory, or not known to be shared.
+    #[serde(default)]
+    pub shared_memory: Option<SharedMemory>,
+}
+
+/// Host memory a device uses instead of (or besides) memory of its own.
+///
+/// Devices that share the host's memory share one pool: the registry's
+/// summary counts that pool once, however many devices draw on it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SharedMemory {
+    /// Bytes of the pool (the host's physical memory), when known.
+    pub pool_bytes: Option<u64>,
+    /// Bytes of the pool the device may use when a limit is known (Metal's
+    /// wired limit, the amdgpu GTT size); `None` when no limit is known,
+    /// which does not mean the whole pool is usable.
+    pub device_limit_bytes: Option<u64>,
+    /// Where these figures were read (`sysctl hw.memsize`, `/proc/meminfo MemTotal`, …)
+    /// and what is not known.
+    pub source: String,
+}
+
+impl SharedMemory {
+    /// What the device can use: its limit when known, else the pool.
+    pub fn usable_bytes(&self) -> Option<u64> {
+        self.device_limit_bytes.or(self.pool_bytes)
+    }
 }
 
 /// A direct link from a device to a peer.
@@ -324,6 +356,7 @@ impl Device {
             links: Vec::new(),
             extra: Default::default(),
             spec: None,
+            shared_memory: None,
         }
     }
 
@@ -367,6 +400,7 @@ impl Device {
             self.links.clone_from(&other.links);
         }
         fill(&mut self.spec, &other.spec);
+        fill(&mut self.shared_memory, &other.shared_memory);
         for (k, v) in &other.extra {
             self.extra.entry(k.clone()).or_insert_with(|| v.clone());
         }

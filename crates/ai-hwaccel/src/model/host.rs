@@ -234,6 +234,26 @@ pub struct EnvironmentInfo {
     pub slurm: Option<SlurmInfo>,
     /// Every device-visibility variable that is set.
     pub visibility: Vec<VisibilityVar>,
+    /// Windows Subsystem for Linux, when the process runs under it.
+    #[serde(default)]
+    pub wsl: Option<WslInfo>,
+}
+
+/// Windows Subsystem for Linux facts: GPUs reach a WSL 2 guest through
+/// Microsoft's `/dev/dxg` paravirtualization, not PCI, and their vendor tools
+/// and libraries through `/usr/lib/wsl/lib`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WslInfo {
+    /// 2 or 1; `None` when the evidence does not say which.
+    pub version: Option<u32>,
+    /// The kernel release (`/proc/sys/kernel/osrelease`), e.g. `5.15.153.1-microsoft-standard-WSL2`.
+    pub kernel_release: Option<String>,
+    /// Whether `/dev/dxg` (GPU paravirtualization) exists.
+    pub gpu_paravirtualization: bool,
+    /// Whether `/usr/lib/wsl/lib` (the Windows drivers' user-mode libraries and tools) exists.
+    pub driver_libraries: bool,
+    /// What showed it (paths and values).
+    pub evidence: Vec<String>,
 }
 
 /// The cloud instance, from DMI (`/sys/class/dmi/id`) without network calls.

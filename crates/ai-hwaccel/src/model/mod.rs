@@ -9,11 +9,12 @@ mod registry;
 mod system;
 pub mod units;
 
-pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink};
+pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink, SharedMemory};
 pub use excerpt::{EXCERPT_CHARS, excerpt};
 pub use host::{
     BlockDevice, CloudInstance, ContainerInfo, EnvironmentInfo, FilesystemInfo, KubernetesInfo,
     NetworkInterface, PciPath, RdmaDevice, RdmaPort, SlurmInfo, StorageInfo, VisibilityVar,
+    WslInfo,
 };
 pub use pci_address::{PciAddress, PciAddressError};
 pub use registry::{

@@ -34,7 +34,9 @@ pub struct Summary {
     pub has_accelerator: bool,
     /// How many available accelerators there are.
     pub accelerator_count: u64,
-    /// Their memory summed (devices of unknown memory add nothing).
+    /// Their memory summed (devices of unknown memory add nothing). Devices
+    /// that use the host's memory (`Device::shared_memory`) share one pool,
+    /// counted once: the largest of their `memory_bytes`.
     pub accelerator_memory_bytes: u64,
 }
 
@@ -151,7 +153,7 @@ impl Registry {
         self.summary = Summary {
             has_accelerator: !acc.is_empty(),
             accelerator_count: acc.len() as u64,
-            accelerator_memory_bytes: acc.iter().filter_map(|d| d.memory_bytes).sum(),
+            accelerator_memory_bytes: memory_counted_once(acc.iter().copied()),
         };
     }
 
@@ -185,11 +187,10 @@ impl Registry {
         self.available_accelerators().next().is_some()
     }
 
-    /// Memory of all available accelerators summed (unknown memory adds nothing).
+    /// Memory of all available accelerators summed (unknown memory adds
+    /// nothing; the host memory that several devices share counts once).
     pub fn total_accelerator_memory_bytes(&self) -> u64 {
-        self.available_accelerators()
-            .filter_map(|d| d.memory_bytes)
-            .sum()
+        memory_counted_once(self.available_accelerators())
     }
 
     /// The "best" available accelerator: most memory, then lowest id; the CPU
@@ -256,6 +257,22 @@ fn malformed(path: String, e: serde_json::Error) -> RegistryError {
         column: e.column(),
         message: e.to_string(),
     }
+}
+
+/// Memory of `devices` summed: dedicated memory per device, plus the host
+/// pool that shared-memory devices draw on, once (the largest share any of
+/// them can use: the pool is one, whichever device uses it).
+fn memory_counted_once<'a>(devices: impl Iterator<Item = &'a Device>) -> u64 {
+    let (mut dedicated, mut shared) = (0u64, 0u64);
+    for d in devices {
+        let Some(m) = d.memory_bytes else { continue };
+        if d.shared_memory.is_some() {
+            shared = shared.max(m);
+        } else {
+            dedicated = dedicated.saturating_add(m);
+        }
+    }
+    dedicated.saturating_add(shared)
 }
 
 #[cfg(test)]

@@ -32,8 +32,9 @@ pub struct ProbeOptions {
     /// Cap on captured stdout/stderr per run.
     pub output_cap: usize,
     /// Directories searched for tools. `None`: the absolute entries of `PATH`
-    /// when the root is `/`, and no tools at all under any other root (so a
-    /// fake root is never mixed with this machine's tools).
+    /// followed by [`VENDOR_TOOL_DIRS`] when the root is `/`, and no tools at
+    /// all under any other root (so a fake root is never mixed with this
+    /// machine's tools).
     pub tool_path: Option<Vec<PathBuf>>,
     /// Environment seen by detection. `None`: this process's environment.
     pub env: Option<BTreeMap<String, String>>,
@@ -51,6 +52,13 @@ impl Default for ProbeOptions {
         }
     }
 }
+
+/// Directories searched after `PATH` on the live machine: where vendors put
+/// tools that `PATH` often lacks. `/usr/lib/wsl/lib` holds the `nvidia-smi`
+/// and `libnvidia-ml.so.1` that the Windows NVIDIA driver maps into WSL 2
+/// (NVIDIA, "CUDA on WSL User Guide"; the directory is not on every
+/// distribution's `PATH`).
+pub const VENDOR_TOOL_DIRS: &[&str] = &["/usr/lib/wsl/lib"];
 
 /// Reads the machine (or a directory tree standing for it).
 #[derive(Clone, Debug)]
@@ -74,7 +82,13 @@ impl LiveProbe {
                     Some(env) => env.get("PATH").cloned().unwrap_or_default(),
                     None => std::env::var("PATH").unwrap_or_default(),
                 };
-                exec::search_path_from(&path)
+                let mut dirs = exec::search_path_from(&path);
+                for d in VENDOR_TOOL_DIRS.iter().map(PathBuf::from) {
+                    if !dirs.contains(&d) {
+                        dirs.push(d);
+                    }
+                }
+                dirs
             }
             None => Vec::new(),
         };
@@ -207,5 +221,39 @@ impl Probe for LiveProbe {
 
     fn refusals(&self) -> Vec<String> {
         self.refusals.messages()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vendor_dirs_follow_path_on_the_live_root_only() {
+        let env = |path: &str| Some(BTreeMap::from([("PATH".to_string(), path.to_string())]));
+        let live = LiveProbe::new(ProbeOptions {
+            env: env("/usr/bin:relative:/bin"),
+            ..ProbeOptions::default()
+        });
+        let want: Vec<PathBuf> = ["/usr/bin", "/bin", "/usr/lib/wsl/lib"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(live.search, want);
+        // Already on PATH: not searched twice.
+        let live = LiveProbe::new(ProbeOptions {
+            env: env("/usr/lib/wsl/lib:/usr/bin"),
+            ..ProbeOptions::default()
+        });
+        assert_eq!(live.search.len(), 2);
+        let fake = LiveProbe::new(ProbeOptions {
+            root: PathBuf::from("/tmp/fake-root"),
+            env: env("/usr/bin"),
+            ..ProbeOptions::default()
+        });
+        assert!(
+            fake.search.is_empty(),
+            "a fake root runs no tool of this machine"
+        );
     }
 }

@@ -21,7 +21,7 @@ mod snapshot;
 
 use std::time::Duration;
 
-pub use live::{LiveProbe, ProbeOptions};
+pub use live::{LiveProbe, ProbeOptions, VENDOR_TOOL_DIRS};
 pub use snapshot::{
     MAX_BLOB_BYTES, MAX_MANIFEST_BYTES, MAX_SNAPSHOT_BYTES, RecordingProbe, ReplayProbe,
     SNAPSHOT_VERSION, SnapshotError, check_snapshot_dir,

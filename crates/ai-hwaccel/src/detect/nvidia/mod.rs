@@ -4,8 +4,22 @@
 //! see [`Probe::allows_native_libraries`]); else one run of `nvidia-smi -q -x`
 //! (plus `nvidia-smi topo -m` when there are two or more GPUs); else the PCI
 //! scan joined with `/proc/driver/nvidia/gpus/*/information`, with
-//! `extra["missing"]` saying what could not be asked. Nothing runs when the
-//! PCI scan shows no NVIDIA GPU and `/proc/driver/nvidia` does not exist.
+//! `extra["missing"]` saying what could not be asked.
+//!
+//! When to ask ([`presence`]): any of an NVIDIA GPU in the PCI scan,
+//! `/proc/driver/nvidia`, a `/dev/nvidiactl` or `/dev/nvidia<N>` node (a
+//! container given GPUs without PCI sysfs) or `/dev/dxg` (WSL 2, where the
+//! GPU is not on the guest's PCI bus and `nvidia-smi` / NVML come from
+//! `/usr/lib/wsl/lib`) makes NVML and nvidia-smi run. Without any of them
+//! only `nvidia-smi` is tried (its absence is silent), so a sandbox that
+//! passes the tool through but hides `/dev` and `/sys` still answers.
+//! A Jetson is read from its device tree instead ([`tegra`]).
+//!
+//! Unified memory: a GPU whose memory NVML or nvidia-smi reports as not
+//! available (`[N/A]`, `Not Supported`: GB10 / DGX Spark, whose "nvidia-smi
+//! reports memory usage Not Supported" NVIDIA lists as a known issue with
+//! `/proc/meminfo` as the place to read) uses the system memory: its pool is
+//! `MemTotal`, its free memory `MemAvailable`, marked shared.
 //!
 //! The parsers (`smi_xml`, `smi_csv`, `smi_topo`, `procfs`, and `smi_q` /
 //! `smi_nvlink` for saved `nvidia-smi -q` and `nvidia-smi nvlink -s` reports)
@@ -19,14 +33,17 @@ pub(crate) mod smi_nvlink;
 pub(crate) mod smi_q;
 pub(crate) mod smi_topo;
 pub(crate) mod smi_xml;
+pub(crate) mod tegra;
 
 use std::collections::BTreeMap;
 
 use crate::model::{
-    Device, DeviceLink, Family, Labels, PciAddress, PciInfo, PcieLink, SizeUnit, parse_size,
+    Device, DeviceLink, Family, Labels, PciAddress, PciInfo, PcieLink, SharedMemory, SizeUnit,
+    parse_size,
 };
 use crate::probe::{Probe, ProbeExt, join};
 
+use super::memory::parse_meminfo;
 use super::pci::PciDevice;
 use super::pci_ids::known_device;
 use super::{BackendOutput, Context};
@@ -55,19 +72,24 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
 /// or wrong libraries).
 pub(crate) fn detect_using(ctx: &Context, nvml_libraries: &[&str]) -> BackendOutput {
     let mut out = BackendOutput::default();
+    if let Some(gpu) = tegra::detect(ctx.probe, &mut out.warnings) {
+        out.devices = vec![gpu];
+        apply_visibility(&mut out.devices, ctx.probe);
+        return out;
+    }
     let pci_gpus: Vec<&PciDevice> = ctx
         .pci()
         .by_vendor(NVIDIA_VENDOR_ID)
         .filter(|d| d.family == Family::Gpu)
         .collect();
-    let driver_loaded = ctx.probe.list_dir(PROC_DRIVER_DIR).is_ok();
-    if pci_gpus.is_empty() && !driver_loaded {
-        return out;
-    }
+    let evidence = presence(ctx.probe, pci_gpus.len());
 
     let mut missing: Vec<String> = Vec::new();
     let mut devices = None;
-    if ctx.probe.allows_native_libraries() {
+    if evidence.is_empty() {
+        // No sign of an NVIDIA GPU: only a tool on the search path can say
+        // more (its absence is no warning).
+    } else if ctx.probe.allows_native_libraries() {
         match nvml::query(nvml_libraries) {
             Ok(snapshot) => devices = Some(devices_from_nvml(&snapshot)),
             Err(e) => {
@@ -82,13 +104,98 @@ pub(crate) fn detect_using(ctx: &Context, nvml_libraries: &[&str]) -> BackendOut
         devices = run_smi(ctx, &mut out.warnings, &mut missing);
     }
     let mut devices = match devices {
-        Some(d) => d,
-        None => fallback_devices(ctx, &pci_gpus, &missing, &mut out.warnings),
+        Some(mut d) => {
+            fill_unified_memory(&mut d, ctx.probe);
+            d
+        }
+        None if evidence.is_empty() => return out,
+        None => {
+            let found = fallback_devices(ctx, &pci_gpus, &missing, &mut out.warnings);
+            // Driver nodes but nothing listed: say so (a `/dev/dxg` alone
+            // may be any vendor's GPU under WSL 2, and PCI GPUs without the
+            // driver are the `pci` backend's to report).
+            let driver_signs: Vec<&str> = evidence
+                .iter()
+                .map(String::as_str)
+                .filter(|e| e.starts_with("/dev/nvidia") || *e == PROC_DRIVER_DIR)
+                .collect();
+            if found.is_empty() && !driver_signs.is_empty() {
+                out.warnings.push(format!(
+                    "{} present but no GPU listed: {}",
+                    driver_signs.join(", "),
+                    missing.join("; ")
+                ));
+            }
+            found
+        }
     };
     join_pci(&mut devices, ctx);
     apply_visibility(&mut devices, ctx.probe);
     out.devices = devices;
     out
+}
+
+/// What shows an NVIDIA GPU may be there, each naming its evidence (empty:
+/// nothing does). Device nodes are looked up in `/dev`'s listing, never opened.
+pub(crate) fn presence(probe: &dyn Probe, pci_gpus: usize) -> Vec<String> {
+    let mut evidence = Vec::new();
+    if pci_gpus > 0 {
+        evidence.push(format!("PCI: {pci_gpus} NVIDIA GPU function(s)"));
+    }
+    if probe.list_dir(PROC_DRIVER_DIR).is_ok() {
+        evidence.push(PROC_DRIVER_DIR.to_string());
+    }
+    for name in probe.list_or_empty("/dev") {
+        let gpu_node = name
+            .strip_prefix("nvidia")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if name == "nvidiactl" || gpu_node {
+            evidence.push(format!("/dev/{name}"));
+        } else if name == "dxg" {
+            evidence.push("/dev/dxg (WSL 2 GPU paravirtualization)".to_string());
+        }
+    }
+    evidence
+}
+
+/// GPUs that NVML or nvidia-smi listed without a memory size use the
+/// system memory (see the module doc): pool `MemTotal`, free `MemAvailable`.
+/// A GPU whose datasheet entry gives it memory of its own is left unknown
+/// (a discrete GPU whose tool failed to answer is not a unified one).
+fn fill_unified_memory(devices: &mut [Device], probe: &dyn Probe) {
+    let mut meminfo = None;
+    let dedicated =
+        |d: &Device| crate::spec::match_device(d).is_some_and(|e| e.memory_bytes.is_some());
+    for d in devices
+        .iter_mut()
+        .filter(|d| d.parent.is_none() && d.memory_bytes.is_none() && !dedicated(d))
+    {
+        let m = meminfo.get_or_insert_with(|| {
+            probe
+                .read_text("/proc/meminfo")
+                .ok()
+                .map(|t| parse_meminfo(&t))
+        });
+        let pool = m.as_ref().and_then(|m| m.get("MemTotal"));
+        d.memory_bytes = pool;
+        d.memory_free_bytes = d
+            .memory_free_bytes
+            .or_else(|| m.as_ref().and_then(|m| m.get("MemAvailable")));
+        d.shared_memory = Some(SharedMemory {
+            pool_bytes: pool,
+            device_limit_bytes: None,
+            source: format!(
+                "pool: {}; GPU limit: unknown ({} reported no memory size of the GPU's own: \
+                 a unified-memory part)",
+                if pool.is_some() {
+                    "/proc/meminfo MemTotal"
+                } else {
+                    "unknown"
+                },
+                d.source
+            ),
+        });
+    }
 }
 
 /// `nvidia-smi -q -x`, and `nvidia-smi topo -m` when there are two or more GPUs.

@@ -12,8 +12,14 @@ use libloading::Library;
 
 use crate::model::PciAddress;
 
-/// Library names tried in order.
-pub(crate) const DEFAULT_LIBRARIES: &[&str] = &["libnvidia-ml.so.1", "libnvidia-ml.so"];
+/// Library names tried in order: the loader's search, then the copy the
+/// Windows driver maps into WSL 2 (`/usr/lib/wsl/lib`, not always in the
+/// loader's path; NVIDIA "CUDA on WSL User Guide").
+pub(crate) const DEFAULT_LIBRARIES: &[&str] = &[
+    "libnvidia-ml.so.1",
+    "libnvidia-ml.so",
+    "/usr/lib/wsl/lib/libnvidia-ml.so.1",
+];
 
 /// `nvmlReturn_t`.
 type Ret = c_int;

@@ -303,15 +303,26 @@ fn topology_links_are_joined_by_index() {
 }
 
 #[test]
-fn nothing_runs_without_nvidia_hardware() {
+fn without_nvidia_hardware_only_the_tool_is_asked() {
+    // No PCI GPU, driver directory or device node: NVML is not loaded (a
+    // wrong library would otherwise be reported), but a tool on the search
+    // path still answers (a sandbox that passes only nvidia-smi).
     let p = FakeProbe {
         native: true,
         ..Default::default()
     }
     .tool("nvidia-smi -q -x", XML_A100_MIG);
     let out = run(&p, &["libc.so.6"]);
-    assert!(out.devices.is_empty());
-    assert!(p.runs().is_empty(), "no tool run: {:?}", p.runs());
+    assert_eq!(p.runs(), ["nvidia-smi -q -x"]);
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.iter().filter(|d| d.parent.is_none()).count(), 1);
+    // Without the tool: nothing, silently.
+    let p = FakeProbe {
+        native: true,
+        ..Default::default()
+    };
+    let out = run(&p, &["libc.so.6"]);
+    assert!(out.devices.is_empty() && out.warnings.is_empty());
 }
 
 #[test]
