@@ -104,8 +104,13 @@ struct ProbeArgs {
     #[arg(long, value_name = "DIRS")]
     tool_path: Option<String>,
     /// Only these backends (comma-separated names; see --help for the list).
+    /// Named backends always run, `vulkan` and `opencl` included.
     #[arg(long, value_name = "LIST")]
     backends: Option<String>,
+    /// Run every backend: also Vulkan and OpenCL enumeration, which by
+    /// default run only where a GPU no vendor backend described could add facts.
+    #[arg(long, conflicts_with = "backends")]
+    full: bool,
 }
 
 #[derive(Args)]
@@ -175,6 +180,7 @@ impl ProbeArgs {
     fn backends(&self) -> Result<BackendSet> {
         match &self.backends {
             Some(list) => BackendSet::parse(list).map_err(anyhow::Error::msg),
+            None if self.full => Ok(BackendSet::full()),
             None => Ok(BackendSet::all()),
         }
     }

@@ -17,6 +17,7 @@ mod cpu;
 mod environment;
 mod formats;
 mod fpga;
+mod gate;
 mod gaudi;
 mod intel;
 mod memory;
@@ -99,13 +100,29 @@ impl BackendId {
 }
 
 /// A set of backends.
+///
+/// The default set, [`BackendSet::all`], runs gated backends (those with a
+/// [`BackendEntry::needed`] gate: Vulkan and OpenCL) only when their gate
+/// says they can add facts. A set that names backends ([`BackendSet::parse`],
+/// [`BackendSet::empty`] + [`BackendSet::with`]) asks for each of them, so
+/// they run ungated; [`BackendSet::full`] runs every backend ungated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BackendSet(u64);
 
+/// Bit of a [`BackendSet`] meaning "gated backends run only when needed"
+/// (no [`BackendId`] uses it).
+const GATED: u64 = 1 << 63;
+
 impl BackendSet {
-    /// Every backend.
+    /// Every backend; gated ones run only when they can add facts.
     pub fn all() -> Self {
-        BACKENDS.iter().fold(BackendSet(0), |s, e| s.with(e.id))
+        let named = BACKENDS.iter().fold(BackendSet(0), |s, e| s.with(e.id));
+        BackendSet(named.0 | GATED)
+    }
+
+    /// Every backend, gated ones included whatever their gate says (`--full`).
+    pub fn full() -> Self {
+        BackendSet(Self::all().0 & !GATED)
     }
 
     /// No backend.
@@ -126,6 +143,21 @@ impl BackendSet {
     /// Whether `id` is in the set.
     pub fn contains(self, id: BackendId) -> bool {
         self.0 & (1 << id as u32) != 0
+    }
+
+    /// Whether gated backends in this set run only when their gate passes
+    /// (true for [`BackendSet::all`] and sets derived from it).
+    pub fn is_gated(self) -> bool {
+        self.0 & GATED != 0
+    }
+
+    /// The names of the backends in the set, in table order.
+    pub fn names(self) -> Vec<&'static str> {
+        BACKENDS
+            .iter()
+            .filter(|e| self.contains(e.id))
+            .map(|e| e.name)
+            .collect()
     }
 
     /// Parse a comma-separated list of backend names.
@@ -212,9 +244,18 @@ pub struct BackendEntry {
     pub families: &'static [Family],
     /// Always run, whatever the family filter (it fills system facts).
     pub always: bool,
+    /// A gate for backends that only add facts to what others found (the
+    /// generic GPU APIs): evaluated after every ungated backend has run, on
+    /// their devices; the backend runs when it returns true, or when the
+    /// [`BackendSet`] names it. `None`: always runs (first phase).
+    pub needed: Option<Gate>,
     /// The detector.
     pub run: fn(&Context) -> BackendOutput,
 }
+
+/// A backend's gate: the context and what the first phase found (each
+/// backend with its devices), to whether the backend can add facts.
+pub type Gate = fn(&Context, &[(BackendId, &[Device])]) -> bool;
 
 /// Every backend, in merge priority order: a device reported by an earlier
 /// entry wins over the same PCI device reported by a later one.
@@ -224,6 +265,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "system",
         families: &[Family::Cpu],
         always: true,
+        needed: None,
         run: system::detect,
     },
     BackendEntry {
@@ -231,6 +273,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "amd",
         families: &[Family::Gpu],
         always: false,
+        needed: None,
         run: amd::detect,
     },
     BackendEntry {
@@ -238,6 +281,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "intel",
         families: &[Family::Gpu],
         always: false,
+        needed: None,
         run: intel::detect,
     },
     BackendEntry {
@@ -245,6 +289,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "nvidia",
         families: &[Family::Gpu],
         always: false,
+        needed: None,
         run: nvidia::detect,
     },
     BackendEntry {
@@ -252,6 +297,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "gaudi",
         families: &[Family::AiAsic],
         always: false,
+        needed: None,
         run: gaudi::detect,
     },
     BackendEntry {
@@ -259,6 +305,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "neuron",
         families: &[Family::AiAsic],
         always: false,
+        needed: None,
         run: neuron::detect,
     },
     BackendEntry {
@@ -266,6 +313,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "tpu",
         families: &[Family::Tpu],
         always: false,
+        needed: None,
         run: tpu::detect,
     },
     BackendEntry {
@@ -273,6 +321,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "ascend",
         families: &[Family::AiAsic],
         always: false,
+        needed: None,
         run: ascend::detect,
     },
     BackendEntry {
@@ -280,6 +329,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "qaic",
         families: &[Family::AiAsic],
         always: false,
+        needed: None,
         run: qaic::detect,
     },
     BackendEntry {
@@ -287,6 +337,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "apple",
         families: &[Family::Gpu, Family::Npu],
         always: false,
+        needed: None,
         run: apple::detect,
     },
     BackendEntry {
@@ -294,6 +345,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "npu",
         families: &[Family::Npu],
         always: false,
+        needed: None,
         run: npu::detect,
     },
     BackendEntry {
@@ -301,6 +353,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "asic",
         families: &[Family::AiAsic],
         always: false,
+        needed: None,
         run: asic::detect,
     },
     BackendEntry {
@@ -308,6 +361,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "fpga",
         families: &[Family::Fpga],
         always: false,
+        needed: None,
         run: fpga::detect,
     },
     BackendEntry {
@@ -315,6 +369,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "offload",
         families: &[Family::Offload],
         always: false,
+        needed: None,
         run: offload::detect,
     },
     BackendEntry {
@@ -322,6 +377,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "vulkan",
         families: &[Family::Gpu, Family::Cpu],
         always: false,
+        needed: Some(gate::gpu_api_can_add_facts),
         run: vulkan::detect,
     },
     BackendEntry {
@@ -329,6 +385,7 @@ pub static BACKENDS: &[BackendEntry] = &[
         name: "opencl",
         families: &[Family::Gpu, Family::AiAsic, Family::Fpga, Family::Cpu],
         always: false,
+        needed: Some(gate::gpu_api_can_add_facts),
         run: opencl::detect,
     },
     BackendEntry {
@@ -343,6 +400,7 @@ pub static BACKENDS: &[BackendEntry] = &[
             Family::Offload,
         ],
         always: false,
+        needed: None,
         run: pci::detect,
     },
 ];
@@ -370,34 +428,30 @@ pub fn detect_with(probe: &dyn Probe, opts: &DetectOptions) -> Registry {
         .iter()
         .filter(|e| opts.backends.contains(e.id) && (e.always || opts.wants(e.families)))
         .collect();
+    let (first, gated): (Vec<&BackendEntry>, Vec<&BackendEntry>) = selected
+        .iter()
+        .partition(|e| e.needed.is_none() || !opts.backends.is_gated());
 
-    let results: Vec<(&BackendEntry, BackendOutput, f64)> = std::thread::scope(|s| {
-        let handles: Vec<_> = selected
+    let mut results = run_parallel(&ctx, &first);
+    if !gated.is_empty() {
+        let found: Vec<(BackendId, &[Device])> = results
             .iter()
-            .map(|&e| {
-                let ctx = &ctx;
-                let h = s.spawn(move || {
-                    let t = Instant::now();
-                    let out = (e.run)(ctx);
-                    (out, t.elapsed().as_secs_f64() * 1e3)
-                });
-                (e, h)
+            .map(|(e, out, _)| (e.id, out.devices.as_slice()))
+            .collect();
+        let second: Vec<&BackendEntry> = gated
+            .into_iter()
+            .filter(|e| {
+                let run = e.needed.is_some_and(|gate| gate(&ctx, &found));
+                if !run {
+                    tracing::debug!(backend = e.name, "skipped: cannot add facts here");
+                }
+                run
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|(e, h)| match h.join() {
-                Ok((out, ms)) => (e, out, ms),
-                Err(_) => {
-                    let out = BackendOutput {
-                        warnings: vec!["backend panicked; its devices are missing".to_string()],
-                        ..Default::default()
-                    };
-                    (e, out, 0.0)
-                }
-            })
-            .collect()
-    });
+        results.extend(run_parallel(&ctx, &second));
+        // Merge priority is table order, whichever phase ran a backend.
+        results.sort_by_key(|(e, _, _)| BACKENDS.iter().position(|x| x.id == e.id));
+    }
 
     let mut reg = Registry::default();
     let mut devices: Vec<Device> = Vec::new();
@@ -432,6 +486,39 @@ pub fn detect_with(probe: &dyn Probe, opts: &DetectOptions) -> Registry {
     reg.refresh_summary();
     reg.total_millis = start.elapsed().as_secs_f64() * 1e3;
     reg
+}
+
+/// Run `entries` in parallel (scoped threads) over `ctx`, each with its time.
+fn run_parallel<'e>(
+    ctx: &Context,
+    entries: &[&'e BackendEntry],
+) -> Vec<(&'e BackendEntry, BackendOutput, f64)> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = entries
+            .iter()
+            .map(|&e| {
+                let h = s.spawn(move || {
+                    let t = Instant::now();
+                    let out = (e.run)(ctx);
+                    (out, t.elapsed().as_secs_f64() * 1e3)
+                });
+                (e, h)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(e, h)| match h.join() {
+                Ok((out, ms)) => (e, out, ms),
+                Err(_) => {
+                    let out = BackendOutput {
+                        warnings: vec!["backend panicked; its devices are missing".to_string()],
+                        ..Default::default()
+                    };
+                    (e, out, 0.0)
+                }
+            })
+            .collect()
+    })
 }
 
 /// Add `new` devices (from a lower-priority backend) to `devices`: a new
