@@ -364,6 +364,11 @@ fn drm_sysfs_card_end_to_end() {
     assert_eq!(d.extra["memory_clock_max_mhz"], "945");
     assert_eq!(d.extra["unique_id"], "0123456789abcdef");
     assert_eq!(d.extra["visible_vram_bytes"], "8573157376");
+    assert_eq!(
+        d.extra["gtt_total_bytes"], "8573157376",
+        "mem_info_gtt_total"
+    );
+    assert_eq!(d.shared_memory, None, "a discrete card's VRAM is its own");
     assert_eq!(d.extra["vram_vendor"], "samsung");
     assert_eq!(d.driver.as_deref(), Some("amdgpu"), "from uevent");
     assert_eq!(d.numa_node, None, "numa_node -1");

@@ -293,6 +293,7 @@ pub fn assemble(
                     "visible_vram_bytes",
                     c.vis_vram_total_bytes.map(|b| b.to_string()),
                 ),
+                ("gtt_total_bytes", c.gtt_total_bytes.map(|b| b.to_string())),
                 ("unique_id", c.unique_id.clone()),
                 ("product_number", c.product_number.clone()),
                 ("vram_vendor", c.vram_vendor.clone()),
