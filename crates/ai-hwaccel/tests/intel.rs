@@ -143,7 +143,11 @@ fn integrated_and_discrete_end_to_end() {
     let shared = igpu.shared_memory.as_ref().expect("marked shared");
     assert_eq!(shared.pool_bytes, Some(32_653_488 * 1024), "MemTotal");
     assert_eq!(shared.device_limit_bytes, None);
-    assert!(shared.source.starts_with("pool: /proc/meminfo MemTotal; GPU limit: unknown"));
+    assert!(
+        shared
+            .source
+            .starts_with("pool: /proc/meminfo MemTotal; GPU limit: unknown")
+    );
     assert_eq!(igpu.driver.as_deref(), Some("i915"));
     assert_eq!(igpu.numa_node, Some(0));
     assert_eq!(igpu.source, "i915-sysfs+pci-sysfs");
