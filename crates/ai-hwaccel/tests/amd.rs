@@ -369,6 +369,11 @@ fn drm_sysfs_card_end_to_end() {
     assert_eq!(d.extra["memory_clock_max_mhz"], "945");
     assert_eq!(d.extra["unique_id"], "0123456789abcdef");
     assert_eq!(d.extra["visible_vram_bytes"], "8573157376");
+    assert_eq!(
+        d.extra["gtt_total_bytes"], "8573157376",
+        "mem_info_gtt_total"
+    );
+    assert_eq!(d.shared_memory, None, "a discrete card's VRAM is its own");
     assert_eq!(d.extra["vram_vendor"], "samsung");
     assert_eq!(d.driver.as_deref(), Some("amdgpu"), "from uevent");
     assert_eq!(d.numa_node, None, "numa_node -1");
@@ -870,4 +875,80 @@ fn mi300x_spx_generated_root_xgmi_mesh() {
         assert_eq!(peers, want);
     }
     assert_eq!(r.summary.accelerator_count, 8);
+}
+
+/// A Strix Halo APU (gfx1151): the GPU at `c4:00.0` as lspci shows it in
+/// ollama/ollama#6282, KFD `gfx_target_version` 110501 (what
+/// `kgd2kfd_probe` gives GC 11.5.1), GTT total/used as `cat` printed them in
+/// apellegr/Strix-Halo-Models ROCM-MEMORY-LIMIT-INVESTIGATION.md; the
+/// 512 MiB carve-out is the common BIOS default those reports name (values
+/// of the carve-out files made up).
+fn strix_halo_root(root: &Path, gtt_total: &str) {
+    let addr = "0000:c4:00.0";
+    let dev = mkpci(root, addr, "1002", "1586", "038000", Some("amdgpu"), -1);
+    for (f, v) in [
+        ("mem_info_vram_total", "536870912"),
+        ("mem_info_vram_used", "104857600"),
+        ("mem_info_gtt_total", gtt_total),
+        ("mem_info_gtt_used", "18653184"),
+    ] {
+        std::fs::write(dev.join(f), format!("{v}\n")).unwrap();
+    }
+    drm_card(root, "card0", addr);
+    let node = root.join("sys/class/kfd/kfd/topology/nodes/1");
+    std::fs::create_dir_all(&node).unwrap();
+    std::fs::write(
+        node.join("properties"),
+        "cpu_cores_count 0\nsimd_count 80\nsimd_per_cu 2\nvendor_id 4098\ndevice_id 5510\n\
+         location_id 50176\ndomain 0\ngfx_target_version 110501\n",
+    )
+    .unwrap();
+    std::fs::write(node.join("gpu_id"), "1234\n").unwrap();
+    std::fs::create_dir_all(root.join("proc")).unwrap();
+    std::fs::write(root.join("proc/meminfo"), "MemTotal:       131072000 kB\n").unwrap();
+}
+
+#[test]
+fn strix_halo_apu_uses_the_larger_of_gtt_and_its_carve_out() {
+    let t = tempfile::tempdir().unwrap();
+    strix_halo_root(t.path(), "123480309760");
+    let r = run(t.path(), &[]);
+    let d = dev(&r, "pci:0000:c4:00.0");
+    assert_eq!(d.compute_capability.as_deref(), Some("gfx1151"));
+    assert_eq!(
+        d.memory_bytes,
+        Some(123_480_309_760),
+        "GTT, not the 512 MiB carve-out"
+    );
+    assert_eq!(d.memory_free_bytes, Some(123_480_309_760 - 18_653_184));
+    assert_eq!(d.extra["integrated"], "true");
+    let shared = d
+        .shared_memory
+        .as_ref()
+        .expect("an APU shares the host's memory");
+    assert_eq!(shared.pool_bytes, Some(131_072_000 * 1024), "MemTotal");
+    assert_eq!(shared.device_limit_bytes, Some(123_480_309_760));
+    assert!(
+        shared
+            .source
+            .starts_with("pool: /proc/meminfo MemTotal; GPU limit: mem_info_gtt_total"),
+        "{}",
+        shared.source
+    );
+    assert_eq!(d.extra["gtt_total_bytes"], "123480309760");
+
+    // A carve-out larger than GTT: the kernel allocates from VRAM.
+    let t = tempfile::tempdir().unwrap();
+    strix_halo_root(t.path(), "268435456");
+    let r = run(t.path(), &[]);
+    let d = dev(&r, "pci:0000:c4:00.0");
+    assert_eq!(d.memory_bytes, Some(536_870_912));
+    assert_eq!(d.memory_free_bytes, Some(536_870_912 - 104_857_600));
+    assert!(
+        d.shared_memory
+            .as_ref()
+            .unwrap()
+            .source
+            .contains("mem_info_vram_total")
+    );
 }

@@ -415,6 +415,17 @@ fn other_linux_machines_run_nothing() {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
     #[test]
+    fn damaged_sysctl_and_hardware_outputs_never_panic(cut in 0usize..600, flip in 0usize..600, byte in 0u8..=255) {
+        let b = support::damaged(std::fs::read(fixture(SYSCTL_RUNNER)).unwrap(), cut, flip, byte);
+        let mut w = Vec::new();
+        let f = ai_hwaccel::detect::parse_macos_sysctl(&String::from_utf8_lossy(&b), &mut w);
+        // Whatever survives is a number read from the text, never a default.
+        proptest::prop_assert!(f.memsize_bytes.is_none_or(|m| m > 0));
+        let b = support::damaged(std::fs::read(fixture(HW_M5MAX)).unwrap(), cut, flip, byte);
+        let _ = parse(&b);
+    }
+
+    #[test]
     fn truncated_or_corrupted_outputs_never_panic(cut in 0usize..400, flip in 0usize..400, byte in 0u8..=255) {
         let b = support::damaged(std::fs::read(fixture(M3MAX)).unwrap(), cut, flip, byte);
         let _ = parse(&b);

@@ -40,6 +40,14 @@ const NOT_FORMATS: &[(&str, &str)] = &[
         "fake sysfs/procfs trees (tests/foundation.rs and others)",
     ),
     (
+        "sysctl",
+        "macOS host facts read by the apple backend, not a parse format (tests/apple.rs)",
+    ),
+    (
+        "system-profiler-hardware-json",
+        "macOS SPHardwareDataType host facts, not devices (tests/apple.rs)",
+    ),
+    (
         "sysfs-drm-amdgpu",
         "sysfs trees read through a fake root (tests/amd.rs)",
     ),

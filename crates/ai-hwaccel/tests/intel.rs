@@ -123,6 +123,8 @@ fn integrated_and_discrete_end_to_end() {
         .unwrap();
     }
     fake_xpu_smi(root);
+    std::fs::create_dir_all(root.join("proc")).unwrap();
+    std::fs::write(root.join("proc/meminfo"), "MemTotal:       32653488 kB\n").unwrap();
     let r = run(root);
     assert_eq!(
         std::fs::read_to_string(root.join("bin/ran"))
@@ -134,7 +136,18 @@ fn integrated_and_discrete_end_to_end() {
 
     let igpu = r.device("pci:0000:00:02.0").unwrap();
     assert_eq!(igpu.extra["integrated"], "true");
-    assert_eq!(igpu.memory_bytes, None);
+    assert_eq!(
+        igpu.memory_bytes, None,
+        "its share of the host's memory is unknown"
+    );
+    let shared = igpu.shared_memory.as_ref().expect("marked shared");
+    assert_eq!(shared.pool_bytes, Some(32_653_488 * 1024), "MemTotal");
+    assert_eq!(shared.device_limit_bytes, None);
+    assert!(
+        shared
+            .source
+            .starts_with("pool: /proc/meminfo MemTotal; GPU limit: unknown")
+    );
     assert_eq!(igpu.driver.as_deref(), Some("i915"));
     assert_eq!(igpu.numa_node, Some(0));
     assert_eq!(igpu.source, "i915-sysfs+pci-sysfs");
@@ -145,6 +158,7 @@ fn integrated_and_discrete_end_to_end() {
     assert_eq!(d.name, p.name);
     assert_eq!(d.uuid, p.uuid);
     assert_eq!(d.extra["integrated"], "false");
+    assert_eq!(d.shared_memory, None, "local memory");
     assert_eq!(d.extra["tiles"], "2");
     assert_eq!(d.memory_bytes, Some(32 << 30));
     assert_eq!(d.numa_node, Some(1), "from PCI sysfs");

@@ -17,7 +17,9 @@ pub mod sysfs;
 
 use std::collections::BTreeMap;
 
-use crate::model::{Device, DeviceLink, Family, Labels, PciAddress, SizeUnit, parse_size};
+use crate::model::{
+    Device, DeviceLink, Family, Labels, PciAddress, SharedMemory, SizeUnit, parse_size,
+};
 use crate::probe::{Probe, ProbeError, ProbeExt};
 
 use super::pci_ids::known_device;
@@ -199,6 +201,57 @@ fn set_node_facts(d: &mut Device, n: &KfdNode) {
     }
 }
 
+/// KFD `gfx_target_version`s of APUs, whose GPU has no memory of its own.
+/// The products are the kernel's APU table
+/// (torvalds/linux `Documentation/gpu/amdgpu/apu-asic-info-table.csv`:
+/// Raven/Picasso/Raven2 GC 9.1.0/9.2.2, Renoir/Cezanne GC 9.3, Van Gogh
+/// 10.3.1, Yellow Carp/Rembrandt 10.3.3, Raphael/Dragon Range 10.3.6,
+/// Mendocino 10.3.7, Phoenix/Hawk Point 11.0.1/11.0.4, Strix Point 11.5.0),
+/// plus Strix Halo (GC 11.5.1, the unified-memory APU of ROCm/rocm-systems#5596)
+/// and MI300A (GC 9.4.3 with `AMD_IS_APU`); the versions are the ones
+/// `kgd2kfd_probe` in `drivers/gpu/drm/amd/amdkfd/kfd_device.c` gives those
+/// GC versions (90002, 90012, 100303, 100305, 100306, 110003, 110500, 110501, 90400).
+pub const APU_GFX_TARGET_VERSIONS: &[u64] = &[
+    90002, 90012, 100303, 100305, 100306, 110003, 110500, 110501, 90400,
+];
+
+/// Memory of an APU's GPU: VRAM is only the firmware's carve-out and GTT
+/// the system memory it maps; the kernel lets KFD allocate from the larger
+/// of the two (torvalds/linux 759e764f7d58, "apu_prefer_gtt"; amd-smi shows
+/// the same choice since ROCm/rocm-systems#1967), so that is what the GPU
+/// can use. Returns the share, its free part and the `SharedMemory`.
+fn apu_memory(c: &AmdgpuCard, gfx_target_version: u64) -> (Option<u64>, Option<u64>, SharedMemory) {
+    let vram = c.vram_total_bytes.unwrap_or(0);
+    let gtt = c.gtt_total_bytes.unwrap_or(0);
+    let (usable, free, which) = if gtt > vram {
+        let free = c.gtt_used_bytes.map(|u| gtt.saturating_sub(u));
+        (
+            Some(gtt),
+            free,
+            "mem_info_gtt_total (GTT larger than the VRAM carve-out)",
+        )
+    } else {
+        let free = c
+            .vram_total_bytes
+            .zip(c.vram_used_bytes)
+            .map(|(t, u)| t.saturating_sub(u));
+        (
+            c.vram_total_bytes,
+            free,
+            "mem_info_vram_total (carve-out not smaller than GTT)",
+        )
+    };
+    let shared = SharedMemory {
+        pool_bytes: None,
+        device_limit_bytes: usable.filter(|&u| u > 0),
+        source: format!(
+            "pool: unknown; GPU limit: {which}: an APU (gfx_target_version {gfx_target_version}), \
+             whose GPU uses the larger of its VRAM carve-out and GTT"
+        ),
+    };
+    (usable.filter(|&u| u > 0), free, shared)
+}
+
 /// Build devices from the joined facts. Pure apart from nothing: every input
 /// is already read, so tests can call it on parsed fixtures.
 pub fn assemble(
@@ -291,6 +344,7 @@ pub fn assemble(
                     "visible_vram_bytes",
                     c.vis_vram_total_bytes.map(|b| b.to_string()),
                 ),
+                ("gtt_total_bytes", c.gtt_total_bytes.map(|b| b.to_string())),
                 ("unique_id", c.unique_id.clone()),
                 ("product_number", c.product_number.clone()),
                 ("vram_vendor", c.vram_vendor.clone()),
@@ -320,6 +374,16 @@ pub fn assemble(
         d.compute_units = (cus > 0).then_some(cus);
         if let [n] = my_nodes.as_slice() {
             set_node_facts(&mut d, n);
+            let apu = n
+                .prop("gfx_target_version")
+                .filter(|v| APU_GFX_TARGET_VERSIONS.contains(v));
+            if let (Some(v), Some(c)) = (apu, card) {
+                let (usable, free, shared) = apu_memory(c, v);
+                d.memory_bytes = usable;
+                d.memory_free_bytes = free;
+                d.shared_memory = Some(shared);
+                d.extra.insert("integrated".into(), "true".into());
+            }
             if d.memory_bytes.is_none() {
                 d.memory_bytes = n.mem_bytes;
             }
@@ -487,6 +551,25 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
         driver_version.as_deref(),
         &env,
     );
+    if out.devices.iter().any(|d| d.shared_memory.is_some()) {
+        let pool = ctx
+            .probe
+            .read_text("/proc/meminfo")
+            .ok()
+            .and_then(|t| super::memory::parse_meminfo(&t).get("MemTotal"));
+        for m in out
+            .devices
+            .iter_mut()
+            .filter_map(|d| d.shared_memory.as_mut())
+        {
+            if let (Some(p), None) = (pool, m.pool_bytes) {
+                m.pool_bytes = Some(p);
+                m.source = m
+                    .source
+                    .replacen("pool: unknown", "pool: /proc/meminfo MemTotal", 1);
+            }
+        }
+    }
     out
 }
 

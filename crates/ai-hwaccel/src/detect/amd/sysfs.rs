@@ -116,6 +116,13 @@ pub struct AmdgpuCard {
     pub vram_used_bytes: Option<u64>,
     /// `mem_info_vis_vram_total` (CPU-visible part of VRAM).
     pub vis_vram_total_bytes: Option<u64>,
+    /// `mem_info_gtt_total`: system memory the GPU can map through its GART
+    /// (the GTT domain). On an APU (Strix Halo and other Ryzen parts) VRAM is
+    /// only the firmware's carve-out and GTT is the rest of what the GPU can
+    /// use; on a discrete card it is host memory reachable over PCIe.
+    pub gtt_total_bytes: Option<u64>,
+    /// `mem_info_gtt_used`.
+    pub gtt_used_bytes: Option<u64>,
     /// Highest level of `pp_dpm_mclk`.
     pub max_mclk_mhz: Option<u32>,
     /// `product_name` (board FRU).
@@ -156,6 +163,8 @@ pub fn read_amdgpu_card(probe: &dyn Probe, card: &DrmCard) -> AmdgpuCard {
         vram_total_bytes: text("mem_info_vram_total").and_then(|t| parse_bytes(&t)),
         vram_used_bytes: text("mem_info_vram_used").and_then(|t| t.trim().parse().ok()),
         vis_vram_total_bytes: text("mem_info_vis_vram_total").and_then(|t| parse_bytes(&t)),
+        gtt_total_bytes: text("mem_info_gtt_total").and_then(|t| parse_bytes(&t)),
+        gtt_used_bytes: text("mem_info_gtt_used").and_then(|t| t.trim().parse().ok()),
         max_mclk_mhz: text("pp_dpm_mclk").and_then(|t| parse_dpm_max_mhz(&t)),
         product_name: text("product_name"),
         product_number: text("product_number"),

@@ -9,10 +9,11 @@ pub mod sysfs;
 pub mod visibility;
 pub mod xpu_smi;
 
-use crate::model::{Device, Family};
-use crate::probe::Probe;
+use crate::model::{Device, Family, SharedMemory};
+use crate::probe::{Probe, ProbeExt};
 
 use super::amd::sysfs::drm_cards;
+use super::memory::parse_meminfo;
 use super::pci_ids::known_device;
 use super::{BackendOutput, Context, PciDevice};
 use sysfs::IntelCard;
@@ -110,10 +111,16 @@ pub fn assemble(pci: &[&PciDevice], cards: &[IntelCard], tool: &[XpuGpu]) -> Vec
             if integrated { "true" } else { "false" }.into(),
         );
         if integrated {
-            d.extra.insert(
-                "memory".into(),
-                "shared with the host (no local memory)".into(),
-            );
+            // No local memory: it uses the host's. i915/xe publish no limit
+            // on its share, so `memory_bytes` stays unknown; the pool is
+            // filled in by `detect` (from /proc/meminfo).
+            d.shared_memory = Some(SharedMemory {
+                pool_bytes: None,
+                device_limit_bytes: None,
+                source: "pool: unknown; GPU limit: unknown (an integrated GPU without local \
+                         memory; i915/xe publish no limit on its share)"
+                    .into(),
+            });
         }
         if let Some(n) = card.and_then(|c| c.tiles) {
             d.extra.insert("tiles".into(), n.to_string());
@@ -152,6 +159,25 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
         .collect();
     let tool = run_xpu_smi(ctx.probe, &mut out.warnings);
     out.devices = assemble(&pci, &cards, &tool);
+    if out.devices.iter().any(|d| d.shared_memory.is_some()) {
+        let pool = ctx
+            .probe
+            .read_text("/proc/meminfo")
+            .ok()
+            .and_then(|t| parse_meminfo(&t).get("MemTotal"));
+        for m in out
+            .devices
+            .iter_mut()
+            .filter_map(|d| d.shared_memory.as_mut())
+        {
+            if let Some(p) = pool {
+                m.pool_bytes = Some(p);
+                m.source = m
+                    .source
+                    .replacen("pool: unknown", "pool: /proc/meminfo MemTotal", 1);
+            }
+        }
+    }
     apply_visibility(ctx.probe, &mut out.devices, &mut out.warnings);
     out
 }

@@ -269,6 +269,16 @@ mod tests {
         assert_eq!(parse_nv_tegra_release(""), None);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        #[test]
+        fn release_lines_never_panic(text in ".{0,200}") {
+            if let Some(r) = parse_nv_tegra_release(&text) {
+                proptest::prop_assert!(r.release.starts_with('R'));
+            }
+        }
+    }
+
     #[test]
     fn socs_from_compatible() {
         let c = parse_dt_strings(
