@@ -166,6 +166,15 @@ fn fifos_where_files_should_be_are_refused_with_a_warning_not_waited_on() {
     assert_eq!(reg.system.cpu.model, None);
     // The other PCI functions are still there.
     assert!(reg.device("pci:0000:1b:00.0").is_some());
+
+    // Recorded and replayed, the refusals (and everything else) are the same.
+    let rec = RecordingProbe::new(LiveProbe::new(opts(r)));
+    let live = detect_with(&rec, &DetectOptions::default());
+    let snap = tempfile::tempdir().unwrap();
+    rec.save(&snap.path().join("s"), &[]).unwrap();
+    let replay = ReplayProbe::open(&snap.path().join("s")).unwrap();
+    let again = detect_with(&replay, &DetectOptions::default());
+    assert_eq!(again.without_timings(), live.without_timings());
 }
 
 #[test]

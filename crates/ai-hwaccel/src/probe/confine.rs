@@ -103,6 +103,21 @@ fn kind_of(mode: libc::mode_t) -> &'static str {
     }
 }
 
+/// A directory where a file was asked for is an ordinary I/O error
+/// (`EISDIR`, as read(2) answers): it can neither block nor stream.
+fn is_a_directory() -> OpenError {
+    OpenError::Io(errno(libc::EISDIR))
+}
+
+/// The refusal for a non-regular file of this mode.
+fn not_regular(mode: libc::mode_t) -> OpenError {
+    if mode & libc::S_IFMT == libc::S_IFDIR {
+        is_a_directory()
+    } else {
+        OpenError::NotRegular(kind_of(mode))
+    }
+}
+
 fn fstat(fd: RawFd) -> io::Result<libc::stat> {
     // SAFETY: fstat writes one `struct stat` into the zeroed buffer we own;
     // fd is a descriptor this module opened and still holds.
@@ -206,7 +221,7 @@ impl Base {
         }
         match self.walk(&rel, Want::File)? {
             Walked::File(f) => Ok(f),
-            Walked::Dir(_) => Err(OpenError::NotRegular("a directory")),
+            Walked::Dir(_) => Err(is_a_directory()),
         }
     }
 
@@ -249,7 +264,7 @@ impl Base {
             None => (String::new(), rel.as_str()),
         };
         if name.is_empty() || name == "." || name == ".." {
-            return Err(OpenError::NotRegular("a directory"));
+            return Err(is_a_directory());
         }
         let dir = self.open_dir(&parent)?;
         let name = cstr(name.as_bytes())?;
@@ -317,7 +332,7 @@ impl Base {
                 }
                 libc::S_IFDIR => {
                     if last && want == Want::File {
-                        return Err(OpenError::NotRegular("a directory"));
+                        return Err(is_a_directory());
                     }
                     stack.push(openat(cur, &name, WALK_DIR_FLAGS)?);
                 }
@@ -329,7 +344,7 @@ impl Base {
                         return Err(OpenError::Io(errno(libc::ENOTDIR)));
                     }
                     if mode != libc::S_IFREG {
-                        return Err(OpenError::NotRegular(kind_of(st.st_mode)));
+                        return Err(not_regular(st.st_mode));
                     }
                     return Ok(Walked::File(open_checked(
                         cur,
@@ -396,7 +411,7 @@ fn open_checked(
     extra_flags: libc::c_int,
 ) -> Result<File, OpenError> {
     if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return Err(OpenError::NotRegular(kind_of(st.st_mode)));
+        return Err(not_regular(st.st_mode));
     }
     let fd = openat(dir, name, FILE_FLAGS | extra_flags)?;
     verify_regular(fd, Some(st))
@@ -407,7 +422,7 @@ fn open_checked(
 fn verify_regular(fd: OwnedFd, expect: Option<&libc::stat>) -> Result<File, OpenError> {
     let now = fstat(fd.as_raw_fd())?;
     if now.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return Err(OpenError::NotRegular(kind_of(now.st_mode)));
+        return Err(not_regular(now.st_mode));
     }
     if let Some(e) = expect {
         if (e.st_dev, e.st_ino) != (now.st_dev, now.st_ino) {
@@ -565,7 +580,7 @@ mod openat2 {
             Err(e) => return Some(Err(e.into())),
         };
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-            return Some(Err(OpenError::NotRegular(super::kind_of(st.st_mode))));
+            return Some(Err(super::not_regular(st.st_mode)));
         }
         let fd = match open(base, rel, super::FILE_FLAGS)? {
             Ok(fd) => fd,
@@ -619,10 +634,9 @@ mod tests {
         assert!(
             matches!(read("/loop"), Err(OpenError::Io(e)) if e.raw_os_error() == Some(libc::ELOOP))
         );
-        assert!(matches!(
-            read("/sys"),
-            Err(OpenError::NotRegular("a directory"))
-        ));
+        assert!(
+            matches!(read("/sys"), Err(OpenError::Io(e)) if e.raw_os_error() == Some(libc::EISDIR))
+        );
         assert!(
             matches!(read("/missing"), Err(OpenError::Io(e)) if e.kind() == io::ErrorKind::NotFound)
         );

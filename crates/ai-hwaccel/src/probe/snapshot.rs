@@ -412,7 +412,7 @@ impl ReplayProbe {
             path: path.to_path_buf(),
             message: e.to_string(),
         };
-        let base = Base::open(dir, Confine::Beneath).map_err(|e| io(dir, OpenError::Io(e)))?;
+        let base = Base::open(dir, Confine::Beneath).map_err(|e| io(&mp, OpenError::Io(e)))?;
         let bytes = base
             .open_entry("manifest.json")
             .and_then(|f| confine::read_limited(f, MAX_MANIFEST_BYTES))
@@ -537,7 +537,12 @@ impl Probe for ReplayProbe {
                 }
                 Ok(bytes)
             }
-            Some(Outcome::Error(e)) => Err(e.to_error(path)),
+            Some(Outcome::Error(e)) => {
+                // A refusal recorded live is a refusal again on replay.
+                let e = e.to_error(path);
+                self.refusals.note(&e);
+                Err(e)
+            }
             None => Err(not_recorded(path)),
         }
     }

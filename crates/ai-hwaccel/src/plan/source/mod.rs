@@ -415,12 +415,13 @@ fn load_file(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
         .unwrap_or_default();
     if name.ends_with(".safetensors.index.json") || name.ends_with(".safetensors") {
         let config = path.with_file_name("config.json");
-        let config = match matches!(files::path_kind(&config), Some(PathKind::File(_))) {
-            true => Some(found_in(
+        let config = if matches!(files::path_kind(&config), Some(PathKind::File(_))) {
+            Some(found_in(
                 path.parent().unwrap_or(Path::new(".")),
                 "config.json",
-            )?),
-            false => None,
+            )?)
+        } else {
+            None
         };
         return load_safetensors(path, config.as_deref(), Vec::new());
     }
