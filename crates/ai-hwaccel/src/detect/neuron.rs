@@ -99,7 +99,9 @@ fn parse_list(v: &str) -> Option<Vec<u32>> {
 
 /// Parse the `neuron-ls` table (old and new layouts, any rst indentation,
 /// extra columns such as PID/COMMAND). Columns are found by their two-line
-/// header names. Never panics.
+/// header names. The Neuron 1.x (Inf1) layout names the index `LOGICAL ID`
+/// and splits memory into `MEMORY CHANNEL 0` / `MEMORY CHANNEL 1`, which are
+/// summed. Never panics.
 pub fn parse_neuron_ls(text: &str) -> NeuronReport {
     let mut rep = NeuronReport::default();
     let mut header: Vec<String> = Vec::new();
@@ -145,7 +147,7 @@ pub fn parse_neuron_ls(text: &str) -> NeuronReport {
             continue;
         }
         let col = |name: &str| header.iter().position(|h| h == name).map(|i| cells[i]);
-        let Some(idx) = col("NEURON DEVICE") else {
+        let Some(idx) = col("NEURON DEVICE").or_else(|| col("LOGICAL ID")) else {
             continue;
         };
         if idx.is_empty() {
@@ -167,6 +169,15 @@ pub fn parse_neuron_ls(text: &str) -> NeuronReport {
             if d.memory_bytes.is_none() {
                 rep.warnings.push(format!(
                     "neuron-ls device {index}: memory {m:?} not understood"
+                ));
+            }
+        } else if let (Some(a), Some(b)) = (col("MEMORY CHANNEL 0"), col("MEMORY CHANNEL 1")) {
+            d.memory_bytes = parse_memory(a)
+                .zip(parse_memory(b))
+                .and_then(|(a, b)| a.checked_add(b));
+            if d.memory_bytes.is_none() {
+                rep.warnings.push(format!(
+                    "neuron-ls device {index}: memory channels {a:?} + {b:?} not understood"
                 ));
             }
         }
@@ -192,7 +203,11 @@ pub fn parse_neuron_ls(text: &str) -> NeuronReport {
         d.numa_node = col("NUMA NODE").and_then(parse_numa_node);
         rep.devices.push(d);
     }
-    if !header.is_empty() && !header.iter().any(|h| h == "NEURON DEVICE") {
+    if !header.is_empty()
+        && !header
+            .iter()
+            .any(|h| h == "NEURON DEVICE" || h == "LOGICAL ID")
+    {
         rep.warnings
             .push("neuron-ls: table has no NEURON DEVICE column".into());
     }
