@@ -14,6 +14,7 @@ pub use host::{
 };
 pub use pci_address::{PciAddress, PciAddressError};
 pub use registry::{
-    BackendTiming, Registry, RegistryError, Requirement, SCHEMA_VERSION, Summary, Warning,
+    BackendTiming, CacheInfo, Registry, RegistryError, Requirement, SCHEMA_VERSION, Summary,
+    Warning,
 };
 pub use system::{CgroupLimits, CpuInfo, MemoryInfo, NumaNode, SystemInfo};

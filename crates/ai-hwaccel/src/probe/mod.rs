@@ -7,6 +7,7 @@
 //! the machine. Nothing else in the library calls `std::fs` or
 //! `std::process` (clippy's `disallowed-methods` enforces it).
 
+pub mod cache_file;
 mod exec;
 pub mod files;
 mod live;
