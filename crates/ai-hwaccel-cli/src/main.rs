@@ -126,6 +126,12 @@ struct DetectArgs {
     /// Show how long each backend took.
     #[arg(long)]
     timings: bool,
+    /// Reuse the registry the last `--cached` run stored (under
+    /// $XDG_CACHE_HOME/ai-hwaccel) while the boot id, PCI functions and
+    /// drivers, driver versions and visibility variables are unchanged;
+    /// JSON gains a `cache` object with its age.
+    #[arg(long, conflicts_with = "from")]
+    cached: bool,
     /// Only devices of these families (repeat or comma-separate: gpu,npu,tpu,ai_asic,fpga,offload,cpu).
     #[arg(long, value_name = "F", value_delimiter = ',', value_parser = parse_family)]
     family: Vec<Family>,
@@ -240,6 +246,11 @@ fn run(cli: Cli) -> Result<()> {
                     let replay = ReplayProbe::open(dir).context("--from")?;
                     ai_hwaccel::detect_with(&replay, &opts)
                 }
+                None if args.cached => ai_hwaccel::detect_cached(
+                    &args.probe.options()?,
+                    &opts,
+                    &ai_hwaccel::CacheOptions::default(),
+                ),
                 None => ai_hwaccel::detect(&args.probe.options()?, &opts),
             };
             if args.json {

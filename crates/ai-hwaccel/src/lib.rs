@@ -14,6 +14,7 @@
 //! [`spec`] (datasheets), [`topology`] (the interconnect graph of a registry) and
 //! [`plan`] (memory and sharding plans).
 
+pub mod cache;
 pub mod detect;
 pub mod model;
 pub mod plan;
@@ -21,6 +22,7 @@ pub mod probe;
 pub mod spec;
 pub mod topology;
 
+pub use cache::{CacheOptions, CachedRegistry, detect_cached};
 pub use detect::{BackendId, BackendSet, DetectOptions, detect, detect_with};
 pub use model::{Device, Family, PciAddress, Registry, Requirement, SystemInfo};
 pub use probe::{LiveProbe, Probe, ProbeOptions, RecordingProbe, ReplayProbe};

@@ -18,7 +18,8 @@ pub use host::{
 };
 pub use pci_address::{PciAddress, PciAddressError};
 pub use registry::{
-    BackendTiming, Registry, RegistryError, Requirement, SCHEMA_VERSION, Summary, Warning,
+    BackendTiming, CacheInfo, Registry, RegistryError, Requirement, SCHEMA_VERSION, Summary,
+    Warning,
 };
 pub use system::{CgroupLimits, CpuInfo, MemoryInfo, NumaNode, SystemInfo};
 pub use units::{Labels, SizeUnit, parse_size};

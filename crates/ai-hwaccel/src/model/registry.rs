@@ -129,6 +129,32 @@ pub struct Registry {
     /// Wall-clock time of the whole detection in milliseconds.
     #[serde(default)]
     pub total_millis: f64,
+    /// Set when the registry came from the detection cache
+    /// (`detect --cached`, `ai_hwaccel::cache`): when it was detected, how
+    /// old it is, and which values are as old as that. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheInfo>,
+}
+
+/// Where a cached registry came from and how old its values are.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CacheInfo {
+    /// Whether this registry was read from the cache (`false`: it was just
+    /// detected, because the cache was missing or stale, and stored).
+    pub hit: bool,
+    /// When the registry was detected, in milliseconds since the Unix epoch.
+    pub cached_at_unix_ms: u64,
+    /// Seconds between that detection and the moment the cache was read.
+    pub age_seconds: f64,
+    /// Why detection ran again (`boot id changed`, `PCI functions or bound
+    /// drivers changed`, …); absent on a hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_reason: Option<String>,
+    /// Fields whose values change while the machine runs (free memory,
+    /// temperature, current PCIe link, error counters): on a hit they are
+    /// as old as `age_seconds`, not current. JSON paths with `[]` for
+    /// every element (`devices[].memory_free_bytes`).
+    pub dynamic_fields: Vec<String>,
 }
 
 impl Default for Registry {
@@ -142,6 +168,7 @@ impl Default for Registry {
             summary: Summary::default(),
             timings: Vec::new(),
             total_millis: 0.0,
+            cache: None,
         }
     }
 }

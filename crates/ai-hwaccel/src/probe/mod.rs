@@ -13,6 +13,7 @@
 //! ([`DEFAULT_READ_LIMIT`], [`ATTRIBUTE_READ_LIMIT`]), and every tool run
 //! ends by its deadline.
 
+pub mod cache_file;
 pub mod confine;
 mod exec;
 pub mod files;
