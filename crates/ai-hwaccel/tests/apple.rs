@@ -151,10 +151,14 @@ fn macos_profiler_and_sysctl() {
     assert_eq!(ane.spec.as_ref().map(|s| s.id.as_str()), Some("m3-ane"));
     assert_eq!(r.summary.accelerator_count, 2);
     assert_eq!(
-        r.summary.accelerator_memory_bytes,
+        r.summary.accelerator_memory_known_bytes,
         64 * GIB,
         "one unified pool, counted once"
     );
+    // The Neural Engine reports no memory of its own: the total is not
+    // claimed, and the device is counted as of unknown memory.
+    assert_eq!(r.summary.accelerator_memory_bytes, None);
+    assert_eq!(r.summary.accelerator_memory_unknown_count, 1);
 }
 
 /// An Asahi Linux MacBook Pro (14-inch, M1 Max): `apple,j314c`/`apple,t6001`
