@@ -1,4 +1,4 @@
-//! Where a model's architecture comes from: the [`catalog`](super::catalog),
+//! Where a model's architecture comes from: the [`super::catalog`],
 //! a Hugging Face `config.json` (or the model directory holding it), a
 //! `.safetensors` file or a sharded model's `model.safetensors.index.json`,
 //! a `.gguf` file, or a bare size such as `7b`.
