@@ -26,3 +26,7 @@ cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
 cargo test --doc --locked
+# Library examples: built by --all-targets above; run each (detect reads this machine).
+for ex in detect plan train; do cargo run -q --locked -p ai-hwaccel --example "$ex" >/dev/null; done
+# Rustdoc must build without warnings (broken links, bad HTML).
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -q

@@ -1,7 +1,15 @@
 //! The `ai-hwaccel` command: wires arguments to the library and prints.
 //! Data goes to stdout, diagnostics to stderr (`RUST_LOG` controls logs).
 //!
-//! Exit codes: 0 success, 1 error (one line naming what was wrong), 2 usage error.
+//! Exit codes, one rule for every command:
+//! - **0**: an answer (including "does not fit" or "no accelerator");
+//! - **1**: a runtime error, in one line naming what failed (the file, the
+//!   tool, the field; a model that is not found; options that do not fit the
+//!   model or the devices);
+//! - **2**: a usage error: an unknown command or option, a missing argument,
+//!   or any option value that is invalid on its own (a non-positive timeout,
+//!   an unknown backend, device, format or quantization, a number out of its
+//!   documented bounds).
 
 mod planning;
 mod render;
@@ -14,18 +22,21 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use ai_hwaccel::detect::Format;
 use ai_hwaccel::probe::ProbeOptions;
 use ai_hwaccel::{
     BackendSet, DetectOptions, Family, LiveProbe, RecordingProbe, Registry, ReplayProbe,
 };
 use anyhow::{Context as _, Result, bail};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "ai-hwaccel",
     version,
-    about = "Detect AI accelerators and the facts planners need about them"
+    about = "Detect AI accelerators and the facts planners need about them",
+    after_help = "Exit status: 0 an answer, 1 a runtime error (one line naming what failed), \
+                  2 a usage error (including any invalid option value)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -62,7 +73,7 @@ enum Command {
     /// bytes per token and per-layer sizes. MODEL is a catalog name, a path
     /// (config.json, model directory, .safetensors, index json, .gguf) or a size (`7b`).
     Model {
-        /// Catalog name, path or size.
+        /// Catalog name, path or size (1m to 100t parameters).
         model: String,
         /// Print JSON.
         #[arg(long)]
@@ -76,16 +87,29 @@ enum Command {
     Train(training::TrainArgs),
     /// Run one parser on a saved tool output (FILE, or - for stdin) and print
     /// `{"devices": [...], "warnings": [...]}`. `parse --list` names the formats.
+    /// Exits 1 when the parser finds no device (the input is not that format).
     Parse {
         /// Format name (see --list).
-        #[arg(required_unless_present = "list")]
-        format: Option<String>,
+        #[arg(required_unless_present = "list", value_parser = parse_format)]
+        format: Option<&'static Format>,
         /// The saved output; `-` reads standard input.
         #[arg(required_unless_present = "list")]
         file: Option<PathBuf>,
         /// List the formats and exit.
         #[arg(long)]
         list: bool,
+    },
+    /// Print a shell completion script for SHELL to standard output
+    /// (e.g. `ai-hwaccel completions bash > /etc/bash_completion.d/ai-hwaccel`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages: `ai-hwaccel.1` to standard output, or with DIR one
+    /// page per command into DIR (`ai-hwaccel.1`, `ai-hwaccel-detect.1`, …).
+    Man {
+        /// Directory to write the pages into (created if absent).
+        dir: Option<PathBuf>,
     },
 }
 
@@ -97,20 +121,51 @@ struct ProbeArgs {
     /// Never run external tools; read files only.
     #[arg(long)]
     no_exec: bool,
-    /// Seconds a tool may run before it is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    /// Seconds a tool may run before it is killed (more than 0, at most 3600).
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = parse_timeout)]
     timeout: f64,
     /// Directories to search for tools (colon-separated); default: PATH when the root is /.
     #[arg(long, value_name = "DIRS")]
     tool_path: Option<String>,
-    /// Only these backends (comma-separated names; see --help for the list).
-    /// Named backends always run, `vulkan` and `opencl` included.
-    #[arg(long, value_name = "LIST")]
-    backends: Option<String>,
+    /// Only these backends, comma-separated.
+    #[arg(long, value_name = "LIST", value_parser = parse_backends, help = backends_help())]
+    backends: Option<BackendSet>,
     /// Run every backend: also Vulkan and OpenCL enumeration, which by
     /// default run only where a GPU no vendor backend described could add facts.
     #[arg(long, conflicts_with = "backends")]
     full: bool,
+}
+
+/// `--backends` help: the names, from the library's one backend table.
+fn backends_help() -> String {
+    format!(
+        "Only these backends, comma-separated; named backends always run, vulkan and \
+         opencl included (of: {})",
+        BackendSet::names().collect::<Vec<_>>().join(", ")
+    )
+}
+
+fn parse_backends(s: &str) -> Result<BackendSet, String> {
+    BackendSet::parse(s)
+}
+
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 && t <= 3600.0 => Ok(t),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds above 0 and at most 3600"
+        )),
+    }
+}
+
+fn parse_format(s: &str) -> Result<&'static Format, String> {
+    ai_hwaccel::detect::format(s).ok_or_else(|| {
+        let names = ai_hwaccel::detect::FORMATS.iter().map(|f| f.name);
+        format!(
+            "unknown format {s:?}{} (`ai-hwaccel parse --list` names them)",
+            ai_hwaccel::suggest::hint(&ai_hwaccel::suggest::suggest(s, names))
+        )
+    })
 }
 
 #[derive(Args)]
@@ -158,12 +213,6 @@ struct TopoArgs {
 
 impl ProbeArgs {
     fn options(&self) -> Result<ProbeOptions> {
-        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 3600.0) {
-            bail!(
-                "--timeout must be between 0 and 3600 seconds, got {}",
-                self.timeout
-            );
-        }
         let mut o = ProbeOptions {
             no_exec: self.no_exec,
             timeout: Duration::from_secs_f64(self.timeout),
@@ -183,11 +232,11 @@ impl ProbeArgs {
         Ok(o)
     }
 
-    fn backends(&self) -> Result<BackendSet> {
-        match &self.backends {
-            Some(list) => BackendSet::parse(list).map_err(anyhow::Error::msg),
-            None if self.full => Ok(BackendSet::full()),
-            None => Ok(BackendSet::all()),
+    fn backends(&self) -> BackendSet {
+        match self.backends {
+            Some(b) => b,
+            None if self.full => BackendSet::full(),
+            None => BackendSet::all(),
         }
     }
 }
@@ -204,7 +253,11 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // Colour only on a terminal, and never with NO_COLOR set (no-color.org).
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     tracing_subscriber::fmt()
+        .with_ansi(ansi)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
@@ -221,10 +274,23 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("ai-hwaccel: error: {e:#}");
-            ExitCode::from(1)
+            let usage = e.chain().any(|c| c.downcast_ref::<Usage>().is_some());
+            ExitCode::from(if usage { 2 } else { 1 })
         }
     }
 }
+
+/// A usage error found after argument parsing (exit 2).
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
 
 fn out(text: &str) -> Result<()> {
     let mut so = std::io::stdout().lock();
@@ -238,7 +304,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Detect(args) => {
             let families = args.family.clone();
             let opts = DetectOptions {
-                backends: args.probe.backends()?,
+                backends: args.probe.backends(),
                 families: (!families.is_empty()).then_some(families),
             };
             let reg = match &args.from {
@@ -264,7 +330,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Snapshot { dir, probe } => {
             let opts = DetectOptions {
-                backends: probe.backends()?,
+                backends: probe.backends(),
                 families: None,
             };
             ai_hwaccel::probe::check_snapshot_dir(&dir).context("snapshot")?;
@@ -292,12 +358,8 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 return out(&s);
             }
-            let (Some(name), Some(file)) = (format, file) else {
-                bail!("parse needs FORMAT and FILE");
-            };
-            let Some(fmt) = ai_hwaccel::detect::format(&name) else {
-                let names: Vec<_> = ai_hwaccel::detect::FORMATS.iter().map(|f| f.name).collect();
-                bail!("unknown format {name:?} (known: {})", names.join(", "));
+            let (Some(fmt), Some(file)) = (format, file) else {
+                bail!(Usage("parse needs FORMAT and FILE".into()));
             };
             #[allow(
                 clippy::disallowed_methods,
@@ -312,10 +374,35 @@ fn run(cli: Cli) -> Result<()> {
                 std::fs::read(&file).with_context(|| format!("{}", file.display()))?
             };
             let mut parsed = (fmt.parse)(&bytes);
+            // Every supported tool prints at least one device block when it
+            // succeeds (with none it exits non-zero with a message instead),
+            // so no device means the input is not this format.
+            if parsed.devices.is_empty() {
+                for w in &parsed.warnings {
+                    eprintln!("warning: {w}");
+                }
+                bail!(
+                    "{}: not {} output: the parser recognised no device in it (expected the output of `{}`)",
+                    if file.as_os_str() == "-" {
+                        "standard input".to_string()
+                    } else {
+                        file.display().to_string()
+                    },
+                    fmt.name,
+                    fmt.produced_by
+                );
+            }
             // The same datasheet entry `detect` attaches.
             ai_hwaccel::spec::attach(&mut parsed.devices);
             out(&format!("{}\n", serde_json::to_string_pretty(&parsed)?))
         }
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "ai-hwaccel", &mut buf);
+            std::io::stdout().lock().write_all(&buf)?;
+            Ok(())
+        }
+        Command::Man { dir } => man(dir.as_deref()),
         Command::Topo(args) => {
             let cache = args.cache_dir.as_deref();
             let reg = match (&args.registry, &args.from) {
@@ -334,7 +421,7 @@ fn run(cli: Cli) -> Result<()> {
                     let mut reg = ai_hwaccel::detect_with(
                         &probe,
                         &DetectOptions {
-                            backends: args.probe.backends()?,
+                            backends: args.probe.backends(),
                             families: None,
                         },
                     );
@@ -363,4 +450,39 @@ fn run(cli: Cli) -> Result<()> {
             serde_json::to_string_pretty(&Registry::json_schema())?
         )),
     }
+}
+
+/// `ai-hwaccel man [DIR]`: the top page to stdout, or every page into DIR.
+fn man(dir: Option<&std::path::Path>) -> Result<()> {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let render = |c: clap::Command| -> Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(c).render(&mut buf)?;
+        Ok(buf)
+    };
+    let Some(dir) = dir else {
+        std::io::stdout().lock().write_all(&render(cmd)?)?;
+        return Ok(());
+    };
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "writing where the user asked, not machine probing"
+    )]
+    let write = |name: &str, bytes: &[u8]| -> Result<()> {
+        std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).with_context(|| format!("{}", path.display()))
+    };
+    let mut names = vec!["ai-hwaccel.1".to_string()];
+    write("ai-hwaccel.1", &render(cmd.clone())?)?;
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = format!("ai-hwaccel-{}", sub.get_name());
+        // Leaked: clap names are `&'static`; this runs once, just before exit.
+        let page = sub.clone().name(&*name.clone().leak());
+        write(&format!("{name}.1"), &render(page)?)?;
+        names.push(format!("{name}.1"));
+    }
+    eprintln!("wrote {} man pages to {}", names.len(), dir.display());
+    Ok(())
 }

@@ -3,8 +3,7 @@
 
 use ai_hwaccel::plan::inference::{InferencePlan, human_bytes};
 use ai_hwaccel::plan::{
-    InferenceOptions, KvDtype, LoadedModel, PlanDevice, Quant, StoredWeights, load_model,
-    plan_inference,
+    InferenceOptions, KvDtype, LoadedModel, PlanDevice, Quant, load_model, plan_inference,
 };
 use ai_hwaccel::{DetectOptions, ProbeOptions};
 use anyhow::{Context as _, Result};
@@ -17,9 +16,11 @@ use serde_json::json;
 pub struct PlanArgs {
     /// Catalog name, path (config.json, model directory, .safetensors, index json, .gguf) or size (`7b`).
     pub model: String,
-    /// Devices to plan for, e.g. `8xh100-sxm` or `2xa100-80gb,1xl4` (default: this machine's accelerators).
-    #[arg(long, value_name = "SPEC", conflicts_with = "registry")]
-    pub devices: Option<String>,
+    /// Devices to plan for, e.g. `8xh100-sxm` or `2xa100-80gb,1xl4`, at most
+    /// 4096 in all; names as `ai-hwaccel specs` finds them (default: this
+    /// machine's accelerators).
+    #[arg(long, value_name = "SPEC", conflicts_with = "registry", value_parser = parse_devices)]
+    pub devices: Option<DeviceList>,
     /// Plan for the accelerators of a saved `detect --json` registry (another
     /// node, or a snapshot), with tensor-parallel domains from its topology.
     #[arg(long, value_name = "FILE")]
@@ -30,13 +31,13 @@ pub struct PlanArgs {
     /// KV cache type (fp32, bf16, fp16, fp8, int8); default: the model's 16-bit type.
     #[arg(long, value_name = "Q", value_parser = parse_kv)]
     pub kv_dtype: Option<KvDtype>,
-    /// Tokens per sequence (default: the model's maximum, at most 4096).
+    /// Tokens per sequence, at most 100000000 (default: the model's maximum, at most 4096).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub context: Option<u64>,
-    /// Concurrent sequences per replica.
+    /// Concurrent sequences per replica, at most 1000000.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub batch: u64,
-    /// Tokens per prefill step (activation workspace).
+    /// Tokens per prefill step (activation workspace), at most 10000000.
     #[arg(long, value_name = "N", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_CHUNK, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub prefill_chunk: u64,
     /// Fraction of device memory the model may use (the rest is runtime reserve).
@@ -48,7 +49,7 @@ pub struct PlanArgs {
     /// Achieved fraction of peak FLOPS in prefill.
     #[arg(long, value_name = "F", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_EFFICIENCY, value_parser = parse_fraction)]
     pub prefill_efficiency: f64,
-    /// How many ranked plans to show.
+    /// How many ranked plans to show, at most 10000.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub max_plans: u64,
     /// Print JSON.
@@ -64,13 +65,35 @@ pub struct PlanArgs {
 fn parse_quant(s: &str) -> Result<Quant, String> {
     Quant::parse(s).ok_or_else(|| {
         let names: Vec<_> = Quant::ALL.iter().map(|q| q.as_str()).collect();
-        format!("unknown quantization {s:?} (known: {})", names.join(", "))
+        format!(
+            "unknown quantization {s:?}{} (known: {})",
+            ai_hwaccel::suggest::hint(&ai_hwaccel::suggest::suggest(s, names.iter().copied())),
+            names.join(", ")
+        )
     })
 }
 
 fn parse_kv(s: &str) -> Result<KvDtype, String> {
-    KvDtype::parse(s)
-        .ok_or_else(|| format!("unknown KV cache type {s:?} (known: fp32, bf16, fp16, fp8, int8)"))
+    const NAMES: [&str; 5] = ["fp32", "bf16", "fp16", "fp8", "int8"];
+    KvDtype::parse(s).ok_or_else(|| {
+        format!(
+            "unknown KV cache type {s:?}{} (known: {})",
+            ai_hwaccel::suggest::hint(&ai_hwaccel::suggest::suggest(s, NAMES)),
+            NAMES.join(", ")
+        )
+    })
+}
+
+/// Devices named by `--devices`, resolved while arguments are parsed so a
+/// bad name is a usage error.
+#[derive(Clone, Debug)]
+pub struct DeviceList(pub Vec<PlanDevice>);
+
+/// A clap value parser for device strings (`8xh100-sxm`).
+pub fn parse_devices(s: &str) -> Result<DeviceList, String> {
+    PlanDevice::from_device_string(s)
+        .map(DeviceList)
+        .map_err(|e| e.to_string())
 }
 
 /// A clap value parser for fractions in (0, 1].
@@ -81,32 +104,20 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Resolve MODEL (catalog, path, size), printing its warnings.
+/// Resolve MODEL (catalog, path, size), printing its warnings. A size out
+/// of range is a usage error.
 pub fn load(model: &str) -> Result<LoadedModel> {
-    let m = load_model(model).with_context(|| format!("model {model:?}"))?;
+    let m = match load_model(model) {
+        Ok(m) => m,
+        Err(e @ ai_hwaccel::plan::ModelError::SizeOutOfRange { .. }) => {
+            return Err(crate::Usage(e.to_string()).into());
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("model {model:?}"))),
+    };
     for w in &m.warnings {
         eprintln!("warning: {w}");
     }
     Ok(m)
-}
-
-/// The level stored weights are in, from the file's own quantization name
-/// or its dominant tensor type.
-fn stored_level(w: &StoredWeights) -> Option<Quant> {
-    if let Some(q) = w.quantization.as_deref() {
-        let q = q
-            .trim_start_matches("MOSTLY_")
-            .trim_start_matches("mostly_");
-        if let Some(level) = Quant::parse(q) {
-            return Some(level);
-        }
-    }
-    let (dtype, _) = w.bytes_by_dtype.iter().max_by_key(|(_, b)| *b)?;
-    Quant::parse(dtype).or(match dtype.to_ascii_uppercase().as_str() {
-        "F8_E4M3" | "F8_E5M2" => Some(Quant::Fp8),
-        "I8" => Some(Quant::Int8),
-        _ => None,
-    })
 }
 
 /// `ai-hwaccel model MODEL [--json]`.
@@ -253,27 +264,56 @@ pub fn read_registry(file: &std::path::Path) -> Result<ai_hwaccel::Registry> {
     ai_hwaccel::Registry::from_json(&text).with_context(|| format!("{}", file.display()))
 }
 
+/// Where the devices of a plan came from, for messages.
+pub enum DeviceOrigin<'a> {
+    /// `--devices`.
+    String,
+    /// `--registry FILE`.
+    Registry(&'a std::path::Path),
+    /// This machine.
+    Machine,
+}
+
 /// The devices to plan for: a device string, a saved registry, or this
-/// machine's accelerators.
-pub fn devices_from(
-    spec: Option<&str>,
-    registry: Option<&std::path::Path>,
-) -> Result<Vec<PlanDevice>> {
-    match registry {
-        Some(file) => Ok(PlanDevice::from_registry(&read_registry(file)?)),
-        None => devices(spec),
+/// machine's accelerators. A registry naming more than the planner's bound
+/// of devices is refused.
+pub fn devices_from<'a>(
+    list: Option<&DeviceList>,
+    registry: Option<&'a std::path::Path>,
+) -> Result<(Vec<PlanDevice>, DeviceOrigin<'a>)> {
+    match (list, registry) {
+        (Some(l), _) => Ok((l.0.clone(), DeviceOrigin::String)),
+        (None, Some(file)) => {
+            let d = PlanDevice::from_registry(&read_registry(file)?);
+            if d.len() > ai_hwaccel::plan::MAX_DEVICES as usize {
+                anyhow::bail!(
+                    "{}: {} accelerators, more than the planner takes (at most {})",
+                    file.display(),
+                    d.len(),
+                    ai_hwaccel::plan::MAX_DEVICES
+                );
+            }
+            Ok((d, DeviceOrigin::Registry(file)))
+        }
+        (None, None) => {
+            let reg = ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default());
+            let mut d = PlanDevice::from_registry(&reg);
+            d.truncate(ai_hwaccel::plan::MAX_DEVICES as usize);
+            Ok((d, DeviceOrigin::Machine))
+        }
     }
 }
 
-/// The devices to plan for: a device string, or this machine's accelerators.
-pub fn devices(spec: Option<&str>) -> Result<Vec<PlanDevice>> {
-    Ok(match spec {
-        Some(s) => PlanDevice::from_device_string(s).with_context(|| format!("--devices {s:?}"))?,
-        None => {
-            let reg = ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default());
-            PlanDevice::from_registry(&reg)
-        }
-    })
+/// The note printed when there is nothing to plan on.
+pub fn no_devices_note(origin: &DeviceOrigin<'_>) -> String {
+    match origin {
+        DeviceOrigin::Registry(file) => format!(
+            "note: read {} and found no available accelerator in it; pass --devices to plan for others",
+            file.display()
+        ),
+        _ => "note: no accelerators detected on this machine; pass --devices to plan for others"
+            .into(),
+    }
 }
 
 /// What `plan` ranks by.
@@ -288,8 +328,8 @@ pub enum ObjectiveArg {
 /// `ai-hwaccel plan MODEL ...`.
 pub fn plan(args: &PlanArgs) -> Result<String> {
     let m = load(&args.model)?;
-    let devices = devices_from(args.devices.as_deref(), args.registry.as_deref())?;
-    let mut opts = InferenceOptions {
+    let (devices, origin) = devices_from(args.devices.as_ref(), args.registry.as_deref())?;
+    let opts = InferenceOptions {
         quant: args.quant,
         kv_dtype: args.kv_dtype,
         context: args.context,
@@ -300,28 +340,24 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
         prefill_efficiency: args.prefill_efficiency,
         stored_weights: None,
         max_plans: args.max_plans as usize,
-        gguf_levels: matches!(m.origin, ai_hwaccel::plan::ModelOrigin::Gguf { .. }),
+        gguf_levels: false,
         objective: match args.objective {
             ObjectiveArg::Latency => ai_hwaccel::plan::inference::Objective::Latency,
             ObjectiveArg::Throughput => ai_hwaccel::plan::inference::Objective::Throughput,
         },
     };
-    if let Some(w) = &m.weights
-        && let Some(level) = stored_level(w)
+    // The stored weights and GGUF levels, as the library's one-call planner sets them.
+    let opts = ai_hwaccel::plan::options_for(&m, &opts);
+    if args.quant.is_none()
+        && let (Some(level), Some(w)) = (opts.quant, &m.weights)
     {
-        opts.stored_weights = Some((level, w.bytes));
-        if opts.quant.is_none() {
-            opts.quant = Some(level);
-            eprintln!(
-                "note: planning the weights as stored ({level}, {})",
-                human_bytes(w.bytes)
-            );
-        }
-    }
-    if args.quant.is_none() && args.devices.is_none() && devices.is_empty() {
         eprintln!(
-            "note: no accelerators detected on this machine; pass --devices to plan for others"
+            "note: planning the weights as stored ({level}, {})",
+            human_bytes(w.bytes)
         );
+    }
+    if args.quant.is_none() && devices.is_empty() {
+        eprintln!("{}", no_devices_note(&origin));
     }
     let p = plan_inference(&m.spec, &devices, &opts);
     if args.json {

@@ -97,11 +97,15 @@ pub fn registry(reg: &Registry, timings: bool) -> String {
         );
     }
     let sm = &reg.summary;
-    s += &format!(
-        "Summary {} accelerator(s) available, {} accelerator memory\n",
-        sm.accelerator_count,
-        gib(Some(sm.accelerator_memory_bytes))
-    );
+    s += &if sm.accelerator_count == 0 {
+        "Summary no accelerator available\n".to_string()
+    } else {
+        format!(
+            "Summary {} accelerator(s) available, {}\n",
+            sm.accelerator_count,
+            summary_memory(sm)
+        )
+    };
     if timings {
         let mut t = table(&["BACKEND", "MILLISECONDS"]);
         for b in &reg.timings {
@@ -114,6 +118,21 @@ pub fn registry(reg: &Registry, timings: bool) -> String {
         s += &format!("{t}\n");
     }
     s
+}
+
+/// The summary's memory phrase: unknown memory is said so, never summed as 0.
+pub fn summary_memory(sm: &ai_hwaccel::model::Summary) -> String {
+    match sm.accelerator_memory_bytes {
+        Some(b) => format!("{} accelerator memory", gib(Some(b))),
+        None if sm.accelerator_memory_unknown_count == sm.accelerator_count => {
+            "accelerator memory unknown".into()
+        }
+        None => format!(
+            "{} accelerator memory known, unknown for {} of them",
+            gib(Some(sm.accelerator_memory_known_bytes)),
+            sm.accelerator_memory_unknown_count
+        ),
+    }
 }
 
 /// `prefix` followed by `words`, wrapped to `width` columns with continuation

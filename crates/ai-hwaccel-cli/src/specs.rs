@@ -8,38 +8,45 @@ use ai_hwaccel::spec::{self, SpecEntry};
 use anyhow::{Result, bail};
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_BORDERS_ONLY};
 
-/// The entries QUERY selects (all without one); an error when none match.
+/// The entries QUERY selects (all without one): what the library's
+/// [`spec::lookup`] finds (the same resolution `--devices` uses: one entry,
+/// or every entry of an ambiguous name), else entries whose vendor, family
+/// or architecture is the word; an error with suggestions when none match.
 fn select(query: Option<&str>) -> Result<Vec<&'static SpecEntry>> {
     let Some(q) = query.map(str::trim).filter(|q| !q.is_empty()) else {
         return Ok(spec::all().iter().collect());
     };
-    if let Some(e) = spec::resolve(q) {
-        return Ok(vec![e]);
-    }
+    let suggestions = match spec::lookup(q) {
+        spec::Lookup::Found(e) => return Ok(vec![e]),
+        spec::Lookup::Ambiguous(all) => return Ok(all),
+        spec::Lookup::NotFound(s) => s,
+    };
     let needle = q.to_ascii_lowercase();
     let contains = |s: &str| s.to_ascii_lowercase().contains(&needle);
     let hits: Vec<_> = spec::all()
         .iter()
         .filter(|e| {
-            contains(&e.id)
-                || contains(&e.name)
-                || e.aliases.iter().any(|a| contains(a))
-                || contains(&e.vendor)
+            contains(&e.vendor)
                 || contains(e.family.as_str())
                 || e.architecture.as_deref().is_some_and(contains)
         })
         .collect();
     if hits.is_empty() {
-        bail!("no spec entry matches {q:?} (run `ai-hwaccel specs` for the list)");
+        let ids: Vec<&str> = suggestions.iter().map(|e| e.id.as_str()).collect();
+        bail!(
+            "no spec entry matches {q:?}{} (run `ai-hwaccel specs` for the list)",
+            ai_hwaccel::suggest::hint(&ids)
+        );
     }
     Ok(hits)
 }
 
-/// Bytes as GiB without decimals where whole, `-` when unknown.
+/// Bytes as GiB (the unit is in the header) without decimals where whole,
+/// `-` when unknown.
 fn gib(b: Option<u64>) -> String {
     match b {
-        Some(b) if b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
-        Some(b) => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        Some(b) if b % (1 << 30) == 0 => format!("{}", b >> 30),
+        Some(b) => format!("{:.1}", b as f64 / (1u64 << 30) as f64),
         None => "-".into(),
     }
 }
@@ -59,14 +66,7 @@ pub fn run(query: Option<String>, json: bool) -> Result<String> {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(100)
         .set_header(vec![
-            "ID",
-            "NAME",
-            "ARCH",
-            "MEMORY",
-            "BANDWIDTH",
-            "BF16",
-            "FP8",
-            "TDP",
+            "ID", "NAME", "ARCH", "GiB", "GB/s", "BF16", "FP8", "W",
         ]);
     for e in &entries {
         t.add_row(vec![
@@ -74,20 +74,41 @@ pub fn run(query: Option<String>, json: bool) -> Result<String> {
             e.name.clone(),
             e.architecture.clone().unwrap_or_else(|| "-".into()),
             gib(e.memory_bytes),
-            crate::render::gb_per_s(e.memory_bandwidth_bytes_per_s, 0),
+            e.memory_bandwidth_bytes_per_s
+                .map_or("-".into(), |b| format!("{:.0}", b as f64 / 1e9)),
             rate(e.tflops.bf16),
             rate(e.tflops.fp8),
-            e.tdp_watts.map_or("-".into(), |w| format!("{w} W")),
+            e.tdp_watts.map_or("-".into(), |w| w.to_string()),
         ]);
     }
-    if let Some(c) = t.column_mut(0) {
-        c.set_constraint(ColumnConstraint::ContentWidth);
+    // Ids and numbers never wrap. The architecture column is as wide as its
+    // longest word (at least 15, for "Apple M1 Neural Engine" on two lines) and
+    // the name takes what is left: both wrap at spaces, never inside a word.
+    for i in [0, 3, 4, 5, 6, 7] {
+        if let Some(c) = t.column_mut(i) {
+            c.set_constraint(ColumnConstraint::ContentWidth);
+        }
     }
-    if let Some(c) = t.column_mut(1) {
-        c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(26)));
+    let archs = entries
+        .iter()
+        .map(|e| e.architecture.as_deref().unwrap_or("-"));
+    let longest_word = archs
+        .clone()
+        .flat_map(str::split_whitespace)
+        .map(str::len)
+        .max()
+        .unwrap_or(1);
+    let longest = archs.map(str::len).max().unwrap_or(1);
+    let arch_width = longest.min(longest_word.max(15));
+    if let Some(c) = t.column_mut(2) {
+        // The fixed width counts the column's padding, one space each side.
+        c.set_constraint(ColumnConstraint::Absolute(Width::Fixed(
+            arch_width as u16 + 2,
+        )));
     }
     let mut s = format!("{t}\n");
-    s += "BF16/FP8: dense peak TFLOPS. `specs ID --json` shows every field and its source.\n";
+    s += "GiB: memory · GB/s: memory bandwidth · BF16/FP8: dense peak TFLOPS · W: TDP.\n";
+    s += "`specs ID --json` shows every field and its source.\n";
     if let [one] = entries.as_slice() {
         s += &format!("source: {}\n", one.source);
         if let Some(n) = &one.notes {

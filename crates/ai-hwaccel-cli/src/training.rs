@@ -105,31 +105,31 @@ pub struct TrainArgs {
     /// ZeRO stage (FSDP full shard = 3, shard-grad-op = 2).
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub zero: u8,
-    /// Data-parallel degree (default: devices / (tp × pp)).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    /// Data-parallel degree, at most 4096 (default: devices / (tp × pp)).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub dp: Option<u32>,
-    /// Tensor-parallel degree.
+    /// Tensor-parallel degree, at most 1024.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub tp: u32,
-    /// Pipeline stages.
+    /// Pipeline stages, at most 1024.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub pp: u32,
     /// Sequence parallelism (with --tp).
     #[arg(long)]
     pub sequence_parallel: bool,
-    /// Sequences per micro-batch.
-    #[arg(long, value_name = "B", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    /// Sequences per micro-batch, at most 65536.
+    #[arg(long, value_name = "B", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=65_536))]
     pub micro_batch: u64,
-    /// Tokens per sequence.
-    #[arg(long, value_name = "S", default_value_t = 2048, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    /// Tokens per sequence, at most 100000000.
+    #[arg(long, value_name = "S", default_value_t = 2048, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub seq: u64,
     /// Micro-batches per step: gradient accumulation, and the pipeline's
-    /// micro-batches (default: --pp).
-    #[arg(long, visible_alias = "micro-batches", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    /// micro-batches, at most 65536 (default: --pp).
+    #[arg(long, visible_alias = "micro-batches", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=65_536))]
     pub grad_accum: Option<u64>,
     /// Expert-parallel degree of MoE layers (divides the routed experts and
-    /// the data-parallel degree).
-    #[arg(long, visible_alias = "ep", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    /// the data-parallel degree), at most 4096.
+    #[arg(long, visible_alias = "ep", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub expert_parallel: u32,
     /// Activation recomputation.
     #[arg(long, value_enum, default_value = "none")]
@@ -140,7 +140,7 @@ pub struct TrainArgs {
     /// CPU offload.
     #[arg(long, value_enum, default_value = "none")]
     pub offload: OffloadArg,
-    /// LoRA rank.
+    /// LoRA rank, at most 65536.
     #[arg(long, value_name = "R", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub lora_rank: u64,
     /// LoRA targets (comma-separated: q,k,v,o,gate,up,down).
@@ -160,22 +160,29 @@ pub struct TrainArgs {
     /// (default 0: no published figure; set what your framework measures).
     #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_reserve)]
     pub fragmentation: f64,
-    /// Framework bytes per device (CUDA context, kernels), e.g. `536870912`
-    /// (default: 1343 MiB on NVIDIA GPUs, measured in the Hugging Face
-    /// training-anatomy guide; none elsewhere, with a warning).
-    #[arg(long, value_name = "BYTES")]
+    /// Framework bytes per device (CUDA context, kernels), e.g. `536870912`,
+    /// at most 1 TiB (default: 1343 MiB on NVIDIA GPUs, measured in the
+    /// Hugging Face training-anatomy guide; none elsewhere, with a warning).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(0..=1 << 40))]
     pub framework_overhead: Option<u64>,
-    /// Devices, e.g. `8xh100-sxm` (default: this machine's accelerators).
-    #[arg(long, value_name = "SPEC")]
-    pub devices: Option<String>,
+    /// Devices, e.g. `8xh100-sxm`, at most 4096 in all (default: this
+    /// machine's accelerators).
+    #[arg(long, value_name = "SPEC", value_parser = crate::planning::parse_devices)]
+    pub devices: Option<crate::planning::DeviceList>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 fn parse_module(s: &str) -> Result<Module, String> {
-    Module::parse(s)
-        .ok_or_else(|| format!("unknown LoRA target {s:?} (known: q, k, v, o, gate, up, down)"))
+    const NAMES: [&str; 7] = ["q", "k", "v", "o", "gate", "up", "down"];
+    Module::parse(s).ok_or_else(|| {
+        format!(
+            "unknown LoRA target {s:?}{} (known: {})",
+            ai_hwaccel::suggest::hint(&ai_hwaccel::suggest::suggest(s, NAMES)),
+            NAMES.join(", ")
+        )
+    })
 }
 
 fn options(a: &TrainArgs) -> Result<TrainingOptions> {
@@ -249,7 +256,7 @@ fn options(a: &TrainArgs) -> Result<TrainingOptions> {
 /// `ai-hwaccel train MODEL ...`.
 pub fn train(args: &TrainArgs) -> Result<String> {
     let m = crate::planning::load(&args.model)?;
-    let devices = crate::planning::devices(args.devices.as_deref())?;
+    let (devices, _) = crate::planning::devices_from(args.devices.as_ref(), None)?;
     let opts = options(args)?;
     let p = plan_training(&m.spec, &devices, &opts)?;
     if args.json {

@@ -211,12 +211,13 @@ fn exit_codes_and_one_line_errors() {
     let o = run(&["detect", "--from", "/nonexistent/snap"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("manifest.json"));
+    // Invalid option values are usage errors.
     let o = run(&["detect", "--backends", "warp"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let o = run(&["parse", "no-such-format", "/dev/null"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let o = run(&["detect", "--timeout=0"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]
@@ -364,7 +365,7 @@ fn plan_json_contract() {
     assert!(v["plans"].as_array().unwrap().is_empty());
     assert!(!v["advice"].as_array().unwrap().is_empty());
     assert_eq!(v["suggested_quantization"], "fp8");
-    // Usage errors exit 2; an unknown device exits 1 naming it.
+    // Usage errors exit 2, an unknown device too, naming it.
     assert_eq!(
         run(&["plan", "llama-3.1-8b", "--quant", "q9"])
             .status
@@ -382,7 +383,7 @@ fn plan_json_contract() {
         Some(2)
     );
     let o = run(&["plan", "llama-3.1-8b", "--devices", "2xnot-a-gpu"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not-a-gpu"));
 }
 
@@ -747,4 +748,299 @@ fn parse_prints_devices_with_their_datasheet_entry() {
     let o = run(&["parse", "nvidia-smi-xml", "/nonexistent/file.xml"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/file.xml"));
+}
+
+/// The code a run exits with, and its stderr.
+fn code(args: &[&str]) -> (Option<i32>, String) {
+    let o = run(args);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn one_exit_code_rule_for_every_command() {
+    let root = fixture_root("two-socket-pci");
+    let root = root.to_str().unwrap();
+    let xml = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../ai-hwaccel/tests/fixtures/nvidia-smi-xml/telegraf__a100-sxm4-v12.xml");
+    let csv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../ai-hwaccel/tests/fixtures/nvidia-smi-csv/linux-x86_64__nvidia-geforce-rtx-2080-super__595.71.05__idle.csv",
+    );
+    let (xml, csv) = (xml.to_str().unwrap(), csv.to_str().unwrap());
+    let cases: &[(&[&str], i32)] = &[
+        // detect
+        (&["detect", "--root", root, "--no-exec"], 0),
+        (&["detect", "--timeout", "0"], 2),
+        (&["detect", "--timeout", "-1"], 2),
+        (&["detect", "--timeout", "nan"], 2),
+        (&["detect", "--timeout", "3601"], 2),
+        (&["detect", "--backends", ""], 2),
+        (&["detect", "--backends", ","], 2),
+        (&["detect", "--backends", "nvida"], 2),
+        (&["detect", "--family", "gpus"], 2),
+        (&["detect", "--root", "/nonexistent/root"], 1),
+        // snapshot
+        (&["snapshot"], 2),
+        (&["snapshot", "/tmp/x", "--timeout", "0"], 2),
+        (&["snapshot", "/tmp/x", "--backends", "warp"], 2),
+        // topo
+        (&["topo", "--root", root, "--no-exec"], 0),
+        (&["topo", "--timeout", "0"], 2),
+        (&["topo", "--registry", "/nonexistent/registry.json"], 1),
+        // schema
+        (&["schema"], 0),
+        (&["schema", "extra"], 2),
+        // specs
+        (&["specs", "h100"], 0),
+        (&["specs", "no-such-device-xyz"], 1),
+        // model
+        (&["model", "llama-3.1-8b"], 0),
+        (&["model", "lama-3.1-8b"], 1),
+        (&["model", "1000000b"], 2),
+        (&["model", "0.1k"], 2),
+        // plan
+        (&["plan", "llama-3.1-8b", "--devices", "1xh100-sxm"], 0),
+        (&["plan", "llama-3.1-8b", "--devices", "2xh100"], 2),
+        (&["plan", "llama-3.1-8b", "--devices", "4097xh100-sxm"], 2),
+        (
+            &["plan", "llama-3.1-8b", "--devices", "4000000000xh100-sxm"],
+            2,
+        ),
+        (&["plan", "llama-3.1-8b", "--devices", ""], 2),
+        (&["plan", "llama-3.1-8b", "--quant", "int3"], 2),
+        (&["plan", "llama-3.1-8b", "--kv-dtype", "fp4"], 2),
+        (&["plan", "llama-3.1-8b", "--context", "100000001"], 2),
+        (&["plan", "llama-3.1-8b", "--batch", "1000001"], 2),
+        (&["plan", "llama-3.1-8b", "--prefill-chunk", "10000001"], 2),
+        (&["plan", "llama-3.1-8b", "--max-plans", "10001"], 2),
+        (&["plan", "llama-3.1-8b", "--decode-efficiency", "0"], 2),
+        (&["plan", "no-such-model-xyz", "--devices", "1xh100-sxm"], 1),
+        // train
+        (&["train", "llama-3.1-8b", "--devices", "1xh100-sxm"], 0),
+        (&["train", "llama-3.1-8b", "--devices", "2x4090x"], 2),
+        (&["train", "llama-3.1-8b", "--seq", "100000001"], 2),
+        (&["train", "llama-3.1-8b", "--micro-batch", "65537"], 2),
+        (&["train", "llama-3.1-8b", "--grad-accum", "65537"], 2),
+        (&["train", "llama-3.1-8b", "--dp", "4097"], 2),
+        (&["train", "llama-3.1-8b", "--ep", "4097"], 2),
+        (&["train", "llama-3.1-8b", "--tp", "1025"], 2),
+        (&["train", "llama-3.1-8b", "--lora-rank", "65537"], 2),
+        (
+            &[
+                "train",
+                "llama-3.1-8b",
+                "--framework-overhead",
+                "1099511627777",
+            ],
+            2,
+        ),
+        (&["train", "llama-3.1-8b", "--mfu", "2"], 2),
+        // An option that does not fit the model: a runtime error naming it.
+        (
+            &[
+                "train",
+                "llama-3.1-8b",
+                "--devices",
+                "8xh100-sxm",
+                "--tp",
+                "3",
+            ],
+            1,
+        ),
+        // parse
+        (&["parse", "nvidia-smi-xml", xml], 0),
+        (&["parse", "nvidia-smi-xm", xml], 2),
+        (&["parse", "nvidia-smi-xml"], 2),
+        (&["parse", "nvidia-smi-xml", csv], 1),
+        (&["parse", "nvidia-smi-xml", "/nonexistent/file.xml"], 1),
+        // completions, man
+        (&["completions", "bash"], 0),
+        (&["completions", "tcsh"], 2),
+        (&["man"], 0),
+    ];
+    for (args, want) in cases {
+        let (got, err) = code(args);
+        assert_eq!(got, Some(*want), "{args:?}: {err}");
+        if *want == 1 {
+            let lines: Vec<_> = err
+                .lines()
+                .filter(|l| l.starts_with("ai-hwaccel: error"))
+                .collect();
+            assert_eq!(lines.len(), 1, "{args:?}: one error line: {err}");
+        }
+    }
+}
+
+#[test]
+fn parse_refuses_input_that_is_not_the_format() {
+    let csv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../ai-hwaccel/tests/fixtures/nvidia-smi-csv/linux-x86_64__nvidia-geforce-rtx-2080-super__595.71.05__idle.csv",
+    );
+    let (c, err) = code(&["parse", "nvidia-smi-xml", csv.to_str().unwrap()]);
+    assert_eq!(c, Some(1));
+    assert!(
+        err.contains("not nvidia-smi-xml output") && err.contains("nvidia-smi -q -x"),
+        "{err}"
+    );
+    // The right format for the same file answers.
+    let v = json(&["parse", "nvidia-smi-csv", csv.to_str().unwrap()]);
+    assert_eq!(v["devices"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn unknown_memory_stays_unknown() {
+    // A fake root where the accelerator is seen on the PCI bus only: its
+    // memory is unknown.
+    let root = fixture_root("two-socket-pci");
+    let root = root.to_str().unwrap();
+    let v = json(&["detect", "--root", root, "--no-exec", "--json"]);
+    let s = &v["summary"];
+    assert_eq!(s["accelerator_count"], 1);
+    assert!(s["accelerator_memory_bytes"].is_null(), "{s}");
+    assert_eq!(s["accelerator_memory_unknown_count"], 1);
+    assert_eq!(s["accelerator_memory_known_bytes"], 0);
+    let text = success_text(run(&["detect", "--root", root, "--no-exec"]));
+    let line = text.lines().find(|l| l.starts_with("Summary")).unwrap();
+    assert_eq!(
+        line,
+        "Summary 1 accelerator(s) available, accelerator memory unknown"
+    );
+    assert!(!text.contains("0.0 GiB accelerator"), "{text}");
+}
+
+#[test]
+fn plan_on_a_registry_without_accelerators_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("saved.json");
+    let reg = success_text(run(&["detect", "--backends", "system", "--json"]));
+    std::fs::write(&file, reg).unwrap();
+    let o = run(&["plan", "llama-3.1-8b", "--registry", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("read {}", file.display()))
+            && err.contains("no available accelerator")
+            && !err.contains("on this machine"),
+        "{err}"
+    );
+}
+
+#[test]
+fn suggestions_for_every_typed_name() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["plan", "x", "--devices", "2xh100"],
+            "h100-sxm, h100-pcie, h100-nvl",
+        ),
+        (&["plan", "x", "--devices", "2xa100"], "a100-80gb"),
+        (&["plan", "x", "--devices", "2xmi300"], "did you mean mi300"),
+        (&["model", "lama-3.1-8b"], "did you mean llama-3.1-8b"),
+        (&["model", "llama-3-8b-instruct"], "did you mean llama-3-8b"),
+        (&["model", "1000000b"], "out of range"),
+        (
+            &["parse", "nvidia-smi-xm", "f"],
+            "did you mean nvidia-smi-xml",
+        ),
+        (&["detect", "--backends", "nvida"], "did you mean nvidia"),
+        (&["detect", "--family", "gpus"], "did you mean gpu"),
+        (&["plan", "x", "--quant", "q4k_m"], "did you mean q4_k"),
+        (&["plan", "x", "--kv-dtype", "bf15"], "did you mean bf16"),
+        (
+            &["train", "x", "--lora-targets", "gat"],
+            "did you mean gate",
+        ),
+    ];
+    for (args, want) in cases {
+        let (_, err) = code(args);
+        assert!(err.contains(want), "{args:?}: wanted {want:?} in {err}");
+    }
+    assert!(!code(&["model", "1000000b"]).1.contains("a size like"));
+    // A name that fits one entry resolves as `specs` resolves it.
+    let v = json(&["plan", "llama-3.1-8b", "--devices", "2x4090", "--json"]);
+    assert_eq!(v["devices"][0]["spec_id"], "rtx-4090");
+    let specs: serde_json::Value = json(&["specs", "4090", "--json"]);
+    assert_eq!(specs[0]["id"], "rtx-4090");
+}
+
+#[test]
+fn train_warns_when_the_sequence_passes_the_model_context() {
+    let text = success_text(run(&[
+        "train",
+        "phi-3-mini",
+        "--seq",
+        "10000000",
+        "--devices",
+        "1xh100-sxm",
+    ]));
+    assert!(
+        text.contains("warning: sequence length 10000000 exceeds the model's maximum of 4096"),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_is_wrapped_and_names_the_backends() {
+    for cmd in [
+        &["--help"][..],
+        &["detect", "--help"],
+        &["snapshot", "--help"],
+        &["topo", "--help"],
+        &["plan", "--help"],
+        &["train", "--help"],
+        &["parse", "--help"],
+        &["man", "--help"],
+    ] {
+        let text = success_text(run(cmd));
+        assert_narrow(&text);
+    }
+    let text = success_text(run(&["detect", "--help"]));
+    assert!(!text.contains("see --help"), "{text}");
+    for b in ["system", "nvidia", "amd", "vulkan", "pci"] {
+        assert!(text.contains(b), "--backends help lists {b}");
+    }
+}
+
+#[test]
+fn logs_carry_no_colour_into_a_pipe() {
+    let root = fixture_root("two-socket-pci");
+    let o = bin()
+        .args(["detect", "--no-exec", "--root", root.to_str().unwrap()])
+        .env("RUST_LOG", "debug")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("DEBUG"), "debug logs are on: {err}");
+    assert!(!err.contains('\x1b'), "no escape codes into a pipe");
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_clap_definition() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let text = success_text(run(&["completions", shell]));
+        for word in [
+            "ai-hwaccel",
+            "detect",
+            "plan",
+            "train",
+            "devices",
+            "backends",
+        ] {
+            assert!(text.contains(word), "{shell}: {word}");
+        }
+    }
+    let page = success_text(run(&["man"]));
+    assert!(page.contains(".TH ai-hwaccel"), "{page}");
+    assert!(page.contains("completions"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man1");
+    let o = run(&["man", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    let plan = std::fs::read_to_string(out.join("ai-hwaccel-plan.1")).unwrap();
+    assert!(plan.contains(".TH ai-hwaccel-plan") && plan.contains("memory\\-utilization"));
+    let n = std::fs::read_dir(&out).unwrap().count();
+    assert_eq!(n, 12, "the top page and one per command");
 }

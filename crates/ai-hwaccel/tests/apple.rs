@@ -287,7 +287,7 @@ fn macos_wired_limit_is_the_gpu_share() {
     assert_eq!(r.summary.accelerator_count, 2);
     assert_eq!(
         r.summary.accelerator_memory_bytes,
-        56 * GIB,
+        Some(56 * GIB),
         "one unified pool, counted once, at the GPU's share"
     );
     // The planner sees the GPU's share.
@@ -319,6 +319,9 @@ fn macos_wired_limit_default_leaves_the_share_unknown() {
         "{}",
         shared.source
     );
+    // The Neural Engine has no size of its own: it is in the shared pool,
+    // not of unknown memory.
+    assert_eq!(r.summary.accelerator_memory_unknown_count, 0);
 }
 
 /// An Asahi Linux MacBook Pro (14-inch, M1 Max): `apple,j314c`/`apple,t6001`

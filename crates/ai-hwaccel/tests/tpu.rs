@@ -130,7 +130,7 @@ fn v6e_host_end_to_end() {
     assert_eq!(d.source, "tpu-info+pci-sysfs");
     assert_eq!(d.extra["tpu_accelerator_type"], "v6e-4");
     assert_eq!(r.summary.accelerator_count, 4);
-    assert_eq!(r.summary.accelerator_memory_bytes, 4 * HBM);
+    assert_eq!(r.summary.accelerator_memory_bytes, Some(4 * HBM));
 }
 
 #[test]

@@ -153,7 +153,7 @@ impl BackendSet {
     }
 
     /// The names of the backends in the set, in table order.
-    pub fn names(self) -> Vec<&'static str> {
+    pub fn member_names(self) -> Vec<&'static str> {
         BACKENDS
             .iter()
             .filter(|e| self.contains(e.id))
@@ -161,9 +161,20 @@ impl BackendSet {
             .collect()
     }
 
-    /// Parse a comma-separated list of backend names.
+    /// Parse a comma-separated list of backend names ([`BackendSet::names`]).
+    /// An empty list is an error: detection with no backend reports nothing,
+    /// not even the CPU.
+    ///
+    /// ```
+    /// use ai_hwaccel::{BackendId, BackendSet};
+    /// let set = BackendSet::parse("system,nvidia").unwrap();
+    /// assert!(set.contains(BackendId::Nvidia) && !set.contains(BackendId::Amd));
+    /// assert!(BackendSet::parse("nvida").unwrap_err().contains("did you mean nvidia"));
+    /// assert!(BackendSet::parse("").is_err());
+    /// ```
     pub fn parse(list: &str) -> Result<Self, String> {
-        list.split(',')
+        let set = list
+            .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .try_fold(BackendSet::empty(), |set, name| {
@@ -172,10 +183,25 @@ impl BackendSet {
                     .find(|e| e.name == name)
                     .map(|e| set.with(e.id))
                     .ok_or_else(|| {
-                        let names: Vec<_> = BACKENDS.iter().map(|e| e.name).collect();
-                        format!("unknown backend {name:?} (known: {})", names.join(", "))
+                        format!(
+                            "unknown backend {name:?}{} (known: {})",
+                            crate::suggest::hint(&crate::suggest::suggest(name, Self::names())),
+                            Self::names().collect::<Vec<_>>().join(", ")
+                        )
                     })
-            })
+            })?;
+        if set == BackendSet::empty() {
+            return Err(format!(
+                "empty backend list (name at least one of: {})",
+                Self::names().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        Ok(set)
+    }
+
+    /// Every backend's name, in detection order.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        BACKENDS.iter().map(|e| e.name)
     }
 }
 
@@ -414,6 +440,21 @@ fn entry(id: BackendId) -> &'static BackendEntry {
 }
 
 /// Detect on the live machine (or the root/tools the options name).
+///
+/// ```no_run
+/// use ai_hwaccel::{BackendSet, DetectOptions, Family, ProbeOptions, detect};
+/// use std::time::Duration;
+/// // Only GPUs, through the NVIDIA and AMD backends, tools killed after 2 s.
+/// let probe = ProbeOptions { timeout: Duration::from_secs(2), ..ProbeOptions::default() };
+/// let opts = DetectOptions {
+///     backends: BackendSet::parse("system,pci,nvidia,amd").unwrap(),
+///     families: Some(vec![Family::Gpu]),
+/// };
+/// let registry = detect(&probe, &opts);
+/// for w in &registry.warnings {
+///     eprintln!("[{}] {}", w.backend, w.message);
+/// }
+/// ```
 pub fn detect(probe: &ProbeOptions, opts: &DetectOptions) -> Registry {
     // One deadline for every tool run: the whole detection ends within the
     // timeout plus a small constant, however many tools run in sequence.
@@ -421,7 +462,34 @@ pub fn detect(probe: &ProbeOptions, opts: &DetectOptions) -> Registry {
     detect_with(&LiveProbe::new(probe.clone()).with_deadline(deadline), opts)
 }
 
+impl Registry {
+    /// Detect on this machine with the defaults: every backend, every
+    /// family, tools on `PATH` with a 5 s timeout. The same as
+    /// `detect(&ProbeOptions::default(), &DetectOptions::default())`.
+    ///
+    /// ```no_run
+    /// let registry = ai_hwaccel::Registry::detect();
+    /// match registry.best_accelerator() {
+    ///     Some(d) => println!("best: {} ({:?} bytes)", d.name, d.memory_bytes),
+    ///     None => println!("no accelerator"),
+    /// }
+    /// ```
+    pub fn detect() -> Registry {
+        detect(&ProbeOptions::default(), &DetectOptions::default())
+    }
+}
+
 /// Detect through any probe (live, fake root, replay, recording).
+///
+/// ```
+/// use ai_hwaccel::{DetectOptions, LiveProbe, ProbeOptions, detect_with};
+/// // A fake root: read files under a directory, run no tools.
+/// let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+///     .join("tests/fixtures/roots/two-socket-pci");
+/// let probe = LiveProbe::new(ProbeOptions { root, no_exec: true, ..ProbeOptions::default() });
+/// let registry = detect_with(&probe, &DetectOptions::default());
+/// assert_eq!(registry.devices[0].id, "cpu");
+/// ```
 pub fn detect_with(probe: &dyn Probe, opts: &DetectOptions) -> Registry {
     let start = Instant::now();
     let ctx = Context::new(probe);

@@ -92,9 +92,11 @@ impl std::str::FromStr for Family {
             .into_iter()
             .find(|f| f.as_str() == norm)
             .ok_or_else(|| {
+                let names = Family::ALL.map(|f| f.as_str());
                 format!(
-                    "unknown family {s:?} (expected one of: {})",
-                    Family::ALL.map(|f| f.as_str()).join(", ")
+                    "unknown family {s:?}{} (expected one of: {})",
+                    crate::suggest::hint(&crate::suggest::suggest(s, names)),
+                    names.join(", ")
                 )
             })
     }

@@ -28,16 +28,40 @@ pub struct BackendTiming {
 }
 
 /// Totals over the available accelerators (the CPU and offload engines never count).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// At least one available device is an accelerator.
     pub has_accelerator: bool,
     /// How many available accelerators there are.
     pub accelerator_count: u64,
-    /// Their memory summed (devices of unknown memory add nothing). Devices
-    /// that use the host's memory (`Device::shared_memory`) share one pool,
-    /// counted once: the largest of their `memory_bytes`.
-    pub accelerator_memory_bytes: u64,
+    /// Their memory summed; `null` when the memory of any of them is
+    /// unknown (the total is then unknown: see the two fields below). 0
+    /// only when there is no accelerator. Devices that use the host's memory
+    /// (`Device::shared_memory`) share one pool, counted once: the largest of
+    /// their `memory_bytes`; one of them without a size of its own (a Neural
+    /// Engine) is in that pool, not of unknown memory.
+    pub accelerator_memory_bytes: Option<u64>,
+    /// How many of them have unknown memory.
+    #[serde(default)]
+    pub accelerator_memory_unknown_count: u64,
+    /// The memory of those whose memory is known, summed (a shared pool
+    /// once): a lower bound of
+    /// the total when `accelerator_memory_unknown_count` is not 0.
+    #[serde(default)]
+    pub accelerator_memory_known_bytes: u64,
+}
+
+impl Default for Summary {
+    /// The summary of no devices: no accelerator, 0 bytes (known).
+    fn default() -> Self {
+        Summary {
+            has_accelerator: false,
+            accelerator_count: 0,
+            accelerator_memory_bytes: Some(0),
+            accelerator_memory_unknown_count: 0,
+            accelerator_memory_known_bytes: 0,
+        }
+    }
 }
 
 /// What a caller needs from a device; every field set must hold.
@@ -177,10 +201,17 @@ impl Registry {
     /// Recompute [`Summary`] from the devices.
     pub fn refresh_summary(&mut self) {
         let acc: Vec<&Device> = self.available_accelerators().collect();
+        let known = memory_counted_once(acc.iter().copied());
+        let unknown = acc
+            .iter()
+            .filter(|d| d.memory_bytes.is_none() && d.shared_memory.is_none())
+            .count() as u64;
         self.summary = Summary {
             has_accelerator: !acc.is_empty(),
             accelerator_count: acc.len() as u64,
-            accelerator_memory_bytes: memory_counted_once(acc.iter().copied()),
+            accelerator_memory_bytes: (unknown == 0).then_some(known),
+            accelerator_memory_unknown_count: unknown,
+            accelerator_memory_known_bytes: known,
         };
     }
 
@@ -215,20 +246,51 @@ impl Registry {
     }
 
     /// Memory of all available accelerators summed (unknown memory adds
-    /// nothing; the host memory that several devices share counts once).
+    /// nothing, so this is a lower bound; [`Summary::accelerator_memory_bytes`]
+    /// is `None` when any is unknown; the host memory that several devices
+    /// share counts once).
     pub fn total_accelerator_memory_bytes(&self) -> u64 {
         memory_counted_once(self.available_accelerators())
     }
 
-    /// The "best" available accelerator: most memory, then lowest id; the CPU
-    /// when there is no accelerator.
+    /// The available accelerator with the most memory (known memory beats
+    /// unknown), then the lowest id; `None` when there is no accelerator —
+    /// never the CPU or an offload engine. Partitions (MIG instances) count
+    /// as accelerators of their own size.
+    ///
+    /// ```
+    /// use ai_hwaccel::{Device, Family, Registry};
+    /// let mut r = Registry::default();
+    /// r.devices.push(Device::new("cpu", "x86", "intel", Family::Cpu, "cpu"));
+    /// assert!(r.best_accelerator().is_none());
+    /// let mut gpu = Device::new("gpu0", "NVIDIA H100 80GB HBM3", "nvidia", Family::Gpu, "nvml");
+    /// gpu.memory_bytes = Some(80 << 30);
+    /// r.devices.push(gpu);
+    /// assert_eq!(r.best_accelerator().unwrap().id, "gpu0");
+    /// ```
+    pub fn best_accelerator(&self) -> Option<&Device> {
+        self.available_accelerators().max_by(|a, b| {
+            a.memory_bytes
+                .cmp(&b.memory_bytes)
+                .then_with(|| b.id.cmp(&a.id))
+        })
+    }
+
+    /// The device to run on: [`Registry::best_accelerator`], or the CPU when
+    /// there is no accelerator (the CPU is where work then runs). Use
+    /// `best_accelerator` to ask whether there is an accelerator at all.
+    #[deprecated(
+        since = "0.1.0",
+        note = "returns the CPU when there is no accelerator; use `best_accelerator()` (or `best_device()` to fall back to the CPU explicitly)"
+    )]
     pub fn best(&self) -> Option<&Device> {
-        self.available_accelerators()
-            .max_by(|a, b| {
-                a.memory_bytes
-                    .cmp(&b.memory_bytes)
-                    .then_with(|| b.id.cmp(&a.id))
-            })
+        self.best_device()
+    }
+
+    /// [`Registry::best_accelerator`], falling back to the available CPU
+    /// device when there is no accelerator.
+    pub fn best_device(&self) -> Option<&Device> {
+        self.best_accelerator()
             .or_else(|| self.by_family(Family::Cpu).find(|d| d.available))
     }
 
@@ -332,9 +394,16 @@ mod tests {
     fn summary_counts_available_accelerators_only() {
         let r = sample();
         assert_eq!(r.summary.accelerator_count, 3);
-        assert_eq!(r.summary.accelerator_memory_bytes, 120 << 30);
+        // One of the three has unknown memory: the total is unknown, not 120 GiB.
+        assert_eq!(r.summary.accelerator_memory_bytes, None);
+        assert_eq!(r.summary.accelerator_memory_unknown_count, 1);
+        assert_eq!(r.summary.accelerator_memory_known_bytes, 120 << 30);
         assert!(r.summary.has_accelerator);
-        assert_eq!(r.best().unwrap().id, "pci:0000:01:00.0");
+        assert_eq!(r.best_accelerator().unwrap().id, "pci:0000:01:00.0");
+        let mut all_known = r.clone();
+        all_known.devices.retain(|d| d.memory_bytes.is_some());
+        all_known.refresh_summary();
+        assert_eq!(all_known.summary.accelerator_memory_bytes, Some(120 << 30));
         let req = Requirement {
             min_memory_bytes: Some(48 << 30),
             accelerator_only: true,
@@ -374,7 +443,12 @@ mod tests {
         r.refresh_summary();
         assert!(!r.has_accelerator());
         assert_eq!(r.summary, Summary::default());
-        assert_eq!(r.best().unwrap().id, "cpu");
+        assert_eq!(r.summary.accelerator_memory_bytes, Some(0));
+        assert!(r.best_accelerator().is_none(), "never the CPU");
+        assert_eq!(r.best_device().unwrap().id, "cpu");
+        #[allow(deprecated, reason = "the deprecated method keeps its behaviour")]
+        let best = r.best();
+        assert_eq!(best.unwrap().id, "cpu");
     }
 
     #[test]

@@ -77,27 +77,20 @@ pub fn find(name: &str) -> Option<&'static CatalogModel> {
         })
 }
 
-/// Catalog ids closest to `name`, for "did you mean" messages: those that
-/// share the most leading characters with it.
+/// Catalog ids closest to `name`, for "did you mean" messages: the shared
+/// matcher ([`crate::suggest`]) over ids, aliases and repository names.
 pub fn suggestions(name: &str) -> Vec<&'static str> {
-    let q = squash(name);
-    let prefix = |id: &str| {
-        squash(id)
-            .chars()
-            .zip(q.chars())
-            .take_while(|(a, b)| a == b)
-            .count()
-    };
-    let best = all().iter().map(|m| prefix(&m.id)).max().unwrap_or(0);
-    if best < 3 {
-        return Vec::new();
-    }
-    all()
-        .iter()
-        .filter(|m| prefix(&m.id) == best)
-        .map(|m| m.id.as_str())
-        .take(5)
-        .collect()
+    crate::suggest::suggest_keyed(
+        name,
+        all().iter().flat_map(|m| {
+            std::iter::once(m.id.as_str())
+                .chain(m.aliases.iter().flat_map(|a| {
+                    // A repository id also by its tail (`Meta-Llama-3-8B`).
+                    [a.as_str(), a.rsplit('/').next().unwrap_or(a)]
+                }))
+                .map(move |n| (n, m.id.as_str()))
+        }),
+    )
 }
 
 #[cfg(test)]

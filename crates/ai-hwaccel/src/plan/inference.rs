@@ -54,7 +54,7 @@ pub const DEFAULT_MEMORY_UTILIZATION: f64 = 0.9;
 
 /// Achieved over peak memory bandwidth in decoding ("model bandwidth
 /// utilization", MBU). Databricks, "LLM Inference Performance Engineering:
-/// Best Practices" (2023, https://www.databricks.com/blog/llm-inference-performance-engineering-best-practices)
+/// Best Practices" (2023, <https://www.databricks.com/blog/llm-inference-performance-engineering-best-practices>)
 /// defines MBU and reports small-batch decoding on A100/H100 in this range.
 pub const DEFAULT_DECODE_EFFICIENCY: f64 = 0.6;
 

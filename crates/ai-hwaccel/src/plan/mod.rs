@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod devices;
 pub mod inference;
 pub mod quant;
+pub mod shortcut;
 pub mod source;
 pub mod training;
 
@@ -20,5 +21,15 @@ pub use arch::{
 pub use devices::PlanDevice;
 pub use inference::{InferenceOptions, InferencePlan, Plan, plan_inference};
 pub use quant::{KvDtype, Quant};
+pub use shortcut::{
+    DeviceRef, ModelRef, PlanError, load_model_ref, options_for, plan_inference_for,
+    plan_training_for,
+};
 pub use source::{LoadedModel, ModelError, ModelOrigin, StoredWeights, load_model};
-pub use training::{TrainingOptions, TrainingPlan, plan_training};
+pub use training::{
+    AttentionImpl, Method, Module, Objective, Offload, Optimizer, Precision, Recompute,
+    TrainingError, TrainingOptions, TrainingPlan, plan_training,
+};
+
+/// Most devices a device string may name: [`crate::spec::MAX_DEVICES`].
+pub use crate::spec::MAX_DEVICES;

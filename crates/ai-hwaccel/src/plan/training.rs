@@ -881,6 +881,22 @@ pub struct TrainingError {
     pub reason: String,
 }
 
+/// Longest sequence planned: 100 M tokens, ten times the longest context a
+/// released model advertises (Llama 4 Scout, 10 M).
+pub const MAX_SEQ: u64 = 100_000_000;
+
+/// Most sequences per micro-batch, and most micro-batches per step. With
+/// [`MAX_SEQ`] and [`crate::spec::MAX_DEVICES`] data-parallel ranks the
+/// tokens per step can still pass 2^64, so that product is checked too.
+pub const MAX_MICRO_BATCH: u64 = 65_536;
+
+/// Largest LoRA rank: 65,536, past the hidden size of every catalog model.
+pub const MAX_LORA_RANK: u64 = 65_536;
+
+/// Largest framework overhead per device: 1 TiB, above the memory of any
+/// accelerator in the spec database.
+pub const MAX_FRAMEWORK_OVERHEAD_BYTES: u64 = 1 << 40;
+
 fn err(option: &'static str, reason: impl Into<String>) -> TrainingError {
     TrainingError {
         option,
@@ -1116,6 +1132,45 @@ fn check(
     if !(0.0..1.0).contains(&o.fragmentation_fraction) {
         return Err(err("fragmentation_fraction", "not in [0, 1)"));
     }
+    // Bounds that keep every product below u64 (tokens per step, bytes per
+    // device) and planning time small; each is far past any real run.
+    let bounds: [(&'static str, u64, u64); 6] = [
+        ("seq", o.seq, MAX_SEQ),
+        ("micro_batch", o.micro_batch, MAX_MICRO_BATCH),
+        (
+            "gradient_accumulation",
+            o.gradient_accumulation.unwrap_or(1),
+            MAX_MICRO_BATCH,
+        ),
+        ("lora_rank", o.lora_rank, MAX_LORA_RANK),
+        (
+            "framework_overhead_bytes",
+            o.framework_overhead_bytes.unwrap_or(0),
+            MAX_FRAMEWORK_OVERHEAD_BYTES,
+        ),
+        (
+            "data_parallel",
+            u64::from(o.data_parallel.unwrap_or(1)),
+            u64::from(crate::spec::MAX_DEVICES),
+        ),
+    ];
+    for (option, value, max) in bounds {
+        if value > max {
+            return Err(err(option, format!("{value} is more than {max}")));
+        }
+    }
+    for (option, value) in [
+        ("tensor_parallel", o.tensor_parallel),
+        ("pipeline_parallel", o.pipeline_parallel),
+        ("expert_parallel", o.expert_parallel),
+    ] {
+        if value > crate::spec::MAX_DEVICES {
+            return Err(err(
+                option,
+                format!("{value} is more than {}", crate::spec::MAX_DEVICES),
+            ));
+        }
+    }
     if o.gradient_accumulation == Some(0) {
         return Err(err("gradient_accumulation", "0 micro-batches per step"));
     }
@@ -1180,6 +1235,18 @@ fn check(
             ),
         ));
     }
+    let micro_batches = o
+        .gradient_accumulation
+        .unwrap_or(u64::from(o.pipeline_parallel));
+    let tokens = [micro_batches, u64::from(dp), o.seq]
+        .into_iter()
+        .try_fold(o.micro_batch, u64::checked_mul);
+    if tokens.is_none() {
+        return Err(err(
+            "micro_batch",
+            "micro-batch × sequence × micro-batches × data-parallel ranks overflows 64 bits",
+        ));
+    }
     Ok(dp)
 }
 
@@ -1205,6 +1272,14 @@ fn evaluate(
     let mut warnings = Vec::new();
     if spec.approximate {
         warnings.push("the architecture is approximate (a bare size)".to_string());
+    }
+    if let Some(max) = spec.max_context
+        && o.seq > max
+    {
+        warnings.push(format!(
+            "sequence length {} exceeds the model's maximum of {max} tokens",
+            o.seq
+        ));
     }
     let critic = o.critic.as_ref().unwrap_or(spec);
     let teacher = o.teacher.as_ref().unwrap_or(spec);
@@ -1423,7 +1498,8 @@ fn evaluate(
                 r(acts),
                 r(other),
             ];
-            let total = parts.iter().sum();
+            // Saturating: absurd inputs give `u64::MAX` ("does not fit"), not a wrap.
+            let total = parts.iter().fold(0u64, |a, &b| a.saturating_add(b));
             TrainingDeviceMemory {
                 role: role.to_string(),
                 stage,

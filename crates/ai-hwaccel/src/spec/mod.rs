@@ -308,12 +308,35 @@ pub enum SpecError {
         token: String,
     },
     /// No entry matches the device name.
-    #[error("unknown device {name:?} in {token:?} (see `ai-hwaccel specs` for known ids)")]
+    #[error(
+        "unknown device {name:?} in {token:?}{} (see `ai-hwaccel specs` for known ids)",
+        crate::suggest::hint(suggestions)
+    )]
     UnknownDevice {
         /// The offending token.
         token: String,
         /// The device part of it.
         name: String,
+        /// Ids of the entries it may have meant ([`crate::suggest`]).
+        suggestions: Vec<String>,
+    },
+    /// The device string names more devices than [`MAX_DEVICES`].
+    #[error("{count} devices is more than the planner takes (at most {max})")]
+    TooManyDevices {
+        /// Devices named, summed over the tokens.
+        count: u64,
+        /// [`MAX_DEVICES`].
+        max: u32,
+    },
+    /// The device name fits several entries; the token must pick one.
+    #[error("device {name:?} in {token:?} is ambiguous: it matches {}", candidates.join(", "))]
+    AmbiguousDevice {
+        /// The offending token.
+        token: String,
+        /// The device part of it.
+        name: String,
+        /// Ids of every entry it matches.
+        candidates: Vec<String>,
     },
 }
 
@@ -583,11 +606,74 @@ pub fn resolve(query: &str) -> Option<&'static SpecEntry> {
         .or_else(|| parse_pci_id(query).and_then(|(v, d)| by_pci_id(v, d)))
 }
 
+/// Most devices a device string may name (summed over its items).
+///
+/// Why 4096: planning enumerates tensor × pipeline layouts over the devices
+/// and keeps per-device memory for each, so its time and memory grow a
+/// little faster than linearly with the count (measured on a release build,
+/// `plan llama-3.1-70b`: 1,024 devices 1.1 s, 4,096 devices 4 s and 170 MB,
+/// 16,384 devices 21 s and 670 MB; see docs/benchmarks.md). 4096 keeps the
+/// worst case interactive while covering every scale-up domain (an NVL72
+/// rack is 72 GPUs) and many scale-out replicas: past a few domains, more
+/// devices add data-parallel replicas of a layout already found.
+pub const MAX_DEVICES: u32 = 4096;
+
+/// What a device name a user typed stands for ([`lookup`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lookup {
+    /// Exactly one entry.
+    Found(&'static SpecEntry),
+    /// Several entries, none preferred (`h100`: SXM, PCIe and NVL).
+    Ambiguous(Vec<&'static SpecEntry>),
+    /// None; the entries it may have meant ([`crate::suggest`]), best first.
+    NotFound(Vec<&'static SpecEntry>),
+}
+
+/// Look a device name up the way `ai-hwaccel specs` and device strings do:
+/// [`resolve`] first (id, name or alias, PCI id); then the entries where the
+/// query's words appear, in order, among the words of the id, the name or
+/// an alias (`4090` is `rtx-4090`; `h100` fits three entries and is
+/// [`Lookup::Ambiguous`]); failing that, suggestions.
+pub fn lookup(query: &str) -> Lookup {
+    if let Some(e) = resolve(query) {
+        return Lookup::Found(e);
+    }
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect()
+    };
+    let q = words(query);
+    let has_run = |name: &str| {
+        let w = words(name);
+        !q.is_empty() && w.windows(q.len()).any(|win| win == q.as_slice())
+    };
+    let hits: Vec<&'static SpecEntry> = all()
+        .iter()
+        .filter(|e| has_run(&e.id) || has_run(&e.name) || e.aliases.iter().any(|a| has_run(a)))
+        .collect();
+    match hits.as_slice() {
+        [one] => Lookup::Found(one),
+        [] => Lookup::NotFound(crate::suggest::suggest_keyed(
+            query,
+            all().iter().flat_map(|e| {
+                [e.id.as_str(), e.name.as_str()]
+                    .into_iter()
+                    .chain(e.aliases.iter().map(String::as_str))
+                    .map(move |n| (n, e))
+            }),
+        )),
+        _ => Lookup::Ambiguous(hits),
+    }
+}
+
 /// Parse a device string naming hardware to plan for: comma-separated
 /// `COUNTxDEVICE` items (`4xh100-sxm`, `2xa100-80gb,1xl4`; the count
-/// defaults to 1), each DEVICE anything [`resolve`] accepts.
+/// defaults to 1), each DEVICE a name [`lookup`] finds exactly one entry for.
 pub fn parse_device_set(s: &str) -> Result<Vec<(u32, &'static SpecEntry)>, SpecError> {
     let mut out = Vec::new();
+    let mut total: u64 = 0;
     for token in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         let digits = token.chars().take_while(char::is_ascii_digit).count();
         let (count, device) = match token[digits..].trim_start().strip_prefix(['x', 'X', '*']) {
@@ -601,6 +687,7 @@ pub fn parse_device_set(s: &str) -> Result<Vec<(u32, &'static SpecEntry)>, SpecE
                 return Err(SpecError::UnknownDevice {
                     token: token.to_string(),
                     name: String::new(),
+                    suggestions: Vec::new(),
                 });
             }
             _ => (1, token),
@@ -610,10 +697,30 @@ pub fn parse_device_set(s: &str) -> Result<Vec<(u32, &'static SpecEntry)>, SpecE
                 token: token.to_string(),
             });
         }
-        let entry = resolve(device).ok_or_else(|| SpecError::UnknownDevice {
-            token: token.to_string(),
-            name: device.to_string(),
-        })?;
+        let entry = match lookup(device) {
+            Lookup::Found(e) => e,
+            Lookup::Ambiguous(all) => {
+                return Err(SpecError::AmbiguousDevice {
+                    token: token.to_string(),
+                    name: device.to_string(),
+                    candidates: all.iter().map(|e| e.id.clone()).collect(),
+                });
+            }
+            Lookup::NotFound(suggestions) => {
+                return Err(SpecError::UnknownDevice {
+                    token: token.to_string(),
+                    name: device.to_string(),
+                    suggestions: suggestions.iter().map(|e| e.id.clone()).collect(),
+                });
+            }
+        };
+        total += u64::from(count);
+        if total > u64::from(MAX_DEVICES) {
+            return Err(SpecError::TooManyDevices {
+                count: total,
+                max: MAX_DEVICES,
+            });
+        }
         out.push((count, entry));
     }
     if out.is_empty() {

@@ -1,4 +1,4 @@
-//! Where a model's architecture comes from: the [`catalog`](super::catalog),
+//! Where a model's architecture comes from: the [`super::catalog`],
 //! a Hugging Face `config.json` (or the model directory holding it), a
 //! `.safetensors` file or a sharded model's `model.safetensors.index.json`,
 //! a `.gguf` file, or a bare size such as `7b`.
@@ -99,6 +99,16 @@ pub enum ModelError {
         /// ` (did you mean …?)` or empty.
         hint: String,
     },
+    /// A bare size (`1000000b`) outside the sizes planned.
+    #[error(
+        "model size {name:?} is out of range: {parameters:.3e} parameters, sizes from {MIN_SIZE_PARAMETERS:.0e} (\"1m\") to {MAX_SIZE_PARAMETERS:.0e} (\"100t\") are planned"
+    )]
+    SizeOutOfRange {
+        /// What was typed.
+        name: String,
+        /// The count it reads as.
+        parameters: f64,
+    },
     /// A file could not be read.
     #[error("{path}: {source}")]
     Io {
@@ -157,9 +167,17 @@ impl FormatError {
     }
 }
 
-/// Parse a bare size: a number with a `k`/`m`/`b`/`t` suffix (`7b`,
-/// `1.5B`, `405b`, `125m`); returns the parameter count.
-pub fn parse_size(s: &str) -> Option<u64> {
+/// Smallest bare size planned: 1 M parameters (below it the generic
+/// architecture's embedding alone is larger than the model).
+pub const MIN_SIZE_PARAMETERS: u64 = 1_000_000;
+
+/// Largest bare size planned: 100 T parameters, about 50 times the largest
+/// published model, so its layer count stays within the 10,000 layers a
+/// generic architecture may have.
+pub const MAX_SIZE_PARAMETERS: u64 = 100_000_000_000_000;
+
+/// What a bare size reads as, in range or not: `None` when `s` is no size.
+fn size_value(s: &str) -> Option<f64> {
     let s = s.trim();
     let (num, suffix) = s.split_at(s.find(|c: char| c.is_ascii_alphabetic())?);
     let scale = match suffix.to_ascii_lowercase().as_str() {
@@ -169,9 +187,23 @@ pub fn parse_size(s: &str) -> Option<u64> {
         "t" => 1e12,
         _ => return None,
     };
-    let n: f64 = num.trim().parse().ok()?;
-    let total = n * scale;
-    (n.is_finite() && n > 0.0 && (1e6..=1e14).contains(&total)).then_some(total.round() as u64)
+    let num = num.trim();
+    // Digits and at most one point: no signs, exponents, `inf` or `nan`.
+    if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let n: f64 = num.parse().ok()?;
+    (n.is_finite() && n > 0.0).then_some(n * scale)
+}
+
+/// Parse a bare size: a number with a `k`/`m`/`b`/`t` suffix (`7b`,
+/// `1.5B`, `405b`, `125m`); returns the parameter count, `None` when `s` is
+/// not a size or is outside [`MIN_SIZE_PARAMETERS`]..=[`MAX_SIZE_PARAMETERS`].
+pub fn parse_size(s: &str) -> Option<u64> {
+    let total = size_value(s)?;
+    (MIN_SIZE_PARAMETERS as f64..=MAX_SIZE_PARAMETERS as f64)
+        .contains(&total)
+        .then_some(total.round() as u64)
 }
 
 /// A generic dense architecture of about `parameters`: the shape of the
@@ -238,10 +270,13 @@ pub fn load_model(arg: &str) -> Result<LoadedModel, ModelError> {
             warnings: vec![warning],
         });
     }
-    let hint = match catalog::suggestions(arg).as_slice() {
-        [] => String::new(),
-        s => format!(" (did you mean {}?)", s.join(", ")),
-    };
+    if let Some(parameters) = size_value(arg) {
+        return Err(ModelError::SizeOutOfRange {
+            name: arg.to_string(),
+            parameters,
+        });
+    }
+    let hint = crate::suggest::hint(&catalog::suggestions(arg));
     Err(ModelError::Unknown {
         name: arg.to_string(),
         hint,

@@ -9,7 +9,8 @@
 //! dtypes, element counts that fit in `u64`, offsets that match
 //! dtype × shape and tile the data without holes or overlaps.
 //!
-//! [`load`] reads one file's header or, for a sharded checkpoint, the
+//! [`read_file_header`] reads one file's header and [`read_index`], for a
+//! sharded checkpoint, the
 //! `model.safetensors.index.json` and every shard's header, through
 //! [`crate::probe::files`]; [`infer_spec`] guesses an architecture from
 //! Llama-style tensor names when no config.json is beside them.
@@ -515,7 +516,7 @@ const AUX_SUFFIXES: &[&str] = &[
 
 /// Exact weights of a set of tensors. Parameters are element counts, except
 /// packed GPTQ/AWQ `qweight` tensors (int32 holding `32 / bits` values each,
-/// counted unpacked) and quantization metadata ([`AUX_SUFFIXES`]: stored
+/// counted unpacked) and quantization metadata (`AUX_SUFFIXES`: stored
 /// bytes, not parameters). `bits` is the config's quantization width.
 pub fn summarize(
     tensors: &[TensorInfo],
