@@ -301,6 +301,8 @@ fn run(cli: Cli) -> Result<()> {
                 std::fs::read(&file).with_context(|| format!("{}", file.display()))?
             };
             let mut parsed = (fmt.parse)(&bytes);
+            // The same plausibility pass `detect` applies to every backend.
+            ai_hwaccel::model::plausible::check_devices(&mut parsed.devices, &mut parsed.warnings);
             // The same datasheet entry `detect` attaches.
             ai_hwaccel::spec::attach(&mut parsed.devices);
             out(&format!("{}\n", serde_json::to_string_pretty(&parsed)?))
