@@ -392,6 +392,8 @@ fn run(cli: Cli) -> Result<()> {
                     fmt.produced_by
                 );
             }
+            // The same plausibility pass `detect` applies to every backend.
+            ai_hwaccel::model::plausible::check_devices(&mut parsed.devices, &mut parsed.warnings);
             // The same datasheet entry `detect` attaches.
             ai_hwaccel::spec::attach(&mut parsed.devices);
             out(&format!("{}\n", serde_json::to_string_pretty(&parsed)?))

@@ -428,8 +428,12 @@ pub struct CachedRegistry {
     probe: ProbeOptions,
     opts: DetectOptions,
     cache: CacheOptions,
-    memory: Mutex<Option<(Fingerprint, BTreeSet<String>, Arc<Registry>)>>,
+    memory: Mutex<Option<Remembered>>,
 }
+
+/// What a [`CachedRegistry`] keeps in memory: the fingerprint it was taken
+/// under, the environment variables detection read, and the registry.
+type Remembered = (Fingerprint, BTreeSet<String>, Arc<Registry>);
 
 impl std::fmt::Debug for CachedRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

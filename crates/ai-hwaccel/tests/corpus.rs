@@ -206,3 +206,98 @@ fn every_capture_parses_to_its_expected_devices() {
     assert!(checked >= 20, "only {checked} captures have expect files");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Every capture the formats table knows parses to the same result with a
+/// UTF-8 byte-order mark prepended, and with CRLF line endings (issue 14:
+/// a BOM turned 2 amd-smi GPUs into 1 and gave zero devices from the JSON
+/// formats, clinfo and nvlink).
+#[test]
+fn a_byte_order_mark_or_crlf_changes_no_result() {
+    let root = fixtures();
+    let mut failures: Vec<String> = Vec::new();
+    let mut tried = 0usize;
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    folders.sort();
+    for dir in folders {
+        let folder = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if NOT_FORMATS.iter().any(|(f, _)| *f == folder) {
+            continue;
+        }
+        for file in files_in(&dir) {
+            let fname = file.file_name().unwrap().to_string_lossy().into_owned();
+            let exp_path = root
+                .join("expect")
+                .join(&folder)
+                .join(format!("{fname}.json"));
+            let named = exp_path.is_file().then(|| {
+                let v: Value = serde_json::from_slice(&std::fs::read(&exp_path).unwrap()).unwrap();
+                v.get("format").and_then(Value::as_str).map(str::to_string)
+            });
+            let Some(fmt) = named
+                .flatten()
+                .as_deref()
+                .or_else(|| format_of(&folder, &file))
+                .and_then(format)
+            else {
+                continue;
+            };
+            let bytes = std::fs::read(&file).unwrap();
+            let plain = (fmt.parse)(&bytes);
+            let mut with_bom = b"\xEF\xBB\xBF".to_vec();
+            with_bom.extend_from_slice(&bytes);
+            let mut crlf = Vec::with_capacity(bytes.len() + bytes.len() / 16);
+            for (i, &b) in bytes.iter().enumerate() {
+                if b == b'\n' && (i == 0 || bytes[i - 1] != b'\r') {
+                    crlf.push(b'\r');
+                }
+                crlf.push(b);
+            }
+            tried += 1;
+            for (how, input) in [("a BOM", &with_bom), ("CRLF", &crlf)] {
+                let got = (fmt.parse)(input);
+                if got.devices != plain.devices {
+                    failures.push(format!(
+                        "{folder}/{fname} ({}): devices differ with {how}: {} vs {}",
+                        fmt.name,
+                        got.devices.len(),
+                        plain.devices.len()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(tried > 50, "only {tried} captures tried");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every XML format refuses input nested 5,000 deep (35 KB) with a warning
+/// naming the format instead of overflowing the stack (issue 14: SIGABRT).
+#[test]
+fn deeply_nested_xml_is_refused_not_a_stack_overflow() {
+    let deep = format!(
+        "<?xml version=\"1.0\"?>\n<nvidia_smi_log><gpu id=\"00000000:01:00.0\">{}{}</gpu></nvidia_smi_log>\n",
+        "<a>".repeat(5_000),
+        "</a>".repeat(5_000)
+    );
+    let xml_formats: Vec<_> = FORMATS
+        .iter()
+        .filter(|f| f.name.ends_with("-xml"))
+        .collect();
+    assert!(!xml_formats.is_empty());
+    for f in xml_formats {
+        let out = (f.parse)(deep.as_bytes());
+        assert!(out.devices.is_empty(), "{}", f.name);
+        assert!(
+            out.warnings
+                .iter()
+                .any(|w| w.contains("nest deeper than 64")),
+            "{}: {:?}",
+            f.name,
+            out.warnings
+        );
+    }
+}

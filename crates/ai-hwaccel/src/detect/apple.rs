@@ -174,7 +174,7 @@ fn metal_of(v: &str) -> String {
 pub fn parse_system_profiler(text: &str) -> SpReport {
     use serde_json::Value;
     let mut rep = SpReport::default();
-    let v: Value = match serde_json::from_str(text) {
+    let v: Value = match serde_json::from_str(crate::model::text::strip_bom(text)) {
         Ok(v) => v,
         Err(e) => {
             rep.warnings.push(format!("system_profiler JSON: {e}"));
@@ -482,7 +482,7 @@ fn devices_from_profiler(rep: &SpReport, memory: SharedMemory, source: &str) -> 
 
 /// Parser for `ai-hwaccel parse system-profiler-json`.
 pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
-    let rep = parse_system_profiler(&String::from_utf8_lossy(bytes));
+    let rep = parse_system_profiler(&crate::model::text::decode(bytes));
     let memory = unified_memory(None, rep.physical_memory_bytes, None);
     let devices = devices_from_profiler(&rep, memory, "system-profiler");
     let mut warnings = rep.warnings.clone();

@@ -406,7 +406,7 @@ fn device_from(c: &NpuChip, index: Option<u32>, version: Option<&str>) -> Device
 
 /// Parser for `ai-hwaccel parse npu-smi`.
 pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
-    let rep = parse_npu_smi(&String::from_utf8_lossy(bytes));
+    let rep = parse_npu_smi(&crate::model::text::decode(bytes));
     let devices: Vec<Device> = rep
         .chips
         .iter()

@@ -375,7 +375,7 @@ fn mgmt_reason(user: Option<PciAddress>) -> String {
 
 /// Parser for `ai-hwaccel parse xbutil-examine`.
 pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
-    let rep = parse_xbutil_examine(&String::from_utf8_lossy(bytes));
+    let rep = parse_xbutil_examine(&crate::model::text::decode(bytes));
     let devices: Vec<Device> = rep.devices.iter().map(|x| xbutil_device(x, &rep)).collect();
     let mut warnings = rep.warnings.clone();
     if devices.is_empty() {

@@ -311,12 +311,12 @@ fn parse_output(rep: HlReport) -> ParseOutput {
 
 /// Parser for `ai-hwaccel parse hl-smi` (the default table).
 pub(crate) fn parse_format_table(bytes: &[u8]) -> ParseOutput {
-    parse_output(parse_hl_smi_table(&String::from_utf8_lossy(bytes)))
+    parse_output(parse_hl_smi_table(&crate::model::text::decode(bytes)))
 }
 
 /// Parser for `ai-hwaccel parse hl-smi-csv`.
 pub(crate) fn parse_format_csv(bytes: &[u8]) -> ParseOutput {
-    parse_output(parse_hl_smi_csv(&String::from_utf8_lossy(bytes)))
+    parse_output(parse_hl_smi_csv(&crate::model::text::decode(bytes)))
 }
 
 /// Habanalabs devices of `/sys/class/accel`: (accel name, sysfs device dir).

@@ -524,11 +524,16 @@ pub fn detect_with(probe: &dyn Probe, opts: &DetectOptions) -> Registry {
 
     let mut reg = Registry::default();
     let mut devices: Vec<Device> = Vec::new();
-    for (e, out, ms) in results {
+    for (e, mut out, ms) in results {
         reg.timings.push(BackendTiming {
             backend: e.name.to_string(),
             millis: ms,
         });
+        // Values no hardware can have become None with a warning.
+        crate::model::plausible::check_devices(&mut out.devices, &mut out.warnings);
+        if let Some(sys) = out.system.as_mut() {
+            crate::model::plausible::check_system(sys, &mut out.warnings);
+        }
         if let Some(sys) = out.system {
             reg.system = sys;
         }

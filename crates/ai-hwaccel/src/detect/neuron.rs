@@ -218,7 +218,7 @@ pub fn parse_neuron_ls(text: &str) -> NeuronReport {
 pub fn parse_neuron_ls_json(text: &str) -> NeuronReport {
     use serde_json::Value;
     let mut rep = NeuronReport::default();
-    let v: Value = match serde_json::from_str(text) {
+    let v: Value = match serde_json::from_str(crate::model::text::strip_bom(text)) {
         Ok(v) => v,
         Err(e) => {
             rep.warnings.push(format!("neuron-ls JSON: {e}"));
@@ -423,12 +423,12 @@ fn parse_output(rep: NeuronReport) -> ParseOutput {
 
 /// Parser for `ai-hwaccel parse neuron-ls` (the table).
 pub(crate) fn parse_format_table(bytes: &[u8]) -> ParseOutput {
-    parse_output(parse_neuron_ls(&String::from_utf8_lossy(bytes)))
+    parse_output(parse_neuron_ls(&crate::model::text::decode(bytes)))
 }
 
 /// Parser for `ai-hwaccel parse neuron-ls-json`.
 pub(crate) fn parse_format_json(bytes: &[u8]) -> ParseOutput {
-    parse_output(parse_neuron_ls_json(&String::from_utf8_lossy(bytes)))
+    parse_output(parse_neuron_ls_json(&crate::model::text::decode(bytes)))
 }
 
 /// The `neuron` backend.

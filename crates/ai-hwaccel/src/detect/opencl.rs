@@ -474,7 +474,7 @@ pub fn devices_from_report(rep: &ClReport, scan: &PciScan) -> (Vec<Device>, Vec<
 
 /// Parser for `ai-hwaccel parse clinfo` (raw or APP SDK report).
 pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
-    let rep = parse_clinfo(&String::from_utf8_lossy(bytes));
+    let rep = parse_clinfo(&crate::model::text::decode(bytes));
     let (devices, mut warnings) = devices_from_report(&rep, &PciScan::default());
     warnings.splice(0..0, rep.warnings);
     if rep.devices.is_empty() && rep.platforms.is_empty() {

@@ -246,7 +246,7 @@ fn device_from(q: &QaicDevice, rep: &QaicReport, pci_name: Option<&str>) -> Devi
 
 /// Parser for `ai-hwaccel parse qaic-util`.
 pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
-    let rep = parse_qaic_util(&String::from_utf8_lossy(bytes));
+    let rep = parse_qaic_util(&crate::model::text::decode(bytes));
     let devices: Vec<Device> = rep
         .devices
         .iter()

@@ -286,7 +286,7 @@ fn chip_device(c: &TpuChip, rep: &TpuInfoReport, addr: Option<PciAddress>) -> De
 
 /// Parser for `ai-hwaccel parse tpu-info`.
 pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
-    let rep = parse_tpu_info(&String::from_utf8_lossy(bytes));
+    let rep = parse_tpu_info(&crate::model::text::decode(bytes));
     let devices: Vec<Device> = rep
         .chips
         .iter()

@@ -509,7 +509,7 @@ pub(super) fn run_tool(
 
 /// Parser for `ai-hwaccel parse vulkaninfo` (summary or full text).
 pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
-    let text = String::from_utf8_lossy(bytes);
+    let text = crate::model::text::decode(bytes);
     let rep = parse_vulkaninfo(&text);
     let (devices, mut warnings) = devices_from_report(&rep, &PciScan::default());
     warnings.splice(0..0, rep.warnings);

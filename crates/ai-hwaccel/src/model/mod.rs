@@ -5,8 +5,10 @@ mod device;
 mod excerpt;
 mod host;
 mod pci_address;
+pub mod plausible;
 mod registry;
 mod system;
+pub mod text;
 pub mod units;
 
 pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink, SharedMemory};

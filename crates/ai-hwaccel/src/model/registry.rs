@@ -311,6 +311,7 @@ impl Registry {
     /// Read a registry written by this or an older tool of the same major version.
     /// Unknown fields are ignored.
     pub fn from_json(text: &str) -> Result<Registry, RegistryError> {
+        let text = crate::model::text::strip_bom(text);
         #[derive(Deserialize)]
         struct Head {
             schema_version: Option<serde_json::Value>,

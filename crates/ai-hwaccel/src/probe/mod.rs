@@ -65,7 +65,7 @@ impl ToolOutput {
 
     /// Standard output as text (invalid UTF-8 replaced).
     pub fn stdout_text(&self) -> String {
-        String::from_utf8_lossy(&self.stdout).into_owned()
+        crate::model::text::decode(&self.stdout).into_owned()
     }
 
     /// First line of stderr, for warnings.
@@ -247,17 +247,18 @@ impl RefusalLog {
 
 /// Convenience readers over any [`Probe`].
 pub trait ProbeExt: Probe {
-    /// A file as text, invalid UTF-8 replaced.
+    /// A file as text, invalid UTF-8 replaced, a leading byte-order mark
+    /// dropped.
     fn read_text(&self, path: &str) -> Result<String, ProbeError> {
         self.read(path)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map(|b| crate::model::text::decode(&b).into_owned())
     }
 
     /// A file's text trimmed; `None` when absent, empty, unreadable or over
     /// [`ATTRIBUTE_READ_LIMIT`] (for one-value sysfs/procfs attributes).
     fn read_trimmed(&self, path: &str) -> Option<String> {
         let b = self.read_limited(path, ATTRIBUTE_READ_LIMIT).ok()?;
-        let t = String::from_utf8_lossy(&b);
+        let t = crate::model::text::decode(&b);
         let t = t.trim_matches(|c: char| c.is_whitespace() || c == '\0');
         (!t.is_empty()).then(|| t.to_string())
     }

@@ -427,7 +427,7 @@ impl ReplayProbe {
             field,
             message,
         };
-        let de = &mut serde_json::Deserializer::from_str(&text);
+        let de = &mut serde_json::Deserializer::from_str(crate::model::text::strip_bom(&text));
         let manifest: Manifest = serde_path_to_error::deserialize(de)
             .map_err(|e| bad(e.path().to_string(), e.inner().to_string()))?;
         if manifest.snapshot_version == 0 || manifest.snapshot_version > SNAPSHOT_VERSION {

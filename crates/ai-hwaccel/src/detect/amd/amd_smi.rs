@@ -45,7 +45,8 @@ fn lowercase_keys(v: Value) -> Value {
 
 /// Parse amd-smi JSON into per-GPU trees (lowercase keys).
 pub fn parse_json_tree(bytes: &[u8]) -> Result<Vec<Value>, String> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let v: Value = serde_json::from_slice(crate::model::text::strip_bom_bytes(bytes))
+        .map_err(|e| format!("not JSON: {e}"))?;
     Ok(json_records(v)?
         .into_iter()
         .map(lowercase_keys)
@@ -262,7 +263,7 @@ pub fn gpu_from_tree(rec: &Value) -> ToolGpu {
 
 /// Parse amd-smi output: JSON when it is JSON, the text form otherwise.
 pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
-    let trimmed = String::from_utf8_lossy(bytes);
+    let trimmed = crate::model::text::decode(bytes);
     let t = trimmed.trim_start();
     let (trees, mut warnings) = if t.starts_with('[') || t.starts_with('{') {
         match parse_json_tree(bytes) {
@@ -298,7 +299,7 @@ pub fn parse_json_format(bytes: &[u8]) -> ParseOutput {
 
 /// The `amd-smi-text` format (`amd-smi static` / `amd-smi list` default output).
 pub fn parse_text_format(bytes: &[u8]) -> ParseOutput {
-    let trees = parse_text_tree(&String::from_utf8_lossy(bytes));
+    let trees = parse_text_tree(&crate::model::text::decode(bytes));
     ParseOutput {
         warnings: if trees.is_empty() {
             vec!["amd-smi text lists no GPU".to_string()]

@@ -106,7 +106,7 @@ fn hex_u16(s: &str) -> Option<u16> {
 /// Parse `rocm-smi ... --json` into GPUs (in card order) and warnings.
 pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
     let mut warnings = Vec::new();
-    let v: Value = match serde_json::from_slice(bytes) {
+    let v: Value = match serde_json::from_slice(crate::model::text::strip_bom_bytes(bytes)) {
         Ok(v) => v,
         Err(e) => return (Vec::new(), vec![format!("rocm-smi JSON: {e}")]),
     };

@@ -67,7 +67,7 @@ fn gpu(o: &Value) -> XpuGpu {
 
 /// Parse `xpu-smi discovery -j` (or `discovery -d N -j`).
 pub fn parse_gpus(bytes: &[u8]) -> (Vec<XpuGpu>, Vec<String>) {
-    let v: Value = match serde_json::from_slice(bytes) {
+    let v: Value = match serde_json::from_slice(crate::model::text::strip_bom_bytes(bytes)) {
         Ok(v) => v,
         Err(e) => return (Vec::new(), vec![format!("xpu-smi JSON: {e}")]),
     };

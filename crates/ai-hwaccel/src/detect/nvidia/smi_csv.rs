@@ -48,7 +48,7 @@ const IDENTIFYING: &[&str] = &["name", "uuid", "pci.bus_id", "index", "serial"];
 /// skipped with a warning.
 pub fn parse(bytes: &[u8]) -> ParseOutput {
     let mut out = ParseOutput::default();
-    let text = String::from_utf8_lossy(bytes);
+    let text = crate::model::text::decode(bytes);
     let mut lines = text
         .lines()
         .map(|l| l.trim_end_matches('\r'))

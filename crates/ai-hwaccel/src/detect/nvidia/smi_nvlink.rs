@@ -45,7 +45,7 @@ struct GpuBlock {
 /// Parse the output of `nvidia-smi nvlink -s`. Never panics; lines that are
 /// neither a GPU line, a link line nor a message under a GPU are warnings.
 pub fn parse(bytes: &[u8]) -> ParseOutput {
-    let text = String::from_utf8_lossy(bytes);
+    let text = crate::model::text::decode(bytes);
     let mut out = ParseOutput::default();
     let mut gpus: Vec<GpuBlock> = Vec::new();
     for (n, raw) in text.split('\n').enumerate() {

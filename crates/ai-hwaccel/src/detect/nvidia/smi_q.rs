@@ -174,11 +174,7 @@ fn version_number(v: &str) -> Option<String> {
 /// yields the devices read so far, and a report whose `Attached GPUs` count
 /// differs from the GPU blocks present gets a warning.
 pub fn parse(bytes: &[u8]) -> ParseOutput {
-    // `from_utf8` first: it is faster than the lossy decoder on valid input.
-    let text = match std::str::from_utf8(bytes) {
-        Ok(s) => std::borrow::Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(bytes),
-    };
+    let text = crate::model::text::decode(bytes);
     let tree = Tree::read(&text);
     let mut out = ParseOutput::default();
     parse_tree(&tree, &mut out);

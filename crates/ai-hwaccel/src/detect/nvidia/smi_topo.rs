@@ -188,7 +188,7 @@ pub fn parse_matrix(text: &str) -> TopoMatrix {
 /// the NUMA Affinity column, `links` to peers named `gpu<index>` and
 /// `extra["cpu_affinity"]`.
 pub fn parse(bytes: &[u8]) -> ParseOutput {
-    let m = parse_matrix(&String::from_utf8_lossy(bytes));
+    let m = parse_matrix(&crate::model::text::decode(bytes));
     let devices = m
         .gpus
         .into_iter()

@@ -21,17 +21,35 @@ use super::{
 /// Source name of devices from this parser.
 const SOURCE: &str = "nvidia-smi";
 
+/// Deepest element nesting accepted. Real `nvidia-smi -q -x` reports nest
+/// at most 5 levels (`nvidia_smi_log/gpu/mig_devices/mig_device/…/total`);
+/// roxmltree parses nested elements by recursion, so a document nested
+/// thousands deep would overflow the stack and abort the process. 64 is far
+/// above any real report and far below what the stack holds.
+pub const MAX_XML_DEPTH: usize = 64;
+
+/// Most XML nodes accepted (elements, text, comments): a real report has a
+/// few thousand per GPU; this bounds the node table for garbage input of the
+/// largest size a tool run may return.
+const MAX_XML_NODES: u32 = 4_000_000;
+
 /// Parse the XML of `nvidia-smi -q -x`. Never panics: malformed or
 /// truncated input yields the devices read so far (none when the XML does
 /// not parse) and warnings.
 pub fn parse(bytes: &[u8]) -> ParseOutput {
     let mut out = ParseOutput::default();
-    let text = String::from_utf8_lossy(bytes);
+    let text = crate::model::text::decode(bytes);
+    if let Some(line) = too_deep(&text, MAX_XML_DEPTH) {
+        out.warnings.push(format!(
+            "nvidia-smi -q -x: elements nest deeper than {MAX_XML_DEPTH} levels (line {line}); not parsed"
+        ));
+        return out;
+    }
     let doc = match roxmltree::Document::parse_with_options(
         &text,
         roxmltree::ParsingOptions {
             allow_dtd: true,
-            ..Default::default()
+            nodes_limit: MAX_XML_NODES,
         },
     ) {
         Ok(d) => d,
@@ -43,6 +61,75 @@ pub fn parse(bytes: &[u8]) -> ParseOutput {
     };
     parse_doc(&doc, &mut out);
     out
+}
+
+/// The line where element nesting first exceeds `max`, if it does. A linear
+/// scan that skips comments, CDATA, processing instructions, the DOCTYPE and
+/// quoted attribute values, so it counts elements as the parser will; on
+/// malformed input it may over- or under-count, which only decides whether
+/// the parser (which then rejects the input itself) is called.
+fn too_deep(text: &str, max: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0usize;
+    let skip_to = |from: usize, pat: &[u8]| -> usize {
+        b[from..]
+            .windows(pat.len())
+            .position(|w| w == pat)
+            .map_or(b.len(), |p| from + p + pat.len())
+    };
+    while let Some(p) = b[i..].iter().position(|&c| c == b'<') {
+        let at = i + p;
+        let rest = &b[at..];
+        i = if rest.starts_with(b"<!--") {
+            skip_to(at + 4, b"-->")
+        } else if rest.starts_with(b"<![CDATA[") {
+            skip_to(at + 9, b"]]>")
+        } else if rest.starts_with(b"<?") {
+            skip_to(at + 2, b"?>")
+        } else if rest.starts_with(b"<!") {
+            // DOCTYPE, with an internal subset in brackets.
+            let mut j = at + 2;
+            let mut bracket = 0usize;
+            while j < b.len() {
+                match b[j] {
+                    b'[' => bracket += 1,
+                    b']' => bracket = bracket.saturating_sub(1),
+                    b'>' if bracket == 0 => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            j + 1
+        } else if rest.starts_with(b"</") {
+            depth = depth.saturating_sub(1);
+            skip_to(at + 2, b">")
+        } else {
+            // A start tag: find its end outside quoted attribute values.
+            let mut j = at + 1;
+            let mut quote = None;
+            while j < b.len() {
+                match (quote, b[j]) {
+                    (None, b'"' | b'\'') => quote = Some(b[j]),
+                    (Some(q), c) if c == q => quote = None,
+                    (None, b'>') => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if j < b.len() && b[j - 1] != b'/' {
+                depth += 1;
+                if depth > max {
+                    return Some(text[..at].matches('\n').count() + 1);
+                }
+            }
+            j + 1
+        };
+        if i >= b.len() {
+            break;
+        }
+    }
+    None
 }
 
 fn parse_doc(doc: &Document, out: &mut ParseOutput) {
@@ -259,4 +346,50 @@ fn parse_migs(g: Node, parent: &Device) -> Vec<Device> {
             d
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(depth: usize) -> String {
+        format!(
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_v12.dtd\">\n<nvidia_smi_log><gpu id=\"00000000:01:00.0\"><product_name>{}x{}</product_name></gpu></nvidia_smi_log>",
+            "<a>".repeat(depth),
+            "</a>".repeat(depth)
+        )
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_a_stack_overflow() {
+        // 5,000 levels (35 KB) aborted the process before the depth bound.
+        let out = parse(nested(5_000).as_bytes());
+        assert!(out.devices.is_empty());
+        assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+        assert!(
+            out.warnings[0].contains("nest deeper than 64"),
+            "{:?}",
+            out.warnings
+        );
+        // A million levels: still one warning, no abort.
+        let out = parse(nested(1_000_000).as_bytes());
+        assert!(out.warnings[0].contains("nest deeper"));
+    }
+
+    #[test]
+    fn depth_scan_counts_like_the_parser() {
+        // Within the bound the document parses (product_name holds elements,
+        // so it has no text of its own and the default name is used).
+        let out = parse(nested(MAX_XML_DEPTH - 3).as_bytes());
+        assert_eq!(out.devices.len(), 1, "{:?}", out.warnings);
+        // Self-closing tags, comments, CDATA and `>` inside attribute values
+        // do not nest.
+        let flat = format!(
+            "<r>{}</r>",
+            "<e a=\"x>y\"/><!-- <a><a> --><![CDATA[<a><a>]]><?pi <a> ?>".repeat(1000)
+        );
+        assert_eq!(too_deep(&flat, 2), None);
+        assert_eq!(too_deep("<a>\n<b>\n<c>", 2), Some(3));
+        assert_eq!(too_deep("<a></a><b></b><c></c>", 1), None);
+    }
 }

@@ -82,7 +82,8 @@ pub fn parse(text: &str, path: &str) -> Result<(ModelSpec, Vec<String>), ModelEr
 
 /// Parse a config.json's text, keeping the declared quantization.
 pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
-    let root: Value = serde_json::from_str(text).map_err(|e| malformed(path, "(json)", e))?;
+    let root: Value = serde_json::from_str(crate::model::text::strip_bom(text))
+        .map_err(|e| malformed(path, "(json)", e))?;
     let Value::Object(root) = root else {
         return Err(malformed(path, "(json)", "not a JSON object"));
     };

@@ -467,10 +467,12 @@ fn load_file(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
         if name != "config.json" {
             let text = files::read_text_capped(path, MAX_CONFIG_BYTES).map_err(io_at(path))?;
             let value: serde_json::Value =
-                serde_json::from_str(&text).map_err(|e| ModelError::Malformed {
-                    path: shown(path),
-                    field: "(json)".into(),
-                    reason: e.to_string(),
+                serde_json::from_str(crate::model::text::strip_bom(&text)).map_err(|e| {
+                    ModelError::Malformed {
+                        path: shown(path),
+                        field: "(json)".into(),
+                        reason: e.to_string(),
+                    }
                 })?;
             if value.get("model_type").is_none() {
                 return Err(ModelError::Unsupported {

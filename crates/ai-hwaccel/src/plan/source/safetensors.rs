@@ -644,8 +644,8 @@ pub fn read_index(index: &Path, warnings: &mut Vec<String>) -> Result<Vec<Tensor
         field: field.to_string(),
         reason,
     };
-    let root: Index =
-        serde_json::from_str(&text).map_err(|e| malformed("(json)", e.to_string()))?;
+    let root: Index = serde_json::from_str(crate::model::text::strip_bom(&text))
+        .map_err(|e| malformed("(json)", e.to_string()))?;
     let map = &root.weight_map;
     let dir = index.parent().unwrap_or(Path::new("."));
     let mut shards: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
