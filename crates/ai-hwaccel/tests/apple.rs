@@ -256,7 +256,8 @@ fn macos_runner_hardware_overview_and_sysctl() {
     );
     assert_eq!(r.summary.accelerator_count, 2);
     assert_eq!(
-        r.summary.accelerator_memory_bytes, 7_516_192_768,
+        r.summary.accelerator_memory_bytes,
+        Some(7_516_192_768),
         "one pool, once"
     );
 }

@@ -232,7 +232,7 @@ fn gb10_memory_is_the_system_memory() {
         "{}",
         shared.source
     );
-    assert_eq!(r.summary.accelerator_memory_bytes, 127_600_748 * KIB);
+    assert_eq!(r.summary.accelerator_memory_bytes, Some(127_600_748 * KIB));
 }
 
 #[test]
@@ -325,7 +325,7 @@ fn jetson_orin_from_the_device_tree() {
     let shared = g.shared_memory.as_ref().unwrap();
     assert_eq!(shared.pool_bytes, Some(64_335_836 * KIB));
     assert!(shared.source.starts_with("pool: /proc/meminfo MemTotal"));
-    assert_eq!(r.summary.accelerator_memory_bytes, 64_335_836 * KIB);
+    assert_eq!(r.summary.accelerator_memory_bytes, Some(64_335_836 * KIB));
 }
 
 #[test]
@@ -354,7 +354,7 @@ fn jetson_visibility_and_a_bad_release_file() {
         g.unavailable_reason.as_deref(),
         Some("hidden by CUDA_VISIBLE_DEVICES")
     );
-    assert_eq!(r.summary.accelerator_memory_bytes, 0);
+    assert_eq!(r.summary.accelerator_memory_bytes, Some(0));
 }
 
 #[test]
