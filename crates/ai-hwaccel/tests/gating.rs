@@ -50,8 +50,14 @@ impl Fake {
         std::fs::create_dir_all(&node).unwrap();
         let class = self.root.path().join("sys/class/drm");
         std::fs::create_dir_all(&class).unwrap();
-        std::os::unix::fs::symlink(&node, class.join(name)).unwrap();
-        std::os::unix::fs::symlink(dev, node.join("device")).unwrap();
+        std::os::unix::fs::symlink(self.inside(&node), class.join(name)).unwrap();
+        std::os::unix::fs::symlink(self.inside(dev), node.join("device")).unwrap();
+    }
+
+    /// `path` as the fake machine sees it: absolute from its root (reads
+    /// under a root resolve links as a chroot would).
+    fn inside(&self, path: &Path) -> std::path::PathBuf {
+        Path::new("/").join(path.strip_prefix(self.root.path()).unwrap())
     }
 
     /// A platform (device-tree) GPU bound to `driver` with a render node.
@@ -64,7 +70,7 @@ impl Fake {
             .join("sys/bus/platform/drivers")
             .join(driver);
         std::fs::create_dir_all(&drv).unwrap();
-        std::os::unix::fs::symlink(&drv, dev.join("driver")).unwrap();
+        std::os::unix::fs::symlink(self.inside(&drv), dev.join("driver")).unwrap();
         self.drm_node(&dev, "renderD128");
     }
 
