@@ -60,6 +60,9 @@ for i in range(runs):
         timed([ours, "detect", "--json", "--cached"], cached_env))
     res.setdefault(("ours detect --json --cached", "cold (miss, stores)"), []).append(
         timed([ours, "detect", "--json", "--cached"], fresh()))
+    # The floor: starting a process at all, and our binary doing nothing.
+    res.setdefault(("/bin/true", "floor"), []).append(timed(["/bin/true"], warm))
+    res.setdefault(("ours --version", "floor"), []).append(timed([ours, "--version"], warm))
 
 theirs_cold = statistics.median(res[("1.2.0 (ai-hwaccel, JSON)", "cold")])
 print(f"runs per case: {runs}; medians in ms (min-max); ratio = median / 1.2.0 cold median")

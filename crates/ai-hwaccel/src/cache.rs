@@ -76,7 +76,6 @@ const DRIVER_MODULES: &[&str] = &[
     "amdxdna",
     "tenstorrent",
     "xocl",
-    "drm_ascend",
 ];
 
 /// Fields of a registry whose values change while the machine runs.
@@ -420,6 +419,10 @@ pub fn detect_cached(
     cached(probe_opts, opts, cache).0
 }
 
+/// What a [`CachedRegistry`] holds: the fingerprint, the environment
+/// names it covers, and the registry handed out.
+type InMemory = (Fingerprint, BTreeSet<String>, Arc<Registry>);
+
 /// An in-process handle over the cache for callers that ask repeatedly
 /// (a scheduler, a server): [`CachedRegistry::get`] checks the fingerprint
 /// on every call and hands out the same `Arc` while it is unchanged, reading
@@ -428,12 +431,8 @@ pub struct CachedRegistry {
     probe: ProbeOptions,
     opts: DetectOptions,
     cache: CacheOptions,
-    memory: Mutex<Option<Remembered>>,
+    memory: Mutex<Option<InMemory>>,
 }
-
-/// What a [`CachedRegistry`] keeps in memory: the fingerprint it was taken
-/// under, the environment variables detection read, and the registry.
-type Remembered = (Fingerprint, BTreeSet<String>, Arc<Registry>);
 
 impl std::fmt::Debug for CachedRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
