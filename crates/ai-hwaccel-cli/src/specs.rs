@@ -137,6 +137,34 @@ mod tests {
     }
 
     #[test]
+    fn table_never_splits_a_word() {
+        let text = run(None, false).unwrap();
+        // Every cell token of the table, across wrapped lines.
+        let tokens: std::collections::HashSet<&str> = text
+            .lines()
+            .flat_map(|l| l.split(|c: char| c == '│' || c.is_whitespace()))
+            .filter(|t| !t.is_empty())
+            .collect();
+        for e in spec::all() {
+            let arch = e.architecture.as_deref().unwrap_or("-");
+            for word in [e.id.as_str()]
+                .into_iter()
+                .chain(e.name.split_whitespace())
+                .chain(arch.split_whitespace())
+            {
+                assert!(
+                    tokens.contains(word),
+                    "{word:?} of {} split or missing",
+                    e.id
+                );
+            }
+            if let Some(m) = e.memory_bytes.filter(|m| m % (1 << 30) == 0) {
+                assert!(tokens.contains((m >> 30).to_string().as_str()), "{}", e.id);
+            }
+        }
+    }
+
+    #[test]
     fn json_has_the_documented_keys() {
         let v: serde_json::Value = serde_json::from_str(&run(None, true).unwrap()).unwrap();
         let arr = v.as_array().unwrap();

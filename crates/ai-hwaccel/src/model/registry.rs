@@ -309,7 +309,18 @@ impl Registry {
     }
 
     /// Read a registry written by this or an older tool of the same major version.
-    /// Unknown fields are ignored.
+    /// Unknown fields are ignored; errors name the field, line and column.
+    ///
+    /// ```
+    /// use ai_hwaccel::Registry;
+    /// let saved = Registry::default().to_json_pretty(); // or a `detect --json` file
+    /// let r = Registry::from_json(&saved)?;
+    /// assert!(r.best_accelerator().is_none());
+    /// let bad = saved.replace("\"devices\": []", "\"devices\": 3");
+    /// let e = Registry::from_json(&bad).unwrap_err();
+    /// assert!(e.to_string().contains("devices"), "{e}");
+    /// # Ok::<(), ai_hwaccel::model::RegistryError>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<Registry, RegistryError> {
         let text = crate::model::text::strip_bom(text);
         #[derive(Deserialize)]

@@ -76,7 +76,21 @@ impl PlanDevice {
             .collect()
     }
 
-    /// The devices a device string names (`4xh100-sxm`, `2xa100-80gb,1xl4`).
+    /// The devices a device string names (`4xh100-sxm`, `2xa100-80gb,1xl4`;
+    /// names resolve as [`spec::lookup`] does, at most [`spec::MAX_DEVICES`]
+    /// in all), with capacities, rates and scale-up domains from the spec
+    /// database.
+    ///
+    /// ```
+    /// use ai_hwaccel::plan::PlanDevice;
+    /// let d = PlanDevice::from_device_string("16xh100-sxm")?;
+    /// assert_eq!((d.len(), d[0].capacity_bytes), (16, Some(80 << 30)));
+    /// assert_eq!((d[7].domain, d[8].domain), (0, 1)); // eight per NVLink board
+    /// // An ambiguous name lists the entries it could mean.
+    /// let e = PlanDevice::from_device_string("2xh100").unwrap_err();
+    /// assert!(e.to_string().contains("h100-sxm, h100-pcie, h100-nvl"));
+    /// # Ok::<(), ai_hwaccel::spec::SpecError>(())
+    /// ```
     pub fn from_device_string(s: &str) -> Result<Vec<PlanDevice>, SpecError> {
         let set = spec::parse_device_set(s)?;
         let mut out: Vec<PlanDevice> = Vec::new();

@@ -986,7 +986,24 @@ fn candidate_levels(spec: &ModelSpec, gguf: bool) -> Vec<Quant> {
     levels
 }
 
-/// Plan inference of `spec` on `devices`.
+/// Plan inference of `spec` on `devices`: the suggested quantization (the
+/// highest-fidelity level that fits), memory per device, and every feasible
+/// tensor × pipeline × data-parallel layout ranked by decode throughput; when
+/// nothing fits, why (`rejected`) and what would (`advice`). Never fails: an
+/// empty device list gives an infeasible plan with advice.
+/// [`super::plan_inference_for`] does the loading steps in one call.
+///
+/// ```
+/// use ai_hwaccel::plan::{InferenceOptions, PlanDevice, Quant, load_model, plan_inference};
+/// let model = load_model("llama-3.1-8b")?;
+/// let devices = PlanDevice::from_device_string("2xl4")?;
+/// let opts = InferenceOptions { quant: Some(Quant::Fp8), context: Some(8192), ..Default::default() };
+/// let plan = plan_inference(&model.spec, &devices, &opts);
+/// assert!(plan.feasible);
+/// let best = &plan.plans[0];
+/// assert!(best.per_device.iter().all(|d| d.total_bytes <= d.capacity_bytes));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn plan_inference(
     spec: &ModelSpec,
     devices: &[PlanDevice],

@@ -1250,7 +1250,23 @@ fn check(
     Ok(dp)
 }
 
-/// Plan training of `spec` on `devices` (empty: memory only, no fit check).
+/// Plan training of `spec` on `devices` (empty: memory only, no fit check):
+/// memory per device by component, whether it fits, tokens per second, and
+/// when it does not fit the cheapest change that does. Errors name the
+/// option that does not fit the model or the devices.
+/// [`super::plan_training_for`] does the loading steps in one call.
+///
+/// ```
+/// use ai_hwaccel::plan::{Method, PlanDevice, TrainingOptions, load_model, plan_training};
+/// let model = load_model("llama-3.1-8b")?;
+/// let devices = PlanDevice::from_device_string("1xh100-sxm")?;
+/// let full = plan_training(&model.spec, &devices, &TrainingOptions::default())?;
+/// assert_eq!(full.fits, Some(false)); // 16 bytes per parameter do not fit 80 GB
+/// assert!(full.suggestion.is_some());
+/// let lora = TrainingOptions { method: Method::Lora, ..TrainingOptions::default() };
+/// assert_eq!(plan_training(&model.spec, &devices, &lora)?.fits, Some(true));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn plan_training(
     spec: &ModelSpec,
     devices: &[PlanDevice],

@@ -236,8 +236,20 @@ pub fn generic_spec(size: &str, parameters: u64) -> (ModelSpec, String) {
     (spec, base.id.clone())
 }
 
-/// Resolve what the user typed: a catalog name, then an existing path,
-/// then a bare size.
+/// Resolve what the user typed: a catalog name, then an existing path
+/// (config.json, a model directory, .safetensors, an index json, .gguf),
+/// then a bare size (`7b`, approximate). An unknown name is an error with
+/// suggestions from the catalog.
+///
+/// ```
+/// use ai_hwaccel::plan::load_model;
+/// let m = load_model("meta-llama/Llama-3.1-8B-Instruct")?;
+/// assert_eq!((m.spec.name.as_str(), m.spec.parameters()), ("llama-3.1-8b", 8_030_261_248));
+/// assert!(load_model("7b")?.spec.approximate);
+/// let e = load_model("lama-3.1-8b").unwrap_err();
+/// assert!(e.to_string().contains("did you mean llama-3.1-8b"));
+/// # Ok::<(), ai_hwaccel::plan::ModelError>(())
+/// ```
 pub fn load_model(arg: &str) -> Result<LoadedModel, ModelError> {
     if let Some(m) = catalog::find(arg) {
         return Ok(LoadedModel {
