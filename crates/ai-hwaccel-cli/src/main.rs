@@ -300,7 +300,7 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 std::fs::read(&file).with_context(|| format!("{}", file.display()))?
             };
-            let mut parsed = (fmt.parse)(&bytes);
+            let mut parsed = fmt.run(&bytes);
             // The same plausibility pass `detect` applies to every backend.
             ai_hwaccel::model::plausible::check_devices(&mut parsed.devices, &mut parsed.warnings);
             // The same datasheet entry `detect` attaches.
