@@ -373,7 +373,7 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 std::fs::read(&file).with_context(|| format!("{}", file.display()))?
             };
-            let mut parsed = (fmt.parse)(&bytes);
+            let mut parsed = fmt.run(&bytes);
             // Every supported tool prints at least one device block when it
             // succeeds (with none it exits non-zero with a message instead),
             // so no device means the input is not this format.

@@ -120,3 +120,20 @@ fn impossible_device_values_through_the_formats_table_are_dropped() {
         );
     }
 }
+
+/// A negative memory size is not a size: null, and said so (issue 14 saw it
+/// become null silently).
+#[test]
+fn a_negative_memory_size_is_null_with_a_warning() {
+    let csv = "name, pci.bus_id, memory.total [MiB], memory.free [MiB]\nNVIDIA H100 80GB HBM3, 00000000:18:00.0, -81559 MiB, 81000 MiB\n";
+    let out = (format("nvidia-smi-csv").unwrap().parse)(csv.as_bytes());
+    assert_eq!(out.devices[0].memory_bytes, None);
+    assert_eq!(out.devices[0].memory_free_bytes, Some(81_000 << 20));
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w == "nvidia-smi csv: row 1: memory.total \"-81559 MiB\" is not a memory size; left null"),
+        "{:?}",
+        out.warnings
+    );
+}

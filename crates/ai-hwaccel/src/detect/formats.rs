@@ -14,6 +14,43 @@ pub struct ParseOutput {
     pub warnings: Vec<String>,
 }
 
+/// Most devices one tool output may describe; past it a parser stops reading
+/// devices and warns. The largest single nodes built have far fewer: 8–16
+/// GPUs or accelerators per server (DGX/HGX H100 8, MI300X OAM 8, trn1.32xlarge
+/// 16 Neuron devices, 72 GPUs in one GB200 NVL72 rack that no single host's
+/// tool lists), and with MIG each GPU adds at most 7 instances (8 × 8 = 64
+/// device rows). 1024 leaves an order of magnitude of headroom while bounding
+/// the memory a forged output of repeated device headers can make us build
+/// (each device costs a few KiB; 1 MiB of `GPU: 0` lines used to become
+/// ~150,000 devices and 508 MiB).
+pub const MAX_DEVICES_PER_OUTPUT: usize = 1024;
+
+/// Whether a parser already holding `count` devices from `tool` must stop.
+/// At the cap it records one warning naming the tool and the limit (call
+/// it before adding each device; it warns only once, when `count` first
+/// reaches the cap).
+pub(crate) fn device_cap_reached(count: usize, tool: &str, warnings: &mut Vec<String>) -> bool {
+    if count < MAX_DEVICES_PER_OUTPUT {
+        return false;
+    }
+    if count == MAX_DEVICES_PER_OUTPUT {
+        warnings.push(format!(
+            "{tool}: more than {MAX_DEVICES_PER_OUTPUT} devices in one output; the rest are ignored"
+        ));
+    }
+    true
+}
+
+impl ParseOutput {
+    /// Drop devices past [`MAX_DEVICES_PER_OUTPUT`], with a warning.
+    pub fn cap_devices(&mut self, tool: &str) {
+        if self.devices.len() > MAX_DEVICES_PER_OUTPUT {
+            self.devices.truncate(MAX_DEVICES_PER_OUTPUT);
+            let _ = device_cap_reached(MAX_DEVICES_PER_OUTPUT, tool, &mut self.warnings);
+        }
+    }
+}
+
 /// One supported format.
 pub struct Format {
     /// Name used on the command line (`nvidia-smi-xml`).
@@ -132,6 +169,16 @@ pub static FORMATS: &[Format] = &[
         parse: super::fpga::parse_format,
     },
 ];
+
+impl Format {
+    /// Parse `bytes` as this format: the parser, then the shared
+    /// device cap. (A leading byte-order mark is dropped by every parser.)
+    pub fn run(&self, bytes: &[u8]) -> ParseOutput {
+        let mut out = (self.parse)(bytes);
+        out.cap_devices(self.name);
+        out
+    }
+}
 
 /// The format named `name`.
 pub fn format(name: &str) -> Option<&'static Format> {

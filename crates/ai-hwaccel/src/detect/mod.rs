@@ -47,7 +47,7 @@ pub use apple::{SysctlFacts, parse_sysctl as parse_macos_sysctl};
 pub use cgroup::parse_cgroup_paths;
 pub use cpu::{CpuinfoFacts, parse_cpuinfo};
 pub(crate) use environment::VISIBILITY_VARS;
-pub use formats::{FORMATS, Format, ParseOutput, format};
+pub use formats::{FORMATS, Format, MAX_DEVICES_PER_OUTPUT, ParseOutput, format};
 pub use memory::{Meminfo, parse_meminfo};
 pub use net::{IbstatCa, IbstatPort, parse_ibstat, parse_net_speed, parse_port_state, parse_rate};
 pub use pci::{PciDevice, PciScan};

@@ -80,6 +80,10 @@ pub fn parse_text_tree(text: &str) -> Vec<Value> {
             }
             stack.clear();
             if key == "gpu" {
+                // One record past the cap, so callers see that it was passed.
+                if records.len() > crate::detect::formats::MAX_DEVICES_PER_OUTPUT {
+                    return records;
+                }
                 let mut m = Map::new();
                 m.insert("gpu".into(), Value::from(value.parse::<u64>().unwrap_or(0)));
                 cur = Some(m);
@@ -276,7 +280,21 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
     if trees.is_empty() && warnings.is_empty() {
         warnings.push("amd-smi output lists no GPU".to_string());
     }
-    (trees.iter().map(gpu_from_tree).collect(), warnings)
+    if trees.len() > crate::detect::formats::MAX_DEVICES_PER_OUTPUT {
+        let _ = crate::detect::formats::device_cap_reached(
+            crate::detect::formats::MAX_DEVICES_PER_OUTPUT,
+            "amd-smi",
+            &mut warnings,
+        );
+    }
+    (
+        trees
+            .iter()
+            .take(crate::detect::formats::MAX_DEVICES_PER_OUTPUT)
+            .map(gpu_from_tree)
+            .collect(),
+        warnings,
+    )
 }
 
 /// The `amd-smi-json` format (`amd-smi static|list|topology|metric --json`).
@@ -300,14 +318,16 @@ pub fn parse_json_format(bytes: &[u8]) -> ParseOutput {
 /// The `amd-smi-text` format (`amd-smi static` / `amd-smi list` default output).
 pub fn parse_text_format(bytes: &[u8]) -> ParseOutput {
     let trees = parse_text_tree(&crate::model::text::decode(bytes));
-    ParseOutput {
+    let mut out = ParseOutput {
         warnings: if trees.is_empty() {
             vec!["amd-smi text lists no GPU".to_string()]
         } else {
             Vec::new()
         },
         devices: trees.iter().map(|t| gpu_from_tree(t).device).collect(),
-    }
+    };
+    out.cap_devices("amd-smi");
+    out
 }
 
 #[cfg(test)]

@@ -86,6 +86,7 @@ pub fn parse(bytes: &[u8]) -> ParseOutput {
             cols: &cols,
             pos: &pos,
         };
+        row.warn_unreadable(row_no, &mut out.warnings);
         out.devices.push(row.device(row_no));
     }
     if out.devices.is_empty() {
@@ -109,6 +110,34 @@ impl Row<'_> {
 
     fn string(&self, name: &str) -> Option<String> {
         self.get(name).map(str::to_string)
+    }
+
+    /// A warning for each value the tool printed (not `N/A`) that does not
+    /// read as its column's quantity (`-81559 MiB`, `12x W`): without it the
+    /// field would silently be null.
+    fn warn_unreadable(&self, row_no: usize, warnings: &mut Vec<String>) {
+        for name in ["memory.total", "memory.free"] {
+            if let (Some(v), None) = (self.get(name), self.memory(name)) {
+                warnings.push(format!(
+                    "nvidia-smi csv: row {}: {name} {} is not a memory size; left null",
+                    row_no + 1,
+                    crate::model::excerpt(v, crate::model::EXCERPT_CHARS)
+                ));
+            }
+        }
+        for (name, units) in [
+            ("power.limit", &["W"][..]),
+            ("enforced.power.limit", &["W"][..]),
+            ("temperature.gpu", &["C"][..]),
+        ] {
+            if let (Some(v), None) = (self.get(name), self.number(name, units)) {
+                warnings.push(format!(
+                    "nvidia-smi csv: row {}: {name} {} is not a number; left null",
+                    row_no + 1,
+                    crate::model::excerpt(v, crate::model::EXCERPT_CHARS)
+                ));
+            }
+        }
     }
 
     /// Memory in bytes; the header's unit applies when the value has none.

@@ -55,6 +55,13 @@ pub fn parse(bytes: &[u8]) -> ParseOutput {
         }
         let lineno = n + 1;
         if let Some(g) = gpu_line(line, gpus.len()) {
+            if crate::detect::formats::device_cap_reached(
+                gpus.len(),
+                "nvidia-smi nvlink",
+                &mut out.warnings,
+            ) {
+                break;
+            }
             gpus.push(g);
             continue;
         }
@@ -81,10 +88,14 @@ pub fn parse(bytes: &[u8]) -> ParseOutput {
             ));
         }
         g.status_counts = counts.unwrap_or((None, None));
-        g.status = Some(match g.status.take() {
-            Some(prev) => format!("{prev}; {line}"),
-            None => line.to_string(),
-        });
+        // Appended in place: rebuilding the string per line was quadratic.
+        match &mut g.status {
+            Some(prev) => {
+                prev.push_str("; ");
+                prev.push_str(line);
+            }
+            None => g.status = Some(line.to_string()),
+        }
     }
     if gpus.is_empty() {
         out.warnings

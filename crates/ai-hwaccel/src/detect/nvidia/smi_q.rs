@@ -196,6 +196,9 @@ fn parse_tree(t: &Tree, out: &mut ParseOutput) {
     let mut gpus: Vec<Device> = Vec::new();
     let mut migs: Vec<Device> = Vec::new();
     for (pos, &g) in blocks.iter().enumerate() {
+        if crate::detect::formats::device_cap_reached(pos, "nvidia-smi -q", &mut out.warnings) {
+            break;
+        }
         let mut d = parse_gpu(t, g, pos, &mut out.warnings);
         d.driver_version.clone_from(&driver_version);
         if let Some(c) = &cuda_version {
@@ -228,6 +231,7 @@ fn parse_tree(t: &Tree, out: &mut ParseOutput) {
     out.devices.extend(gpus);
     out.devices.extend(migs);
     sort_gpus_then_migs(&mut out.devices);
+    out.cap_devices("nvidia-smi -q");
 }
 
 fn parse_gpu(t: &Tree, g: usize, pos: usize, warnings: &mut Vec<String>) -> Device {

@@ -150,6 +150,9 @@ fn parse_doc(doc: &Document, out: &mut ParseOutput) {
         .filter(|n| n.has_tag_name("gpu"))
         .enumerate()
     {
+        if crate::detect::formats::device_cap_reached(pos, "nvidia-smi -q -x", &mut out.warnings) {
+            break;
+        }
         let Some(mut d) = parse_gpu(g, pos, &mut out.warnings) else {
             continue;
         };
@@ -175,6 +178,7 @@ fn parse_doc(doc: &Document, out: &mut ParseOutput) {
     out.devices.extend(gpus);
     out.devices.extend(migs);
     sort_gpus_then_migs(&mut out.devices);
+    out.cap_devices("nvidia-smi -q -x");
 }
 
 /// Text of the element at `path` under `node`, if known (not `N/A`).
