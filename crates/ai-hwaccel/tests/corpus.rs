@@ -36,6 +36,14 @@ const NOT_FORMATS: &[(&str, &str)] = &[
     ),
     ("models", "model configs (tests/model_files.rs)"),
     (
+        "sysctl",
+        "macOS sysctl host memory facts, not devices (tests/apple.rs)",
+    ),
+    (
+        "system-profiler-hardware-json",
+        "SPHardwareDataType host memory facts, not devices (tests/apple.rs)",
+    ),
+    (
         "roots",
         "fake sysfs/procfs trees (tests/foundation.rs and others)",
     ),

@@ -339,10 +339,23 @@ impl Registry {
             });
         }
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut reg: Registry = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             malformed(path, e.into_inner())
-        })
+        })?;
+        // A saved registry is untrusted input like a tool output: the same
+        // plausibility pass `detect` runs, its warnings under `registry`.
+        let mut w = Vec::new();
+        super::plausible::check_devices(&mut reg.devices, &mut w);
+        super::plausible::check_system(&mut reg.system, &mut w);
+        if !w.is_empty() {
+            reg.warnings.extend(w.into_iter().map(|message| Warning {
+                backend: "registry".to_string(),
+                message,
+            }));
+            reg.refresh_summary();
+        }
+        Ok(reg)
     }
 
     /// The JSON Schema of the registry form, generated from the types.
@@ -500,5 +513,29 @@ mod tests {
             matches!(err, RegistryError::Malformed { line: 1, .. }),
             "{err}"
         );
+    }
+
+    #[test]
+    fn from_json_drops_implausible_values_with_a_warning() {
+        let mut r = sample();
+        r.devices[0].temperature_celsius = Some(-81559.0);
+        r.devices[0].power_limit_watts = Some(700.0);
+        r.system.memory.total_bytes = Some(270_000_000_000);
+        r.system.memory.available_bytes = Some(u64::MAX);
+        let back = Registry::from_json(&r.to_json_pretty()).unwrap();
+        assert_eq!(back.devices[0].temperature_celsius, None);
+        assert_eq!(back.devices[0].power_limit_watts, Some(700.0));
+        assert_eq!(back.system.memory.available_bytes, None);
+        let msgs: Vec<&str> = back
+            .warnings
+            .iter()
+            .filter(|w| w.backend == "registry")
+            .map(|w| w.message.as_str())
+            .collect();
+        assert_eq!(msgs.len(), 2, "{msgs:?}");
+        assert!(msgs[0].contains("temperature_celsius: -81559"), "{msgs:?}");
+        // A plausible registry reads back unchanged.
+        let ok = sample();
+        assert_eq!(Registry::from_json(&ok.to_json_pretty()).unwrap(), ok);
     }
 }
