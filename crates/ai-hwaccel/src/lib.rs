@@ -47,10 +47,10 @@
 //! |---|---|
 //! | `AcceleratorRegistry::detect()` | [`Registry::detect()`] (or [`detect()`] with options) |
 //! | `registry.best_available()` (the CPU when nothing else) | [`Registry::best_accelerator`] (`None` without an accelerator) or [`Registry::best_device`] (falls back to the CPU) |
-//! | `registry.satisfying(&requirement)` | [`Registry::satisfying`] with a [`Requirement`] (memory, family, vendor, native dtype) |
+//! | `registry.satisfying(&AcceleratorRequirement)` | [`Registry::satisfying`] with a [`Requirement`] (memory, family, vendor, native dtype) |
 //! | `registry.suggest_quantization(params)` | `plan_inference_for(params, &registry, &InferenceOptions::default())?.suggested_quantization` |
 //! | `registry.plan_sharding(params, &quant)` | [`plan::plan_inference_for`] with `InferenceOptions { quant: Some(q), .. }`: ranked TP/PP/DP layouts in `.plans` |
-//! | `estimate_training_memory(params, method, target)` | [`plan::plan_training_for`]`(params, devices, &TrainingOptions { method, .. })`: bytes per device in `.per_device` |
+//! | `estimate_training_memory(params_millions, method, target)` (a `MemoryEstimate` in GB) | [`plan::plan_training_for`]`(params_millions * 1_000_000, devices, &TrainingOptions { method, .. })`: bytes per device in `.per_device` |
 //! | `AcceleratorProfile` | [`Device`] (detected) and [`plan::PlanDevice`] (what planning uses) |
 //! | `QuantizationLevel` | [`plan::Quant`] |
 //! | `TrainingMethod` | [`plan::Method`] (with [`plan::Objective`] for DPO, PPO, distillation) |
