@@ -20,7 +20,7 @@
 //! - every environment variable detection read (recorded while it ran: the
 //!   device visibility variables such as `CUDA_VISIBLE_DEVICES`, `TPU_*`,
 //!   `ZE_AFFINITY_MASK`), the visibility variables of
-//!   [`crate::detect::environment`]'s list, and `PATH` (which tools run).
+//!   the environment module's list (`VISIBILITY_VARS`), and `PATH` (which tools run).
 //!
 //! Values that change while the machine runs (free memory, temperature,
 //! current PCIe link, error counters) are not refreshed: a registry served
