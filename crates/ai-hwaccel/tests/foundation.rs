@@ -493,20 +493,7 @@ fn snapshot_refuses_to_overwrite_and_replay_rejects_bad_manifests() {
 #[test]
 fn detection_returns_when_every_tool_hangs() {
     let tools = tempfile::tempdir().unwrap();
-    let names = [
-        "nvidia-smi",
-        "amd-smi",
-        "rocm-smi",
-        "xpu-smi",
-        "hl-smi",
-        "neuron-ls",
-        "tpu-info",
-        "npu-smi",
-        "vulkaninfo",
-        "clinfo",
-        "xbutil",
-        "qaic-util",
-    ];
+    let names = support::VENDOR_TOOLS;
     for n in names {
         write_script(tools.path(), n, "sleep 30");
     }

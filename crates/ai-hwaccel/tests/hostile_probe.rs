@@ -270,20 +270,7 @@ fn a_tool_leaving_a_setsid_daemon_on_stdout_does_not_hold_up_detection() {
     assert_eq!(out.status, Some(0));
 
     // Every vendor tool does the same: `detect --timeout 2` returns in time.
-    for n in [
-        "nvidia-smi",
-        "amd-smi",
-        "rocm-smi",
-        "xpu-smi",
-        "hl-smi",
-        "neuron-ls",
-        "tpu-info",
-        "npu-smi",
-        "vulkaninfo",
-        "clinfo",
-        "xbutil",
-        "qaic-util",
-    ] {
+    for n in support::VENDOR_TOOLS {
         write_script(tools.path(), n, body);
     }
     let t = Instant::now();

@@ -18,6 +18,23 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// Every vendor tool a detection backend may run (fake ones replace them in
+/// hang and daemon tests).
+pub const VENDOR_TOOLS: [&str; 12] = [
+    "nvidia-smi",
+    "amd-smi",
+    "rocm-smi",
+    "xpu-smi",
+    "hl-smi",
+    "neuron-ls",
+    "tpu-info",
+    "npu-smi",
+    "vulkaninfo",
+    "clinfo",
+    "xbutil",
+    "qaic-util",
+];
+
 /// An executable `/bin/sh` script named `name` in `dir` running `body`.
 pub fn write_script(dir: &Path, name: &str, body: &str) {
     use std::os::unix::fs::PermissionsExt;
