@@ -115,38 +115,62 @@ pub struct PcieLink {
     pub max_width: Option<u32>,
 }
 
+/// Per-lane rates of PCIe generations 1–6 in GT/s (PCI-SIG base
+/// specifications).
+const PCIE_RATES: [(f64, u32); 6] = [
+    (2.5, 1),
+    (5.0, 2),
+    (8.0, 3),
+    (16.0, 4),
+    (32.0, 5),
+    (64.0, 6),
+];
+
 impl PcieLink {
     /// PCIe generation implied by a per-lane rate in GT/s (PCI-SIG base
     /// specifications: 2.5, 5, 8, 16, 32, 64 GT/s for gen 1–6).
     pub fn generation_for_speed(gts: f64) -> Option<u32> {
-        const RATES: [(f64, u32); 6] = [
-            (2.5, 1),
-            (5.0, 2),
-            (8.0, 3),
-            (16.0, 4),
-            (32.0, 5),
-            (64.0, 6),
-        ];
-        RATES
+        PCIE_RATES
             .iter()
             .find(|(r, _)| (gts - r).abs() < 0.01)
             .map(|&(_, g)| g)
     }
 
-    /// Payload bandwidth of a link, bytes per second with both directions
-    /// added (the convention of datasheets' "PCIe Gen4: 64 GB/s"): per-lane
-    /// rate × lanes × line-code efficiency ÷ 8 bits, × 2 directions. The line
-    /// code is 8b/10b for gen 1–2, 128b/130b for gen 3–5 (PCI-SIG base
+    /// Per-lane rate in GT/s of a PCIe generation (the inverse of
+    /// [`PcieLink::generation_for_speed`]).
+    pub fn speed_for_generation(generation: u32) -> Option<f64> {
+        PCIE_RATES
+            .iter()
+            .find(|&&(_, g)| g == generation)
+            .map(|&(r, _)| r)
+    }
+
+    /// Payload bandwidth of a link in one direction, bytes per second,
+    /// unrounded: per-lane rate × lanes × line-code efficiency ÷ 8 bits. The
+    /// line code is 8b/10b for gen 1–2, 128b/130b for gen 3–5 (PCI-SIG base
     /// specifications 2.0 and 3.0) and, for gen 6, FLIT mode's 242 payload
     /// bytes in 256 (PCIe 6.0 base specification). `None` for a rate that is
     /// no PCIe generation's or zero lanes.
-    pub fn bandwidth_bytes_per_s(gts: f64, lanes: u32) -> Option<u64> {
+    fn payload_one_way(gts: f64, lanes: u32) -> Option<f64> {
         let efficiency = match Self::generation_for_speed(gts)? {
             1 | 2 => 8.0 / 10.0,
             3..=5 => 128.0 / 130.0,
             _ => 242.0 / 256.0,
         };
-        (lanes > 0).then(|| (gts * 1e9 * f64::from(lanes) * efficiency / 8.0 * 2.0).round() as u64)
+        (lanes > 0).then(|| gts * 1e9 * f64::from(lanes) * efficiency / 8.0)
+    }
+
+    /// Payload bandwidth of a link in one direction, bytes per second
+    /// (see [`PcieLink::bandwidth_bytes_per_s`] for the line codes).
+    pub fn one_way_bytes_per_s(gts: f64, lanes: u32) -> Option<u64> {
+        Self::payload_one_way(gts, lanes).map(|b| b.round() as u64)
+    }
+
+    /// Payload bandwidth of a link, bytes per second with both directions
+    /// added (the convention of datasheets' "PCIe Gen4: 64 GB/s"): the
+    /// one-way payload rate × 2.
+    pub fn bandwidth_bytes_per_s(gts: f64, lanes: u32) -> Option<u64> {
+        Self::payload_one_way(gts, lanes).map(|b| (b * 2.0).round() as u64)
     }
 
     /// Bandwidth this link carries in use: the device's maximum rate (an

@@ -180,8 +180,7 @@ impl PcieInterface {
     /// Payload bandwidth, both directions added
     /// ([`crate::model::PcieLink::bandwidth_bytes_per_s`]).
     pub fn bandwidth_bytes_per_s(&self) -> Option<u64> {
-        const GTS: [f64; 6] = [2.5, 5.0, 8.0, 16.0, 32.0, 64.0];
-        let gts = *GTS.get((self.generation as usize).checked_sub(1)?)?;
+        let gts = crate::model::PcieLink::speed_for_generation(self.generation)?;
         crate::model::PcieLink::bandwidth_bytes_per_s(gts, self.lanes)
     }
 }

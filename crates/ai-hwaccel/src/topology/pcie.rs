@@ -103,22 +103,11 @@ pub fn relation(a: PcieEnd, b: PcieEnd, single_node: bool) -> PcieRelation {
 }
 
 /// Usable bandwidth of a PCIe link in one direction, bytes per second, from
-/// its current per-lane rate and width: `GT/s × lanes × encoding / 8`, with
-/// 8b/10b encoding for 2.5 and 5 GT/s and 128b/130b for 8–32 GT/s (PCI-SIG
-/// base specifications 2.0 and 3.0). 64 GT/s (PCIe 6.0) uses FLIT mode,
-/// whose framing overhead is not modelled (raw rate). `None` when speed or
-/// width is unknown.
+/// its current per-lane rate and width ([`PcieLink::one_way_bytes_per_s`]:
+/// `GT/s × lanes × line code / 8`). `None` when speed or width is unknown or
+/// the rate is no PCIe generation's.
 pub fn link_bandwidth(link: &PcieLink) -> Option<u64> {
-    let gts = link.current_speed_gts.filter(|g| *g > 0.0)?;
-    let width = link.current_width.filter(|w| *w > 0)?;
-    let encoding = if gts < 8.0 {
-        8.0 / 10.0
-    } else if gts < 64.0 {
-        128.0 / 130.0
-    } else {
-        1.0
-    };
-    Some((gts * 1e9 * f64::from(width) * encoding / 8.0).round() as u64)
+    PcieLink::one_way_bytes_per_s(link.current_speed_gts?, link.current_width?)
 }
 
 #[cfg(test)]
