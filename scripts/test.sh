@@ -22,6 +22,10 @@ else
   echo "not root: not installing ${PKGS[*]}; tests that need them will say they were skipped"
 fi
 
+# One full build: incremental state would double the disk it takes.
+export CARGO_INCREMENTAL=0
+df -h . 2>/dev/null | tail -1 | awk '{print "disk free before the build: " $4}' || true
+
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
@@ -30,3 +34,4 @@ cargo test --doc --locked
 for ex in detect plan train; do cargo run -q --locked -p ai-hwaccel --example "$ex" >/dev/null; done
 # Rustdoc must build without warnings (broken links, bad HTML).
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -q
+du -sh target 2>/dev/null | awk '{print "build directory: " $1}' || true
