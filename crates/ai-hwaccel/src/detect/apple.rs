@@ -215,6 +215,9 @@ pub fn parse_system_profiler(text: &str) -> SpReport {
             .map(str::to_string)
     };
     for (i, o) in list.iter().enumerate() {
+        if crate::detect::formats::past_cap(rep.gpus.len()) {
+            break;
+        }
         if !o.is_object() {
             rep.warnings
                 .push(format!("system_profiler entry {i}: not an object"));
@@ -277,6 +280,7 @@ pub fn parse_system_profiler(text: &str) -> SpReport {
         }
         rep.gpus.push(gpu);
     }
+    crate::detect::formats::cap_records(&mut rep.gpus, "system_profiler", &mut rep.warnings);
     rep
 }
 

@@ -185,6 +185,9 @@ pub fn parse_npu_smi(text: &str) -> NpuSmiReport {
     let mut h2: Option<Vec<Vec<String>>> = None;
     let mut first_row: Option<Vec<Vec<String>>> = None;
     for line in text.lines() {
+        if crate::detect::formats::past_cap(rep.chips.len()) {
+            break;
+        }
         let t = line.trim();
         if t.contains("Process id") || t.contains("Process name") {
             break;
@@ -262,6 +265,7 @@ pub fn parse_npu_smi(text: &str) -> NpuSmiReport {
         rep.warnings
             .push("npu-smi: no `NPU Name | Health` table header found".into());
     }
+    crate::detect::formats::cap_records(&mut rep.chips, "npu-smi", &mut rep.warnings);
     rep
 }
 

@@ -41,6 +41,39 @@ pub(crate) fn device_cap_reached(count: usize, tool: &str, warnings: &mut Vec<St
     true
 }
 
+/// Whether a parser holding `count` records has read past the cap and must
+/// stop reading; [`cap_records`] then trims the one record too many and says
+/// so. A parser that checks this at the top of its read loop holds at most
+/// one record more than [`MAX_DEVICES_PER_OUTPUT`], whatever the input.
+pub(crate) fn past_cap(count: usize) -> bool {
+    count > MAX_DEVICES_PER_OUTPUT
+}
+
+/// Keep the first [`MAX_DEVICES_PER_OUTPUT`] records of `tool`, with one
+/// warning when there were more.
+pub(crate) fn cap_records<T>(records: &mut Vec<T>, tool: &str, warnings: &mut Vec<String>) {
+    if records.len() > MAX_DEVICES_PER_OUTPUT {
+        records.truncate(MAX_DEVICES_PER_OUTPUT);
+        let _ = device_cap_reached(MAX_DEVICES_PER_OUTPUT, tool, warnings);
+    }
+}
+
+/// Most warnings one tool output may add; past it they are replaced by one
+/// line counting the rest. A forged output of a million bad rows otherwise
+/// becomes a million warnings in the JSON (each parser bounds what one
+/// warning quotes, not how many there are).
+pub const MAX_WARNINGS_PER_OUTPUT: usize = 100;
+
+/// Keep the first [`MAX_WARNINGS_PER_OUTPUT`] of `warnings` about `tool`'s
+/// output, and one line saying how many more were dropped.
+pub fn cap_warnings(warnings: &mut Vec<String>, tool: &str) {
+    if warnings.len() > MAX_WARNINGS_PER_OUTPUT {
+        let dropped = warnings.len() - MAX_WARNINGS_PER_OUTPUT;
+        warnings.truncate(MAX_WARNINGS_PER_OUTPUT);
+        warnings.push(format!("{tool}: {dropped} more warnings not shown"));
+    }
+}
+
 impl ParseOutput {
     /// Drop devices past [`MAX_DEVICES_PER_OUTPUT`], with a warning.
     pub fn cap_devices(&mut self, tool: &str) {
@@ -176,6 +209,7 @@ impl Format {
     pub fn run(&self, bytes: &[u8]) -> ParseOutput {
         let mut out = (self.parse)(bytes);
         out.cap_devices(self.name);
+        cap_warnings(&mut out.warnings, self.name);
         out
     }
 }

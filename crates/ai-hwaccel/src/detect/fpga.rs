@@ -185,6 +185,9 @@ pub fn parse_xbutil_examine(text: &str) -> XbutilReport {
     let mut section = Section::Other;
     let mut header: Option<Vec<String>> = None;
     for line in text.lines() {
+        if crate::detect::formats::past_cap(rep.devices.len()) {
+            break;
+        }
         let t = line.trim();
         match t {
             "XRT" => {
@@ -297,6 +300,7 @@ pub fn parse_xbutil_examine(text: &str) -> XbutilReport {
             }
         }
     }
+    crate::detect::formats::cap_records(&mut rep.devices, "xbutil", &mut rep.warnings);
     rep
 }
 

@@ -108,6 +108,9 @@ pub fn parse_hl_smi_table(text: &str) -> HlReport {
     let mut driver = None;
     let mut pending: Option<HlDevice> = None;
     for line in text.lines() {
+        if crate::detect::formats::past_cap(rep.devices.len()) {
+            break;
+        }
         let t = line.trim();
         if t.contains("Compute Processes") {
             break;
@@ -190,6 +193,7 @@ pub fn parse_hl_smi_table(text: &str) -> HlReport {
         ));
         rep.devices.push(d);
     }
+    crate::detect::formats::cap_records(&mut rep.devices, "hl-smi", &mut rep.warnings);
     rep
 }
 
@@ -258,6 +262,7 @@ pub fn parse_hl_smi_csv(text: &str) -> HlReport {
         }
         rep.devices.push(d);
     }
+    crate::detect::formats::cap_records(&mut rep.devices, "hl-smi", &mut rep.warnings);
     rep
 }
 

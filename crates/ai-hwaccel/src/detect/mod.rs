@@ -47,7 +47,9 @@ pub use apple::{SysctlFacts, parse_sysctl as parse_macos_sysctl};
 pub use cgroup::parse_cgroup_paths;
 pub use cpu::{CpuinfoFacts, parse_cpuinfo};
 pub(crate) use environment::VISIBILITY_VARS;
-pub use formats::{FORMATS, Format, MAX_DEVICES_PER_OUTPUT, ParseOutput, format};
+pub use formats::{
+    FORMATS, Format, MAX_DEVICES_PER_OUTPUT, MAX_WARNINGS_PER_OUTPUT, ParseOutput, format,
+};
 pub use memory::{Meminfo, parse_meminfo};
 pub use net::{IbstatCa, IbstatPort, parse_ibstat, parse_net_speed, parse_port_state, parse_rate};
 pub use pci::{PciDevice, PciScan};
@@ -537,6 +539,9 @@ pub fn detect_with(probe: &dyn Probe, opts: &DetectOptions) -> Registry {
         if let Some(sys) = out.system {
             reg.system = sys;
         }
+        // One backend's share of the report is bounded like one output's.
+        formats::cap_records(&mut out.devices, e.name, &mut out.warnings);
+        formats::cap_warnings(&mut out.warnings, e.name);
         reg.warnings
             .extend(out.warnings.into_iter().map(|message| Warning {
                 backend: e.name.to_string(),

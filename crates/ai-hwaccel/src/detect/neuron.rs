@@ -246,6 +246,9 @@ pub fn parse_neuron_ls_json(text: &str) -> NeuronReport {
     };
     let num = |o: &Value, k: &str| o.get(k).and_then(Value::as_u64);
     for (n, o) in list.iter().enumerate() {
+        if crate::detect::formats::past_cap(rep.devices.len()) {
+            break;
+        }
         if crate::detect::formats::device_cap_reached(
             rep.devices.len(),
             "neuron-ls JSON",
@@ -292,6 +295,7 @@ pub fn parse_neuron_ls_json(text: &str) -> NeuronReport {
                 .and_then(|n| parse_numa_node(&n.to_string())),
         });
     }
+    crate::detect::formats::cap_records(&mut rep.devices, "neuron-ls", &mut rep.warnings);
     rep
 }
 

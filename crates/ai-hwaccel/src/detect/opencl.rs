@@ -229,6 +229,9 @@ fn parse_raw(text: &str) -> ClReport {
     let mut prefixes: Vec<String> = Vec::new();
     let mut keys: Vec<(u32, u32)> = Vec::new();
     for line in text.lines() {
+        if crate::detect::formats::past_cap(rep.devices.len()) {
+            break;
+        }
         let t = line.trim();
         let Some(rest) = t.strip_prefix('[') else {
             // Unprefixed platform block: `  CL_PLATFORM_NAME  name`.
@@ -279,6 +282,7 @@ fn parse_raw(text: &str) -> ClReport {
                 .push(format!("[{tag}] {key}: cannot parse {value:?}"));
         }
     }
+    crate::detect::formats::cap_records(&mut rep.devices, "clinfo", &mut rep.warnings);
     rep
 }
 
@@ -289,6 +293,9 @@ fn parse_app_sdk(text: &str) -> ClReport {
     let mut dev_in_platform: u32 = 0;
     let mut seen_devices_header = false;
     for line in text.lines() {
+        if crate::detect::formats::past_cap(rep.devices.len()) {
+            break;
+        }
         let Some((k, v)) = line.split_once(':') else {
             continue;
         };
@@ -328,6 +335,7 @@ fn parse_app_sdk(text: &str) -> ClReport {
             }
         }
     }
+    crate::detect::formats::cap_records(&mut rep.devices, "clinfo", &mut rep.warnings);
     rep
 }
 

@@ -92,6 +92,9 @@ pub fn parse_qaic_util(text_in: &str) -> QaicReport {
     let mut rep = QaicReport::default();
     let mut cur: Option<QaicDevice> = None;
     for line in text_in.lines() {
+        if crate::detect::formats::past_cap(rep.devices.len()) {
+            break;
+        }
         let t = line.trim();
         if t.is_empty() {
             continue;
@@ -183,6 +186,7 @@ pub fn parse_qaic_util(text_in: &str) -> QaicReport {
             ));
         }
     }
+    crate::detect::formats::cap_records(&mut rep.devices, "qaic-util", &mut rep.warnings);
     rep
 }
 

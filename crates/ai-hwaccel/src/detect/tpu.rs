@@ -147,6 +147,9 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
     let mut rep = TpuInfoReport::default();
     let mut header: Option<Vec<String>> = None;
     for line in text.lines() {
+        if crate::detect::formats::past_cap(rep.chips.len()) {
+            break;
+        }
         let t = line.trim();
         if !t.starts_with('|') {
             header = None;
@@ -219,6 +222,7 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
             }
         }
     }
+    crate::detect::formats::cap_records(&mut rep.chips, "tpu-info", &mut rep.warnings);
     rep.chips.sort_by_key(|c| c.index);
     rep
 }

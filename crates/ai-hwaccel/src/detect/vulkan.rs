@@ -208,6 +208,9 @@ pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
             *pci = [None; 4];
         };
     for raw in text.lines() {
+        if crate::detect::formats::past_cap(rep.devices.len()) {
+            break;
+        }
         let line = raw.trim_end();
         // A device header: `GPU0:` at the start of a line.
         if let Some(n) = line
@@ -313,6 +316,7 @@ pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
         }
     }
     finish(&mut cur, &mut pci, &mut rep);
+    crate::detect::formats::cap_records(&mut rep.devices, "vulkaninfo", &mut rep.warnings);
     rep
 }
 

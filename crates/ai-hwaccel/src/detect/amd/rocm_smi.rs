@@ -121,7 +121,9 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
             let n = k.strip_prefix("card")?.parse::<u32>().ok()?;
             Some((n, as_strings(v)))
         })
+        .take(crate::detect::formats::MAX_DEVICES_PER_OUTPUT + 1)
         .collect();
+    crate::detect::formats::cap_records(&mut cards, "rocm-smi", &mut warnings);
     cards.sort_by_key(|(n, _)| *n);
     let addresses: BTreeMap<u32, PciAddress> = cards
         .iter()

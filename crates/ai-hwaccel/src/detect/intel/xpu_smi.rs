@@ -72,7 +72,12 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<XpuGpu>, Vec<String>) {
         Err(e) => return (Vec::new(), vec![format!("xpu-smi JSON: {e}")]),
     };
     let list: Vec<XpuGpu> = match v.get("device_list") {
-        Some(Value::Array(a)) => a.iter().filter(|o| o.is_object()).map(gpu).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter(|o| o.is_object())
+            .take(crate::detect::formats::MAX_DEVICES_PER_OUTPUT + 1)
+            .map(gpu)
+            .collect(),
         Some(_) => {
             return (
                 Vec::new(),
@@ -84,11 +89,13 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<XpuGpu>, Vec<String>) {
         }
         None => Vec::new(),
     };
-    let warnings = if list.is_empty() {
+    let mut list = list;
+    let mut warnings = if list.is_empty() {
         vec!["xpu-smi JSON lists no device".to_string()]
     } else {
         Vec::new()
     };
+    crate::detect::formats::cap_records(&mut list, "xpu-smi", &mut warnings);
     (list, warnings)
 }
 

@@ -71,6 +71,9 @@ pub fn parse(bytes: &[u8]) -> ParseOutput {
         .map(|(i, c)| (c.name.as_str(), i))
         .collect();
     for (row_no, line) in lines.enumerate() {
+        if crate::detect::formats::past_cap(out.devices.len()) {
+            break;
+        }
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         if fields.len() != cols.len() {
             out.warnings.push(format!(
@@ -89,6 +92,7 @@ pub fn parse(bytes: &[u8]) -> ParseOutput {
         row.warn_unreadable(row_no, &mut out.warnings);
         out.devices.push(row.device(row_no));
     }
+    crate::detect::formats::cap_records(&mut out.devices, "nvidia-smi", &mut out.warnings);
     if out.devices.is_empty() {
         out.warnings.push("nvidia-smi csv: no GPU rows".to_string());
     }
