@@ -137,3 +137,62 @@ fn a_negative_memory_size_is_null_with_a_warning() {
         out.warnings
     );
 }
+
+/// The same rule in the `-q` and `-q -x` readers and rocm-smi: a value the
+/// tool printed that is not a size or number (here a real capture with its
+/// figure replaced by a negative one) is null with a warning naming the GPU
+/// and field; values around it still read.
+#[test]
+#[allow(clippy::disallowed_methods, reason = "the test reads fixtures")]
+fn unreadable_values_warn_in_every_nvidia_format_and_rocm_smi() {
+    let fixture = |p: &str| {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures")
+                .join(p),
+        )
+        .expect("fixture")
+    };
+    let q = fixture("nvidia-smi-q/gpud__a10__535.129.03.txt")
+        .replacen("23028 MiB", "-23028 MiB", 1)
+        .replacen("33 C", "-x C", 1);
+    let out = (format("nvidia-smi-q").unwrap().parse)(q.as_bytes());
+    assert_eq!(out.devices[0].memory_bytes, None);
+    assert!(out.devices[0].memory_free_bytes.is_some());
+    assert_eq!(out.devices[0].temperature_celsius, None);
+    for want in [
+        "nvidia-smi -q GPU 0: FB Memory Usage / Total \"-23028 MiB\" is not understood",
+        "nvidia-smi -q GPU 0: Temperature / GPU Current Temp \"-x C\" is not understood",
+    ] {
+        assert!(
+            out.warnings.iter().any(|w| w.contains(want)),
+            "{want}: {:?}",
+            out.warnings
+        );
+    }
+
+    let x = fixture("nvidia-smi-xml/netdata-godplugin__rtx-3060.xml");
+    assert!(x.contains("<total>"), "fixture has an fb total");
+    let start = x.find("<total>").unwrap() + "<total>".len();
+    let end = start + x[start..].find("</total>").unwrap();
+    let x = format!("{}-1 MiB{}", &x[..start], &x[end..]);
+    let out = (format("nvidia-smi-xml").unwrap().parse)(x.as_bytes());
+    assert_eq!(out.devices[0].memory_bytes, None);
+    assert!(
+        out.warnings.iter().any(|w| w
+            .contains("nvidia-smi -q -x GPU 0: fb_memory_usage/total \"-1 MiB\" is not understood")),
+        "{:?}",
+        out.warnings
+    );
+
+    let r = fixture("rocm-smi-json/marimo-issue-9237__rx7900xt__showproductname-use-meminfo.json")
+        .replacen("\"21458059264\"", "\"-1\"", 1);
+    let out = (format("rocm-smi-json").unwrap().parse)(r.as_bytes());
+    assert_eq!(out.devices[0].memory_bytes, None);
+    assert!(
+        out.warnings.iter().any(|w| w
+            .contains("VRAM Total Memory (B) \"-1\" is not a memory size; left null")),
+        "{:?}",
+        out.warnings
+    );
+}

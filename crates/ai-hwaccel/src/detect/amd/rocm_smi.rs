@@ -167,6 +167,20 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
         );
         d.pci_address = address;
         d.memory_bytes = vram(c, &["VRAM Total Memory"]).filter(|&b| b > 0);
+        if d.memory_bytes.is_none() {
+            // A figure rocm-smi printed that is not a size (`-1`, `0`, text):
+            // say so rather than leave the field silently null.
+            if let Some((k, v)) = c.iter().find(|(k, v)| {
+                k.to_ascii_lowercase().starts_with("vram total memory")
+                    && !v.trim().is_empty()
+                    && !v.trim().to_ascii_uppercase().starts_with("N/A")
+            }) {
+                warnings.push(format!(
+                    "card{n}: {k} {} is not a memory size; left null",
+                    crate::model::excerpt(v.trim(), crate::model::EXCERPT_CHARS)
+                ));
+            }
+        }
         let used = vram(c, &["VRAM Total Used Memory"]);
         d.memory_free_bytes = d.memory_bytes.zip(used).map(|(t, u)| t.saturating_sub(u));
         d.firmware_version = field(c, &["VBIOS version"]);

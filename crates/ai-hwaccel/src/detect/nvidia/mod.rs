@@ -865,6 +865,29 @@ pub(crate) fn parse_memory(v: &str, default_unit: &str) -> Option<u64> {
     )
 }
 
+/// `raw` read with `parse`; a value the tool printed (not `N/A` or another
+/// [`known`] placeholder) that does not read (`-81559 MiB`, `12x C`) gives a
+/// warning naming `what` instead of a silent null. Shared by the `-q`, `-q -x`
+/// and CSV readers.
+pub(crate) fn read_checked<T>(
+    raw: Option<&str>,
+    parse: impl FnOnce(&str) -> Option<T>,
+    what: impl FnOnce() -> String,
+    warnings: &mut Vec<String>,
+) -> Option<T> {
+    let v = raw?;
+    known(v)?;
+    let r = parse(v);
+    if r.is_none() {
+        warnings.push(format!(
+            "{} {} is not understood; left null",
+            what(),
+            crate::model::excerpt(v.trim(), crate::model::EXCERPT_CHARS)
+        ));
+    }
+    r
+}
+
 /// A number with an expected unit (`"400.00 W"`, `"36 C"`); a bare number is accepted.
 pub(crate) fn parse_with_unit(v: &str, units: &[&str]) -> Option<f64> {
     let (n, unit) = number_and_unit(v)?;

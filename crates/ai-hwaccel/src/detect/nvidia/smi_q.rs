@@ -18,7 +18,7 @@ use crate::model::{Device, Family, PcieLink};
 
 use super::{
     VENDOR, enabled, gen_to_gts, gpu_id, known, mig_device, mig_profile_from_name, parse_enabled,
-    parse_memory, parse_uint, parse_with_unit, sort_gpus_then_migs, tool_pci_address,
+    parse_memory, parse_uint, parse_with_unit, read_checked, sort_gpus_then_migs, tool_pci_address,
     tool_pci_info,
 };
 
@@ -255,9 +255,13 @@ fn parse_gpu(t: &Tree, g: usize, pos: usize, warnings: &mut Vec<String>) -> Devi
     d.compute_capability = ["CUDA Compute Capability", "Compute Capability"]
         .iter()
         .find_map(|k| t.text(g, &[k]));
-    let mem = |f: &str| {
-        t.raw(g, &["FB Memory Usage", f])
-            .and_then(|v| parse_memory(v, "MiB"))
+    let mut mem = |f: &str| {
+        read_checked(
+            t.raw(g, &["FB Memory Usage", f]),
+            |v| parse_memory(v, "MiB"),
+            || format!("nvidia-smi -q GPU {pos}: FB Memory Usage / {f}"),
+            warnings,
+        )
     };
     d.memory_bytes = mem("Total");
     d.memory_free_bytes = mem("Free");
@@ -282,9 +286,12 @@ fn parse_gpu(t: &Tree, g: usize, pos: usize, warnings: &mut Vec<String>) -> Devi
     };
     d.pci = tool_pci_info(hex("Device Id"), hex("Sub System Id"), link);
     d.power_limit_watts = power_limit(t, g);
-    d.temperature_celsius = t
-        .raw(g, &["Temperature", "GPU Current Temp"])
-        .and_then(|v| parse_with_unit(v, &["C"]));
+    d.temperature_celsius = read_checked(
+        t.raw(g, &["Temperature", "GPU Current Temp"]),
+        |v| parse_with_unit(v, &["C"]),
+        || format!("nvidia-smi -q GPU {pos}: Temperature / GPU Current Temp"),
+        warnings,
+    );
     d.ecc_enabled = t.raw(g, &["ECC Mode", "Current"]).and_then(parse_enabled);
     d.ecc_uncorrected_errors = volatile_uncorrected(t, g);
     if let Some(v) = t.raw(g, &["Persistence Mode"]).and_then(parse_enabled) {

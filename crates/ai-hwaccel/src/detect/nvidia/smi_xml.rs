@@ -14,7 +14,7 @@ use crate::model::{Device, DeviceLink, Family, PciAddress, PcieLink};
 
 use super::{
     VENDOR, enabled, gen_to_gts, gpu_id, known, mig_device, mig_profile_from_name, parse_enabled,
-    parse_memory, parse_uint, parse_with_unit, sort_gpus_then_migs, tool_pci_address,
+    parse_memory, parse_uint, parse_with_unit, read_checked, sort_gpus_then_migs, tool_pci_address,
     tool_pci_info,
 };
 
@@ -213,11 +213,18 @@ fn parse_gpu(g: Node, pos: usize, warnings: &mut Vec<String>) -> Option<Device> 
     d.compute_capability = text_of(g, &["cuda_compute_capability"])
         .or_else(|| text_of(g, &["compute_capability"]))
         .or_else(|| text_of(g, &["compute_cap"]));
-    d.memory_bytes = raw_of(g, &["fb_memory_usage", "total"]).and_then(|v| parse_memory(v, "MiB"));
-    d.memory_free_bytes =
-        raw_of(g, &["fb_memory_usage", "free"]).and_then(|v| parse_memory(v, "MiB"));
-    if let Some(used) = raw_of(g, &["fb_memory_usage", "used"]).and_then(|v| parse_memory(v, "MiB"))
-    {
+    let mut checked = |path: &[&str], parse: &dyn Fn(&str) -> Option<u64>| {
+        read_checked(
+            raw_of(g, path),
+            parse,
+            || format!("nvidia-smi -q -x GPU {pos}: {}", path.join("/")),
+            warnings,
+        )
+    };
+    let mib = |v: &str| parse_memory(v, "MiB");
+    d.memory_bytes = checked(&["fb_memory_usage", "total"], &mib);
+    d.memory_free_bytes = checked(&["fb_memory_usage", "free"], &mib);
+    if let Some(used) = checked(&["fb_memory_usage", "used"], &mib) {
         d.extra
             .insert("memory_used_bytes".to_string(), used.to_string());
     }
@@ -244,8 +251,12 @@ fn parse_gpu(g: Node, pos: usize, warnings: &mut Vec<String>) -> Option<Device> 
                 .map(move |f| [*sec, *f])
         })
         .find_map(|p| raw_of(g, &p).and_then(|v| parse_with_unit(v, &["W"])));
-    d.temperature_celsius =
-        raw_of(g, &["temperature", "gpu_temp"]).and_then(|v| parse_with_unit(v, &["C"]));
+    d.temperature_celsius = read_checked(
+        raw_of(g, &["temperature", "gpu_temp"]),
+        |v| parse_with_unit(v, &["C"]),
+        || format!("nvidia-smi -q -x GPU {pos}: temperature/gpu_temp"),
+        warnings,
+    );
     d.ecc_enabled = raw_of(g, &["ecc_mode", "current_ecc"]).and_then(parse_enabled);
     d.ecc_uncorrected_errors = volatile_uncorrected(g);
     if let Some(v) = raw_of(g, &["persistence_mode"]).and_then(parse_enabled) {
