@@ -179,8 +179,9 @@ fn unreadable_values_warn_in_every_nvidia_format_and_rocm_smi() {
     let out = (format("nvidia-smi-xml").unwrap().parse)(x.as_bytes());
     assert_eq!(out.devices[0].memory_bytes, None);
     assert!(
-        out.warnings.iter().any(|w| w
-            .contains("nvidia-smi -q -x GPU 0: fb_memory_usage/total \"-1 MiB\" is not understood")),
+        out.warnings.iter().any(|w| w.contains(
+            "nvidia-smi -q -x GPU 0: fb_memory_usage/total \"-1 MiB\" is not understood"
+        )),
         "{:?}",
         out.warnings
     );
@@ -190,8 +191,9 @@ fn unreadable_values_warn_in_every_nvidia_format_and_rocm_smi() {
     let out = (format("rocm-smi-json").unwrap().parse)(r.as_bytes());
     assert_eq!(out.devices[0].memory_bytes, None);
     assert!(
-        out.warnings.iter().any(|w| w
-            .contains("VRAM Total Memory (B) \"-1\" is not a memory size; left null")),
+        out.warnings
+            .iter()
+            .any(|w| w.contains("VRAM Total Memory (B) \"-1\" is not a memory size; left null")),
         "{:?}",
         out.warnings
     );

@@ -256,7 +256,13 @@ impl Registry {
     /// The available accelerator with the most memory (known memory beats
     /// unknown), then the lowest id; `None` when there is no accelerator —
     /// never the CPU or an offload engine. Partitions (MIG instances) count
-    /// as accelerators of their own size.
+    /// as accelerators of their own size. A device with memory of its own
+    /// beats one that borrows host memory ([`Device::shared_memory`]: an
+    /// APU's GTT, an iGPU), whatever their sizes: an APU's share of 64 GB of
+    /// system RAM is larger than a laptop GPU's 8 GB of VRAM, but the
+    /// discrete GPU is the one frameworks run on (PyTorch's `cuda:0`) and the
+    /// faster one. Machines with only shared-memory devices (Apple, Jetson,
+    /// GB10, Strix Halo) still get theirs.
     ///
     /// ```
     /// use ai_hwaccel::{Device, Family, Registry};
@@ -270,8 +276,10 @@ impl Registry {
     /// ```
     pub fn best_accelerator(&self) -> Option<&Device> {
         self.available_accelerators().max_by(|a, b| {
-            a.memory_bytes
-                .cmp(&b.memory_bytes)
+            let own = |d: &Device| d.shared_memory.is_none();
+            own(a)
+                .cmp(&own(b))
+                .then_with(|| a.memory_bytes.cmp(&b.memory_bytes))
                 .then_with(|| b.id.cmp(&a.id))
         })
     }
@@ -459,6 +467,33 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(r.satisfying(&bf16).count(), 2);
+    }
+
+    #[test]
+    fn a_discrete_gpu_beats_an_apu_with_more_shared_memory() {
+        use crate::model::SharedMemory;
+        let mut r = Registry::default();
+        let mut apu = Device::new("apu", "AMD Radeon 780M", "amd", Family::Gpu, "sysfs");
+        apu.memory_bytes = Some(32 << 30);
+        apu.shared_memory = Some(SharedMemory {
+            pool_bytes: Some(64 << 30),
+            device_limit_bytes: Some(32 << 30),
+            source: "GTT".into(),
+        });
+        let mut dgpu = Device::new(
+            "dgpu",
+            "NVIDIA GeForce RTX 4070 Laptop GPU",
+            "nvidia",
+            Family::Gpu,
+            "nvml",
+        );
+        dgpu.memory_bytes = Some(8 << 30);
+        r.devices.push(apu);
+        r.devices.push(dgpu);
+        assert_eq!(r.best_accelerator().unwrap().id, "dgpu");
+        // Alone, the APU is still the best accelerator.
+        r.devices.retain(|d| d.id == "apu");
+        assert_eq!(r.best_accelerator().unwrap().id, "apu");
     }
 
     #[test]
