@@ -569,6 +569,21 @@ fn replica_fits(
         })
 }
 
+/// Every pipeline degree up to this many is tried; past it, only powers of
+/// two and divisors of the layer count (the degrees that split layers evenly,
+/// which deployments use: Megatron-LM and vLLM configurations pick them).
+/// Trying every degree up to the number of device groups made planning a
+/// 10T-parameter model (3,136 layers) on 4,096 devices take minutes (issue
+/// 14); this keeps the search to O(log) degrees past the first few.
+pub const EXHAUSTIVE_PIPELINE_DEGREES: u32 = 16;
+
+/// The pipeline degrees tried when up to `max_pp` stages are possible.
+fn pipeline_degrees(max_pp: u32, layers: u32) -> Vec<u32> {
+    (1..=max_pp)
+        .filter(|&pp| pp <= EXHAUSTIVE_PIPELINE_DEGREES || pp.is_power_of_two() || layers % pp == 0)
+        .collect()
+}
+
 /// Largest `x` in `1..=hi` with `ok(x)`, assuming monotonicity; 0 if none.
 fn largest(hi: u64, ok: impl Fn(u64) -> bool) -> u64 {
     if hi == 0 || !ok(1) {
@@ -873,7 +888,7 @@ fn plan_level(
             continue;
         }
         let max_pp = (groups.len() as u32).min(spec.num_layers);
-        for pp in 1..=max_pp {
+        for pp in pipeline_degrees(max_pp, spec.num_layers) {
             let dp_max = groups.len() / pp as usize;
             let mut per_device = Vec::new();
             let mut dp = 0u32;
@@ -1200,4 +1215,24 @@ fn advise(
         out.push(format!("nothing tried fits: even the weights at the smallest level exceed these devices ({} parameters)", spec.parameters()));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipeline_degrees_are_exhaustive_then_even_splits() {
+        // 36 layers, up to 40 stage groups: 1–16, then 18 and 36 (divide
+        // 36) and 32 (a power of two); never more stages than allowed.
+        let mut want: Vec<u32> = (1..=16).collect();
+        want.extend([18, 32, 36]);
+        assert_eq!(pipeline_degrees(40, 36), want);
+        assert_eq!(pipeline_degrees(3, 36), vec![1, 2, 3]);
+        assert!(pipeline_degrees(0, 36).is_empty());
+        // A 3,136-layer model on 4,096 groups: a few dozen degrees, not 3,136.
+        let many = pipeline_degrees(3136, 3136);
+        assert!(many.len() < 60, "{}", many.len());
+        assert!(many.contains(&3136) && many.contains(&2048) && many.contains(&392));
+    }
 }
