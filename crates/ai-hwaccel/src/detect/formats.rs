@@ -153,7 +153,7 @@ pub static FORMATS: &[Format] = &[
     },
     Format {
         name: "clinfo",
-        produced_by: "clinfo --raw (or the AMD APP SDK clinfo report)",
+        produced_by: "clinfo --raw, clinfo (its default report), or the AMD APP SDK clinfo",
         parse: super::opencl::parse_format,
     },
     Format {

@@ -1,7 +1,8 @@
 //! The `opencl` backend: every OpenCL device of every platform, from one run
 //! of `clinfo --raw` (Oblomov's clinfo: one `[PLATFORM/DEVICE] KEY value`
-//! line per property). The parser also reads the older AMD APP SDK
-//! `clinfo`, whose report is `Key:<tabs> value` lines.
+//! line per property). The parser also reads clinfo's default report (what
+//! users paste: `  Device Name    value` lines under `Number of devices`) and
+//! the older AMD APP SDK `clinfo`, whose report is `Key:<tabs> value` lines.
 //!
 //! CPU devices (pocl, Intel's CPU runtime, AMD APP's CPU device) run on the
 //! host CPU: like Vulkan's software devices they become a note on the `cpu`
@@ -213,14 +214,132 @@ fn apply(d: &mut ClDevice, key: &str, v: &str) -> bool {
     }
 }
 
-/// Parse `clinfo --raw`, or the AMD APP SDK clinfo report. Never panics.
+/// Parse `clinfo --raw`, clinfo's default human-readable report, or the AMD
+/// APP SDK clinfo report. Never panics.
 pub fn parse_clinfo(text: &str) -> ClReport {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    if first.trim_start().starts_with("Number of platforms:") {
+    let first = first.trim_start();
+    if first.starts_with("Number of platforms:") {
         parse_app_sdk(text)
+    } else if first.starts_with("Number of platforms") {
+        parse_human(text)
     } else {
         parse_raw(text)
     }
+}
+
+/// The `CL_*` key (as `--raw` prints it) of a label of clinfo's default
+/// report (`Device Name`, `Global memory size`, …: the names clinfo's
+/// `src/clinfo.c` gives each property for human output, unchanged since
+/// clinfo 2.x; `Device PCI bus info (KHR)` since 3.0).
+fn human_key(label: &str) -> Option<&'static str> {
+    Some(match label {
+        "Device Name" => "CL_DEVICE_NAME",
+        "Device Board Name (AMD)" => "CL_DEVICE_BOARD_NAME_AMD",
+        "Device Vendor" => "CL_DEVICE_VENDOR",
+        "Device Vendor ID" => "CL_DEVICE_VENDOR_ID",
+        "Device Version" => "CL_DEVICE_VERSION",
+        "Driver Version" => "CL_DRIVER_VERSION",
+        "Device Type" => "CL_DEVICE_TYPE",
+        "Max compute units" => "CL_DEVICE_MAX_COMPUTE_UNITS",
+        "Global memory size" => "CL_DEVICE_GLOBAL_MEM_SIZE",
+        "Unified memory for Host and Device" => "CL_DEVICE_HOST_UNIFIED_MEMORY",
+        "Device Available" => "CL_DEVICE_AVAILABLE",
+        "Device Topology (AMD)" => "CL_DEVICE_TOPOLOGY_AMD",
+        "Device Topology (NV)" => "CL_DEVICE_PCI_BUS_ID_NV",
+        "Device PCI bus info (KHR)" => "CL_DEVICE_PCI_BUS_INFO_KHR",
+        _ => return None,
+    })
+}
+
+/// clinfo's default report: `Number of platforms  N`, the platforms'
+/// properties, then per platform `  Platform Name  X`, `Number of devices  N`
+/// and each device's properties as two-space-indented `Label<spaces>value`
+/// lines (sub-properties are indented further). The closing `NULL platform
+/// behavior` and `ICD loader properties` sections repeat names and are not
+/// read.
+fn parse_human(text: &str) -> ClReport {
+    let mut rep = ClReport::default();
+    let mut listed: Option<usize> = None;
+    let mut headers = 0usize;
+    let mut platform: Option<u32> = None;
+    let mut dev_in_platform = 0u32;
+    for line in text.lines() {
+        if crate::detect::formats::past_cap(rep.devices.len()) {
+            break;
+        }
+        let t = line.trim_end();
+        if t.starts_with("NULL platform behavior") || t.starts_with("ICD loader properties") {
+            break;
+        }
+        let indent = t.len() - t.trim_start().len();
+        let body = t.trim_start();
+        let (label, value) = match body.find("  ") {
+            Some(i) => (&body[..i], body[i..].trim()),
+            None => (body, ""),
+        };
+        if indent == 0 {
+            match label {
+                "Number of platforms" => listed = value.parse().ok(),
+                "Number of devices" => dev_in_platform = 0,
+                _ => {}
+            }
+            continue;
+        }
+        if indent != 2 {
+            continue;
+        }
+        if label == "Platform Name" {
+            headers += 1;
+            match listed {
+                // The platform list names each platform once; the device
+                // sections follow in the same order.
+                Some(n) if headers <= n => rep.platforms.push(value.to_string()),
+                Some(n) => platform = Some((headers - n - 1) as u32),
+                None => {
+                    platform = Some(match rep.platforms.iter().position(|p| p == value) {
+                        Some(i) => i as u32,
+                        None => {
+                            rep.platforms.push(value.to_string());
+                            (rep.platforms.len() - 1) as u32
+                        }
+                    })
+                }
+            }
+            continue;
+        }
+        let Some(pi) = platform else { continue };
+        let Some(key) = human_key(label) else {
+            continue;
+        };
+        if key == "CL_DEVICE_NAME" {
+            rep.devices.push(ClDevice {
+                platform_index: pi,
+                device_index: dev_in_platform,
+                platform_name: rep.platforms.get(pi as usize).cloned(),
+                ..Default::default()
+            });
+            dev_in_platform += 1;
+        }
+        // `0x1002 (AMD)`: the id is the first word.
+        let value = if key == "CL_DEVICE_VENDOR_ID" {
+            value.split_whitespace().next().unwrap_or("")
+        } else {
+            value
+        };
+        if let Some(d) = rep.devices.last_mut()
+            && !apply(d, key, value)
+        {
+            rep.warnings
+                .push(format!("{label}: cannot parse {value:?}"));
+        }
+    }
+    crate::detect::formats::cap_records(&mut rep.devices, "clinfo", &mut rep.warnings);
+    if rep.devices.is_empty() && listed.is_some_and(|n| n > 0) {
+        rep.warnings
+            .push("clinfo: platforms listed but no device section read".to_string());
+    }
+    rep
 }
 
 fn parse_raw(text: &str) -> ClReport {
