@@ -3,7 +3,8 @@
 
 use ai_hwaccel::plan::inference::{InferencePlan, human_bytes};
 use ai_hwaccel::plan::{
-    InferenceOptions, KvDtype, LoadedModel, PlanDevice, Quant, load_model, plan_inference,
+    InferenceOptions, KvDtype, LoadedModel, PlanDevice, Quant, RuntimeKind, load_model,
+    plan_inference,
 };
 use ai_hwaccel::{DetectOptions, ProbeOptions};
 use anyhow::{Context as _, Result};
@@ -58,8 +59,24 @@ pub struct PlanArgs {
     /// replicas).
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Latency)]
     pub objective: ObjectiveArg,
+    /// Whose memory rule to follow: generic (the default), vllm, sglang,
+    /// llama.cpp, trtllm. `--memory-utilization` applies to generic and
+    /// vllm; the others use their own fraction or margin.
+    #[arg(long, value_name = "R", default_value = "generic", value_parser = parse_runtime)]
+    pub runtime: RuntimeKind,
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_runtime(s: &str) -> Result<RuntimeKind, String> {
+    RuntimeKind::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = RuntimeKind::all().map(|r| r.name()).collect();
+        format!(
+            "unknown runtime {s:?}{} (known: {})",
+            ai_hwaccel::suggest::hint(&ai_hwaccel::suggest::suggest(s, names.iter().copied())),
+            names.join(", ")
+        )
+    })
 }
 
 fn parse_quant(s: &str) -> Result<Quant, String> {
@@ -345,6 +362,7 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
             ObjectiveArg::Latency => ai_hwaccel::plan::inference::Objective::Latency,
             ObjectiveArg::Throughput => ai_hwaccel::plan::inference::Objective::Throughput,
         },
+        runtime: args.runtime,
     };
     // The stored weights and GGUF levels, as the library's one-call planner sets them.
     let opts = ai_hwaccel::plan::options_for(&m, &opts);
@@ -442,13 +460,14 @@ fn render_plan(p: &InferencePlan) -> String {
             ]);
         }
         o += &format!(
-            "plans ({} feasible, best {} first); tokens/s; sequences held at context {} over\n\
-             all replicas; decode per sequence and total at batch {} per replica:\n{t}\n",
+            "plans ({} feasible, best {} first, {} memory rule); tokens/s; sequences held at\n\
+             context {} over all replicas; decode per sequence and total at batch {} per replica:\n{t}\n",
             p.feasible_plans,
             match p.options.objective {
                 ai_hwaccel::plan::inference::Objective::Latency => "latency",
                 ai_hwaccel::plan::inference::Objective::Throughput => "throughput",
             },
+            p.runtime,
             p.context,
             p.batch
         );

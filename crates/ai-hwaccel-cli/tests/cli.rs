@@ -1044,3 +1044,47 @@ fn completions_and_man_pages_come_from_the_clap_definition() {
     let n = std::fs::read_dir(&out).unwrap().count();
     assert_eq!(n, 12, "the top page and one per command");
 }
+
+#[test]
+fn plan_runtime_names_its_rule_and_rejects_unknown_runtimes() {
+    let v = json(&[
+        "plan",
+        "llama-3.1-8b",
+        "--devices",
+        "1xh100-sxm",
+        "--runtime",
+        "vllm",
+        "--context",
+        "16000",
+        "--json",
+    ]);
+    assert_eq!(v["runtime"], "vllm");
+    let p = &v["plans"][0];
+    assert!(p["kv_cache_capacity_tokens"].as_u64().unwrap() > 100_000);
+    let d = &p["per_device"][0];
+    // vLLM's profiled workspace: the sampler's 1024 × 128,256 logits.
+    assert!(d["activation_bytes"].as_u64().unwrap() > 4 << 30);
+    let g = json(&[
+        "plan",
+        "llama-3.1-8b",
+        "--devices",
+        "1xh100-sxm",
+        "--context",
+        "16000",
+        "--json",
+    ]);
+    assert_eq!(g["runtime"], "generic");
+    assert!(
+        g["plans"][0]["per_device"][0]["activation_bytes"]
+            .as_u64()
+            .unwrap()
+            < 1 << 30
+    );
+    let o = run(&["plan", "7b", "--devices", "1xh100-sxm", "--runtime", "vlm"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("did you mean") && err.contains("vllm"),
+        "{err}"
+    );
+}

@@ -45,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use super::arch::{AttentionKind, ModelSpec};
 use super::devices::PlanDevice;
 use super::quant::{KvDtype, Quant};
+use super::runtime::{DeviceContext, RuntimeKind, runtime};
 use crate::spec::Dtype;
 
 /// Fraction of device memory a serving runtime lets the model use; the
@@ -121,6 +122,10 @@ pub struct InferenceOptions {
     /// What the plans are ranked by.
     #[serde(default)]
     pub objective: Objective,
+    /// Whose memory rule sizes the reserve and activation workspace
+    /// ([`crate::plan::runtime`]); `generic` by default.
+    #[serde(default)]
+    pub runtime: RuntimeKind,
 }
 
 impl Default for InferenceOptions {
@@ -138,6 +143,7 @@ impl Default for InferenceOptions {
             max_plans: 10,
             gguf_levels: false,
             objective: Objective::default(),
+            runtime: RuntimeKind::default(),
         }
     }
 }
@@ -214,6 +220,11 @@ pub struct Plan {
     pub tp_comm_seconds_per_step: Option<f64>,
     /// Pipeline hand-off bytes per decode step (activations between stages).
     pub pp_comm_bytes_per_step: u64,
+    /// Tokens of KV cache one replica can hold after weights, the
+    /// runtime's reserve and its activation workspace (what vLLM logs as
+    /// "GPU KV cache size: N tokens"; the tightest device decides).
+    #[serde(default)]
+    pub kv_cache_capacity_tokens: Option<u64>,
 }
 
 /// A layout that was considered and rejected.
@@ -252,6 +263,9 @@ pub struct InferencePlan {
     pub quantization: Quant,
     /// KV cache type.
     pub kv_dtype: KvDtype,
+    /// Whose memory rule the plans follow.
+    #[serde(default)]
+    pub runtime: RuntimeKind,
     /// Feasible plans, best first.
     pub plans: Vec<Plan>,
     /// Feasible plans found before truncating to `max_plans`.
@@ -460,10 +474,21 @@ struct StageLayout {
 /// stages have no room at all.
 fn split_layers(
     sizer: &Sizer,
-    stages: &[u64],
+    replica: &Replica,
     opts: &InferenceOptions,
     context: u64,
 ) -> Option<StageLayout> {
+    let stages: Vec<(u64, &PlanDevice)> = replica
+        .stages
+        .iter()
+        .map(|g| {
+            let d = g
+                .iter()
+                .min_by_key(|d| d.capacity_bytes.unwrap_or(0))
+                .copied()?;
+            Some((d.capacity_bytes.unwrap_or(0), d))
+        })
+        .collect::<Option<Vec<_>>>()?;
     let n = stages.len() as u32;
     let layers = sizer.spec.num_layers;
     if n == 0 || n > layers {
@@ -472,12 +497,23 @@ fn split_layers(
     let room: Vec<f64> = stages
         .iter()
         .enumerate()
-        .map(|(k, &cap)| {
+        .map(|(k, &(cap, d))| {
             let first = k == 0;
             let last = k + 1 == stages.len();
-            let fixed = sizer.weights(0, 0, first, last)
-                + sizer.activations(context, opts.batch, opts.prefill_chunk, last);
-            (cap as f64 * opts.memory_utilization - fixed).max(0.0)
+            let fixed_weights = sizer.weights(0, 0, first, last);
+            let m = runtime_memory(
+                sizer,
+                d,
+                cap,
+                n,
+                last,
+                fixed_weights,
+                opts,
+                context,
+                opts.batch,
+            );
+            (cap as f64 - m.reserve_bytes as f64 - m.activation_bytes as f64 - fixed_weights)
+                .max(0.0)
         })
         .collect();
     let total: f64 = room.iter().sum();
@@ -539,16 +575,40 @@ fn replica_memory(
         let last = k + 1 == n;
         for d in group {
             let cap = d.capacity_bytes.unwrap_or(0);
-            let w = sizer.weights(a, b, first, last).ceil() as u64;
+            let wf = sizer.weights(a, b, first, last);
+            let w = wf.ceil() as u64;
             let kv = sizer.kv(a, b, context, batch).ceil() as u64;
-            let act = sizer
-                .activations(context, batch, opts.prefill_chunk, last)
-                .ceil() as u64;
-            let over = (cap as f64 * (1.0 - opts.memory_utilization)).ceil() as u64;
-            out.push((w, kv, act, over, cap));
+            let m = runtime_memory(sizer, d, cap, n as u32, last, wf, opts, context, batch);
+            out.push((w, kv, m.activation_bytes, m.reserve_bytes, cap));
         }
     }
     out
+}
+
+/// The runtime's reserve and activation workspace on one device.
+#[allow(clippy::too_many_arguments)]
+fn runtime_memory(
+    sizer: &Sizer,
+    device: &PlanDevice,
+    cap: u64,
+    stages: u32,
+    last: bool,
+    weights: f64,
+    opts: &InferenceOptions,
+    context: u64,
+    batch: u64,
+) -> super::runtime::RuntimeMemory {
+    let ctx = DeviceContext {
+        device,
+        capacity_bytes: cap,
+        tensor_parallel: sizer.tp,
+        pipeline_parallel: stages,
+        last_stage: last,
+        vocab_size: sizer.spec.vocab_size,
+        weights_bytes: weights.ceil() as u64,
+    };
+    let forward = |tokens: u64| sizer.activations(context, batch, tokens, last).ceil() as u64;
+    runtime(opts.runtime).memory(&ctx, opts, &forward)
 }
 
 fn replica_fits(
@@ -618,6 +678,7 @@ struct Evaluated {
     tp_comm: Option<f64>,
     tp_link: Option<String>,
     pp_bytes: u64,
+    kv_tokens: Option<u64>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -634,13 +695,31 @@ fn evaluate_replica(
     let tp = replica.stages[0].len() as u32;
     let pp = replica.stages.len() as u32;
     let sizer = Sizer::new(spec, quant, kv, tp, pp, opts.batch, scale);
-    let caps: Vec<u64> = replica
-        .stages
-        .iter()
-        .map(|g| g.iter().filter_map(|d| d.capacity_bytes).min().unwrap_or(0))
-        .collect();
-    let layout = split_layers(&sizer, &caps, opts, context).ok_or("more stages than layers")?;
+    let layout = split_layers(&sizer, replica, opts, context).ok_or("more stages than layers")?;
     let mem = replica_memory(&sizer, replica, &layout, opts, context, opts.batch);
+    // KV cells the replica holds: per device, the memory left after
+    // weights, reserve and workspace over the KV bytes one token takes on
+    // that device's layers; the tightest device decides.
+    let mut kv_tokens: Option<u64> = None;
+    {
+        let mut idx = 0;
+        for (k, group) in replica.stages.iter().enumerate() {
+            let (a, b) = layout.layers[k];
+            let per_token = sizer.kv(a, b, 1, 1);
+            for _ in group {
+                let (w, _, act, over, cap) = mem[idx];
+                idx += 1;
+                if per_token > 0.0 {
+                    let free = cap
+                        .saturating_sub(w)
+                        .saturating_sub(act)
+                        .saturating_sub(over);
+                    let t = (free as f64 / per_token).floor() as u64;
+                    kv_tokens = Some(kv_tokens.map_or(t, |x| x.min(t)));
+                }
+            }
+        }
+    }
     let mut per_device = Vec::new();
     let mut idx = 0;
     let mut worst: Option<(String, u64, u64)> = None;
@@ -738,6 +817,7 @@ fn evaluate_replica(
         tp_comm: comm,
         tp_link: (tp > 1).then(|| tp_link(&replica.stages[0]).1),
         pp_bytes: (u64::from(pp) - 1) * (act_bytes as u64),
+        kv_tokens,
     })
 }
 
@@ -943,6 +1023,7 @@ fn plan_level(
                     prefill_tokens_per_s: prefill_sum,
                     tp_comm_seconds_per_step: ev.tp_comm,
                     pp_comm_bytes_per_step: ev.pp_bytes,
+                    kv_cache_capacity_tokens: ev.kv_tokens,
                 }),
                 None => rejected.push(Rejected {
                     tensor_parallel: tp,
@@ -1128,6 +1209,7 @@ pub fn plan_inference(
         suggested_quantization: suggested,
         quantization: quant,
         kv_dtype: kv,
+        runtime: opts.runtime,
         plans,
         feasible_plans,
         rejected,

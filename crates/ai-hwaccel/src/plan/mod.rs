@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod devices;
 pub mod inference;
 pub mod quant;
+pub mod runtime;
 pub mod shortcut;
 pub mod source;
 pub mod training;
@@ -21,6 +22,7 @@ pub use arch::{
 pub use devices::PlanDevice;
 pub use inference::{InferenceOptions, InferencePlan, Plan, plan_inference};
 pub use quant::{KvDtype, Quant};
+pub use runtime::RuntimeKind;
 pub use shortcut::{
     DeviceRef, ModelRef, PlanError, load_model_ref, options_for, plan_inference_for,
     plan_training_for,

@@ -1,0 +1,244 @@
+//! Serving runtimes' own memory rules: how much of a device each runtime
+//! keeps for itself and how large an activation workspace it reserves
+//! before it sizes the KV cache. One file per runtime, one table
+//! ([`RUNTIMES`]); the inference planner calls through [`Runtime`], as
+//! detection calls through its backend table.
+//!
+//! | runtime | reserve | activation workspace |
+//! | --- | --- | --- |
+//! | `generic` (default) | `(1 − memory_utilization) × capacity` | one layer over a prefill chunk + logits |
+//! | `vllm` | `(1 − gpu_memory_utilization) × capacity` + non-torch memory | the profile run: max(forward at `max_num_batched_tokens`, sampler at `max_num_seqs`) |
+//! | `sglang` | `capacity − mem_fraction_static × capacity` (its reserved-memory tiers) | inside the reserve |
+//! | `llama.cpp` | `--fit-target` margin (1024 MiB) | compute buffer at `n_ubatch` + output buffer |
+//! | `trtllm` | `(1 − free_gpu_memory_fraction)` of what is free after weights and buffers | runtime buffers at `max_num_tokens` |
+//!
+//! `generic` is the default because it is the one rule that is not any
+//! runtime's: it keeps the planner's earlier results (vLLM's 10 % reserve
+//! and a per-layer workspace) for users who have not said where the model
+//! will run. Name the runtime (`--runtime`) to get its own rule.
+
+mod generic;
+mod llamacpp;
+mod sglang;
+mod trtllm;
+mod vllm;
+
+use serde::{Deserialize, Serialize};
+
+use super::devices::PlanDevice;
+use super::inference::InferenceOptions;
+
+/// A serving runtime whose memory rule the planner follows.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub enum RuntimeKind {
+    /// The runtime-neutral estimate (the default).
+    #[default]
+    #[serde(rename = "generic")]
+    Generic,
+    /// vLLM (V1 engine).
+    #[serde(rename = "vllm")]
+    Vllm,
+    /// SGLang.
+    #[serde(rename = "sglang")]
+    Sglang,
+    /// llama.cpp (`llama-server`).
+    #[serde(rename = "llama.cpp", alias = "llamacpp")]
+    LlamaCpp,
+    /// TensorRT-LLM (LLM API / `trtllm-serve`).
+    #[serde(rename = "trtllm", alias = "tensorrt-llm")]
+    Trtllm,
+}
+
+impl RuntimeKind {
+    /// The name in JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        runtime(self).name()
+    }
+
+    /// Every runtime, in table order.
+    pub fn all() -> impl Iterator<Item = RuntimeKind> {
+        RUNTIMES.iter().map(|r| r.kind())
+    }
+
+    /// A runtime by name (`vllm`, `sglang`, `llama.cpp` or `llamacpp`,
+    /// `trtllm` or `tensorrt-llm`, `generic`), case-insensitive.
+    pub fn parse(s: &str) -> Option<RuntimeKind> {
+        let t = s.trim().to_ascii_lowercase();
+        RUNTIMES
+            .iter()
+            .find(|r| r.name() == t || r.aliases().contains(&t.as_str()))
+            .map(|r| r.kind())
+    }
+}
+
+impl std::fmt::Display for RuntimeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a runtime's rule needs to know about one device of a layout.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceContext<'a> {
+    /// The device.
+    pub device: &'a PlanDevice,
+    /// Its memory in bytes (what the planner counts as capacity).
+    pub capacity_bytes: u64,
+    /// Tensor-parallel degree of the layout.
+    pub tensor_parallel: u32,
+    /// Pipeline stages of the layout.
+    pub pipeline_parallel: u32,
+    /// Whether the device holds the last stage (the LM head and logits).
+    pub last_stage: bool,
+    /// The model's vocabulary size.
+    pub vocab_size: u64,
+    /// Weight bytes on this device.
+    pub weights_bytes: u64,
+}
+
+/// A runtime's own share of one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuntimeMemory {
+    /// Memory the runtime keeps out of the model's reach (its fraction's
+    /// remainder, its margin, memory outside its allocator).
+    pub reserve_bytes: u64,
+    /// The activation workspace it reserves before sizing the KV cache.
+    pub activation_bytes: u64,
+}
+
+/// One runtime's memory rule.
+pub trait Runtime: Sync {
+    /// Which runtime this is.
+    fn kind(&self) -> RuntimeKind;
+    /// Its name in JSON and on the command line.
+    fn name(&self) -> &'static str;
+    /// Other spellings accepted on the command line.
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Where the rule was read: source files and the version.
+    fn source(&self) -> &'static str;
+    /// The runtime's share of a device. `forward(tokens)` is the planner's
+    /// activation estimate for one forward pass over `tokens` tokens on
+    /// this device (one layer's live tensors, plus logits for the batch on
+    /// the last stage).
+    fn memory(
+        &self,
+        ctx: &DeviceContext,
+        opts: &InferenceOptions,
+        forward: &dyn Fn(u64) -> u64,
+    ) -> RuntimeMemory;
+}
+
+/// Every runtime, `generic` first.
+pub static RUNTIMES: &[&dyn Runtime] = &[
+    &generic::Generic,
+    &vllm::Vllm,
+    &sglang::Sglang,
+    &llamacpp::LlamaCpp,
+    &trtllm::TrtLlm,
+];
+
+/// The rule of `kind`.
+pub fn runtime(kind: RuntimeKind) -> &'static dyn Runtime {
+    RUNTIMES
+        .iter()
+        .copied()
+        .find(|r| r.kind() == kind)
+        .unwrap_or(&generic::Generic)
+}
+
+/// Bytes in a GiB, for rules the runtimes state in GiB or MiB.
+pub(crate) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+/// Bytes in a MiB.
+pub(crate) const MIB: f64 = 1024.0 * 1024.0;
+
+pub use vllm::{
+    NON_TORCH_BYTES_MULTI_GPU, NON_TORCH_BYTES_SINGLE_GPU, SAMPLER_BYTES_PER_LOGIT,
+    vllm_batch_defaults,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_runtime_is_in_the_table_once_and_parses_by_name() {
+        let kinds: Vec<RuntimeKind> = RuntimeKind::all().collect();
+        assert_eq!(kinds.len(), 5);
+        for k in &kinds {
+            assert_eq!(RuntimeKind::parse(k.name()), Some(*k));
+            assert_eq!(runtime(*k).kind(), *k);
+            assert!(!runtime(*k).source().is_empty());
+        }
+        assert_eq!(RuntimeKind::parse("LlamaCpp"), Some(RuntimeKind::LlamaCpp));
+        assert_eq!(
+            RuntimeKind::parse("tensorrt-llm"),
+            Some(RuntimeKind::Trtllm)
+        );
+        assert_eq!(RuntimeKind::parse("ollama"), None);
+        assert_eq!(
+            serde_json::to_string(&RuntimeKind::LlamaCpp).unwrap(),
+            "\"llama.cpp\""
+        );
+    }
+
+    fn ctx(device: &PlanDevice, gib: u64, tp: u32, weights_gib: u64) -> DeviceContext<'_> {
+        DeviceContext {
+            device,
+            capacity_bytes: gib << 30,
+            tensor_parallel: tp,
+            pipeline_parallel: 1,
+            last_stage: true,
+            vocab_size: 128_256,
+            weights_bytes: weights_gib << 30,
+        }
+    }
+
+    #[test]
+    fn sglang_reserves_its_tiers_and_trtllm_a_tenth_of_what_is_free() {
+        let d = PlanDevice::from_device_string("1xh100-sxm")
+            .unwrap()
+            .remove(0);
+        let opts = InferenceOptions::default();
+        let none = |_t: u64| 0u64;
+        // H100 80 GiB at TP 8: 9.5 + 8 / 2 = 13.5 GiB; a 24 GiB card at TP 1: 2.9 GiB.
+        let m = runtime(RuntimeKind::Sglang).memory(&ctx(&d, 80, 8, 10), &opts, &none);
+        assert_eq!(m.reserve_bytes, (13.5 * GIB) as u64);
+        assert_eq!(m.activation_bytes, 0);
+        let m = runtime(RuntimeKind::Sglang).memory(&ctx(&d, 24, 1, 10), &opts, &none);
+        assert_eq!(m.reserve_bytes, (2.9 * GIB) as u64);
+        // 80 GiB, 40 GiB of weights, 2 GiB of buffers: 0.1 × 38 GiB stays free.
+        let two = |_t: u64| 2u64 << 30;
+        let m = runtime(RuntimeKind::Trtllm).memory(&ctx(&d, 80, 1, 40), &opts, &two);
+        assert_eq!(m.activation_bytes, 2 << 30);
+        assert_eq!(m.reserve_bytes, (3.8 * GIB).ceil() as u64);
+    }
+
+    #[test]
+    fn vllm_uses_the_memory_cuda_reports_and_its_batch_defaults() {
+        let d = PlanDevice::from_device_string("1xh100-sxm")
+            .unwrap()
+            .remove(0);
+        let opts = InferenceOptions::default();
+        let forward = |t: u64| t; // one byte per token: the sampler dominates
+        let m = runtime(RuntimeKind::Vllm).memory(&ctx(&d, 80, 1, 15), &opts, &forward);
+        // 80 − 79.18 GiB CUDA does not report, 10 % of 79.18, 0.13 non-torch.
+        let want = (80.0 - 79.18) * GIB + (79.18 * GIB * 0.1).ceil() + (0.13 * GIB).floor();
+        assert!(
+            (m.reserve_bytes as f64 - want).abs() < 2.0,
+            "{}",
+            m.reserve_bytes
+        );
+        let sampler = (1024.0 * 128_256.0 * SAMPLER_BYTES_PER_LOGIT).ceil() as u64;
+        assert_eq!(m.activation_bytes, sampler);
+        assert_eq!(
+            vllm_batch_defaults(80 << 30, "NVIDIA A100-SXM4-80GB"),
+            (2048, 256)
+        );
+        assert_eq!(vllm_batch_defaults(24 << 30, "NVIDIA L4"), (2048, 256));
+        assert_eq!(vllm_batch_defaults(140 << 30, "NVIDIA H200"), (8192, 1024));
+    }
+}

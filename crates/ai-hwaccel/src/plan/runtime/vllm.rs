@@ -1,0 +1,104 @@
+//! vLLM's memory rule (V1 engine; `vllm/v1/worker/gpu_worker.py`
+//! `Worker.determine_available_memory` and `vllm/engine/arg_utils.py`
+//! `EngineArgs.get_batch_defaults`, v0.10–v0.11):
+//!
+//! 1. vLLM may use `gpu_memory_utilization` (default 0.9) of the total
+//!    memory CUDA reports, which is less than the datasheet size;
+//! 2. it profiles one forward pass at `max_num_batched_tokens` and one
+//!    sampler pass at `max_num_seqs` requests and keeps their peak;
+//! 3. memory allocated outside PyTorch (CUDA context growth, NCCL buffers)
+//!    is "non-torch" memory;
+//! 4. the KV cache gets `utilization × total − weights − peak − non-torch`.
+//!
+//! The batch defaults depend on the GPU: 8192 batched tokens and 1024
+//! sequences for an OpenAI-compatible server on a GPU of 70 GiB or more that
+//! is not an A100, else 2048 and 256.
+//!
+//! The sampler's peak is fitted: in the profiled logs of
+//! llm-d-benchmark (`config_explorer/empirical-vllm-memory-results.md`,
+//! H100, vLLM V1 defaults; rows in `tests/calibration/runtime_memory.csv`)
+//! the peak activation is proportional to the vocabulary (4.76 GiB for
+//! Llama-3.1-8B's 128,256 tokens, 5.56 GiB for Qwen3's 151,936, 7.38 GiB for
+//! gpt-oss's 201,088) and not to the hidden size: the sampler's fp32 logits
+//! for 1024 requests and its temporaries (softmax, sorting for top-k/top-p)
+//! dominate. [`SAMPLER_BYTES_PER_LOGIT`] is the least-squares fit through
+//! the origin of peak ÷ (max_num_seqs × vocabulary) over those rows
+//! (`scripts/fit-vllm-sampler.py`; a test refits it from the CSV).
+
+use super::{DeviceContext, GIB, Runtime, RuntimeKind, RuntimeMemory};
+use crate::plan::inference::InferenceOptions;
+
+/// Bytes the sampler's profile run holds per logit (one request × one
+/// vocabulary entry): the fit described in the module documentation, 38.72
+/// over the eight logged rows, each within 2.1 %.
+pub const SAMPLER_BYTES_PER_LOGIT: f64 = 38.72;
+
+/// Non-torch memory vLLM logged for one GPU (0.13 GiB for Llama-3.1-8B,
+/// Qwen3-0.6B, gpt-oss-20b on an H100; llm-d-benchmark's log table).
+pub const NON_TORCH_BYTES_SINGLE_GPU: u64 = (0.13 * GIB) as u64;
+
+/// Non-torch memory vLLM logged per GPU with tensor parallelism (NCCL
+/// buffers): 0.55 GiB for Llama-3.3-70B FP8 at TP=2 on H100s (same source).
+pub const NON_TORCH_BYTES_MULTI_GPU: u64 = (0.55 * GIB) as u64;
+
+/// Total memory CUDA reports (what vLLM multiplies by the utilization) for
+/// devices where a vLLM log printed it, by spec id: the H100 80GB's
+/// "Free memory on device: 78.57/79.18 GiB on startup" (llm-d-benchmark's
+/// log table). Other devices use their capacity as given.
+pub const CUDA_VISIBLE_TOTAL: &[(&str, f64)] = &[("h100-sxm", 79.18)];
+
+/// vLLM's defaults for an OpenAI-compatible server on a device of
+/// `visible_bytes` named `name`: (`max_num_batched_tokens`, `max_num_seqs`).
+pub fn vllm_batch_defaults(visible_bytes: u64, name: &str) -> (u64, u64) {
+    if visible_bytes as f64 >= 70.0 * GIB && !name.to_ascii_lowercase().contains("a100") {
+        (8192, 1024)
+    } else {
+        (2048, 256)
+    }
+}
+
+/// The vLLM rule.
+pub struct Vllm;
+
+impl Runtime for Vllm {
+    fn kind(&self) -> RuntimeKind {
+        RuntimeKind::Vllm
+    }
+    fn name(&self) -> &'static str {
+        "vllm"
+    }
+    fn source(&self) -> &'static str {
+        "vLLM v0.10-v0.11 V1 engine: vllm/v1/worker/gpu_worker.py (determine_available_memory), vllm/engine/arg_utils.py (get_batch_defaults); sampler peak fitted on llm-d-benchmark's logged H100 profiles"
+    }
+    fn memory(
+        &self,
+        ctx: &DeviceContext,
+        opts: &InferenceOptions,
+        forward: &dyn Fn(u64) -> u64,
+    ) -> RuntimeMemory {
+        let cap = ctx.capacity_bytes;
+        let visible = ctx
+            .device
+            .spec_id
+            .as_deref()
+            .and_then(|id| CUDA_VISIBLE_TOTAL.iter().find(|(s, _)| *s == id))
+            .map_or(cap, |(_, gib)| ((gib * GIB) as u64).min(cap));
+        let (batched, seqs) = vllm_batch_defaults(visible, &ctx.device.name);
+        let non_torch = if ctx.tensor_parallel * ctx.pipeline_parallel > 1 {
+            NON_TORCH_BYTES_MULTI_GPU
+        } else {
+            NON_TORCH_BYTES_SINGLE_GPU
+        };
+        let sampler = if ctx.last_stage {
+            (seqs as f64 * ctx.vocab_size as f64 * SAMPLER_BYTES_PER_LOGIT).ceil() as u64
+        } else {
+            0
+        };
+        let outside =
+            (cap - visible) + (visible as f64 * (1.0 - opts.memory_utilization)).ceil() as u64;
+        RuntimeMemory {
+            reserve_bytes: outside + non_torch,
+            activation_bytes: forward(batched).max(sampler),
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Runtime memory rules against what runtimes logged (issue 16 item 1):
+//! every row of `tests/calibration/runtime_memory.csv` whose model the
+//! catalog has is planned with that runtime's rule on the logged GPU and
+//! layout, and the memory left for the KV cache is compared with the KV
+//! cache the runtime allocated. Successful rows must be within 15 %; a row
+//! the runtime failed to start must not be offered as a plan. The fitted
+//! vLLM sampler constant is refitted from the same rows.
+#![allow(clippy::disallowed_methods, reason = "the test reads its data file")]
+
+use ai_hwaccel::plan::runtime::{RuntimeKind, SAMPLER_BYTES_PER_LOGIT};
+use ai_hwaccel::plan::{InferenceOptions, PlanDevice, Quant, load_model, plan_inference};
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+fn rows() -> Vec<std::collections::HashMap<String, String>> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/calibration/runtime_memory.csv");
+    let text = std::fs::read_to_string(path).expect("runtime_memory.csv");
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty());
+    let header: Vec<String> = lines
+        .next()
+        .expect("header")
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    lines
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            assert_eq!(cells.len(), header.len(), "row {l}");
+            header
+                .iter()
+                .cloned()
+                .zip(cells.iter().map(|c| c.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The device string of a logged GPU.
+fn device(gpu: &str, n: u32) -> Vec<PlanDevice> {
+    let id = match gpu {
+        "H100" => "h100-sxm",
+        other => panic!("no device string for {other}"),
+    };
+    PlanDevice::from_device_string(&format!("{n}x{id}")).expect("device")
+}
+
+#[test]
+fn predicted_kv_memory_is_within_15_percent_of_what_vllm_allocated() {
+    let mut errors = Vec::new();
+    let mut checked_failures = 0;
+    for r in rows() {
+        if r["catalog_model"].is_empty() {
+            continue;
+        }
+        let kind = RuntimeKind::parse(&r["runtime"]).expect("runtime");
+        let tp: u32 = r["tp"].parse().unwrap();
+        let spec = load_model(&r["catalog_model"]).expect("catalog model").spec;
+        let opts = InferenceOptions {
+            runtime: kind,
+            quant: Some(Quant::parse(&r["quant"]).expect("quant")),
+            context: Some(r["max_model_len"].parse().unwrap()),
+            memory_utilization: r["gpu_memory_utilization"].parse().unwrap(),
+            max_plans: 1000,
+            ..Default::default()
+        };
+        let plan = plan_inference(&spec, &device(&r["gpu"], tp), &opts);
+        let layout = plan
+            .plans
+            .iter()
+            .find(|p| p.tensor_parallel == tp && p.pipeline_parallel == 1 && p.data_parallel == 1);
+        if r["status"] == "FAILED" {
+            assert!(
+                layout.is_none(),
+                "{} at TP={tp}: {} failed to start, the plan fits",
+                r["model"],
+                r["runtime"]
+            );
+            checked_failures += 1;
+            continue;
+        }
+        let p = layout.unwrap_or_else(|| panic!("{} at TP={tp}: no plan", r["model"]));
+        let d = &p.per_device[0];
+        let free = d.capacity_bytes - d.weights_bytes - d.activation_bytes - d.overhead_bytes;
+        let logged: f64 = r["kv_cache_gib"].parse().unwrap();
+        let err = (free as f64 / GIB - logged) / logged;
+        println!(
+            "{:48} TP={tp}: predicted KV memory {:6.2} GiB, {} logged {logged:6.2} GiB ({:+.1} %)",
+            r["model"],
+            free as f64 / GIB,
+            r["runtime"],
+            100.0 * err
+        );
+        errors.push(err.abs());
+    }
+    assert!(!errors.is_empty() && checked_failures > 0);
+    errors.sort_by(f64::total_cmp);
+    let median = errors[errors.len() / 2];
+    let worst = errors[errors.len() - 1];
+    println!(
+        "{} rows: median error {:.1} %, worst {:.1} %",
+        errors.len(),
+        100.0 * median,
+        100.0 * worst
+    );
+    assert!(worst <= 0.15, "worst KV error {:.1} %", 100.0 * worst);
+}
+
+#[test]
+fn the_vllm_sampler_constant_is_the_fit_of_the_logged_rows() {
+    let mut num = 0.0;
+    let mut den = 0.0;
+    for r in rows() {
+        if r["runtime"] != "vllm" || r["peak_activation_gib"].is_empty() {
+            continue;
+        }
+        let total: f64 = r["gpu_total_gib"].parse().unwrap();
+        let seqs = if total >= 70.0 && !r["gpu"].to_lowercase().contains("a100") {
+            1024.0
+        } else {
+            256.0
+        };
+        let x = seqs * r["vocab_size"].parse::<f64>().unwrap();
+        let y = r["peak_activation_gib"].parse::<f64>().unwrap() * GIB;
+        num += x * y;
+        den += x * x;
+    }
+    let fit = num / den;
+    assert!(
+        (fit - SAMPLER_BYTES_PER_LOGIT).abs() < 0.01,
+        "refit {fit:.3} vs constant {SAMPLER_BYTES_PER_LOGIT}: rerun scripts/fit-vllm-sampler.py"
+    );
+}
+
+#[test]
+fn llama_cpp_keeps_only_its_fit_margin_where_vllm_keeps_a_tenth_and_its_profile() {
+    // Llama-3-8B at 16 bits (16.06 GB of weights) on a device of 17 GiB:
+    // llama.cpp needs weights + KV + its compute buffer + the 1 GiB
+    // `--fit-target` margin; vLLM keeps 10 % of the device, non-torch
+    // memory and a profiled workspace of at least the sampler's
+    // 256 × 128,256 logits. With llama.cpp's default margin the model does
+    // not fit a 16 GiB card whole (`--fit` would then move layers to the CPU).
+    let spec = load_model("llama-3-8b").unwrap().spec;
+    let card = |gib: u64| PlanDevice {
+        id: "gpu0".into(),
+        name: "GPU".into(),
+        capacity_bytes: Some(gib << 30),
+        ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+    };
+    let plan = |kind, gib| {
+        plan_inference(
+            &spec,
+            &[card(gib)],
+            &InferenceOptions {
+                runtime: kind,
+                quant: Some(Quant::Fp16),
+                context: Some(2048),
+                ..Default::default()
+            },
+        )
+    };
+    let llama = plan(RuntimeKind::LlamaCpp, 17);
+    assert!(llama.feasible, "{:?}", llama.rejected);
+    assert_eq!(llama.runtime, RuntimeKind::LlamaCpp);
+    let d = &llama.plans[0].per_device[0];
+    assert_eq!(d.overhead_bytes, 1 << 30, "llama.cpp's --fit-target margin");
+    // Compute buffer: 512 tokens × 128,256 logits × 4 bytes at least.
+    assert!(d.activation_bytes >= 512 * 128_256 * 4);
+    let vllm = plan(RuntimeKind::Vllm, 17);
+    assert!(!vllm.feasible);
+    assert!(!plan(RuntimeKind::Generic, 17).feasible);
+    assert!(!plan(RuntimeKind::LlamaCpp, 16).feasible);
+}
