@@ -62,8 +62,14 @@ pub struct PlanArgs {
     /// Whose memory rule to follow: generic (the default), vllm, sglang,
     /// llama.cpp, trtllm. `--memory-utilization` applies to generic and
     /// vllm; the others use their own fraction or margin.
-    #[arg(long, value_name = "R", default_value = "generic", value_parser = parse_runtime)]
-    pub runtime: RuntimeKind,
+    /// Default: llama.cpp when planning for the host CPU, else generic.
+    #[arg(long, value_name = "R", value_parser = parse_runtime)]
+    pub runtime: Option<RuntimeKind>,
+    /// When planning for this machine's CPU (no accelerator), measure its
+    /// memory read bandwidth first (about a second: 1 GiB read by every
+    /// usable CPU, best of 3) so decode speeds can be estimated.
+    #[arg(long)]
+    pub measure: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -297,11 +303,19 @@ pub enum DeviceOrigin<'a> {
 pub fn devices_from<'a>(
     list: Option<&DeviceList>,
     registry: Option<&'a std::path::Path>,
+    host_fallback: bool,
 ) -> Result<(Vec<PlanDevice>, DeviceOrigin<'a>)> {
+    let from = |r: &ai_hwaccel::Registry| {
+        if host_fallback {
+            PlanDevice::from_registry_or_host(r)
+        } else {
+            PlanDevice::from_registry(r)
+        }
+    };
     match (list, registry) {
         (Some(l), _) => Ok((l.0.clone(), DeviceOrigin::String)),
         (None, Some(file)) => {
-            let d = PlanDevice::from_registry(&read_registry(file)?);
+            let d = from(&read_registry(file)?);
             if d.len() > ai_hwaccel::plan::MAX_DEVICES as usize {
                 anyhow::bail!(
                     "{}: {} accelerators, more than the planner takes (at most {})",
@@ -314,7 +328,7 @@ pub fn devices_from<'a>(
         }
         (None, None) => {
             let reg = ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default());
-            let mut d = PlanDevice::from_registry(&reg);
+            let mut d = from(&reg);
             d.truncate(ai_hwaccel::plan::MAX_DEVICES as usize);
             Ok((d, DeviceOrigin::Machine))
         }
@@ -345,7 +359,37 @@ pub enum ObjectiveArg {
 /// `ai-hwaccel plan MODEL ...`.
 pub fn plan(args: &PlanArgs) -> Result<String> {
     let m = load(&args.model)?;
-    let (devices, origin) = devices_from(args.devices.as_ref(), args.registry.as_deref())?;
+    let (mut devices, origin) =
+        devices_from(args.devices.as_ref(), args.registry.as_deref(), true)?;
+    let host = devices.len() == 1 && devices[0].host;
+    if host {
+        eprintln!(
+            "note: no accelerator{}: planning for the host CPU ({}, {} of memory available)",
+            match &origin {
+                DeviceOrigin::Registry(f) => format!(" in {}", f.display()),
+                _ => String::new(),
+            },
+            devices[0].name,
+            human_bytes(devices[0].capacity_bytes.unwrap_or(0))
+        );
+        if args.measure && matches!(origin, DeviceOrigin::Machine) {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            match ai_hwaccel::detect::measure_read_bandwidth(1 << 30, threads, 3) {
+                Some(bw) => {
+                    eprintln!(
+                        "note: measured host memory read bandwidth {:.1} GB/s ({threads} threads, 1 GiB, best of 3)",
+                        bw / 1e9
+                    );
+                    devices[0].bandwidth_bytes_per_s = Some(bw as u64);
+                }
+                None => eprintln!("note: the memory bandwidth measurement gave no figure"),
+            }
+        } else if devices[0].bandwidth_bytes_per_s.is_none() {
+            eprintln!(
+                "note: the CPU's memory bandwidth is unknown, so decode speed is too; --measure measures it"
+            );
+        }
+    }
     let opts = InferenceOptions {
         quant: args.quant,
         kv_dtype: args.kv_dtype,
@@ -362,7 +406,11 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
             ObjectiveArg::Latency => ai_hwaccel::plan::inference::Objective::Latency,
             ObjectiveArg::Throughput => ai_hwaccel::plan::inference::Objective::Throughput,
         },
-        runtime: args.runtime,
+        runtime: args.runtime.unwrap_or(if host {
+            RuntimeKind::LlamaCpp
+        } else {
+            RuntimeKind::Generic
+        }),
     };
     // The stored weights and GGUF levels, as the library's one-call planner sets them.
     let opts = ai_hwaccel::plan::options_for(&m, &opts);

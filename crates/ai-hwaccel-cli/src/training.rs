@@ -256,7 +256,7 @@ fn options(a: &TrainArgs) -> Result<TrainingOptions> {
 /// `ai-hwaccel train MODEL ...`.
 pub fn train(args: &TrainArgs) -> Result<String> {
     let m = crate::planning::load(&args.model)?;
-    let (devices, _) = crate::planning::devices_from(args.devices.as_ref(), None)?;
+    let (devices, _) = crate::planning::devices_from(args.devices.as_ref(), None, false)?;
     let opts = options(args)?;
     let p = plan_training(&m.spec, &devices, &opts)?;
     if args.json {

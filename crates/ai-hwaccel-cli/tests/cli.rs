@@ -919,10 +919,25 @@ fn plan_on_a_registry_without_accelerators_names_the_file() {
     let o = run(&["plan", "llama-3.1-8b", "--registry", file.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
+    // Without an accelerator the plan is for the registry's host CPU, and
+    // the note names the file it came from.
+    assert!(
+        err.contains(&format!("no accelerator in {}", file.display()))
+            && err.contains("planning for the host CPU")
+            && !err.contains("on this machine"),
+        "{err}"
+    );
+    // A registry with no CPU device either: nothing to plan on, said so.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    v["devices"] = serde_json::json!([]);
+    std::fs::write(&file, v.to_string()).unwrap();
+    let o = run(&["plan", "llama-3.1-8b", "--registry", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
     assert!(
         err.contains(&format!("read {}", file.display()))
-            && err.contains("no available accelerator")
-            && !err.contains("on this machine"),
+            && err.contains("no available accelerator"),
         "{err}"
     );
 }
@@ -1087,4 +1102,44 @@ fn plan_runtime_names_its_rule_and_rejects_unknown_runtimes() {
         err.contains("did you mean") && err.contains("vllm"),
         "{err}"
     );
+}
+
+#[test]
+fn plan_without_accelerators_plans_for_the_host_cpu_with_llama_cpp() {
+    let dir = tempfile::tempdir().unwrap();
+    let reg = dir.path().join("registry.json");
+    let o = run(&[
+        "detect",
+        "--root",
+        fixture_root("container-cgroup-v2").to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success());
+    std::fs::write(&reg, &o.stdout).unwrap();
+    let o = run(&[
+        "plan",
+        "llama-3.2-1b",
+        "--registry",
+        reg.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["runtime"], "llama.cpp");
+    assert_eq!(v["devices"][0]["host"], true);
+    assert_eq!(v["devices"][0]["capacity_bytes"], 7_516_192_768u64);
+    assert_eq!(v["feasible"], true);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("planning for the host CPU"), "{err}");
+    // An explicit runtime is kept.
+    let v = json(&[
+        "plan",
+        "llama-3.2-1b",
+        "--registry",
+        reg.to_str().unwrap(),
+        "--runtime",
+        "generic",
+        "--json",
+    ]);
+    assert_eq!(v["runtime"], "generic");
 }

@@ -173,3 +173,58 @@ fn llama_cpp_keeps_only_its_fit_margin_where_vllm_keeps_a_tenth_and_its_profile(
     assert!(!plan(RuntimeKind::Generic, 17).feasible);
     assert!(!plan(RuntimeKind::LlamaCpp, 16).feasible);
 }
+
+/// A registry from a fake container root (cgroup v2, 7 GiB available, no
+/// accelerator): the planner's device is the host CPU with the memory the
+/// process may still allocate, and llama.cpp's rule keeps no GPU margin on it.
+#[test]
+fn the_host_cpu_is_the_device_without_accelerators() {
+    use ai_hwaccel::{DetectOptions, ProbeOptions, detect};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/roots/container-cgroup-v2");
+    let reg = detect(
+        &ProbeOptions {
+            root: root.clone(),
+            env: Some(Default::default()),
+            ..Default::default()
+        },
+        &DetectOptions::default(),
+    );
+    assert!(PlanDevice::from_registry(&reg).is_empty());
+    let devices = PlanDevice::from_registry_or_host(&reg);
+    assert_eq!(devices.len(), 1);
+    let cpu = &devices[0];
+    assert!(cpu.host);
+    assert_eq!(
+        cpu.capacity_bytes, reg.system.memory.usable_available_bytes,
+        "MemAvailable within the cgroup limit"
+    );
+    assert_eq!(cpu.capacity_bytes, Some(7_516_192_768));
+    assert_eq!(cpu.bandwidth_bytes_per_s, None, "unknown unless measured");
+    let spec = load_model("llama-3.2-1b").unwrap().spec;
+    let p = plan_inference(
+        &spec,
+        &devices,
+        &InferenceOptions {
+            runtime: RuntimeKind::LlamaCpp,
+            ..Default::default()
+        },
+    );
+    assert!(p.feasible);
+    let d = &p.plans[0].per_device[0];
+    assert_eq!(d.overhead_bytes, 0, "no --fit-target margin on host memory");
+    assert_eq!(p.plans[0].decode_tokens_per_s, None);
+    assert!(p.warnings.iter().any(|w| w.contains("host CPU")));
+    // Measured bandwidth gives a decode estimate: bytes per token ÷ rate.
+    let mut measured = devices.clone();
+    measured[0].bandwidth_bytes_per_s = Some(20_000_000_000);
+    let p = plan_inference(
+        &spec,
+        &measured,
+        &InferenceOptions {
+            runtime: RuntimeKind::LlamaCpp,
+            ..Default::default()
+        },
+    );
+    assert!(p.plans[0].decode_tokens_per_s.unwrap() > 1.0);
+}

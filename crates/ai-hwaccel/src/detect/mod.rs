@@ -20,6 +20,7 @@ mod fpga;
 mod gate;
 mod gaudi;
 mod intel;
+mod membw;
 mod memory;
 mod net;
 mod neuron;
@@ -50,6 +51,7 @@ pub(crate) use environment::VISIBILITY_VARS;
 pub use formats::{
     FORMATS, Format, MAX_DEVICES_PER_OUTPUT, MAX_WARNINGS_PER_OUTPUT, ParseOutput, format,
 };
+pub use membw::measure_read_bandwidth;
 pub use memory::{Meminfo, parse_meminfo};
 pub use net::{IbstatCa, IbstatPort, parse_ibstat, parse_net_speed, parse_port_state, parse_rate};
 pub use pci::{PciDevice, PciScan};

@@ -37,6 +37,9 @@ pub struct PlanDevice {
     /// scale-up domains, or without a scale-up link, runs over.
     #[serde(default)]
     pub pcie_bandwidth_bytes_per_s: Option<u64>,
+    /// The host CPU, whose memory is the host's RAM ([`PlanDevice::host_cpu`]).
+    #[serde(default)]
+    pub host: bool,
 }
 
 impl PlanDevice {
@@ -72,6 +75,7 @@ impl PlanDevice {
                     .and_then(|i| i.bandwidth_bytes_per_s),
                 domain: first_domain + k / domain_size,
                 pcie_bandwidth_bytes_per_s: entry.pcie_bandwidth_bytes_per_s(),
+                host: false,
             })
             .collect()
     }
@@ -131,6 +135,53 @@ impl PlanDevice {
                 .and_then(|p| p.link.as_ref())
                 .and_then(|l| l.usable_bandwidth_bytes_per_s())
                 .or_else(|| entry.and_then(|e| e.pcie_bandwidth_bytes_per_s())),
+            host: false,
+        }
+    }
+
+    /// The host CPU of a registry as a planning device (what llama.cpp runs
+    /// on without an accelerator): its memory is what this process may
+    /// still allocate — `MemAvailable` of /proc/meminfo (the kernel's
+    /// estimate of memory available for new work without swapping,
+    /// Documentation/filesystems/proc.rst) within the cgroup limit
+    /// ([`crate::model::MemoryInfo::usable_available_bytes`]). Its memory
+    /// bandwidth and peak rates are unknown unless measured
+    /// ([`crate::detect::measure_read_bandwidth`]): `None`, and the plan's
+    /// speeds say so. `None` without an available CPU or a memory figure.
+    pub fn host_cpu(r: &Registry) -> Option<PlanDevice> {
+        let cpu = r
+            .devices
+            .iter()
+            .find(|d| d.family == crate::model::Family::Cpu && d.available)?;
+        let mem = &r.system.memory;
+        let capacity = mem
+            .usable_available_bytes
+            .or(mem.available_bytes)
+            .or(cpu.memory_free_bytes)?;
+        Some(PlanDevice {
+            id: cpu.id.clone(),
+            name: cpu.name.clone(),
+            spec_id: None,
+            capacity_bytes: Some(capacity),
+            bandwidth_bytes_per_s: None,
+            tflops: Tflops::default(),
+            native_dtypes: None,
+            link: None,
+            link_bandwidth_bytes_per_s: None,
+            domain: 0,
+            pcie_bandwidth_bytes_per_s: None,
+            host: true,
+        })
+    }
+
+    /// [`PlanDevice::from_registry`], or the host CPU when the registry has
+    /// no available accelerator.
+    pub fn from_registry_or_host(r: &Registry) -> Vec<PlanDevice> {
+        let accel = PlanDevice::from_registry(r);
+        if accel.is_empty() {
+            PlanDevice::host_cpu(r).into_iter().collect()
+        } else {
+            accel
         }
     }
 

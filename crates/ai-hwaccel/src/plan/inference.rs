@@ -1112,7 +1112,30 @@ pub fn plan_inference(
         );
     }
     for d in devices {
-        if d.native_dtypes.is_none() {
+        if d.host {
+            let unknown: Vec<&str> = [
+                ("memory bandwidth", d.bandwidth_bytes_per_s.is_none()),
+                ("peak compute rates", d.tflops_for(Dtype::Bf16).is_none()),
+            ]
+            .into_iter()
+            .filter_map(|(what, missing)| missing.then_some(what))
+            .collect();
+            if !unknown.is_empty() {
+                warnings.push(format!(
+                    "{} ({}) is the host CPU; unknown: its {}, so {} not estimated",
+                    d.id,
+                    d.name,
+                    unknown.join(" and "),
+                    if unknown.len() == 2 {
+                        "decode and prefill speeds are"
+                    } else if d.bandwidth_bytes_per_s.is_none() {
+                        "decode speed is"
+                    } else {
+                        "prefill speed is"
+                    }
+                ));
+            }
+        } else if d.native_dtypes.is_none() {
             warnings.push(format!(
                 "{} ({}) has no spec database entry: its native data types, bandwidth and peak rates are unknown; every level is allowed and throughput is not estimated",
                 d.id, d.name

@@ -6,8 +6,10 @@
 //! the device with the output layer that graph ends in the logits of every
 //! token of the micro-batch, `n_ubatch × n_vocab` fp32 — plus the output
 //! buffer of `n_vocab` fp32 logits per sequence. `--fit` (on by default)
-//! fits the model leaving `--fit-target` MiB free per device (default 1024).
-//! `--memory-utilization` is not read.
+//! fits the model leaving `--fit-target` MiB free per device (default 1024);
+//! host memory (the CPU as a device) has no such margin — its capacity is
+//! already what the process may still allocate. `--memory-utilization` is
+//! not read.
 
 use super::{DeviceContext, MIB, Runtime, RuntimeKind, RuntimeMemory};
 use crate::plan::inference::InferenceOptions;
@@ -46,7 +48,11 @@ impl Runtime for LlamaCpp {
             0
         };
         RuntimeMemory {
-            reserve_bytes: FIT_TARGET_BYTES.min(ctx.capacity_bytes),
+            reserve_bytes: if ctx.device.host {
+                0
+            } else {
+                FIT_TARGET_BYTES.min(ctx.capacity_bytes)
+            },
             activation_bytes: forward(N_UBATCH).max(logits),
         }
     }
