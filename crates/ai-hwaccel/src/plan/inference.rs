@@ -7,7 +7,9 @@
 //!
 //! - **Weights**: projection and expert matrices at the quantization's bits
 //!   per weight ([`Quant::bits_per_weight`]); norms, routers, embeddings and
-//!   the LM head at 16 bits. Tensor parallelism divides the head-split
+//!   the LM head at 16 bits — except GGUF levels, which are llama.cpp's mixes
+//!   ([`super::quant::GgufMix`]: the head at Q6_K, the embedding at the base
+//!   type, norms in F32, some attn_v/ffn_down/attn_output at more bits). Tensor parallelism divides the head-split
 //!   projections, MLPs, experts and the (vocabulary-parallel) embedding and
 //!   head by the degree (Megatron-LM, Shoeybi et al. 2019, arXiv:1909.08053
 //!   §3; vLLM's `VocabParallelEmbedding`); KV projections divide by the
@@ -315,6 +317,12 @@ impl<'a> Sizer<'a> {
         let t = f64::from(tp);
         let q = quant.bits_per_weight() / 8.0 * scale;
         let unq = quant.unquantized_bytes() * scale;
+        // GGUF levels are llama.cpp's mixes (`GgufMix`): norms in F32,
+        // the embedding at the base type, the head and some attn_v /
+        // ffn_down / attn_output tensors at more bits.
+        let gguf = super::quant::GgufMix::of(quant);
+        let norm_bytes = if gguf.is_some() { 4.0 * scale } else { unq };
+        let gated = spec.mlp == super::arch::MlpKind::Gated;
         let kv_share = if spec.mla.is_some() {
             1.0
         } else {
@@ -341,9 +349,28 @@ impl<'a> Sizer<'a> {
             let split = (p.attention_sharded + p.mlp) as f64 / t;
             let experts = p.experts as f64 / t;
             let other = p.attention_kv as f64 * kv_share + p.attention_replicated as f64;
-            let fixed = (split + other) * q + p.replicated as f64 * unq;
-            w += fixed + experts * q;
-            r += fixed + experts * q * touched;
+            let (mut fixed, mut expert_bytes) = (
+                (split + other) * q + p.replicated as f64 * norm_bytes,
+                experts * q,
+            );
+            if gguf.is_some() {
+                let (bv, bd, bo) = super::quant::GgufMix::layer_bits(quant, i, spec.num_layers);
+                let base = quant.bits_per_weight();
+                let down = |m: u64| m as f64 / if gated { 3.0 } else { 2.0 };
+                let (v, o) = if spec.mla.is_none() {
+                    (
+                        p.attention_kv as f64 / 2.0 * kv_share,
+                        p.attention_sharded as f64 / 2.0 / t,
+                    )
+                } else {
+                    (0.0, 0.0)
+                };
+                fixed += (v * (bv - base) + down(p.mlp) / t * (bd - base) + o * (bo - base)) / 8.0
+                    * scale;
+                expert_bytes += down(p.experts) / t * (bd - base) / 8.0 * scale;
+            }
+            w += fixed + expert_bytes;
+            r += fixed + expert_bytes * touched;
             a += split + other + p.replicated as f64 + p.experts_active as f64 / t;
             if spec.attention_kind(i) == AttentionKind::Sliding {
                 s += 1;
@@ -354,9 +381,11 @@ impl<'a> Sizer<'a> {
             sliding_prefix.push(s);
         }
         let h = spec.hidden_size as f64;
+        let embed_unit = gguf.map_or(unq, |g| g.embedding_bits / 8.0 * scale);
+        let head_unit = gguf.map_or(unq, |g| g.output_bits / 8.0 * scale);
         let embed_first = (spec.embedding_params() as f64 / t
             + spec.learned_positions.unwrap_or(0) as f64 * h)
-            * unq;
+            * embed_unit;
         let head = if spec.tied_embeddings && pp == 1 {
             0.0
         } else {
@@ -374,7 +403,7 @@ impl<'a> Sizer<'a> {
             kv_per_layer: spec.kv_elements_per_token_layer() as f64 * kv_share,
             unq,
             embed_first,
-            head_last: (head + final_norm) * unq,
+            head_last: head * head_unit + final_norm * norm_bytes,
             kv_bytes: kv.bytes(),
         }
     }

@@ -331,3 +331,107 @@ mod tests {
         assert!(!Quant::Int4.supported_by(&[Dtype::Fp32]));
     }
 }
+
+/// How llama.cpp stores a model quantized to a GGUF level: the per-tensor
+/// type rules of `llama_tensor_get_type` (`src/llama-quant.cpp`, unchanged
+/// in substance from 2024 to late-2025 releases) for the mixes
+/// `llama-quantize` names by these levels — `Q4_K` is its alias for
+/// `Q4_K_M`, `Q5_K` for `Q5_K_M`, `Q3_K` for `Q3_K_M`:
+///
+/// - `output.weight` (the LM head) is Q6_K, or Q8_0 in a Q8_0 model;
+/// - `token_embd.weight` keeps the level's base type;
+/// - `attn_v` and `ffn_down` are Q6_K in the layers where
+///   `use_more_bits(i, n)` holds (the first and last eighth of the layers
+///   and every third layer between) for Q4_K_M and Q5_K_M; for Q3_K_M,
+///   `attn_v` is Q5_K in the first two layers and Q4_K after, `ffn_down`
+///   Q5_K in the first sixteenth and Q4_K after, `attn_output` Q4_K;
+/// - norms are F32; everything else has the base type.
+///
+/// Q2_K's own exceptions are not modelled (its base type is used); every
+/// other level is one type for all tensors.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GgufMix {
+    /// The level's base type, bits per weight.
+    pub base_bits: f64,
+    /// Bits per weight of the LM head.
+    pub output_bits: f64,
+    /// Bits per weight of the token embedding.
+    pub embedding_bits: f64,
+}
+
+/// `use_more_bits` of `llama-quant.cpp`: the first and last eighth of the
+/// `n` layers and every third layer between.
+pub fn gguf_use_more_bits(i: u32, n: u32) -> bool {
+    let (i, n) = (i64::from(i), i64::from(n));
+    i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2
+}
+
+impl GgufMix {
+    /// The mix of a GGUF level; `None` for other formats.
+    pub fn of(q: Quant) -> Option<GgufMix> {
+        if !q.is_gguf() {
+            return None;
+        }
+        let output = if q == Quant::Q8_0 {
+            Quant::Q8_0
+        } else {
+            Quant::Q6K
+        };
+        Some(GgufMix {
+            base_bits: q.bits_per_weight(),
+            output_bits: output.bits_per_weight(),
+            embedding_bits: q.bits_per_weight(),
+        })
+    }
+
+    /// Bits per weight of layer `i`'s `attn_v`, `ffn_down` and `attn_output`
+    /// tensors in a model of `n` layers at level `q`.
+    pub fn layer_bits(q: Quant, i: u32, n: u32) -> (f64, f64, f64) {
+        let base = q.bits_per_weight();
+        let q6 = Quant::Q6K.bits_per_weight();
+        let q5 = Quant::Q5K.bits_per_weight();
+        let q4 = Quant::Q4K.bits_per_weight();
+        match q {
+            Quant::Q4K | Quant::Q5K => {
+                let more = if gguf_use_more_bits(i, n) { q6 } else { base };
+                (more, more, base)
+            }
+            Quant::Q3K => (
+                if i < 2 { q5 } else { q4 },
+                if i < n / 16 { q5 } else { q4 },
+                q4,
+            ),
+            _ => (base, base, base),
+        }
+    }
+}
+
+#[cfg(test)]
+mod gguf_mix_tests {
+    use super::*;
+
+    #[test]
+    fn use_more_bits_is_llama_cpps_rule() {
+        // 32 layers: 0–3, 28–31, and 4 + 3k + 2 = 6, 9, …, 27.
+        let more: Vec<u32> = (0..32).filter(|&i| gguf_use_more_bits(i, 32)).collect();
+        assert_eq!(
+            more,
+            vec![0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31]
+        );
+    }
+
+    #[test]
+    fn mixes_name_llama_cpps_types() {
+        let m = GgufMix::of(Quant::Q4K).unwrap();
+        assert_eq!(m.output_bits, 6.5625);
+        assert_eq!(m.embedding_bits, 4.5);
+        assert_eq!(GgufMix::of(Quant::Q8_0).unwrap().output_bits, 8.5);
+        assert!(GgufMix::of(Quant::Int4).is_none());
+        assert_eq!(
+            GgufMix::layer_bits(Quant::Q4K, 0, 32),
+            (6.5625, 6.5625, 4.5)
+        );
+        assert_eq!(GgufMix::layer_bits(Quant::Q4K, 4, 32), (4.5, 4.5, 4.5));
+        assert_eq!(GgufMix::layer_bits(Quant::Q3K, 5, 32), (4.5, 4.5, 4.5));
+    }
+}
