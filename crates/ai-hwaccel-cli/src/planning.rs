@@ -70,6 +70,15 @@ pub struct PlanArgs {
     /// usable CPU, best of 3) so decode speeds can be estimated.
     #[arg(long)]
     pub measure: bool,
+    /// Print the launch command of the best plan (or `--plan N`) for a
+    /// runtime: vllm or llama.cpp (the plan then follows that runtime's
+    /// memory rule). With --json, an object {runtime, version, argv, env,
+    /// files, notes}.
+    #[arg(long, value_name = "R", value_parser = parse_runtime)]
+    pub emit: Option<RuntimeKind>,
+    /// Which plan `--emit` launches, 1 = the best (at most 10000).
+    #[arg(long = "plan", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub plan_index: u64,
     #[arg(long)]
     pub json: bool,
 }
@@ -406,11 +415,15 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
             ObjectiveArg::Latency => ai_hwaccel::plan::inference::Objective::Latency,
             ObjectiveArg::Throughput => ai_hwaccel::plan::inference::Objective::Throughput,
         },
-        runtime: args.runtime.unwrap_or(if host {
-            RuntimeKind::LlamaCpp
-        } else {
-            RuntimeKind::Generic
-        }),
+        runtime: match (args.emit, args.runtime) {
+            (Some(e), Some(r)) if e != r => anyhow::bail!(crate::Usage(format!(
+                "--emit {e} launches a plan made with {e}'s memory rule; drop --runtime {r} or make them the same"
+            ))),
+            (Some(e), _) => e,
+            (None, Some(r)) => r,
+            (None, None) if host => RuntimeKind::LlamaCpp,
+            (None, None) => RuntimeKind::Generic,
+        },
     };
     // The stored weights and GGUF levels, as the library's one-call planner sets them.
     let opts = ai_hwaccel::plan::options_for(&m, &opts);
@@ -426,10 +439,39 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
         eprintln!("{}", no_devices_note(&origin));
     }
     let p = plan_inference(&m.spec, &devices, &opts);
+    if args.emit.is_some() {
+        let launch = ai_hwaccel::plan::runtime::emit(&p, args.plan_index as usize - 1, &m.origin)
+            .map_err(|e| anyhow::anyhow!("--emit {}: {e}", p.runtime))?;
+        for n in &launch.notes {
+            eprintln!("note: {n}");
+        }
+        if args.json {
+            return Ok(format!("{}\n", serde_json::to_string_pretty(&launch)?));
+        }
+        return Ok(format!("{}\n", shell_words(&launch.argv)));
+    }
     if args.json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&p)?));
     }
     Ok(render_plan(&p))
+}
+
+/// A command line a POSIX shell reads back as `argv` (single quotes where
+/// an argument has anything but safe characters).
+fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./,:=@+".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn rate(r: Option<f64>) -> String {

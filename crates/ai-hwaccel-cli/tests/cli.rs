@@ -1143,3 +1143,57 @@ fn plan_without_accelerators_plans_for_the_host_cpu_with_llama_cpp() {
     ]);
     assert_eq!(v["runtime"], "generic");
 }
+
+#[test]
+fn plan_emit_prints_a_launch_command_or_says_why_not() {
+    let o = run(&[
+        "plan",
+        "llama-3.1-70b",
+        "--devices",
+        "8xh100-sxm",
+        "--emit",
+        "vllm",
+    ]);
+    let out = success_text(o);
+    assert!(
+        out.starts_with("vllm serve meta-llama/Llama-3.1-70B --tensor-parallel-size "),
+        "{out}"
+    );
+    let v = json(&[
+        "plan",
+        "llama-3.1-70b",
+        "--devices",
+        "8xh100-sxm",
+        "--emit",
+        "vllm",
+        "--plan",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(v["runtime"], "vllm");
+    assert!(v["version"].is_null());
+    assert!(v["argv"].as_array().unwrap().len() > 5);
+    // llama.cpp needs a GGUF file: an error, exit 1.
+    let o = run(&[
+        "plan",
+        "llama-3.1-8b",
+        "--devices",
+        "1xh100-sxm",
+        "--emit",
+        "llama.cpp",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(".gguf"));
+    // A runtime that contradicts --emit is a usage error.
+    let o = run(&[
+        "plan",
+        "7b",
+        "--devices",
+        "1xh100-sxm",
+        "--emit",
+        "vllm",
+        "--runtime",
+        "sglang",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -56,4 +56,122 @@ impl Runtime for LlamaCpp {
             activation_bytes: forward(N_UBATCH).max(logits),
         }
     }
+    fn emit(
+        &self,
+        plan: &crate::plan::InferencePlan,
+        choice: &crate::plan::inference::Plan,
+        origin: &crate::plan::ModelOrigin,
+    ) -> Result<super::Launch, String> {
+        LlamaCpp::launch(plan, choice, origin)
+    }
+}
+
+/// llama.cpp's name of a KV cache type (`-ctk`/`-ctv`): f32, f16, bf16,
+/// q8_0 (its 8-bit cache); it has no FP8 cache.
+fn cache_type(kv: crate::plan::KvDtype) -> Result<&'static str, String> {
+    use crate::plan::KvDtype;
+    Ok(match kv {
+        KvDtype::Fp32 => "f32",
+        KvDtype::Fp16 => "f16",
+        KvDtype::Bf16 => "bf16",
+        KvDtype::Int8 => "q8_0",
+        KvDtype::Fp8 => {
+            return Err(
+                "llama.cpp has no FP8 KV cache: plan with --kv-dtype int8 (q8_0) or a 16-bit type"
+                    .into(),
+            );
+        }
+    })
+}
+
+impl LlamaCpp {
+    /// `llama-server` for a plan: one replica (data parallelism is one
+    /// server per replica), layers split over devices as the plan's stages
+    /// hold them (`--split-mode layer`, `--tensor-split` by layer count),
+    /// all layers offloaded (`-ngl` = layers + 1 for the output layer) or
+    /// none on the host CPU, `-c` = context × sequences with `-np`
+    /// sequences, the cache type, `-ub` 512 (the compute buffer the plan
+    /// counted), `--fit off` because the plan already fits every buffer.
+    pub fn launch(
+        plan: &crate::plan::InferencePlan,
+        choice: &crate::plan::inference::Plan,
+        origin: &crate::plan::ModelOrigin,
+    ) -> Result<super::Launch, String> {
+        let crate::plan::ModelOrigin::Gguf { path } = origin else {
+            return Err("llama.cpp loads GGUF files: pass the .gguf file as MODEL".into());
+        };
+        if choice.tensor_parallel > 1 {
+            return Err(format!(
+                "llama.cpp splits models by layers, not by tensor parallelism: choose a plan with TP 1 (this one has TP {})",
+                choice.tensor_parallel
+            ));
+        }
+        if choice.data_parallel > 1 {
+            return Err(format!(
+                "the plan has {} replicas: llama.cpp runs one per server; choose a plan with DP 1",
+                choice.data_parallel
+            ));
+        }
+        let ctk = cache_type(plan.kv_dtype)?;
+        let devices: Vec<&crate::plan::inference::DeviceMemory> = choice
+            .per_device
+            .iter()
+            .filter(|d| d.replica == 0)
+            .collect();
+        let host = plan.devices.iter().all(|d| d.host);
+        let layers: u32 = devices.iter().map(|d| d.layers.1 - d.layers.0).sum();
+        let np = plan.batch.max(1);
+        let mut argv: Vec<String> = vec![
+            "llama-server".into(),
+            "-m".into(),
+            path.clone(),
+            "-c".into(),
+            (plan.context * np).to_string(),
+            "-np".into(),
+            np.to_string(),
+            "-ctk".into(),
+            ctk.into(),
+            "-ctv".into(),
+            ctk.into(),
+            "-ub".into(),
+            N_UBATCH.to_string(),
+            "-ngl".into(),
+            if host {
+                "0".into()
+            } else {
+                (layers + 1).to_string()
+            },
+        ];
+        if !host {
+            argv.extend(["-fa".into(), "on".into(), "--fit".into(), "off".into()]);
+            if devices.len() > 1 {
+                let split: Vec<String> = devices
+                    .iter()
+                    .map(|d| (d.layers.1 - d.layers.0).to_string())
+                    .collect();
+                argv.extend([
+                    "--split-mode".into(),
+                    "layer".into(),
+                    "--tensor-split".into(),
+                    split.join(","),
+                ]);
+            }
+        }
+        Ok(super::Launch {
+            runtime: RuntimeKind::LlamaCpp,
+            version: None,
+            argv,
+            env: Default::default(),
+            files: Default::default(),
+            notes: vec![
+                "flags follow llama.cpp's tools/server README and common/arg.cpp (late-2025 releases); not yet checked against pinned definitions".into(),
+                format!(
+                    "-c {} is {} tokens for each of {} sequences (llama.cpp divides the context among -np slots)",
+                    plan.context * np,
+                    plan.context,
+                    np
+                ),
+            ],
+        })
+    }
 }

@@ -26,7 +26,8 @@ mod vllm;
 use serde::{Deserialize, Serialize};
 
 use super::devices::PlanDevice;
-use super::inference::InferenceOptions;
+use super::inference::{InferenceOptions, InferencePlan, Plan};
+use super::source::ModelOrigin;
 
 /// A serving runtime whose memory rule the planner follows.
 #[derive(
@@ -130,6 +131,80 @@ pub trait Runtime: Sync {
         opts: &InferenceOptions,
         forward: &dyn Fn(u64) -> u64,
     ) -> RuntimeMemory;
+    /// The launch command for `choice` (one of `plan.plans`) of a model
+    /// that came from `origin`; an error says why this runtime cannot run
+    /// that plan as it stands.
+    fn emit(
+        &self,
+        _plan: &InferencePlan,
+        _choice: &Plan,
+        _origin: &ModelOrigin,
+    ) -> Result<Launch, String> {
+        Err(format!(
+            "emitting a {} launch command is not implemented yet",
+            self.name()
+        ))
+    }
+}
+
+/// A runtime's launch command for one plan (`plan --emit`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Launch {
+    /// The runtime.
+    pub runtime: RuntimeKind,
+    /// The runtime version whose argument definitions the flags were
+    /// checked against; `None`: not checked against pinned definitions yet
+    /// (the flags follow the runtime's documentation, named in `notes`).
+    pub version: Option<String>,
+    /// The command and its arguments.
+    pub argv: Vec<String>,
+    /// Environment variables to set.
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Config files the command reads, by name.
+    pub files: std::collections::BTreeMap<String, String>,
+    /// What the user must know (a placeholder to fill, what was assumed).
+    pub notes: Vec<String>,
+}
+
+/// The launch command of `plan`'s plan number `index` (0 = best) for the
+/// runtime whose rule the plan followed.
+pub fn emit(plan: &InferencePlan, index: usize, origin: &ModelOrigin) -> Result<Launch, String> {
+    let choice = plan.plans.get(index).ok_or_else(|| {
+        if plan.plans.is_empty() {
+            "no plan fits: nothing to launch".to_string()
+        } else {
+            format!(
+                "there are {} plans; --plan takes 1 to {}",
+                plan.plans.len(),
+                plan.plans.len()
+            )
+        }
+    })?;
+    runtime(plan.runtime).emit(plan, choice, origin)
+}
+
+/// The Hugging Face repository id of a catalog model (from its config.json
+/// URL), or the path the model was read from.
+pub(crate) fn model_argument(origin: &ModelOrigin) -> Option<String> {
+    match origin {
+        ModelOrigin::Catalog { source, .. } => source
+            .strip_prefix("https://huggingface.co/")
+            .and_then(|rest| {
+                let mut parts = rest.split('/');
+                Some(format!("{}/{}", parts.next()?, parts.next()?))
+            }),
+        ModelOrigin::HfConfig { path } | ModelOrigin::Safetensors { path } => {
+            // The directory holding config.json or the weights.
+            Some(
+                std::path::Path::new(path)
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map_or_else(|| ".".to_string(), |p| p.display().to_string()),
+            )
+        }
+        ModelOrigin::Gguf { path } => Some(path.clone()),
+        _ => None,
+    }
 }
 
 /// Every runtime, `generic` first.

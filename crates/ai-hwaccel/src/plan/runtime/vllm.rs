@@ -101,4 +101,85 @@ impl Runtime for Vllm {
             activation_bytes: forward(batched).max(sampler),
         }
     }
+    fn emit(
+        &self,
+        plan: &crate::plan::InferencePlan,
+        choice: &crate::plan::inference::Plan,
+        origin: &crate::plan::ModelOrigin,
+    ) -> Result<super::Launch, String> {
+        Vllm::launch(plan, choice, origin, plan.options.memory_utilization)
+    }
+}
+
+impl Vllm {
+    /// `vllm serve` for a plan: the parallel sizes, `--max-model-len` the
+    /// planned context, `--max-num-seqs` the sequences the plan holds per
+    /// replica at that context, the utilization the plan used, and the
+    /// weight and cache types.
+    pub fn launch(
+        plan: &crate::plan::InferencePlan,
+        choice: &crate::plan::inference::Plan,
+        origin: &crate::plan::ModelOrigin,
+        memory_utilization: f64,
+    ) -> Result<super::Launch, String> {
+        use crate::plan::{KvDtype, Quant};
+        let model = super::model_argument(origin).ok_or(
+            "vLLM needs a Hugging Face repository or a model directory: a bare size names neither",
+        )?;
+        let mut notes = vec![
+            "flags follow vLLM's engine arguments (vllm/engine/arg_utils.py, v0.10-v0.11); not yet checked against pinned definitions".to_string(),
+        ];
+        let mut argv: Vec<String> = vec![
+            "vllm".into(),
+            "serve".into(),
+            model,
+            "--tensor-parallel-size".into(),
+            choice.tensor_parallel.to_string(),
+            "--pipeline-parallel-size".into(),
+            choice.pipeline_parallel.to_string(),
+        ];
+        if choice.data_parallel > 1 {
+            argv.extend([
+                "--data-parallel-size".into(),
+                choice.data_parallel.to_string(),
+            ]);
+        }
+        argv.extend([
+            "--max-model-len".into(),
+            plan.context.to_string(),
+            "--max-num-seqs".into(),
+            choice.max_batch.max(1).to_string(),
+            "--gpu-memory-utilization".into(),
+            format!("{memory_utilization}"),
+        ]);
+        match plan.quantization {
+            Quant::Bf16 => argv.extend(["--dtype".into(), "bfloat16".into()]),
+            Quant::Fp16 => argv.extend(["--dtype".into(), "float16".into()]),
+            Quant::Fp32 => argv.extend(["--dtype".into(), "float32".into()]),
+            Quant::Fp8 => argv.extend(["--quantization".into(), "fp8".into()]),
+            q if q.is_gguf() => {
+                return Err(format!("{q} is a llama.cpp (GGUF) level: use --emit llama.cpp"));
+            }
+            q => notes.push(format!(
+                "{q}: vLLM reads the quantization from the checkpoint's quantization_config; serve a checkpoint stored at {q}"
+            )),
+        }
+        match plan.kv_dtype {
+            KvDtype::Fp8 => argv.extend(["--kv-cache-dtype".into(), "fp8".into()]),
+            KvDtype::Int8 => {
+                return Err(
+                    "vLLM has no int8 KV cache: plan with --kv-dtype fp8 or a 16-bit type".into(),
+                );
+            }
+            _ => {}
+        }
+        Ok(super::Launch {
+            runtime: RuntimeKind::Vllm,
+            version: None,
+            argv,
+            env: Default::default(),
+            files: Default::default(),
+            notes,
+        })
+    }
 }

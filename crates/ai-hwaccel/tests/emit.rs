@@ -1,0 +1,176 @@
+//! `plan --emit` (issue 17 item 1): launch commands whose values are the
+//! plan's own — parallel sizes that multiply to the devices used, the
+//! planned context and concurrency, the cache type, llama.cpp's layer split
+//! from the per-device layers — and clear errors where a runtime cannot run
+//! the plan as it stands. (The flags are not yet checked against pinned
+//! runtime definitions; `Launch::version` is `None` until they are.)
+
+use ai_hwaccel::plan::runtime::{RuntimeKind, emit};
+use ai_hwaccel::plan::{
+    InferenceOptions, KvDtype, ModelOrigin, PlanDevice, Quant, load_model, plan_inference,
+};
+
+fn value<'a>(argv: &'a [String], flag: &str) -> &'a str {
+    let i = argv
+        .iter()
+        .position(|a| a == flag)
+        .unwrap_or_else(|| panic!("{flag} missing from {argv:?}"));
+    &argv[i + 1]
+}
+
+#[test]
+fn vllm_command_carries_the_plans_sizes() {
+    let m = load_model("llama-3.1-70b").unwrap();
+    let p = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            context: Some(32768),
+            batch: 4,
+            ..Default::default()
+        },
+    );
+    for (i, choice) in p.plans.iter().enumerate().take(3) {
+        let l = emit(&p, i, &m.origin).unwrap();
+        assert_eq!(l.runtime, RuntimeKind::Vllm);
+        assert_eq!(
+            l.version, None,
+            "not checked against pinned definitions yet"
+        );
+        assert_eq!(&l.argv[..3], ["vllm", "serve", "meta-llama/Llama-3.1-70B"]);
+        let tp: u32 = value(&l.argv, "--tensor-parallel-size").parse().unwrap();
+        let pp: u32 = value(&l.argv, "--pipeline-parallel-size").parse().unwrap();
+        let dp: u32 = l
+            .argv
+            .iter()
+            .position(|a| a == "--data-parallel-size")
+            .map_or(1, |k| l.argv[k + 1].parse().unwrap());
+        assert_eq!(
+            (tp, pp, dp),
+            (
+                choice.tensor_parallel,
+                choice.pipeline_parallel,
+                choice.data_parallel
+            )
+        );
+        assert_eq!(tp * pp * dp, choice.devices_used);
+        assert_eq!(value(&l.argv, "--max-model-len"), "32768");
+        assert_eq!(
+            value(&l.argv, "--max-num-seqs"),
+            choice.max_batch.to_string()
+        );
+        assert_eq!(value(&l.argv, "--gpu-memory-utilization"), "0.9");
+        assert_eq!(value(&l.argv, "--dtype"), "bfloat16");
+    }
+    assert!(
+        emit(&p, p.plans.len(), &m.origin)
+            .unwrap_err()
+            .contains("--plan takes")
+    );
+    // A GGUF level is not vLLM's; a bare size names no checkpoint.
+    let q = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            quant: Some(Quant::Q4K),
+            ..Default::default()
+        },
+    );
+    assert!(
+        emit(&q, 0, &m.origin)
+            .unwrap_err()
+            .contains("--emit llama.cpp")
+    );
+    let bare = load_model("7b").unwrap();
+    let b = plan_inference(
+        &bare.spec,
+        &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            ..Default::default()
+        },
+    );
+    assert!(emit(&b, 0, &bare.origin).unwrap_err().contains("bare size"));
+}
+
+#[test]
+fn llama_cpp_command_splits_layers_as_the_plan_does() {
+    let spec = load_model("llama-3.1-8b").unwrap().spec;
+    let gguf = ModelOrigin::Gguf {
+        path: "/models/Llama-3.1-8B-Q4_K_M.gguf".into(),
+    };
+    // Two 8 GiB cards: Q8_0 weights (8.5 GB) fit only split over both.
+    let card = |id: &str| PlanDevice {
+        id: id.into(),
+        capacity_bytes: Some(8 << 30),
+        ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+    };
+    let p = plan_inference(
+        &spec,
+        &[card("gpu0"), card("gpu1")],
+        &InferenceOptions {
+            runtime: RuntimeKind::LlamaCpp,
+            quant: Some(Quant::Q8_0),
+            kv_dtype: Some(KvDtype::Int8),
+            context: Some(8192),
+            batch: 2,
+            max_plans: 100,
+            ..Default::default()
+        },
+    );
+    let (i, choice) = p
+        .plans
+        .iter()
+        .enumerate()
+        .find(|(_, c)| c.tensor_parallel == 1 && c.pipeline_parallel == 2)
+        .expect("a two-stage plan");
+    let l = emit(&p, i, &gguf).unwrap();
+    assert_eq!(l.argv[0], "llama-server");
+    assert_eq!(value(&l.argv, "-m"), "/models/Llama-3.1-8B-Q4_K_M.gguf");
+    assert_eq!(value(&l.argv, "-c"), "16384", "8192 tokens × 2 sequences");
+    assert_eq!(value(&l.argv, "-np"), "2");
+    assert_eq!(value(&l.argv, "-ctk"), "q8_0");
+    assert_eq!(value(&l.argv, "-ctv"), "q8_0");
+    assert_eq!(
+        value(&l.argv, "-ngl"),
+        "33",
+        "32 layers and the output layer"
+    );
+    assert_eq!(value(&l.argv, "--split-mode"), "layer");
+    let split: Vec<u32> = value(&l.argv, "--tensor-split")
+        .split(',')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let planned: Vec<u32> = choice
+        .per_device
+        .iter()
+        .map(|d| d.layers.1 - d.layers.0)
+        .collect();
+    assert_eq!(split, planned);
+    assert_eq!(split.iter().sum::<u32>(), 32);
+    // Tensor parallelism is not how llama.cpp splits; FP8 caches it has none.
+    if let Some((k, _)) = p
+        .plans
+        .iter()
+        .enumerate()
+        .find(|(_, c)| c.tensor_parallel > 1)
+    {
+        assert!(emit(&p, k, &gguf).unwrap_err().contains("by layers"));
+    }
+    let fp8 = plan_inference(
+        &spec,
+        &[card("gpu0"), card("gpu1")],
+        &InferenceOptions {
+            runtime: RuntimeKind::LlamaCpp,
+            quant: Some(Quant::Q8_0),
+            kv_dtype: Some(KvDtype::Fp8),
+            ..Default::default()
+        },
+    );
+    assert!(emit(&fp8, 0, &gguf).unwrap_err().contains("FP8"));
+    // A catalog model is not a GGUF file.
+    let cat = load_model("llama-3.1-8b").unwrap().origin;
+    assert!(emit(&p, i, &cat).unwrap_err().contains(".gguf"));
+}
