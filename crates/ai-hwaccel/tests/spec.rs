@@ -430,6 +430,14 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
         "Intel(R) Graphics [0x020a]",
         "a pre-release Ponte Vecchio id from Intel's documentation",
     ),
+    (
+        "Intel(R) HD Graphics",
+        "an integrated Haswell GPU that Intel's OpenCL runtime names without its model number",
+    ),
+    (
+        "Mali-LODX r0p0",
+        "the RK3588's Mali-G610 under the codename ARM's libmali reports; the database has no mobile GPUs",
+    ),
 ];
 
 /// Every accelerator model in every captured tool output resolves to its
