@@ -71,7 +71,7 @@ pub struct PlanArgs {
     #[arg(long)]
     pub measure: bool,
     /// Print the launch command of the best plan (or `--plan N`) for a
-    /// runtime: vllm or llama.cpp (the plan then follows that runtime's
+    /// runtime: vllm, sglang, trtllm or llama.cpp (the plan then follows that runtime's
     /// memory rule). With --json, an object {runtime, version, argv, env,
     /// files, notes}.
     #[arg(long, value_name = "R", value_parser = parse_runtime)]

@@ -174,3 +174,56 @@ fn llama_cpp_command_splits_layers_as_the_plan_does() {
     let cat = load_model("llama-3.1-8b").unwrap().origin;
     assert!(emit(&p, i, &cat).unwrap_err().contains(".gguf"));
 }
+
+#[test]
+fn sglang_and_trtllm_commands_carry_the_plans_sizes_and_fractions() {
+    let m = load_model("llama-3.1-70b").unwrap();
+    let devices = PlanDevice::from_device_string("8xh100-sxm").unwrap();
+    let plan = |kind| {
+        plan_inference(
+            &m.spec,
+            &devices,
+            &InferenceOptions {
+                runtime: kind,
+                context: Some(8192),
+                ..Default::default()
+            },
+        )
+    };
+    let p = plan(RuntimeKind::Sglang);
+    let best = &p.plans[0];
+    let l = emit(&p, 0, &m.origin).unwrap();
+    assert_eq!(&l.argv[..3], ["python3", "-m", "sglang.launch_server"]);
+    assert_eq!(
+        value(&l.argv, "--tp-size"),
+        best.tensor_parallel.to_string()
+    );
+    assert_eq!(value(&l.argv, "--context-length"), "8192");
+    assert_eq!(
+        value(&l.argv, "--max-running-requests"),
+        best.max_batch.to_string()
+    );
+    // SGLang's own fraction: 1 − reserved ÷ 80 GiB, reserved = 9.5 + TP×PP / 2 GiB.
+    let reserved = 9.5 + f64::from(best.tensor_parallel * best.pipeline_parallel) / 2.0;
+    let want = format!("{:.3}", 1.0 - reserved / 80.0);
+    assert_eq!(value(&l.argv, "--mem-fraction-static"), want);
+
+    let p = plan(RuntimeKind::Trtllm);
+    let best = &p.plans[0];
+    let l = emit(&p, 0, &m.origin).unwrap();
+    assert_eq!(l.argv[0], "trtllm-serve");
+    assert_eq!(
+        value(&l.argv, "--tp_size"),
+        best.tensor_parallel.to_string()
+    );
+    assert_eq!(
+        value(&l.argv, "--pp_size"),
+        best.pipeline_parallel.to_string()
+    );
+    assert_eq!(value(&l.argv, "--max_seq_len"), "8192");
+    assert_eq!(
+        value(&l.argv, "--max_batch_size"),
+        best.max_batch.to_string()
+    );
+    assert_eq!(value(&l.argv, "--kv_cache_free_gpu_memory_fraction"), "0.9");
+}

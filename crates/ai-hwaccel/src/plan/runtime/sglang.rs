@@ -54,4 +54,71 @@ impl Runtime for Sglang {
             activation_bytes: 0,
         }
     }
+    fn emit(
+        &self,
+        plan: &crate::plan::InferencePlan,
+        choice: &crate::plan::inference::Plan,
+        origin: &crate::plan::ModelOrigin,
+    ) -> Result<super::Launch, String> {
+        use crate::plan::{KvDtype, Quant};
+        let model = super::model_argument(origin).ok_or(
+            "SGLang needs a Hugging Face repository or a model directory: a bare size names neither",
+        )?;
+        let d = choice.per_device.first().ok_or("the plan has no device")?;
+        let fraction = 1.0
+            - sglang_reserved_bytes(
+                d.capacity_bytes,
+                choice.tensor_parallel * choice.pipeline_parallel,
+            ) as f64
+                / d.capacity_bytes.max(1) as f64;
+        let mut argv: Vec<String> = vec![
+            "python3".into(),
+            "-m".into(),
+            "sglang.launch_server".into(),
+            "--model-path".into(),
+            model,
+            "--tp-size".into(),
+            choice.tensor_parallel.to_string(),
+            "--pp-size".into(),
+            choice.pipeline_parallel.to_string(),
+            "--dp-size".into(),
+            choice.data_parallel.to_string(),
+            "--context-length".into(),
+            plan.context.to_string(),
+            "--max-running-requests".into(),
+            choice.max_batch.max(1).to_string(),
+            "--mem-fraction-static".into(),
+            format!("{:.3}", fraction),
+        ];
+        let mut notes = vec![
+            "flags follow SGLang's server arguments (python/sglang/srt/server_args.py, 2025 releases); not yet checked against pinned definitions".to_string(),
+        ];
+        match plan.quantization {
+            Quant::Bf16 => argv.extend(["--dtype".into(), "bfloat16".into()]),
+            Quant::Fp16 => argv.extend(["--dtype".into(), "float16".into()]),
+            Quant::Fp32 => argv.extend(["--dtype".into(), "float32".into()]),
+            Quant::Fp8 => argv.extend(["--quantization".into(), "fp8".into()]),
+            q if q.is_gguf() => return Err(format!("{q} is a llama.cpp (GGUF) level: use --emit llama.cpp")),
+            q => notes.push(format!(
+                "{q}: SGLang reads the quantization from the checkpoint's quantization_config; serve a checkpoint stored at {q}"
+            )),
+        }
+        match plan.kv_dtype {
+            KvDtype::Fp8 => argv.extend(["--kv-cache-dtype".into(), "fp8_e4m3".into()]),
+            KvDtype::Int8 => {
+                return Err(
+                    "SGLang has no int8 KV cache: plan with --kv-dtype fp8 or a 16-bit type".into(),
+                );
+            }
+            _ => {}
+        }
+        Ok(super::Launch {
+            runtime: RuntimeKind::Sglang,
+            version: None,
+            argv,
+            env: Default::default(),
+            files: Default::default(),
+            notes,
+        })
+    }
 }

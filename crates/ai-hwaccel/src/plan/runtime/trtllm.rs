@@ -46,4 +46,69 @@ impl Runtime for TrtLlm {
             activation_bytes: act,
         }
     }
+    fn emit(
+        &self,
+        plan: &crate::plan::InferencePlan,
+        choice: &crate::plan::inference::Plan,
+        origin: &crate::plan::ModelOrigin,
+    ) -> Result<super::Launch, String> {
+        use crate::plan::{KvDtype, Quant};
+        let model = super::model_argument(origin).ok_or(
+            "TensorRT-LLM needs a Hugging Face repository or a model directory: a bare size names neither",
+        )?;
+        if choice.data_parallel > 1 {
+            return Err(format!(
+                "the plan has {} replicas: trtllm-serve runs one per server; choose a plan with DP 1",
+                choice.data_parallel
+            ));
+        }
+        if plan.quantization.is_gguf() {
+            return Err(format!(
+                "{} is a llama.cpp (GGUF) level: use --emit llama.cpp",
+                plan.quantization
+            ));
+        }
+        if plan.kv_dtype == KvDtype::Int8 {
+            return Err(
+                "plan with --kv-dtype fp8 or a 16-bit type: the int8 KV cache is not emitted"
+                    .into(),
+            );
+        }
+        let argv: Vec<String> = vec![
+            "trtllm-serve".into(),
+            model,
+            "--tp_size".into(),
+            choice.tensor_parallel.to_string(),
+            "--pp_size".into(),
+            choice.pipeline_parallel.to_string(),
+            "--max_seq_len".into(),
+            plan.context.to_string(),
+            "--max_batch_size".into(),
+            choice.max_batch.max(1).to_string(),
+            "--max_num_tokens".into(),
+            MAX_NUM_TOKENS.to_string(),
+            "--kv_cache_free_gpu_memory_fraction".into(),
+            format!("{FREE_GPU_MEMORY_FRACTION}"),
+        ];
+        let mut notes = vec![
+            "flags follow trtllm-serve's options (tensorrt_llm/commands/serve.py, 2025 releases); not yet checked against pinned definitions".to_string(),
+        ];
+        if plan.quantization != Quant::Bf16 && plan.quantization != Quant::Fp16 {
+            notes.push(format!(
+                "{}: TensorRT-LLM reads the quantization from the checkpoint; serve a checkpoint stored at it",
+                plan.quantization
+            ));
+        }
+        if plan.kv_dtype == KvDtype::Fp8 {
+            notes.push("an FP8 KV cache is set in the checkpoint's quantization config (kv_cache_quant_algo)".into());
+        }
+        Ok(super::Launch {
+            runtime: RuntimeKind::Trtllm,
+            version: None,
+            argv,
+            env: Default::default(),
+            files: Default::default(),
+            notes,
+        })
+    }
 }
