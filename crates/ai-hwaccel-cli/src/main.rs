@@ -11,6 +11,7 @@
 //!   an unknown backend, device, format or quantization, a number out of its
 //!   documented bounds).
 
+mod fit;
 mod planning;
 mod render;
 mod specs;
@@ -82,6 +83,9 @@ enum Command {
     /// Plan inference of MODEL on devices: memory per device, quantization,
     /// TP/PP/DP layouts ranked by estimated throughput.
     Plan(planning::PlanArgs),
+    /// Which catalog models run on this machine's devices (or --devices):
+    /// each at the highest-fidelity level that fits, largest first.
+    Fit(fit::FitArgs),
     /// Plan training of MODEL: memory per device (parameters, gradients,
     /// optimizer, activations), whether it fits, tokens/s.
     Train(training::TrainArgs),
@@ -447,6 +451,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Model { model, json } => out(&planning::model(&model, json)?),
         Command::Plan(args) => out(&planning::plan(&args)?),
         Command::Train(args) => out(&training::train(&args)?),
+        Command::Fit(args) => out(&fit::run(&args)?),
         Command::Schema => out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&Registry::json_schema())?

@@ -83,7 +83,7 @@ pub struct PlanArgs {
     pub json: bool,
 }
 
-fn parse_runtime(s: &str) -> Result<RuntimeKind, String> {
+pub fn parse_runtime(s: &str) -> Result<RuntimeKind, String> {
     RuntimeKind::parse(s).ok_or_else(|| {
         let names: Vec<&str> = RuntimeKind::all().map(|r| r.name()).collect();
         format!(

@@ -1057,7 +1057,7 @@ fn completions_and_man_pages_come_from_the_clap_definition() {
     let plan = std::fs::read_to_string(out.join("ai-hwaccel-plan.1")).unwrap();
     assert!(plan.contains(".TH ai-hwaccel-plan") && plan.contains("memory\\-utilization"));
     let n = std::fs::read_dir(&out).unwrap().count();
-    assert_eq!(n, 12, "the top page and one per command");
+    assert_eq!(n, 13, "the top page and one per command");
 }
 
 #[test]
@@ -1196,4 +1196,51 @@ fn plan_emit_prints_a_launch_command_or_says_why_not() {
         "sglang",
     ]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn fit_ranks_the_catalog_on_given_devices() {
+    let v = json(&["fit", "--devices", "1xrtx-4090", "--json"]);
+    assert_eq!(v["runtime"], "generic");
+    let models = v["models"].as_array().unwrap();
+    assert!(models.len() >= 39);
+    let fits: Vec<bool> = models
+        .iter()
+        .map(|m| m["fits"].as_bool().unwrap())
+        .collect();
+    let first_no = fits.iter().position(|f| !f).unwrap();
+    assert!(
+        fits[first_no..].iter().all(|f| !f),
+        "fitting models come first"
+    );
+    let big = models
+        .iter()
+        .find(|m| m["model"] == "llama-3.1-405b")
+        .unwrap();
+    assert_eq!(big["fits"], false);
+    // With llama.cpp's rule only the formats llama.cpp stores are suggested.
+    let v = json(&[
+        "fit",
+        "--devices",
+        "1xrtx-4090",
+        "--runtime",
+        "llama.cpp",
+        "--json",
+    ]);
+    for m in v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["fits"] == true)
+    {
+        let q = m["quantization"].as_str().unwrap();
+        assert!(
+            q.starts_with('q') || ["bf16", "fp16", "fp32"].contains(&q),
+            "{}: {q}",
+            m["model"]
+        );
+    }
+    let text = success_text(run(&["fit", "--devices", "1xrtx-4090"]));
+    assert!(text.contains("catalog models fit"), "{text}");
+    assert_narrow(&text);
 }

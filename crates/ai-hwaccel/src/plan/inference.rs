@@ -1091,14 +1091,22 @@ fn plan_level(
 
 /// Levels worth trying for this model, highest fidelity first: never more
 /// bits than it was published in, the model's own 16-bit type before the
-/// other, and GGUF block formats only when `gguf` (a llama.cpp model).
-fn candidate_levels(spec: &ModelSpec, gguf: bool) -> Vec<Quant> {
+/// other, GGUF block formats only for a GGUF model (`gguf`) or llama.cpp,
+/// for llama.cpp only what it stores (GGUF blocks and 16/32-bit floats,
+/// not FP8, INT8, GPTQ/AWQ or NF4), and never Q2_K (see below).
+fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKind) -> Vec<Quant> {
     let native = spec.torch_dtype.as_deref().and_then(Quant::parse);
     let ceiling = native.map_or(16.0, Quant::bits_per_weight);
+    let llama = runtime == RuntimeKind::LlamaCpp;
     let mut levels: Vec<Quant> = Quant::ALL
         .into_iter()
         .filter(|q| q.bits_per_weight() <= ceiling)
-        .filter(|&q| gguf || !q.is_gguf())
+        .filter(|&q| gguf || llama || !q.is_gguf())
+        .filter(|&q| !llama || q.is_gguf() || matches!(q, Quant::Fp32 | Quant::Bf16 | Quant::Fp16))
+        // Q2_K's own per-tensor exceptions (`GgufMix`) are not modelled, so
+        // its size would be underestimated: never suggested, only planned
+        // when asked for.
+        .filter(|&q| q != Quant::Q2K)
         .collect();
     if native == Some(Quant::Fp16)
         && let (Some(b), Some(f)) = (
@@ -1202,7 +1210,7 @@ pub fn plan_inference(
     if !all_native(&|n| kv.supported_by(n)) {
         warnings.push(format!("a device does not hold a {kv} KV cache natively"));
     }
-    let levels = candidate_levels(spec, opts.gguf_levels);
+    let levels = candidate_levels(spec, opts.gguf_levels, opts.runtime);
     let supported = |q: Quant| all_native(&|n| q.supported_by(n));
     let mut suggested = None;
     let mut results = std::collections::HashMap::new();
@@ -1289,7 +1297,7 @@ fn advise(
     } else if suggested.is_none() {
         // Lowest-fidelity level the devices run, to say whether
         // quantizing alone could help.
-        if let Some(&q) = candidate_levels(spec, opts.gguf_levels)
+        if let Some(&q) = candidate_levels(spec, opts.gguf_levels, opts.runtime)
             .iter()
             .rev()
             .find(|&&q| {

@@ -8,6 +8,7 @@
 pub mod arch;
 pub mod catalog;
 pub mod devices;
+pub mod fit;
 pub mod inference;
 pub mod quant;
 pub mod runtime;

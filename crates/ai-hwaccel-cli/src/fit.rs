@@ -1,0 +1,98 @@
+//! `ai-hwaccel fit`: every catalog model on this machine's devices (or the
+//! given ones), ranked by whether it fits, its size and its speed.
+
+use ai_hwaccel::plan::fit::{default_runtime, fit};
+use ai_hwaccel::plan::inference::human_bytes;
+use ai_hwaccel::plan::{InferenceOptions, RuntimeKind};
+use anyhow::Result;
+use clap::Args;
+use comfy_table::{ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
+
+use crate::planning::{DeviceList, DeviceOrigin, devices_from, no_devices_note, parse_devices};
+
+/// Arguments of `fit`.
+#[derive(Args)]
+pub struct FitArgs {
+    /// Devices to fit models on (default: this machine's accelerators, else
+    /// its CPU), names as `ai-hwaccel specs` finds them.
+    #[arg(long, value_name = "SPEC", conflicts_with = "registry", value_parser = parse_devices)]
+    pub devices: Option<DeviceList>,
+    /// The accelerators of a saved `detect --json` registry.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<std::path::PathBuf>,
+    /// Whose memory rule to follow (default: llama.cpp on the host CPU, else generic).
+    #[arg(long, value_name = "R", value_parser = crate::planning::parse_runtime)]
+    pub runtime: Option<RuntimeKind>,
+    /// Tokens per sequence, at most 100000000 (default: the model's maximum, at most 4096).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub context: Option<u64>,
+    /// Also list the models that do not fit.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON (every model, fitting or not).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ai-hwaccel fit`.
+pub fn run(args: &FitArgs) -> Result<String> {
+    let (devices, origin) = devices_from(args.devices.as_ref(), args.registry.as_deref(), true)?;
+    if devices.is_empty() {
+        eprintln!("{}", no_devices_note(&origin));
+    } else if devices.iter().all(|d| d.host) && matches!(origin, DeviceOrigin::Machine) {
+        eprintln!(
+            "note: no accelerator: fitting models to the host CPU ({})",
+            devices[0].name
+        );
+    }
+    let opts = InferenceOptions {
+        context: args.context,
+        runtime: args.runtime.unwrap_or_else(|| default_runtime(&devices)),
+        ..Default::default()
+    };
+    let rows = fit(&devices, &opts);
+    if args.json {
+        return Ok(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "runtime": opts.runtime,
+                "devices": devices,
+                "models": rows,
+            }))?
+        ));
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(100);
+    t.set_header(vec![
+        "model",
+        "params",
+        "fits",
+        "level",
+        "devices",
+        "max ctx",
+        "decode/seq",
+        "memory left",
+    ]);
+    let shown: Vec<_> = rows.iter().filter(|r| r.fits || args.all).collect();
+    for r in &shown {
+        t.add_row(vec![
+            r.model.clone(),
+            format!("{:.1}B", r.parameters as f64 / 1e9),
+            if r.fits { "yes" } else { "no" }.into(),
+            r.quantization.map_or("-".into(), |q| q.to_string()),
+            r.devices_used.map_or("-".into(), |d| d.to_string()),
+            r.max_context_tokens.map_or("-".into(), |c| c.to_string()),
+            r.decode_tokens_per_s_per_sequence
+                .map_or("unknown".into(), |s| format!("{s:.1}")),
+            r.memory_left_bytes.map_or("-".into(), human_bytes),
+        ]);
+    }
+    let fitting = rows.iter().filter(|r| r.fits).count();
+    Ok(format!(
+        "{fitting} of {} catalog models fit ({} memory rule; largest first; tokens/s):\n{t}\n",
+        rows.len(),
+        opts.runtime
+    ))
+}
