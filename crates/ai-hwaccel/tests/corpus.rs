@@ -36,6 +36,10 @@ const NOT_FORMATS: &[(&str, &str)] = &[
     ),
     ("models", "model configs (tests/model_files.rs)"),
     (
+        "runtimes",
+        "pinned runtime argument definitions (tests/emit.rs)",
+    ),
+    (
         "sysctl",
         "macOS sysctl host memory facts, not devices (tests/apple.rs)",
     ),

@@ -3,7 +3,9 @@
 //! planned context and concurrency, the cache type, llama.cpp's layer split
 //! from the per-device layers — and clear errors where a runtime cannot run
 //! the plan as it stands. (The flags are not yet checked against pinned
-//! runtime definitions; `Launch::version` is `None` until they are.)
+//! runtime definitions except llama.cpp's, which are pinned in
+//! `tests/fixtures/runtimes/llama.cpp.json`; `Launch::version` is `None` for
+//! the others.)
 
 use ai_hwaccel::plan::runtime::{RuntimeKind, emit};
 use ai_hwaccel::plan::{
@@ -127,6 +129,7 @@ fn llama_cpp_command_splits_layers_as_the_plan_does() {
         .find(|(_, c)| c.tensor_parallel == 1 && c.pipeline_parallel == 2)
         .expect("a two-stage plan");
     let l = emit(&p, i, &gguf).unwrap();
+    assert_llama_cpp_accepts(&l);
     assert_eq!(l.argv[0], "llama-server");
     assert_eq!(value(&l.argv, "-m"), "/models/Llama-3.1-8B-Q4_K_M.gguf");
     assert_eq!(value(&l.argv, "-c"), "16384", "8192 tokens × 2 sequences");
@@ -170,6 +173,25 @@ fn llama_cpp_command_splits_layers_as_the_plan_does() {
         },
     );
     assert!(emit(&fp8, 0, &gguf).unwrap_err().contains("FP8"));
+    // On the host CPU: nothing offloaded, no GPU flags.
+    let cpu = PlanDevice {
+        host: true,
+        bandwidth_bytes_per_s: None,
+        ..card("cpu")
+    };
+    let h = plan_inference(
+        &spec,
+        &[cpu],
+        &InferenceOptions {
+            runtime: RuntimeKind::LlamaCpp,
+            quant: Some(Quant::Q4K),
+            ..Default::default()
+        },
+    );
+    let l = emit(&h, 0, &gguf).unwrap();
+    assert_llama_cpp_accepts(&l);
+    assert_eq!(value(&l.argv, "-ngl"), "0");
+    assert!(!l.argv.iter().any(|a| a == "-fa" || a == "--tensor-split"));
     // A catalog model is not a GGUF file.
     let cat = load_model("llama-3.1-8b").unwrap().origin;
     assert!(emit(&p, i, &cat).unwrap_err().contains(".gguf"));
@@ -226,4 +248,58 @@ fn sglang_and_trtllm_commands_carry_the_plans_sizes_and_fractions() {
         best.max_batch.to_string()
     );
     assert_eq!(value(&l.argv, "--kv_cache_free_gpu_memory_fraction"), "0.9");
+}
+
+/// Every flag of a llama.cpp command exists in the pinned definitions, and
+/// values with a closed set (`[on|off]`, `{none,layer,row}`, cache types)
+/// are in it.
+#[allow(clippy::disallowed_methods, reason = "the test reads its fixture")]
+fn assert_llama_cpp_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/runtimes/llama.cpp.json");
+    let defs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(
+        l.version.as_deref(),
+        Some(ai_hwaccel::plan::runtime::LLAMA_CPP_PINNED_DEFINITIONS)
+    );
+    assert!(
+        ai_hwaccel::plan::runtime::LLAMA_CPP_PINNED_DEFINITIONS
+            .contains(defs["version"].as_str().unwrap()),
+        "the pinned version is the fixture's"
+    );
+    let options = defs["options"].as_array().unwrap();
+    let kv: Vec<&str> = defs["kv_cache_types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let mut args = l.argv[1..].iter().peekable();
+    while let Some(a) = args.next() {
+        if !a.starts_with('-') {
+            continue;
+        }
+        let o = options
+            .iter()
+            .find(|o| {
+                o["names"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|n| n == a.as_str())
+            })
+            .unwrap_or_else(|| panic!("{a} is not a llama.cpp option"));
+        let hint = o["value_hint"].as_str().unwrap_or("");
+        let Some(v) = args.peek() else { continue };
+        if ["-ctk", "-ctv"].contains(&a.as_str()) {
+            assert!(kv.contains(&v.as_str()), "{a} {v}: not a cache type {kv:?}");
+        } else if (hint.starts_with('[') || hint.starts_with('{')) && !hint.contains("...") {
+            let set: Vec<&str> = hint
+                .trim_matches(|c| c == '[' || c == ']' || c == '{' || c == '}')
+                .split(['|', ','])
+                .collect();
+            assert!(set.contains(&v.as_str()), "{a} {v}: not in {hint}");
+        }
+    }
 }

@@ -17,6 +17,12 @@ use crate::plan::inference::InferenceOptions;
 /// `n_ubatch` default (`common/common.h`, `n_ubatch = 512`).
 pub const N_UBATCH: u64 = 512;
 
+/// The argument definitions the emitted flags are checked against: the
+/// llama.cpp vendored in this llama-cpp-python source distribution
+/// (`tests/fixtures/runtimes/llama.cpp.json`, written by
+/// `scripts/runtime-defs.py`; a test fails when a flag is not there).
+pub const PINNED_DEFINITIONS: &str = "llama-cpp-python 0.3.36 (vendored llama.cpp common/arg.cpp)";
+
 /// `--fit-target` default: 1024 MiB left free per device.
 pub const FIT_TARGET_BYTES: u64 = (1024.0 * MIB) as u64;
 
@@ -159,12 +165,12 @@ impl LlamaCpp {
         }
         Ok(super::Launch {
             runtime: RuntimeKind::LlamaCpp,
-            version: None,
+            version: Some(PINNED_DEFINITIONS.into()),
             argv,
             env: Default::default(),
             files: Default::default(),
             notes: vec![
-                "flags follow llama.cpp's tools/server README and common/arg.cpp (late-2025 releases); not yet checked against pinned definitions".into(),
+                format!("flags checked against {PINNED_DEFINITIONS}"),
                 format!(
                     "-c {} is {} tokens for each of {} sequences (llama.cpp divides the context among -np slots)",
                     plan.context * np,

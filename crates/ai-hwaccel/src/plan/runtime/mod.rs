@@ -230,6 +230,7 @@ pub(crate) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// Bytes in a MiB.
 pub(crate) const MIB: f64 = 1024.0 * 1024.0;
 
+pub use llamacpp::PINNED_DEFINITIONS as LLAMA_CPP_PINNED_DEFINITIONS;
 pub use vllm::{
     NON_TORCH_BYTES_MULTI_GPU, NON_TORCH_BYTES_SINGLE_GPU, SAMPLER_BYTES_PER_LOGIT,
     vllm_batch_defaults,
