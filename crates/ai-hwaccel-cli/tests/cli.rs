@@ -1171,7 +1171,7 @@ fn plan_emit_prints_a_launch_command_or_says_why_not() {
         "--json",
     ]);
     assert_eq!(v["runtime"], "vllm");
-    assert!(v["version"].is_null());
+    assert_eq!(v["version"], "vllm 0.33.0 (EngineArgs fields)");
     assert!(v["argv"].as_array().unwrap().len() > 5);
     // llama.cpp needs a GGUF file: an error, exit 1.
     let o = run(&[

@@ -3,9 +3,8 @@
 //! planned context and concurrency, the cache type, llama.cpp's layer split
 //! from the per-device layers — and clear errors where a runtime cannot run
 //! the plan as it stands. (The flags are not yet checked against pinned
-//! runtime definitions except llama.cpp's, which are pinned in
-//! `tests/fixtures/runtimes/llama.cpp.json`; `Launch::version` is `None` for
-//! the others.)
+//! runtime definitions except llama.cpp's and vLLM's, which are pinned in
+//! `tests/fixtures/runtimes/`; `Launch::version` is `None` for the others.)
 
 use ai_hwaccel::plan::runtime::{RuntimeKind, emit};
 use ai_hwaccel::plan::{
@@ -36,10 +35,7 @@ fn vllm_command_carries_the_plans_sizes() {
     for (i, choice) in p.plans.iter().enumerate().take(3) {
         let l = emit(&p, i, &m.origin).unwrap();
         assert_eq!(l.runtime, RuntimeKind::Vllm);
-        assert_eq!(
-            l.version, None,
-            "not checked against pinned definitions yet"
-        );
+        assert_vllm_accepts(&l);
         assert_eq!(&l.argv[..3], ["vllm", "serve", "meta-llama/Llama-3.1-70B"]);
         let tp: u32 = value(&l.argv, "--tensor-parallel-size").parse().unwrap();
         let pp: u32 = value(&l.argv, "--pipeline-parallel-size").parse().unwrap();
@@ -300,6 +296,49 @@ fn assert_llama_cpp_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
                 .split(['|', ','])
                 .collect();
             assert!(set.contains(&v.as_str()), "{a} {v}: not in {hint}");
+        }
+    }
+}
+
+/// Every flag of a `vllm serve` command is an EngineArgs field of the pinned
+/// vLLM, and the cache type is one of its CacheDType values.
+#[allow(clippy::disallowed_methods, reason = "the test reads its fixture")]
+fn assert_vllm_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runtimes/vllm.json");
+    let defs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(
+        l.version.as_deref(),
+        Some(ai_hwaccel::plan::runtime::VLLM_PINNED_DEFINITIONS)
+    );
+    assert!(
+        ai_hwaccel::plan::runtime::VLLM_PINNED_DEFINITIONS
+            .contains(defs["version"].as_str().unwrap())
+    );
+    let flags: Vec<&str> = defs["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    for (i, a) in l.argv.iter().enumerate().skip(3) {
+        if a.starts_with("--") {
+            assert!(
+                flags.contains(&a.as_str()),
+                "{a} is not a vLLM engine argument"
+            );
+            if a == "--kv-cache-dtype" {
+                let v = l.argv[i + 1].as_str();
+                assert!(
+                    defs["kv_cache_dtypes"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|d| d == v),
+                    "{v}"
+                );
+            }
         }
     }
 }

@@ -231,6 +231,7 @@ pub(crate) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 pub(crate) const MIB: f64 = 1024.0 * 1024.0;
 
 pub use llamacpp::PINNED_DEFINITIONS as LLAMA_CPP_PINNED_DEFINITIONS;
+pub use vllm::PINNED_DEFINITIONS as VLLM_PINNED_DEFINITIONS;
 pub use vllm::{
     NON_TORCH_BYTES_MULTI_GPU, NON_TORCH_BYTES_SINGLE_GPU, SAMPLER_BYTES_PER_LOGIT,
     vllm_batch_defaults,
@@ -316,5 +317,7 @@ mod tests {
         );
         assert_eq!(vllm_batch_defaults(24 << 30, "NVIDIA L4"), (2048, 256));
         assert_eq!(vllm_batch_defaults(140 << 30, "NVIDIA H200"), (8192, 1024));
+        assert_eq!(vllm_batch_defaults(178 << 30, "NVIDIA B200"), (16384, 1024));
+        assert_eq!(vllm_batch_defaults(119 << 30, "NVIDIA GB10"), (2048, 256));
     }
 }

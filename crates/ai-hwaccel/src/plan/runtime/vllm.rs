@@ -10,9 +10,13 @@
 //!    is "non-torch" memory;
 //! 4. the KV cache gets `utilization × total − weights − peak − non-torch`.
 //!
-//! The batch defaults depend on the GPU: 8192 batched tokens and 1024
-//! sequences for an OpenAI-compatible server on a GPU of 70 GiB or more that
-//! is not an A100, else 2048 and 256.
+//! The batch defaults depend on the GPU ([`vllm_batch_defaults`]).
+//!
+//! Newer vLLM differs in two ways not modelled yet: vLLM 0.33.0 (PyPI,
+//! `vllm/config/cache.py`) defaults `gpu_memory_utilization` to 0.92, not
+//! 0.9 (pass `--memory-utilization 0.92` to plan for it), and can subtract a
+//! CUDA-graph memory estimate from the KV cache
+//! (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`).
 //!
 //! The sampler's peak is fitted: in the profiled logs of
 //! llm-d-benchmark (`config_explorer/empirical-vllm-memory-results.md`,
@@ -27,6 +31,11 @@
 
 use super::{DeviceContext, GIB, Runtime, RuntimeKind, RuntimeMemory};
 use crate::plan::inference::InferenceOptions;
+
+/// The argument definitions the emitted flags are checked against
+/// (`tests/fixtures/runtimes/vllm.json`, written by `scripts/runtime-defs.py`
+/// from vLLM's PyPI source distribution).
+pub const PINNED_DEFINITIONS: &str = "vllm 0.33.0 (EngineArgs fields)";
 
 /// Bytes the sampler's profile run holds per logit (one request × one
 /// vocabulary entry): the fit described in the module documentation, 38.72
@@ -49,8 +58,16 @@ pub const CUDA_VISIBLE_TOTAL: &[(&str, f64)] = &[("h100-sxm", 79.18)];
 
 /// vLLM's defaults for an OpenAI-compatible server on a device of
 /// `visible_bytes` named `name`: (`max_num_batched_tokens`, `max_num_seqs`).
+/// `EngineArgs.get_batch_defaults` of vLLM 0.33.0 (read from its PyPI
+/// source distribution): 160 GiB or more (B200, B300) 16384 and 1024; 70
+/// GiB or more except A100s and the GB10 8192 and 1024 (the tier of
+/// v0.10–v0.11, whose logs fitted the sampler constant); else 2048 and 256.
 pub fn vllm_batch_defaults(visible_bytes: u64, name: &str) -> (u64, u64) {
-    if visible_bytes as f64 >= 70.0 * GIB && !name.to_ascii_lowercase().contains("a100") {
+    let n = name.to_ascii_lowercase();
+    let gib = visible_bytes as f64 / GIB;
+    if gib >= 160.0 {
+        (16384, 1024)
+    } else if gib >= 70.0 && !n.contains("a100") && !n.contains("gb10") {
         (8192, 1024)
     } else {
         (2048, 256)
@@ -68,7 +85,7 @@ impl Runtime for Vllm {
         "vllm"
     }
     fn source(&self) -> &'static str {
-        "vLLM v0.10-v0.11 V1 engine: vllm/v1/worker/gpu_worker.py (determine_available_memory), vllm/engine/arg_utils.py (get_batch_defaults); sampler peak fitted on llm-d-benchmark's logged H100 profiles"
+        "vLLM V1 engine, v0.10-v0.11 (batch defaults as of 0.33.0): vllm/v1/worker/gpu_worker.py (determine_available_memory), vllm/engine/arg_utils.py (get_batch_defaults); sampler peak fitted on llm-d-benchmark's logged H100 profiles"
     }
     fn memory(
         &self,
@@ -126,9 +143,7 @@ impl Vllm {
         let model = super::model_argument(origin).ok_or(
             "vLLM needs a Hugging Face repository or a model directory: a bare size names neither",
         )?;
-        let mut notes = vec![
-            "flags follow vLLM's engine arguments (vllm/engine/arg_utils.py, v0.10-v0.11); not yet checked against pinned definitions".to_string(),
-        ];
+        let mut notes = vec![format!("flags checked against {PINNED_DEFINITIONS}")];
         let mut argv: Vec<String> = vec![
             "vllm".into(),
             "serve".into(),
@@ -175,7 +190,7 @@ impl Vllm {
         }
         Ok(super::Launch {
             runtime: RuntimeKind::Vllm,
-            version: None,
+            version: Some(PINNED_DEFINITIONS.into()),
             argv,
             env: Default::default(),
             files: Default::default(),
