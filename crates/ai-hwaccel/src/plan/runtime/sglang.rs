@@ -7,6 +7,13 @@
 //! `2.8 + parallel / 10`; under 90 GiB (H100, A100) `9.5 + parallel / 2`;
 //! under 160 GiB (H20, H200) `12 + parallel / 2`; else (B200, MI300) 32.
 //! (Earlier releases used 0.88, 0.87, 0.85, 0.81, 0.79 by TP size.)
+//!
+//! Not modelled yet: SGLang 0.5.23 (PyPI, late 2026) sizes the reserve from
+//! the prefill chunk instead (`sglang/srt/arg_groups/overrides.py`,
+//! `pre_capture_activation_reserve_mb_of`: 512 MiB + 1.5 MiB per activation
+//! token + TP × PP / 8 GiB, at least 10 GiB on GPUs above 60 GiB) plus the
+//! CUDA-graph buffers measured at capture; its arguments moved to
+//! `sglang/srt/arg_groups/`, so its flags are not pinned yet either.
 //! `--memory-utilization` is not read: SGLang's fraction is its own.
 
 use super::{DeviceContext, GIB, Runtime, RuntimeKind, RuntimeMemory};
