@@ -1,6 +1,6 @@
 //! What runs here: every catalog model planned on the same devices with the
 //! same options, each at the highest-fidelity level that fits
-//! ([`InferencePlan::suggested_quantization`]), ranked — models that fit
+//! ([`super::InferencePlan::suggested_quantization`]), ranked — models that fit
 //! first; among them the larger model, then the higher-fidelity level, then
 //! the faster decode.
 
