@@ -75,7 +75,12 @@ enum Command {
     /// (config.json, model directory, .safetensors, index json, .gguf) or a size (`7b`).
     Model {
         /// Catalog name, path or size (1m to 100t parameters).
-        model: String,
+        #[arg(required_unless_present = "list")]
+        model: Option<String>,
+        /// List the catalog: every model with its parameters, active
+        /// parameters, maximum context, KV bytes per token and source.
+        #[arg(long, conflicts_with = "model")]
+        list: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -448,7 +453,13 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Specs { query, json } => out(&specs::run(query, json)?),
-        Command::Model { model, json } => out(&planning::model(&model, json)?),
+        Command::Model {
+            list: true, json, ..
+        } => out(&planning::model_list(json)?),
+        Command::Model { model, json, .. } => out(&planning::model(
+            model.as_deref().unwrap_or_default(),
+            json,
+        )?),
         Command::Plan(args) => out(&planning::plan(&args)?),
         Command::Train(args) => out(&training::train(&args)?),
         Command::Fit(args) => out(&fit::run(&args)?),

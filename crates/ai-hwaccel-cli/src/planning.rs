@@ -153,6 +153,56 @@ pub fn load(model: &str) -> Result<LoadedModel> {
 }
 
 /// `ai-hwaccel model MODEL [--json]`.
+/// `ai-hwaccel model --list`: the catalog.
+pub fn model_list(json_out: bool) -> Result<String> {
+    let rows: Vec<serde_json::Value> = ai_hwaccel::plan::catalog::all()
+        .iter()
+        .map(|m| {
+            json!({
+                "id": m.id,
+                "architecture": m.spec.architecture,
+                "parameters": m.spec.parameters(),
+                "active_parameters": m.spec.active_parameters(),
+                "max_context": m.spec.max_context,
+                "kv_cache_bytes_per_token": m.spec.kv_cache_bytes_per_token(2.0),
+                "published_parameters": m.published_parameters,
+                "source": m.source,
+                "aliases": m.aliases,
+            })
+        })
+        .collect();
+    if json_out {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&rows)?));
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(100);
+    t.set_header(vec![
+        "model",
+        "architecture",
+        "params",
+        "active",
+        "max ctx",
+        "KV/token",
+    ]);
+    for m in ai_hwaccel::plan::catalog::all() {
+        let s = &m.spec;
+        t.add_row(vec![
+            m.id.clone(),
+            s.architecture.clone(),
+            format!("{:.2}B", s.parameters() as f64 / 1e9),
+            format!("{:.2}B", s.active_parameters() as f64 / 1e9),
+            s.max_context.map_or("-".into(), |c| c.to_string()),
+            format!("{} KiB", s.kv_cache_bytes_per_token(2.0) / 1024),
+        ]);
+    }
+    Ok(format!(
+        "{} catalog models (KV per token at 16 bits; `model NAME` for one):\n{t}\n",
+        ai_hwaccel::plan::catalog::all().len()
+    ))
+}
+
 pub fn model(name: &str, json_out: bool) -> Result<String> {
     let m = load(name)?;
     let s = &m.spec;

@@ -1244,3 +1244,28 @@ fn fit_ranks_the_catalog_on_given_devices() {
     assert!(text.contains("catalog models fit"), "{text}");
     assert_narrow(&text);
 }
+
+#[test]
+fn model_list_shows_the_catalog_with_each_models_figures() {
+    let v = json(&["model", "--list", "--json"]);
+    let rows = v.as_array().unwrap();
+    assert!(rows.len() >= 39);
+    let row = rows.iter().find(|r| r["id"] == "llama-3.1-8b").unwrap();
+    let one = json(&["model", "llama-3.1-8b", "--json"]);
+    assert_eq!(row["parameters"], one["parameters"]);
+    assert_eq!(
+        row["kv_cache_bytes_per_token"],
+        one["kv_cache_bytes_per_token"]
+    );
+    assert_eq!(
+        row["kv_cache_bytes_per_token"], 131_072,
+        "32 layers × 8 KV heads × 128 × 2 × 2 bytes"
+    );
+    let text = success_text(run(&["model", "--list"]));
+    assert!(
+        text.contains("llama-3.1-8b") && text.contains("128 KiB"),
+        "{text}"
+    );
+    assert_narrow(&text);
+    assert_eq!(run(&["model"]).status.code(), Some(2));
+}
