@@ -79,6 +79,12 @@ pub struct PlanArgs {
     /// Which plan `--emit` launches, 1 = the best (at most 10000).
     #[arg(long = "plan", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub plan_index: u64,
+    /// Partial offload as llama.cpp runs it (`-ngl`): the most last layers
+    /// that fit on the largest GPU (of --devices, --registry or this
+    /// machine), the rest in host memory (this machine's, or the
+    /// registry's); only when the model does not fit the GPU whole.
+    #[arg(long)]
+    pub offload: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -471,7 +477,7 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
             ))),
             (Some(e), _) => e,
             (None, Some(r)) => r,
-            (None, None) if host => RuntimeKind::LlamaCpp,
+            (None, None) if host || args.offload => RuntimeKind::LlamaCpp,
             (None, None) => RuntimeKind::Generic,
         },
     };
@@ -488,7 +494,11 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
     if args.quant.is_none() && devices.is_empty() {
         eprintln!("{}", no_devices_note(&origin));
     }
-    let p = plan_inference(&m.spec, &devices, &opts);
+    let p = if args.offload {
+        offload_plan(args, &m, &devices, &opts)?
+    } else {
+        plan_inference(&m.spec, &devices, &opts)
+    };
     if args.emit.is_some() {
         let launch = ai_hwaccel::plan::runtime::emit(&p, args.plan_index as usize - 1, &m.origin)
             .map_err(|e| anyhow::anyhow!("--emit {}: {e}", p.runtime))?;
@@ -504,6 +514,60 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&p)?));
     }
     Ok(render_plan(&p))
+}
+
+/// `plan --offload`: the largest GPU and the host CPU as llama.cpp's two
+/// stages ([`ai_hwaccel::plan::plan_offload`]).
+fn offload_plan(
+    args: &PlanArgs,
+    m: &LoadedModel,
+    devices: &[PlanDevice],
+    opts: &InferenceOptions,
+) -> Result<InferencePlan> {
+    let gpu = devices
+        .iter()
+        .filter(|d| !d.host)
+        .max_by_key(|d| d.capacity_bytes.unwrap_or(0))
+        .ok_or_else(|| anyhow::anyhow!("--offload needs a GPU: none among the devices"))?;
+    let reg = match &args.registry {
+        Some(f) => read_registry(f)?,
+        None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
+    };
+    let mut cpu = PlanDevice::host_cpu(&reg)
+        .ok_or_else(|| anyhow::anyhow!("--offload: no host memory figure for the CPU"))?;
+    if args.measure && args.registry.is_none() {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(bw) = ai_hwaccel::detect::measure_read_bandwidth(1 << 30, threads, 3) {
+            eprintln!(
+                "note: measured host memory read bandwidth {:.1} GB/s ({threads} threads, 1 GiB, best of 3)",
+                bw / 1e9
+            );
+            cpu.bandwidth_bytes_per_s = Some(bw as u64);
+        }
+    }
+    let pair = [cpu.clone(), gpu.clone()];
+    let mut p = plan_inference(&m.spec, &pair, opts);
+    match ai_hwaccel::plan::plan_offload(&m.spec, gpu, &cpu, opts) {
+        Some(plan) => {
+            let on_gpu = plan.per_device[1].layers.1 - plan.per_device[1].layers.0;
+            eprintln!(
+                "note: partial offload: {on_gpu} of {} layers and the output layer on {}, the rest in host memory",
+                m.spec.num_layers, gpu.name
+            );
+            p.quantization = plan.quantization;
+            p.plans = vec![plan];
+            p.feasible = true;
+            p.feasible_plans = 1;
+        }
+        None => {
+            eprintln!(
+                "note: no offload plan: the model fits {} whole, or no level leaves a layer on it",
+                gpu.name
+            );
+            p = plan_inference(&m.spec, std::slice::from_ref(gpu), opts);
+        }
+    }
+    Ok(p)
 }
 
 /// A command line a POSIX shell reads back as `argv` (single quotes where

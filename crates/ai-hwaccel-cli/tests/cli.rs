@@ -1269,3 +1269,34 @@ fn model_list_shows_the_catalog_with_each_models_figures() {
     assert_narrow(&text);
     assert_eq!(run(&["model"]).status.code(), Some(2));
 }
+
+#[test]
+fn plan_offload_splits_between_the_host_cpu_and_the_gpu() {
+    let v = json(&[
+        "plan",
+        "llama-3.1-8b",
+        "--devices",
+        "1xrtx-3060",
+        "--offload",
+        "--quant",
+        "bf16",
+        "--json",
+    ]);
+    assert_eq!(v["runtime"], "llama.cpp");
+    let p = &v["plans"][0];
+    assert_eq!(p["pipeline_parallel"], 2);
+    let d = p["per_device"].as_array().unwrap();
+    assert_eq!(d[0]["device"], "cpu", "the host CPU holds the first layers");
+    assert_eq!(d[1]["device"], "rtx-3060#0");
+    assert_eq!(d[1]["layers"][1], 32, "the GPU holds the last layers");
+    assert_eq!(d[0]["layers"][1], d[1]["layers"][0]);
+    for x in d {
+        assert!(x["total_bytes"].as_u64() <= x["capacity_bytes"].as_u64());
+    }
+    assert_eq!(d[0]["overhead_bytes"], 0, "no fit margin in host memory");
+    assert_eq!(
+        d[1]["overhead_bytes"],
+        1u64 << 30,
+        "llama.cpp's --fit-target on the GPU"
+    );
+}

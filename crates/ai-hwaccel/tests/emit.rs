@@ -342,3 +342,81 @@ fn assert_vllm_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
         }
     }
 }
+
+/// Partial offload as llama.cpp runs it: the host CPU holds the first
+/// layers, the GPU the most last layers that fit; `-ngl` counts the GPU's
+/// layers and the output layer; decode is the CPU's bytes at its bandwidth
+/// then the GPU's.
+#[test]
+fn offload_puts_the_most_layers_that_fit_on_the_gpu() {
+    use ai_hwaccel::plan::plan_offload;
+    let spec = load_model("llama-3.1-8b").unwrap().spec;
+    let gpu = PlanDevice {
+        id: "gpu0".into(),
+        capacity_bytes: Some(8 << 30),
+        ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+    };
+    let cpu = PlanDevice {
+        id: "cpu".into(),
+        name: "host".into(),
+        spec_id: None,
+        capacity_bytes: Some(32 << 30),
+        bandwidth_bytes_per_s: Some(50_000_000_000),
+        tflops: Default::default(),
+        native_dtypes: None,
+        link: None,
+        link_bandwidth_bytes_per_s: None,
+        domain: 9,
+        pcie_bandwidth_bytes_per_s: None,
+        host: true,
+    };
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        quant: Some(Quant::Bf16),
+        ..Default::default()
+    };
+    let p = plan_offload(&spec, &gpu, &cpu, &opts).expect("an offload plan");
+    let (c, g) = (&p.per_device[0], &p.per_device[1]);
+    assert_eq!((c.device.as_str(), g.device.as_str()), ("cpu", "gpu0"));
+    let n = g.layers.1 - g.layers.0;
+    assert_eq!(g.layers.1, 32);
+    assert!((1..32).contains(&n));
+    assert!(g.total_bytes <= g.capacity_bytes && c.total_bytes <= c.capacity_bytes);
+    // One more layer would not fit: a bf16 layer of Llama-3.1-8B is 436 MiB
+    // of weights (218,112,000 parameters) plus its KV.
+    assert!(
+        g.total_bytes + 218_112_000 * 2 > g.capacity_bytes,
+        "{} layers: not the most",
+        n
+    );
+    // Decode: CPU bytes at 50 GB/s, then GPU bytes at the 4090's 1008 GB/s,
+    // both × 0.6; the CPU's embedding (128,256 × 4,096 bf16) is looked up,
+    // one row per token, not read whole.
+    let embedding = 128_256u64 * 4096 * 2;
+    let t = (c.weights_bytes - embedding + c.kv_cache_bytes) as f64 / (50e9 * 0.6)
+        + (g.weights_bytes + g.kv_cache_bytes) as f64 / (1008e9 * 0.6);
+    let want = 1.0 / t;
+    let got = p.decode_tokens_per_s.unwrap();
+    assert!((got - want).abs() / want < 0.03, "{got} vs {want}");
+    // The launch command offloads exactly those layers.
+    let devices = vec![cpu.clone(), gpu.clone()];
+    let mut whole = plan_inference(&spec, &devices, &opts);
+    whole.plans = vec![p.clone()];
+    let l = emit(
+        &whole,
+        0,
+        &ModelOrigin::Gguf {
+            path: "m.gguf".into(),
+        },
+    )
+    .unwrap();
+    assert_llama_cpp_accepts(&l);
+    assert_eq!(value(&l.argv, "-ngl"), (n + 1).to_string());
+    assert!(!l.argv.iter().any(|a| a == "--tensor-split"));
+    // No offload when the model fits the GPU whole.
+    let big = PlanDevice {
+        capacity_bytes: Some(24 << 30),
+        ..gpu
+    };
+    assert!(plan_offload(&spec, &big, &cpu, &opts).is_none());
+}

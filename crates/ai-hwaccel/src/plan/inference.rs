@@ -721,10 +721,40 @@ fn evaluate_replica(
     scale: f64,
     replica_index: u32,
 ) -> Result<Evaluated, String> {
+    evaluate_replica_with(
+        spec,
+        replica,
+        quant,
+        kv,
+        opts,
+        context,
+        scale,
+        replica_index,
+        None,
+    )
+}
+
+/// [`evaluate_replica`] with the stages' layers given (`None`: split by
+/// memory room).
+#[allow(clippy::too_many_arguments)]
+fn evaluate_replica_with(
+    spec: &ModelSpec,
+    replica: &Replica,
+    quant: Quant,
+    kv: KvDtype,
+    opts: &InferenceOptions,
+    context: u64,
+    scale: f64,
+    replica_index: u32,
+    layout: Option<StageLayout>,
+) -> Result<Evaluated, String> {
     let tp = replica.stages[0].len() as u32;
     let pp = replica.stages.len() as u32;
     let sizer = Sizer::new(spec, quant, kv, tp, pp, opts.batch, scale);
-    let layout = split_layers(&sizer, replica, opts, context).ok_or("more stages than layers")?;
+    let layout = match layout {
+        Some(l) => l,
+        None => split_layers(&sizer, replica, opts, context).ok_or("more stages than layers")?,
+    };
     let mem = replica_memory(&sizer, replica, &layout, opts, context, opts.batch);
     // KV cells the replica holds: per device, the memory left after
     // weights, reserve and workspace over the KV bytes one token takes on
@@ -1357,6 +1387,101 @@ fn advise(
         out.push(format!("nothing tried fits: even the weights at the smallest level exceed these devices ({} parameters)", spec.parameters()));
     }
     out
+}
+
+/// llama.cpp's partial offload (`-ngl`): the host CPU `cpu` holds the
+/// embedding and the first layers, the GPU `gpu` the last `n` layers and
+/// the output layer (llama.cpp offloads from the last layer down), with `n`
+/// the most layers that fit on the GPU under the runtime's rule (llama.cpp's
+/// by default: its 1 GiB fit margin on the GPU, none on host memory). Both
+/// stages keep the KV cache of their layers (llama.cpp's default
+/// `--kv-offload`). Decode runs the stages one after the other: the CPU's
+/// bytes at its bandwidth, then the GPU's (unknown when the CPU's bandwidth
+/// is). The level is `opts.quant`, else the highest-fidelity llama.cpp level
+/// that leaves at least one layer on the GPU. `None` when no level does, or
+/// when the whole model fits the GPU (no offload needed).
+pub fn plan_offload(
+    spec: &ModelSpec,
+    gpu: &PlanDevice,
+    cpu: &PlanDevice,
+    opts: &InferenceOptions,
+) -> Option<Plan> {
+    let layers = spec.num_layers;
+    if layers < 2 {
+        return None;
+    }
+    let context = opts
+        .context
+        .unwrap_or_else(|| {
+            spec.max_context
+                .unwrap_or(DEFAULT_CONTEXT)
+                .min(DEFAULT_CONTEXT)
+        })
+        .max(1);
+    let kv = opts.kv_dtype.unwrap_or(KvDtype::Fp16);
+    let levels = match opts.quant {
+        Some(q) => vec![q],
+        None => candidate_levels(spec, true, RuntimeKind::LlamaCpp),
+    };
+    let replica = Replica {
+        stages: vec![vec![cpu], vec![gpu]],
+    };
+    let single = Replica {
+        stages: vec![vec![gpu]],
+    };
+    for quant in levels {
+        let sizer = Sizer::new(spec, quant, kv, 1, 2, opts.batch, 1.0);
+        let whole = StageLayout {
+            layers: vec![(0, layers)],
+        };
+        let one = Sizer::new(spec, quant, kv, 1, 1, opts.batch, 1.0);
+        if replica_fits(&one, &single, &whole, opts, context, opts.batch) {
+            return None;
+        }
+        let Some(n) = (1..layers).rev().find(|&n| {
+            let layout = StageLayout {
+                layers: vec![(0, layers - n), (layers - n, layers)],
+            };
+            replica_fits(&sizer, &replica, &layout, opts, context, opts.batch)
+        }) else {
+            continue;
+        };
+        let layout = StageLayout {
+            layers: vec![(0, layers - n), (layers - n, layers)],
+        };
+        let ev = evaluate_replica_with(
+            spec,
+            &replica,
+            quant,
+            kv,
+            opts,
+            context,
+            1.0,
+            0,
+            Some(layout),
+        )
+        .ok()?;
+        return Some(Plan {
+            tensor_parallel: 1,
+            pipeline_parallel: 2,
+            data_parallel: 1,
+            devices_used: 2,
+            quantization: quant,
+            kv_dtype: kv,
+            per_device: ev.plan_devices,
+            max_context_tokens: ev.max_context,
+            max_batch: ev.max_batch,
+            decode_tokens_per_s: ev.decode,
+            decode_tokens_per_s_per_sequence: ev.decode.map(|d| d / opts.batch.max(1) as f64),
+            max_concurrent_sequences: ev.max_batch,
+            tensor_parallel_link: None,
+            prefill_tokens_per_s: ev.prefill,
+            tp_comm_seconds_per_step: None,
+            pp_comm_bytes_per_step: ev.pp_bytes,
+            kv_cache_capacity_tokens: ev.kv_tokens,
+        });
+    }
+    None
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub use arch::{
     SlidingWindow,
 };
 pub use devices::PlanDevice;
-pub use inference::{InferenceOptions, InferencePlan, Plan, plan_inference};
+pub use inference::{InferenceOptions, InferencePlan, Plan, plan_inference, plan_offload};
 pub use quant::{KvDtype, Quant};
 pub use runtime::RuntimeKind;
 pub use shortcut::{

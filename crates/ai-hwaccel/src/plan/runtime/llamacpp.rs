@@ -119,12 +119,22 @@ impl LlamaCpp {
             ));
         }
         let ctk = cache_type(plan.kv_dtype)?;
-        let devices: Vec<&crate::plan::inference::DeviceMemory> = choice
+        let on_host = |id: &str| plan.devices.iter().any(|d| d.id == id && d.host);
+        let all: Vec<&crate::plan::inference::DeviceMemory> = choice
             .per_device
             .iter()
             .filter(|d| d.replica == 0)
             .collect();
-        let host = plan.devices.iter().all(|d| d.host);
+        // The GPU stages; the host CPU's layers are the ones not offloaded.
+        let devices: Vec<&crate::plan::inference::DeviceMemory> = all
+            .iter()
+            .copied()
+            .filter(|d| !on_host(&d.device))
+            .collect();
+        let host = devices.is_empty();
+        if all.len() > devices.len() && all.first().is_some_and(|d| !on_host(&d.device)) {
+            return Err("llama.cpp keeps the first layers on the CPU and offloads the last: the host CPU must be the first stage".into());
+        }
         let layers: u32 = devices.iter().map(|d| d.layers.1 - d.layers.0).sum();
         let np = plan.batch.max(1);
         let mut argv: Vec<String> = vec![
