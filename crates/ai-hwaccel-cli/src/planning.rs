@@ -438,17 +438,7 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
             human_bytes(devices[0].capacity_bytes.unwrap_or(0))
         );
         if args.measure && matches!(origin, DeviceOrigin::Machine) {
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            match ai_hwaccel::detect::measure_read_bandwidth(1 << 30, threads, 3) {
-                Some(bw) => {
-                    eprintln!(
-                        "note: measured host memory read bandwidth {:.1} GB/s ({threads} threads, 1 GiB, best of 3)",
-                        bw / 1e9
-                    );
-                    devices[0].bandwidth_bytes_per_s = Some(bw as u64);
-                }
-                None => eprintln!("note: the memory bandwidth measurement gave no figure"),
-            }
+            measure_host(&mut devices[0]);
         } else if devices[0].bandwidth_bytes_per_s.is_none() {
             eprintln!(
                 "note: the CPU's memory bandwidth is unknown, so decode speed is too; --measure measures it"
@@ -516,6 +506,22 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
     Ok(render_plan(&p))
 }
 
+/// `--measure`: this machine's memory read bandwidth (1 GiB read by every
+/// usable CPU, best of 3) as the host CPU's bandwidth.
+fn measure_host(cpu: &mut PlanDevice) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match ai_hwaccel::detect::measure_read_bandwidth(1 << 30, threads, 3) {
+        Some(bw) => {
+            eprintln!(
+                "note: measured host memory read bandwidth {:.1} GB/s ({threads} threads, 1 GiB, best of 3)",
+                bw / 1e9
+            );
+            cpu.bandwidth_bytes_per_s = Some(bw as u64);
+        }
+        None => eprintln!("note: the memory bandwidth measurement gave no figure"),
+    }
+}
+
 /// `plan --offload`: the largest GPU and the host CPU as llama.cpp's two
 /// stages ([`ai_hwaccel::plan::plan_offload`]).
 fn offload_plan(
@@ -536,14 +542,7 @@ fn offload_plan(
     let mut cpu = PlanDevice::host_cpu(&reg)
         .ok_or_else(|| anyhow::anyhow!("--offload: no host memory figure for the CPU"))?;
     if args.measure && args.registry.is_none() {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if let Some(bw) = ai_hwaccel::detect::measure_read_bandwidth(1 << 30, threads, 3) {
-            eprintln!(
-                "note: measured host memory read bandwidth {:.1} GB/s ({threads} threads, 1 GiB, best of 3)",
-                bw / 1e9
-            );
-            cpu.bandwidth_bytes_per_s = Some(bw as u64);
-        }
+        measure_host(&mut cpu);
     }
     let pair = [cpu.clone(), gpu.clone()];
     let mut p = plan_inference(&m.spec, &pair, opts);
