@@ -370,6 +370,20 @@ pub fn devices_from<'a>(
     registry: Option<&'a std::path::Path>,
     host_fallback: bool,
 ) -> Result<(Vec<PlanDevice>, DeviceOrigin<'a>)> {
+    devices_and_registry(list, registry, host_fallback).map(|(d, o, _)| (d, o))
+}
+
+/// [`devices_from`], with the registry the devices came from (read from the
+/// file or detected) when they did not come from a device string.
+pub fn devices_and_registry<'a>(
+    list: Option<&DeviceList>,
+    registry: Option<&'a std::path::Path>,
+    host_fallback: bool,
+) -> Result<(
+    Vec<PlanDevice>,
+    DeviceOrigin<'a>,
+    Option<ai_hwaccel::Registry>,
+)> {
     let from = |r: &ai_hwaccel::Registry| {
         if host_fallback {
             PlanDevice::from_registry_or_host(r)
@@ -378,9 +392,10 @@ pub fn devices_from<'a>(
         }
     };
     match (list, registry) {
-        (Some(l), _) => Ok((l.0.clone(), DeviceOrigin::String)),
+        (Some(l), _) => Ok((l.0.clone(), DeviceOrigin::String, None)),
         (None, Some(file)) => {
-            let d = from(&read_registry(file)?);
+            let reg = read_registry(file)?;
+            let d = from(&reg);
             if d.len() > ai_hwaccel::plan::MAX_DEVICES as usize {
                 anyhow::bail!(
                     "{}: {} accelerators, more than the planner takes (at most {})",
@@ -389,13 +404,13 @@ pub fn devices_from<'a>(
                     ai_hwaccel::plan::MAX_DEVICES
                 );
             }
-            Ok((d, DeviceOrigin::Registry(file)))
+            Ok((d, DeviceOrigin::Registry(file), Some(reg)))
         }
         (None, None) => {
             let reg = ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default());
             let mut d = from(&reg);
             d.truncate(ai_hwaccel::plan::MAX_DEVICES as usize);
-            Ok((d, DeviceOrigin::Machine))
+            Ok((d, DeviceOrigin::Machine, Some(reg)))
         }
     }
 }
@@ -424,8 +439,8 @@ pub enum ObjectiveArg {
 /// `ai-hwaccel plan MODEL ...`.
 pub fn plan(args: &PlanArgs) -> Result<String> {
     let m = load(&args.model)?;
-    let (mut devices, origin) =
-        devices_from(args.devices.as_ref(), args.registry.as_deref(), true)?;
+    let (mut devices, origin, registry) =
+        devices_and_registry(args.devices.as_ref(), args.registry.as_deref(), true)?;
     let host = devices.len() == 1 && devices[0].host;
     if host {
         eprintln!(
@@ -485,7 +500,7 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
         eprintln!("{}", no_devices_note(&origin));
     }
     let p = if args.offload {
-        offload_plan(args, &m, &devices, &opts)?
+        offload_plan(args, &m, &devices, registry, &opts)?
     } else {
         plan_inference(&m.spec, &devices, &opts)
     };
@@ -510,11 +525,15 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
 /// usable CPU, best of 3) as the host CPU's bandwidth.
 fn measure_host(cpu: &mut PlanDevice) {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match ai_hwaccel::detect::measure_read_bandwidth(1 << 30, threads, 3) {
+    // 1 GiB, but never more than a quarter of what the process may still
+    // allocate (a small container must not be pushed into swap or OOM).
+    let bytes = cpu.capacity_bytes.map_or(1 << 30, |c| (c / 4).min(1 << 30)) as usize;
+    match ai_hwaccel::detect::measure_read_bandwidth(bytes, threads, 3) {
         Some(bw) => {
             eprintln!(
-                "note: measured host memory read bandwidth {:.1} GB/s ({threads} threads, 1 GiB, best of 3)",
-                bw / 1e9
+                "note: measured host memory read bandwidth {:.1} GB/s ({threads} threads, {}, best of 3)",
+                bw / 1e9,
+                human_bytes(bytes as u64)
             );
             cpu.bandwidth_bytes_per_s = Some(bw as u64);
         }
@@ -528,6 +547,7 @@ fn offload_plan(
     args: &PlanArgs,
     m: &LoadedModel,
     devices: &[PlanDevice],
+    registry: Option<ai_hwaccel::Registry>,
     opts: &InferenceOptions,
 ) -> Result<InferencePlan> {
     let gpu = devices
@@ -535,8 +555,9 @@ fn offload_plan(
         .filter(|d| !d.host)
         .max_by_key(|d| d.capacity_bytes.unwrap_or(0))
         .ok_or_else(|| anyhow::anyhow!("--offload needs a GPU: none among the devices"))?;
-    let reg = match &args.registry {
-        Some(f) => read_registry(f)?,
+    // The registry the devices came from; with a device string, this machine's.
+    let reg = match registry {
+        Some(r) => r,
         None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
     };
     let mut cpu = PlanDevice::host_cpu(&reg)
