@@ -385,9 +385,18 @@ fn probe_options(r: &Request) -> Result<ProbeOptions, Error> {
         }
         o.root = root;
     }
-    if let Some(tp) = r.list("tool_path")? {
-        o.tool_path = Some(std::env::split_paths(&tp.replace(',', ":")).collect());
-    }
+    // A colon-separated string as on the command line, or a list of directories.
+    o.tool_path = match r.get("tool_path") {
+        None => None,
+        Some(Value::String(s)) => Some(std::env::split_paths(s).collect()),
+        Some(Value::Array(a)) => Some(
+            a.iter()
+                .map(|v| v.as_str().map(PathBuf::from))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| r.bad("tool_path", "a string or a list of strings"))?,
+        ),
+        Some(_) => return Err(r.bad("tool_path", "a string or a list of strings")),
+    };
     Ok(o)
 }
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import ai_hwaccel
-from conftest import root
+from conftest import root, without_timings
 
 
 def test_device_attributes_are_python_types():
@@ -78,6 +78,14 @@ def test_paths_and_lists_are_accepted(tmp_path):
     assert [d.id for d in r1] == [d.id for d in r2]
     with pytest.raises(ValueError):
         ai_hwaccel.detect(root=object())
+    a, b = tmp_path / "a", tmp_path / "b,c"
+    a.mkdir()
+    b.mkdir()
+    as_list = ai_hwaccel.detect(root=root("two-socket-pci"), tool_path=[a, b], backends="nvidia")
+    as_string = ai_hwaccel.detect(root=root("two-socket-pci"), tool_path=f"{a}:{b}", backends="nvidia")
+    assert without_timings(as_list.to_dict()) == without_timings(as_string.to_dict())
+    with pytest.raises(ValueError, match="tool_path"):
+        ai_hwaccel.detect(tool_path=[1])
 
 
 def test_threads_get_their_own_answers_and_errors():
