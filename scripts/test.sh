@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(pci.ids hwloc-nox vulkan-tools mesa-vulkan-drivers clinfo pocl-opencl-icd prometheus cmake g++)
+PKGS+=(valgrind) # the C bindings' example runs under it (scripts/test-bindings.sh)
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   for p in "${PKGS[@]}"; do
@@ -72,6 +73,8 @@ cargo test --all-targets --locked
 cargo test --doc --locked
 # Library examples: built by --all-targets above; run each (detect reads this machine).
 for ex in detect plan train; do cargo run -q --locked -p ai-hwaccel --example "$ex" >/dev/null; done
+# The C and Python bindings end to end (each part says when it is skipped).
+scripts/test-bindings.sh
 # Rustdoc must build without warnings (broken links, bad HTML).
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -q
 du -sh target 2>/dev/null | awk '{print "build directory: " $1}' || true
