@@ -25,19 +25,93 @@ fn open_err(e: OpenError) -> io::Error {
     }
 }
 
-/// `dir/name`, after checking that it resolves (following any links) to a
-/// file inside `dir` — or, for a Hugging Face hub cache snapshot
+/// A regular file, opened once and read through its handle: what was
+/// checked when it was opened (inside the model directory, a regular file,
+/// its size) is what is read, even if the path is replaced afterwards.
+#[derive(Debug)]
+pub struct Opened {
+    path: PathBuf,
+    file: File,
+    len: u64,
+}
+
+impl Opened {
+    /// Open a path the user named (links followed: the user chose it).
+    pub fn open(path: &Path) -> io::Result<Opened> {
+        let file = confine::open_regular(path).map_err(open_err)?;
+        Opened::new(path.to_path_buf(), file)
+    }
+
+    fn new(path: PathBuf, file: File) -> io::Result<Opened> {
+        let len = file.metadata()?.len();
+        Ok(Opened { path, file, len })
+    }
+
+    /// The path it was opened by (for messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its size in bytes when it was opened.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether it was empty when it was opened.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Up to `len` bytes starting at `offset` (fewer at the end of the file).
+    pub fn read_range(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        let mut f = &self.file;
+        f.seek(SeekFrom::Start(offset))?;
+        let mut out = Vec::new();
+        f.take(len).read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    /// The whole file as text, refusing files over `cap` bytes.
+    pub fn read_text_capped(&self, cap: u64) -> io::Result<String> {
+        let bytes = self.read_range(0, cap.saturating_add(1))?;
+        if bytes.len() as u64 > cap {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("larger than {cap} bytes"),
+            ));
+        }
+        String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+
+    /// A buffered reader from the start of the file, for parsers that
+    /// stream a header and bound what they read themselves.
+    pub fn reader(&self) -> io::Result<BufReader<&File>> {
+        let mut f = &self.file;
+        f.seek(SeekFrom::Start(0))?;
+        Ok(BufReader::new(f))
+    }
+}
+
+/// `dir/name`, opened only if it resolves (following any links) to a
+/// regular file inside `dir` — or, for a Hugging Face hub cache snapshot
 /// (`…/models--X/snapshots/REV/`, beside a `blobs/` folder), inside the
-/// repository folder `models--X`. A path leading elsewhere is an
-/// `InvalidData` error saying so; a missing one is `NotFound`.
-pub fn within(dir: &Path, name: &str) -> io::Result<PathBuf> {
-    let (base, rel) = match hub_repo(dir) {
+/// repository folder `models--X`. The check is the open itself (resolved
+/// beneath the directory), so a link swapped in later cannot redirect the
+/// reads. A path leading elsewhere is an `InvalidData` error saying so; a
+/// missing one is `NotFound`.
+pub fn within(dir: &Path, name: &str) -> io::Result<Opened> {
+    let check = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let (base, rel) = match hub_repo(check) {
         Some((repo, rel)) => (repo, format!("{rel}/{name}")),
-        None => (dir.to_path_buf(), name.to_string()),
+        None => (check.to_path_buf(), name.to_string()),
     };
     let base = Base::open(&base, Confine::Beneath)?;
     match base.open_file(&rel) {
-        Ok(_) | Err(OpenError::NotRegular(_)) => Ok(dir.join(name)),
+        Ok(f) => Opened::new(dir.join(name), f),
         Err(OpenError::Escapes) => Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!(
@@ -84,34 +158,6 @@ pub fn path_kind(path: &Path) -> Option<PathKind> {
     })
 }
 
-/// The whole file as text, refusing files over `cap` bytes.
-pub fn read_text_capped(path: &Path, cap: u64) -> io::Result<String> {
-    let bytes = read_range(path, 0, cap.saturating_add(1))?;
-    if bytes.len() as u64 > cap {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("larger than {cap} bytes"),
-        ));
-    }
-    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
-}
-
-/// Up to `len` bytes starting at `offset` (fewer at the end of the file).
-pub fn read_range(path: &Path, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-    let mut f = confine::open_regular(path).map_err(open_err)?;
-    f.seek(SeekFrom::Start(offset))?;
-    let mut out = Vec::new();
-    f.take(len).read_to_end(&mut out)?;
-    Ok(out)
-}
-
-/// A buffered reader over the file, for parsers that stream a header and
-/// bound what they read themselves.
-pub fn open_reader(path: &Path) -> io::Result<BufReader<File>> {
-    let f = confine::open_regular(path).map_err(open_err)?;
-    Ok(BufReader::new(f))
-}
-
 /// Names of the entries of a directory, sorted.
 pub fn list_dir(path: &Path) -> io::Result<Vec<String>> {
     #[allow(
@@ -143,7 +189,7 @@ mod tests {
         let e = within(&m, "config.json").unwrap_err();
         assert!(e.to_string().contains("outside the model directory"), "{e}");
         assert!(within(&m, "abs.json").is_err());
-        assert_eq!(within(&m, "ok.json").unwrap(), m.join("ok.json"));
+        assert_eq!(within(&m, "ok.json").unwrap().path(), m.join("ok.json"));
         assert_eq!(
             within(&m, "missing").unwrap_err().kind(),
             io::ErrorKind::NotFound
@@ -157,15 +203,23 @@ mod tests {
             .unwrap();
         let snap = repo.join("snapshots/abc");
         assert_eq!(
-            within(&snap, "config.json").unwrap(),
+            within(&snap, "config.json").unwrap().path(),
             snap.join("config.json")
         );
+        // What was checked is what is read: a link swapped in after the
+        // open leads nowhere.
+        let opened = within(&m, "ok.json").unwrap();
+        std::fs::remove_file(m.join("ok.json")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", m.join("ok.json")).unwrap();
+        assert_eq!(opened.read_text_capped(100).unwrap(), "{}");
         // FIFOs are refused, not waited on.
         let fifo = m.join("fifo.json");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: mkfifo reads the NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let e = read_text_capped(&fifo, 10).unwrap_err();
+        let e = Opened::open(&fifo).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        let e = within(&m, "fifo.json").unwrap_err();
         assert!(e.to_string().contains("FIFO"), "{e}");
     }
 
@@ -174,10 +228,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, b"0123456789").unwrap();
-        assert_eq!(read_range(&p, 2, 3).unwrap(), b"234");
-        assert_eq!(read_range(&p, 8, 100).unwrap(), b"89");
-        assert_eq!(read_text_capped(&p, 10).unwrap(), "0123456789");
-        assert!(read_text_capped(&p, 9).is_err());
+        let f = Opened::open(&p).unwrap();
+        assert_eq!(f.len(), 10);
+        assert_eq!(f.read_range(2, 3).unwrap(), b"234");
+        assert_eq!(f.read_range(8, 100).unwrap(), b"89");
+        assert_eq!(f.read_text_capped(10).unwrap(), "0123456789");
+        assert!(f.read_text_capped(9).is_err());
+        let mut text = String::new();
+        f.reader().unwrap().read_to_string(&mut text).unwrap();
+        assert_eq!(text, "0123456789");
         assert_eq!(path_kind(&p), Some(PathKind::File(10)));
         assert_eq!(path_kind(dir.path()), Some(PathKind::Dir));
         assert_eq!(path_kind(&dir.path().join("missing")), None);

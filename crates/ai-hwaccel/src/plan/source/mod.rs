@@ -8,13 +8,13 @@
 //! bound every length and count a file declares; only [`load_model`] reads
 //! files, through [`crate::probe::files`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::arch::{ArchError, ModelSpec};
 use super::catalog;
-use crate::probe::files::{self, PathKind};
+use crate::probe::files::{self, Opened, PathKind};
 
 pub mod gguf;
 pub mod hf_config;
@@ -317,7 +317,7 @@ fn load_path(arg: &str) -> Result<Option<LoadedModel>, ModelError> {
     let mut loaded = match files::path_kind(path) {
         None => return Ok(None),
         Some(PathKind::Dir) => load_dir(path)?,
-        Some(PathKind::File(len)) => load_file(path, len)?,
+        Some(PathKind::File(_)) => load_file(path)?,
         Some(PathKind::Other) => {
             return Err(ModelError::Unsupported {
                 path: arg.to_string(),
@@ -340,20 +340,26 @@ fn io_at(p: &Path) -> impl FnOnce(std::io::Error) -> ModelError + '_ {
     }
 }
 
-/// `dir/name` for a file the loader found by itself in a model directory:
-/// refused when a link leads it outside the directory ([`files::within`]).
-pub(crate) fn found_in(dir: &Path, name: &str) -> Result<PathBuf, ModelError> {
-    let check = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    files::within(check, name)
-        .map(|_| dir.join(name))
-        .map_err(|source| ModelError::Io {
+/// `dir/name` for a file the loader found by itself in a model directory,
+/// opened: refused when a link leads it outside the directory
+/// ([`files::within`]), and read through the handle that was checked.
+pub(crate) fn found_in(dir: &Path, name: &str) -> Result<Opened, ModelError> {
+    files::within(dir, name).map_err(|source| ModelError::Io {
+        path: shown(&dir.join(name)),
+        source,
+    })
+}
+
+/// As [`found_in`], with a missing file as `None`.
+pub(crate) fn found_if_any(dir: &Path, name: &str) -> Result<Option<Opened>, ModelError> {
+    match files::within(dir, name) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ModelError::Io {
             path: shown(&dir.join(name)),
             source,
-        })
+        }),
+    }
 }
 
 fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
@@ -366,9 +372,9 @@ fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
     };
     let mut warnings = Vec::new();
     let weights = if has("model.safetensors.index.json") {
-        Some(dir.join("model.safetensors.index.json"))
+        Some("model.safetensors.index.json")
     } else if has("model.safetensors") {
-        Some(dir.join("model.safetensors"))
+        Some("model.safetensors")
     } else {
         let of = |suffix: &str| -> Vec<&String> {
             names.iter().filter(|n| n.ends_with(suffix)).collect()
@@ -377,8 +383,8 @@ fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
             of(".safetensors.index.json").as_slice(),
             of(".safetensors").as_slice(),
         ) {
-            ([index], _) => Some(dir.join(index)),
-            ([], [file]) => Some(dir.join(file)),
+            ([index], _) => Some(index.as_str()),
+            ([], [file]) => Some(file.as_str()),
             ([], []) => None,
             (indexes, files) => {
                 warnings.push(format!(
@@ -392,12 +398,8 @@ fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
         }
     };
     if let Some(weights) = weights {
-        let name = weights
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let weights = found_in(dir, &name)?;
-        return load_safetensors(&weights, config.as_deref(), warnings);
+        let weights = found_in(dir, weights)?;
+        return load_safetensors(&weights, config.as_ref(), warnings);
     }
     if let Some(config) = config {
         let mut loaded = load_config(&config)?;
@@ -414,13 +416,13 @@ fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
         .filter(|n| split_name(n).is_some_and(|(_, no, _)| no == 1))
         .collect();
     let gguf = match (ggufs.as_slice(), first_splits.as_slice()) {
-        ([one], _) => dir.join(one),
+        ([one], _) => one.as_str(),
         (_, [first])
             if ggufs
                 .iter()
                 .all(|n| split_name(n).map(|s| s.0) == split_name(first).map(|s| s.0)) =>
         {
-            dir.join(first)
+            first.as_str()
         }
         ([], _) => {
             return Err(ModelError::Unsupported {
@@ -442,48 +444,31 @@ fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
             });
         }
     };
-    let gguf = match gguf.file_name() {
-        Some(n) => found_in(dir, &n.to_string_lossy())?,
-        None => gguf,
-    };
-    let len = match files::path_kind(&gguf) {
-        Some(PathKind::File(len)) => len,
-        _ => {
-            return Err(ModelError::Unsupported {
-                path: shown(&gguf),
-                what: "not a regular file".into(),
-            });
-        }
-    };
-    let mut loaded = load_gguf(&gguf, len)?;
+    let gguf = found_in(dir, gguf)?;
+    let mut loaded = load_gguf(&gguf)?;
     warnings.append(&mut loaded.warnings);
     loaded.warnings = warnings;
     Ok(loaded)
 }
 
-fn load_file(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
+fn load_file(path: &Path) -> Result<LoadedModel, ModelError> {
+    let file = Opened::open(path).map_err(io_at(path))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     if name.ends_with(".safetensors.index.json") || name.ends_with(".safetensors") {
-        let config = path.with_file_name("config.json");
-        let config = if matches!(files::path_kind(&config), Some(PathKind::File(_))) {
-            Some(found_in(
-                path.parent().unwrap_or(Path::new(".")),
-                "config.json",
-            )?)
-        } else {
-            None
-        };
-        return load_safetensors(path, config.as_deref(), Vec::new());
+        let config = found_if_any(path.parent().unwrap_or(Path::new("")), "config.json")?;
+        return load_safetensors(&file, config.as_ref(), Vec::new());
     }
     if name.ends_with(".gguf") {
-        return load_gguf(path, len);
+        return load_gguf(&file);
     }
     if name.ends_with(".json") {
         if name != "config.json" {
-            let text = files::read_text_capped(path, MAX_CONFIG_BYTES).map_err(io_at(path))?;
+            let text = file
+                .read_text_capped(MAX_CONFIG_BYTES)
+                .map_err(io_at(path))?;
             let value: serde_json::Value =
                 serde_json::from_str(crate::model::text::strip_bom(&text)).map_err(|e| {
                     ModelError::Malformed {
@@ -499,7 +484,7 @@ fn load_file(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
                 });
             }
         }
-        return load_config(path);
+        return load_config(&file);
     }
     Err(ModelError::Unsupported {
         path: shown(path),
@@ -508,16 +493,21 @@ fn load_file(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
     })
 }
 
-fn read_config(path: &Path) -> Result<hf_config::HfConfig, ModelError> {
-    let text = files::read_text_capped(path, MAX_CONFIG_BYTES).map_err(io_at(path))?;
+fn read_config(file: &Opened) -> Result<hf_config::HfConfig, ModelError> {
+    let path = file.path();
+    let text = file
+        .read_text_capped(MAX_CONFIG_BYTES)
+        .map_err(io_at(path))?;
     hf_config::parse_config(&text, &shown(path))
 }
 
-fn load_config(path: &Path) -> Result<LoadedModel, ModelError> {
-    let config = read_config(path)?;
+fn load_config(file: &Opened) -> Result<LoadedModel, ModelError> {
+    let config = read_config(file)?;
     Ok(LoadedModel {
         spec: config.spec,
-        origin: ModelOrigin::HfConfig { path: shown(path) },
+        origin: ModelOrigin::HfConfig {
+            path: shown(file.path()),
+        },
         weights: None,
         warnings: config.warnings,
     })
@@ -526,18 +516,19 @@ fn load_config(path: &Path) -> Result<LoadedModel, ModelError> {
 /// Safetensors headers (one file or an index) with the config.json beside
 /// them, or an architecture inferred from the tensor names without one.
 fn load_safetensors(
-    weights_path: &Path,
-    config: Option<&Path>,
+    weights: &Opened,
+    config: Option<&Opened>,
     mut warnings: Vec<String>,
 ) -> Result<LoadedModel, ModelError> {
+    let weights_path = weights.path();
     let is_index = weights_path
         .to_string_lossy()
         .to_ascii_lowercase()
         .ends_with(".json");
     let tensors = if is_index {
-        safetensors::read_index(weights_path, &mut warnings)?
+        safetensors::read_index(weights, &mut warnings)?
     } else {
-        safetensors::read_file_header(weights_path)?
+        safetensors::read_file_header(weights)?
     };
     let (spec, quantization) = match config {
         Some(c) => {
@@ -584,14 +575,16 @@ fn split_name(name: &str) -> Option<(&str, u64, u64)> {
     Some((prefix, digits(no)?, digits(count)?))
 }
 
-fn parse_gguf(path: &Path, len: u64) -> Result<gguf::GgufHeader, ModelError> {
-    let reader = files::open_reader(path).map_err(io_at(path))?;
-    gguf::parse(reader, Some(len)).map_err(|e| e.at(&shown(path)))
+fn parse_gguf(file: &Opened) -> Result<gguf::GgufHeader, ModelError> {
+    let path = file.path();
+    let reader = file.reader().map_err(io_at(path))?;
+    gguf::parse(reader, Some(file.len())).map_err(|e| e.at(&shown(path)))
 }
 
 /// A GGUF file, and its sibling split files when it is one of several.
-fn load_gguf(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
-    let header = parse_gguf(path, len)?;
+fn load_gguf(file: &Opened) -> Result<LoadedModel, ModelError> {
+    let path = file.path();
+    let header = parse_gguf(file)?;
     let mut warnings = Vec::new();
     let mut metadata = header.metadata;
     let mut tensors = header.tensors;
@@ -618,17 +611,18 @@ fn load_gguf(path: &Path, len: u64) -> Result<LoadedModel, ModelError> {
                         continue;
                     }
                     let sibling = path.with_file_name(format!("{prefix}-{i:05}-of-{count:05}.gguf"));
-                    if files::path_kind(&sibling).is_some() {
-                        found_in(path.parent().unwrap_or(Path::new(".")), &format!("{prefix}-{i:05}-of-{count:05}.gguf"))?;
-                    }
-                    let Some(PathKind::File(len)) = files::path_kind(&sibling) else {
+                    let Some(part_file) = found_if_any(
+                        path.parent().unwrap_or(Path::new("")),
+                        &format!("{prefix}-{i:05}-of-{count:05}.gguf"),
+                    )?
+                    else {
                         return Err(ModelError::Malformed {
                             path: shown(path),
                             field: "split.count".into(),
                             reason: format!("{count} split files, but {} is missing", shown(&sibling)),
                         });
                     };
-                    let part = parse_gguf(&sibling, len)?;
+                    let part = parse_gguf(&part_file)?;
                     if i == 1 {
                         metadata = part.metadata;
                     }

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use super::{FormatError, ModelError, StoredWeights};
 use crate::plan::arch::{MlpKind, ModelSpec, Moe, NormKind};
-use crate::probe::files::{self, PathKind};
+use crate::probe::files::Opened;
 
 /// Largest header accepted (the reference implementation's limit).
 pub const MAX_HEADER_BYTES: u64 = 100 * 1024 * 1024;
@@ -573,23 +573,14 @@ pub fn summarize(
 }
 
 /// Read one `.safetensors` file's header (and nothing else).
-pub fn read_file_header(path: &Path) -> Result<Vec<TensorInfo>, ModelError> {
-    let shown = path.display().to_string();
+pub fn read_file_header(file: &Opened) -> Result<Vec<TensorInfo>, ModelError> {
+    let shown = file.path().display().to_string();
     let io = |source| ModelError::Io {
         path: shown.clone(),
         source,
     };
-    let file_len = match files::path_kind(path) {
-        Some(PathKind::File(n)) => n,
-        Some(_) => {
-            return Err(ModelError::Unsupported {
-                path: shown,
-                what: "not a regular file".into(),
-            });
-        }
-        None => return Err(io(std::io::Error::from(std::io::ErrorKind::NotFound))),
-    };
-    let prefix = files::read_range(path, 0, 8).map_err(io)?;
+    let file_len = file.len();
+    let prefix = file.read_range(0, 8).map_err(io)?;
     let n = header_len(&prefix).map_err(|e| e.at(&shown))?;
     if n > file_len.saturating_sub(8) {
         return Err(FormatError {
@@ -598,7 +589,7 @@ pub fn read_file_header(path: &Path) -> Result<Vec<TensorInfo>, ModelError> {
         }
         .at(&shown));
     }
-    let bytes = files::read_range(path, 0, 8 + n).map_err(io)?;
+    let bytes = file.read_range(0, 8 + n).map_err(io)?;
     let tensors = parse_header(&bytes).map_err(|e| e.at(&shown))?;
     let available = file_len - 8 - n;
     let need = data_len(&tensors);
@@ -633,10 +624,14 @@ struct IndexMetadata {
 }
 
 /// Read every shard an index names (all in the index's directory).
-pub fn read_index(index: &Path, warnings: &mut Vec<String>) -> Result<Vec<TensorInfo>, ModelError> {
-    let shown = index.display().to_string();
-    let text =
-        files::read_text_capped(index, MAX_INDEX_BYTES).map_err(|source| ModelError::Io {
+pub fn read_index(
+    index: &Opened,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<TensorInfo>, ModelError> {
+    let shown = index.path().display().to_string();
+    let text = index
+        .read_text_capped(MAX_INDEX_BYTES)
+        .map_err(|source| ModelError::Io {
             path: shown.clone(),
             source,
         })?;
@@ -648,7 +643,7 @@ pub fn read_index(index: &Path, warnings: &mut Vec<String>) -> Result<Vec<Tensor
     let root: Index = serde_json::from_str(crate::model::text::strip_bom(&text))
         .map_err(|e| malformed("(json)", e.to_string()))?;
     let map = &root.weight_map;
-    let dir = index.parent().unwrap_or(Path::new("."));
+    let dir = index.path().parent().unwrap_or(Path::new(""));
     let mut shards: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (tensor, shard) in map {
         let shard = shard.as_str();
@@ -670,15 +665,13 @@ pub fn read_index(index: &Path, warnings: &mut Vec<String>) -> Result<Vec<Tensor
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut unlisted = 0usize;
     for (shard, listed) in &shards {
-        let p = dir.join(shard);
-        if files::path_kind(&p).is_none() {
+        let Some(file) = super::found_if_any(dir, shard)? else {
             return Err(malformed(
                 "weight_map",
                 format!("shard {shard} (holding {}) is missing", listed[0]),
             ));
-        }
-        super::found_in(dir, shard)?;
-        let tensors = read_file_header(&p)?;
+        };
+        let tensors = read_file_header(&file)?;
         let names: BTreeSet<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
         if let Some(absent) = listed.iter().find(|t| !names.contains(*t)) {
             return Err(malformed(
