@@ -54,6 +54,12 @@ fn plain_view_values() {
     }
     let used0 = (18.45 * GIB).round() as u64;
     assert_eq!(out.devices[0].memory_free_bytes, Some(HBM - used0));
+    // `Duty cycle` column of the `Chip` table.
+    assert!(
+        out.devices
+            .iter()
+            .all(|d| d.utilization_percent == Some(100.0))
+    );
 }
 
 #[test]
@@ -68,6 +74,12 @@ fn metric_process_and_version_views() {
     assert!(m.devices.iter().all(|d| d.memory_bytes == Some(HBM)));
     let used0 = (29.50 * GIB).round() as u64;
     assert_eq!(m.devices[0].memory_free_bytes, Some(HBM - used0));
+    // The `Core ID` duty table: 8 cores on 8 chips, so one core per chip.
+    assert!(
+        m.devices
+            .iter()
+            .all(|d| d.utilization_percent == Some(100.0))
+    );
 
     let p = parse_file(PROCESS);
     assert_eq!(p.devices.len(), 8);
@@ -202,4 +214,40 @@ proptest::proptest! {
             let _ = parse(&b);
         }
     }
+}
+
+#[test]
+fn duty_cycle_rows_attributed_only_when_one_core_per_chip() {
+    // The box-drawn 2024 view: `Device` rows with `Cores` 1 → per chip.
+    let b = parse_file(
+        "cloud-accelerator-diagnostics-readme-2024-09__tpu-info-box-tables__v4-4chips.txt",
+    );
+    assert!(
+        b.devices.iter().all(|d| d.utilization_percent == Some(0.0)),
+        "{:?}",
+        b.devices
+    );
+    // The metric view with one core row fewer than chips: not attributable.
+    let text = std::fs::read_to_string(fixture(METRIC)).unwrap();
+    let fewer = text.replacen("| 7       | 100.00%        |\n", "", 1);
+    assert_ne!(fewer, text);
+    let f = parse(fewer.as_bytes());
+    assert!(f.devices.iter().all(|d| d.utilization_percent.is_none()));
+    assert_eq!(f.warnings.len(), 1, "{:?}", f.warnings);
+    // A value that is not a percentage is a warning, never a number.
+    let bad = std::fs::read_to_string(fixture(PLAIN)).unwrap().replacen(
+        "|    100.00% |",
+        "|    250.00% |",
+        1,
+    );
+    let o = parse(bad.as_bytes());
+    assert_eq!(o.devices[0].utilization_percent, None);
+    assert_eq!(o.devices[1].utilization_percent, Some(100.0));
+    assert!(
+        o.warnings
+            .iter()
+            .any(|w| w.contains("duty cycle \"250.00%\"")),
+        "{:?}",
+        o.warnings
+    );
 }

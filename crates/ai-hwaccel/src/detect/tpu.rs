@@ -98,6 +98,9 @@ pub struct TpuChip {
     pub hbm_total_bytes: Option<u64>,
     /// HBM in use in bytes.
     pub hbm_used_bytes: Option<u64>,
+    /// Duty cycle in percent (the share of the sampling period the chip's
+    /// TensorCores were busy, as libtpu reports it to tpu-info).
+    pub duty_cycle_percent: Option<f64>,
 }
 
 /// What one tpu-info output held.
@@ -141,6 +144,18 @@ fn parse_hbm(v: &str) -> (Option<u64>, Option<u64>) {
     }
 }
 
+/// `100.00%` → 100.0; `None` for anything that is not a percentage in
+/// 0–100.
+fn parse_percent(v: &str) -> Option<f64> {
+    let n: f64 = v.trim().trim_end_matches('%').trim().parse().ok()?;
+    (n.is_finite() && (0.0..=100.0).contains(&n)).then_some(n)
+}
+
+/// Whether a header cell names the duty cycle (`Duty cycle`, `Duty Cycle (%)`).
+fn is_duty_col(k: &str) -> bool {
+    k.to_ascii_lowercase().starts_with("duty cycle")
+}
+
 /// Column separators of tpu-info tables: `|` (Markdown, as the README
 /// prints them) and the box-drawing bars of the `rich` tables the tool
 /// prints on a terminal (`┃` in the header, `│` in rows).
@@ -164,6 +179,8 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
     let mut header: Option<Vec<String>> = None;
     // (device index, used, total) of per-device memory rows.
     let mut device_hbm: Vec<(u32, Option<u64>, Option<u64>)> = Vec::new();
+    // (device index, duty cycle %) of per-device (per-core) duty rows.
+    let mut device_duty: Vec<(u32, f64)> = Vec::new();
     for line in text.lines() {
         if crate::detect::formats::past_cap(rep.chips.len()) {
             break;
@@ -214,11 +231,27 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
         let memory_col = h
             .iter()
             .position(|k| k.to_ascii_lowercase().starts_with("memory usage"));
+        let duty_col = h.iter().position(|k| is_duty_col(k));
         if matches!(first, "Device" | "Core ID") && cells[0].parse::<u32>().is_ok() {
-            if let (Some(col), Ok(i)) = (memory_col, cells[0].parse::<u32>()) {
+            let i = cells[0].parse::<u32>().unwrap_or(0);
+            if let Some(col) = memory_col {
                 if device_hbm.len() <= crate::detect::formats::MAX_DEVICES_PER_OUTPUT {
                     let (u, tot) = parse_hbm(&cells[col]);
                     device_hbm.push((i, u, tot));
+                }
+            }
+            if let Some(col) = duty_col {
+                match parse_percent(&cells[col]) {
+                    Some(p)
+                        if device_duty.len() <= crate::detect::formats::MAX_DEVICES_PER_OUTPUT =>
+                    {
+                        device_duty.push((i, p))
+                    }
+                    Some(_) => {}
+                    None => rep.warnings.push(format!(
+                        "tpu-info device {i}: duty cycle {:?} not understood",
+                        cells[col]
+                    )),
                 }
             }
             continue;
@@ -254,6 +287,13 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
                     .map(|g| g.trim_start_matches("TPU").to_string());
             } else if k == "Devices" || k == "Cores" {
                 chip.cores = v.parse().ok();
+            } else if is_duty_col(k) {
+                chip.duty_cycle_percent = parse_percent(v);
+                if chip.duty_cycle_percent.is_none() {
+                    rep.warnings.push(format!(
+                        "tpu-info chip {index}: duty cycle {v:?} not understood"
+                    ));
+                }
             } else if k.starts_with("HBM Usage") {
                 let (u, tot) = parse_hbm(v);
                 if tot.is_none() {
@@ -267,11 +307,21 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
     }
     crate::detect::formats::cap_records(&mut rep.chips, "tpu-info", &mut rep.warnings);
     rep.chips.sort_by_key(|c| c.index);
-    if !device_hbm.is_empty() {
-        // Device i is chip i only when every chip holds one device (v4 and
-        // v5e print `Devices`/`Cores` 1); otherwise the rows cannot be
-        // attributed to chips.
-        if rep.chips.iter().all(|c| c.cores == Some(1)) {
+    if !device_hbm.is_empty() || !device_duty.is_empty() {
+        // Device i is chip i only when every chip holds one device: v4 and
+        // v5e print `Devices`/`Cores` 1, or (no count printed) the rows
+        // number exactly the chips, index for index — every chip holds at
+        // least one device, so n devices on n chips is one each. Otherwise
+        // the rows cannot be attributed to chips.
+        let rows: std::collections::BTreeSet<u32> = device_hbm
+            .iter()
+            .map(|r| r.0)
+            .chain(device_duty.iter().map(|r| r.0))
+            .collect();
+        let chips: std::collections::BTreeSet<u32> = rep.chips.iter().map(|c| c.index).collect();
+        let one_each = rep.chips.iter().all(|c| c.cores == Some(1))
+            || (rep.chips.iter().all(|c| c.cores.is_none()) && rows == chips);
+        if one_each {
             for (i, used, total) in device_hbm {
                 if let Some(c) = rep.chips.iter_mut().find(|c| c.index == i) {
                     if c.hbm_total_bytes.is_none() {
@@ -280,9 +330,14 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
                     }
                 }
             }
+            for (i, duty) in device_duty {
+                if let Some(c) = rep.chips.iter_mut().find(|c| c.index == i) {
+                    c.duty_cycle_percent.get_or_insert(duty);
+                }
+            }
         } else {
             rep.warnings.push(
-                "tpu-info: per-device memory rows not attributed: a chip holds more than one device"
+                "tpu-info: per-device memory and duty-cycle rows not attributed: a chip holds more than one device, or the output does not say how many"
                     .to_string(),
             );
         }
@@ -335,6 +390,7 @@ fn chip_device(c: &TpuChip, rep: &TpuInfoReport, addr: Option<PciAddress>) -> De
     d.architecture = generation;
     d.compute_units = c.cores;
     d.memory_bytes = c.hbm_total_bytes;
+    d.utilization_percent = c.duty_cycle_percent;
     d.memory_free_bytes = match (c.hbm_total_bytes, c.hbm_used_bytes) {
         (Some(t), Some(u)) => t.checked_sub(u),
         _ => None,
