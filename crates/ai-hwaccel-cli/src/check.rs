@@ -1,11 +1,13 @@
 //! `check LOG`: what a runtime logged at start-up against what the planner
-//! predicts for the same model and options. Today: llama.cpp logs
-//! (`llama-server`, `llama-cli`, `llama-bench -v`), read by
+//! predicts for the same model and options: llama.cpp logs (`llama-server`,
+//! `llama-cli`, `llama-bench -v`), vLLM's and SGLang's, read by
 //! `ai_hwaccel::plan::runtime::log`.
 
 use std::path::PathBuf;
 
-use ai_hwaccel::plan::runtime::log::{LlamaCppLog, VllmLog, parse_llamacpp_log, parse_vllm_log};
+use ai_hwaccel::plan::runtime::log::{
+    LlamaCppLog, SglangLog, VllmLog, parse_llamacpp_log, parse_sglang_log, parse_vllm_log,
+};
 use ai_hwaccel::plan::{InferenceOptions, KvDtype, RuntimeKind, plan_inference};
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
@@ -47,6 +49,9 @@ pub struct Report {
     pub log: LlamaCppLog,
     /// What a vLLM log says, when the log is vLLM's.
     pub vllm_log: Option<VllmLog>,
+    /// What an SGLang log says, when the log is SGLang's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sglang_log: Option<SglangLog>,
     /// Options read from the log and used for the prediction.
     pub context_per_sequence: Option<u64>,
     pub sequences: Option<u64>,
@@ -92,10 +97,14 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     let text = String::from_utf8_lossy(&bytes);
     let log = parse_llamacpp_log(&text);
     if log.is_empty() {
+        let sg = parse_sglang_log(&text);
+        if !sg.is_empty() {
+            return check_sglang(args, sg);
+        }
         let v = parse_vllm_log(&text);
         if v.is_empty() {
             bail!(
-                "{}: no llama.cpp or vLLM start-up lines found (buffer sizes, n_ctx; weights, KV cache size)",
+                "{}: no llama.cpp, vLLM or SGLang start-up lines found (buffer sizes, n_ctx; weights, KV cache size; KV Cache is allocated)",
                 args.log.display()
             );
         }
@@ -189,6 +198,7 @@ pub fn check(args: &CheckArgs) -> Result<String> {
         sequences: Some(seqs),
         kv_dtype: kv,
         vllm_log: None,
+        sglang_log: None,
         rows: vec![
             row("weights", logged_weights, predicted.0),
             row("kv_cache", logged_kv, predicted.1),
@@ -333,6 +343,7 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
             make_row("kv_cache_capacity_tokens", logged_tokens, predicted.2),
         ],
         vllm_log: Some(v),
+        sglang_log: None,
         notes,
     };
     if args.json {
@@ -351,6 +362,159 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
             .as_ref()
             .and_then(|v| v.gpu_memory_utilization)
             .map_or("?".into(), |u| u.to_string())
+    );
+    s += &format!(
+        "{:<28} {:>16} {:>16} {:>10}\n",
+        "component", "logged", "predicted", "pred/log"
+    );
+    for r in &report.rows {
+        s += &format!(
+            "{:<28} {:>16} {:>16} {:>10}\n",
+            r.component,
+            show(r, r.logged_bytes),
+            show(r, r.predicted_bytes),
+            r.ratio.map_or("—".into(), |x| format!("{x:.3}"))
+        );
+    }
+    for n in &report.notes {
+        s += &format!("note: {n}\n");
+    }
+    Ok(s)
+}
+
+/// Bytes per cache element for SGLang's `kv_cache_dtype` (`auto`: the
+/// model's 16-bit type).
+fn sglang_kv_element_bytes(dtype: Option<&str>) -> Option<f64> {
+    match dtype.unwrap_or("auto") {
+        "auto" | "bfloat16" | "float16" | "bf16" | "fp16" | "half" => Some(2.0),
+        "float32" | "fp32" => Some(4.0),
+        d if d.starts_with("fp8") || d.starts_with("float8") => Some(1.0),
+        _ => None,
+    }
+}
+
+/// SGLang: weights, the KV pool and its capacity per GPU, and the pool's
+/// bytes per token, logged against the planner for the logged tensor
+/// parallelism and `mem_fraction_static`. SGLang's pool is what is left of
+/// `mem_fraction_static` of the GPU after the weights
+/// (`model_runner.py`: `rest_memory = available_after_weights −
+/// total_gpu_memory × (1 − mem_fraction_static)`), divided by the cell size
+/// of one token (`kv_heads ÷ tp × head_dim × layers × 2 × element bytes`,
+/// or the MLA latent).
+fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
+    let tp = l.tp_size.unwrap_or(1).max(1) as u32;
+    let mut notes = Vec::new();
+    let (mut w_pred, mut kv_pred, mut tok_pred, mut per_token_pred) = (None, None, None, None);
+    if let Some(model) = &args.model {
+        let m = crate::planning::load(model)?;
+        let spec = &m.spec;
+        let per_layer = match &spec.mla {
+            Some(_) => spec.kv_elements_per_token_layer(),
+            None => 2 * u64::from(spec.kv_heads_per_rank(tp)) * spec.head_dim,
+        };
+        match sglang_kv_element_bytes(l.kv_cache_dtype.as_deref()) {
+            Some(b) => {
+                per_token_pred = Some((per_layer * u64::from(spec.num_layers)) as f64 * b);
+            }
+            None => notes.push(format!(
+                "KV cache dtype {:?} not known to the comparison",
+                l.kv_cache_dtype
+            )),
+        }
+        if l.sliding_window_tokens.is_some() || l.mamba_cache_bytes.is_some() {
+            notes.push(
+                "this pool has sliding-window or state-space parts: SGLang sizes them apart; the per-token comparison counts every layer as full attention".into(),
+            );
+        }
+        let (devices, _) = devices_from(args.devices.as_ref(), None, false)?;
+        if devices.is_empty() {
+            notes.push(
+                "no accelerator to plan for: pass --devices (the GPUs the log is from)".into(),
+            );
+        } else {
+            let opts = InferenceOptions {
+                context: l.context_len,
+                max_plans: 64,
+                runtime: RuntimeKind::Sglang,
+                ..InferenceOptions::default()
+            };
+            let opts = ai_hwaccel::plan::options_for(&m, &opts);
+            let p = plan_inference(spec, &devices, &opts);
+            let pick = p
+                .plans
+                .iter()
+                .find(|b| b.tensor_parallel == tp && b.pipeline_parallel == 1);
+            match pick {
+                Some(b) => {
+                    let d = &b.per_device[0];
+                    w_pred = Some(d.weights_bytes);
+                    // SGLang's total is what CUDA reports.
+                    let visible = ai_hwaccel::plan::runtime::cuda_visible_bytes(
+                        devices[0].spec_id.as_deref(),
+                        d.capacity_bytes,
+                    );
+                    let cap = visible as f64;
+                    let fraction = l.mem_fraction_static.unwrap_or_else(|| {
+                        1.0 - ai_hwaccel::plan::runtime::sglang_reserved_bytes(visible, tp) as f64
+                            / cap
+                    });
+                    if l.mem_fraction_static.is_none() {
+                        notes.push(format!(
+                            "mem_fraction_static not in the log: SGLang's default for this GPU and TP, {fraction:.3}"
+                        ));
+                    }
+                    let kv = (cap * fraction - d.weights_bytes as f64).max(0.0);
+                    kv_pred = Some(kv as u64);
+                    tok_pred = per_token_pred.filter(|t| *t > 0.0).map(|t| (kv / t) as u64);
+                }
+                None => notes.push(format!(
+                    "the planner has no plan at tensor parallelism {tp} on these devices: {}",
+                    p.advice.join("; ")
+                )),
+            }
+        }
+    } else {
+        notes.push("pass --model (and --devices) to compare with the planner's prediction".into());
+    }
+    let per_token_logged = l.kv_bytes_per_token();
+    let report = Report {
+        runtime: "sglang",
+        log: LlamaCppLog::default(),
+        vllm_log: None,
+        context_per_sequence: l.context_len,
+        sequences: l.max_running_requests,
+        kv_dtype: None,
+        rows: vec![
+            make_row("weights_per_gpu", l.weights_bytes, w_pred),
+            make_row("kv_cache_memory_per_gpu", l.kv_cache_bytes, kv_pred),
+            make_row("kv_cache_capacity_tokens", l.kv_cache_tokens, tok_pred),
+            make_row(
+                "kv_bytes_per_token_per_gpu",
+                per_token_logged.map(|b| b.round() as u64),
+                per_token_pred.map(|b| b.round() as u64),
+            ),
+        ],
+        sglang_log: Some(l),
+        notes,
+    };
+    if args.json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    let show = |r: &Row, b: Option<u64>| match (r.component, b) {
+        ("kv_cache_capacity_tokens", Some(t)) => format!("{t} tokens"),
+        ("kv_bytes_per_token_per_gpu", Some(t)) => format!("{t} B"),
+        (_, Some(b)) => format!("{:.2} GiB", b as f64 / 1_073_741_824.0),
+        (_, None) => "—".into(),
+    };
+    let sg = report.sglang_log.as_ref();
+    let mut s = format!(
+        "SGLang log: tp {}, mem_fraction_static {}, context {}\n",
+        tp,
+        sg.and_then(|l| l.mem_fraction_static)
+            .map_or("?".into(), |f| f.to_string()),
+        report
+            .context_per_sequence
+            .map_or("?".into(), |c| c.to_string())
     );
     s += &format!(
         "{:<28} {:>16} {:>16} {:>10}\n",

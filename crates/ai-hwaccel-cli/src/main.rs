@@ -61,7 +61,7 @@ enum Command {
     /// Stream events as JSON lines: a snapshot, then devices added/removed/
     /// unavailable, health (ECC growth, throttling) and threshold alerts.
     Watch(serve::WatchArgs),
-    /// Compare a runtime's start-up log (llama.cpp) with the planner's
+    /// Compare a runtime's start-up log (llama.cpp, vLLM, SGLang) with the planner's
     /// prediction for the same model and options, component by component.
     Check(check::CheckArgs),
     /// Record everything detection reads into DIR, for replay with `detect --from DIR`.

@@ -321,5 +321,60 @@ fn check_reads_vllm_logs_and_compares() {
     // Not a log at all: a clear error.
     let o = bin().args(["check", "Cargo.toml"]).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no llama.cpp or vLLM start-up lines"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no llama.cpp, vLLM or SGLang start-up lines")
+    );
+}
+
+/// `check` on a real SGLang start-up log (the SGLang documentation's
+/// executed quick-start, Llama-3.1-8B on an H100, mem_fraction_static
+/// 0.88): weights, the KV pool and its capacity within 2 % of the
+/// planner, and the pool's bytes per token exactly the model's.
+#[test]
+fn check_reads_sglang_logs_and_compares() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
+    let o = bin()
+        .arg("check")
+        .arg(dir.join("sglang-docs-send-request-2025-01__h100-llama3.1-8b.log"))
+        .args([
+            "--model",
+            "llama-3.1-8b",
+            "--devices",
+            "1xh100-sxm",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["runtime"], "sglang");
+    assert_eq!(r["context_per_sequence"], 131_072);
+    assert_eq!(r["sglang_log"]["mem_fraction_static"], 0.88);
+    for (component, tolerance) in [
+        ("weights_per_gpu", 0.02),
+        ("kv_cache_memory_per_gpu", 0.02),
+        ("kv_cache_capacity_tokens", 0.02),
+        ("kv_bytes_per_token_per_gpu", 0.001),
+    ] {
+        let x = ratio(&r, component);
+        assert!(
+            (x - 1.0).abs() <= tolerance,
+            "{component}: predicted/logged {x}"
+        );
+    }
+    assert_eq!(row(&r, "kv_cache_capacity_tokens")["logged_bytes"], 444_500);
+    // Without --model: the log's own figures, and a note asking for it.
+    let o = bin()
+        .arg("check")
+        .arg(dir.join("sglang-ktransformers-issue1870__qwen3.5-moe-tp2-hybrid.log"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["sglang_log"]["tp_size"], 2);
+    assert_eq!(row(&r, "kv_cache_capacity_tokens")["logged_bytes"], 580_364);
+    assert!(row(&r, "weights_per_gpu")["predicted_bytes"].is_null());
+    assert!(r["notes"].to_string().contains("pass --model"));
 }

@@ -135,3 +135,97 @@ mod vllm {
         assert!(parse_vllm_log("hello").is_empty());
     }
 }
+
+const GIB: f64 = 1_073_741_824.0;
+
+fn gib(b: Option<u64>) -> f64 {
+    b.unwrap() as f64 / GIB
+}
+
+#[test]
+fn sglang_log_of_early_2025_without_token_count_on_the_kv_line() {
+    use ai_hwaccel::plan::runtime::log::parse_sglang_log;
+    let l = parse_sglang_log(&fixture(
+        "sglang-docs-send-request-2025-01__h100-llama3.1-8b.log",
+    ));
+    assert_eq!(l.mem_fraction_static, Some(0.88));
+    assert_eq!(l.tp_size, Some(1));
+    assert_eq!(
+        l.model_path.as_deref(),
+        Some("meta-llama/Meta-Llama-3.1-8B-Instruct")
+    );
+    assert_eq!(l.kv_cache_dtype.as_deref(), Some("auto"));
+    assert!((gib(l.avail_before_weights_bytes) - 78.81).abs() < 1e-9);
+    assert!((gib(l.avail_after_weights_bytes) - 63.72).abs() < 1e-9);
+    // No `mem usage=` in this release: the drop across the load.
+    assert!((gib(l.weights_bytes) - (78.81 - 63.72)).abs() < 1e-6);
+    assert!((gib(l.kv_cache_bytes) - 2.0 * 27.13).abs() < 1e-9);
+    assert_eq!(
+        l.kv_cache_tokens,
+        Some(444_500),
+        "from max_total_num_tokens"
+    );
+    assert_eq!(l.context_len, Some(131_072));
+    assert_eq!(l.max_running_requests, Some(2049));
+    // Llama-3.1-8B: 32 layers x 8 KV heads x 128 x (K, V) x 2 bytes = 131,072.
+    let per_token = l.kv_bytes_per_token().unwrap();
+    assert!((per_token / 131_072.0 - 1.0).abs() < 1e-3, "{per_token}");
+}
+
+#[test]
+fn sglang_logs_of_2025_and_2026_with_token_counts_mamba_and_sliding_pools() {
+    use ai_hwaccel::plan::runtime::log::parse_sglang_log;
+    let q = parse_sglang_log(&fixture("sglang-xinference-issue3481__qwen3-14b.log"));
+    assert!((gib(q.weights_bytes) - 27.57).abs() < 1e-9, "mem usage=");
+    assert_eq!(q.kv_cache_tokens, Some(91_749));
+    assert!((gib(q.k_bytes) - 7.0).abs() < 1e-9 && (gib(q.v_bytes) - 7.0).abs() < 1e-9);
+    // Qwen3-14B: 40 layers x 8 KV heads x 128 x 2 x 2 bytes = 163,840.
+    let per_token = q.kv_bytes_per_token().unwrap();
+    assert!((per_token / 163_840.0 - 1.0).abs() < 1e-3, "{per_token}");
+    assert_eq!(
+        q.mem_fraction_static, None,
+        "no server arguments in the excerpt"
+    );
+
+    let h = parse_sglang_log(&fixture(
+        "sglang-ktransformers-issue1870__qwen3.5-moe-tp2-hybrid.log",
+    ));
+    assert!(
+        (gib(h.weights_bytes) - 3.76).abs() < 1e-9,
+        "elapsed= spelling"
+    );
+    assert_eq!(h.kv_cache_dtype.as_deref(), Some("bfloat16"));
+    assert!((gib(h.mamba_cache_bytes) - (0.13 + 7.29)).abs() < 1e-9);
+    assert_eq!(h.kv_cache_tokens, Some(580_364));
+    assert!((gib(h.kv_cache_bytes) - 8.30).abs() < 1e-9);
+    assert_eq!(
+        (h.context_len, h.max_running_requests),
+        (Some(8192), Some(1))
+    );
+    assert_eq!(h.tp_size, Some(2), "ranks TP0 and TP1 in the tags");
+    assert_eq!(q.tp_size, None, "no rank tags, no server arguments");
+
+    let s = parse_sglang_log(&fixture("sglang-pr18039__mimo-v2-flash-swa-tp4.log"));
+    assert_eq!(s.sliding_window_tokens, Some((375_360, 300_288)));
+    assert_eq!(s.tp_size, Some(4));
+    assert_eq!(s.kv_cache_tokens, Some(300_288));
+    assert!((gib(s.k_bytes) - 8.38).abs() < 1e-9 && (gib(s.v_bytes) - 5.59).abs() < 1e-9);
+}
+
+#[test]
+fn sglang_parser_ignores_other_runtimes_logs_and_garbage() {
+    use ai_hwaccel::plan::runtime::log::parse_sglang_log;
+    for f in [
+        "vllm-issue10517__rtx3090-llama3.1-8b-20k.log",
+        "llama.cpp-pr6122__2x-cuda-old-format.log",
+    ] {
+        assert!(parse_sglang_log(&fixture(f)).is_empty(), "{f}");
+    }
+    let bad = "[x TP0] KV Cache is allocated. #tokens: lots, K size: -1 GB, V size: NaN GB\n\
+               [x TP0] Load weight end. type=X, avail mem=1e400 GB, mem usage=?? GB.\n";
+    let l = parse_sglang_log(bad);
+    assert_eq!(
+        (l.kv_cache_tokens, l.kv_cache_bytes, l.weights_bytes),
+        (None, None, None)
+    );
+}

@@ -7,7 +7,8 @@
 //! `llama_context:` (2025) or `sched_reserve:` (2026) `CUDA0 compute buffer
 //! size` — with whatever
 //! prefix a logger added (timestamps, ANSI colours, `kernel:`-style tags).
-//! Pure: text in, figures out; `check` compares them with a plan.
+//! vLLM's ([`parse_vllm_log`]) and SGLang's ([`parse_sglang_log`]) start-up
+//! figures too. Pure: text in, figures out; `check` compares them with a plan.
 
 use serde::{Deserialize, Serialize};
 
@@ -403,5 +404,211 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
             l.max_tokens_in_kv_cache = after(line, "stored in KV cache (", &[')']).and_then(count);
         }
     }
+    l
+}
+
+/// What an SGLang start-up log says (one GPU's figures: every tensor-parallel
+/// rank prints the same lines; the first rank's are kept). SGLang's "GB"
+/// is 2^30 bytes (`get_available_gpu_memory` divides by `1 << 30`;
+/// `memory_pool.py`: `GB = 1024 * 1024 * 1024`). Spellings read, by release:
+/// `Load weight end. type=…, dtype=…, avail mem=X GB` (2024–early 2025),
+/// then `…, mem usage=Y GB.` and `Load weight end. elapsed=… s, type=…`
+/// (2026); `KV Cache is allocated. K size: X GB, V size: Y GB.` (2024–early
+/// 2025), then `#tokens: N, K size: …, V size: …` and, for MLA models,
+/// `#tokens: N, KV size: X GB`; `max_total_num_tokens=N, … context_len=C`
+/// with or without `chunked_prefill_size=` and `available_gpu_mem=`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SglangLog {
+    /// Free GPU memory before the weights load (`Load weight begin. avail mem=`).
+    pub avail_before_weights_bytes: Option<u64>,
+    /// Free GPU memory after the weights load (`Load weight end. … avail mem=`).
+    pub avail_after_weights_bytes: Option<u64>,
+    /// Weights on one GPU: `mem usage=` of `Load weight end`, else the drop
+    /// in free memory across the load.
+    pub weights_bytes: Option<u64>,
+    /// Key cache of one GPU (`K size:`).
+    pub k_bytes: Option<u64>,
+    /// Value cache of one GPU (`V size:`).
+    pub v_bytes: Option<u64>,
+    /// The whole KV pool of one GPU: K + V, or `KV size:` (MLA).
+    pub kv_cache_bytes: Option<u64>,
+    /// Tokens the pool holds: `#tokens:` of the allocation line, else
+    /// `max_total_num_tokens=`.
+    pub kv_cache_tokens: Option<u64>,
+    /// Sliding-window pools (`Use sliding window memory pool.
+    /// full_layer_tokens=F, swa_layer_tokens=S`): (F, S).
+    pub sliding_window_tokens: Option<(u64, u64)>,
+    /// State-space (Mamba/GDN) cache of one GPU: `conv_state size` +
+    /// `ssm_state size` of `Mamba Cache is allocated`.
+    pub mamba_cache_bytes: Option<u64>,
+    /// `Using KV cache dtype: torch.X` (X), else the server arguments'
+    /// `kv_cache_dtype`.
+    pub kv_cache_dtype: Option<String>,
+    /// `mem_fraction_static=` of the server arguments.
+    pub mem_fraction_static: Option<f64>,
+    /// `tp_size=` of the server arguments, else the number of ranks whose
+    /// `TPn]` tags the lines carry.
+    pub tp_size: Option<u64>,
+    /// `context_len=` of the `max_total_num_tokens` line, else the server
+    /// arguments' `context_length`.
+    pub context_len: Option<u64>,
+    /// `max_running_requests=` of the `max_total_num_tokens` line.
+    pub max_running_requests: Option<u64>,
+    /// `model_path=` of the server arguments.
+    pub model_path: Option<String>,
+}
+
+impl SglangLog {
+    /// Whether anything SGLang-like was found.
+    pub fn is_empty(&self) -> bool {
+        self.kv_cache_bytes.is_none()
+            && self.kv_cache_tokens.is_none()
+            && self.avail_after_weights_bytes.is_none()
+    }
+
+    /// KV bytes one token takes on one GPU (the pool over its tokens).
+    pub fn kv_bytes_per_token(&self) -> Option<f64> {
+        match (self.kv_cache_bytes, self.kv_cache_tokens) {
+            (Some(b), Some(t)) if t > 0 => Some(b as f64 / t as f64),
+            _ => None,
+        }
+    }
+}
+
+/// `27.13 GB`, `0.13GB` → bytes (SGLang's GB is 2^30).
+fn sglang_gb(s: &str) -> Option<u64> {
+    let s = s.trim().trim_end_matches(['.', ',', ';', ')']);
+    let num = s.strip_suffix("GB")?.trim();
+    let v: f64 = num.parse().ok()?;
+    (v.is_finite() && (0.0..1e6).contains(&v)).then(|| (v * 1_073_741_824.0).round() as u64)
+}
+
+/// The value of `key=` in a `ServerArgs(…)` dump: up to the next `, ` or
+/// `)`, with quotes removed.
+fn server_arg<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    // Match the key at an argument boundary (`, key=` or `(key=`).
+    let at = [format!(", {key}="), format!("({key}=")]
+        .iter()
+        .filter_map(|k| line.find(k.as_str()).map(|i| i + k.len()))
+        .min()?;
+    let rest = &line[at..];
+    let v = match rest.find([',', ')']) {
+        Some(j) => &rest[..j],
+        None => rest,
+    };
+    Some(v.trim().trim_matches('\''))
+}
+
+/// Read an SGLang start-up log. At most 1 MiB of lines is read.
+pub fn parse_sglang_log(text: &str) -> SglangLog {
+    let mut l = SglangLog::default();
+    let mut read = 0usize;
+    let mut tp_logged = None;
+    let mut max_rank: Option<u64> = None;
+    let first = |slot: &mut Option<u64>, v: Option<u64>| {
+        if slot.is_none() {
+            *slot = v;
+        }
+    };
+    for raw in text.lines() {
+        read += raw.len() + 1;
+        if read > 1 << 20 {
+            break;
+        }
+        let line = strip_ansi(raw);
+        let line = line.as_str();
+        if line.contains("server_args=ServerArgs(") {
+            l.mem_fraction_static = server_arg(line, "mem_fraction_static")
+                .and_then(|v| v.parse().ok())
+                .filter(|f: &f64| f.is_finite() && *f > 0.0 && *f <= 1.0);
+            tp_logged = server_arg(line, "tp_size").and_then(count);
+            if l.context_len.is_none() {
+                l.context_len = server_arg(line, "context_length").and_then(count);
+            }
+            if l.kv_cache_dtype.is_none() {
+                l.kv_cache_dtype = server_arg(line, "kv_cache_dtype").map(str::to_string);
+            }
+            l.model_path = server_arg(line, "model_path").map(str::to_string);
+            continue;
+        }
+        // `[2025-03-08 12:29:21 TP3] …`: the rank tag (`TP3 EP3`, `DP0 TP3` too).
+        if let Some(tag) = line
+            .strip_prefix('[')
+            .and_then(|r| r.split_once(']'))
+            .map(|t| t.0)
+        {
+            if let Some(n) = tag
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("TP").and_then(|n| n.parse::<u64>().ok()))
+                .filter(|n| *n < 65_536)
+            {
+                max_rank = Some(max_rank.map_or(n, |m: u64| m.max(n)));
+            }
+        }
+        if line.contains("Load weight begin.") {
+            first(
+                &mut l.avail_before_weights_bytes,
+                after(line, "avail mem=", &[',']).and_then(sglang_gb),
+            );
+        }
+        if line.contains("Load weight end.") {
+            first(
+                &mut l.avail_after_weights_bytes,
+                after(line, "avail mem=", &[',']).and_then(sglang_gb),
+            );
+            first(
+                &mut l.weights_bytes,
+                after(line, "mem usage=", &[',']).and_then(sglang_gb),
+            );
+        }
+        if line.contains("KV Cache is allocated.") && l.kv_cache_bytes.is_none() {
+            first(
+                &mut l.kv_cache_tokens,
+                after(line, "#tokens: ", &[',']).and_then(count),
+            );
+            let k = after(line, "K size: ", &[',']).and_then(sglang_gb);
+            let v = after(line, "V size: ", &[',']).and_then(sglang_gb);
+            let kv = after(line, "KV size: ", &[',']).and_then(sglang_gb);
+            l.k_bytes = k;
+            l.v_bytes = v;
+            l.kv_cache_bytes = match (k, v) {
+                (Some(k), Some(v)) => Some(k + v),
+                _ => kv,
+            };
+        }
+        if line.contains("Mamba Cache is allocated.") && l.mamba_cache_bytes.is_none() {
+            let conv = after(line, "conv_state size: ", &[',']).and_then(sglang_gb);
+            let ssm = after(line, "ssm_state size: ", &[',']).and_then(sglang_gb);
+            l.mamba_cache_bytes = match (conv, ssm) {
+                (Some(c), Some(s)) => Some(c + s),
+                _ => None,
+            };
+        }
+        if let (Some(f), Some(s)) = (
+            after(line, "full_layer_tokens=", &[',']).and_then(count),
+            after(line, "swa_layer_tokens=", &[',']).and_then(count),
+        ) {
+            l.sliding_window_tokens.get_or_insert((f, s));
+        }
+        if let Some(v) = after(line, "Using KV cache dtype: ", &[' ']) {
+            l.kv_cache_dtype = Some(v.trim().trim_start_matches("torch.").to_string());
+        }
+        if let Some(v) = after(line, "max_total_num_tokens=", &[',']) {
+            first(&mut l.kv_cache_tokens, count(v));
+            if let Some(c) = after(line, "context_len=", &[',']).and_then(count) {
+                l.context_len = Some(c);
+            }
+            first(
+                &mut l.max_running_requests,
+                after(line, "max_running_requests=", &[',']).and_then(count),
+            );
+        }
+        if l.weights_bytes.is_none()
+            && let (Some(b), Some(a)) = (l.avail_before_weights_bytes, l.avail_after_weights_bytes)
+        {
+            l.weights_bytes = b.checked_sub(a);
+        }
+    }
+    l.tp_size = tp_logged.or(max_rank.map(|m| m + 1));
     l
 }

@@ -241,7 +241,9 @@ pub(crate) const MIB: f64 = 1024.0 * 1024.0;
 pub use llamacpp::PINNED_DEFINITIONS as LLAMA_CPP_PINNED_DEFINITIONS;
 pub use llamacpp::{llamacpp_repack_bytes, repack_row_multiple};
 pub use sglang::PINNED_DEFINITIONS as SGLANG_PINNED_DEFINITIONS;
+pub use sglang::sglang_reserved_bytes;
 pub use vllm::PINNED_DEFINITIONS as VLLM_PINNED_DEFINITIONS;
+pub use vllm::cuda_visible_bytes;
 pub use vllm::{
     NON_TORCH_BYTES_MULTI_GPU, NON_TORCH_BYTES_SINGLE_GPU, SAMPLER_BYTES_PER_LOGIT,
     vllm_batch_defaults,
@@ -294,9 +296,14 @@ mod tests {
             .remove(0);
         let opts = InferenceOptions::default();
         let none = |_t: u64| 0u64;
-        // H100 80 GiB at TP 8: 9.5 + 8 / 2 = 13.5 GiB; a 24 GiB card at TP 1: 2.9 GiB.
+        // H100 80 GiB at TP 8: the 0.82 GiB CUDA does not report (79.18 GiB
+        // visible) + 9.5 + 8 / 2 = 13.5 GiB; a 24 GiB card at TP 1: 2.9 GiB.
         let m = runtime(RuntimeKind::Sglang).memory(&ctx(&d, 80, 8, 10), &opts, &none);
-        assert_eq!(m.reserve_bytes, (13.5 * GIB) as u64);
+        let visible = (79.18 * GIB) as u64;
+        assert_eq!(
+            m.reserve_bytes,
+            ((80u64 << 30) - visible) + (13.5 * GIB) as u64
+        );
         assert_eq!(m.activation_bytes, 0);
         let m = runtime(RuntimeKind::Sglang).memory(&ctx(&d, 24, 1, 10), &opts, &none);
         assert_eq!(m.reserve_bytes, (2.9 * GIB) as u64);

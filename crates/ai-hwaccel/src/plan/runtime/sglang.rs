@@ -60,9 +60,14 @@ impl Runtime for Sglang {
         _forward: &dyn Fn(u64) -> u64,
     ) -> RuntimeMemory {
         let parallel = ctx.tensor_parallel * ctx.pipeline_parallel;
+        // SGLang works from the total CUDA reports (`get_device_memory_capacity`):
+        // what it does not report is out of reach too.
+        let visible =
+            super::vllm::cuda_visible_bytes(ctx.device.spec_id.as_deref(), ctx.capacity_bytes);
         RuntimeMemory {
-            reserve_bytes: sglang_reserved_bytes(ctx.capacity_bytes, parallel)
-                .min(ctx.capacity_bytes),
+            reserve_bytes: ((ctx.capacity_bytes - visible)
+                + sglang_reserved_bytes(visible, parallel))
+            .min(ctx.capacity_bytes),
             activation_bytes: 0,
         }
     }

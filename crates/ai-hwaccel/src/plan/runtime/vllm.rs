@@ -56,6 +56,18 @@ pub const NON_TORCH_BYTES_MULTI_GPU: u64 = (0.55 * GIB) as u64;
 /// log table). Other devices use their capacity as given.
 pub const CUDA_VISIBLE_TOTAL: &[(&str, f64)] = &[("h100-sxm", 79.18)];
 
+/// What CUDA reports as the device's total for a device of spec `spec_id`
+/// and planner capacity `capacity_bytes`: [`CUDA_VISIBLE_TOTAL`] where a
+/// runtime log printed it, else the capacity. vLLM and SGLang both size
+/// their share from this total.
+pub fn cuda_visible_bytes(spec_id: Option<&str>, capacity_bytes: u64) -> u64 {
+    spec_id
+        .and_then(|id| CUDA_VISIBLE_TOTAL.iter().find(|(s, _)| *s == id))
+        .map_or(capacity_bytes, |(_, gib)| {
+            ((gib * GIB) as u64).min(capacity_bytes)
+        })
+}
+
 /// vLLM's defaults for an OpenAI-compatible server on a device of
 /// `visible_bytes` named `name`: (`max_num_batched_tokens`, `max_num_seqs`).
 /// `EngineArgs.get_batch_defaults` of vLLM 0.33.0 (read from its PyPI
@@ -94,12 +106,7 @@ impl Runtime for Vllm {
         forward: &dyn Fn(u64) -> u64,
     ) -> RuntimeMemory {
         let cap = ctx.capacity_bytes;
-        let visible = ctx
-            .device
-            .spec_id
-            .as_deref()
-            .and_then(|id| CUDA_VISIBLE_TOTAL.iter().find(|(s, _)| *s == id))
-            .map_or(cap, |(_, gib)| ((gib * GIB) as u64).min(cap));
+        let visible = cuda_visible_bytes(ctx.device.spec_id.as_deref(), cap);
         let (batched, seqs) = vllm_batch_defaults(visible, &ctx.device.name);
         let non_torch = if ctx.tensor_parallel * ctx.pipeline_parallel > 1 {
             NON_TORCH_BYTES_MULTI_GPU
