@@ -2,9 +2,9 @@
 //! plan's own — parallel sizes that multiply to the devices used, the
 //! planned context and concurrency, the cache type, llama.cpp's layer split
 //! from the per-device layers — and clear errors where a runtime cannot run
-//! the plan as it stands. (The flags are not yet checked against pinned
-//! runtime definitions except llama.cpp's and vLLM's, which are pinned in
-//! `tests/fixtures/runtimes/`; `Launch::version` is `None` for the others.)
+//! the plan as it stands. Every emitted flag is checked against the
+//! runtime's pinned definitions in `tests/fixtures/runtimes/` (llama.cpp,
+//! vLLM, SGLang, TensorRT-LLM), whose version `Launch::version` names.
 
 use ai_hwaccel::plan::runtime::{RuntimeKind, emit};
 use ai_hwaccel::plan::{
@@ -261,6 +261,35 @@ fn sglang_and_trtllm_commands_carry_the_plans_sizes_and_fractions() {
         best.max_batch.to_string()
     );
     assert_eq!(value(&l.argv, "--kv_cache_free_gpu_memory_fraction"), "0.9");
+    assert_trtllm_accepts(&l);
+    // TP 1 on one GPU and the TensorRT engine-free PyTorch default: the
+    // same flags, all of trtllm-serve's.
+    let one = PlanDevice::from_device_string("1xh100-sxm").unwrap();
+    let m8 = load_model("llama-3.1-8b").unwrap();
+    let p1 = plan_inference(
+        &m8.spec,
+        &one,
+        &InferenceOptions {
+            runtime: RuntimeKind::Trtllm,
+            ..Default::default()
+        },
+    );
+    let l1 = emit(&p1, 0, &m8.origin).unwrap();
+    assert_eq!(value(&l1.argv, "--tp_size"), "1");
+    assert_trtllm_accepts(&l1);
+}
+
+/// Every flag of a TensorRT-LLM command is a `trtllm-serve` option of the
+/// pinned source (`tests/fixtures/runtimes/trtllm.json`).
+fn assert_trtllm_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
+    assert_accepted(
+        l,
+        2, // trtllm-serve MODEL
+        "trtllm.json",
+        ai_hwaccel::plan::runtime::TRTLLM_PINNED_DEFINITIONS,
+        "a trtllm-serve option",
+        &|defs, flag| defs["choices"].get(flag).cloned(),
+    );
 }
 
 /// Every flag of a llama.cpp command exists in the pinned definitions, and
@@ -323,6 +352,7 @@ fn assert_llama_cpp_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
 #[allow(clippy::disallowed_methods, reason = "the test reads its fixture")]
 fn assert_accepted(
     l: &ai_hwaccel::plan::runtime::Launch,
+    program_words: usize,
     fixture: &str,
     pinned: &str,
     what: &str,
@@ -341,11 +371,13 @@ fn assert_accepted(
         .iter()
         .map(|f| f.as_str().unwrap())
         .collect();
-    for (i, a) in l.argv.iter().enumerate().skip(3) {
+    let mut checked = 0;
+    for (i, a) in l.argv.iter().enumerate().skip(program_words) {
         if !a.starts_with("--") {
             continue;
         }
         assert!(flags.contains(&a.as_str()), "{a} is not {what}");
+        checked += 1;
         if let Some(set) = values(&defs, a) {
             let v = l.argv[i + 1].as_str();
             assert!(
@@ -354,6 +386,7 @@ fn assert_accepted(
             );
         }
     }
+    assert!(checked > 0, "no flag checked in {:?}", l.argv);
 }
 
 /// Every flag of a vLLM command is an EngineArgs field of the pinned vLLM
@@ -361,6 +394,7 @@ fn assert_accepted(
 fn assert_vllm_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
     assert_accepted(
         l,
+        3, // vllm serve MODEL
         "vllm.json",
         ai_hwaccel::plan::runtime::VLLM_PINNED_DEFINITIONS,
         "a vLLM engine argument",
@@ -373,6 +407,7 @@ fn assert_vllm_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
 fn assert_sglang_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
     assert_accepted(
         l,
+        3, // python3 -m sglang.launch_server
         "sglang.json",
         ai_hwaccel::plan::runtime::SGLANG_PINNED_DEFINITIONS,
         "an SGLang server argument",

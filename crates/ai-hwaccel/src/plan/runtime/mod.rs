@@ -242,6 +242,7 @@ pub use llamacpp::PINNED_DEFINITIONS as LLAMA_CPP_PINNED_DEFINITIONS;
 pub use llamacpp::{llamacpp_repack_bytes, repack_row_multiple};
 pub use sglang::PINNED_DEFINITIONS as SGLANG_PINNED_DEFINITIONS;
 pub use sglang::sglang_reserved_bytes;
+pub use trtllm::PINNED_DEFINITIONS as TRTLLM_PINNED_DEFINITIONS;
 pub use vllm::PINNED_DEFINITIONS as VLLM_PINNED_DEFINITIONS;
 pub use vllm::cuda_visible_bytes;
 pub use vllm::{

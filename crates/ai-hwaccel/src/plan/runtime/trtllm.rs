@@ -14,6 +14,14 @@ pub const FREE_GPU_MEMORY_FRACTION: f64 = 0.9;
 /// tokens per step.
 pub const MAX_NUM_TOKENS: u64 = 8192;
 
+/// The argument definitions the emitted flags are checked against
+/// (`tests/fixtures/runtimes/trtllm.json`: the click options of
+/// `trtllm-serve`, `tensorrt_llm/commands/serve.py` at commit
+/// 00209af149e7 of NVIDIA/TensorRT-LLM, read from GitHub; PyPI's
+/// `tensorrt-llm` is a stub that installs from NVIDIA's own index).
+pub const PINNED_DEFINITIONS: &str =
+    "NVIDIA/TensorRT-LLM@00209af149e7 (trtllm-serve options, tensorrt_llm/commands/serve.py)";
+
 /// The TensorRT-LLM rule.
 pub struct TrtLlm;
 
@@ -90,9 +98,7 @@ impl Runtime for TrtLlm {
             "--kv_cache_free_gpu_memory_fraction".into(),
             format!("{FREE_GPU_MEMORY_FRACTION}"),
         ];
-        let mut notes = vec![
-            "flags follow trtllm-serve's options (tensorrt_llm/commands/serve.py, 2025 releases); not yet checked against pinned definitions".to_string(),
-        ];
+        let mut notes = Vec::new();
         if plan.quantization != Quant::Bf16 && plan.quantization != Quant::Fp16 {
             notes.push(format!(
                 "{}: TensorRT-LLM reads the quantization from the checkpoint; serve a checkpoint stored at it",
@@ -104,7 +110,7 @@ impl Runtime for TrtLlm {
         }
         Ok(super::Launch {
             runtime: RuntimeKind::Trtllm,
-            version: None,
+            version: Some(PINNED_DEFINITIONS.to_string()),
             argv,
             env: Default::default(),
             files: Default::default(),
