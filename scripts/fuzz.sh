@@ -34,6 +34,8 @@ for t in $targets; do
         model_hf_config) seed "$t" $(find "$fx/models" -name 'config.json') ;;
         model_safetensors_header) seed "$t" $(find "$fx/models" -name '*.safetensors') ;;
         model_gguf) seed "$t" $(find "$fx/models" -name '*.gguf') ;;
+        gpu_metrics) seed "$t" $(find "$fx/sysfs-gpu-telemetry" -name 'gpu_metrics') ;;
+        runtime_log_*) seed "$t" "$fx/runtime-logs" ;;
     esac
 done
 

@@ -603,3 +603,61 @@ fn vendor_tools_utilization_and_power_draw() {
         assert_eq!(s.utilization_ratio, util.map(|u| u / 100.0), "{rel}");
     }
 }
+
+/// amdgpu's binary `gpu_metrics` tables from LACT's snapshots: a Navi 21
+/// (revision 1.3, 4096 bytes read) and a Phoenix APU (2.1), every value
+/// cross-checked with the text files of the same snapshot (hwmon
+/// temperatures and power, `gpu_busy_percent`, `pp_dpm_sclk`/`mclk`,
+/// `current_link_*`).
+#[test]
+fn amdgpu_gpu_metrics_tables() {
+    use ai_hwaccel::telemetry::gpu_metrics::parse_gpu_metrics;
+    let read = |rel: &str| std::fs::read(fixture(rel)).unwrap();
+    let d = parse_gpu_metrics(&read("lact__amd-rx6900xt/card0/device/gpu_metrics")).unwrap();
+    assert_eq!(d.revision, (1, 3));
+    assert_eq!(d.temperatures_celsius["edge"], 56.0); // hwmon temp1_input 56000
+    assert_eq!(d.temperatures_celsius["junction"], 59.0); // temp2_input
+    assert_eq!(d.temperatures_celsius["mem"], 54.0); // temp3_input
+    assert_eq!(d.gfx_activity_ratio, Some(0.03)); // gpu_busy_percent 3
+    assert_eq!(d.memory_activity_ratio, Some(0.0));
+    assert_eq!(d.socket_power_watts, Some(36.0)); // power1_average 36000000
+    assert_eq!(d.clocks_hertz["graphics"], 500e6); // pp_dpm_sclk "500Mhz *"
+    assert_eq!(d.clocks_hertz["memory"], 1000e6); // pp_dpm_mclk "1000Mhz *"
+    assert_eq!(
+        (d.pcie_link_width, d.pcie_link_speed_gts),
+        (Some(16), Some(16.0))
+    );
+    assert_eq!(
+        (d.throttle_status, d.indep_throttle_status),
+        (Some(0), Some(0))
+    );
+    assert_eq!(d.throttle_reasons(), Some(vec![]), "reported, none active");
+
+    let a = parse_gpu_metrics(&read("lact__amd-phoenix/card1/device/gpu_metrics")).unwrap();
+    assert_eq!(a.revision, (2, 1));
+    assert_eq!(a.temperatures_celsius["gfx"], 25.0); // hwmon temp1_input 25000
+    assert!((a.temperatures_celsius["soc"] - 27.37).abs() < 1e-9);
+    // Centi-percent: 79 is 0.79 %, which gpu_busy_percent prints as 0.
+    assert!((a.gfx_activity_ratio.unwrap() - 0.0079).abs() < 1e-12);
+    assert_eq!(a.socket_power_watts, Some(3.401)); // mW; hwmon averaged 3.103 W
+    assert!(
+        a.clocks_hertz.is_empty(),
+        "current clocks not filled (0xffff)"
+    );
+    assert_eq!(a.throttle_status, Some(0));
+    assert_eq!(
+        (a.indep_throttle_status, a.throttle_reasons()),
+        (None, None)
+    );
+    assert_eq!(a.pcie_link_width, None, "2.x tables carry no link");
+}
+
+/// The sampler reads `gpu_metrics` beside the text files: the Navi 21's
+/// throttle state is reported (none active) where no text file gives one.
+#[test]
+fn amdgpu_throttle_state_from_gpu_metrics() {
+    let s = sample("lact__amd-rx6900xt", "card0", "pci:0000:0c:00.0", "amd");
+    assert_eq!(s.utilization_ratio, Some(0.03));
+    assert_eq!(s.throttle_reasons, Some(vec![]));
+    assert_eq!(s.temperatures_celsius["junction"], 59.0);
+}

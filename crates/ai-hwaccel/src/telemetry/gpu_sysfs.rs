@@ -21,6 +21,9 @@ use super::hwmon::parse_hwmon;
 /// are read (a real card has one directory of under 200 files).
 const MAX_HWMON_DIRS: usize = 8;
 const MAX_HWMON_FILES: usize = 512;
+/// Largest `gpu_metrics` read (the tables are a few hundred bytes; some
+/// kernels pad the read to a page).
+const MAX_GPU_METRICS_BYTES: u64 = 64 * 1024;
 
 /// Error counts of one amdgpu RAS block file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -211,6 +214,33 @@ fn sample_card(
     }
 
     s.throttle_reasons = intel_throttle(probe, card);
+
+    // amdgpu's firmware table fills what the text files did not give, and
+    // is the only source of AMD's throttle reasons.
+    if let Ok(bytes) = probe.read_limited(&join(d, "gpu_metrics"), MAX_GPU_METRICS_BYTES) {
+        match super::gpu_metrics::parse_gpu_metrics(&bytes) {
+            Ok(m) => {
+                for (k, v) in &m.temperatures_celsius {
+                    s.temperatures_celsius.entry(k.clone()).or_insert(*v);
+                }
+                for (k, v) in &m.clocks_hertz {
+                    s.clocks_hertz.entry(k.clone()).or_insert(*v);
+                }
+                s.utilization_ratio = s.utilization_ratio.or(m.gfx_activity_ratio);
+                s.memory_utilization_ratio = s.memory_utilization_ratio.or(m.memory_activity_ratio);
+                s.power_watts = s.power_watts.or(m.socket_power_watts);
+                s.pcie_link_width = s.pcie_link_width.or(m.pcie_link_width);
+                s.pcie_link_speed_gts = s.pcie_link_speed_gts.or(m.pcie_link_speed_gts);
+                if s.throttle_reasons.is_none() {
+                    s.throttle_reasons = m.throttle_reasons();
+                }
+            }
+            Err(e) => warnings.push(Warning {
+                backend: "telemetry".to_string(),
+                message: format!("{d}/gpu_metrics: {e}"),
+            }),
+        }
+    }
     s
 }
 

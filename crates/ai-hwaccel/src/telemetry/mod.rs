@@ -16,6 +16,7 @@
 //! only call it.
 
 pub mod events;
+pub mod gpu_metrics;
 pub mod gpu_sysfs;
 pub mod hwmon;
 pub mod kernel_log;
