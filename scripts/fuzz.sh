@@ -35,7 +35,7 @@ for t in $targets; do
         model_safetensors_header) seed "$t" $(find "$fx/models" -name '*.safetensors') ;;
         model_gguf) seed "$t" $(find "$fx/models" -name '*.gguf') ;;
         gpu_metrics) seed "$t" $(find "$fx/sysfs-gpu-telemetry" -name 'gpu_metrics') ;;
-        runtime_log_*) seed "$t" "$fx/runtime-logs" ;;
+        runtime_log_*|llama_bench) seed "$t" "$fx/runtime-logs" ;;
     esac
 done
 

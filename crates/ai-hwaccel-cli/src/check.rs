@@ -95,6 +95,10 @@ pub fn check(args: &CheckArgs) -> Result<String> {
             .with_context(|| args.log.display().to_string())?;
     }
     let text = String::from_utf8_lossy(&bytes);
+    let bench = ai_hwaccel::plan::runtime::bench::parse_llama_bench(&text);
+    if !bench.is_empty() {
+        return check_bench(args, bench);
+    }
     let log = parse_llamacpp_log(&text);
     if log.is_empty() {
         let sg = parse_sglang_log(&text);
@@ -104,7 +108,7 @@ pub fn check(args: &CheckArgs) -> Result<String> {
         let v = parse_vllm_log(&text);
         if v.is_empty() {
             bail!(
-                "{}: no llama.cpp, vLLM or SGLang start-up lines found (buffer sizes, n_ctx; weights, KV cache size; KV Cache is allocated)",
+                "{}: no llama.cpp, vLLM or SGLang start-up lines and no llama-bench results found (buffer sizes, n_ctx; weights, KV cache size; KV Cache is allocated; a pp/tg table, CSV or JSON)",
                 args.log.display()
             );
         }
@@ -526,6 +530,134 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
             r.component,
             show(r, r.logged_bytes),
             show(r, r.predicted_bytes),
+            r.ratio.map_or("—".into(), |x| format!("{x:.3}"))
+        );
+    }
+    for n in &report.notes {
+        s += &format!("note: {n}\n");
+    }
+    Ok(s)
+}
+
+/// One llama-bench result beside the planner's speed for it.
+#[derive(Serialize)]
+pub struct BenchCheck {
+    /// The test as llama-bench names it (`pp512`, `tg128 @ d8192`).
+    pub test: String,
+    /// llama.cpp's model description.
+    pub model: String,
+    /// Backends as printed.
+    pub backend: Option<String>,
+    /// Tokens per second llama-bench measured.
+    pub logged_tokens_per_s: f64,
+    /// The planner's: prefill tokens/s for a `pp` test, decode tokens/s
+    /// of one sequence for a `tg` test.
+    pub predicted_tokens_per_s: Option<f64>,
+    /// predicted ÷ logged.
+    pub ratio: Option<f64>,
+}
+
+/// `check` on llama-bench output.
+#[derive(Serialize)]
+pub struct BenchReport {
+    pub runtime: &'static str,
+    pub rows: Vec<BenchCheck>,
+    pub notes: Vec<String>,
+}
+
+/// llama-bench results against the planner's speeds for the same model,
+/// format and devices at batch 1, the way `tests/accuracy.rs` compares the
+/// published ones: a `ppN` test is prefill at a context of N/2 (plus the
+/// depth), a `tgN` test decode at N/2 (plus the depth).
+fn check_bench(
+    args: &CheckArgs,
+    rows: Vec<ai_hwaccel::plan::runtime::bench::BenchRow>,
+) -> Result<String> {
+    use ai_hwaccel::plan::runtime::bench::quant_of_model;
+    let mut notes = Vec::new();
+    let mut model = None;
+    let mut devices = Vec::new();
+    if let Some(name) = &args.model {
+        model = Some(crate::planning::load(name)?);
+        devices = devices_from(args.devices.as_ref(), None, false)?.0;
+        if devices.is_empty() {
+            notes.push(
+                "no accelerator to plan for: pass --devices (what the benchmark ran on)".into(),
+            );
+        }
+    } else {
+        notes.push("pass --model (and --devices) to compare with the planner's speeds".into());
+    }
+    let mut cache: std::collections::BTreeMap<
+        (String, u64),
+        Option<ai_hwaccel::plan::inference::Plan>,
+    > = Default::default();
+    let mut out = Vec::new();
+    for r in rows {
+        let predicted = match &model {
+            Some(m) if !devices.is_empty() && (r.n_prompt == 0) != (r.n_gen == 0) => {
+                let quant = quant_of_model(&r.model);
+                let context = (r.n_depth + (r.n_prompt + r.n_gen) / 2).max(1);
+                let key = (quant.map_or("-".to_string(), |q| q.to_string()), context);
+                let plan = cache.entry(key).or_insert_with(|| {
+                    let opts = InferenceOptions {
+                        quant,
+                        context: Some(context),
+                        batch: 1,
+                        max_plans: 1,
+                        runtime: RuntimeKind::LlamaCpp,
+                        ..InferenceOptions::default()
+                    };
+                    let opts = ai_hwaccel::plan::options_for(m, &opts);
+                    plan_inference(&m.spec, &devices, &opts)
+                        .plans
+                        .into_iter()
+                        .next()
+                });
+                plan.as_ref().and_then(|p| {
+                    if r.n_gen > 0 {
+                        p.decode_tokens_per_s_per_sequence
+                    } else {
+                        p.prefill_tokens_per_s
+                    }
+                })
+            }
+            _ => None,
+        };
+        out.push(BenchCheck {
+            test: r.test_name(),
+            model: r.model.clone(),
+            backend: r.backend.clone(),
+            logged_tokens_per_s: r.tokens_per_s,
+            predicted_tokens_per_s: predicted,
+            ratio: predicted
+                .filter(|_| r.tokens_per_s > 0.0)
+                .map(|p| p / r.tokens_per_s),
+        });
+    }
+    if out.iter().any(|r| r.test.contains('+')) {
+        notes.push("combined pp+tg tests are shown without a prediction".into());
+    }
+    let report = BenchReport {
+        runtime: "llama-bench",
+        rows: out,
+        notes,
+    };
+    if args.json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    let mut s = format!(
+        "{:<34} {:<16} {:>12} {:>12} {:>9}\n",
+        "model", "test", "logged t/s", "predicted", "pred/log"
+    );
+    for r in &report.rows {
+        s += &format!(
+            "{:<34} {:<16} {:>12.2} {:>12} {:>9}\n",
+            r.model,
+            r.test,
+            r.logged_tokens_per_s,
+            r.predicted_tokens_per_s
+                .map_or("—".into(), |p| format!("{p:.2}")),
             r.ratio.map_or("—".into(), |x| format!("{x:.3}"))
         );
     }

@@ -378,3 +378,83 @@ fn check_reads_sglang_logs_and_compares() {
     assert!(row(&r, "weights_per_gpu")["predicted_bytes"].is_null());
     assert!(r["notes"].to_string().contains("pass --model"));
 }
+
+/// `check` on llama-bench output: a real llama-bench (built with
+/// llama-server by scripts/test.sh) run on the F16 test model in its
+/// Markdown and JSON outputs; both read to the same tests, and a model and
+/// device string give each row the planner's speed beside it.
+#[test]
+fn check_reads_a_real_llama_bench_run() {
+    let Some((_server, py)) = requirements() else {
+        return;
+    };
+    let Some(bench) = std::env::var_os("AI_HWACCEL_LLAMA_BENCH").map(PathBuf::from) else {
+        eprintln!(
+            "skipped: AI_HWACCEL_LLAMA_BENCH is not set (scripts/test.sh builds llama-bench)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = make_model(&py, dir.path(), "F16");
+    let mut tests = Vec::new();
+    for format in ["md", "json"] {
+        let o = Command::new(&bench)
+            .arg("-m")
+            .arg(&model)
+            .args(["-p", "32", "-n", "8", "-r", "1", "-t", "2", "-o", format])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = dir.path().join(format!("bench.{format}"));
+        std::fs::write(&out, &o.stdout).unwrap();
+        let c = bin().arg("check").arg(&out).arg("--json").output().unwrap();
+        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&c.stdout).unwrap();
+        assert_eq!(r["runtime"], "llama-bench");
+        let names: Vec<String> = r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                assert!(x["logged_tokens_per_s"].as_f64().unwrap() > 0.0);
+                x["test"].as_str().unwrap().to_string()
+            })
+            .collect();
+        tests.push(names);
+    }
+    assert_eq!(tests[0], ["pp32", "tg8"]);
+    assert_eq!(tests[0], tests[1], "Markdown and JSON read alike");
+}
+
+/// `check` on a published llama-bench table (2024 test names) with a
+/// catalog model and device: the planner's prefill and decode beside the
+/// measured ones, within 25 % where the run kept the KV cache on the GPU.
+#[test]
+fn check_compares_a_published_llama_bench_table() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
+    let o = bin()
+        .arg("check")
+        .arg(dir.join("llama-bench-pr4812__rtx3090ti-2024-old-test-names.md"))
+        .args([
+            "--model",
+            "llama-2-7b",
+            "--devices",
+            "1xrtx-3090-ti",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(
+        (rows[0]["test"].as_str(), rows[1]["test"].as_str()),
+        (Some("pp512"), Some("tg128"))
+    );
+    for x in &rows[..2] {
+        let ratio = x["ratio"].as_f64().unwrap();
+        assert!((ratio - 1.0).abs() <= 0.25, "{x}");
+    }
+}

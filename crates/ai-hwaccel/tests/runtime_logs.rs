@@ -229,3 +229,71 @@ fn sglang_parser_ignores_other_runtimes_logs_and_garbage() {
         (None, None, None)
     );
 }
+
+#[test]
+fn llama_bench_in_all_four_output_formats_reads_the_same_rows() {
+    use ai_hwaccel::plan::runtime::bench::parse_llama_bench;
+    let md = parse_llama_bench(&fixture("llama-bench-local__cpu-test-model.md"));
+    let csv = parse_llama_bench(&fixture("llama-bench-local__cpu-test-model.csv"));
+    let json = parse_llama_bench(&fixture("llama-bench-local__cpu-test-model.json"));
+    let jsonl = parse_llama_bench(&fixture("llama-bench-local__cpu-test-model.jsonl"));
+    assert_eq!(md.len(), 2);
+    assert_eq!(
+        md.iter().map(|r| r.test_name()).collect::<Vec<_>>(),
+        ["pp64", "tg16"]
+    );
+    assert_eq!((md[0].tokens_per_s, md[0].stddev), (5956.17, Some(1446.60)));
+    assert_eq!(md[0].model, "llama ?B F16");
+    assert_eq!(md[0].backend.as_deref(), Some("CPU"));
+    assert_eq!(md[0].params, Some(3_670_000), "3.67 M as printed");
+    // The machine formats carry exact sizes and the full-precision mean.
+    for rows in [&csv, &json, &jsonl] {
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].size_bytes, Some(7_349_248));
+        assert_eq!(rows[0].params, Some(3_672_320));
+        assert_eq!((rows[0].n_prompt, rows[0].n_gen), (64, 0));
+        assert_eq!((rows[1].n_prompt, rows[1].n_gen), (0, 16));
+        assert_eq!(rows[0].n_gpu_layers, Some(-1));
+    }
+    // Each format is its own run: the same tests, their own speeds.
+    assert_eq!(json[0].tokens_per_s, 1174.951621);
+    assert_eq!(jsonl[0].tokens_per_s, 1599.095461);
+    assert_eq!(csv[0].tokens_per_s, 1379.199912);
+    assert_eq!(csv[1].stddev, Some(261.394557));
+}
+
+#[test]
+fn llama_bench_tables_from_public_threads() {
+    use ai_hwaccel::plan::Quant;
+    use ai_hwaccel::plan::runtime::bench::{parse_llama_bench, quant_of_model};
+    // 2024: `pp 512` / `tg 128` and an extra `nkvo` column.
+    let old = parse_llama_bench(&fixture(
+        "llama-bench-pr4812__rtx3090ti-2024-old-test-names.md",
+    ));
+    assert_eq!(old.len(), 4);
+    assert_eq!((old[0].n_prompt, old[1].n_gen), (512, 128));
+    assert_eq!((old[1].tokens_per_s, old[1].stddev), (127.43, Some(0.18)));
+    assert_eq!(
+        old[0].size_bytes,
+        Some((3.56f64 * 1_073_741_824.0).round() as u64)
+    );
+    assert_eq!(old[0].n_gpu_layers, Some(99));
+    assert_eq!(quant_of_model(&old[0].model), Some(Quant::Q4_0));
+    // 2025: combined pp+tg tests, MiB sizes, K-quant names.
+    let new = parse_llama_bench(&fixture(
+        "llama-bench-geerlingguy-ai-benchmarks-issue43__rtx4090-vulkan.md",
+    ));
+    let names: Vec<String> = new.iter().map(|r| r.test_name()).collect();
+    assert_eq!(names, ["pp512", "pp4096", "tg128", "pp4096+tg128"]);
+    assert_eq!(new[2].tokens_per_s, 762.37);
+    assert_eq!(new[0].params, Some(1_100_000_000));
+    assert_eq!(quant_of_model(&new[0].model), Some(Quant::Q4K));
+    assert_eq!(new[0].backend.as_deref(), Some("Vulkan"));
+    // Other runtimes' logs hold no benchmark rows.
+    for f in [
+        "vllm-issue10517__rtx3090-llama3.1-8b-20k.log",
+        "llama.cpp-pr6122__2x-cuda-old-format.log",
+    ] {
+        assert!(parse_llama_bench(&fixture(f)).is_empty(), "{f}");
+    }
+}

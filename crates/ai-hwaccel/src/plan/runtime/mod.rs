@@ -17,6 +17,7 @@
 //! and a per-layer workspace) for users who have not said where the model
 //! will run. Name the runtime (`--runtime`) to get its own rule.
 
+pub mod bench;
 mod generic;
 mod llamacpp;
 pub mod log;

@@ -1,0 +1,355 @@
+//! llama.cpp's `llama-bench` results read back, in every output it has
+//! printed: the Markdown table (default; `pp 512`/`tg 128` tests until
+//! early 2024, `pp512`/`tg128` since, `pp4096+tg128` combined tests and
+//! `tg128 @ d8192` depths since 2025; any set of parameter columns;
+//! `±` also as the mis-decoded `Â±`), `-o csv`, `-o json` and `-o jsonl`
+//! (`model_type`, `model_size`, `model_n_params`, `n_prompt`, `n_gen`,
+//! `n_depth`, `avg_ts`, `stddev_ts`). Pure: text in, rows out; `check`
+//! compares them with the planner's speeds.
+
+use serde::{Deserialize, Serialize};
+
+/// One benchmark result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BenchRow {
+    /// llama.cpp's model description (`llama 7B Q4_0`, `qwen3 0.6B F16`).
+    pub model: String,
+    /// Model file size in bytes (the table prints it to 0.01 MiB/GiB).
+    pub size_bytes: Option<u64>,
+    /// Parameters (the table prints them to 0.01 M/B).
+    pub params: Option<u64>,
+    /// Backends as printed (`CUDA`, `Metal,BLAS`, `Vulkan`, `CPU`).
+    pub backend: Option<String>,
+    /// `-ngl` when the output shows it.
+    pub n_gpu_layers: Option<i64>,
+    /// Prompt tokens processed (`pp512`: 512).
+    pub n_prompt: u64,
+    /// Tokens generated (`tg128`: 128).
+    pub n_gen: u64,
+    /// Tokens already in the context (`@ d8192`: 8192).
+    pub n_depth: u64,
+    /// The mean tokens per second.
+    pub tokens_per_s: f64,
+    /// Its standard deviation, when printed.
+    pub stddev: Option<f64>,
+}
+
+impl BenchRow {
+    /// The test's name as llama-bench prints it today (`pp512`, `tg128`,
+    /// `pp4096+tg128`, `tg128 @ d8192`).
+    pub fn test_name(&self) -> String {
+        let base = match (self.n_prompt, self.n_gen) {
+            (p, 0) => format!("pp{p}"),
+            (0, g) => format!("tg{g}"),
+            (p, g) => format!("pp{p}+tg{g}"),
+        };
+        if self.n_depth > 0 {
+            format!("{base} @ d{}", self.n_depth)
+        } else {
+            base
+        }
+    }
+}
+
+/// Most rows read from one output.
+const MAX_ROWS: usize = 10_000;
+
+/// `3.56 GiB`, `636.18 MiB` → bytes.
+fn size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix("GiB") {
+        (n, 1_073_741_824.0)
+    } else if let Some(n) = s.strip_suffix("MiB") {
+        (n, 1_048_576.0)
+    } else if let Some(n) = s.strip_suffix("KiB") {
+        (n, 1024.0)
+    } else if let Some(n) = s.strip_suffix("TiB") {
+        (n, 1_099_511_627_776.0)
+    } else {
+        return None;
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    (v.is_finite() && (0.0..1e6).contains(&v)).then(|| (v * mult).round() as u64)
+}
+
+/// `6.74 B`, `751.63 M`, `1.10 B` → parameters.
+fn params(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix('B') {
+        (n, 1e9)
+    } else if let Some(n) = s.strip_suffix('M') {
+        (n, 1e6)
+    } else if let Some(n) = s.strip_suffix('K') {
+        (n, 1e3)
+    } else if let Some(n) = s.strip_suffix('T') {
+        (n, 1e12)
+    } else {
+        return None;
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    (v.is_finite() && (0.0..1e6).contains(&v)).then(|| (v * mult).round() as u64)
+}
+
+/// `pp512`, `pp 512`, `tg128`, `pp4096+tg128`, `tg128 @ d8192`,
+/// `pp2048@d4096` → (prompt, gen, depth).
+fn test(s: &str) -> Option<(u64, u64, u64)> {
+    let (t, depth) = match s.split_once('@') {
+        Some((t, d)) => (t, d.trim().strip_prefix('d')?.trim().parse().ok()?),
+        None => (s, 0),
+    };
+    let (mut pp, mut tg) = (0u64, 0u64);
+    for part in t.split('+') {
+        let part = part.trim();
+        if let Some(n) = part.strip_prefix("pp") {
+            pp = n.trim().parse().ok()?;
+        } else if let Some(n) = part.strip_prefix("tg") {
+            tg = n.trim().parse().ok()?;
+        } else {
+            return None;
+        }
+    }
+    (pp > 0 || tg > 0).then_some((pp, tg, depth))
+}
+
+/// `4035.47 ± 157.68` (also `Â±`, `+/-`) → (mean, stddev).
+fn rate(s: &str) -> Option<(f64, Option<f64>)> {
+    let s = s.replace("Â±", "±").replace("+/-", "±");
+    let (m, d) = match s.split_once('±') {
+        Some((m, d)) => (m, Some(d)),
+        None => (s.as_str(), None),
+    };
+    let m: f64 = m.trim().parse().ok()?;
+    let d = d.and_then(|d| d.trim().parse::<f64>().ok());
+    (m.is_finite() && m >= 0.0).then_some((m, d.filter(|d| d.is_finite() && *d >= 0.0)))
+}
+
+fn cells(line: &str) -> Vec<String> {
+    line.trim()
+        .trim_matches('|')
+        .split('|')
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+fn markdown(text: &str, out: &mut Vec<BenchRow>) {
+    let mut header: Option<Vec<String>> = None;
+    for line in text.lines() {
+        if out.len() >= MAX_ROWS {
+            return;
+        }
+        let t = line.trim();
+        if !t.starts_with('|') {
+            header = None;
+            continue;
+        }
+        let c = cells(t);
+        if c.iter().any(|x| x == "model") && c.iter().any(|x| x == "t/s") {
+            header = Some(c);
+            continue;
+        }
+        let Some(h) = &header else { continue };
+        if c.len() != h.len()
+            || c.iter()
+                .all(|x| x.chars().all(|ch| matches!(ch, '-' | ':')))
+        {
+            continue;
+        }
+        let col = |name: &str| h.iter().position(|x| x == name).map(|i| c[i].as_str());
+        let Some((n_prompt, n_gen, n_depth)) = col("test").and_then(test) else {
+            continue;
+        };
+        let Some((tokens_per_s, stddev)) = col("t/s").and_then(rate) else {
+            continue;
+        };
+        out.push(BenchRow {
+            model: col("model").unwrap_or_default().to_string(),
+            size_bytes: col("size").and_then(size),
+            params: col("params").and_then(params),
+            backend: col("backend").map(str::to_string).filter(|b| !b.is_empty()),
+            n_gpu_layers: col("ngl").and_then(|v| v.parse().ok()),
+            n_prompt,
+            n_gen,
+            n_depth,
+            tokens_per_s,
+            stddev,
+        });
+    }
+}
+
+/// One JSON object of `-o json`/`-o jsonl`.
+fn from_object(o: &serde_json::Map<String, serde_json::Value>) -> Option<BenchRow> {
+    let u = |k: &str| o.get(k).and_then(serde_json::Value::as_u64);
+    let f = |k: &str| o.get(k).and_then(serde_json::Value::as_f64);
+    let s = |k: &str| {
+        o.get(k)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    let tokens_per_s = f("avg_ts").filter(|v| v.is_finite() && *v >= 0.0)?;
+    let (n_prompt, n_gen) = (u("n_prompt").unwrap_or(0), u("n_gen").unwrap_or(0));
+    if n_prompt == 0 && n_gen == 0 {
+        return None;
+    }
+    Some(BenchRow {
+        model: s("model_type").unwrap_or_default(),
+        size_bytes: u("model_size"),
+        params: u("model_n_params"),
+        backend: s("backends").or_else(|| s("backend")),
+        n_gpu_layers: o.get("n_gpu_layers").and_then(serde_json::Value::as_i64),
+        n_prompt,
+        n_gen,
+        n_depth: u("n_depth").unwrap_or(0),
+        tokens_per_s,
+        stddev: f("stddev_ts").filter(|v| v.is_finite() && *v >= 0.0),
+    })
+}
+
+/// Split one CSV line (`-o csv` quotes every field; quotes inside are doubled).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match (ch, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+fn csv(text: &str, out: &mut Vec<BenchRow>) {
+    let mut header: Option<Vec<String>> = None;
+    for line in text.lines() {
+        if out.len() >= MAX_ROWS {
+            return;
+        }
+        let f = csv_fields(line.trim());
+        if f.iter().any(|x| x == "avg_ts") && f.iter().any(|x| x == "n_prompt") {
+            header = Some(f);
+            continue;
+        }
+        let Some(h) = &header else { continue };
+        if f.len() != h.len() {
+            continue;
+        }
+        let obj: serde_json::Map<String, serde_json::Value> = h
+            .iter()
+            .zip(&f)
+            .map(|(k, v)| {
+                let value = v
+                    .parse::<u64>()
+                    .map(serde_json::Value::from)
+                    .or_else(|_| v.parse::<i64>().map(serde_json::Value::from))
+                    .or_else(|_| v.parse::<f64>().map(serde_json::Value::from))
+                    .unwrap_or_else(|_| serde_json::Value::from(v.as_str()));
+                (k.clone(), value)
+            })
+            .collect();
+        if let Some(r) = from_object(&obj) {
+            out.push(r);
+        }
+    }
+}
+
+/// Read llama-bench output (any of its formats; several tables, or
+/// tables among other text, are all read). At most 4 MiB of text.
+pub fn parse_llama_bench(text: &str) -> Vec<BenchRow> {
+    let text = match text.char_indices().nth(4 << 20) {
+        Some((i, _)) => &text[..i],
+        None => text,
+    };
+    let mut out = Vec::new();
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        if let Ok(serde_json::Value::Array(a)) = serde_json::from_str::<serde_json::Value>(trimmed)
+        {
+            out.extend(
+                a.iter()
+                    .filter_map(|v| v.as_object())
+                    .filter_map(from_object)
+                    .take(MAX_ROWS),
+            );
+            return out;
+        }
+    }
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with('{') && out.len() < MAX_ROWS {
+            if let Ok(serde_json::Value::Object(o)) = serde_json::from_str(l) {
+                out.extend(from_object(&o));
+            }
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    markdown(text, &mut out);
+    if out.is_empty() {
+        csv(text, &mut out);
+    }
+    out
+}
+
+/// The planner's quantization for llama.cpp's file-type name at the end of
+/// a model description (`Q4_0`, `Q4_K - Medium`, `F16`, `BF16`).
+pub fn quant_of_model(model: &str) -> Option<crate::plan::Quant> {
+    use crate::plan::Quant;
+    let m = model.to_ascii_uppercase();
+    let name = [
+        ("Q4_K - MEDIUM", Quant::Q4K),
+        ("Q5_K - MEDIUM", Quant::Q5K),
+        ("Q3_K - MEDIUM", Quant::Q3K),
+        ("Q2_K - MEDIUM", Quant::Q2K),
+        ("Q6_K", Quant::Q6K),
+        ("Q8_0", Quant::Q8_0),
+        ("Q4_0", Quant::Q4_0),
+        ("BF16", Quant::Bf16),
+        ("F16", Quant::Fp16),
+        ("F32", Quant::Fp32),
+    ];
+    name.iter().find(|(n, _)| m.ends_with(n)).map(|(_, q)| *q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tests_and_rates_in_every_spelling() {
+        assert_eq!(test("pp512"), Some((512, 0, 0)));
+        assert_eq!(test("pp 512"), Some((512, 0, 0)));
+        assert_eq!(test("tg 128"), Some((0, 128, 0)));
+        assert_eq!(test("pp4096+tg128"), Some((4096, 128, 0)));
+        assert_eq!(test("tg128 @ d8192"), Some((0, 128, 8192)));
+        assert_eq!(test("pp2048@d4096"), Some((2048, 0, 4096)));
+        assert_eq!(test("x"), None);
+        assert_eq!(test("pp0"), None);
+        assert_eq!(rate("4035.47 ± 157.68"), Some((4035.47, Some(157.68))));
+        assert_eq!(rate("66.68 Â± 6.00"), Some((66.68, Some(6.0))));
+        assert_eq!(rate("12.5"), Some((12.5, None)));
+        assert_eq!(rate("-1 ± 2"), None);
+        assert_eq!(
+            size("636.18 MiB"),
+            Some((636.18f64 * 1_048_576.0).round() as u64)
+        );
+        assert_eq!(params("751.63 M"), Some(751_630_000));
+        assert_eq!(csv_fields(r#""a","b,c","d""e""#), ["a", "b,c", "d\"e"]);
+    }
+
+    #[test]
+    fn hostile_text_reads_nothing() {
+        assert!(parse_llama_bench("").is_empty());
+        assert!(parse_llama_bench("| model | t/s |\n| x |").is_empty());
+        assert!(parse_llama_bench("[1, 2, {\"avg_ts\": -5, \"n_gen\": 1}]").is_empty());
+        let many = "| model | test | t/s |\n".to_string() + &"| m | tg1 | 1 |\n".repeat(20_000);
+        assert_eq!(parse_llama_bench(&many).len(), MAX_ROWS);
+    }
+}
