@@ -3,6 +3,11 @@
 end-to-end llama.cpp test (crates/ai-hwaccel-cli/tests/llamacpp.rs).
 
 usage: make-test-gguf.py OUT.gguf {F16|Q8_0} [--layers N] [--embd N] [--vocab N]
+                         [--experts N --experts-used K]
+
+With --experts, every layer's feed-forward is a mixture of N experts with a
+router (Mixtral's layout in llama.cpp's llama architecture: ffn_gate_inp,
+ffn_{gate,up,down}_exps stacked over the experts), K of them used per token.
 
 Needs the `gguf` and `numpy` packages from PyPI. The tokenizer is a plain
 SentencePiece-style ("llama") vocabulary of byte tokens and filler pieces;
@@ -28,6 +33,8 @@ def main():
     ap.add_argument("--ff", type=int, default=768)
     ap.add_argument("--vocab", type=int, default=1024)
     ap.add_argument("--ctx", type=int, default=4096)
+    ap.add_argument("--experts", type=int, default=0)
+    ap.add_argument("--experts-used", type=int, default=2)
     a = ap.parse_args()
 
     rng = np.random.default_rng(42)
@@ -43,6 +50,9 @@ def main():
     w.add_layer_norm_rms_eps(1e-5)
     w.add_rope_freq_base(10000.0)
     w.add_vocab_size(a.vocab)
+    if a.experts:
+        w.add_expert_count(a.experts)
+        w.add_expert_used_count(a.experts_used)
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if a.dtype == "F16" else gguf.LlamaFileType.MOSTLY_Q8_0)
 
     # Tokenizer: <unk>, <s>, </s>, 256 byte tokens, then filler pieces.
@@ -67,8 +77,9 @@ def main():
 
     qtype = gguf.GGMLQuantizationType.F16 if a.dtype == "F16" else gguf.GGMLQuantizationType.Q8_0
 
-    def mat(name, rows, cols):
-        x = (rng.standard_normal((rows, cols)) * 0.02).astype(np.float32)
+    def mat(name, rows, cols, stack=None):
+        shape = (rows, cols) if stack is None else (stack, rows, cols)
+        x = (rng.standard_normal(shape) * 0.02).astype(np.float32)
         if qtype == gguf.GGMLQuantizationType.F16:
             w.add_tensor(name, x.astype(np.float16))
         else:
@@ -87,9 +98,19 @@ def main():
         mat(f"blk.{l}.attn_v.weight", a.kv_heads * head, a.embd)
         mat(f"blk.{l}.attn_output.weight", a.embd, a.embd)
         norm(f"blk.{l}.ffn_norm.weight", a.embd)
-        mat(f"blk.{l}.ffn_gate.weight", a.ff, a.embd)
-        mat(f"blk.{l}.ffn_up.weight", a.ff, a.embd)
-        mat(f"blk.{l}.ffn_down.weight", a.embd, a.ff)
+        if a.experts:
+            # The router stays F32, as llama.cpp's converter and quantizer keep it.
+            w.add_tensor(
+                f"blk.{l}.ffn_gate_inp.weight",
+                (rng.standard_normal((a.experts, a.embd)) * 0.02).astype(np.float32),
+            )
+            mat(f"blk.{l}.ffn_gate_exps.weight", a.ff, a.embd, a.experts)
+            mat(f"blk.{l}.ffn_up_exps.weight", a.ff, a.embd, a.experts)
+            mat(f"blk.{l}.ffn_down_exps.weight", a.embd, a.ff, a.experts)
+        else:
+            mat(f"blk.{l}.ffn_gate.weight", a.ff, a.embd)
+            mat(f"blk.{l}.ffn_up.weight", a.ff, a.embd)
+            mat(f"blk.{l}.ffn_down.weight", a.embd, a.ff)
     norm("output_norm.weight", a.embd)
     mat("output.weight", a.vocab, a.embd)
 

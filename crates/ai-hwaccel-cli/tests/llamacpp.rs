@@ -42,12 +42,20 @@ fn requirements() -> Option<(PathBuf, String)> {
 }
 
 fn make_model(py: &str, dir: &Path, dtype: &str) -> PathBuf {
-    let out = dir.join(format!("test-{dtype}.gguf"));
+    make_model_with(py, dir, dtype, &[])
+}
+
+/// As [`make_model`], with more options of scripts/make-test-gguf.py
+/// (`--experts 4` for a mixture of experts).
+fn make_model_with(py: &str, dir: &Path, dtype: &str, extra: &[&str]) -> PathBuf {
+    let tag = if extra.is_empty() { "" } else { "-moe" };
+    let out = dir.join(format!("test-{dtype}{tag}.gguf"));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/make-test-gguf.py");
     let o = Command::new(py)
         .arg(script)
         .arg(&out)
         .arg(dtype)
+        .args(extra)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -229,6 +237,35 @@ fn emitted_llama_server_commands_run_and_the_plan_matches_the_log() {
             "{dtype}: buffers predicted/logged {buf}"
         );
     }
+}
+
+/// A mixture of experts (Mixtral's layout: 4 experts, 2 per token, a
+/// router per layer) planned and run the same way: llama.cpp loads it and
+/// its logged weights, KV cache and buffers match the plan as a dense
+/// model's do.
+#[test]
+fn a_mixture_of_experts_model_matches_too() {
+    let Some((server, py)) = requirements() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = make_model_with(
+        &py,
+        dir.path(),
+        "F16",
+        &["--experts", "4", "--experts-used", "2"],
+    );
+    let report = run_model(&server, &model, dir.path());
+    assert_eq!(report["log"]["hparams"]["n_expert"], "4", "{report}");
+    let w = ratio(&report, "weights");
+    let kv = ratio(&report, "kv_cache");
+    let buf = ratio(&report, "compute_and_output_buffers");
+    assert!((w - 1.0).abs() <= 0.02, "MoE weights predicted/logged {w}");
+    assert!((kv - 1.0).abs() <= 0.02, "MoE KV predicted/logged {kv}");
+    assert!(
+        (buf - 1.0).abs() <= 0.10,
+        "MoE buffers predicted/logged {buf}"
+    );
 }
 
 /// A K-quant made by llama.cpp's own `llama-quantize` (Q4_K_M: Q4_K and

@@ -47,9 +47,16 @@ pub const FIT_TARGET_BYTES: u64 = (1024.0 * MIB) as u64;
 /// at `-ub 256`, 15.01 for a 512-wide, 1536-FFN model, 7.51 at `-c 4096
 /// -np 4` (the per-sequence mask), and unchanged by a 32,000-token
 /// vocabulary — the formula gives 8.50, 14.50, 4.25, 15.00 and 7.50 MiB
-/// (`tests/llamacpp.rs` runs the first two on every test run). Mixture-of-experts FFNs
-/// are counted as dense ones of the model's `intermediate_size` (not
-/// checked against a log).
+/// (`tests/llamacpp.rs` runs the first two on every test run).
+///
+/// A mixture-of-experts layer (`build_moe_ffn`) holds the gate, up and
+/// gated products of every expert a token uses at once
+/// (`mul_mat_id` outputs of `n_ff_exp × n_expert_used × n_ubatch`), so its
+/// FFN term is `n_ubatch × 4 B × (4·n_embd + 3·n_ff_exp·n_expert_used)`;
+/// leading dense layers keep the dense term, and the larger one counts.
+/// Checked on the same llama-server: a 4-expert, 2-per-token variant of the
+/// 256-wide model logs 13.006 MiB; the formula gives 13.000 (the router's
+/// logits and selection, a few KiB, are not counted).
 pub fn compute_buffer_bytes(ctx: &DeviceContext) -> u64 {
     let m = ctx.spec;
     let ub = N_UBATCH.min(ctx.context.saturating_mul(ctx.sequences).max(1));
@@ -59,7 +66,23 @@ pub fn compute_buffer_bytes(ctx: &DeviceContext) -> u64 {
         crate::plan::arch::MlpKind::Gated => 3,
         crate::plan::arch::MlpKind::Plain => 2,
     };
-    let ffn = ub * 4 * (4 * e + ff_mats * m.intermediate_size);
+    let dense = ub * 4 * (4 * e + ff_mats * m.intermediate_size);
+    let ffn = match &m.moe {
+        Some(moe) => {
+            let routed = ub
+                * 4
+                * (4 * e
+                    + ff_mats
+                        * moe.expert_intermediate_size
+                        * u64::from(moe.experts_per_token.max(1)));
+            if moe.dense_layers > 0 {
+                routed.max(dense)
+            } else {
+                routed
+            }
+        }
+        None => dense,
+    };
     let q = u64::from(m.num_attention_heads) * m.head_dim;
     let kv = u64::from(m.num_kv_heads) * m.head_dim;
     let attn = ub * 4 * (q + 2 * kv + 4 * e);
