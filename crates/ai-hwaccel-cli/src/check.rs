@@ -276,6 +276,7 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
     let logged_tokens = v.kv_cache_tokens.or(v.gpu_blocks.map(|b| b * 16));
     let mut notes = Vec::new();
     let mut predicted: (Option<u64>, Option<u64>, Option<u64>) = (None, None, None);
+    let mut predicted_activation = None;
     if let Some(model) = &args.model {
         let m = crate::planning::load(model)?;
         let (devices, _) = devices_from(args.devices.as_ref(), None, false)?;
@@ -305,6 +306,7 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
             Some(b) => {
                 let d = &b.per_device[0];
                 predicted = (Some(d.weights_bytes), None, b.kv_cache_capacity_tokens);
+                predicted_activation = Some(d.activation_bytes);
                 // The KV memory of one GPU: its capacity less what the rule keeps.
                 predicted.1 = d
                     .capacity_bytes
@@ -345,6 +347,11 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
             make_row("weights_per_gpu", v.weights_bytes, predicted.0),
             make_row("kv_cache_memory_per_gpu", v.kv_cache_bytes, predicted.1),
             make_row("kv_cache_capacity_tokens", logged_tokens, predicted.2),
+            make_row(
+                "activation_peak_per_gpu",
+                v.activation_peak_bytes,
+                predicted_activation,
+            ),
         ],
         vllm_log: Some(v),
         sglang_log: None,
