@@ -9,7 +9,7 @@ use ai_hwaccel::plan::runtime::log::{
     LlamaCppLog, SglangLog, VllmLog, parse_llamacpp_log, parse_sglang_log, parse_vllm_log,
 };
 use ai_hwaccel::plan::{InferenceOptions, KvDtype, RuntimeKind, plan_inference};
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 use serde::Serialize;
 
@@ -71,29 +71,11 @@ fn kv_dtype(t: &str) -> Option<KvDtype> {
     })
 }
 
-#[allow(
-    clippy::disallowed_methods,
-    reason = "a user-named input file, not machine probing"
-)]
 pub fn check(args: &CheckArgs) -> Result<String> {
     // A start-up log is kilobytes; a log file that keeps growing is read up
     // to this bound (the parsers stop after 1 MiB of lines anyway).
     const MAX_LOG: u64 = 64 << 20;
-    let mut bytes = Vec::new();
-    if args.log.as_os_str() == "-" {
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(std::io::stdin().lock(), MAX_LOG),
-            &mut bytes,
-        )
-        .context("reading stdin")?;
-    } else {
-        let f = std::fs::File::open(&args.log).with_context(|| args.log.display().to_string())?;
-        if !f.metadata().is_ok_and(|m| m.is_file()) {
-            bail!("{}: not a regular file", args.log.display());
-        }
-        std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_LOG), &mut bytes)
-            .with_context(|| args.log.display().to_string())?;
-    }
+    let bytes = crate::input::read_prefix(&args.log, MAX_LOG)?;
     let text = String::from_utf8_lossy(&bytes);
     let bench = ai_hwaccel::plan::runtime::bench::parse_llama_bench(&text);
     if !bench.is_empty() {

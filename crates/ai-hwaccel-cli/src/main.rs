@@ -13,6 +13,7 @@
 
 mod check;
 mod fit;
+mod input;
 mod kubelet;
 mod planning;
 mod render;
@@ -394,14 +395,7 @@ fn run(cli: Cli) -> Result<()> {
                 clippy::disallowed_methods,
                 reason = "a user-named input file, not machine probing"
             )]
-            let bytes = if file.as_os_str() == "-" {
-                let mut b = Vec::new();
-                std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut b)
-                    .context("reading stdin")?;
-                b
-            } else {
-                std::fs::read(&file).with_context(|| format!("{}", file.display()))?
-            };
+            let bytes = input::read_input(&file, input::MAX_INPUT_BYTES)?;
             let mut parsed = fmt.run(&bytes);
             // Every supported tool prints at least one device block when it
             // succeeds (with none it exits non-zero with a message instead),

@@ -347,11 +347,9 @@ pub fn model(name: &str, json_out: bool) -> Result<String> {
 
 /// A registry saved by `detect --json`; errors name the file and field.
 pub fn read_registry(file: &std::path::Path) -> Result<ai_hwaccel::Registry> {
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "a user-named input file, not machine probing"
-    )]
-    let text = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
+    let bytes = crate::input::read_input(file, crate::input::MAX_INPUT_BYTES)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| anyhow::anyhow!("{}: not UTF-8 text: {e}", file.display()))?;
     ai_hwaccel::Registry::from_json(&text).with_context(|| format!("{}", file.display()))
 }
 

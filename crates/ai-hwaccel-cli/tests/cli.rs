@@ -1300,3 +1300,56 @@ fn plan_offload_splits_between_the_host_cpu_and_the_gpu() {
         "llama.cpp's --fit-target on the GPU"
     );
 }
+
+/// A FIFO or an oversized file where a command reads a named input
+/// (`parse FORMAT FILE`, `check LOG`, `plan --registry FILE`) is a clear
+/// error within seconds, never a wait for a writer that never comes.
+#[test]
+fn named_inputs_that_are_fifos_or_too_large_are_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("input.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let big = dir.path().join("big.xml");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
+    let f = fifo.to_str().unwrap();
+    let b = big.to_str().unwrap();
+    for (args, says) in [
+        (vec!["parse", "nvidia-smi-xml", f], "FIFO"),
+        (vec!["check", f], "FIFO"),
+        (vec!["plan", "7b", "--registry", f], "FIFO"),
+        (vec!["parse", "nvidia-smi-xml", b], "larger than"),
+        (vec!["plan", "7b", "--registry", b], "larger than"),
+    ] {
+        let mut child = bin()
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break Some(s);
+            }
+            if start.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let status = status.unwrap_or_else(|| panic!("{args:?} still waiting after 20 s"));
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

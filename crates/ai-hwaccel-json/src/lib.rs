@@ -435,11 +435,14 @@ fn replay(dir: &Path) -> Result<ai_hwaccel::ReplayProbe, Error> {
 
 /// A registry saved by `detect --json`; errors name the file and field.
 fn read_registry(file: &Path) -> Result<Registry, Error> {
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "a user-named input file, not machine probing (as the CLI's --registry)"
-    )]
-    let text = std::fs::read_to_string(file).map_err(|e| io_error("registry", file, &e))?;
+    // As the CLI reads it: only a regular file (a FIFO is an error, not a
+    // wait), at most 64 MiB.
+    const MAX_REGISTRY_BYTES: u64 = 64 << 20;
+    let f = ai_hwaccel::probe::files::Opened::open(file)
+        .map_err(|e| io_error("registry", file, &e))?;
+    let text = f
+        .read_text_capped(MAX_REGISTRY_BYTES)
+        .map_err(|e| io_error("registry", file, &e))?;
     Registry::from_json(&text).map_err(|e| failed(format!("{}: {e}", file.display())))
 }
 
