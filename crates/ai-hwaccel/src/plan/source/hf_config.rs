@@ -44,6 +44,7 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "phi3",
     "deepseek_v2",
     "deepseek_v3",
+    "kimi_k2",
     "opt",
 ];
 
@@ -108,7 +109,12 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
 
     let mut spec = match model_type.as_str() {
         "opt" => opt(&top)?,
-        "deepseek_v2" | "deepseek_v3" => deepseek(&top, &model_type, &mut warnings)?,
+        // Kimi K2 is the DeepSeek-V3 architecture under its own model_type
+        // (the MoonshotAI Kimi-K2 deployment guide: it reuses the
+        // DeepSeekV3CausalLM architecture and sets model_type "kimi_k2" only
+        // so engines can tell them apart; its config names
+        // DeepseekV3ForCausalLM).
+        "deepseek_v2" | "deepseek_v3" | "kimi_k2" => deepseek(&top, &model_type, &mut warnings)?,
         "gemma3" => {
             let Some(Value::Object(text_config)) = root.get("text_config") else {
                 return Err(malformed(
@@ -459,7 +465,16 @@ fn deepseek(
             shared_expert_intermediate_size: None,
             shared_expert_gate: false,
             dense_layers: f.u32_opt("first_k_dense_replace")?.unwrap_or(0),
-            router_bias: f.str_opt("topk_method")? == Some("noaux_tc"),
+            // The per-expert e_score_correction_bias exists with the
+            // "noaux_tc" router: DeepSeek's modeling_deepseek.py creates it
+            // for that topk_method, which DeepseekV3Config defaults to, and
+            // transformers' DeepseekV3TopkRouter registers it always. A V3
+            // config without topk_method (Kimi K2 copies trimmed to the
+            // architecture fields) therefore has it; V2 defaults to "greedy".
+            router_bias: match f.str_opt("topk_method")? {
+                Some(m) => m == "noaux_tc",
+                None => model_type != "deepseek_v2",
+            },
         });
     }
     if let Some(n) = f.u64_opt("num_nextn_predict_layers")?.filter(|&n| n > 0) {
