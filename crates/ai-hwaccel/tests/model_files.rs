@@ -950,3 +950,61 @@ fn config_parse_is_pure_and_names_the_given_path() {
     assert!(warnings.is_empty());
     assert_eq!(spec.parameters(), 9_241_705_984);
 }
+
+#[test]
+fn gpt_oss_config_counts_sinks_biases_windows_and_mxfp4_scales() {
+    // A verbatim copy of gpt-oss-20b's config.json without its
+    // quantization_config (provenance in SOURCES.md): the BF16 layout.
+    let path = support::fixture("model-configs/gpt-oss-20b-config.json");
+    let text = fs::read_to_string(&path).unwrap();
+    let (spec, warnings) = hf_config::parse(&text, "gpt-oss-20b/config.json").unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    // Hub safetensors total of a BF16 re-upload (ArliAI/gpt-oss-20b-Derestricted,
+    // llmfit data/hf_models.json): q/k/v/o with biases, 64 sinks, router with
+    // bias, 32 experts with gate_up/down biases, untied head.
+    assert_eq!(spec.parameters(), 20_914_757_184);
+    assert_eq!(spec.hub_parameter_total(), spec.parameters());
+    // Active: 4 of 32 experts; minus the 579,133,440-parameter input
+    // embedding this is the model card's "3.6B active".
+    assert_eq!(spec.active_parameters(), 4_187_440_704);
+    assert_eq!(
+        spec.active_parameters() - spec.embedding_params(),
+        3_608_307_264
+    );
+    let moe = spec.moe.as_ref().unwrap();
+    assert!(moe.router_bias && !moe.mxfp4_experts);
+    assert!(spec.attention_sinks && spec.qkv_bias && spec.attention_output_bias);
+    // layer_types alternate sliding (window 128) and full, sliding first.
+    let w = spec.sliding_window.as_ref().unwrap();
+    assert_eq!((w.window, w.layers), (128, 12));
+    assert_eq!(
+        spec.attention_kind(0),
+        ai_hwaccel::plan::AttentionKind::Sliding
+    );
+    assert_eq!(
+        spec.attention_kind(1),
+        ai_hwaccel::plan::AttentionKind::Global
+    );
+    // KV at 8192 tokens: 12 full layers hold 8192 tokens, 12 sliding ones
+    // 128; 2 × 8 KV heads × 64 = 1024 elements per token and layer, 2 bytes.
+    assert_eq!(
+        spec.kv_cache_bytes(8192, 1, 2.0),
+        12 * 1024 * (8192 + 128) * 2
+    );
+    // The published config declares MXFP4 experts (quantization_config of
+    // https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json); the
+    // Hub then counts one E8M0 scale per 32 expert weights as well:
+    // openai/gpt-oss-20b's safetensors total is 21,511,953,984 (llmfit
+    // data/hf_models.json).
+    let published = text.replace(
+        "  \"rms_norm_eps\": 1e-05,\n",
+        "  \"quantization_config\": {\n    \"modules_to_not_convert\": [\n      \"model.layers.*.self_attn\",\n      \"model.layers.*.mlp.router\",\n      \"model.embed_tokens\",\n      \"lm_head\"\n    ],\n    \"quant_method\": \"mxfp4\"\n  },\n  \"rms_norm_eps\": 1e-05,\n",
+    );
+    assert_ne!(published, text);
+    let (mx, warnings) = hf_config::parse(&published, "gpt-oss-20b/config.json").unwrap();
+    assert!(mx.moe.as_ref().unwrap().mxfp4_experts);
+    assert!(warnings.iter().any(|w| w.contains("mxfp4")), "{warnings:?}");
+    assert_eq!(mx.parameters(), 20_914_757_184);
+    assert_eq!(mx.mxfp4_scale_elements(), 597_196_800);
+    assert_eq!(mx.hub_parameter_total(), 21_511_953_984);
+}

@@ -89,10 +89,26 @@ pub struct Moe {
     /// Leading layers that stay dense (DeepSeek `first_k_dense_replace`).
     #[serde(default)]
     pub dense_layers: u32,
-    /// A per-expert router bias (DeepSeek-V3 `e_score_correction_bias`).
+    /// A per-expert router bias (DeepSeek-V3 `e_score_correction_bias`,
+    /// gpt-oss's router `bias`).
     #[serde(default)]
     pub router_bias: bool,
+    /// The routed experts' matrices are published in MXFP4 (gpt-oss,
+    /// `quantization_config.quant_method = "mxfp4"`): blocks of 32 FP4
+    /// (E2M1) values sharing one E8M0 scale along the input dimension (OCP
+    /// Microscaling Formats v1.0, §5.3; transformers `integrations/mxfp4.py`
+    /// `*_blocks`/`*_scales` tensors), [`MXFP4_BITS_PER_WEIGHT`] bits per
+    /// weight. Biases stay 16-bit.
+    #[serde(default)]
+    pub mxfp4_experts: bool,
 }
+
+/// Values sharing one E8M0 scale in an MXFP4 block (OCP MX v1.0, §5.3).
+pub const MXFP4_BLOCK: u64 = 32;
+
+/// Bits per MXFP4 weight: 32 four-bit values plus one 8-bit scale per block,
+/// `(32·4 + 8) / 32 = 4.25`.
+pub const MXFP4_BITS_PER_WEIGHT: f64 = (MXFP4_BLOCK as f64 * 4.0 + 8.0) / MXFP4_BLOCK as f64;
 
 /// Multi-head latent attention (DeepSeek-V2/V3).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -169,6 +185,10 @@ pub struct ModelSpec {
     /// Bias on the attention output projection.
     #[serde(default)]
     pub attention_output_bias: bool,
+    /// A learned sink logit per attention head (gpt-oss `self_attn.sinks`,
+    /// transformers `GptOssAttention`): `n_h` parameters per layer.
+    #[serde(default)]
+    pub attention_sinks: bool,
     /// Biases on the MLP projections.
     #[serde(default)]
     pub mlp_bias: bool,
@@ -460,6 +480,9 @@ impl ModelSpec {
         if self.attention_output_bias {
             p.attention_replicated += h;
         }
+        if self.attention_sinks {
+            p.attention_sharded += heads;
+        }
 
         let mlp = |inter: u64| -> u64 {
             match self.mlp {
@@ -519,6 +542,34 @@ impl ModelSpec {
             + self.embedding_params()
             + self.lm_head_params()
             + self.other_params()
+    }
+
+    /// E8M0 scales stored beside MXFP4 expert matrices ([`Moe::mxfp4_experts`]):
+    /// one per [`MXFP4_BLOCK`] weights along each matrix's input dimension
+    /// (gate/up: `h` in, down: `i` in). 0 for other models.
+    pub fn mxfp4_scale_elements(&self) -> u64 {
+        let Some(m) = self.moe.as_ref().filter(|m| m.mxfp4_experts) else {
+            return 0;
+        };
+        let h = self.hidden_size;
+        let i = m.expert_intermediate_size;
+        let rows_per_expert: u64 = match self.mlp {
+            // gate and up (i rows of h inputs each), down (h rows of i inputs)
+            MlpKind::Gated => 2 * i * h.div_ceil(MXFP4_BLOCK) + h * i.div_ceil(MXFP4_BLOCK),
+            MlpKind::Plain => i * h.div_ceil(MXFP4_BLOCK) + h * i.div_ceil(MXFP4_BLOCK),
+        };
+        let moe_layers = (0..self.num_layers)
+            .filter(|&l| self.is_moe_layer(l))
+            .count() as u64;
+        moe_layers * u64::from(m.num_experts) * rows_per_expert
+    }
+
+    /// The total the Hugging Face Hub reports for the published checkpoint
+    /// (`safetensors.total`): every parameter, plus the MXFP4 scales, which
+    /// the Hub counts as elements too (openai/gpt-oss-20b: 21,511,953,984 =
+    /// 20,914,757,184 parameters + 597,196,800 scales).
+    pub fn hub_parameter_total(&self) -> u64 {
+        self.parameters() + self.mxfp4_scale_elements()
     }
 
     /// Parameters one token uses (all but the unused routed experts).
@@ -635,6 +686,7 @@ mod tests {
             qk_norm: false,
             qkv_bias: false,
             attention_output_bias: false,
+            attention_sinks: false,
             mlp_bias: false,
             learned_positions: None,
             moe: None,

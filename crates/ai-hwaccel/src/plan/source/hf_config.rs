@@ -45,6 +45,7 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "deepseek_v2",
     "deepseek_v3",
     "kimi_k2",
+    "gpt_oss",
     "opt",
 ];
 
@@ -221,7 +222,8 @@ fn decoder(
     spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(gemma);
 
     match model_type {
-        "llama" | "granite" | "qwen3" | "qwen3_moe" | "gemma" | "gemma2" | "gemma3_text" => {
+        "llama" | "granite" | "qwen3" | "qwen3_moe" | "gemma" | "gemma2" | "gemma3_text"
+        | "gpt_oss" => {
             let bias = f.bool_opt("attention_bias")?.unwrap_or(false);
             spec.qkv_bias = bias;
             spec.attention_output_bias = bias;
@@ -235,6 +237,13 @@ fn decoder(
     }
     if matches!(model_type, "llama" | "granite") {
         spec.mlp_bias = f.bool_opt("mlp_bias")?.unwrap_or(false);
+    }
+    if model_type == "gpt_oss" {
+        // GptOssAttention.sinks (one logit per head); GptOssExperts carry
+        // gate_up_proj_bias and down_proj_bias (transformers
+        // models/gpt_oss/modeling_gpt_oss.py).
+        spec.attention_sinks = true;
+        spec.mlp_bias = true;
     }
     spec.qk_norm = matches!(model_type, "qwen3" | "qwen3_moe" | "gemma3_text");
     if matches!(model_type, "gemma2" | "gemma3_text") {
@@ -251,8 +260,26 @@ fn decoder(
             shared_expert_gate: false,
             dense_layers: 0,
             router_bias: false,
+            mxfp4_experts: false,
         }),
         "qwen2_moe" | "qwen3_moe" => qwen_moe(f, spec.num_layers)?,
+        // GptOssMLP: a router with a bias (GptOssTopKRouter) over
+        // num_local_experts experts of intermediate_size; the published
+        // checkpoints store the experts in MXFP4 (quantization_config).
+        "gpt_oss" => Some(Moe {
+            num_experts: f.u32_req("num_local_experts")?,
+            experts_per_token: match f.u32_opt("num_experts_per_tok")? {
+                Some(k) => k,
+                None => f.u32_req("experts_per_token")?,
+            },
+            expert_intermediate_size: spec.intermediate_size,
+            shared_experts: 0,
+            shared_expert_intermediate_size: None,
+            shared_expert_gate: false,
+            dense_layers: 0,
+            router_bias: true,
+            mxfp4_experts: f.quantization()?.is_some_and(|q| q.method == "mxfp4"),
+        }),
         _ => None,
     };
     spec.sliding_window = sliding_window(f, model_type, spec.num_layers, warnings)?;
@@ -291,6 +318,7 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         qk_norm: false,
         qkv_bias: false,
         attention_output_bias: false,
+        attention_sinks: false,
         mlp_bias: false,
         learned_positions: None,
         moe: None,
@@ -358,6 +386,7 @@ fn qwen_moe(f: &Fields, num_layers: u32) -> Result<Option<Moe>, ModelError> {
         shared_expert_gate: shared > 0,
         dense_layers: dense.len() as u32,
         router_bias: false,
+        mxfp4_experts: false,
     }))
 }
 
@@ -475,6 +504,7 @@ fn deepseek(
                 Some(m) => m == "noaux_tc",
                 None => model_type != "deepseek_v2",
             },
+            mxfp4_experts: false,
         });
     }
     if let Some(n) = f.u64_opt("num_nextn_predict_layers")?.filter(|&n| n > 0) {
@@ -531,6 +561,7 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         qk_norm: false,
         qkv_bias: bias,
         attention_output_bias: bias,
+        attention_sinks: false,
         mlp_bias: bias,
         // OPTLearnedPositionalEmbedding: num_embeddings + offset 2.
         learned_positions: Some(positions + 2),
