@@ -1316,8 +1316,9 @@ fn fit_filters_by_use_and_size() {
         ]
     );
     let text = success_text(run(&["fit", "--devices", "1xrtx-4090", "--use", "code"]));
+    assert!(text.contains("catalog models (filtered) fit"), "{text}");
     assert!(
-        text.contains("2 of 3 catalog models (filtered) fit"),
+        text.contains("qwen2.5-coder-7b") && !text.contains("llama-3.1-8b"),
         "{text}"
     );
     // A misspelt use is a usage error with a suggestion.

@@ -113,8 +113,14 @@ pub struct CatalogModel {
     /// Other names it is known by (Hugging Face repository ids, …).
     #[serde(default)]
     pub aliases: Vec<String>,
-    /// The parameter total the Hugging Face Hub reports for it.
+    /// The parameter total the Hugging Face Hub reports for it (see
+    /// [`Self::hub_parameter_total`] for what it counts).
     pub published_parameters: Option<u64>,
+    /// Multi-token-prediction modules the published checkpoint stores
+    /// beside the model (Qwen3-Next's `mtp.*`): counted by the Hub, not by
+    /// the spec, since plain decoding never runs them.
+    #[serde(default)]
+    pub mtp_modules: u32,
     /// URL of the config.json the architecture comes from.
     pub source: String,
     /// The model family as its publisher names it (`Llama 3.1`, `Qwen2.5-Coder`).
@@ -134,6 +140,18 @@ pub struct CatalogModel {
 #[serde(deny_unknown_fields)]
 struct Catalog {
     model: Vec<CatalogModel>,
+}
+
+impl CatalogModel {
+    /// What the Hub's safetensors total counts for the published checkpoint:
+    /// the spec's parameters, the MXFP4 scales
+    /// ([`ModelSpec::hub_parameter_total`]) and the stored MTP modules
+    /// ([`ModelSpec::mtp_module_params`]). Tests check it equals
+    /// `published_parameters`.
+    pub fn hub_parameter_total(&self) -> u64 {
+        self.spec.hub_parameter_total()
+            + u64::from(self.mtp_modules) * self.spec.mtp_module_params()
+    }
 }
 
 fn parse_catalog(text: &str) -> Result<Vec<CatalogModel>, toml::de::Error> {
@@ -222,7 +240,7 @@ mod tests {
     fn formula_reproduces_every_published_count() {
         for m in all() {
             if let Some(n) = m.published_parameters {
-                assert_eq!(m.spec.parameters(), n, "{}", m.id);
+                assert_eq!(m.hub_parameter_total(), n, "{}", m.id);
             }
         }
     }

@@ -913,11 +913,13 @@ pub fn to_model(
         qkv_bias: has("blk.0.attn_q.bias") || has("blk.0.attn_qkv.bias"),
         attention_output_bias: has("blk.0.attn_output.bias"),
         attention_sinks: false,
+        attention_output_gate: false,
         mlp_bias: has("blk.0.ffn_down.bias"),
         learned_positions: None,
         moe,
         mla,
         sliding_window,
+        linear_attention: None,
         max_context: m.uint("context_length")?,
         torch_dtype: match file_type {
             Some(0) => Some("fp32".into()),

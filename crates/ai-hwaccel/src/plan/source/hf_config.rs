@@ -25,7 +25,7 @@
 use serde_json::{Map, Value};
 
 use super::ModelError;
-use crate::plan::arch::{Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow};
+use crate::plan::arch::{LinearAttention, Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow};
 
 /// The `model_type`s this parser understands.
 pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
@@ -37,6 +37,7 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "qwen2_moe",
     "qwen3",
     "qwen3_moe",
+    "qwen3_next",
     "gemma",
     "gemma2",
     "gemma3",
@@ -222,8 +223,8 @@ fn decoder(
     spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(gemma);
 
     match model_type {
-        "llama" | "granite" | "qwen3" | "qwen3_moe" | "gemma" | "gemma2" | "gemma3_text"
-        | "gpt_oss" => {
+        "llama" | "granite" | "qwen3" | "qwen3_moe" | "qwen3_next" | "gemma" | "gemma2"
+        | "gemma3_text" | "gpt_oss" => {
             let bias = f.bool_opt("attention_bias")?.unwrap_or(false);
             spec.qkv_bias = bias;
             spec.attention_output_bias = bias;
@@ -245,7 +246,15 @@ fn decoder(
         spec.attention_sinks = true;
         spec.mlp_bias = true;
     }
-    spec.qk_norm = matches!(model_type, "qwen3" | "qwen3_moe" | "gemma3_text");
+    spec.qk_norm = matches!(
+        model_type,
+        "qwen3" | "qwen3_moe" | "qwen3_next" | "gemma3_text"
+    );
+    if model_type == "qwen3_next" {
+        // Qwen3NextAttention: q_proj yields the query and an output gate.
+        spec.attention_output_gate = true;
+        spec.linear_attention = Some(qwen3_next_linear(f, spec.num_layers)?);
+    }
     if matches!(model_type, "gemma2" | "gemma3_text") {
         spec.norms_per_layer = 4;
     }
@@ -262,7 +271,7 @@ fn decoder(
             router_bias: false,
             mxfp4_experts: false,
         }),
-        "qwen2_moe" | "qwen3_moe" => qwen_moe(f, spec.num_layers)?,
+        "qwen2_moe" | "qwen3_moe" | "qwen3_next" => qwen_moe(f, spec.num_layers)?,
         // GptOssMLP: a router with a bias (GptOssTopKRouter) over
         // num_local_experts experts of intermediate_size; the published
         // checkpoints store the experts in MXFP4 (quantization_config).
@@ -319,11 +328,13 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         qkv_bias: false,
         attention_output_bias: false,
         attention_sinks: false,
+        attention_output_gate: false,
         mlp_bias: false,
         learned_positions: None,
         moe: None,
         mla: None,
         sliding_window: None,
+        linear_attention: None,
         max_context: f.u64_opt("max_position_embeddings")?,
         torch_dtype: f.dtype()?,
     })
@@ -388,6 +399,47 @@ fn qwen_moe(f: &Fields, num_layers: u32) -> Result<Option<Moe>, ModelError> {
         router_bias: false,
         mxfp4_experts: false,
     }))
+}
+
+/// Qwen3-Next's Gated DeltaNet layers (transformers `Qwen3NextConfig`):
+/// every `full_attention_interval`-th layer (default 4) attends fully, or
+/// as `layer_types` lists, which must follow that pattern.
+fn qwen3_next_linear(f: &Fields, num_layers: u32) -> Result<LinearAttention, ModelError> {
+    let l = LinearAttention {
+        num_key_heads: f.u32_req("linear_num_key_heads")?,
+        num_value_heads: f.u32_req("linear_num_value_heads")?,
+        key_head_dim: f.u64_req("linear_key_head_dim")?,
+        value_head_dim: f.u64_req("linear_value_head_dim")?,
+        conv_kernel: f.u64_req("linear_conv_kernel_dim")?,
+        full_attention_interval: f.u32_opt("full_attention_interval")?.unwrap_or(4),
+    };
+    if l.full_attention_interval == 0 {
+        return Err(f.err("full_attention_interval", "zero"));
+    }
+    if let Some(types) = f.obj.get("layer_types").filter(|v| !v.is_null()) {
+        let Value::Array(types) = types else {
+            return Err(f.err("layer_types", "expected a list of strings"));
+        };
+        if types.len() != num_layers as usize {
+            return Err(f.err(
+                "layer_types",
+                format!("{} entries for {num_layers} layers", types.len()),
+            ));
+        }
+        for (i, t) in types.iter().enumerate() {
+            let full = (i as u32 + 1) % l.full_attention_interval == 0;
+            match (t.as_str(), full) {
+                (Some("full_attention"), true) | (Some("linear_attention"), false) => {}
+                _ => {
+                    return Err(f.unsupported(format!(
+                        "layer_types[{i}] {t}: only full attention every {} layers is modelled",
+                        l.full_attention_interval
+                    )));
+                }
+            }
+        }
+    }
+    Ok(l)
 }
 
 fn sliding_window(
@@ -562,12 +614,14 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         qkv_bias: bias,
         attention_output_bias: bias,
         attention_sinks: false,
+        attention_output_gate: false,
         mlp_bias: bias,
         // OPTLearnedPositionalEmbedding: num_embeddings + offset 2.
         learned_positions: Some(positions + 2),
         moe: None,
         mla: None,
         sliding_window: None,
+        linear_attention: None,
         max_context: Some(positions),
         torch_dtype: f.dtype()?,
     })
