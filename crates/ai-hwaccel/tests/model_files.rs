@@ -1012,4 +1012,14 @@ fn gpt_oss_config_counts_sinks_biases_windows_and_mxfp4_scales() {
     assert_eq!(mx.parameters(), 20_914_757_184);
     assert_eq!(mx.mxfp4_scale_elements(), 597_196_800);
     assert_eq!(mx.hub_parameter_total(), 21_511_953_984);
+    // gpt-oss-120b's config differs in 36 layers (18 × sliding, full) and
+    // 128 experts (https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json);
+    // its Hub total is 120,412,337,472 (llmfit data/hf_models.json).
+    let mut big: serde_json::Value = serde_json::from_str(&published).unwrap();
+    big["num_hidden_layers"] = json!(36);
+    big["num_local_experts"] = json!(128);
+    big["layer_types"] = json!(["sliding_attention", "full_attention"].repeat(18));
+    let (big, _) = hf_config::parse(&big.to_string(), "gpt-oss-120b/config.json").unwrap();
+    assert_eq!(big.parameters(), 116_829_156_672);
+    assert_eq!(big.hub_parameter_total(), 120_412_337_472);
 }
