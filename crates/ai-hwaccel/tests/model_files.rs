@@ -1023,3 +1023,48 @@ fn gpt_oss_config_counts_sinks_biases_windows_and_mxfp4_scales() {
     assert_eq!(big.parameters(), 116_829_156_672);
     assert_eq!(big.hub_parameter_total(), 120_412_337_472);
 }
+
+#[test]
+fn mxfp4_experts_are_planned_at_4_25_bits() {
+    use ai_hwaccel::plan::{InferenceOptions, PlanDevice, Quant, plan_inference};
+    let text =
+        fs::read_to_string(support::fixture("model-configs/gpt-oss-20b-config.json")).unwrap();
+    let (bf16, _) = hf_config::parse(&text, "gpt-oss-20b/config.json").unwrap();
+    let mut mx = bf16.clone();
+    mx.moe.as_mut().unwrap().mxfp4_experts = true;
+    let devices = PlanDevice::from_device_string("1xh100-sxm").unwrap();
+    let opts = InferenceOptions {
+        quant: Some(Quant::Bf16),
+        context: Some(4096),
+        ..Default::default()
+    };
+    let weights = |spec| {
+        let p = plan_inference(spec, &devices, &opts);
+        assert!(p.feasible, "{:?}", p.rejected);
+        p.plans[0].per_device[0].weights_bytes
+    };
+    // 24 layers × 32 experts × (gate/up 2880×5760 + down 2880×2880) matrix
+    // weights go from 2 bytes to 4.25 bits (32 FP4 + one E8M0 per block);
+    // biases, attention, router, embeddings stay 16-bit.
+    let matrices: u64 = 24 * 32 * (2880 * 5760 + 2880 * 2880);
+    let saved = matrices * 2 - matrices * 17 / 32;
+    assert_eq!(weights(&bf16) - weights(&mx), saved);
+    // Q4_0 (4.5 bits) holds the experts at MXFP4's 4.25; Q3_K (3.44 bits)
+    // has fewer bits than MXFP4 and is not widened back.
+    let q4_0 = InferenceOptions {
+        quant: Some(Quant::Q4_0),
+        runtime: ai_hwaccel::plan::RuntimeKind::LlamaCpp,
+        ..opts.clone()
+    };
+    let at = |spec, o: &InferenceOptions| {
+        plan_inference(spec, &devices, o).plans[0].per_device[0].weights_bytes
+    };
+    assert!(at(&mx, &q4_0) < at(&bf16, &q4_0));
+    let opts4 = InferenceOptions {
+        quant: Some(Quant::Q3K),
+        runtime: ai_hwaccel::plan::RuntimeKind::LlamaCpp,
+        ..opts.clone()
+    };
+    let q4 = |spec| plan_inference(spec, &devices, &opts4).plans[0].per_device[0].weights_bytes;
+    assert_eq!(q4(&bf16), q4(&mx));
+}

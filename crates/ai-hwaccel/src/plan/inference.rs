@@ -23,6 +23,9 @@
 //!   state ([`super::arch::LinearAttention::state_elements`]) at the model's
 //!   16-bit width, split by tensor parallelism like their heads (vLLM
 //!   `mamba_cache_dtype="auto"` follows the model dtype).
+//! - **MXFP4 experts** (gpt-oss): routed experts published in MXFP4 are
+//!   held at [`super::arch::MXFP4_BITS_PER_WEIGHT`] whatever the level, unless
+//!   the level has fewer bits.
 //! - **Activations**: the live tensors of one layer's forward pass over a
 //!   prefill chunk of `T = min(chunk, batch × context)` tokens — four
 //!   `h`-wide tensors (residual, normed input, attention and MLP outputs)
@@ -407,6 +410,26 @@ impl<'a> Sizer<'a> {
                 fixed += (v * (bv - base) + down(p.mlp) / t * (bd - base) + o * (bo - base)) / 8.0
                     * scale;
                 expert_bytes += down(p.experts) / t * (bd - base) / 8.0 * scale;
+            }
+            if let Some(m) = spec
+                .moe
+                .as_ref()
+                .filter(|m| m.mxfp4_experts && spec.is_moe_layer(i))
+            {
+                // Experts published in MXFP4 are served as stored (vLLM
+                // `Mxfp4MoEMethod`, llama.cpp `GGML_TYPE_MXFP4`): a level
+                // with more bits never widens them. Their biases stay 16-bit.
+                let h = spec.hidden_size;
+                let inter = m.expert_intermediate_size;
+                let bias_per_expert = match (spec.mlp_bias, gated) {
+                    (false, _) => 0,
+                    (true, true) => 2 * inter + h,
+                    (true, false) => inter + h,
+                };
+                let bias = (u64::from(m.num_experts) * bias_per_expert) as f64 / t;
+                let matrices = experts - bias;
+                let mx = matrices * super::arch::MXFP4_BITS_PER_WEIGHT / 8.0 * scale + bias * unq;
+                expert_bytes = expert_bytes.min(mx);
             }
             w += fixed + expert_bytes;
             r += fixed + expert_bytes * touched;
