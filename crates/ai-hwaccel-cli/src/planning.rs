@@ -287,6 +287,20 @@ pub fn model(name: &str, json_out: bool) -> Result<String> {
             w.window, w.layers, s.num_layers
         );
     }
+    if s.linear_attention.is_some() {
+        o += &format!(
+            "  linear attention on {} of {} layers: no KV cache, {} state per sequence at 16 bits\n",
+            s.linear_layers(),
+            s.num_layers,
+            human_bytes(s.linear_state_elements_per_sequence() * 2)
+        );
+    }
+    if s.moe.as_ref().is_some_and(|m| m.mxfp4_experts) {
+        o += &format!(
+            "  experts stored in MXFP4 (4.25 bits); Hub total with scales {}\n",
+            s.hub_parameter_total()
+        );
+    }
     if let Some(c) = s.max_context {
         o += &format!("  max context        {c}\n");
     }
