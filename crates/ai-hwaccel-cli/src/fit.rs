@@ -1,7 +1,8 @@
 //! `ai-hwaccel fit`: every catalog model on this machine's devices (or the
 //! given ones), ranked by whether it fits, its size and its speed.
 
-use ai_hwaccel::plan::fit::{default_runtime, fit};
+use ai_hwaccel::plan::catalog::Use;
+use ai_hwaccel::plan::fit::{FitFilter, default_runtime, fit_filtered, parse_param_bound};
 use ai_hwaccel::plan::inference::human_bytes;
 use ai_hwaccel::plan::{InferenceOptions, RuntimeKind};
 use anyhow::Result;
@@ -26,6 +27,16 @@ pub struct FitArgs {
     /// Tokens per sequence, at most 100000000 (default: the model's maximum, at most 4096).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub context: Option<u64>,
+    /// Only models made for every one of these uses (comma-separated: chat,
+    /// code, reasoning, embedding, vision), as their model cards state.
+    #[arg(long = "use", value_name = "USE", value_delimiter = ',', value_parser = parse_use)]
+    pub uses: Vec<Use>,
+    /// Only models with at least N parameters (`8b`, `1.5b`, `500m` or a count).
+    #[arg(long, value_name = "N", value_parser = parse_param_bound)]
+    pub min_params: Option<u64>,
+    /// Only models with at most N parameters (`8b`, `1.5b`, `500m` or a count).
+    #[arg(long, value_name = "N", value_parser = parse_param_bound)]
+    pub max_params: Option<u64>,
     /// Also list the models that do not fit.
     #[arg(long)]
     pub all: bool,
@@ -50,7 +61,12 @@ pub fn run(args: &FitArgs) -> Result<String> {
         runtime: args.runtime.unwrap_or_else(|| default_runtime(&devices)),
         ..Default::default()
     };
-    let rows = fit(&devices, &opts);
+    let filter = FitFilter {
+        uses: args.uses.clone(),
+        min_params: args.min_params,
+        max_params: args.max_params,
+    };
+    let rows = fit_filtered(&devices, &opts, &filter);
     if args.json {
         return Ok(format!(
             "{}\n",
@@ -90,9 +106,29 @@ pub fn run(args: &FitArgs) -> Result<String> {
         ]);
     }
     let fitting = rows.iter().filter(|r| r.fits).count();
+    let filtered = if filter == FitFilter::default() {
+        String::new()
+    } else {
+        " (filtered)".into()
+    };
     Ok(format!(
-        "{fitting} of {} catalog models fit ({} memory rule; largest first; tokens/s):\n{t}\n",
+        "{fitting} of {} catalog models{filtered} fit ({} memory rule; largest first; tokens/s):\n{t}\n",
         rows.len(),
         opts.runtime
     ))
+}
+
+fn parse_use(s: &str) -> Result<Use, String> {
+    Use::parse_list(s).map(|u| u[0])
+}
+
+/// `chat, code`, or `-` for none.
+pub fn uses_text(uses: &[Use]) -> String {
+    if uses.is_empty() {
+        return "-".into();
+    }
+    uses.iter()
+        .map(|u| u.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

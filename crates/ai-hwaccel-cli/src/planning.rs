@@ -177,6 +177,9 @@ pub fn model_list(json_out: bool) -> Result<String> {
                 "published_parameters": m.published_parameters,
                 "source": m.source,
                 "aliases": m.aliases,
+                "family": m.family,
+                "uses": m.uses,
+                "card": m.card,
             })
         })
         .collect();
@@ -188,22 +191,18 @@ pub fn model_list(json_out: bool) -> Result<String> {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(100);
     t.set_header(vec![
-        "model",
-        "architecture",
-        "params",
-        "active",
-        "max ctx",
-        "KV/token",
+        "model", "family", "params", "active", "max ctx", "KV/token", "uses",
     ]);
     for m in ai_hwaccel::plan::catalog::all() {
         let s = &m.spec;
         t.add_row(vec![
             m.id.clone(),
-            s.architecture.clone(),
+            m.family.clone(),
             format!("{:.2}B", s.parameters() as f64 / 1e9),
             format!("{:.2}B", s.active_parameters() as f64 / 1e9),
             s.max_context.map_or("-".into(), |c| c.to_string()),
             format!("{} KiB", s.kv_cache_bytes_per_token(2.0) / 1024),
+            crate::fit::uses_text(&m.uses),
         ]);
     }
     Ok(format!(
@@ -286,6 +285,20 @@ pub fn model(name: &str, json_out: bool) -> Result<String> {
         o += &format!(
             "  sliding window {} tokens on {} of {} layers\n",
             w.window, w.layers, s.num_layers
+        );
+    }
+    if s.linear_attention.is_some() {
+        o += &format!(
+            "  linear attention on {} of {} layers: no KV cache, {} state per sequence at 16 bits\n",
+            s.linear_layers(),
+            s.num_layers,
+            human_bytes(s.linear_state_elements_per_sequence() * 2)
+        );
+    }
+    if s.moe.as_ref().is_some_and(|m| m.mxfp4_experts) {
+        o += &format!(
+            "  experts stored in MXFP4 (4.25 bits); Hub total with scales {}\n",
+            s.hub_parameter_total()
         );
     }
     if let Some(c) = s.max_context {

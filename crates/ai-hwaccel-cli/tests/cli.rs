@@ -1268,6 +1268,66 @@ fn model_list_shows_the_catalog_with_each_models_figures() {
     );
     assert_narrow(&text);
     assert_eq!(run(&["model"]).status.code(), Some(2));
+    // Family and uses from the model card.
+    let coder = rows
+        .iter()
+        .find(|r| r["id"] == "qwen2.5-coder-32b")
+        .unwrap();
+    assert_eq!(coder["family"], "Qwen2.5-Coder");
+    assert_eq!(coder["uses"], serde_json::json!(["chat", "code"]));
+    assert_eq!(
+        coder["card"],
+        "https://huggingface.co/Qwen/Qwen2.5-Coder-32B-Instruct"
+    );
+    assert!(
+        text.contains("Qwen2.5-Coder") && text.contains("chat, code"),
+        "{text}"
+    );
+}
+
+#[test]
+fn fit_filters_by_use_and_size() {
+    let v = json(&[
+        "fit",
+        "--devices",
+        "1xrtx-4090",
+        "--use",
+        "reasoning",
+        "--max-params",
+        "16b",
+        "--min-params",
+        "7000000000",
+        "--json",
+    ]);
+    let ids: Vec<&str> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "deepseek-r1-distill-qwen-14b",
+            "phi-4",
+            "qwen3-8b",
+            "deepseek-r1-distill-llama-8b",
+            "deepseek-r1-distill-qwen-7b"
+        ]
+    );
+    let text = success_text(run(&["fit", "--devices", "1xrtx-4090", "--use", "code"]));
+    assert!(text.contains("catalog models (filtered) fit"), "{text}");
+    assert!(
+        text.contains("qwen2.5-coder-7b") && !text.contains("llama-3.1-8b"),
+        "{text}"
+    );
+    // A misspelt use is a usage error with a suggestion.
+    let o = run(&["fit", "--devices", "1xrtx-4090", "--use", "chatt"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("did you mean chat?"), "{err}");
+    let o = run(&["fit", "--devices", "1xrtx-4090", "--max-params", "big"]);
+    assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]

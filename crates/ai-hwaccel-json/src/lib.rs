@@ -168,7 +168,15 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "fit",
-        keys: &["devices", "registry", "runtime", "context"],
+        keys: &[
+            "devices",
+            "registry",
+            "runtime",
+            "context",
+            "use",
+            "min_params",
+            "max_params",
+        ],
         run: fit,
     },
     Command {
@@ -675,6 +683,9 @@ fn models(_: &mut Request) -> Result<Value, Error> {
                     "published_parameters": m.published_parameters,
                     "source": m.source,
                     "aliases": m.aliases,
+                    "family": m.family,
+                    "uses": m.uses,
+                    "card": m.card,
                 })
             })
             .collect(),
@@ -841,12 +852,35 @@ fn fit(r: &mut Request) -> Result<Value, Error> {
         runtime: rt.unwrap_or_else(|| ai_hwaccel::plan::fit::default_runtime(&devices)),
         ..Default::default()
     };
-    let rows = ai_hwaccel::plan::fit::fit(&devices, &opts);
+    let filter = ai_hwaccel::plan::fit::FitFilter {
+        uses: match r.list("use")? {
+            Some(s) => ai_hwaccel::plan::catalog::Use::parse_list(&s)
+                .map_err(|e| invalid(format!("fit: option \"use\": {e}")))?,
+            None => Vec::new(),
+        },
+        min_params: param_bound(r, "min_params")?,
+        max_params: param_bound(r, "max_params")?,
+    };
+    let rows = ai_hwaccel::plan::fit::fit_filtered(&devices, &opts, &filter);
     Ok(json!({
         "runtime": opts.runtime,
         "devices": devices,
         "models": rows,
     }))
+}
+
+/// `min_params`/`max_params`: a size string (`"8b"`) or a count, as the
+/// CLI's `--min-params`.
+fn param_bound(r: &Request, key: &str) -> Result<Option<u64>, Error> {
+    let s = match r.get(key) {
+        None => return Ok(None),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) if n.is_u64() => n.to_string(),
+        Some(_) => return Err(r.bad(key, "a size such as \"8b\" or a parameter count")),
+    };
+    ai_hwaccel::plan::fit::parse_param_bound(&s)
+        .map(Some)
+        .map_err(|e| invalid(format!("fit: option {key:?}: {e}")))
 }
 
 /// `train MODEL --json`: options as the CLI's `training::options`.

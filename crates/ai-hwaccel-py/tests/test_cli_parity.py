@@ -153,6 +153,16 @@ def test_fit(cli):
     )
 
 
+def test_fit_filters(cli):
+    py = ai_hwaccel.fit(devices="1xh100-sxm", use=["code", "chat"], min_params="8b", max_params=40_000_000_000)
+    expected = cli_json(
+        cli, "fit", "--devices", "1xh100-sxm", "--use", "code,chat", "--min-params", "8b",
+        "--max-params", "40000000000", "--json",
+    )
+    assert py == expected
+    assert [m["model"] for m in py["models"]] == ["qwen2.5-coder-32b"]
+
+
 # --- errors: the same failures, the CLI's exit code as the exception ------
 
 ERRORS = [
@@ -166,6 +176,8 @@ ERRORS = [
     (["specs", "zzzz-no-such-gpu", "--json"], "specs", {"query": "zzzz-no-such-gpu"}),
     (["detect", "--root", "/nonexistent/root", "--json"], "detect", {"root": "/nonexistent/root"}),
     (["detect", "--backends", "nvidiaa", "--json"], "detect", {"backends": "nvidiaa"}),
+    (["fit", "--devices", "1xh100-sxm", "--use", "chatt", "--json"], "fit", {"devices": "1xh100-sxm", "use": "chatt"}),
+    (["fit", "--devices", "1xh100-sxm", "--max-params", "lots", "--json"], "fit", {"devices": "1xh100-sxm", "max_params": "lots"}),
 ]
 
 

@@ -36,6 +36,10 @@ const NOT_FORMATS: &[(&str, &str)] = &[
     ),
     ("models", "model configs (tests/model_files.rs)"),
     (
+        "model-configs",
+        "configs of models outside the catalog (tests/model_files.rs)",
+    ),
+    (
         "runtime-logs",
         "runtime start-up logs (tests/runtime_logs.rs)",
     ),

@@ -57,7 +57,12 @@ fn every_catalog_model_config_parses_to_its_catalog_spec() {
             assert_eq!(spec, model.spec, "{name}");
             assert_eq!(spec.parameters(), model.spec.parameters(), "{name}");
             if let Some(n) = model.published_parameters {
-                assert_eq!(spec.parameters(), n, "{name}");
+                assert_eq!(
+                    spec.hub_parameter_total()
+                        + u64::from(model.mtp_modules) * spec.mtp_module_params(),
+                    n,
+                    "{name}"
+                );
             }
         }
         seen.push(model.id.clone());
@@ -949,4 +954,117 @@ fn config_parse_is_pure_and_names_the_given_path() {
     assert_eq!(spec.name, "anything/config.json");
     assert!(warnings.is_empty());
     assert_eq!(spec.parameters(), 9_241_705_984);
+}
+
+#[test]
+fn gpt_oss_config_counts_sinks_biases_windows_and_mxfp4_scales() {
+    // A verbatim copy of gpt-oss-20b's config.json without its
+    // quantization_config (provenance in SOURCES.md): the BF16 layout.
+    let path = support::fixture("model-configs/gpt-oss-20b-config.json");
+    let text = fs::read_to_string(&path).unwrap();
+    let (spec, warnings) = hf_config::parse(&text, "gpt-oss-20b/config.json").unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    // Hub safetensors total of a BF16 re-upload (ArliAI/gpt-oss-20b-Derestricted,
+    // llmfit data/hf_models.json): q/k/v/o with biases, 64 sinks, router with
+    // bias, 32 experts with gate_up/down biases, untied head.
+    assert_eq!(spec.parameters(), 20_914_757_184);
+    assert_eq!(spec.hub_parameter_total(), spec.parameters());
+    // Active: 4 of 32 experts; minus the 579,133,440-parameter input
+    // embedding this is the model card's "3.6B active".
+    assert_eq!(spec.active_parameters(), 4_187_440_704);
+    assert_eq!(
+        spec.active_parameters() - spec.embedding_params(),
+        3_608_307_264
+    );
+    let moe = spec.moe.as_ref().unwrap();
+    assert!(moe.router_bias && !moe.mxfp4_experts);
+    assert!(spec.attention_sinks && spec.qkv_bias && spec.attention_output_bias);
+    // layer_types alternate sliding (window 128) and full, sliding first.
+    let w = spec.sliding_window.as_ref().unwrap();
+    assert_eq!((w.window, w.layers), (128, 12));
+    assert_eq!(
+        spec.attention_kind(0),
+        ai_hwaccel::plan::AttentionKind::Sliding
+    );
+    assert_eq!(
+        spec.attention_kind(1),
+        ai_hwaccel::plan::AttentionKind::Global
+    );
+    // KV at 8192 tokens: 12 full layers hold 8192 tokens, 12 sliding ones
+    // 128; 2 × 8 KV heads × 64 = 1024 elements per token and layer, 2 bytes.
+    assert_eq!(
+        spec.kv_cache_bytes(8192, 1, 2.0),
+        12 * 1024 * (8192 + 128) * 2
+    );
+    // The published config declares MXFP4 experts (quantization_config of
+    // https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json); the
+    // Hub then counts one E8M0 scale per 32 expert weights as well:
+    // openai/gpt-oss-20b's safetensors total is 21,511,953,984 (llmfit
+    // data/hf_models.json).
+    let published = text.replace(
+        "  \"rms_norm_eps\": 1e-05,\n",
+        "  \"quantization_config\": {\n    \"modules_to_not_convert\": [\n      \"model.layers.*.self_attn\",\n      \"model.layers.*.mlp.router\",\n      \"model.embed_tokens\",\n      \"lm_head\"\n    ],\n    \"quant_method\": \"mxfp4\"\n  },\n  \"rms_norm_eps\": 1e-05,\n",
+    );
+    assert_ne!(published, text);
+    let (mx, warnings) = hf_config::parse(&published, "gpt-oss-20b/config.json").unwrap();
+    assert!(mx.moe.as_ref().unwrap().mxfp4_experts);
+    assert!(warnings.iter().any(|w| w.contains("mxfp4")), "{warnings:?}");
+    assert_eq!(mx.parameters(), 20_914_757_184);
+    assert_eq!(mx.mxfp4_scale_elements(), 597_196_800);
+    assert_eq!(mx.hub_parameter_total(), 21_511_953_984);
+    // gpt-oss-120b's config differs in 36 layers (18 × sliding, full) and
+    // 128 experts (https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json);
+    // its Hub total is 120,412,337,472 (llmfit data/hf_models.json).
+    let mut big: serde_json::Value = serde_json::from_str(&published).unwrap();
+    big["num_hidden_layers"] = json!(36);
+    big["num_local_experts"] = json!(128);
+    big["layer_types"] = json!(["sliding_attention", "full_attention"].repeat(18));
+    let (big, _) = hf_config::parse(&big.to_string(), "gpt-oss-120b/config.json").unwrap();
+    assert_eq!(big.parameters(), 116_829_156_672);
+    assert_eq!(big.hub_parameter_total(), 120_412_337_472);
+}
+
+#[test]
+fn mxfp4_experts_are_planned_at_4_25_bits() {
+    use ai_hwaccel::plan::{InferenceOptions, PlanDevice, Quant, plan_inference};
+    let text =
+        fs::read_to_string(support::fixture("model-configs/gpt-oss-20b-config.json")).unwrap();
+    let (bf16, _) = hf_config::parse(&text, "gpt-oss-20b/config.json").unwrap();
+    let mut mx = bf16.clone();
+    mx.moe.as_mut().unwrap().mxfp4_experts = true;
+    let devices = PlanDevice::from_device_string("1xh100-sxm").unwrap();
+    let opts = InferenceOptions {
+        quant: Some(Quant::Bf16),
+        context: Some(4096),
+        ..Default::default()
+    };
+    let weights = |spec| {
+        let p = plan_inference(spec, &devices, &opts);
+        assert!(p.feasible, "{:?}", p.rejected);
+        p.plans[0].per_device[0].weights_bytes
+    };
+    // 24 layers × 32 experts × (gate/up 2880×5760 + down 2880×2880) matrix
+    // weights go from 2 bytes to 4.25 bits (32 FP4 + one E8M0 per block);
+    // biases, attention, router, embeddings stay 16-bit.
+    let matrices: u64 = 24 * 32 * (2880 * 5760 + 2880 * 2880);
+    let saved = matrices * 2 - matrices * 17 / 32;
+    assert_eq!(weights(&bf16) - weights(&mx), saved);
+    // Q4_0 (4.5 bits) holds the experts at MXFP4's 4.25; Q3_K (3.44 bits)
+    // has fewer bits than MXFP4 and is not widened back.
+    let q4_0 = InferenceOptions {
+        quant: Some(Quant::Q4_0),
+        runtime: ai_hwaccel::plan::RuntimeKind::LlamaCpp,
+        ..opts.clone()
+    };
+    let at = |spec, o: &InferenceOptions| {
+        plan_inference(spec, &devices, o).plans[0].per_device[0].weights_bytes
+    };
+    assert!(at(&mx, &q4_0) < at(&bf16, &q4_0));
+    let opts4 = InferenceOptions {
+        quant: Some(Quant::Q3K),
+        runtime: ai_hwaccel::plan::RuntimeKind::LlamaCpp,
+        ..opts.clone()
+    };
+    let q4 = |spec| plan_inference(spec, &devices, &opts4).plans[0].per_device[0].weights_bytes;
+    assert_eq!(q4(&bf16), q4(&mx));
 }

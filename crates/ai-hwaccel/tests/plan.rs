@@ -120,6 +120,42 @@ fn kv_cache_bytes_per_token() {
 }
 
 #[test]
+fn linear_attention_layers_hold_a_fixed_state_not_a_kv_cache() {
+    // Qwen3-Next 80B-A3B: layers 3, 7, … 47 (12) attend fully with 2 KV heads
+    // of 256; the 36 Gated DeltaNet layers cache no tokens but hold, per
+    // sequence, a conv window of (4 − 1) × (2·16·128 + 32·128) and a
+    // recurrent state of 32 × 128 × 128 (vLLM gated_delta_net_state_shape).
+    let m = spec("qwen3-next-80b-a3b");
+    assert_eq!(m.linear_layers(), 36);
+    assert_eq!(m.kv_cache_bytes_per_token(2.0), 12 * 2 * 2 * 256 * 2);
+    assert_eq!(m.kv_cache_bytes(32768, 1, 2.0), 12 * 32768 * 1024 * 2);
+    let state = 36 * (3 * 8192 + 32 * 128 * 128);
+    assert_eq!(m.linear_state_elements_per_sequence(), state);
+    // The plan holds both: KV for the full layers and the state per
+    // sequence at 16 bits, whatever the context.
+    let one = devices("1xh200");
+    for batch in [1u64, 4] {
+        let p = plan_inference(
+            &m,
+            &one,
+            &InferenceOptions {
+                context: Some(32768),
+                batch,
+                quant: Some(Quant::Fp8),
+                ..Default::default()
+            },
+        );
+        assert!(p.feasible, "{:?}", p.rejected);
+        let kv = p.plans[0].per_device[0].kv_cache_bytes;
+        assert_eq!(
+            kv,
+            batch * (12 * 32768 * 1024 * 2 + state * 2),
+            "batch {batch}"
+        );
+    }
+}
+
+#[test]
 fn seventy_b_needs_4bit_on_one_80gb_gpu() {
     let m = spec("llama-3.1-70b");
     let one = devices("1xh100-sxm");

@@ -153,6 +153,9 @@ def fit(
     registry: Optional[StrPath] = None,
     runtime: Optional[str] = None,
     context: Optional[int] = None,
+    use: Optional[Names] = None,
+    min_params: Optional[Union[str, int]] = None,
+    max_params: Optional[Union[str, int]] = None,
 ) -> Json: ...
 def train(
     model: str,

@@ -35,6 +35,10 @@
 //! `r_kv + d_rope` elements (DeepSeek-V2 paper §2.1.4, Table 1), shared by all
 //! heads and so never divided by tensor parallelism. A sliding-window layer
 //! keeps at most `window` tokens (Mistral 7B paper, arXiv:2310.06825 §2).
+//! A linear-attention layer (Qwen3-Next's Gated DeltaNet) caches no tokens:
+//! it holds a fixed state per sequence, a causal-convolution window of
+//! `(kernel − 1) × conv_dim` and a recurrent matrix of `n_v × d_k × d_v`
+//! (vLLM `MambaStateShapeCalculator.gated_delta_net_state_shape`, v0.11).
 
 use serde::{Deserialize, Serialize};
 
@@ -89,10 +93,26 @@ pub struct Moe {
     /// Leading layers that stay dense (DeepSeek `first_k_dense_replace`).
     #[serde(default)]
     pub dense_layers: u32,
-    /// A per-expert router bias (DeepSeek-V3 `e_score_correction_bias`).
+    /// A per-expert router bias (DeepSeek-V3 `e_score_correction_bias`,
+    /// gpt-oss's router `bias`).
     #[serde(default)]
     pub router_bias: bool,
+    /// The routed experts' matrices are published in MXFP4 (gpt-oss,
+    /// `quantization_config.quant_method = "mxfp4"`): blocks of 32 FP4
+    /// (E2M1) values sharing one E8M0 scale along the input dimension (OCP
+    /// Microscaling Formats v1.0, §5.3; transformers `integrations/mxfp4.py`
+    /// `*_blocks`/`*_scales` tensors), [`MXFP4_BITS_PER_WEIGHT`] bits per
+    /// weight. Biases stay 16-bit.
+    #[serde(default)]
+    pub mxfp4_experts: bool,
 }
+
+/// Values sharing one E8M0 scale in an MXFP4 block (OCP MX v1.0, §5.3).
+pub const MXFP4_BLOCK: u64 = 32;
+
+/// Bits per MXFP4 weight: 32 four-bit values plus one 8-bit scale per block,
+/// `(32·4 + 8) / 32 = 4.25`.
+pub const MXFP4_BITS_PER_WEIGHT: f64 = (MXFP4_BLOCK as f64 * 4.0 + 8.0) / MXFP4_BLOCK as f64;
 
 /// Multi-head latent attention (DeepSeek-V2/V3).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -118,6 +138,65 @@ pub struct SlidingWindow {
     pub window: u64,
     /// How many layers use the window; the rest attend globally.
     pub layers: u32,
+}
+
+/// Linear-attention layers interleaved with full attention (Qwen3-Next:
+/// Gated DeltaNet, Yang et al. 2024, arXiv:2412.06464; transformers
+/// `Qwen3NextGatedDeltaNet`). Every `full_attention_interval`-th layer
+/// attends fully; the others are linear.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinearAttention {
+    /// Key (and query) heads.
+    pub num_key_heads: u32,
+    /// Value heads.
+    pub num_value_heads: u32,
+    /// Per-head key dimension.
+    pub key_head_dim: u64,
+    /// Per-head value dimension.
+    pub value_head_dim: u64,
+    /// Width of the causal depthwise convolution over q, k and v.
+    pub conv_kernel: u64,
+    /// Layer `i` attends fully when `(i + 1) % interval == 0`.
+    pub full_attention_interval: u32,
+}
+
+impl LinearAttention {
+    fn key_dim(&self) -> u64 {
+        u64::from(self.num_key_heads) * self.key_head_dim
+    }
+
+    fn value_dim(&self) -> u64 {
+        u64::from(self.num_value_heads) * self.value_head_dim
+    }
+
+    /// Channels the convolution runs over: q, k and v.
+    fn conv_dim(&self) -> u64 {
+        2 * self.key_dim() + self.value_dim()
+    }
+
+    /// Parameters of one linear-attention block (transformers
+    /// `Qwen3NextGatedDeltaNet`): `in_proj_qkvz: h·(2·key_dim + 2·value_dim)`,
+    /// `in_proj_ba: h·2·n_v`, `conv1d: conv_dim·kernel` (no bias),
+    /// `dt_bias`, `A_log: n_v` each, the gated norm `d_v`,
+    /// `out_proj: value_dim·h`.
+    fn params(&self, h: u64) -> u64 {
+        let nv = u64::from(self.num_value_heads);
+        h * (2 * self.key_dim() + 2 * self.value_dim())
+            + h * 2 * nv
+            + self.conv_dim() * self.conv_kernel
+            + 2 * nv
+            + self.value_head_dim
+            + self.value_dim() * h
+    }
+
+    /// State elements one sequence holds in one linear layer:
+    /// the convolution window `(kernel − 1) · conv_dim` and the recurrent
+    /// state `n_v · d_k · d_v`.
+    pub fn state_elements(&self) -> u64 {
+        self.conv_kernel.saturating_sub(1) * self.conv_dim()
+            + u64::from(self.num_value_heads) * self.key_head_dim * self.value_head_dim
+    }
 }
 
 /// A decoder-only transformer's architecture: everything memory and
@@ -169,6 +248,14 @@ pub struct ModelSpec {
     /// Bias on the attention output projection.
     #[serde(default)]
     pub attention_output_bias: bool,
+    /// A learned sink logit per attention head (gpt-oss `self_attn.sinks`,
+    /// transformers `GptOssAttention`): `n_h` parameters per layer.
+    #[serde(default)]
+    pub attention_sinks: bool,
+    /// The query projection also yields a per-head output gate
+    /// (Qwen3-Next `Qwen3NextAttention`: `q_proj` is `h × 2·n_h·d`).
+    #[serde(default)]
+    pub attention_output_gate: bool,
     /// Biases on the MLP projections.
     #[serde(default)]
     pub mlp_bias: bool,
@@ -184,6 +271,9 @@ pub struct ModelSpec {
     /// Sliding-window attention, if used.
     #[serde(default)]
     pub sliding_window: Option<SlidingWindow>,
+    /// Linear-attention layers, if used.
+    #[serde(default)]
+    pub linear_attention: Option<LinearAttention>,
     /// Longest context the model is configured for.
     #[serde(default)]
     pub max_context: Option<u64>,
@@ -212,6 +302,8 @@ pub enum AttentionKind {
     Global,
     /// Attends to the sliding window.
     Sliding,
+    /// Linear attention with a fixed-size state (no KV cache).
+    Linear,
 }
 
 /// Parameters of one decoder layer, split the way sharding treats them.
@@ -382,6 +474,30 @@ impl ModelSpec {
             dim("mla.qk_rope_head_dim", m.qk_rope_head_dim)?;
             dim("mla.v_head_dim", m.v_head_dim)?;
         }
+        if let Some(l) = &self.linear_attention {
+            dim("linear_attention.num_key_heads", u64::from(l.num_key_heads))?;
+            dim(
+                "linear_attention.num_value_heads",
+                u64::from(l.num_value_heads),
+            )?;
+            dim("linear_attention.key_head_dim", l.key_head_dim)?;
+            dim("linear_attention.value_head_dim", l.value_head_dim)?;
+            if l.conv_kernel > 64 {
+                return Err(arch_err("linear_attention.conv_kernel", "more than 64"));
+            }
+            if l.full_attention_interval == 0 || l.full_attention_interval > self.num_layers {
+                return Err(arch_err(
+                    "linear_attention.full_attention_interval",
+                    format!("{} is outside 1..=num_layers", l.full_attention_interval),
+                ));
+            }
+            if self.sliding_window.is_some() {
+                return Err(arch_err(
+                    "linear_attention",
+                    "linear attention with sliding windows is not modelled",
+                ));
+            }
+        }
         if let Some(w) = &self.sliding_window {
             if w.window == 0 {
                 return Err(arch_err("sliding_window.window", "zero"));
@@ -403,6 +519,13 @@ impl ModelSpec {
     /// v0.1), otherwise every group of `L / global` layers ends in a global
     /// one (Gemma 2: alternate; Gemma 3: five local, one global).
     pub fn attention_kind(&self, i: u32) -> AttentionKind {
+        if let Some(l) = &self.linear_attention {
+            return if (i + 1) % l.full_attention_interval.max(1) == 0 {
+                AttentionKind::Global
+            } else {
+                AttentionKind::Linear
+            };
+        }
         let Some(w) = &self.sliding_window else {
             return AttentionKind::Global;
         };
@@ -429,8 +552,16 @@ impl ModelSpec {
         let d = self.head_dim;
         let mut p = LayerParams::default();
 
-        match &self.mla {
-            Some(m) => {
+        let linear = self
+            .linear_attention
+            .as_ref()
+            .filter(|_| self.attention_kind(i) == AttentionKind::Linear);
+        match (&self.mla, linear) {
+            (_, Some(l)) => {
+                // Split by heads under tensor parallelism, like attention.
+                p.attention_sharded += l.params(h);
+            }
+            (Some(m), None) => {
                 let qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
                 match m.q_lora_rank {
                     Some(r) => {
@@ -445,8 +576,11 @@ impl ModelSpec {
                 p.attention_sharded += m.kv_lora_rank * heads * (m.qk_nope_head_dim + m.v_head_dim);
                 p.attention_sharded += heads * m.v_head_dim * h; // o_proj
             }
-            None => {
+            (None, None) => {
                 p.attention_sharded += h * heads * d + heads * d * h; // q, o
+                if self.attention_output_gate {
+                    p.attention_sharded += h * heads * d; // the gate half of q_proj
+                }
                 p.attention_kv += 2 * h * kv * d; // k, v
                 if self.qkv_bias {
                     p.attention_sharded += heads * d;
@@ -457,8 +591,11 @@ impl ModelSpec {
                 }
             }
         }
-        if self.attention_output_bias {
+        if self.attention_output_bias && linear.is_none() {
             p.attention_replicated += h;
+        }
+        if self.attention_sinks && linear.is_none() {
+            p.attention_sharded += heads;
         }
 
         let mlp = |inter: u64| -> u64 {
@@ -521,6 +658,34 @@ impl ModelSpec {
             + self.other_params()
     }
 
+    /// E8M0 scales stored beside MXFP4 expert matrices ([`Moe::mxfp4_experts`]):
+    /// one per [`MXFP4_BLOCK`] weights along each matrix's input dimension
+    /// (gate/up: `h` in, down: `i` in). 0 for other models.
+    pub fn mxfp4_scale_elements(&self) -> u64 {
+        let Some(m) = self.moe.as_ref().filter(|m| m.mxfp4_experts) else {
+            return 0;
+        };
+        let h = self.hidden_size;
+        let i = m.expert_intermediate_size;
+        let rows_per_expert: u64 = match self.mlp {
+            // gate and up (i rows of h inputs each), down (h rows of i inputs)
+            MlpKind::Gated => 2 * i * h.div_ceil(MXFP4_BLOCK) + h * i.div_ceil(MXFP4_BLOCK),
+            MlpKind::Plain => i * h.div_ceil(MXFP4_BLOCK) + h * i.div_ceil(MXFP4_BLOCK),
+        };
+        let moe_layers = (0..self.num_layers)
+            .filter(|&l| self.is_moe_layer(l))
+            .count() as u64;
+        moe_layers * u64::from(m.num_experts) * rows_per_expert
+    }
+
+    /// The total the Hugging Face Hub reports for the published checkpoint
+    /// (`safetensors.total`): every parameter, plus the MXFP4 scales, which
+    /// the Hub counts as elements too (openai/gpt-oss-20b: 21,511,953,984 =
+    /// 20,914,757,184 parameters + 597,196,800 scales).
+    pub fn hub_parameter_total(&self) -> u64 {
+        self.parameters() + self.mxfp4_scale_elements()
+    }
+
     /// Parameters one token uses (all but the unused routed experts).
     pub fn active_parameters(&self) -> u64 {
         (0..self.num_layers)
@@ -539,18 +704,52 @@ impl ModelSpec {
         }
     }
 
+    /// Layers with linear attention (no KV cache).
+    pub fn linear_layers(&self) -> u32 {
+        (0..self.num_layers)
+            .filter(|&i| self.attention_kind(i) == AttentionKind::Linear)
+            .count() as u32
+    }
+
     /// KV cache bytes per token over all layers at `bytes_per_element`
     /// (2 for a 16-bit cache), ignoring sliding windows (the cost of a token
-    /// while the context is within the window).
+    /// while the context is within the window); linear layers cache none.
     pub fn kv_cache_bytes_per_token(&self, bytes_per_element: f64) -> u64 {
-        let elems = self.kv_elements_per_token_layer() * u64::from(self.num_layers);
+        let layers = self.num_layers - self.linear_layers();
+        let elems = self.kv_elements_per_token_layer() * u64::from(layers);
         (elems as f64 * bytes_per_element).ceil() as u64
+    }
+
+    /// Fixed state elements one sequence holds over all linear-attention
+    /// layers ([`LinearAttention::state_elements`]); 0 without them.
+    pub fn linear_state_elements_per_sequence(&self) -> u64 {
+        self.linear_attention
+            .as_ref()
+            .map_or(0, |l| l.state_elements() * u64::from(self.linear_layers()))
+    }
+
+    /// Parameters of one multi-token-prediction module as Qwen3-Next's
+    /// checkpoint stores it (`mtp.*`, loaded by vLLM's
+    /// `model_executor/models/qwen3_next_mtp.py`): norms of the embedding and
+    /// of the hidden state, a `2h → h` projection, one decoder layer with
+    /// full attention and a final norm. Not part of [`Self::parameters`]:
+    /// plain decoding never runs it.
+    pub fn mtp_module_params(&self) -> u64 {
+        let h = self.hidden_size;
+        let layer = (0..self.num_layers)
+            .find(|&i| self.attention_kind(i) == AttentionKind::Global && self.is_moe_layer(i))
+            .or_else(|| {
+                (0..self.num_layers).find(|&i| self.attention_kind(i) == AttentionKind::Global)
+            })
+            .unwrap_or(0);
+        self.layer_params(layer).total() + 2 * h * h + 3 * self.norm.params(h)
     }
 
     /// KV cache elements held for one sequence of `context` tokens in layer
     /// `i` (sliding layers hold at most the window).
     pub fn kv_elements_layer(&self, i: u32, context: u64) -> u64 {
         let tokens = match (self.attention_kind(i), &self.sliding_window) {
+            (AttentionKind::Linear, _) => 0,
             (AttentionKind::Sliding, Some(w)) => context.min(w.window),
             _ => context,
         };
@@ -576,7 +775,11 @@ impl ModelSpec {
                     moe: self.is_moe_layer(i),
                     parameters: p.total(),
                     active_parameters: p.active(),
-                    kv_elements_per_token: self.kv_elements_per_token_layer(),
+                    kv_elements_per_token: if self.attention_kind(i) == AttentionKind::Linear {
+                        0
+                    } else {
+                        self.kv_elements_per_token_layer()
+                    },
                 }
             })
             .collect()
@@ -635,11 +838,14 @@ mod tests {
             qk_norm: false,
             qkv_bias: false,
             attention_output_bias: false,
+            attention_sinks: false,
+            attention_output_gate: false,
             mlp_bias: false,
             learned_positions: None,
             moe: None,
             mla: None,
             sliding_window: None,
+            linear_attention: None,
             max_context: Some(4096),
             torch_dtype: Some("fp16".into()),
         }

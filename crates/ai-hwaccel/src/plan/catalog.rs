@@ -5,11 +5,104 @@
 
 use std::sync::LazyLock;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::arch::ModelSpec;
 
 const MODELS_TOML: &str = include_str!("models.toml");
+
+/// What a model is made for, as its model card (the catalog's `card` URL)
+/// states it.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Use {
+    /// Dialogue and instruction following (an instruct/chat variant exists).
+    Chat,
+    /// Writing and completing code (a code model, or a card that names
+    /// coding as a primary use).
+    Code,
+    /// Long step-by-step reasoning (a thinking mode or a card that names
+    /// reasoning as a primary use).
+    Reasoning,
+    /// Text embeddings for retrieval.
+    Embedding,
+    /// Image input.
+    Vision,
+}
+
+impl Use {
+    /// Every use, in display order.
+    pub const ALL: [Use; 5] = [
+        Use::Chat,
+        Use::Code,
+        Use::Reasoning,
+        Use::Embedding,
+        Use::Vision,
+    ];
+
+    /// The name used in options and JSON (`chat`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Use::Chat => "chat",
+            Use::Code => "code",
+            Use::Reasoning => "reasoning",
+            Use::Embedding => "embedding",
+            Use::Vision => "vision",
+        }
+    }
+
+    /// The use named `s` (case-insensitive), if any.
+    pub fn parse(s: &str) -> Option<Use> {
+        let s = s.trim();
+        Use::ALL
+            .into_iter()
+            .find(|u| u.as_str().eq_ignore_ascii_case(s))
+    }
+
+    /// Parse a comma-separated list of uses (`code,reasoning`); an unknown
+    /// name is an error with a "did you mean" hint and the known names.
+    pub fn parse_list(s: &str) -> Result<Vec<Use>, String> {
+        let mut uses = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let u = Use::parse(part).ok_or_else(|| {
+                let names = Use::ALL.map(Use::as_str);
+                format!(
+                    "unknown use {part:?}{} (known: {})",
+                    crate::suggest::hint(&crate::suggest::suggest(part, names)),
+                    names.join(", ")
+                )
+            })?;
+            if !uses.contains(&u) {
+                uses.push(u);
+            }
+        }
+        if uses.is_empty() {
+            return Err(format!(
+                "no use given (known: {})",
+                Use::ALL.map(Use::as_str).join(", ")
+            ));
+        }
+        Ok(uses)
+    }
+}
+
+impl std::fmt::Display for Use {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One catalog model.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -20,10 +113,25 @@ pub struct CatalogModel {
     /// Other names it is known by (Hugging Face repository ids, …).
     #[serde(default)]
     pub aliases: Vec<String>,
-    /// The parameter total the Hugging Face Hub reports for it.
+    /// The parameter total the Hugging Face Hub reports for it (see
+    /// [`Self::hub_parameter_total`] for what it counts).
     pub published_parameters: Option<u64>,
+    /// Multi-token-prediction modules the published checkpoint stores
+    /// beside the model (Qwen3-Next's `mtp.*`): counted by the Hub, not by
+    /// the spec, since plain decoding never runs them.
+    #[serde(default)]
+    pub mtp_modules: u32,
     /// URL of the config.json the architecture comes from.
     pub source: String,
+    /// The model family as its publisher names it (`Llama 3.1`, `Qwen2.5-Coder`).
+    pub family: String,
+    /// What the model is for, from its model card (`card`); empty for base
+    /// models whose card names no use beyond text generation (OPT).
+    #[serde(default)]
+    pub uses: Vec<Use>,
+    /// URL of the model card `uses` are read from (the instruct/chat
+    /// variant's card where the catalog entry is the base model).
+    pub card: String,
     /// The architecture.
     pub spec: ModelSpec,
 }
@@ -32,6 +140,18 @@ pub struct CatalogModel {
 #[serde(deny_unknown_fields)]
 struct Catalog {
     model: Vec<CatalogModel>,
+}
+
+impl CatalogModel {
+    /// What the Hub's safetensors total counts for the published checkpoint:
+    /// the spec's parameters, the MXFP4 scales
+    /// ([`ModelSpec::hub_parameter_total`]) and the stored MTP modules
+    /// ([`ModelSpec::mtp_module_params`]). Tests check it equals
+    /// `published_parameters`.
+    pub fn hub_parameter_total(&self) -> u64 {
+        self.spec.hub_parameter_total()
+            + u64::from(self.mtp_modules) * self.spec.mtp_module_params()
+    }
 }
 
 fn parse_catalog(text: &str) -> Result<Vec<CatalogModel>, toml::de::Error> {
@@ -106,6 +226,8 @@ mod tests {
                 .validate()
                 .unwrap_or_else(|e| panic!("{}: {e}", m.id));
             assert!(m.source.starts_with("https://"), "{}", m.id);
+            assert!(m.card.starts_with("https://huggingface.co/"), "{}", m.id);
+            assert!(!m.family.is_empty(), "{}", m.id);
             assert_eq!(m.id, m.id.to_lowercase(), "{}", m.id);
         }
         let mut ids: Vec<_> = models.iter().map(|m| &m.id).collect();
@@ -118,7 +240,7 @@ mod tests {
     fn formula_reproduces_every_published_count() {
         for m in all() {
             if let Some(n) = m.published_parameters {
-                assert_eq!(m.spec.parameters(), n, "{}", m.id);
+                assert_eq!(m.hub_parameter_total(), n, "{}", m.id);
             }
         }
     }
@@ -127,6 +249,26 @@ mod tests {
     fn unknown_catalog_fields_are_refused() {
         let text = "[[model]]\nid = \"x\"\nsource = \"https://x\"\nbogus = 1\n[model.spec]\n";
         assert!(parse_catalog(text).is_err());
+    }
+
+    #[test]
+    fn uses_parse_with_suggestions() {
+        assert_eq!(
+            Use::parse_list("Code, reasoning,code").unwrap(),
+            [Use::Code, Use::Reasoning]
+        );
+        let e = Use::parse_list("chatt").unwrap_err();
+        assert!(e.contains("did you mean chat?"), "{e}");
+        assert!(
+            e.contains("known: chat, code, reasoning, embedding, vision"),
+            "{e}"
+        );
+        assert!(Use::parse_list(" , ").is_err());
+        // The catalog's uses as the cards state them.
+        let uses = |id: &str| find(id).unwrap().uses.clone();
+        assert_eq!(uses("qwen2.5-coder-7b"), [Use::Chat, Use::Code]);
+        assert_eq!(uses("deepseek-r1"), [Use::Chat, Use::Reasoning]);
+        assert!(uses("opt-125m").is_empty());
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! same options, each at the highest-fidelity level that fits
 //! ([`super::InferencePlan::suggested_quantization`]), ranked — models that fit
 //! first; among them the larger model, then the higher-fidelity level, then
-//! the faster decode.
+//! the faster decode. [`FitFilter`] narrows the catalog by use and size
+//! (`fit --use`, `--min-params`, `--max-params`).
 
 use serde::{Deserialize, Serialize};
 
-use super::catalog;
+use super::catalog::{self, CatalogModel, Use};
 use super::devices::PlanDevice;
 use super::inference::{InferenceOptions, plan_inference};
 use super::quant::Quant;
@@ -85,6 +86,53 @@ pub fn fit(devices: &[PlanDevice], opts: &InferenceOptions) -> Vec<FitRow> {
     rows
 }
 
+/// Which catalog models `fit` lists: those with every use in `uses` and a
+/// parameter total within the bounds. The default keeps every model.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FitFilter {
+    /// Uses a model must all have (`fit --use code,reasoning`); empty: any.
+    pub uses: Vec<Use>,
+    /// Smallest parameter total kept (inclusive).
+    pub min_params: Option<u64>,
+    /// Largest parameter total kept (inclusive).
+    pub max_params: Option<u64>,
+}
+
+impl FitFilter {
+    /// Whether `m` passes.
+    pub fn matches(&self, m: &CatalogModel) -> bool {
+        let n = m.spec.parameters();
+        self.uses.iter().all(|u| m.uses.contains(u))
+            && self.min_params.is_none_or(|lo| n >= lo)
+            && self.max_params.is_none_or(|hi| n <= hi)
+    }
+}
+
+/// A parameter bound as `fit --max-params` takes it: a size with a suffix
+/// (`8b`, `1.5B`, `500m`, the sizes `model` accepts) or a plain count.
+pub fn parse_param_bound(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t
+            .parse()
+            .map_err(|_| format!("parameter count {s:?} is too large"));
+    }
+    super::source::parse_size(t).ok_or_else(|| {
+        format!("{s:?} is not a parameter count (a number with k, m, b or t: 8b, 1.5b, 500m)")
+    })
+}
+
+/// [`fit`] keeping the models `filter` passes, in the same order.
+pub fn fit_filtered(
+    devices: &[PlanDevice],
+    opts: &InferenceOptions,
+    filter: &FitFilter,
+) -> Vec<FitRow> {
+    let mut rows = fit(devices, opts);
+    rows.retain(|r| catalog::find(&r.model).is_some_and(|m| filter.matches(m)));
+    rows
+}
+
 /// The runtime `fit` plans with when none is named: llama.cpp on the host
 /// CPU (what runs models there), else the generic rule.
 pub fn default_runtime(devices: &[PlanDevice]) -> RuntimeKind {
@@ -129,5 +177,65 @@ mod tests {
                 .unwrap()
                 .fits
         );
+    }
+
+    #[test]
+    fn filters_keep_models_by_use_and_size() {
+        let devices = PlanDevice::from_device_string("1xh100-sxm").unwrap();
+        let opts = InferenceOptions::default();
+        let all = fit(&devices, &opts);
+        let filter = FitFilter {
+            uses: vec![Use::Code],
+            min_params: Some(parse_param_bound("8b").unwrap()),
+            max_params: Some(parse_param_bound("40000000000").unwrap()),
+        };
+        let rows = fit_filtered(&devices, &opts, &filter);
+        let ids: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+        assert_eq!(ids, ["qwen2.5-coder-32b"]);
+        // Same rows as the unfiltered fit, in the same order.
+        let filter = FitFilter {
+            uses: vec![Use::Reasoning],
+            ..FitFilter::default()
+        };
+        let rows = fit_filtered(&devices, &opts, &filter);
+        let expected: Vec<_> = all
+            .iter()
+            .filter(|r| {
+                catalog::find(&r.model)
+                    .unwrap()
+                    .uses
+                    .contains(&Use::Reasoning)
+            })
+            .cloned()
+            .collect();
+        assert_eq!(rows, expected);
+        assert!(
+            rows.iter()
+                .any(|r| r.model == "deepseek-r1-distill-qwen-7b")
+        );
+        assert!(!rows.iter().any(|r| r.model == "llama-3.1-8b"));
+        assert_eq!(
+            fit_filtered(&devices, &opts, &FitFilter::default()).len(),
+            catalog::all().len()
+        );
+        // Bounds are inclusive: exactly Llama 3.1 8B's total keeps it.
+        let n = catalog::find("llama-3.1-8b").unwrap().spec.parameters();
+        let filter = FitFilter {
+            min_params: Some(n),
+            max_params: Some(n),
+            ..FitFilter::default()
+        };
+        let ids: Vec<_> = fit_filtered(&devices, &opts, &filter)
+            .into_iter()
+            .map(|r| r.model)
+            .collect();
+        assert!(ids.contains(&"llama-3.1-8b".to_string()), "{ids:?}");
+        assert!(
+            ids.iter()
+                .all(|id| catalog::find(id).unwrap().spec.parameters() == n)
+        );
+        assert_eq!(parse_param_bound("1.5B").unwrap(), 1_500_000_000);
+        assert!(parse_param_bound("lots").unwrap_err().contains("\"lots\""));
+        assert!(parse_param_bound("99999999999999999999999").is_err());
     }
 }

@@ -19,6 +19,13 @@
 //!   separate copy when tied).
 //! - **KV cache**: [`ModelSpec::kv_elements_layer`] for the stage's layers ×
 //!   batch × KV bytes, divided like the KV heads (MLA's latent is not split).
+//!   Linear-attention layers cache no tokens; each sequence holds their fixed
+//!   state ([`super::arch::LinearAttention::state_elements`]) at the model's
+//!   16-bit width, split by tensor parallelism like their heads (vLLM
+//!   `mamba_cache_dtype="auto"` follows the model dtype).
+//! - **MXFP4 experts** (gpt-oss): routed experts published in MXFP4 are
+//!   held at [`super::arch::MXFP4_BITS_PER_WEIGHT`] whatever the level, unless
+//!   the level has fewer bits.
 //! - **Activations**: the live tensors of one layer's forward pass over a
 //!   prefill chunk of `T = min(chunk, batch × context)` tokens — four
 //!   `h`-wide tensors (residual, normed input, attention and MLP outputs)
@@ -324,6 +331,10 @@ struct Sizer<'a> {
     active_prefix: Vec<f64>,
     /// Prefix counts of sliding-window layers.
     sliding_prefix: Vec<u32>,
+    /// Prefix counts of linear-attention layers.
+    linear_prefix: Vec<u32>,
+    /// Fixed state bytes one sequence holds per linear layer on one rank.
+    linear_state_bytes: f64,
     /// KV elements per token per layer on one rank.
     kv_per_layer: f64,
     unq: f64,
@@ -367,6 +378,9 @@ impl<'a> Sizer<'a> {
         let mut read_prefix = Vec::with_capacity(n + 1);
         let mut active_prefix = Vec::with_capacity(n + 1);
         let mut sliding_prefix = Vec::with_capacity(n + 1);
+        let mut linear_prefix = Vec::with_capacity(n + 1);
+        let mut lin = 0u32;
+        linear_prefix.push(lin);
         let (mut w, mut r, mut a, mut s) = (0.0, 0.0, 0.0, 0u32);
         weight_prefix.push(w);
         read_prefix.push(r);
@@ -397,12 +411,35 @@ impl<'a> Sizer<'a> {
                     * scale;
                 expert_bytes += down(p.experts) / t * (bd - base) / 8.0 * scale;
             }
+            if let Some(m) = spec
+                .moe
+                .as_ref()
+                .filter(|m| m.mxfp4_experts && spec.is_moe_layer(i))
+            {
+                // Experts published in MXFP4 are served as stored (vLLM
+                // `Mxfp4MoEMethod`, llama.cpp `GGML_TYPE_MXFP4`): a level
+                // with more bits never widens them. Their biases stay 16-bit.
+                let h = spec.hidden_size;
+                let inter = m.expert_intermediate_size;
+                let bias_per_expert = match (spec.mlp_bias, gated) {
+                    (false, _) => 0,
+                    (true, true) => 2 * inter + h,
+                    (true, false) => inter + h,
+                };
+                let bias = (u64::from(m.num_experts) * bias_per_expert) as f64 / t;
+                let matrices = experts - bias;
+                let mx = matrices * super::arch::MXFP4_BITS_PER_WEIGHT / 8.0 * scale + bias * unq;
+                expert_bytes = expert_bytes.min(mx);
+            }
             w += fixed + expert_bytes;
             r += fixed + expert_bytes * touched;
             a += split + other + p.replicated as f64 + p.experts_active as f64 / t;
-            if spec.attention_kind(i) == AttentionKind::Sliding {
-                s += 1;
+            match spec.attention_kind(i) {
+                AttentionKind::Sliding => s += 1,
+                AttentionKind::Linear => lin += 1,
+                AttentionKind::Global => {}
             }
+            linear_prefix.push(lin);
             weight_prefix.push(w);
             read_prefix.push(r);
             active_prefix.push(a);
@@ -428,6 +465,11 @@ impl<'a> Sizer<'a> {
             read_prefix,
             active_prefix,
             sliding_prefix,
+            linear_prefix,
+            linear_state_bytes: spec
+                .linear_attention
+                .as_ref()
+                .map_or(0.0, |l| l.state_elements() as f64 / t * unq),
             kv_per_layer: spec.kv_elements_per_token_layer() as f64 * kv_share,
             unq,
             embed_first,
@@ -451,14 +493,21 @@ impl<'a> Sizer<'a> {
 
     fn kv(&self, a: u32, b: u32, context: u64, batch: u64) -> f64 {
         let sliding = self.sliding_prefix[b as usize] - self.sliding_prefix[a as usize];
-        let global = (b - a) - sliding;
+        let linear = self.linear_prefix[b as usize] - self.linear_prefix[a as usize];
+        let global = (b - a) - sliding - linear;
         let window = self
             .spec
             .sliding_window
             .as_ref()
             .map_or(context, |w| w.window.min(context));
         let tokens = f64::from(global) * context as f64 + f64::from(sliding) * window as f64;
-        tokens * self.kv_per_layer * batch as f64 * self.kv_bytes
+        tokens * self.kv_per_layer * batch as f64 * self.kv_bytes + self.linear_state(a, b, batch)
+    }
+
+    /// Fixed linear-attention state of `batch` sequences in layers `a..b`.
+    fn linear_state(&self, a: u32, b: u32, batch: u64) -> f64 {
+        let linear = self.linear_prefix[b as usize] - self.linear_prefix[a as usize];
+        f64::from(linear) * self.linear_state_bytes * batch as f64
     }
 
     fn activations(&self, context: u64, batch: u64, chunk: u64, last: bool) -> f64 {
@@ -795,7 +844,10 @@ fn evaluate_replica_with(
         let mut idx = 0;
         for (k, group) in replica.stages.iter().enumerate() {
             let (a, b) = layout.layers[k];
-            let per_token = sizer.kv(a, b, 1, 1);
+            // Token cells only: the linear layers' fixed state is held per
+            // sequence, whatever the context.
+            let state = sizer.linear_state(a, b, opts.batch).ceil() as u64;
+            let per_token = sizer.kv(a, b, 1, 1) - sizer.linear_state(a, b, 1);
             for _ in group {
                 let (w, _, act, over, cap) = mem[idx];
                 idx += 1;
@@ -803,7 +855,8 @@ fn evaluate_replica_with(
                     let free = cap
                         .saturating_sub(w)
                         .saturating_sub(act)
-                        .saturating_sub(over);
+                        .saturating_sub(over)
+                        .saturating_sub(state);
                     let t = (free as f64 / per_token).floor() as u64;
                     kv_tokens = Some(kv_tokens.map_or(t, |x| x.min(t)));
                 }

@@ -797,6 +797,7 @@ pub fn to_model(
                 shared_expert_gate: has(&format!("{first}ffn_gate_inp_shexp.weight")),
                 dense_layers,
                 router_bias: has(&format!("{first}exp_probs_b.bias")),
+                mxfp4_experts: false,
             })
         }
     };
@@ -911,11 +912,14 @@ pub fn to_model(
         qk_norm: has("blk.0.attn_q_norm.weight"),
         qkv_bias: has("blk.0.attn_q.bias") || has("blk.0.attn_qkv.bias"),
         attention_output_bias: has("blk.0.attn_output.bias"),
+        attention_sinks: false,
+        attention_output_gate: false,
         mlp_bias: has("blk.0.ffn_down.bias"),
         learned_positions: None,
         moe,
         mla,
         sliding_window,
+        linear_attention: None,
         max_context: m.uint("context_length")?,
         torch_dtype: match file_type {
             Some(0) => Some("fp32".into()),

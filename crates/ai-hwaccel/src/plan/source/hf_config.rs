@@ -25,7 +25,7 @@
 use serde_json::{Map, Value};
 
 use super::ModelError;
-use crate::plan::arch::{Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow};
+use crate::plan::arch::{LinearAttention, Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow};
 
 /// The `model_type`s this parser understands.
 pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
@@ -37,6 +37,7 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "qwen2_moe",
     "qwen3",
     "qwen3_moe",
+    "qwen3_next",
     "gemma",
     "gemma2",
     "gemma3",
@@ -44,6 +45,8 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "phi3",
     "deepseek_v2",
     "deepseek_v3",
+    "kimi_k2",
+    "gpt_oss",
     "opt",
 ];
 
@@ -108,7 +111,12 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
 
     let mut spec = match model_type.as_str() {
         "opt" => opt(&top)?,
-        "deepseek_v2" | "deepseek_v3" => deepseek(&top, &model_type, &mut warnings)?,
+        // Kimi K2 is the DeepSeek-V3 architecture under its own model_type
+        // (the MoonshotAI Kimi-K2 deployment guide: it reuses the
+        // DeepSeekV3CausalLM architecture and sets model_type "kimi_k2" only
+        // so engines can tell them apart; its config names
+        // DeepseekV3ForCausalLM).
+        "deepseek_v2" | "deepseek_v3" | "kimi_k2" => deepseek(&top, &model_type, &mut warnings)?,
         "gemma3" => {
             let Some(Value::Object(text_config)) = root.get("text_config") else {
                 return Err(malformed(
@@ -215,7 +223,8 @@ fn decoder(
     spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(gemma);
 
     match model_type {
-        "llama" | "granite" | "qwen3" | "qwen3_moe" | "gemma" | "gemma2" | "gemma3_text" => {
+        "llama" | "granite" | "qwen3" | "qwen3_moe" | "qwen3_next" | "gemma" | "gemma2"
+        | "gemma3_text" | "gpt_oss" => {
             let bias = f.bool_opt("attention_bias")?.unwrap_or(false);
             spec.qkv_bias = bias;
             spec.attention_output_bias = bias;
@@ -230,7 +239,22 @@ fn decoder(
     if matches!(model_type, "llama" | "granite") {
         spec.mlp_bias = f.bool_opt("mlp_bias")?.unwrap_or(false);
     }
-    spec.qk_norm = matches!(model_type, "qwen3" | "qwen3_moe" | "gemma3_text");
+    if model_type == "gpt_oss" {
+        // GptOssAttention.sinks (one logit per head); GptOssExperts carry
+        // gate_up_proj_bias and down_proj_bias (transformers
+        // models/gpt_oss/modeling_gpt_oss.py).
+        spec.attention_sinks = true;
+        spec.mlp_bias = true;
+    }
+    spec.qk_norm = matches!(
+        model_type,
+        "qwen3" | "qwen3_moe" | "qwen3_next" | "gemma3_text"
+    );
+    if model_type == "qwen3_next" {
+        // Qwen3NextAttention: q_proj yields the query and an output gate.
+        spec.attention_output_gate = true;
+        spec.linear_attention = Some(qwen3_next_linear(f, spec.num_layers)?);
+    }
     if matches!(model_type, "gemma2" | "gemma3_text") {
         spec.norms_per_layer = 4;
     }
@@ -245,8 +269,26 @@ fn decoder(
             shared_expert_gate: false,
             dense_layers: 0,
             router_bias: false,
+            mxfp4_experts: false,
         }),
-        "qwen2_moe" | "qwen3_moe" => qwen_moe(f, spec.num_layers)?,
+        "qwen2_moe" | "qwen3_moe" | "qwen3_next" => qwen_moe(f, spec.num_layers)?,
+        // GptOssMLP: a router with a bias (GptOssTopKRouter) over
+        // num_local_experts experts of intermediate_size; the published
+        // checkpoints store the experts in MXFP4 (quantization_config).
+        "gpt_oss" => Some(Moe {
+            num_experts: f.u32_req("num_local_experts")?,
+            experts_per_token: match f.u32_opt("num_experts_per_tok")? {
+                Some(k) => k,
+                None => f.u32_req("experts_per_token")?,
+            },
+            expert_intermediate_size: spec.intermediate_size,
+            shared_experts: 0,
+            shared_expert_intermediate_size: None,
+            shared_expert_gate: false,
+            dense_layers: 0,
+            router_bias: true,
+            mxfp4_experts: f.quantization()?.is_some_and(|q| q.method == "mxfp4"),
+        }),
         _ => None,
     };
     spec.sliding_window = sliding_window(f, model_type, spec.num_layers, warnings)?;
@@ -285,11 +327,14 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         qk_norm: false,
         qkv_bias: false,
         attention_output_bias: false,
+        attention_sinks: false,
+        attention_output_gate: false,
         mlp_bias: false,
         learned_positions: None,
         moe: None,
         mla: None,
         sliding_window: None,
+        linear_attention: None,
         max_context: f.u64_opt("max_position_embeddings")?,
         torch_dtype: f.dtype()?,
     })
@@ -352,7 +397,49 @@ fn qwen_moe(f: &Fields, num_layers: u32) -> Result<Option<Moe>, ModelError> {
         shared_expert_gate: shared > 0,
         dense_layers: dense.len() as u32,
         router_bias: false,
+        mxfp4_experts: false,
     }))
+}
+
+/// Qwen3-Next's Gated DeltaNet layers (transformers `Qwen3NextConfig`):
+/// every `full_attention_interval`-th layer (default 4) attends fully, or
+/// as `layer_types` lists, which must follow that pattern.
+fn qwen3_next_linear(f: &Fields, num_layers: u32) -> Result<LinearAttention, ModelError> {
+    let l = LinearAttention {
+        num_key_heads: f.u32_req("linear_num_key_heads")?,
+        num_value_heads: f.u32_req("linear_num_value_heads")?,
+        key_head_dim: f.u64_req("linear_key_head_dim")?,
+        value_head_dim: f.u64_req("linear_value_head_dim")?,
+        conv_kernel: f.u64_req("linear_conv_kernel_dim")?,
+        full_attention_interval: f.u32_opt("full_attention_interval")?.unwrap_or(4),
+    };
+    if l.full_attention_interval == 0 {
+        return Err(f.err("full_attention_interval", "zero"));
+    }
+    if let Some(types) = f.obj.get("layer_types").filter(|v| !v.is_null()) {
+        let Value::Array(types) = types else {
+            return Err(f.err("layer_types", "expected a list of strings"));
+        };
+        if types.len() != num_layers as usize {
+            return Err(f.err(
+                "layer_types",
+                format!("{} entries for {num_layers} layers", types.len()),
+            ));
+        }
+        for (i, t) in types.iter().enumerate() {
+            let full = (i as u32 + 1) % l.full_attention_interval == 0;
+            match (t.as_str(), full) {
+                (Some("full_attention"), true) | (Some("linear_attention"), false) => {}
+                _ => {
+                    return Err(f.unsupported(format!(
+                        "layer_types[{i}] {t}: only full attention every {} layers is modelled",
+                        l.full_attention_interval
+                    )));
+                }
+            }
+        }
+    }
+    Ok(l)
 }
 
 fn sliding_window(
@@ -459,7 +546,17 @@ fn deepseek(
             shared_expert_intermediate_size: None,
             shared_expert_gate: false,
             dense_layers: f.u32_opt("first_k_dense_replace")?.unwrap_or(0),
-            router_bias: f.str_opt("topk_method")? == Some("noaux_tc"),
+            // The per-expert e_score_correction_bias exists with the
+            // "noaux_tc" router: DeepSeek's modeling_deepseek.py creates it
+            // for that topk_method, which DeepseekV3Config defaults to, and
+            // transformers' DeepseekV3TopkRouter registers it always. A V3
+            // config without topk_method (Kimi K2 copies trimmed to the
+            // architecture fields) therefore has it; V2 defaults to "greedy".
+            router_bias: match f.str_opt("topk_method")? {
+                Some(m) => m == "noaux_tc",
+                None => model_type != "deepseek_v2",
+            },
+            mxfp4_experts: false,
         });
     }
     if let Some(n) = f.u64_opt("num_nextn_predict_layers")?.filter(|&n| n > 0) {
@@ -516,12 +613,15 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         qk_norm: false,
         qkv_bias: bias,
         attention_output_bias: bias,
+        attention_sinks: false,
+        attention_output_gate: false,
         mlp_bias: bias,
         // OPTLearnedPositionalEmbedding: num_embeddings + offset 2.
         learned_positions: Some(positions + 2),
         moe: None,
         mla: None,
         sliding_window: None,
+        linear_attention: None,
         max_context: Some(positions),
         torch_dtype: f.dtype()?,
     })

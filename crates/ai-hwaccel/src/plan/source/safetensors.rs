@@ -829,6 +829,7 @@ pub fn infer_spec(
                 router_bias: has(&format!(
                     "model.layers.{i}.mlp.gate.e_score_correction_bias"
                 )),
+                mxfp4_experts: false,
             })
         }
     };
@@ -875,11 +876,14 @@ pub fn infer_spec(
         qk_norm: has(&l0("self_attn.q_norm.weight")),
         qkv_bias: has(&l0("self_attn.q_proj.bias")),
         attention_output_bias: has(&l0("self_attn.o_proj.bias")),
+        attention_sinks: has(&l0("self_attn.sinks")),
+        attention_output_gate: false,
         mlp_bias: dense_layer.is_some_and(|i| has(&format!("model.layers.{i}.mlp.down_proj.bias"))),
         learned_positions: None,
         moe,
         mla: None,
         sliding_window: None,
+        linear_attention: None,
         max_context: None,
         torch_dtype: dtype.map(str::to_string),
     };
