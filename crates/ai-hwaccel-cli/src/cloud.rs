@@ -3,16 +3,14 @@
 //! (`ai_hwaccel::plan::cost`).
 
 use ai_hwaccel::plan::cost::{
-    CloudReport, PriceFormat, apply_prices, filter_providers, parse_price_file, plan_cloud,
+    CloudReport, CostError, MAX_PRICE_FILE_BYTES, PriceFormat, parse_price_file, plan_cloud_priced,
+    provider_list,
 };
 use ai_hwaccel::plan::{InferenceOptions, RuntimeKind};
 use anyhow::{Context as _, Result, anyhow};
 use comfy_table::{ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
 
 use crate::planning::{ObjectiveArg, PlanArgs, load};
-
-/// Largest price file read (bounded memory on a wrong path).
-const MAX_PRICE_FILE_BYTES: u64 = 4 << 20;
 
 /// The inference options of `plan`'s arguments, as `planning::plan` sets
 /// them, with the runtime `--runtime` names (generic by default: cloud
@@ -56,19 +54,13 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
         }
         None => (Vec::new(), String::new()),
     };
-    let table = apply_prices(ai_hwaccel::spec::cloud::instances(), &entries, &file_name)
-        .with_context(|| format!("--price-file {file_name}"))?;
-    let providers: Vec<String> = args
-        .provider
-        .as_deref()
-        .unwrap_or("")
-        .split(',')
-        .map(|p| p.trim().to_string())
-        .filter(|p| !p.is_empty())
-        .collect();
-    let table = filter_providers(table, &providers)
-        .map_err(|e| anyhow!(crate::Usage(format!("--provider: {e}"))))?;
-    let r = plan_cloud(&m.spec, &table, &opts);
+    let providers = provider_list(args.provider.as_deref().unwrap_or(""));
+    let r = plan_cloud_priced(&m.spec, &entries, &file_name, &providers, &opts).map_err(
+        |e| match e {
+            CostError::UnknownProvider { .. } => anyhow!(crate::Usage(format!("--provider: {e}"))),
+            e => anyhow!(e).context(format!("--price-file {file_name}")),
+        },
+    )?;
     for w in &r.warnings {
         eprintln!("warning: {w}");
     }

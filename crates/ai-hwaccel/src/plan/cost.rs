@@ -34,6 +34,10 @@ use crate::spec::cloud::{CloudInstance, is_iso_date};
 /// Seconds per hour, for prices per hour against speeds per second.
 const SECONDS_PER_HOUR: f64 = 3600.0;
 
+/// Largest price file the CLI and the bindings read, bytes (bounded memory
+/// when a wrong path names a large file).
+pub const MAX_PRICE_FILE_BYTES: u64 = 4 << 20;
+
 /// Most rows a price file may hold (bounded work on hostile input).
 pub const MAX_PRICE_ROWS: usize = 10_000;
 
@@ -514,6 +518,31 @@ pub fn filter_providers(
                 .any(|p| p.eq_ignore_ascii_case(&i.instance.provider))
         })
         .collect())
+}
+
+/// The providers of a comma-separated list (`"aws, gcp"`), trimmed, empty
+/// names dropped.
+pub fn provider_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// `plan --cloud` after the price file is read: the embedded table with
+/// `prices` applied ([`apply_prices`], `price_source` naming the file),
+/// filtered to `providers` ([`filter_providers`]), planned ([`plan_cloud`]).
+/// What the CLI and the bindings both call.
+pub fn plan_cloud_priced(
+    spec: &ModelSpec,
+    prices: &[PriceEntry],
+    price_source: &str,
+    providers: &[String],
+    opts: &InferenceOptions,
+) -> Result<CloudReport, CostError> {
+    let table = apply_prices(crate::spec::cloud::instances(), prices, price_source)?;
+    let table = filter_providers(table, providers)?;
+    Ok(plan_cloud(spec, &table, opts))
 }
 
 /// The best plan of an instance, in brief.
