@@ -144,13 +144,13 @@ fn provider_filter_keeps_only_those_providers() {
 
 #[test]
 fn a_model_that_fits_nowhere() {
-    // Ten trillion parameters at fp8 are 10 TB of weights: more than any
+    // Two trillion parameters at fp8 are 2 TB of weights: more than any
     // instance of the table holds (the largest, 8 x B200, has 1.4 TiB).
     let opts = InferenceOptions {
         quant: Some(Quant::Fp8),
         ..Default::default()
     };
-    let r = report("10t", "", &[], &opts);
+    let r = report("2t", "", &[], &opts);
     assert!(r.rows.is_empty());
     assert_eq!(r.does_not_fit.len(), r.instances_considered);
     assert!(r.instances_considered >= 40);

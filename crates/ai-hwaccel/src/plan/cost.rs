@@ -924,6 +924,26 @@ count = 2
         assert!(e.to_string().contains("field \"accelerator\""), "{e}");
     }
 
+    proptest::proptest! {
+        // Hostile input: any text is a value or an error, never a panic.
+        #[test]
+        fn price_files_never_panic(s in "(?s).{0,400}") {
+            let _ = parse_price_file(&s, PriceFormat::Csv);
+            let _ = parse_price_file(&s, PriceFormat::Toml);
+        }
+
+        #[test]
+        fn csv_rows_of_any_fields_never_panic(
+            fields in proptest::collection::vec("[a-z0-9.,\"$ -]{0,12}", 0..10)
+        ) {
+            let text = format!(
+                "provider,instance,price_per_hour_usd,price_date,count\n{}\n",
+                fields.join(",")
+            );
+            let _ = parse_price_file(&text, PriceFormat::Csv);
+        }
+    }
+
     #[test]
     fn provider_filter() {
         let all = apply_prices(crate::spec::cloud::instances(), &[], "").unwrap();

@@ -203,6 +203,7 @@ mod tests {
             ("aws", "trn1.32xlarge"),
             ("gcp", "a3-highgpu-8g"),
             ("gcp", "a2-highgpu-8g"),
+            ("gcp", "g2-standard-8"),
             ("azure", "Standard_ND96isr_H100_v5"),
             ("azure", "Standard_ND96asr_v4"),
             ("azure", "Standard_NC24ads_A100_v4"),
