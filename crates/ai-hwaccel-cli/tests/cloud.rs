@@ -126,7 +126,7 @@ fn bad_input_exit_codes() {
 fn a_model_that_fits_nowhere_says_so() {
     let o = run(&[
         "plan",
-        "10t",
+        "2t",
         "--cloud",
         "--quant",
         "fp8",
