@@ -450,8 +450,13 @@ pub fn apply_prices(
                 &at,
                 missing,
                 format!(
-                    "{}/{} is not in the table, so the entry adds it and needs accelerator and count",
-                    p.provider, p.instance
+                    "{}/{}{} is not in the table, so the entry adds it and needs accelerator and count",
+                    p.provider,
+                    p.instance,
+                    p.region
+                        .as_deref()
+                        .map(|r| format!(" in region {r}"))
+                        .unwrap_or_default()
                 ),
             ));
         };
