@@ -12,6 +12,7 @@
 //!   documented bounds).
 
 mod check;
+mod cloud;
 mod fit;
 mod input;
 mod kubelet;

@@ -88,6 +88,20 @@ pub struct PlanArgs {
     /// registry's); only when the model does not fit the GPU whole.
     #[arg(long)]
     pub offload: bool,
+    /// Plan on every instance of the cloud table (AWS, GCP, Azure, OCI,
+    /// Lambda, RunPod) instead of devices, and rank those the model fits by
+    /// on-demand price per hour with the price per million output tokens;
+    /// prices are shown with the date they were read, never as current.
+    #[arg(long, conflicts_with_all = ["devices", "registry", "offload", "emit", "measure"])]
+    pub cloud: bool,
+    /// With --cloud: only these providers, comma-separated (aws, gcp, azure,
+    /// oci, lambda, runpod).
+    #[arg(long, value_name = "P[,P]", requires = "cloud")]
+    pub provider: Option<String>,
+    /// With --cloud: a price file (.toml or .csv, see README) whose rows
+    /// override the table's price of an instance or add instances.
+    #[arg(long, value_name = "FILE", requires = "cloud")]
+    pub price_file: Option<std::path::PathBuf>,
     #[arg(long)]
     pub json: bool,
 }
@@ -452,6 +466,9 @@ pub enum ObjectiveArg {
 
 /// `ai-hwaccel plan MODEL ...`.
 pub fn plan(args: &PlanArgs) -> Result<String> {
+    if args.cloud {
+        return crate::cloud::plan(args);
+    }
     let m = load(&args.model)?;
     let (mut devices, origin, registry) =
         devices_and_registry(args.devices.as_ref(), args.registry.as_deref(), true)?;

@@ -163,6 +163,9 @@ pub const COMMANDS: &[Command] = &[
             "emit",
             "plan",
             "offload",
+            "cloud",
+            "provider",
+            "price_file",
         ],
         run: plan,
     },
@@ -750,6 +753,42 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
             "plan: emit {e} launches a plan made with {e}'s memory rule; drop runtime {rt} or make them the same"
         )));
     }
+    let cloud = r.flag("cloud")?;
+    if !cloud {
+        for key in ["provider", "price_file"] {
+            if r.get(key).is_some() {
+                return Err(invalid(format!(
+                    "plan: option {key:?} needs \"cloud\": true"
+                )));
+            }
+        }
+    }
+    if cloud {
+        for key in ["devices", "registry", "offload", "emit", "measure"] {
+            conflict(r, "cloud", &[key])?;
+        }
+        return plan_cloud(
+            r,
+            &name,
+            InferenceOptions {
+                quant,
+                kv_dtype,
+                context,
+                batch,
+                prefill_chunk,
+                memory_utilization,
+                decode_efficiency,
+                prefill_efficiency,
+                calibrated_speed,
+                stored_weights: None,
+                gguf_matmul_bytes: Vec::new(),
+                max_plans: max_plans as usize,
+                gguf_levels: false,
+                objective: objective.unwrap_or(inf::Objective::Latency),
+                runtime: rt.unwrap_or(RuntimeKind::Generic),
+            },
+        );
+    }
     // Options are checked before anything slow (loading, detection) runs.
     let devices_arg = device_list(r)?;
     let m = load("model", &name)?;
@@ -804,6 +843,50 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         return to_value(r, &launch);
     }
     to_value(r, &p)
+}
+
+/// `plan --cloud`: as the CLI's `cloud::plan` (the price file read and
+/// parsed by its extension, the table priced, filtered and planned).
+fn plan_cloud(r: &Request, name: &str, opts: InferenceOptions) -> Result<Value, Error> {
+    use ai_hwaccel::plan::cost::{self, CostError, PriceFormat};
+    let providers = cost::provider_list(&r.list("provider")?.unwrap_or_default());
+    let (entries, file_name) = match r.path("price_file")? {
+        Some(file) => {
+            let shown = file.display().to_string();
+            let format = PriceFormat::from_file_name(&shown).ok_or_else(|| {
+                failed(format!(
+                    "price_file {shown}: unknown format: the name must end in .toml or .csv"
+                ))
+            })?;
+            let len = std::fs::metadata(&file)
+                .map_err(|e| io_error("price_file", &file, &e))?
+                .len();
+            if len > cost::MAX_PRICE_FILE_BYTES {
+                return Err(failed(format!(
+                    "price_file {shown}: {len} bytes is more than a price file may have ({})",
+                    cost::MAX_PRICE_FILE_BYTES
+                )));
+            }
+            #[allow(
+                clippy::disallowed_methods,
+                reason = "a user-named input file, not machine probing (as the CLI's --price-file)"
+            )]
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| io_error("price_file", &file, &e))?;
+            let entries = cost::parse_price_file(&text, format)
+                .map_err(|e| failed(format!("price_file {shown}: {e}")))?;
+            (entries, shown)
+        }
+        None => (Vec::new(), String::new()),
+    };
+    let m = load("model", name)?;
+    let opts = ai_hwaccel::plan::options_for(&m, &opts);
+    let report = cost::plan_cloud_priced(&m.spec, &entries, &file_name, &providers, &opts)
+        .map_err(|e| match e {
+            CostError::UnknownProvider { .. } => invalid(format!("plan: provider: {e}")),
+            e => failed(format!("price_file {file_name}: {e}")),
+        })?;
+    to_value(r, &report)
 }
 
 /// `plan --offload`: as the CLI's `planning::offload_plan`.

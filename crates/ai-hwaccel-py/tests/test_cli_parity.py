@@ -113,6 +113,37 @@ def test_emit_is_plan_with_emit(cli):
     assert not isinstance(info.value, ValueError)
 
 
+PRICES = pathlib.Path(__file__).resolve().parents[2] / "ai-hwaccel" / "tests" / "fixtures" / "prices"
+
+
+@pytest.mark.parametrize("options", [
+    {"model": "llama-3.1-70b", "cloud": True},
+    {"model": "llama-3.1-8b", "cloud": True, "provider": "aws,testcloud", "price_file": str(PRICES / "fixed.csv"),
+     "batch": 8, "objective": "throughput"},
+    {"model": "llama-3.1-8b", "cloud": True, "provider": ["lambda", "oci"], "price_file": str(PRICES / "fixed.toml")},
+], ids=["all", "csv", "toml"])
+def test_plan_cloud(cli, options):
+    opts = dict(options)
+    model = opts.pop("model")
+    assert ai_hwaccel.plan(model, **opts) == cli_json(cli, "plan", model, *to_args(options), "--json")
+
+
+def test_plan_cloud_errors(cli):
+    bad = str(PRICES / "bad-price.csv")
+    code, _, err = run_cli(cli, "plan", "7b", "--cloud", "--price-file", bad, "--json")
+    assert code == 1 and "price_per_hour_usd" in err
+    with pytest.raises(ai_hwaccel.Error, match="bad-price.csv: line 2: field \"price_per_hour_usd\"") as info:
+        ai_hwaccel.plan("7b", cloud=True, price_file=bad)
+    assert not isinstance(info.value, ValueError)
+    assert run_cli(cli, "plan", "7b", "--cloud", "--provider", "lamda", "--json")[0] == 2
+    with pytest.raises(ValueError, match="did you mean lambda"):
+        ai_hwaccel.plan("7b", cloud=True, provider="lamda")
+    with pytest.raises(ValueError):
+        ai_hwaccel.plan("7b", cloud=True, devices="1xl4")
+    with pytest.raises(ValueError):
+        ai_hwaccel.plan("7b", provider="aws")
+
+
 def test_plan_from_registry_file(cli, tmp_path):
     reg = tmp_path / "reg.json"
     reg.write_text(run_cli(cli, "detect", "--root", root("mi300x-spx-8gpu"), "--no-exec", "--json")[1])
@@ -274,7 +305,9 @@ def test_stub_matches_native_keys_and_cli_defaults(cli):
     sigs = stub_signatures()
     for command, keys in native_keys().items():
         assert set(sigs[command]) == set(keys), command
-    assert set(sigs["emit"]) == (set(sigs["plan"]) - {"emit", "runtime"}) | {"runtime"}
+    # emit launches one plan on devices: the cloud keys (which conflict with emit) are not its.
+    cloud_keys = {"cloud", "provider", "price_file"}
+    assert set(sigs["emit"]) == (set(sigs["plan"]) - {"emit", "runtime"} - cloud_keys) | {"runtime"}
     for cli_command, command in COMMAND_OF.items():
         for option, default in cli_options(cli, cli_command).items():
             if option in NOT_KEYWORDS or default == "":

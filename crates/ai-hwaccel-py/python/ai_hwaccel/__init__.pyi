@@ -126,6 +126,9 @@ def plan(
     emit: Optional[str] = None,
     plan: int = 1,
     offload: bool = False,
+    cloud: bool = False,
+    provider: Optional[str] = None,
+    price_file: Optional[StrPath] = None,
 ) -> Json: ...
 def emit(
     model: str,

@@ -7,6 +7,7 @@
 
 pub mod arch;
 pub mod catalog;
+pub mod cost;
 pub mod devices;
 pub mod fit;
 pub mod inference;

@@ -33,6 +33,8 @@
 //! is the SXM part (`a100-80gb`) and other forms carry a suffix
 //! (`a100-80gb-pcie`).
 
+pub mod cloud;
+
 use std::collections::HashMap;
 use std::sync::LazyLock;
 

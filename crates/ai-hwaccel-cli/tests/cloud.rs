@@ -1,0 +1,140 @@
+//! `plan MODEL --cloud`: output shape, the price file, the provider filter
+//! and the exit codes of bad input, end to end through the binary.
+#![allow(clippy::disallowed_methods, reason = "tests run the binary")]
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ai-hwaccel"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn fixture(name: &str) -> String {
+    format!(
+        "{}/../ai-hwaccel/tests/fixtures/prices/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn human_output_ranks_dates_and_fits_100_columns() {
+    let o = run(&[
+        "plan",
+        "llama-3.1-70b",
+        "--cloud",
+        "--provider",
+        "aws,lambda",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "too wide: {line}");
+    }
+    assert!(text.contains("aws p5.48xlarge"), "{text}");
+    assert!(text.contains("not current"), "{text}");
+    assert!(text.contains("2026-01-21 us-east-1: tsaol/aws-gpu@77fcd9fe1d:data/p5_instances.js"));
+    // Cheapest first: the first row's price is the smallest.
+    let prices: Vec<f64> = text
+        .lines()
+        .filter(|l| l.starts_with("│ aws ") || l.starts_with("│ lambda "))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('│').split_whitespace().collect();
+            cells[3].parse::<f64>().unwrap()
+        })
+        .collect();
+    assert!(prices.len() > 10, "{text}");
+    assert!(prices.windows(2).all(|w| w[0] <= w[1]), "{prices:?}");
+}
+
+#[test]
+fn json_rows_carry_price_date_source_and_cost() {
+    let o = run(&[
+        "plan",
+        "llama-3.1-8b",
+        "--cloud",
+        "--provider",
+        "aws,testcloud",
+        "--price-file",
+        &fixture("fixed.csv"),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let first = &rows[0];
+    assert_eq!(first["instance"], "g6e.xlarge");
+    assert_eq!(first["price_per_hour_usd"], 0.5);
+    assert_eq!(first["price_date"], "2026-11-01");
+    assert_eq!(first["source_url"], "test fixture");
+    assert_eq!(first["from_price_file"], true);
+    let tps = first["plan"]["decode_tokens_per_s"].as_f64().unwrap();
+    let usd = first["usd_per_million_output_tokens"].as_f64().unwrap();
+    assert!((usd - 0.5 / (tps * 3600.0) * 1e6).abs() < 1e-9);
+    // The A10G has no bandwidth figure: its cost per token is null.
+    let g5 = rows.iter().find(|r| r["instance"] == "g5.xlarge").unwrap();
+    assert!(g5["usd_per_million_output_tokens"].is_null());
+    assert!(rows.iter().any(|r| r["provider"] == "testcloud"));
+    assert!(
+        rows.iter()
+            .all(|r| r["provider"] == "aws" || r["provider"] == "testcloud")
+    );
+}
+
+#[test]
+fn bad_input_exit_codes() {
+    // A bad price file: exit 1, naming the file, row and field.
+    for (file, want) in [
+        (
+            "bad-price.csv",
+            "bad-price.csv: line 2: field \"price_per_hour_usd\"",
+        ),
+        (
+            "bad-date.toml",
+            "bad-date.toml: [[price]] #1: field \"price_date\"",
+        ),
+    ] {
+        let o = run(&["plan", "7b", "--cloud", "--price-file", &fixture(file)]);
+        assert_eq!(o.status.code(), Some(1), "{file}");
+        assert!(stderr(&o).contains(want), "{file}: {}", stderr(&o));
+    }
+    let o = run(&[
+        "plan",
+        "7b",
+        "--cloud",
+        "--price-file",
+        "/nonexistent/prices.csv",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("/nonexistent/prices.csv"));
+    // An unknown provider and --cloud with --devices are usage errors.
+    let o = run(&["plan", "7b", "--cloud", "--provider", "lamda"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("did you mean lambda"), "{}", stderr(&o));
+    let o = run(&["plan", "7b", "--cloud", "--devices", "1xl4"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["plan", "7b", "--provider", "aws"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_model_that_fits_nowhere_says_so() {
+    let o = run(&[
+        "plan",
+        "2t",
+        "--cloud",
+        "--quant",
+        "fp8",
+        "--provider",
+        "lambda",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("0 fit, 10 do not"), "{text}");
+    assert!(text.contains("fits none of them"), "{text}");
+}
