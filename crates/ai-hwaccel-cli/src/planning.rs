@@ -545,6 +545,7 @@ fn measure_host(cpu: &mut PlanDevice) {
                 human_bytes(bytes as u64)
             );
             cpu.bandwidth_bytes_per_s = Some(bw as u64);
+            cpu.bandwidth_basis = Some("measured".into());
         }
         None => eprintln!("note: the memory bandwidth measurement gave no figure"),
     }

@@ -684,6 +684,7 @@ fn measure_host(cpu: &mut PlanDevice) {
     let bytes = cpu.capacity_bytes.map_or(1 << 30, |c| (c / 4).min(1 << 30)) as usize;
     if let Some(bw) = ai_hwaccel::detect::measure_read_bandwidth(bytes, threads, 3) {
         cpu.bandwidth_bytes_per_s = Some(bw as u64);
+        cpu.bandwidth_basis = Some("measured".into());
     }
 }
 

@@ -407,6 +407,8 @@ fn offload_puts_the_most_layers_that_fit_on_the_gpu() {
         pcie_bandwidth_bytes_per_s: None,
         host: true,
         cpu_features: vec!["avx2".into()],
+        cpu_spec_id: None,
+        bandwidth_basis: None,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,

@@ -1231,11 +1231,25 @@ pub fn plan_inference(
         if d.host {
             let unknown: Vec<&str> = [
                 ("memory bandwidth", d.bandwidth_bytes_per_s.is_none()),
-                ("peak compute rates", d.tflops_for(Dtype::Bf16).is_none()),
+                (
+                    "peak compute rates",
+                    super::speed::reference_tflops(d, opts.runtime, Dtype::Bf16).is_none(),
+                ),
             ]
             .into_iter()
             .filter_map(|(what, missing)| missing.then_some(what))
             .collect();
+            if d.bandwidth_basis.as_deref() == Some("theoretical") {
+                warnings.push(format!(
+                    "{} ({}) is the host CPU: its memory bandwidth ({:.1} GB/s) is the theoretical \
+                     peak of its memory channels (CPU table entry {}), above what it sustains; \
+                     `plan --measure` measures it",
+                    d.id,
+                    d.name,
+                    d.bandwidth_bytes_per_s.unwrap_or(0) as f64 / 1e9,
+                    d.cpu_spec_id.as_deref().unwrap_or("?")
+                ));
+            }
             if !unknown.is_empty() {
                 warnings.push(format!(
                     "{} ({}) is the host CPU; unknown: its {}, so {} not estimated",
