@@ -579,11 +579,23 @@ fn offload_plan(
     let mut p = plan_inference(&m.spec, &pair, opts);
     match ai_hwaccel::plan::plan_offload(&m.spec, gpu, &cpu, opts) {
         Some(plan) => {
-            let on_gpu = plan.per_device[1].layers.1 - plan.per_device[1].layers.0;
-            eprintln!(
-                "note: partial offload: {on_gpu} of {} layers and the output layer on {}, the rest in host memory",
-                m.spec.num_layers, gpu.name
-            );
+            if let Some(moe) = &plan.moe_offload {
+                eprintln!(
+                    "note: MoE expert offload: all {} layers on {}, the routed experts of the first {} ({} GPU, {} host memory) in host memory (llama.cpp --n-cpu-moe {})",
+                    m.spec.num_layers,
+                    gpu.name,
+                    moe.cpu_expert_layers,
+                    human_bytes(moe.gpu_weights_bytes),
+                    human_bytes(moe.host_weights_bytes),
+                    moe.cpu_expert_layers
+                );
+            } else {
+                let on_gpu = plan.per_device[1].layers.1 - plan.per_device[1].layers.0;
+                eprintln!(
+                    "note: partial offload: {on_gpu} of {} layers and the output layer on {}, the rest in host memory",
+                    m.spec.num_layers, gpu.name
+                );
+            }
             p.quantization = plan.quantization;
             p.plans = vec![plan];
             p.feasible = true;

@@ -464,3 +464,118 @@ fn offload_puts_the_most_layers_that_fit_on_the_gpu() {
     };
     assert!(plan_offload(&spec, &big, &cpu, &opts).is_none());
 }
+
+/// MoE expert offload (llama.cpp `--n-cpu-moe N`): Qwen3-30B-A3B in bf16 on
+/// a 24 GiB RTX 4090 and a host CPU with 100 GB/s. Every layer is on the
+/// GPU except the routed experts of the first N layers; N is the fewest
+/// that fit; decode reads the GPU's bytes at its bandwidth and the active
+/// experts of the CPU layers at the host's, one after the other.
+#[test]
+fn moe_offload_keeps_the_first_layers_experts_in_host_memory() {
+    use ai_hwaccel::plan::plan_offload;
+    let spec = load_model("qwen3-30b-a3b").unwrap().spec;
+    // PCIe 4.0 x16: 31.5 GB/s each way, 63 GB/s both directions.
+    let gpu = PlanDevice {
+        id: "gpu0".into(),
+        pcie_bandwidth_bytes_per_s: Some(63_000_000_000),
+        ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+    };
+    let cpu = PlanDevice {
+        id: "cpu".into(),
+        name: "host".into(),
+        spec_id: None,
+        capacity_bytes: Some(96 << 30),
+        bandwidth_bytes_per_s: Some(100_000_000_000),
+        tflops: Default::default(),
+        native_dtypes: None,
+        link: None,
+        link_bandwidth_bytes_per_s: None,
+        domain: 9,
+        pcie_bandwidth_bytes_per_s: None,
+        host: true,
+        cpu_features: vec!["avx2".into()],
+        cpu_spec_id: None,
+        bandwidth_basis: None,
+    };
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        quant: Some(Quant::Bf16),
+        context: Some(4096),
+        calibrated_speed: false,
+        ..Default::default()
+    };
+    let p = plan_offload(&spec, &gpu, &cpu, &opts).expect("an expert-offload plan");
+    let m = p.moe_offload.clone().expect("a MoE split");
+    // Routed experts of one layer: 128 experts × 3 × 2,048 × 768 =
+    // 603,979,776 parameters = 1,207,959,552 bytes in bf16; a token uses 8
+    // of 128: 75,497,472 bytes read per layer per step.
+    let layer_experts = 128u64 * 3 * 2048 * 768 * 2;
+    assert_eq!(layer_experts, 1_207_959_552);
+    let active = layer_experts * 8 / 128;
+    // Everything but the routed experts, per layer: q 2,048 × 4,096, k and v
+    // 2,048 × 512 each, o 4,096 × 2,048, q/k norms 128 each, router
+    // 2,048 × 128, two RMSNorms of 2,048: 19,140,864 parameters.
+    let per_layer = 2048 * 4096 + 2 * 2048 * 512 + 4096 * 2048 + 2 * 128 + 2048 * 128 + 2 * 2048;
+    assert_eq!(per_layer, 19_140_864u64);
+    // Embedding and output: 151,936 × 2,048 each (untied); final norm 2,048.
+    let embedding = 151_936u64 * 2048 * 2;
+    let gpu_fixed = 48 * per_layer * 2 + embedding + 2048 * 2;
+    assert_eq!(gpu_fixed, 2_459_856_896);
+    let n = u64::from(m.cpu_expert_layers);
+    assert_eq!((m.cpu_expert_layers, m.cpu_moe_layers), (30, 30));
+    assert_eq!(m.host_weights_bytes, n * layer_experts + embedding);
+    assert_eq!(m.gpu_weights_bytes, gpu_fixed + (48 - n) * layer_experts);
+    let (c, g) = (&p.per_device[0], &p.per_device[1]);
+    assert_eq!((c.device.as_str(), c.layers), ("cpu", (0, 30)));
+    assert_eq!((g.device.as_str(), g.layers), ("gpu0", (0, 48)));
+    assert_eq!(g.weights_bytes, m.gpu_weights_bytes);
+    assert!(g.fits && c.fits);
+    // The fewest: one more layer's experts would not fit the GPU.
+    assert!(g.total_bytes + layer_experts > g.capacity_bytes);
+    // KV on the GPU: 48 layers × 4,096 tokens × 2 × 4 heads × 128 × 2 bytes.
+    assert_eq!(g.kv_cache_bytes, 48 * 4096 * 2 * 4 * 128 * 2);
+    // Decode at 0.6 of each bandwidth, one after the other.
+    assert_eq!(m.host_bytes_per_step, n * active);
+    let gpu_read = gpu_fixed + (48 - n) * active + g.kv_cache_bytes;
+    assert_eq!(m.gpu_bytes_per_step, gpu_read);
+    let t = (n * active) as f64 / (100e9 * 0.6) + gpu_read as f64 / (1008e9 * 0.6);
+    let got = p.decode_tokens_per_s.unwrap();
+    assert!((got - 1.0 / t).abs() < 1e-9 * got, "{got} vs {}", 1.0 / t);
+    assert!((got - 22.357).abs() < 0.001, "{got}");
+    // Prefill: the host experts cross PCIe once per 512-token ubatch.
+    let copy = (n * layer_experts) as f64 / 31.5e9 / 512.0;
+    assert!((m.pcie_seconds_per_prompt_token.unwrap() - copy).abs() < 1e-12);
+    assert!(p.prefill_tokens_per_s.unwrap() < 1.0 / copy);
+    // The launch command: every layer and the output on the GPU, the
+    // experts of the first 30 layers in host memory.
+    let devices = vec![cpu.clone(), gpu.clone()];
+    let mut whole = plan_inference(&spec, &devices, &opts);
+    whole.plans = vec![p.clone()];
+    let l = emit(
+        &whole,
+        0,
+        &ModelOrigin::Gguf {
+            path: "m.gguf".into(),
+        },
+    )
+    .unwrap();
+    assert_llama_cpp_accepts(&l);
+    assert_eq!(value(&l.argv, "-ngl"), "49");
+    assert_eq!(value(&l.argv, "--n-cpu-moe"), "30");
+    assert!(l.notes.iter().any(|n| n.contains("blk\\.(0|1|2|")));
+    // Fits an 80 GB H100 whole at Q4_K: no offload.
+    let h100 = PlanDevice::from_device_string("1xh100-sxm").unwrap()[0].clone();
+    let q4 = InferenceOptions {
+        quant: Some(Quant::Q4K),
+        ..opts.clone()
+    };
+    assert!(plan_offload(&spec, &h100, &cpu, &q4).is_none());
+    // A dense model gets the layer split, without a MoE section.
+    let dense = load_model("llama-3.1-8b").unwrap().spec;
+    let small = PlanDevice {
+        capacity_bytes: Some(8 << 30),
+        ..gpu.clone()
+    };
+    let d = plan_offload(&dense, &small, &cpu, &opts).unwrap();
+    assert!(d.moe_offload.is_none());
+}

@@ -255,6 +255,11 @@ pub struct Plan {
     /// "GPU KV cache size: N tokens"; the tightest device decides).
     #[serde(default)]
     pub kv_cache_capacity_tokens: Option<u64>,
+    /// MoE expert offload ([`plan_offload`] on a mixture-of-experts model):
+    /// which layers keep their routed experts in host memory and the bytes
+    /// on each side; `None` for every other plan.
+    #[serde(default)]
+    pub moe_offload: Option<MoeOffload>,
 }
 
 /// A layout that was considered and rejected.
@@ -322,6 +327,10 @@ struct Sizer<'a> {
     read_prefix: Vec<f64>,
     /// Prefix sums of active parameters (for prefill FLOPs) on one rank.
     active_prefix: Vec<f64>,
+    /// Prefix sums of routed-expert weight bytes alone, stored and read per
+    /// decode step (what MoE expert offload moves to host memory).
+    expert_prefix: Vec<f64>,
+    expert_read_prefix: Vec<f64>,
     /// Prefix counts of sliding-window layers.
     sliding_prefix: Vec<u32>,
     /// KV elements per token per layer on one rank.
@@ -367,6 +376,8 @@ impl<'a> Sizer<'a> {
         let mut read_prefix = Vec::with_capacity(n + 1);
         let mut active_prefix = Vec::with_capacity(n + 1);
         let mut sliding_prefix = Vec::with_capacity(n + 1);
+        let mut expert_prefix = vec![0.0];
+        let mut expert_read_prefix = vec![0.0];
         let (mut w, mut r, mut a, mut s) = (0.0, 0.0, 0.0, 0u32);
         weight_prefix.push(w);
         read_prefix.push(r);
@@ -399,6 +410,8 @@ impl<'a> Sizer<'a> {
             }
             w += fixed + expert_bytes;
             r += fixed + expert_bytes * touched;
+            expert_prefix.push(expert_prefix[i as usize] + expert_bytes);
+            expert_read_prefix.push(expert_read_prefix[i as usize] + expert_bytes * touched);
             a += split + other + p.replicated as f64 + p.experts_active as f64 / t;
             if spec.attention_kind(i) == AttentionKind::Sliding {
                 s += 1;
@@ -427,6 +440,8 @@ impl<'a> Sizer<'a> {
             weight_prefix,
             read_prefix,
             active_prefix,
+            expert_prefix,
+            expert_read_prefix,
             sliding_prefix,
             kv_per_layer: spec.kv_elements_per_token_layer() as f64 * kv_share,
             unq,
@@ -515,6 +530,10 @@ impl<'a> Sizer<'a> {
         2.0 * active + 2.0 * f64::from(b - a) * context as f64 * d_attn / f64::from(self.tp)
     }
 }
+
+/// MoE expert offload (llama.cpp `--n-cpu-moe`): see [`moe_offload`].
+mod moe_offload;
+pub use moe_offload::MoeOffload;
 
 /// A pipeline of TP groups: one replica.
 struct Replica<'d> {
@@ -1132,6 +1151,7 @@ fn plan_level(
                     tp_comm_seconds_per_step: ev.tp_comm,
                     pp_comm_bytes_per_step: ev.pp_bytes,
                     kv_cache_capacity_tokens: ev.kv_tokens,
+                    moe_offload: None,
                 }),
                 None => rejected.push(Rejected {
                     tensor_parallel: tp,
@@ -1463,12 +1483,22 @@ fn advise(
 /// is). The level is `opts.quant`, else the highest-fidelity llama.cpp level
 /// that leaves at least one layer on the GPU. `None` when no level does, or
 /// when the whole model fits the GPU (no offload needed).
+///
+/// A mixture-of-experts model is split by experts instead when it can be
+/// (llama.cpp `--n-cpu-moe`, [`moe_offload`]): every layer on the GPU but
+/// the routed experts of the fewest first layers, which stay in host memory;
+/// the plan's [`Plan::moe_offload`] says which and the bytes on each side.
 pub fn plan_offload(
     spec: &ModelSpec,
     gpu: &PlanDevice,
     cpu: &PlanDevice,
     opts: &InferenceOptions,
 ) -> Option<Plan> {
+    if spec.moe.is_some()
+        && let Some(p) = moe_offload::plan(spec, gpu, cpu, opts)
+    {
+        return Some(p);
+    }
     let layers = spec.num_layers;
     if layers < 2 {
         return None;
@@ -1542,6 +1572,7 @@ pub fn plan_offload(
             tp_comm_seconds_per_step: None,
             pp_comm_bytes_per_step: ev.pp_bytes,
             kv_cache_capacity_tokens: ev.kv_tokens,
+            moe_offload: None,
         });
     }
     None

@@ -18,7 +18,7 @@
 //! will run. Name the runtime (`--runtime`) to get its own rule.
 
 mod generic;
-mod llamacpp;
+pub(crate) mod llamacpp;
 pub mod log;
 mod sglang;
 mod trtllm;
