@@ -1272,7 +1272,7 @@ pub fn plan_inference(
             }
             if !unknown.is_empty() {
                 warnings.push(format!(
-                    "{} ({}) is the host CPU; unknown: its {}, so {} not estimated",
+                    "{} ({}) is the host CPU; unknown: its {}, so {} not estimated{}",
                     d.id,
                     d.name,
                     unknown.join(" and "),
@@ -1282,6 +1282,11 @@ pub fn plan_inference(
                         "decode speed is"
                     } else {
                         "prefill speed is"
+                    },
+                    match &d.cpu_spec_id {
+                        None =>
+                            " (its model name matches no entry of the CPU table, spec/cpus.toml)",
+                        Some(_) => " (its CPU table entry has no per-cycle figure for its cores)",
                     }
                 ));
             }
