@@ -801,11 +801,10 @@ fn offload_plan(
     opts: &InferenceOptions,
     measure: bool,
 ) -> Result<InferencePlan, Error> {
-    let gpu = devices
-        .iter()
-        .filter(|d| !d.host)
-        .max_by_key(|d| d.capacity_bytes.unwrap_or(0))
-        .ok_or_else(|| failed("offload needs a GPU: none among the devices"))?;
+    let gpus: Vec<PlanDevice> = devices.iter().filter(|d| !d.host).cloned().collect();
+    if gpus.is_empty() {
+        return Err(failed("offload needs a GPU: none among the devices"));
+    }
     let reg = match registry {
         Some(r) => r,
         None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
@@ -815,16 +814,17 @@ fn offload_plan(
     if measure {
         measure_host(&mut cpu);
     }
-    let pair = [cpu.clone(), gpu.clone()];
-    let mut p = plan_inference(&m.spec, &pair, opts);
-    match ai_hwaccel::plan::plan_offload(&m.spec, gpu, &cpu, opts) {
+    let mut all = vec![cpu.clone()];
+    all.extend(gpus.iter().cloned());
+    let mut p = plan_inference(&m.spec, &all, opts);
+    match ai_hwaccel::plan::plan_offload_gpus(&m.spec, &gpus, &cpu, opts) {
         Some(plan) => {
             p.quantization = plan.quantization;
             p.plans = vec![plan];
             p.feasible = true;
             p.feasible_plans = 1;
         }
-        None => p = plan_inference(&m.spec, std::slice::from_ref(gpu), opts),
+        None => p = plan_inference(&m.spec, &gpus, opts),
     }
     Ok(p)
 }

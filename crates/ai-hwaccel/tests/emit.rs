@@ -579,3 +579,121 @@ fn moe_offload_keeps_the_first_layers_experts_in_host_memory() {
     let d = plan_offload(&dense, &small, &cpu, &opts).unwrap();
     assert!(d.moe_offload.is_none());
 }
+
+/// Partial offload over two GPUs (`-ngl` with `--tensor-split`): Llama 3.1
+/// 70B in bf16 on two 24 GiB RTX 4090s and the host CPU. The CPU keeps the
+/// first layers; each GPU, filled from the last, holds as many layers as
+/// fit (the last one also the output layer).
+#[test]
+fn offload_over_two_gpus_splits_the_last_layers_between_them() {
+    use ai_hwaccel::plan::plan_offload_gpus;
+    let spec = load_model("llama-3.1-70b").unwrap().spec;
+    let card = |id: &str| PlanDevice {
+        id: id.into(),
+        ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+    };
+    let gpus = [card("gpu0"), card("gpu1")];
+    let cpu = PlanDevice {
+        id: "cpu".into(),
+        name: "host".into(),
+        spec_id: None,
+        capacity_bytes: Some(256 << 30),
+        bandwidth_bytes_per_s: Some(100_000_000_000),
+        tflops: Default::default(),
+        native_dtypes: None,
+        link: None,
+        link_bandwidth_bytes_per_s: None,
+        domain: 9,
+        pcie_bandwidth_bytes_per_s: None,
+        host: true,
+        cpu_features: vec!["avx2".into()],
+        cpu_spec_id: None,
+        bandwidth_basis: None,
+    };
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        quant: Some(Quant::Bf16),
+        context: Some(4096),
+        calibrated_speed: false,
+        ..Default::default()
+    };
+    let p = plan_offload_gpus(&spec, &gpus, &cpu, &opts).expect("a plan");
+    let d = &p.per_device;
+    let ids: Vec<&str> = d.iter().map(|x| x.device.as_str()).collect();
+    assert_eq!(ids, ["cpu", "gpu0", "gpu1"]);
+    assert_eq!(d[0].layers.0, 0);
+    assert_eq!(
+        (d[0].layers.1, d[1].layers.1),
+        (d[1].layers.0, d[2].layers.0)
+    );
+    assert_eq!(d[2].layers.1, 80);
+    assert!(d.iter().all(|x| x.fits));
+    // One bf16 layer: q and o 8,192 × 8,192, k and v 8,192 × 1,024, the
+    // MLP 3 × 8,192 × 28,672, two norms of 8,192 = 855,654,400 parameters,
+    // 1,711,308,800 bytes; its KV at 4,096 tokens: 4,096 × 2 × 8 × 128 × 2
+    // = 16,777,216 bytes. Neither GPU has room for one more.
+    let layer = (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672 + 2 * 8192) * 2u64;
+    assert_eq!(layer, 1_711_308_800);
+    let kv = 4096u64 * 2 * 8 * 128 * 2;
+    for g in &d[1..] {
+        let n = u64::from(g.layers.1 - g.layers.0);
+        assert_eq!(g.kv_cache_bytes, n * kv);
+        assert!(g.total_bytes + layer + kv > g.capacity_bytes, "{g:?}");
+    }
+    // The last GPU also holds the output layer (128,256 × 8,192 bf16) and
+    // the final norm.
+    let n1 = u64::from(d[2].layers.1 - d[2].layers.0);
+    assert_eq!(
+        d[2].weights_bytes,
+        n1 * layer + 128_256 * 8192 * 2 + 8192 * 2
+    );
+    // Decode: the three stages one after the other at 0.6 of their
+    // bandwidths; the CPU reads one embedding row per token.
+    let embedding = 128_256u64 * 8192 * 2;
+    let t = (d[0].weights_bytes - embedding + d[0].kv_cache_bytes) as f64 / (100e9 * 0.6)
+        + (d[1].weights_bytes + d[1].kv_cache_bytes) as f64 / (1008e9 * 0.6)
+        + (d[2].weights_bytes + d[2].kv_cache_bytes) as f64 / (1008e9 * 0.6);
+    let got = p.decode_tokens_per_s.unwrap();
+    assert!((got - 1.0 / t).abs() / got < 1e-3, "{got} vs {}", 1.0 / t);
+    // The launch: -ngl counts both GPUs' layers and the output layer,
+    // --tensor-split their layers.
+    let devices = vec![cpu.clone(), gpus[0].clone(), gpus[1].clone()];
+    let mut whole = plan_inference(&spec, &devices, &opts);
+    whole.plans = vec![p.clone()];
+    let l = emit(
+        &whole,
+        0,
+        &ModelOrigin::Gguf {
+            path: "m.gguf".into(),
+        },
+    )
+    .unwrap();
+    assert_llama_cpp_accepts(&l);
+    let on_gpus = (d[1].layers.1 - d[1].layers.0) + (d[2].layers.1 - d[2].layers.0);
+    assert_eq!(value(&l.argv, "-ngl"), (on_gpus + 1).to_string());
+    assert_eq!(
+        value(&l.argv, "--tensor-split"),
+        format!(
+            "{},{}",
+            d[1].layers.1 - d[1].layers.0,
+            d[2].layers.1 - d[2].layers.0
+        )
+    );
+    // One GPU: plan_offload's answer; none: nothing.
+    assert_eq!(
+        plan_offload_gpus(&spec, &gpus[..1], &cpu, &opts),
+        ai_hwaccel::plan::plan_offload(&spec, &gpus[0], &cpu, &opts)
+    );
+    assert!(plan_offload_gpus(&spec, &[], &cpu, &opts).is_none());
+    // Fits two 80 GB H100s at Q4_K: no offload.
+    let h100 = PlanDevice::from_device_string("2xh100-sxm").unwrap();
+    let q4 = InferenceOptions {
+        quant: Some(Quant::Q4K),
+        ..opts.clone()
+    };
+    assert!(plan_offload_gpus(&spec, &h100, &cpu, &q4).is_none());
+    // With the numbers above: 14 layers on the first card, 12 and the
+    // output layer on the second, 54 on the CPU.
+    let split: Vec<(u32, u32)> = d.iter().map(|x| x.layers).collect();
+    assert_eq!(split, [(0, 54), (54, 68), (68, 80)]);
+}

@@ -535,6 +535,10 @@ impl<'a> Sizer<'a> {
 mod moe_offload;
 pub use moe_offload::MoeOffload;
 
+/// Partial offload over several GPUs: see [`layer_offload`].
+mod layer_offload;
+pub use layer_offload::plan_offload_gpus;
+
 /// A pipeline of TP groups: one replica.
 struct Replica<'d> {
     stages: Vec<Vec<&'d PlanDevice>>,
