@@ -270,13 +270,20 @@ impl PlanDevice {
 }
 
 /// The physical cores this process may run on: the detected physical
-/// cores (else the table's cores × sockets) scaled by the share of logical
-/// CPUs it may use (affinity mask and cpuset: 8 usable of 192 logical on a
-/// 96-core part with SMT are 4 cores), rounded up, at least 1 and at most
-/// the table's cores × sockets.
+/// cores (else the logical CPUs, an upper bound, else the table's cores ×
+/// sockets) scaled by the share of logical CPUs it may use (affinity mask
+/// and cpuset: 8 usable of 192 logical on a 96-core part with SMT are 4
+/// cores), rounded up, at least 1 and at most the table's cores × sockets.
+/// A virtual machine shows only its own vCPUs, so a 4-vCPU slice of a
+/// 96-core part gets the rates of at most 4 cores.
 pub fn usable_cores(info: &crate::model::CpuInfo, entry: &crate::spec::cpu::CpuSpec) -> u32 {
     let total = entry.cores.saturating_mul(info.sockets.unwrap_or(1).max(1));
-    let physical = info.physical_cores.unwrap_or(total).min(total).max(1);
+    let physical = info
+        .physical_cores
+        .or(info.logical_cpus)
+        .unwrap_or(total)
+        .min(total)
+        .max(1);
     match (info.usable_cpus, info.logical_cpus) {
         (Some(u), Some(l)) if l > 0 && u < l => (u64::from(physical) * u64::from(u))
             .div_ceil(u64::from(l))
@@ -288,6 +295,34 @@ pub fn usable_cores(info: &crate::model::CpuInfo, entry: &crate::spec::cpu::CpuS
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usable_cores_follow_the_cpus_this_process_may_use() {
+        let e = crate::spec::cpu::by_id("epyc-9654").unwrap();
+        let info = |physical, logical, usable, sockets| crate::model::CpuInfo {
+            physical_cores: physical,
+            logical_cpus: logical,
+            usable_cpus: usable,
+            sockets,
+            ..Default::default()
+        };
+        // Whole two-socket machine: 2 × 96.
+        assert_eq!(
+            usable_cores(&info(Some(192), Some(384), Some(384), Some(2)), e),
+            192
+        );
+        // A cpuset of 8 of 192 logical CPUs (SMT): 96 × 8 ÷ 192 = 4 cores.
+        assert_eq!(
+            usable_cores(&info(Some(96), Some(192), Some(8), Some(1)), e),
+            4
+        );
+        // A 4-vCPU VM without core ids: at most its 4 vCPUs.
+        assert_eq!(usable_cores(&info(None, Some(4), Some(4), Some(1)), e), 4);
+        // Nothing known: the table's cores of one socket.
+        assert_eq!(usable_cores(&info(None, None, None, None), e), 96);
+        // Never more than the table's cores × sockets.
+        assert_eq!(usable_cores(&info(Some(500), None, None, Some(1)), e), 96);
+    }
 
     #[test]
     fn device_strings_make_domains() {

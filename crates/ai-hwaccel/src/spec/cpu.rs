@@ -175,6 +175,10 @@ pub fn by_id(id: &str) -> Option<&'static CpuSpec> {
     DB.cpus.iter().find(|c| c.id == id)
 }
 
+/// Longest model name matched (x86 brand strings are 48 bytes; room for
+/// other kernels' spellings).
+pub const MAX_MODEL_NAME_BYTES: usize = 256;
+
 /// A CPU model name as kernels and vendors spell it, reduced to the words
 /// that name the product: lowercase; trademark marks (`(R)`, `(TM)`, `®`,
 /// `™`) dropped; everything from `@` (Intel's `CPU @ 2.10GHz`) and from
@@ -203,6 +207,7 @@ pub fn normalize_model_name(name: &str) -> String {
         let is_gen = (*w == "gen" && k > 0)
             || (words.get(k + 1) == Some(&"gen")
                 && w.len() > 2
+                && w.is_ascii()
                 && w[..w.len() - 2].bytes().all(|b| b.is_ascii_digit())
                 && ["st", "nd", "rd", "th"].contains(&&w[w.len() - 2..]));
         if is_core_count || is_gen || *w == "processor" || *w == "cpu" {
@@ -220,6 +225,11 @@ pub fn normalize_model_name(name: &str) -> String {
 /// masked name (`Intel(R) Xeon(R) CPU @ 2.20GHz`) matches nothing rather
 /// than a neighbour with other figures.
 pub fn match_model_name(name: &str) -> Option<&'static CpuSpec> {
+    // x86 brand strings are at most 48 bytes (CPUID 0x80000002-4); a longer
+    // name is no product name, and the work stays bounded.
+    if name.len() > MAX_MODEL_NAME_BYTES {
+        return None;
+    }
     let n = normalize_model_name(name);
     if n.is_empty() {
         return None;
@@ -336,5 +346,11 @@ mod tests {
         );
         assert_eq!(normalize_model_name(""), "");
         assert_eq!(match_model_name("   "), None);
+        // Hostile input: long or odd names match nothing, without panicking.
+        assert_eq!(match_model_name(&"AMD EPYC 9654 ".repeat(100)), None);
+        assert_eq!(match_model_name("gen 1st gen -core @@@ ®™"), None);
+        assert_eq!(match_model_name("\u{0}AMD EPYC 9654"), None);
+        // A multi-byte word before "gen" is not sliced inside a character.
+        assert_eq!(normalize_model_name("€a gen x"), "€a x");
     }
 }
