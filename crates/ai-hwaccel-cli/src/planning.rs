@@ -583,10 +583,23 @@ fn offload_plan(
     match ai_hwaccel::plan::plan_offload_gpus(&m.spec, &gpus, &cpu, opts) {
         Some(plan) => {
             if let Some(moe) = &plan.moe_offload {
+                let on = if plan.per_device.len() > 2 {
+                    let split: Vec<String> = plan.per_device[1..]
+                        .iter()
+                        .map(|d| (d.layers.1 - d.layers.0).to_string())
+                        .collect();
+                    format!(
+                        "{} GPUs ({} layers each, in order)",
+                        plan.per_device.len() - 1,
+                        split.join(", ")
+                    )
+                } else {
+                    gpu.name.clone()
+                };
                 eprintln!(
                     "note: MoE expert offload: all {} layers on {}, the routed experts of the first {} ({} GPU, {} host memory) in host memory (llama.cpp --n-cpu-moe {})",
                     m.spec.num_layers,
-                    gpu.name,
+                    on,
                     moe.cpu_expert_layers,
                     human_bytes(moe.gpu_weights_bytes),
                     human_bytes(moe.host_weights_bytes),

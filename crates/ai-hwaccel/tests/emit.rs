@@ -563,6 +563,13 @@ fn moe_offload_keeps_the_first_layers_experts_in_host_memory() {
     assert_eq!(value(&l.argv, "-ngl"), "49");
     assert_eq!(value(&l.argv, "--n-cpu-moe"), "30");
     assert!(l.notes.iter().any(|n| n.contains("blk\\.(0|1|2|")));
+    // A host too small for the 30 layers' experts (36.9 GB) gets no expert
+    // split: the fewest N needs the most host memory of any N.
+    let small_host = PlanDevice {
+        capacity_bytes: Some(30 << 30),
+        ..cpu.clone()
+    };
+    assert!(plan_offload(&spec, &gpu, &small_host, &opts).is_none_or(|p| p.moe_offload.is_none()));
     // Fits an 80 GB H100 whole at Q4_K: no offload.
     let h100 = PlanDevice::from_device_string("1xh100-sxm").unwrap()[0].clone();
     let q4 = InferenceOptions {
@@ -696,4 +703,100 @@ fn offload_over_two_gpus_splits_the_last_layers_between_them() {
     // output layer on the second, 54 on the CPU.
     let split: Vec<(u32, u32)> = d.iter().map(|x| x.layers).collect();
     assert_eq!(split, [(0, 54), (54, 68), (68, 80)]);
+}
+
+/// MoE expert offload over two GPUs: Qwen3-30B-A3B in bf16 on two 24 GiB
+/// RTX 4090s. Every layer on the GPUs (split by layers), the routed experts
+/// of the fewest first layers in host memory; `-ngl`, `--tensor-split` and
+/// `--n-cpu-moe` together.
+#[test]
+fn moe_offload_over_two_gpus() {
+    use ai_hwaccel::plan::plan_offload_gpus;
+    let spec = load_model("qwen3-30b-a3b").unwrap().spec;
+    let card = |id: &str| PlanDevice {
+        id: id.into(),
+        pcie_bandwidth_bytes_per_s: Some(63_000_000_000),
+        ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+    };
+    let gpus = [card("gpu0"), card("gpu1")];
+    let cpu = PlanDevice {
+        id: "cpu".into(),
+        name: "host".into(),
+        spec_id: None,
+        capacity_bytes: Some(96 << 30),
+        bandwidth_bytes_per_s: Some(100_000_000_000),
+        tflops: Default::default(),
+        native_dtypes: None,
+        link: None,
+        link_bandwidth_bytes_per_s: None,
+        domain: 9,
+        pcie_bandwidth_bytes_per_s: None,
+        host: true,
+        cpu_features: vec!["avx2".into()],
+        cpu_spec_id: None,
+        bandwidth_basis: None,
+    };
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        quant: Some(Quant::Bf16),
+        context: Some(4096),
+        calibrated_speed: false,
+        ..Default::default()
+    };
+    let p = plan_offload_gpus(&spec, &gpus, &cpu, &opts).expect("a plan");
+    let m = p.moe_offload.clone().expect("a MoE split");
+    let d = &p.per_device;
+    let ids: Vec<&str> = d.iter().map(|x| x.device.as_str()).collect();
+    assert_eq!(ids, ["cpu", "gpu0", "gpu1"]);
+    assert_eq!((d[1].layers.0, d[1].layers.1), (0, d[2].layers.0));
+    assert_eq!(d[2].layers.1, 48);
+    assert!(d.iter().all(|x| x.fits));
+    // As in the one-GPU test: 1,207,959,552 bytes of routed experts per
+    // layer (75,497,472 read per step), 2,459,856,896 bytes of the rest.
+    let (layer_experts, active, gpu_fixed) = (1_207_959_552u64, 75_497_472u64, 2_459_856_896u64);
+    let embedding = 151_936u64 * 2048 * 2;
+    let n = u64::from(m.cpu_expert_layers);
+    assert_eq!(u64::from(d[0].layers.1), n);
+    assert_eq!(m.host_weights_bytes, n * layer_experts + embedding);
+    assert_eq!(m.gpu_weights_bytes, gpu_fixed + (48 - n) * layer_experts);
+    // Fewer experts than on one card: 48 GiB of GPUs instead of 24.
+    assert!(n < 30, "{n}");
+    // Neither GPU has room for one more layer of experts... and the host
+    // experts could not be one layer fewer: the GPUs together are short of
+    // a layer's experts.
+    let free: u64 = d[1..]
+        .iter()
+        .map(|x| x.capacity_bytes - x.total_bytes)
+        .sum();
+    assert!(free < layer_experts, "{free}");
+    // Decode: both GPUs at 0.6 × 1,008 GB/s, then the host at 0.6 × 100.
+    let kv = 48u64 * 4096 * 2 * 4 * 128 * 2;
+    let gpu_read = gpu_fixed + (48 - n) * active + kv;
+    assert_eq!(m.gpu_bytes_per_step, gpu_read);
+    let t = gpu_read as f64 / (1008e9 * 0.6) + (n * active) as f64 / (100e9 * 0.6);
+    let got = p.decode_tokens_per_s.unwrap();
+    assert!((got - 1.0 / t).abs() < 1e-9 * got, "{got} vs {}", 1.0 / t);
+    // The launch.
+    let devices = vec![cpu.clone(), gpus[0].clone(), gpus[1].clone()];
+    let mut whole = plan_inference(&spec, &devices, &opts);
+    whole.plans = vec![p.clone()];
+    let l = emit(
+        &whole,
+        0,
+        &ModelOrigin::Gguf {
+            path: "m.gguf".into(),
+        },
+    )
+    .unwrap();
+    assert_llama_cpp_accepts(&l);
+    assert_eq!(value(&l.argv, "-ngl"), "49");
+    assert_eq!(value(&l.argv, "--n-cpu-moe"), n.to_string());
+    assert_eq!(
+        value(&l.argv, "--tensor-split"),
+        format!("{},{}", d[1].layers.1, 48 - d[2].layers.0)
+    );
+    // With these sizes: the experts of 10 layers on the host, 29 layers on
+    // the first card and 19 and the output layer on the second.
+    let split: Vec<(u32, u32)> = d.iter().map(|x| x.layers).collect();
+    assert_eq!(split, [(0, 10), (0, 29), (29, 48)]);
 }

@@ -1504,7 +1504,7 @@ pub fn plan_offload(
     opts: &InferenceOptions,
 ) -> Option<Plan> {
     if spec.moe.is_some()
-        && let Some(p) = moe_offload::plan(spec, gpu, cpu, opts)
+        && let Some(p) = moe_offload::plan(spec, &[gpu], cpu, opts)
     {
         return Some(p);
     }

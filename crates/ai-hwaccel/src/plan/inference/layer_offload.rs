@@ -14,9 +14,10 @@ use crate::plan::arch::ModelSpec;
 use crate::plan::runtime::RuntimeKind;
 
 /// [`plan_offload`] over one or more GPUs: with one GPU, exactly
-/// [`plan_offload`] (MoE expert offload included); with several, the layer
-/// split above (a MoE model is then split by layers too: expert offload
-/// across several GPUs is not modelled). The level is `opts.quant`, else
+/// [`plan_offload`]; with several, a MoE model's expert offload over all of
+/// them (every layer on the GPUs, split by layers, the routed experts of
+/// the first layers in host memory: [`super::moe_offload`]) when it exists,
+/// else the layer split above. The level is `opts.quant`, else
 /// the highest-fidelity llama.cpp level that leaves at least one layer on a
 /// GPU. `None` without a GPU, when the model fits the GPUs alone, or when no
 /// level leaves a layer on them.
@@ -29,7 +30,15 @@ pub fn plan_offload_gpus(
     match gpus {
         [] => None,
         [gpu] => plan_offload(spec, gpu, cpu, opts),
-        _ => several(spec, gpus, cpu, opts),
+        _ => {
+            let refs: Vec<&PlanDevice> = gpus.iter().collect();
+            if spec.moe.is_some()
+                && let Some(p) = super::moe_offload::plan(spec, &refs, cpu, opts)
+            {
+                return Some(p);
+            }
+            several(spec, gpus, cpu, opts)
+        }
     }
 }
 
