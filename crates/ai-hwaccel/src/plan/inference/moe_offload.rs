@@ -1,7 +1,8 @@
 //! MoE expert offload as llama.cpp runs it (`--n-cpu-moe N`, the same as
 //! `-ot "blk\.(0|…|N-1)\.ffn_(up|down|gate)_exps=CPU"`): every layer is
-//! offloaded to the GPU (`-ngl` all) except the routed experts of the first
-//! `N` layers, which stay in host memory; attention, shared experts,
+//! offloaded to the GPU (`-ngl` all; several GPUs split the layers in
+//! order, `--tensor-split`) except the routed experts of the first `N`
+//! layers, which stay in host memory; attention, shared experts,
 //! routers, norms and the output layer are on the GPU, the token embedding
 //! in host memory (llama.cpp keeps the input layer on the CPU,
 //! `src/llama-model.cpp`: "there is very little benefit to offloading the
