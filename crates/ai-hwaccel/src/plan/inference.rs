@@ -1494,7 +1494,7 @@ fn advise(
 /// when the whole model fits the GPU (no offload needed).
 ///
 /// A mixture-of-experts model is split by experts instead when it can be
-/// (llama.cpp `--n-cpu-moe`, [`moe_offload`]): every layer on the GPU but
+/// (llama.cpp `--n-cpu-moe`, `plan::inference::moe_offload`): every layer on the GPU but
 /// the routed experts of the fewest first layers, which stay in host memory;
 /// the plan's [`Plan::moe_offload`] says which and the bytes on each side.
 pub fn plan_offload(

@@ -16,7 +16,7 @@ use crate::plan::runtime::RuntimeKind;
 /// [`plan_offload`] over one or more GPUs: with one GPU, exactly
 /// [`plan_offload`]; with several, a MoE model's expert offload over all of
 /// them (every layer on the GPUs, split by layers, the routed experts of
-/// the first layers in host memory: [`super::moe_offload`]) when it exists,
+/// the first layers in host memory: `plan::inference::moe_offload`) when it exists,
 /// else the layer split above. The level is `opts.quant`, else
 /// the highest-fidelity llama.cpp level that leaves at least one layer on a
 /// GPU. `None` without a GPU, when the model fits the GPUs alone, or when no

@@ -73,7 +73,7 @@ pub struct MoeOffload {
     /// a bandwidth unknown).
     pub gpu_seconds_per_step: Option<f64>,
     /// Prefill seconds per prompt token copying the host experts to the GPU
-    /// (once per ubatch of [`N_UBATCH`] tokens over one direction of PCIe);
+    /// (once per 512-token ubatch, llama.cpp's `-ub`, over one direction of PCIe);
     /// `None` when the GPU's PCIe bandwidth is unknown.
     pub pcie_seconds_per_prompt_token: Option<f64>,
 }
