@@ -83,9 +83,11 @@ pub struct PlanArgs {
     #[arg(long = "plan", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub plan_index: u64,
     /// Partial offload as llama.cpp runs it (`-ngl`): the most last layers
-    /// that fit on the largest GPU (of --devices, --registry or this
-    /// machine), the rest in host memory (this machine's, or the
-    /// registry's); only when the model does not fit the GPU whole.
+    /// that fit on the GPUs (of --devices, --registry or this machine; with
+    /// several, split over them in order, `--tensor-split`), the rest in host
+    /// memory (this machine's, or the registry's); on one GPU a MoE model
+    /// keeps the routed experts of its first layers in host memory instead
+    /// (`--n-cpu-moe`). Only when the model does not fit the GPUs alone.
     #[arg(long)]
     pub offload: bool,
     /// Plan on every instance of the cloud table (AWS, GCP, Azure, OCI,
@@ -573,13 +575,14 @@ fn measure_host(cpu: &mut PlanDevice) {
                 human_bytes(bytes as u64)
             );
             cpu.bandwidth_bytes_per_s = Some(bw as u64);
+            cpu.bandwidth_basis = Some("measured".into());
         }
         None => eprintln!("note: the memory bandwidth measurement gave no figure"),
     }
 }
 
-/// `plan --offload`: the largest GPU and the host CPU as llama.cpp's two
-/// stages ([`ai_hwaccel::plan::plan_offload`]).
+/// `plan --offload`: the GPUs and the host CPU as llama.cpp's stages
+/// ([`ai_hwaccel::plan::plan_offload_gpus`]).
 fn offload_plan(
     args: &PlanArgs,
     m: &LoadedModel,
@@ -587,9 +590,9 @@ fn offload_plan(
     registry: Option<ai_hwaccel::Registry>,
     opts: &InferenceOptions,
 ) -> Result<InferencePlan> {
-    let gpu = devices
+    let gpus: Vec<PlanDevice> = devices.iter().filter(|d| !d.host).cloned().collect();
+    let gpu = gpus
         .iter()
-        .filter(|d| !d.host)
         .max_by_key(|d| d.capacity_bytes.unwrap_or(0))
         .ok_or_else(|| anyhow::anyhow!("--offload needs a GPU: none among the devices"))?;
     // The registry the devices came from; with a device string, this machine's.
@@ -602,26 +605,74 @@ fn offload_plan(
     if args.measure && args.registry.is_none() {
         measure_host(&mut cpu);
     }
-    let pair = [cpu.clone(), gpu.clone()];
-    let mut p = plan_inference(&m.spec, &pair, opts);
-    match ai_hwaccel::plan::plan_offload(&m.spec, gpu, &cpu, opts) {
+    let mut all = vec![cpu.clone()];
+    all.extend(gpus.iter().cloned());
+    let mut p = plan_inference(&m.spec, &all, opts);
+    match ai_hwaccel::plan::plan_offload_gpus(&m.spec, &gpus, &cpu, opts) {
         Some(plan) => {
-            let on_gpu = plan.per_device[1].layers.1 - plan.per_device[1].layers.0;
-            eprintln!(
-                "note: partial offload: {on_gpu} of {} layers and the output layer on {}, the rest in host memory",
-                m.spec.num_layers, gpu.name
-            );
+            if let Some(moe) = &plan.moe_offload {
+                let on = if plan.per_device.len() > 2 {
+                    let split: Vec<String> = plan.per_device[1..]
+                        .iter()
+                        .map(|d| (d.layers.1 - d.layers.0).to_string())
+                        .collect();
+                    format!(
+                        "{} GPUs ({} layers each, in order)",
+                        plan.per_device.len() - 1,
+                        split.join(", ")
+                    )
+                } else {
+                    gpu.name.clone()
+                };
+                eprintln!(
+                    "note: MoE expert offload: all {} layers on {}, the routed experts of the first {} ({} GPU, {} host memory) in host memory (llama.cpp --n-cpu-moe {})",
+                    m.spec.num_layers,
+                    on,
+                    moe.cpu_expert_layers,
+                    human_bytes(moe.gpu_weights_bytes),
+                    human_bytes(moe.host_weights_bytes),
+                    moe.cpu_expert_layers
+                );
+            } else if plan.per_device.len() > 2 {
+                let split: Vec<String> = plan.per_device[1..]
+                    .iter()
+                    .map(|d| (d.layers.1 - d.layers.0).to_string())
+                    .collect();
+                let on_gpus = plan.per_device[1..]
+                    .iter()
+                    .map(|d| d.layers.1 - d.layers.0)
+                    .sum::<u32>();
+                eprintln!(
+                    "note: partial offload: {on_gpus} of {} layers and the output layer on {} GPUs ({} layers each, in order), the rest in host memory",
+                    m.spec.num_layers,
+                    plan.per_device.len() - 1,
+                    split.join(", ")
+                );
+            } else {
+                let on_gpu = plan.per_device[1].layers.1 - plan.per_device[1].layers.0;
+                eprintln!(
+                    "note: partial offload: {on_gpu} of {} layers and the output layer on {}, the rest in host memory",
+                    m.spec.num_layers, gpu.name
+                );
+            }
             p.quantization = plan.quantization;
             p.plans = vec![plan];
             p.feasible = true;
             p.feasible_plans = 1;
         }
         None => {
-            eprintln!(
-                "note: no offload plan: the model fits {} whole, or no level leaves a layer on it",
-                gpu.name
-            );
-            p = plan_inference(&m.spec, std::slice::from_ref(gpu), opts);
+            if gpus.len() > 1 {
+                eprintln!(
+                    "note: no offload plan: the model fits the {} GPUs, or no level leaves a layer on them with the rest in host memory",
+                    gpus.len()
+                );
+            } else {
+                eprintln!(
+                    "note: no offload plan: the model fits {} whole, or no level leaves a layer on it",
+                    gpu.name
+                );
+            }
+            p = plan_inference(&m.spec, &gpus, opts);
         }
     }
     Ok(p)

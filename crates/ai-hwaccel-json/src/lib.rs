@@ -449,8 +449,8 @@ fn read_registry(file: &Path) -> Result<Registry, Error> {
     // As the CLI reads it: only a regular file (a FIFO is an error, not a
     // wait), at most 64 MiB.
     const MAX_REGISTRY_BYTES: u64 = 64 << 20;
-    let f = ai_hwaccel::probe::files::Opened::open(file)
-        .map_err(|e| io_error("registry", file, &e))?;
+    let f =
+        ai_hwaccel::probe::files::Opened::open(file).map_err(|e| io_error("registry", file, &e))?;
     let text = f
         .read_text_capped(MAX_REGISTRY_BYTES)
         .map_err(|e| io_error("registry", file, &e))?;
@@ -701,6 +701,7 @@ fn measure_host(cpu: &mut PlanDevice) {
     let bytes = cpu.capacity_bytes.map_or(1 << 30, |c| (c / 4).min(1 << 30)) as usize;
     if let Some(bw) = ai_hwaccel::detect::measure_read_bandwidth(bytes, threads, 3) {
         cpu.bandwidth_bytes_per_s = Some(bw as u64);
+        cpu.bandwidth_basis = Some("measured".into());
     }
 }
 
@@ -897,11 +898,10 @@ fn offload_plan(
     opts: &InferenceOptions,
     measure: bool,
 ) -> Result<InferencePlan, Error> {
-    let gpu = devices
-        .iter()
-        .filter(|d| !d.host)
-        .max_by_key(|d| d.capacity_bytes.unwrap_or(0))
-        .ok_or_else(|| failed("offload needs a GPU: none among the devices"))?;
+    let gpus: Vec<PlanDevice> = devices.iter().filter(|d| !d.host).cloned().collect();
+    if gpus.is_empty() {
+        return Err(failed("offload needs a GPU: none among the devices"));
+    }
     let reg = match registry {
         Some(r) => r,
         None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
@@ -911,16 +911,17 @@ fn offload_plan(
     if measure {
         measure_host(&mut cpu);
     }
-    let pair = [cpu.clone(), gpu.clone()];
-    let mut p = plan_inference(&m.spec, &pair, opts);
-    match ai_hwaccel::plan::plan_offload(&m.spec, gpu, &cpu, opts) {
+    let mut all = vec![cpu.clone()];
+    all.extend(gpus.iter().cloned());
+    let mut p = plan_inference(&m.spec, &all, opts);
+    match ai_hwaccel::plan::plan_offload_gpus(&m.spec, &gpus, &cpu, opts) {
         Some(plan) => {
             p.quantization = plan.quantization;
             p.plans = vec![plan];
             p.feasible = true;
             p.feasible_plans = 1;
         }
-        None => p = plan_inference(&m.spec, std::slice::from_ref(gpu), opts),
+        None => p = plan_inference(&m.spec, &gpus, opts),
     }
     Ok(p)
 }

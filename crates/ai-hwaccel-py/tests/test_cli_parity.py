@@ -152,6 +152,18 @@ def test_plan_from_registry_file(cli, tmp_path):
     assert ai_hwaccel.fit(registry=str(reg)) == cli_json(cli, "fit", "--registry", str(reg), "--json")
 
 
+def test_offload_from_registry_file(cli, tmp_path):
+    # Two Xeon Platinum 8480+ (theoretical bandwidth from the CPU table) and
+    # GPUs: DeepSeek-V3 is a MoE expert offload (--n-cpu-moe), the rest the
+    # layer split over every GPU.
+    reg = tmp_path / "reg.json"
+    reg.write_text(run_cli(cli, "detect", "--root", root("two-socket-pci"), "--no-exec", "--json")[1])
+    for model, quant in [("deepseek-v3", "q2_k"), ("llama-3.1-405b", "q4_k")]:
+        py = ai_hwaccel.plan(model, registry=reg, offload=True, quant=quant)
+        assert py == cli_json(cli, "plan", model, "--registry", str(reg), "--offload", "--quant", quant, "--json")
+    assert py["plans"] == [] or py["plans"][0].get("moe_offload") is None
+
+
 TRAINS: List[Dict[str, Any]] = [
     {"model": "7b", "devices": "8xa100-80gb", "zero": 3},
     {"model": "llama-3.1-8b", "devices": "1xh100-sxm", "method": "qlora", "lora_rank": 64,

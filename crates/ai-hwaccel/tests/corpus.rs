@@ -40,6 +40,10 @@ const NOT_FORMATS: &[(&str, &str)] = &[
         "configs of models outside the catalog (tests/model_files.rs)",
     ),
     (
+        "cpu-model-names",
+        "CPU model names and their CPU table entries (tests/cpu_spec.rs)",
+    ),
+    (
         "runtime-logs",
         "runtime start-up logs (tests/runtime_logs.rs)",
     ),

@@ -442,6 +442,8 @@ fn offload_puts_the_most_layers_that_fit_on_the_gpu() {
         pcie_bandwidth_bytes_per_s: None,
         host: true,
         cpu_features: vec!["avx2".into()],
+        cpu_spec_id: None,
+        bandwidth_basis: None,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,
@@ -496,4 +498,340 @@ fn offload_puts_the_most_layers_that_fit_on_the_gpu() {
         ..gpu
     };
     assert!(plan_offload(&spec, &big, &cpu, &opts).is_none());
+}
+
+/// MoE expert offload (llama.cpp `--n-cpu-moe N`): Qwen3-30B-A3B in bf16 on
+/// a 24 GiB RTX 4090 and a host CPU with 100 GB/s. Every layer is on the
+/// GPU except the routed experts of the first N layers; N is the fewest
+/// that fit; decode reads the GPU's bytes at its bandwidth and the active
+/// experts of the CPU layers at the host's, one after the other.
+#[test]
+fn moe_offload_keeps_the_first_layers_experts_in_host_memory() {
+    use ai_hwaccel::plan::plan_offload;
+    let spec = load_model("qwen3-30b-a3b").unwrap().spec;
+    // PCIe 4.0 x16: 31.5 GB/s each way, 63 GB/s both directions.
+    let gpu = PlanDevice {
+        id: "gpu0".into(),
+        pcie_bandwidth_bytes_per_s: Some(63_000_000_000),
+        ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+    };
+    let cpu = PlanDevice {
+        id: "cpu".into(),
+        name: "host".into(),
+        spec_id: None,
+        capacity_bytes: Some(96 << 30),
+        bandwidth_bytes_per_s: Some(100_000_000_000),
+        tflops: Default::default(),
+        native_dtypes: None,
+        link: None,
+        link_bandwidth_bytes_per_s: None,
+        domain: 9,
+        pcie_bandwidth_bytes_per_s: None,
+        host: true,
+        cpu_features: vec!["avx2".into()],
+        cpu_spec_id: None,
+        bandwidth_basis: None,
+    };
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        quant: Some(Quant::Bf16),
+        context: Some(4096),
+        calibrated_speed: false,
+        ..Default::default()
+    };
+    let p = plan_offload(&spec, &gpu, &cpu, &opts).expect("an expert-offload plan");
+    let m = p.moe_offload.clone().expect("a MoE split");
+    // Routed experts of one layer: 128 experts × 3 × 2,048 × 768 =
+    // 603,979,776 parameters = 1,207,959,552 bytes in bf16; a token uses 8
+    // of 128: 75,497,472 bytes read per layer per step.
+    let layer_experts = 128u64 * 3 * 2048 * 768 * 2;
+    assert_eq!(layer_experts, 1_207_959_552);
+    let active = layer_experts * 8 / 128;
+    // Everything but the routed experts, per layer: q 2,048 × 4,096, k and v
+    // 2,048 × 512 each, o 4,096 × 2,048, q/k norms 128 each, router
+    // 2,048 × 128, two RMSNorms of 2,048: 19,140,864 parameters.
+    let per_layer = 2048 * 4096 + 2 * 2048 * 512 + 4096 * 2048 + 2 * 128 + 2048 * 128 + 2 * 2048;
+    assert_eq!(per_layer, 19_140_864u64);
+    // Embedding and output: 151,936 × 2,048 each (untied); final norm 2,048.
+    let embedding = 151_936u64 * 2048 * 2;
+    let gpu_fixed = 48 * per_layer * 2 + embedding + 2048 * 2;
+    assert_eq!(gpu_fixed, 2_459_856_896);
+    let n = u64::from(m.cpu_expert_layers);
+    assert_eq!((m.cpu_expert_layers, m.cpu_moe_layers), (30, 30));
+    assert_eq!(m.host_weights_bytes, n * layer_experts + embedding);
+    assert_eq!(m.gpu_weights_bytes, gpu_fixed + (48 - n) * layer_experts);
+    let (c, g) = (&p.per_device[0], &p.per_device[1]);
+    assert_eq!((c.device.as_str(), c.layers), ("cpu", (0, 30)));
+    assert_eq!((g.device.as_str(), g.layers), ("gpu0", (0, 48)));
+    assert_eq!(g.weights_bytes, m.gpu_weights_bytes);
+    assert!(g.fits && c.fits);
+    // The fewest: one more layer's experts would not fit the GPU.
+    assert!(g.total_bytes + layer_experts > g.capacity_bytes);
+    // KV on the GPU: 48 layers × 4,096 tokens × 2 × 4 heads × 128 × 2 bytes.
+    assert_eq!(g.kv_cache_bytes, 48 * 4096 * 2 * 4 * 128 * 2);
+    // Decode at 0.6 of each bandwidth, one after the other.
+    assert_eq!(m.host_bytes_per_step, n * active);
+    let gpu_read = gpu_fixed + (48 - n) * active + g.kv_cache_bytes;
+    assert_eq!(m.gpu_bytes_per_step, gpu_read);
+    let t = (n * active) as f64 / (100e9 * 0.6) + gpu_read as f64 / (1008e9 * 0.6);
+    let got = p.decode_tokens_per_s.unwrap();
+    assert!((got - 1.0 / t).abs() < 1e-9 * got, "{got} vs {}", 1.0 / t);
+    assert!((got - 22.357).abs() < 0.001, "{got}");
+    // Prefill: the host experts cross PCIe once per 512-token ubatch.
+    let copy = (n * layer_experts) as f64 / 31.5e9 / 512.0;
+    assert!((m.pcie_seconds_per_prompt_token.unwrap() - copy).abs() < 1e-12);
+    assert!(p.prefill_tokens_per_s.unwrap() < 1.0 / copy);
+    // The launch command: every layer and the output on the GPU, the
+    // experts of the first 30 layers in host memory.
+    let devices = vec![cpu.clone(), gpu.clone()];
+    let mut whole = plan_inference(&spec, &devices, &opts);
+    whole.plans = vec![p.clone()];
+    let l = emit(
+        &whole,
+        0,
+        &ModelOrigin::Gguf {
+            path: "m.gguf".into(),
+        },
+    )
+    .unwrap();
+    assert_llama_cpp_accepts(&l);
+    assert_eq!(value(&l.argv, "-ngl"), "49");
+    assert_eq!(value(&l.argv, "--n-cpu-moe"), "30");
+    assert!(l.notes.iter().any(|n| n.contains("blk\\.(0|1|2|")));
+    // A host too small for the 30 layers' experts (36.9 GB) gets no expert
+    // split: the fewest N needs the most host memory of any N.
+    let small_host = PlanDevice {
+        capacity_bytes: Some(30 << 30),
+        ..cpu.clone()
+    };
+    assert!(plan_offload(&spec, &gpu, &small_host, &opts).is_none_or(|p| p.moe_offload.is_none()));
+    // Fits an 80 GB H100 whole at Q4_K: no offload.
+    let h100 = PlanDevice::from_device_string("1xh100-sxm").unwrap()[0].clone();
+    let q4 = InferenceOptions {
+        quant: Some(Quant::Q4K),
+        ..opts.clone()
+    };
+    assert!(plan_offload(&spec, &h100, &cpu, &q4).is_none());
+    // A dense model gets the layer split, without a MoE section.
+    let dense = load_model("llama-3.1-8b").unwrap().spec;
+    let small = PlanDevice {
+        capacity_bytes: Some(8 << 30),
+        ..gpu.clone()
+    };
+    let d = plan_offload(&dense, &small, &cpu, &opts).unwrap();
+    assert!(d.moe_offload.is_none());
+}
+
+/// Partial offload over two GPUs (`-ngl` with `--tensor-split`): Llama 3.1
+/// 70B in bf16 on two 24 GiB RTX 4090s and the host CPU. The CPU keeps the
+/// first layers; each GPU, filled from the last, holds as many layers as
+/// fit (the last one also the output layer).
+#[test]
+fn offload_over_two_gpus_splits_the_last_layers_between_them() {
+    use ai_hwaccel::plan::plan_offload_gpus;
+    let spec = load_model("llama-3.1-70b").unwrap().spec;
+    let card = |id: &str| PlanDevice {
+        id: id.into(),
+        ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+    };
+    let gpus = [card("gpu0"), card("gpu1")];
+    let cpu = PlanDevice {
+        id: "cpu".into(),
+        name: "host".into(),
+        spec_id: None,
+        capacity_bytes: Some(256 << 30),
+        bandwidth_bytes_per_s: Some(100_000_000_000),
+        tflops: Default::default(),
+        native_dtypes: None,
+        link: None,
+        link_bandwidth_bytes_per_s: None,
+        domain: 9,
+        pcie_bandwidth_bytes_per_s: None,
+        host: true,
+        cpu_features: vec!["avx2".into()],
+        cpu_spec_id: None,
+        bandwidth_basis: None,
+    };
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        quant: Some(Quant::Bf16),
+        context: Some(4096),
+        calibrated_speed: false,
+        ..Default::default()
+    };
+    let p = plan_offload_gpus(&spec, &gpus, &cpu, &opts).expect("a plan");
+    let d = &p.per_device;
+    let ids: Vec<&str> = d.iter().map(|x| x.device.as_str()).collect();
+    assert_eq!(ids, ["cpu", "gpu0", "gpu1"]);
+    assert_eq!(d[0].layers.0, 0);
+    assert_eq!(
+        (d[0].layers.1, d[1].layers.1),
+        (d[1].layers.0, d[2].layers.0)
+    );
+    assert_eq!(d[2].layers.1, 80);
+    assert!(d.iter().all(|x| x.fits));
+    // One bf16 layer: q and o 8,192 × 8,192, k and v 8,192 × 1,024, the
+    // MLP 3 × 8,192 × 28,672, two norms of 8,192 = 855,654,400 parameters,
+    // 1,711,308,800 bytes; its KV at 4,096 tokens: 4,096 × 2 × 8 × 128 × 2
+    // = 16,777,216 bytes. Neither GPU has room for one more.
+    let layer = (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672 + 2 * 8192) * 2u64;
+    assert_eq!(layer, 1_711_308_800);
+    let kv = 4096u64 * 2 * 8 * 128 * 2;
+    for g in &d[1..] {
+        let n = u64::from(g.layers.1 - g.layers.0);
+        assert_eq!(g.kv_cache_bytes, n * kv);
+        assert!(g.total_bytes + layer + kv > g.capacity_bytes, "{g:?}");
+    }
+    // The last GPU also holds the output layer (128,256 × 8,192 bf16) and
+    // the final norm.
+    let n1 = u64::from(d[2].layers.1 - d[2].layers.0);
+    assert_eq!(
+        d[2].weights_bytes,
+        n1 * layer + 128_256 * 8192 * 2 + 8192 * 2
+    );
+    // Decode: the three stages one after the other at 0.6 of their
+    // bandwidths; the CPU reads one embedding row per token.
+    let embedding = 128_256u64 * 8192 * 2;
+    let t = (d[0].weights_bytes - embedding + d[0].kv_cache_bytes) as f64 / (100e9 * 0.6)
+        + (d[1].weights_bytes + d[1].kv_cache_bytes) as f64 / (1008e9 * 0.6)
+        + (d[2].weights_bytes + d[2].kv_cache_bytes) as f64 / (1008e9 * 0.6);
+    let got = p.decode_tokens_per_s.unwrap();
+    assert!((got - 1.0 / t).abs() / got < 1e-3, "{got} vs {}", 1.0 / t);
+    // The launch: -ngl counts both GPUs' layers and the output layer,
+    // --tensor-split their layers.
+    let devices = vec![cpu.clone(), gpus[0].clone(), gpus[1].clone()];
+    let mut whole = plan_inference(&spec, &devices, &opts);
+    whole.plans = vec![p.clone()];
+    let l = emit(
+        &whole,
+        0,
+        &ModelOrigin::Gguf {
+            path: "m.gguf".into(),
+        },
+    )
+    .unwrap();
+    assert_llama_cpp_accepts(&l);
+    let on_gpus = (d[1].layers.1 - d[1].layers.0) + (d[2].layers.1 - d[2].layers.0);
+    assert_eq!(value(&l.argv, "-ngl"), (on_gpus + 1).to_string());
+    assert_eq!(
+        value(&l.argv, "--tensor-split"),
+        format!(
+            "{},{}",
+            d[1].layers.1 - d[1].layers.0,
+            d[2].layers.1 - d[2].layers.0
+        )
+    );
+    // One GPU: plan_offload's answer; none: nothing.
+    assert_eq!(
+        plan_offload_gpus(&spec, &gpus[..1], &cpu, &opts),
+        ai_hwaccel::plan::plan_offload(&spec, &gpus[0], &cpu, &opts)
+    );
+    assert!(plan_offload_gpus(&spec, &[], &cpu, &opts).is_none());
+    // Fits two 80 GB H100s at Q4_K: no offload.
+    let h100 = PlanDevice::from_device_string("2xh100-sxm").unwrap();
+    let q4 = InferenceOptions {
+        quant: Some(Quant::Q4K),
+        ..opts.clone()
+    };
+    assert!(plan_offload_gpus(&spec, &h100, &cpu, &q4).is_none());
+    // With the numbers above: 14 layers on the first card, 12 and the
+    // output layer on the second, 54 on the CPU.
+    let split: Vec<(u32, u32)> = d.iter().map(|x| x.layers).collect();
+    assert_eq!(split, [(0, 54), (54, 68), (68, 80)]);
+}
+
+/// MoE expert offload over two GPUs: Qwen3-30B-A3B in bf16 on two 24 GiB
+/// RTX 4090s. Every layer on the GPUs (split by layers), the routed experts
+/// of the fewest first layers in host memory; `-ngl`, `--tensor-split` and
+/// `--n-cpu-moe` together.
+#[test]
+fn moe_offload_over_two_gpus() {
+    use ai_hwaccel::plan::plan_offload_gpus;
+    let spec = load_model("qwen3-30b-a3b").unwrap().spec;
+    let card = |id: &str| PlanDevice {
+        id: id.into(),
+        pcie_bandwidth_bytes_per_s: Some(63_000_000_000),
+        ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+    };
+    let gpus = [card("gpu0"), card("gpu1")];
+    let cpu = PlanDevice {
+        id: "cpu".into(),
+        name: "host".into(),
+        spec_id: None,
+        capacity_bytes: Some(96 << 30),
+        bandwidth_bytes_per_s: Some(100_000_000_000),
+        tflops: Default::default(),
+        native_dtypes: None,
+        link: None,
+        link_bandwidth_bytes_per_s: None,
+        domain: 9,
+        pcie_bandwidth_bytes_per_s: None,
+        host: true,
+        cpu_features: vec!["avx2".into()],
+        cpu_spec_id: None,
+        bandwidth_basis: None,
+    };
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        quant: Some(Quant::Bf16),
+        context: Some(4096),
+        calibrated_speed: false,
+        ..Default::default()
+    };
+    let p = plan_offload_gpus(&spec, &gpus, &cpu, &opts).expect("a plan");
+    let m = p.moe_offload.clone().expect("a MoE split");
+    let d = &p.per_device;
+    let ids: Vec<&str> = d.iter().map(|x| x.device.as_str()).collect();
+    assert_eq!(ids, ["cpu", "gpu0", "gpu1"]);
+    assert_eq!((d[1].layers.0, d[1].layers.1), (0, d[2].layers.0));
+    assert_eq!(d[2].layers.1, 48);
+    assert!(d.iter().all(|x| x.fits));
+    // As in the one-GPU test: 1,207,959,552 bytes of routed experts per
+    // layer (75,497,472 read per step), 2,459,856,896 bytes of the rest.
+    let (layer_experts, active, gpu_fixed) = (1_207_959_552u64, 75_497_472u64, 2_459_856_896u64);
+    let embedding = 151_936u64 * 2048 * 2;
+    let n = u64::from(m.cpu_expert_layers);
+    assert_eq!(u64::from(d[0].layers.1), n);
+    assert_eq!(m.host_weights_bytes, n * layer_experts + embedding);
+    assert_eq!(m.gpu_weights_bytes, gpu_fixed + (48 - n) * layer_experts);
+    // Fewer experts than on one card: 48 GiB of GPUs instead of 24.
+    assert!(n < 30, "{n}");
+    // Neither GPU has room for one more layer of experts... and the host
+    // experts could not be one layer fewer: the GPUs together are short of
+    // a layer's experts.
+    let free: u64 = d[1..]
+        .iter()
+        .map(|x| x.capacity_bytes - x.total_bytes)
+        .sum();
+    assert!(free < layer_experts, "{free}");
+    // Decode: both GPUs at 0.6 × 1,008 GB/s, then the host at 0.6 × 100.
+    let kv = 48u64 * 4096 * 2 * 4 * 128 * 2;
+    let gpu_read = gpu_fixed + (48 - n) * active + kv;
+    assert_eq!(m.gpu_bytes_per_step, gpu_read);
+    let t = gpu_read as f64 / (1008e9 * 0.6) + (n * active) as f64 / (100e9 * 0.6);
+    let got = p.decode_tokens_per_s.unwrap();
+    assert!((got - 1.0 / t).abs() < 1e-9 * got, "{got} vs {}", 1.0 / t);
+    // The launch.
+    let devices = vec![cpu.clone(), gpus[0].clone(), gpus[1].clone()];
+    let mut whole = plan_inference(&spec, &devices, &opts);
+    whole.plans = vec![p.clone()];
+    let l = emit(
+        &whole,
+        0,
+        &ModelOrigin::Gguf {
+            path: "m.gguf".into(),
+        },
+    )
+    .unwrap();
+    assert_llama_cpp_accepts(&l);
+    assert_eq!(value(&l.argv, "-ngl"), "49");
+    assert_eq!(value(&l.argv, "--n-cpu-moe"), n.to_string());
+    assert_eq!(
+        value(&l.argv, "--tensor-split"),
+        format!("{},{}", d[1].layers.1, 48 - d[2].layers.0)
+    );
+    // With these sizes: the experts of 10 layers on the host, 29 layers on
+    // the first card and 19 and the output layer on the second.
+    let split: Vec<(u32, u32)> = d.iter().map(|x| x.layers).collect();
+    assert_eq!(split, [(0, 10), (0, 29), (29, 48)]);
 }

@@ -203,7 +203,21 @@ fn the_host_cpu_is_the_device_without_accelerators() {
         "MemAvailable within the cgroup limit"
     );
     assert_eq!(cpu.capacity_bytes, Some(7_516_192_768));
-    assert_eq!(cpu.bandwidth_bytes_per_s, None, "unknown unless measured");
+    // "AMD EPYC 9454 48-Core Processor" is in the CPU table: 12 channels ×
+    // DDR5-4800 × 8 bytes = 460.8 GB/s per socket, one socket here; the
+    // peak FP32 rate is the usable cores × 2.75 GHz × 32 FLOPs/cycle (Zen 4).
+    // This root: 1 socket, 8 physical cores, 16 logical CPUs, 2 usable
+    // (cpuset): 8 × 2 ÷ 16 = 1 core, 1 × 2.75 × 32 ÷ 1000 = 0.088 TFLOPS.
+    let c = &reg.system.cpu;
+    assert_eq!(
+        (c.sockets, c.physical_cores, c.logical_cpus, c.usable_cpus),
+        (Some(1), Some(8), Some(16), Some(2))
+    );
+    assert!((cpu.tflops.fp32.unwrap() - 0.088).abs() < 1e-12);
+    assert_eq!(cpu.tflops.bf16, None, "no AMX on Zen 4");
+    assert_eq!(cpu.cpu_spec_id.as_deref(), Some("epyc-9454"));
+    assert_eq!(cpu.bandwidth_bytes_per_s, Some(460_800_000_000));
+    assert_eq!(cpu.bandwidth_basis.as_deref(), Some("theoretical"));
     let spec = load_model("llama-3.2-1b").unwrap().spec;
     let p = plan_inference(
         &spec,
@@ -216,10 +230,34 @@ fn the_host_cpu_is_the_device_without_accelerators() {
     assert!(p.feasible);
     let d = &p.plans[0].per_device[0];
     assert_eq!(d.overhead_bytes, 0, "no --fit-target margin on host memory");
+    assert!(p.plans[0].decode_tokens_per_s.is_some());
+    assert!(p.plans[0].prefill_tokens_per_s.is_some());
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("host CPU") && w.contains("theoretical"))
+    );
+    // Without a table entry (a masked name) both are unknown and said so.
+    let mut unknown = devices.clone();
+    unknown[0].bandwidth_bytes_per_s = None;
+    unknown[0].bandwidth_basis = None;
+    unknown[0].tflops = Default::default();
+    let p = plan_inference(
+        &spec,
+        &unknown,
+        &InferenceOptions {
+            runtime: RuntimeKind::LlamaCpp,
+            ..Default::default()
+        },
+    );
     assert_eq!(p.plans[0].decode_tokens_per_s, None);
-    assert!(p.warnings.iter().any(|w| w.contains("host CPU")));
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("unknown: its memory bandwidth and peak compute rates"))
+    );
     // Measured bandwidth gives a decode estimate: bytes per token ÷ rate.
-    let mut measured = devices.clone();
+    let mut measured = unknown.clone();
     measured[0].bandwidth_bytes_per_s = Some(20_000_000_000);
     let p = plan_inference(
         &spec,

@@ -45,6 +45,16 @@ pub struct PlanDevice {
     /// accelerators and unknown CPUs.
     #[serde(default)]
     pub cpu_features: Vec<String>,
+    /// The host CPU's entry in the CPU table (`spec/cpus.toml`,
+    /// [`crate::spec::cpu`]) when its model name matched one.
+    #[serde(default)]
+    pub cpu_spec_id: Option<String>,
+    /// Where a host CPU's `bandwidth_bytes_per_s` comes from:
+    /// `"theoretical"` (the CPU table: channels × transfer rate × 8 bytes ×
+    /// sockets) or `"measured"` (`plan --measure`). `None` for accelerators
+    /// (their datasheet's) and where the bandwidth is unknown.
+    #[serde(default)]
+    pub bandwidth_basis: Option<String>,
 }
 
 impl PlanDevice {
@@ -82,6 +92,8 @@ impl PlanDevice {
                 pcie_bandwidth_bytes_per_s: entry.pcie_bandwidth_bytes_per_s(),
                 host: false,
                 cpu_features: Vec::new(),
+                cpu_spec_id: None,
+                bandwidth_basis: None,
             })
             .collect()
     }
@@ -143,6 +155,8 @@ impl PlanDevice {
                 .or_else(|| entry.and_then(|e| e.pcie_bandwidth_bytes_per_s())),
             host: false,
             cpu_features: Vec::new(),
+            cpu_spec_id: None,
+            bandwidth_basis: None,
         }
     }
 
@@ -151,10 +165,16 @@ impl PlanDevice {
     /// still allocate — `MemAvailable` of /proc/meminfo (the kernel's
     /// estimate of memory available for new work without swapping,
     /// Documentation/filesystems/proc.rst) within the cgroup limit
-    /// ([`crate::model::MemoryInfo::usable_available_bytes`]). Its memory
-    /// bandwidth and peak rates are unknown unless measured
-    /// ([`crate::detect::measure_read_bandwidth`]): `None`, and the plan's
-    /// speeds say so. `None` without an available CPU or a memory figure.
+    /// ([`crate::model::MemoryInfo::usable_available_bytes`]).
+    ///
+    /// When the detected model name matches the CPU table
+    /// ([`crate::spec::cpu::match_model_name`]), the bandwidth is the
+    /// table's theoretical figure per socket × the detected sockets (1 when
+    /// unknown), `bandwidth_basis` `"theoretical"`, and the peak rates are
+    /// [`crate::spec::cpu::CpuSpec::peak_tflops`] of the cores this process
+    /// may use ([`usable_cores`]). Otherwise both are `None` unless measured
+    /// ([`crate::detect::measure_read_bandwidth`]), and the plan's speeds
+    /// say so. `None` without an available CPU or a memory figure.
     pub fn host_cpu(r: &Registry) -> Option<PlanDevice> {
         let cpu = r
             .devices
@@ -165,20 +185,30 @@ impl PlanDevice {
             .usable_available_bytes
             .or(mem.available_bytes)
             .or(cpu.memory_free_bytes)?;
+        let info = &r.system.cpu;
+        let entry = info
+            .model
+            .as_deref()
+            .and_then(crate::spec::cpu::match_model_name);
+        let sockets = u64::from(info.sockets.unwrap_or(1).max(1));
         Some(PlanDevice {
             id: cpu.id.clone(),
             name: cpu.name.clone(),
             spec_id: None,
             capacity_bytes: Some(capacity),
-            bandwidth_bytes_per_s: None,
-            tflops: Tflops::default(),
+            bandwidth_bytes_per_s: entry.map(|e| e.memory_bandwidth_bytes_per_s() * sockets),
+            tflops: entry
+                .map(|e| e.peak_tflops(usable_cores(info, e)))
+                .unwrap_or_default(),
             native_dtypes: None,
             link: None,
             link_bandwidth_bytes_per_s: None,
             domain: 0,
             pcie_bandwidth_bytes_per_s: None,
             host: true,
-            cpu_features: r.system.cpu.features.clone(),
+            cpu_features: info.features.clone(),
+            cpu_spec_id: entry.map(|e| e.id.clone()),
+            bandwidth_basis: entry.map(|_| "theoretical".to_string()),
         })
     }
 
@@ -239,9 +269,60 @@ impl PlanDevice {
     }
 }
 
+/// The physical cores this process may run on: the detected physical
+/// cores (else the logical CPUs, an upper bound, else the table's cores ×
+/// sockets) scaled by the share of logical CPUs it may use (affinity mask
+/// and cpuset: 8 usable of 192 logical on a 96-core part with SMT are 4
+/// cores), rounded up, at least 1 and at most the table's cores × sockets.
+/// A virtual machine shows only its own vCPUs, so a 4-vCPU slice of a
+/// 96-core part gets the rates of at most 4 cores.
+pub fn usable_cores(info: &crate::model::CpuInfo, entry: &crate::spec::cpu::CpuSpec) -> u32 {
+    let total = entry.cores.saturating_mul(info.sockets.unwrap_or(1).max(1));
+    let physical = info
+        .physical_cores
+        .or(info.logical_cpus)
+        .unwrap_or(total)
+        .min(total)
+        .max(1);
+    match (info.usable_cpus, info.logical_cpus) {
+        (Some(u), Some(l)) if l > 0 && u < l => (u64::from(physical) * u64::from(u))
+            .div_ceil(u64::from(l))
+            .max(1) as u32,
+        _ => physical,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usable_cores_follow_the_cpus_this_process_may_use() {
+        let e = crate::spec::cpu::by_id("epyc-9654").unwrap();
+        let info = |physical, logical, usable, sockets| crate::model::CpuInfo {
+            physical_cores: physical,
+            logical_cpus: logical,
+            usable_cpus: usable,
+            sockets,
+            ..Default::default()
+        };
+        // Whole two-socket machine: 2 × 96.
+        assert_eq!(
+            usable_cores(&info(Some(192), Some(384), Some(384), Some(2)), e),
+            192
+        );
+        // A cpuset of 8 of 192 logical CPUs (SMT): 96 × 8 ÷ 192 = 4 cores.
+        assert_eq!(
+            usable_cores(&info(Some(96), Some(192), Some(8), Some(1)), e),
+            4
+        );
+        // A 4-vCPU VM without core ids: at most its 4 vCPUs.
+        assert_eq!(usable_cores(&info(None, Some(4), Some(4), Some(1)), e), 4);
+        // Nothing known: the table's cores of one socket.
+        assert_eq!(usable_cores(&info(None, None, None, None), e), 96);
+        // Never more than the table's cores × sockets.
+        assert_eq!(usable_cores(&info(Some(500), None, None, Some(1)), e), 96);
+    }
 
     #[test]
     fn device_strings_make_domains() {

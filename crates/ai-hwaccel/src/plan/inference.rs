@@ -262,6 +262,11 @@ pub struct Plan {
     /// "GPU KV cache size: N tokens"; the tightest device decides).
     #[serde(default)]
     pub kv_cache_capacity_tokens: Option<u64>,
+    /// MoE expert offload ([`plan_offload`] on a mixture-of-experts model):
+    /// which layers keep their routed experts in host memory and the bytes
+    /// on each side; `None` for every other plan.
+    #[serde(default)]
+    pub moe_offload: Option<MoeOffload>,
 }
 
 /// A layout that was considered and rejected.
@@ -329,6 +334,10 @@ struct Sizer<'a> {
     read_prefix: Vec<f64>,
     /// Prefix sums of active parameters (for prefill FLOPs) on one rank.
     active_prefix: Vec<f64>,
+    /// Prefix sums of routed-expert weight bytes alone, stored and read per
+    /// decode step (what MoE expert offload moves to host memory).
+    expert_prefix: Vec<f64>,
+    expert_read_prefix: Vec<f64>,
     /// Prefix counts of sliding-window layers.
     sliding_prefix: Vec<u32>,
     /// Prefix counts of linear-attention layers.
@@ -381,6 +390,8 @@ impl<'a> Sizer<'a> {
         let mut linear_prefix = Vec::with_capacity(n + 1);
         let mut lin = 0u32;
         linear_prefix.push(lin);
+        let mut expert_prefix = vec![0.0];
+        let mut expert_read_prefix = vec![0.0];
         let (mut w, mut r, mut a, mut s) = (0.0, 0.0, 0.0, 0u32);
         weight_prefix.push(w);
         read_prefix.push(r);
@@ -433,6 +444,8 @@ impl<'a> Sizer<'a> {
             }
             w += fixed + expert_bytes;
             r += fixed + expert_bytes * touched;
+            expert_prefix.push(expert_prefix[i as usize] + expert_bytes);
+            expert_read_prefix.push(expert_read_prefix[i as usize] + expert_bytes * touched);
             a += split + other + p.replicated as f64 + p.experts_active as f64 / t;
             match spec.attention_kind(i) {
                 AttentionKind::Sliding => s += 1,
@@ -464,6 +477,8 @@ impl<'a> Sizer<'a> {
             weight_prefix,
             read_prefix,
             active_prefix,
+            expert_prefix,
+            expert_read_prefix,
             sliding_prefix,
             linear_prefix,
             linear_state_bytes: spec
@@ -564,6 +579,14 @@ impl<'a> Sizer<'a> {
         2.0 * active + 2.0 * f64::from(b - a) * context as f64 * d_attn / f64::from(self.tp)
     }
 }
+
+/// MoE expert offload (llama.cpp `--n-cpu-moe`): see [`moe_offload`].
+mod moe_offload;
+pub use moe_offload::MoeOffload;
+
+/// Partial offload over several GPUs: see [`layer_offload`].
+mod layer_offload;
+pub use layer_offload::plan_offload_gpus;
 
 /// A pipeline of TP groups: one replica.
 struct Replica<'d> {
@@ -1185,6 +1208,7 @@ fn plan_level(
                     tp_comm_seconds_per_step: ev.tp_comm,
                     pp_comm_bytes_per_step: ev.pp_bytes,
                     kv_cache_capacity_tokens: ev.kv_tokens,
+                    moe_offload: None,
                 }),
                 None => rejected.push(Rejected {
                     tensor_parallel: tp,
@@ -1284,14 +1308,28 @@ pub fn plan_inference(
         if d.host {
             let unknown: Vec<&str> = [
                 ("memory bandwidth", d.bandwidth_bytes_per_s.is_none()),
-                ("peak compute rates", d.tflops_for(Dtype::Bf16).is_none()),
+                (
+                    "peak compute rates",
+                    super::speed::reference_tflops(d, opts.runtime, Dtype::Bf16).is_none(),
+                ),
             ]
             .into_iter()
             .filter_map(|(what, missing)| missing.then_some(what))
             .collect();
+            if d.bandwidth_basis.as_deref() == Some("theoretical") {
+                warnings.push(format!(
+                    "{} ({}) is the host CPU: its memory bandwidth ({:.1} GB/s) is the theoretical \
+                     peak of its memory channels (CPU table entry {}), above what it sustains; \
+                     `plan --measure` measures it",
+                    d.id,
+                    d.name,
+                    d.bandwidth_bytes_per_s.unwrap_or(0) as f64 / 1e9,
+                    d.cpu_spec_id.as_deref().unwrap_or("?")
+                ));
+            }
             if !unknown.is_empty() {
                 warnings.push(format!(
-                    "{} ({}) is the host CPU; unknown: its {}, so {} not estimated",
+                    "{} ({}) is the host CPU; unknown: its {}, so {} not estimated{}",
                     d.id,
                     d.name,
                     unknown.join(" and "),
@@ -1301,6 +1339,11 @@ pub fn plan_inference(
                         "decode speed is"
                     } else {
                         "prefill speed is"
+                    },
+                    match &d.cpu_spec_id {
+                        None =>
+                            " (its model name matches no entry of the CPU table, spec/cpus.toml)",
+                        Some(_) => " (its CPU table entry has no per-cycle figure for its cores)",
                     }
                 ));
             }
@@ -1502,12 +1545,22 @@ fn advise(
 /// is). The level is `opts.quant`, else the highest-fidelity llama.cpp level
 /// that leaves at least one layer on the GPU. `None` when no level does, or
 /// when the whole model fits the GPU (no offload needed).
+///
+/// A mixture-of-experts model is split by experts instead when it can be
+/// (llama.cpp `--n-cpu-moe`, `plan::inference::moe_offload`): every layer on the GPU but
+/// the routed experts of the fewest first layers, which stay in host memory;
+/// the plan's [`Plan::moe_offload`] says which and the bytes on each side.
 pub fn plan_offload(
     spec: &ModelSpec,
     gpu: &PlanDevice,
     cpu: &PlanDevice,
     opts: &InferenceOptions,
 ) -> Option<Plan> {
+    if spec.moe.is_some()
+        && let Some(p) = moe_offload::plan(spec, &[gpu], cpu, opts)
+    {
+        return Some(p);
+    }
     let layers = spec.num_layers;
     if layers < 2 {
         return None;
@@ -1581,6 +1634,7 @@ pub fn plan_offload(
             tp_comm_seconds_per_step: None,
             pp_comm_bytes_per_step: ev.pp_bytes,
             kv_cache_capacity_tokens: ev.kv_tokens,
+            moe_offload: None,
         });
     }
     None

@@ -24,7 +24,9 @@ pub use arch::{
     SlidingWindow,
 };
 pub use devices::PlanDevice;
-pub use inference::{InferenceOptions, InferencePlan, Plan, plan_inference, plan_offload};
+pub use inference::{
+    InferenceOptions, InferencePlan, Plan, plan_inference, plan_offload, plan_offload_gpus,
+};
 pub use quant::{KvDtype, Quant};
 pub use runtime::RuntimeKind;
 pub use shortcut::{

@@ -340,7 +340,17 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
 
 /// The matrix rate (TFLOPS) the runtime's kernels run `compute` at on a
 /// device (see "Reference rates" above); `None` when unknown.
+///
+/// A host CPU's reference is its FP32 vector FMA rate
+/// ([`crate::spec::cpu::CpuSpec::peak_tflops`]): llama.cpp's CPU backend
+/// multiplies on the vector units (ggml-cpu `ggml_vec_dot_*` and its
+/// repacked GEMM kernels); its AMX path (`ggml/src/ggml-cpu/amx`, built with
+/// `GGML_AMX_INT8`) covers a few weight types only, so the AMX rates a CPU
+/// entry carries are reported, not used here.
 pub fn reference_tflops(d: &PlanDevice, runtime: RuntimeKind, compute: Dtype) -> Option<f64> {
+    if d.host {
+        return d.tflops.fp32;
+    }
     let sixteen = matches!(compute, Dtype::Fp16 | Dtype::Bf16);
     match DeviceClass::of(d) {
         DeviceClass::NvidiaConsumer if sixteen && runtime == RuntimeKind::LlamaCpp => d

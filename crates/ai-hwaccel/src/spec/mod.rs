@@ -42,6 +42,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{Device, Family};
 
+pub mod cpu;
+
 /// The database text, compiled in.
 const DEVICES_TOML: &str = include_str!("devices.toml");
 

@@ -291,21 +291,37 @@ impl LlamaCpp {
                 ]);
             }
         }
+        let mut notes = vec![
+            format!("flags checked against {PINNED_DEFINITIONS}"),
+            format!(
+                "-c {} is {} tokens for each of {} sequences (llama.cpp divides the context among -np slots)",
+                plan.context * np,
+                plan.context,
+                np
+            ),
+        ];
+        // MoE expert offload: the routed experts of the first N layers stay
+        // in host memory (`--n-cpu-moe N`, common/arg.cpp; the same tensors
+        // as the `-ot` pattern in the note).
+        if let Some(m) = &choice.moe_offload
+            && !host
+        {
+            let n = m.cpu_expert_layers;
+            argv.extend(["--n-cpu-moe".into(), n.to_string()]);
+            let blocks: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+            notes.push(format!(
+                "--n-cpu-moe {n} keeps the routed experts of layers 0-{} in host memory, as -ot \"blk\\.({})\\.ffn_(up|down|gate)_exps=CPU\" would",
+                n.saturating_sub(1),
+                blocks.join("|")
+            ));
+        }
         Ok(super::Launch {
             runtime: RuntimeKind::LlamaCpp,
             version: Some(PINNED_DEFINITIONS.into()),
             argv,
             env: Default::default(),
             files: Default::default(),
-            notes: vec![
-                format!("flags checked against {PINNED_DEFINITIONS}"),
-                format!(
-                    "-c {} is {} tokens for each of {} sequences (llama.cpp divides the context among -np slots)",
-                    plan.context * np,
-                    plan.context,
-                    np
-                ),
-            ],
+            notes,
         })
     }
 }

@@ -19,7 +19,7 @@
 
 pub mod bench;
 mod generic;
-mod llamacpp;
+pub(crate) mod llamacpp;
 pub mod log;
 mod sglang;
 mod trtllm;

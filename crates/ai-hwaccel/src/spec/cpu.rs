@@ -1,0 +1,356 @@
+//! The CPU spec database: datasheet facts about host CPUs (cores, clocks,
+//! memory channels and transfer rate) and, per microarchitecture, the
+//! FLOPs one core retires per cycle, each figure citing its source.
+//!
+//! The data lives in `cpus.toml` next to this file, compiled in and parsed
+//! once. From it this module derives what the planner needs of a host CPU
+//! when nothing was measured: the theoretical memory bandwidth (channels ×
+//! transfer rate × 8 bytes per socket) and peak matrix rates (cores × base
+//! clock × FLOPs per cycle per core of the widest unit: AVX2/AVX-512 FMA,
+//! Intel AMX tiles). [`match_model_name`] links the model name detection
+//! reads from `/proc/cpuinfo` to an entry. Pure: no machine access.
+
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::Tflops;
+
+/// The database text, compiled in.
+const CPUS_TOML: &str = include_str!("cpus.toml");
+
+/// Bytes one 64-bit DDR channel moves per transfer (JEDEC DDR4/DDR5 DIMMs
+/// have a 64-bit data bus; DDR5 splits it into two 32-bit subchannels).
+pub const BYTES_PER_TRANSFER_PER_CHANNEL: u64 = 8;
+
+/// A core design and the work its vector and matrix units retire per cycle.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Microarchitecture {
+    /// Short id (`zen4`, `golden-cove-sp`).
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// FP32 FLOPs per cycle per core on the widest FMA unit (FMA = 2 FLOPs
+    /// per lane); `None` where the source gives no single figure.
+    #[serde(default)]
+    pub fp32_flops_per_cycle: Option<u32>,
+    /// BF16 FLOPs per cycle per core on a matrix unit (Intel AMX TMUL).
+    #[serde(default)]
+    pub amx_bf16_flops_per_cycle: Option<u32>,
+    /// INT8 operations per cycle per core on a matrix unit (Intel AMX TMUL).
+    #[serde(default)]
+    pub amx_int8_ops_per_cycle: Option<u32>,
+    /// Where the per-cycle figures come from.
+    pub source: String,
+    /// Free text.
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
+/// One CPU product.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CpuSpec {
+    /// Short id (`epyc-9654`, `xeon-platinum-8480-plus`).
+    pub id: String,
+    /// Product name without trademark marks (`Intel Xeon Platinum 8480+`).
+    pub name: String,
+    /// Other spellings of the name.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Lowercase vendor.
+    pub vendor: String,
+    /// Id of the [`Microarchitecture`] entry.
+    pub microarchitecture: String,
+    /// Cores per socket.
+    pub cores: u32,
+    /// Base clock in GHz (all cores active within the rated power).
+    pub base_clock_ghz: f64,
+    /// Highest single-core boost clock in GHz.
+    #[serde(default)]
+    pub boost_clock_ghz: Option<f64>,
+    /// Memory channels per socket.
+    pub memory_channels: u32,
+    /// Memory type (`DDR5`).
+    pub memory_type: String,
+    /// Highest memory transfer rate the vendor page states, MT/s.
+    pub memory_mt_per_s: u32,
+    /// Launch year.
+    #[serde(default)]
+    pub launch_year: Option<u32>,
+    /// The vendor page the figures come from.
+    pub source: String,
+    /// Free text.
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
+impl CpuSpec {
+    /// Theoretical memory bandwidth of one socket: channels × transfer rate
+    /// × [`BYTES_PER_TRANSFER_PER_CHANNEL`] (12 × 4800 MT/s × 8 B =
+    /// 460.8 GB/s for an EPYC 9654, as AMD's page states it).
+    pub fn memory_bandwidth_bytes_per_s(&self) -> u64 {
+        u64::from(self.memory_channels)
+            * u64::from(self.memory_mt_per_s)
+            * 1_000_000
+            * BYTES_PER_TRANSFER_PER_CHANNEL
+    }
+
+    /// The entry's microarchitecture (`None` if the id names none; a test
+    /// keeps every id resolvable).
+    pub fn microarchitecture(&self) -> Option<&'static Microarchitecture> {
+        DB.microarchitectures
+            .iter()
+            .find(|m| m.id == self.microarchitecture)
+    }
+
+    /// Peak dense rates of `cores` cores at the base clock: `fp32` from the
+    /// vector FMA units, `bf16` and `int8` from a matrix unit where the core
+    /// has one; a rate the microarchitecture gives no per-cycle figure for
+    /// is `None`. TFLOPS = cores × GHz × FLOPs per cycle ÷ 1000.
+    pub fn peak_tflops(&self, cores: u32) -> Tflops {
+        let m = self.microarchitecture();
+        let rate = |per_cycle: Option<u32>| {
+            per_cycle.map(|f| f64::from(cores) * self.base_clock_ghz * f64::from(f) / 1000.0)
+        };
+        Tflops {
+            fp32: rate(m.and_then(|m| m.fp32_flops_per_cycle)),
+            bf16: rate(m.and_then(|m| m.amx_bf16_flops_per_cycle)),
+            int8: rate(m.and_then(|m| m.amx_int8_ops_per_cycle)),
+            ..Tflops::default()
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Database {
+    microarchitecture: Vec<Microarchitecture>,
+    cpu: Vec<CpuSpec>,
+}
+
+struct Db {
+    microarchitectures: Vec<Microarchitecture>,
+    cpus: Vec<CpuSpec>,
+    /// Normalized name and aliases of every entry, with its index.
+    names: Vec<(String, usize)>,
+}
+
+fn parse_database(text: &str) -> Result<Database, toml::de::Error> {
+    toml::from_str::<Database>(text)
+}
+
+static DB: LazyLock<Db> = LazyLock::new(|| {
+    let d = parse_database(CPUS_TOML).expect("embedded cpus.toml parses (tested)");
+    let names = d
+        .cpu
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| {
+            std::iter::once(&c.name)
+                .chain(&c.aliases)
+                .map(move |n| (normalize_model_name(n), i))
+        })
+        .collect();
+    Db {
+        microarchitectures: d.microarchitecture,
+        cpus: d.cpu,
+        names,
+    }
+});
+
+/// Every CPU entry, in file order.
+pub fn all() -> &'static [CpuSpec] {
+    &DB.cpus
+}
+
+/// Every microarchitecture entry.
+pub fn microarchitectures() -> &'static [Microarchitecture] {
+    &DB.microarchitectures
+}
+
+/// The entry with this id.
+pub fn by_id(id: &str) -> Option<&'static CpuSpec> {
+    DB.cpus.iter().find(|c| c.id == id)
+}
+
+/// Longest model name matched (x86 brand strings are 48 bytes; room for
+/// other kernels' spellings).
+pub const MAX_MODEL_NAME_BYTES: usize = 256;
+
+/// A CPU model name as kernels and vendors spell it, reduced to the words
+/// that name the product: lowercase; trademark marks (`(R)`, `(TM)`, `®`,
+/// `™`) dropped; everything from `@` (Intel's `CPU @ 2.10GHz`) and from
+/// ` w/ ` or ` with ` (`w/ Radeon 780M Graphics`) cut; the words
+/// `processor` and `cpu`, core counts (`96-Core`, `24-Cores`) and Intel's
+/// `13th Gen` prefix removed. `"Intel(R) Xeon(R) Platinum 8480+"` and
+/// `"AMD EPYC 9654 96-Core Processor"` become `"intel xeon platinum 8480+"`
+/// and `"amd epyc 9654"`.
+pub fn normalize_model_name(name: &str) -> String {
+    let mut s = name.to_lowercase();
+    for mark in ["(r)", "(tm)", "®", "™"] {
+        s = s.replace(mark, " ");
+    }
+    for cut in ["@", " w/ ", " with "] {
+        if let Some(i) = s.find(cut) {
+            s.truncate(i);
+        }
+    }
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let mut out: Vec<&str> = Vec::new();
+    for (k, w) in words.iter().enumerate() {
+        let is_core_count = w
+            .strip_suffix("-cores")
+            .or_else(|| w.strip_suffix("-core"))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let is_gen = (*w == "gen" && k > 0)
+            || (words.get(k + 1) == Some(&"gen")
+                && w.len() > 2
+                && w.is_ascii()
+                && w[..w.len() - 2].bytes().all(|b| b.is_ascii_digit())
+                && ["st", "nd", "rd", "th"].contains(&&w[w.len() - 2..]));
+        if is_core_count || is_gen || *w == "processor" || *w == "cpu" {
+            continue;
+        }
+        out.push(w);
+    }
+    out.join(" ")
+}
+
+/// The entry a detected model name (`/proc/cpuinfo` `model name`, lscpu
+/// `Model name`) names: its [`normalize_model_name`] equals an entry's
+/// name or alias, normalized the same way. Exact after normalization, so a
+/// cloud provider's custom part (`EPYC 9R14`, `Xeon Platinum 8573C`) or a
+/// masked name (`Intel(R) Xeon(R) CPU @ 2.20GHz`) matches nothing rather
+/// than a neighbour with other figures.
+pub fn match_model_name(name: &str) -> Option<&'static CpuSpec> {
+    // x86 brand strings are at most 48 bytes (CPUID 0x80000002-4); a longer
+    // name is no product name, and the work stays bounded.
+    if name.len() > MAX_MODEL_NAME_BYTES {
+        return None;
+    }
+    let n = normalize_model_name(name);
+    if n.is_empty() {
+        return None;
+    }
+    DB.names
+        .iter()
+        .find(|(k, _)| *k == n)
+        .map(|&(_, i)| &DB.cpus[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_parses_and_is_consistent() {
+        let d = parse_database(CPUS_TOML).unwrap();
+        assert!(d.cpu.len() >= 30, "{}", d.cpu.len());
+        let mut ids = std::collections::HashSet::new();
+        let mut names = std::collections::HashSet::new();
+        for c in &d.cpu {
+            assert!(ids.insert(c.id.clone()), "duplicate id {}", c.id);
+            assert!(
+                names.insert(normalize_model_name(&c.name)),
+                "duplicate name {}",
+                c.name
+            );
+            assert!(c.microarchitecture().is_some(), "{}", c.id);
+            assert!(c.source.starts_with("https://"), "{}", c.id);
+            assert!(c.cores > 0 && c.base_clock_ghz > 0.5 && c.base_clock_ghz < 6.0);
+            assert!(c.boost_clock_ghz.is_none_or(|b| b >= c.base_clock_ghz));
+            assert!((1..=16).contains(&c.memory_channels), "{}", c.id);
+        }
+        for m in &d.microarchitecture {
+            assert!(m.source.starts_with("https://"), "{}", m.id);
+        }
+    }
+
+    #[test]
+    fn bandwidth_is_channels_times_rate_times_eight() {
+        // AMD's EPYC 9654 page: 12 channels DDR5-4800, 460.8 GB/s per socket.
+        assert_eq!(
+            by_id("epyc-9654").unwrap().memory_bandwidth_bytes_per_s(),
+            12 * 4800 * 1_000_000 * 8
+        );
+        assert_eq!(
+            by_id("epyc-9654").unwrap().memory_bandwidth_bytes_per_s(),
+            460_800_000_000
+        );
+        // Xeon Platinum 8480+: 8 × 4800 MT/s × 8 B = 307.2 GB/s.
+        assert_eq!(
+            by_id("xeon-platinum-8480-plus")
+                .unwrap()
+                .memory_bandwidth_bytes_per_s(),
+            307_200_000_000
+        );
+        // Ryzen 9 7950X: 2 × 5200 × 8 = 83.2 GB/s.
+        assert_eq!(
+            by_id("ryzen-9-7950x")
+                .unwrap()
+                .memory_bandwidth_bytes_per_s(),
+            83_200_000_000
+        );
+    }
+
+    #[test]
+    fn peak_rates_are_cores_times_clock_times_flops_per_cycle() {
+        // EPYC 9654 (Zen 4, 256-bit FMA ×2 = 32 FP32 FLOPs/cycle):
+        // 96 × 2.4 GHz × 32 = 7,372.8 GFLOPS; no matrix unit.
+        let t = by_id("epyc-9654").unwrap().peak_tflops(96);
+        assert!((t.fp32.unwrap() - 7.3728).abs() < 1e-9);
+        assert_eq!((t.bf16, t.int8), (None, None));
+        // Xeon 8480+ (AVX-512 FMA ×2 = 64; AMX 1024 BF16, 2048 INT8):
+        // 56 × 2.0 × 64 = 7.168 TFLOPS, 56 × 2.0 × 1024 = 114.688 TFLOPS,
+        // 56 × 2.0 × 2048 = 229.376 TOPS.
+        let t = by_id("xeon-platinum-8480-plus").unwrap().peak_tflops(56);
+        assert!((t.fp32.unwrap() - 7.168).abs() < 1e-9);
+        assert!((t.bf16.unwrap() - 114.688).abs() < 1e-9);
+        assert!((t.int8.unwrap() - 229.376).abs() < 1e-9);
+        // Only 8 usable cores of it: 8 × 2.0 × 1024 = 16.384.
+        let t = by_id("xeon-platinum-8480-plus").unwrap().peak_tflops(8);
+        assert!((t.bf16.unwrap() - 16.384).abs() < 1e-9);
+        // Zen 5 (512-bit FMA ×2 = 64): Ryzen 9 9950X 16 × 4.3 × 64 = 4.4032.
+        let t = by_id("ryzen-9-9950x").unwrap().peak_tflops(16);
+        assert!((t.fp32.unwrap() - 4.4032).abs() < 1e-9);
+        // Hybrid client parts: unknown, not guessed.
+        assert_eq!(
+            by_id("core-ultra-9-285k").unwrap().peak_tflops(24),
+            Tflops::default()
+        );
+    }
+
+    #[test]
+    fn names_normalize() {
+        assert_eq!(
+            normalize_model_name("Intel(R) Xeon(R) Platinum 8480+"),
+            "intel xeon platinum 8480+"
+        );
+        assert_eq!(
+            normalize_model_name("AMD EPYC 9654 96-Core Processor    "),
+            "amd epyc 9654"
+        );
+        assert_eq!(
+            normalize_model_name("Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz"),
+            "intel xeon gold 6338"
+        );
+        assert_eq!(
+            normalize_model_name("13th Gen Intel(R) Core(TM) i9-13900K"),
+            "intel core i9-13900k"
+        );
+        assert_eq!(
+            normalize_model_name("AMD Ryzen 7 7840HS w/ Radeon 780M Graphics"),
+            "amd ryzen 7 7840hs"
+        );
+        assert_eq!(normalize_model_name(""), "");
+        assert_eq!(match_model_name("   "), None);
+        // Hostile input: long or odd names match nothing, without panicking.
+        assert_eq!(match_model_name(&"AMD EPYC 9654 ".repeat(100)), None);
+        assert_eq!(match_model_name("gen 1st gen -core @@@ ®™"), None);
+        assert_eq!(match_model_name("\u{0}AMD EPYC 9654"), None);
+        // A multi-byte word before "gen" is not sliced inside a character.
+        assert_eq!(normalize_model_name("€a gen x"), "€a x");
+    }
+}
