@@ -79,19 +79,12 @@ fn read_prices(
     let format = PriceFormat::from_file_name(name).ok_or_else(|| {
         anyhow!("--price-file {name}: unknown format: the name must end in .toml or .csv")
     })?;
-    let len = std::fs::metadata(file)
-        .with_context(|| format!("--price-file {name}"))?
-        .len();
-    if len > MAX_PRICE_FILE_BYTES {
-        anyhow::bail!(
-            "--price-file {name}: {len} bytes is more than a price file may have ({MAX_PRICE_FILE_BYTES})"
-        );
-    }
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "a user-named input file, not machine probing (as --registry)"
-    )]
-    let text = std::fs::read_to_string(file).with_context(|| format!("--price-file {name}"))?;
+    // Only a regular file (a FIFO is an error, not a wait), at most
+    // MAX_PRICE_FILE_BYTES.
+    let bytes = crate::input::read_input(file, MAX_PRICE_FILE_BYTES)
+        .map_err(|e| anyhow!("--price-file {e:#}"))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| anyhow!("--price-file {name}: not UTF-8 text: {e}"))?;
     parse_price_file(&text, format).with_context(|| format!("--price-file {name}"))
 }
 

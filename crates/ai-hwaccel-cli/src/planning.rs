@@ -56,7 +56,6 @@ pub struct PlanArgs {
     /// How many ranked plans to show, at most 10000.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub max_plans: u64,
-    /// Print JSON.
     /// Rank plans by `latency` (fastest decode per sequence; the default,
     /// for one user at batch 1) or `throughput` (most tokens/s over all
     /// replicas).
@@ -104,6 +103,7 @@ pub struct PlanArgs {
     /// override the table's price of an instance or add instances.
     #[arg(long, value_name = "FILE", requires = "cloud")]
     pub price_file: Option<std::path::PathBuf>,
+    /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -859,21 +859,20 @@ fn plan_cloud(r: &Request, name: &str, opts: InferenceOptions) -> Result<Value, 
                     "price_file {shown}: unknown format: the name must end in .toml or .csv"
                 ))
             })?;
-            let len = std::fs::metadata(&file)
-                .map_err(|e| io_error("price_file", &file, &e))?
-                .len();
-            if len > cost::MAX_PRICE_FILE_BYTES {
+            // Only a regular file (a FIFO is an error, not a wait), read
+            // through the checked handle, at most MAX_PRICE_FILE_BYTES.
+            let opened = ai_hwaccel::probe::files::Opened::open(&file)
+                .map_err(|e| io_error("price_file", &file, &e))?;
+            if opened.len() > cost::MAX_PRICE_FILE_BYTES {
                 return Err(failed(format!(
-                    "price_file {shown}: {len} bytes is more than a price file may have ({})",
+                    "price_file {shown}: {} bytes is more than a price file may have ({})",
+                    opened.len(),
                     cost::MAX_PRICE_FILE_BYTES
                 )));
             }
-            #[allow(
-                clippy::disallowed_methods,
-                reason = "a user-named input file, not machine probing (as the CLI's --price-file)"
-            )]
-            let text =
-                std::fs::read_to_string(&file).map_err(|e| io_error("price_file", &file, &e))?;
+            let text = opened
+                .read_text_capped(cost::MAX_PRICE_FILE_BYTES)
+                .map_err(|e| io_error("price_file", &file, &e))?;
             let entries = cost::parse_price_file(&text, format)
                 .map_err(|e| failed(format!("price_file {shown}: {e}")))?;
             (entries, shown)

@@ -43,6 +43,7 @@ const NOT_FORMATS: &[(&str, &str)] = &[
         "cpu-model-names",
         "CPU model names and their CPU table entries (tests/cpu_spec.rs)",
     ),
+    ("prices", "cloud price files (tests/cost.rs)"),
     (
         "runtime-logs",
         "runtime start-up logs (tests/runtime_logs.rs)",
