@@ -57,7 +57,7 @@ pub const NON_TORCH_BYTES_MULTI_GPU: u64 = (0.55 * GIB) as u64;
 pub const CUDA_VISIBLE_TOTAL: &[(&str, f64)] = &[("h100-sxm", 79.18)];
 
 /// What CUDA reports as the device's total for a device of spec `spec_id`
-/// and planner capacity `capacity_bytes`: [`CUDA_VISIBLE_TOTAL`] where a
+/// and planner capacity `capacity_bytes`: `CUDA_VISIBLE_TOTAL` where a
 /// runtime log printed it, else the capacity. vLLM and SGLang both size
 /// their share from this total.
 pub fn cuda_visible_bytes(spec_id: Option<&str>, capacity_bytes: u64) -> u64 {
