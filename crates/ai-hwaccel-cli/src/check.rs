@@ -342,13 +342,8 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
     if args.json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
     }
-    let show = |r: &Row, b: Option<u64>| match (r.component, b) {
-        ("kv_cache_capacity_tokens", Some(t)) => format!("{t} tokens"),
-        (_, Some(b)) => format!("{:.2} GiB", b as f64 / 1_073_741_824.0),
-        (_, None) => "—".into(),
-    };
-    let mut s = format!(
-        "vLLM log: context {}, gpu_memory_utilization {}\n",
+    let title = format!(
+        "vLLM log: context {}, gpu_memory_utilization {}",
         context.map_or("?".into(), |c| c.to_string()),
         report
             .vllm_log
@@ -356,6 +351,19 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
             .and_then(|v| v.gpu_memory_utilization)
             .map_or("?".into(), |u| u.to_string())
     );
+    Ok(render_rows(&title, &report))
+}
+
+/// The text table of a vLLM or SGLang report: one row per component,
+/// bytes in GiB, token counts and per-token bytes as such, then the notes.
+fn render_rows(title: &str, report: &Report) -> String {
+    let show = |r: &Row, b: Option<u64>| match (r.component, b) {
+        ("kv_cache_capacity_tokens", Some(t)) => format!("{t} tokens"),
+        ("kv_bytes_per_token_per_gpu", Some(t)) => format!("{t} B"),
+        (_, Some(b)) => format!("{:.2} GiB", b as f64 / 1_073_741_824.0),
+        (_, None) => "—".into(),
+    };
+    let mut s = format!("{title}\n");
     s += &format!(
         "{:<28} {:>16} {:>16} {:>10}\n",
         "component", "logged", "predicted", "pred/log"
@@ -372,7 +380,7 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
     for n in &report.notes {
         s += &format!("note: {n}\n");
     }
-    Ok(s)
+    s
 }
 
 /// Bytes per cache element for SGLang's `kv_cache_dtype` (`auto`: the
@@ -493,15 +501,9 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
     if args.json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
     }
-    let show = |r: &Row, b: Option<u64>| match (r.component, b) {
-        ("kv_cache_capacity_tokens", Some(t)) => format!("{t} tokens"),
-        ("kv_bytes_per_token_per_gpu", Some(t)) => format!("{t} B"),
-        (_, Some(b)) => format!("{:.2} GiB", b as f64 / 1_073_741_824.0),
-        (_, None) => "—".into(),
-    };
     let sg = report.sglang_log.as_ref();
-    let mut s = format!(
-        "SGLang log: tp {}, mem_fraction_static {}, context {}\n",
+    let title = format!(
+        "SGLang log: tp {}, mem_fraction_static {}, context {}",
         tp,
         sg.and_then(|l| l.mem_fraction_static)
             .map_or("?".into(), |f| f.to_string()),
@@ -509,23 +511,7 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
             .context_per_sequence
             .map_or("?".into(), |c| c.to_string())
     );
-    s += &format!(
-        "{:<28} {:>16} {:>16} {:>10}\n",
-        "component", "logged", "predicted", "pred/log"
-    );
-    for r in &report.rows {
-        s += &format!(
-            "{:<28} {:>16} {:>16} {:>10}\n",
-            r.component,
-            show(r, r.logged_bytes),
-            show(r, r.predicted_bytes),
-            r.ratio.map_or("—".into(), |x| format!("{x:.3}"))
-        );
-    }
-    for n in &report.notes {
-        s += &format!("note: {n}\n");
-    }
-    Ok(s)
+    Ok(render_rows(&title, &report))
 }
 
 /// One llama-bench result beside the planner's speed for it.

@@ -1616,28 +1616,40 @@ pub fn plan_offload(
             Some(layout),
         )
         .ok()?;
-        return Some(Plan {
-            tensor_parallel: 1,
-            pipeline_parallel: 2,
-            data_parallel: 1,
-            devices_used: 2,
-            quantization: quant,
-            kv_dtype: kv,
-            per_device: ev.plan_devices,
-            max_context_tokens: ev.max_context,
-            max_batch: ev.max_batch,
-            decode_tokens_per_s: ev.decode,
-            decode_tokens_per_s_per_sequence: ev.decode.map(|d| d / opts.batch.max(1) as f64),
-            max_concurrent_sequences: ev.max_batch,
-            tensor_parallel_link: None,
-            prefill_tokens_per_s: ev.prefill,
-            tp_comm_seconds_per_step: None,
-            pp_comm_bytes_per_step: ev.pp_bytes,
-            kv_cache_capacity_tokens: ev.kv_tokens,
-            moe_offload: None,
-        });
+        return Some(offload_plan(ev, 2, quant, kv, opts));
     }
     None
+}
+
+/// The plan of an offload layout (one replica of `stages` pipeline stages,
+/// host CPU first) from its evaluation.
+fn offload_plan(
+    ev: Evaluated,
+    stages: u32,
+    quant: Quant,
+    kv: KvDtype,
+    opts: &InferenceOptions,
+) -> Plan {
+    Plan {
+        tensor_parallel: 1,
+        pipeline_parallel: stages,
+        data_parallel: 1,
+        devices_used: stages,
+        quantization: quant,
+        kv_dtype: kv,
+        per_device: ev.plan_devices,
+        max_context_tokens: ev.max_context,
+        max_batch: ev.max_batch,
+        decode_tokens_per_s: ev.decode,
+        decode_tokens_per_s_per_sequence: ev.decode.map(|d| d / opts.batch.max(1) as f64),
+        max_concurrent_sequences: ev.max_batch,
+        tensor_parallel_link: None,
+        prefill_tokens_per_s: ev.prefill,
+        tp_comm_seconds_per_step: None,
+        pp_comm_bytes_per_step: ev.pp_bytes,
+        kv_cache_capacity_tokens: ev.kv_tokens,
+        moe_offload: None,
+    }
 }
 
 #[cfg(test)]

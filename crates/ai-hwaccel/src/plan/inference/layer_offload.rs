@@ -140,26 +140,13 @@ fn several(
             Some(layout),
         )
         .ok()?;
-        return Some(Plan {
-            tensor_parallel: 1,
-            pipeline_parallel: replica.stages.len() as u32,
-            data_parallel: 1,
-            devices_used: replica.stages.len() as u32,
-            quantization: quant,
-            kv_dtype: kv,
-            per_device: ev.plan_devices,
-            max_context_tokens: ev.max_context,
-            max_batch: ev.max_batch,
-            decode_tokens_per_s: ev.decode,
-            decode_tokens_per_s_per_sequence: ev.decode.map(|d| d / opts.batch.max(1) as f64),
-            max_concurrent_sequences: ev.max_batch,
-            tensor_parallel_link: None,
-            prefill_tokens_per_s: ev.prefill,
-            tp_comm_seconds_per_step: None,
-            pp_comm_bytes_per_step: ev.pp_bytes,
-            kv_cache_capacity_tokens: ev.kv_tokens,
-            moe_offload: None,
-        });
+        return Some(super::offload_plan(
+            ev,
+            replica.stages.len() as u32,
+            quant,
+            kv,
+            opts,
+        ));
     }
     None
 }
