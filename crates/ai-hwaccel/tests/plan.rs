@@ -587,3 +587,34 @@ fn pcie_payload_bandwidth_per_generation() {
     };
     assert_eq!(narrow.usable_bandwidth_bytes_per_s(), Some(31_507_692_308));
 }
+
+/// A model whose output head is its embedding matrix (tied) still reads
+/// that matrix every decode step: one stage's bytes per token are the
+/// whole stored weights (plus the KV cache), not the weights less the
+/// head. Llama-3.2-1B (tied, 128,256 × 2,048 embedding) at 16 bits on one
+/// GPU, decode at efficiency 1: tokens/s × bytes read = bandwidth.
+#[test]
+fn tied_embeddings_are_read_by_the_head_every_step() {
+    let s = spec("llama-3.2-1b");
+    assert!(s.tied_embeddings);
+    let d = devices("1xrtx-4090");
+    let opts = InferenceOptions {
+        quant: Some(Quant::Bf16),
+        context: Some(16),
+        batch: 1,
+        calibrated_speed: false,
+        decode_efficiency: 1.0,
+        ..Default::default()
+    };
+    let p = plan_inference(&s, &d, &opts);
+    let best = &p.plans[0];
+    let weights = best.per_device[0].weights_bytes as f64;
+    let bw = d[0].bandwidth_bytes_per_s.unwrap() as f64;
+    let read = bw / best.decode_tokens_per_s.unwrap();
+    // The KV cache of 16 tokens adds under 0.1 %; without the head the
+    // read would be 525,336,576 bytes (262,668,288 weights at 2 bytes) less, 21 %.
+    assert!(
+        (read / weights - 1.0).abs() < 0.01,
+        "read {read} per token, weights {weights}"
+    );
+}

@@ -348,6 +348,10 @@ struct Sizer<'a> {
     kv_per_layer: f64,
     unq: f64,
     embed_first: f64,
+    /// What the last stage reads per decode step beyond its layers: the
+    /// output head (the embedding matrix itself when they are tied and one
+    /// stage holds both) and the final norm.
+    head_read_last: f64,
     head_last: f64,
     kv_bytes: f64,
 }
@@ -489,6 +493,13 @@ impl<'a> Sizer<'a> {
             unq,
             embed_first,
             head_last: head * head_unit + final_norm * norm_bytes,
+            // Tied and on one stage: stored once (as the embedding), but the
+            // head still reads the whole matrix every step.
+            head_read_last: if spec.tied_embeddings && pp == 1 {
+                (spec.vocab_size * spec.hidden_size) as f64 / t * embed_unit
+            } else {
+                head * head_unit
+            } + final_norm * norm_bytes,
             kv_bytes: kv.bytes(),
         }
     }
@@ -503,7 +514,7 @@ impl<'a> Sizer<'a> {
         self.read_prefix[b as usize] - self.read_prefix[a as usize]
             // The embedding is a lookup: one row per token, negligible.
             + if first { self.embed_first / self.spec.vocab_size as f64 } else { 0.0 }
-            + if last { self.head_last } else { 0.0 }
+            + if last { self.head_read_last } else { 0.0 }
     }
 
     fn kv(&self, a: u32, b: u32, context: u64, batch: u64) -> f64 {
