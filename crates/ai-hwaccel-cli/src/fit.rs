@@ -37,6 +37,12 @@ pub struct FitArgs {
     /// Only models with at most N parameters (`8b`, `1.5b`, `500m` or a count).
     #[arg(long, value_name = "N", value_parser = parse_param_bound)]
     pub max_params: Option<u64>,
+    /// Also try, for each model that does not fit the accelerators alone,
+    /// llama.cpp's partial offload to the host CPU's memory (`-ngl`, or
+    /// `--n-cpu-moe` for a mixture of experts): the host of --registry, else
+    /// of this machine. Such models are listed after those that fit whole.
+    #[arg(long)]
+    pub offload: bool,
     /// Also list the models that do not fit.
     #[arg(long)]
     pub all: bool,
@@ -66,7 +72,28 @@ pub fn run(args: &FitArgs) -> Result<String> {
         min_params: args.min_params,
         max_params: args.max_params,
     };
-    let rows = fit_filtered(&devices, &opts, &filter);
+    let rows = if args.offload {
+        let reg = match &args.registry {
+            Some(file) => crate::planning::read_registry(file)?,
+            None => ai_hwaccel::detect(
+                &ai_hwaccel::ProbeOptions::default(),
+                &ai_hwaccel::DetectOptions::default(),
+            ),
+        };
+        let host = ai_hwaccel::plan::PlanDevice::host_cpu(&reg)
+            .ok_or_else(|| anyhow::anyhow!("--offload: no host memory figure for the CPU"))?;
+        ai_hwaccel::plan::fit::fit_with_offload(&devices, &host, &opts, &filter)
+    } else {
+        fit_filtered(&devices, &opts, &filter)
+    };
+    let opts = InferenceOptions {
+        runtime: if args.offload {
+            RuntimeKind::LlamaCpp
+        } else {
+            opts.runtime
+        },
+        ..opts
+    };
     if args.json {
         return Ok(format!(
             "{}\n",
@@ -91,12 +118,20 @@ pub fn run(args: &FitArgs) -> Result<String> {
         "decode/seq",
         "memory left",
     ]);
-    let shown: Vec<_> = rows.iter().filter(|r| r.fits || args.all).collect();
+    let shown: Vec<_> = rows
+        .iter()
+        .filter(|r| r.fits || r.offload || args.all)
+        .collect();
     for r in &shown {
         t.add_row(vec![
             r.model.clone(),
             format!("{:.1}B", r.parameters as f64 / 1e9),
-            if r.fits { "yes" } else { "no" }.into(),
+            match (r.fits, r.offload) {
+                (true, _) => "yes",
+                (false, true) => "offload",
+                (false, false) => "no",
+            }
+            .into(),
             r.quantization.map_or("-".into(), |q| q.to_string()),
             r.devices_used.map_or("-".into(), |d| d.to_string()),
             r.max_context_tokens.map_or("-".into(), |c| c.to_string()),
@@ -106,13 +141,19 @@ pub fn run(args: &FitArgs) -> Result<String> {
         ]);
     }
     let fitting = rows.iter().filter(|r| r.fits).count();
+    let offloaded = rows.iter().filter(|r| r.offload).count();
     let filtered = if filter == FitFilter::default() {
         String::new()
     } else {
         " (filtered)".into()
     };
+    let also = if args.offload {
+        format!(", {offloaded} more with host-memory offload")
+    } else {
+        String::new()
+    };
     Ok(format!(
-        "{fitting} of {} catalog models{filtered} fit ({} memory rule; largest first; tokens/s):\n{t}\n",
+        "{fitting} of {} catalog models{filtered} fit{also} ({} memory rule; largest first; tokens/s):\n{t}\n",
         rows.len(),
         opts.runtime
     ))

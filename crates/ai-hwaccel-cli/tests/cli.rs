@@ -1245,6 +1245,55 @@ fn fit_ranks_the_catalog_on_given_devices() {
     assert_narrow(&text);
 }
 
+/// `fit --offload`: on a registry of GPUs and a two-socket host, models
+/// the GPUs cannot hold whole come after those that fit, marked offload,
+/// each with a plan that uses the host as well (one more device) and a
+/// level llama.cpp stores; without the flag they are listed as not fitting.
+#[test]
+fn fit_offload_adds_the_models_that_run_with_host_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let reg = dir.path().join("reg.json");
+    let out = run(&[
+        "detect",
+        "--root",
+        fixture_root("two-socket-pci").to_str().unwrap(),
+        "--no-exec",
+        "--json",
+    ]);
+    std::fs::write(&reg, &out.stdout).unwrap();
+    let r = reg.to_str().unwrap();
+    let plain = json(&["fit", "--registry", r, "--runtime", "llama.cpp", "--json"]);
+    let with = json(&["fit", "--registry", r, "--offload", "--json"]);
+    assert_eq!(with["runtime"], "llama.cpp");
+    let rows = with["models"].as_array().unwrap();
+    let tier = |m: &serde_json::Value| match (m["fits"].as_bool(), m["offload"].as_bool()) {
+        (Some(true), _) => 0,
+        (_, Some(true)) => 1,
+        _ => 2,
+    };
+    let tiers: Vec<i32> = rows.iter().map(tier).collect();
+    assert!(tiers.windows(2).all(|w| w[0] <= w[1]), "{tiers:?}");
+    let offloaded: Vec<&serde_json::Value> = rows.iter().filter(|m| tier(m) == 1).collect();
+    assert!(!offloaded.is_empty(), "{with}");
+    for m in &offloaded {
+        let q = m["quantization"].as_str().unwrap();
+        assert!(
+            q.starts_with('q') || ["bf16", "fp16", "fp32"].contains(&q),
+            "{m}"
+        );
+        assert!(m["devices_used"].as_u64().unwrap() >= 2, "{m}");
+        let id = m["model"].as_str().unwrap();
+        let before = plain["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["model"] == id)
+            .unwrap();
+        assert_eq!(before["fits"], false, "{id} did not fit without offload");
+        assert_eq!(before["offload"], false);
+    }
+}
+
 #[test]
 fn model_list_shows_the_catalog_with_each_models_figures() {
     let v = json(&["model", "--list", "--json"]);

@@ -179,6 +179,7 @@ pub const COMMANDS: &[Command] = &[
             "use",
             "min_params",
             "max_params",
+            "offload",
         ],
         run: fit,
     },
@@ -929,10 +930,15 @@ fn offload_plan(
 fn fit(r: &mut Request) -> Result<Value, Error> {
     let rt = runtime(r, "runtime")?;
     let context = r.int("context", 1, 100_000_000)?;
-    let (devices, _, _) = devices_and_registry(r, true)?;
+    let offload = r.flag("offload")?;
+    let (devices, registry, _) = devices_and_registry(r, true)?;
     let opts = InferenceOptions {
         context,
-        runtime: rt.unwrap_or_else(|| ai_hwaccel::plan::fit::default_runtime(&devices)),
+        runtime: if offload {
+            RuntimeKind::LlamaCpp
+        } else {
+            rt.unwrap_or_else(|| ai_hwaccel::plan::fit::default_runtime(&devices))
+        },
         ..Default::default()
     };
     let filter = ai_hwaccel::plan::fit::FitFilter {
@@ -944,7 +950,19 @@ fn fit(r: &mut Request) -> Result<Value, Error> {
         min_params: param_bound(r, "min_params")?,
         max_params: param_bound(r, "max_params")?,
     };
-    let rows = ai_hwaccel::plan::fit::fit_filtered(&devices, &opts, &filter);
+    let rows = if offload {
+        // As the CLI's `fit --offload`: the registry's host CPU, else this
+        // machine's.
+        let reg = match registry {
+            Some(reg) => reg,
+            None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
+        };
+        let host = PlanDevice::host_cpu(&reg)
+            .ok_or_else(|| failed("fit: offload: no host memory figure for the CPU"))?;
+        ai_hwaccel::plan::fit::fit_with_offload(&devices, &host, &opts, &filter)
+    } else {
+        ai_hwaccel::plan::fit::fit_filtered(&devices, &opts, &filter)
+    };
     Ok(json!({
         "runtime": opts.runtime,
         "devices": devices,

@@ -162,6 +162,10 @@ def test_offload_from_registry_file(cli, tmp_path):
         py = ai_hwaccel.plan(model, registry=reg, offload=True, quant=quant)
         assert py == cli_json(cli, "plan", model, "--registry", str(reg), "--offload", "--quant", quant, "--json")
     assert py["plans"] == [] or py["plans"][0].get("moe_offload") is None
+    # fit --offload: the registry's two-socket host takes what the GPUs cannot.
+    py_fit = ai_hwaccel.fit(registry=reg, offload=True)
+    assert py_fit == cli_json(cli, "fit", "--registry", str(reg), "--offload", "--json")
+    assert any(m["offload"] for m in py_fit["models"])
 
 
 TRAINS: List[Dict[str, Any]] = [

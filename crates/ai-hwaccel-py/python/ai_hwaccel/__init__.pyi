@@ -159,6 +159,7 @@ def fit(
     use: Optional[Names] = None,
     min_params: Optional[Union[str, int]] = None,
     max_params: Optional[Union[str, int]] = None,
+    offload: bool = False,
 ) -> Json: ...
 def train(
     model: str,

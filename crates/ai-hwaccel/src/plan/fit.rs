@@ -34,6 +34,11 @@ pub struct FitRow {
     /// Memory left on the tightest device of the best plan at the planned
     /// context.
     pub memory_left_bytes: Option<u64>,
+    /// The model runs only with part of it in host memory (llama.cpp's
+    /// `-ngl` or `--n-cpu-moe`): listed by [`fit_with_offload`] after the
+    /// models that fit whole; `fits` stays false.
+    #[serde(default)]
+    pub offload: bool,
 }
 
 /// Every catalog model on `devices`, ranked (see the module documentation).
@@ -58,15 +63,26 @@ pub fn fit(devices: &[PlanDevice], opts: &InferenceOptions) -> Vec<FitRow> {
                 max_context_tokens: best.map(|b| b.max_context_tokens),
                 decode_tokens_per_s_per_sequence: best
                     .and_then(|b| b.decode_tokens_per_s_per_sequence),
-                memory_left_bytes: best.and_then(|b| {
-                    b.per_device
-                        .iter()
-                        .map(|d| d.capacity_bytes.saturating_sub(d.total_bytes))
-                        .min()
-                }),
+                memory_left_bytes: best.and_then(memory_left),
+                offload: false,
             }
         })
         .collect();
+    rank(&mut rows);
+    rows
+}
+
+fn memory_left(p: &super::inference::Plan) -> Option<u64> {
+    p.per_device
+        .iter()
+        .map(|d| d.capacity_bytes.saturating_sub(d.total_bytes))
+        .min()
+}
+
+/// Models that fit whole first, then those that run with part of the
+/// model in host memory, then the rest; within each, the larger model,
+/// the higher-fidelity level, the faster decode.
+fn rank(rows: &mut [FitRow]) {
     let fidelity = |q: Option<Quant>| {
         q.and_then(|q| Quant::ALL.iter().position(|&x| x == q))
             .unwrap_or(usize::MAX)
@@ -74,6 +90,7 @@ pub fn fit(devices: &[PlanDevice], opts: &InferenceOptions) -> Vec<FitRow> {
     rows.sort_by(|a, b| {
         b.fits
             .cmp(&a.fits)
+            .then(b.offload.cmp(&a.offload))
             .then(b.parameters.cmp(&a.parameters))
             .then(fidelity(a.quantization).cmp(&fidelity(b.quantization)))
             .then(
@@ -83,6 +100,53 @@ pub fn fit(devices: &[PlanDevice], opts: &InferenceOptions) -> Vec<FitRow> {
             )
             .then(a.model.cmp(&b.model))
     });
+}
+
+/// [`fit_filtered`], and every model that does not fit the accelerators
+/// alone tried with llama.cpp's partial offload onto `host` (the host CPU
+/// and its memory: [`super::plan_offload_gpus`], the most layers — or, for
+/// a mixture of experts, all layers but the routed experts of the first
+/// ones — on the accelerators), at the highest-fidelity level llama.cpp
+/// stores that runs that way. Follows llama.cpp's memory rule whatever
+/// `opts.runtime` says: offload is llama.cpp's.
+pub fn fit_with_offload(
+    devices: &[PlanDevice],
+    host: &PlanDevice,
+    opts: &InferenceOptions,
+    filter: &FitFilter,
+) -> Vec<FitRow> {
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        ..opts.clone()
+    };
+    let gpus: Vec<PlanDevice> = devices.iter().filter(|d| !d.host).cloned().collect();
+    let mut rows = fit_filtered(devices, &opts, filter);
+    if gpus.is_empty() {
+        return rows;
+    }
+    for row in rows.iter_mut().filter(|r| !r.fits) {
+        let Some(m) = catalog::find(&row.model) else {
+            continue;
+        };
+        let levels = super::inference::candidate_levels(&m.spec, false, RuntimeKind::LlamaCpp);
+        let found = levels.into_iter().find_map(|q| {
+            let o = InferenceOptions {
+                quant: Some(q),
+                max_plans: 1,
+                ..opts.clone()
+            };
+            super::plan_offload_gpus(&m.spec, &gpus, host, &o).map(|p| (q, p))
+        });
+        if let Some((q, p)) = found {
+            row.offload = true;
+            row.quantization = Some(q);
+            row.devices_used = Some(p.devices_used);
+            row.max_context_tokens = Some(p.max_context_tokens);
+            row.decode_tokens_per_s_per_sequence = p.decode_tokens_per_s_per_sequence;
+            row.memory_left_bytes = memory_left(&p);
+        }
+    }
+    rank(&mut rows);
     rows
 }
 

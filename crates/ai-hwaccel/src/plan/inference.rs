@@ -1261,7 +1261,7 @@ fn plan_level(
 /// other, GGUF block formats only for a GGUF model (`gguf`) or llama.cpp,
 /// for llama.cpp only what it stores (GGUF blocks and 16/32-bit floats,
 /// not FP8, INT8, GPTQ/AWQ or NF4), and never Q2_K (see below).
-fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKind) -> Vec<Quant> {
+pub(crate) fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKind) -> Vec<Quant> {
     let native = spec.torch_dtype.as_deref().and_then(Quant::parse);
     let ceiling = native.map_or(16.0, Quant::bits_per_weight);
     let llama = runtime == RuntimeKind::LlamaCpp;
