@@ -52,6 +52,9 @@ pub struct Report {
     /// What an SGLang log says, when the log is SGLang's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sglang_log: Option<SglangLog>,
+    /// What a TensorRT-LLM log says, when the log is TensorRT-LLM's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trtllm_log: Option<ai_hwaccel::plan::runtime::log::TrtllmLog>,
     /// Options read from the log and used for the prediction.
     pub context_per_sequence: Option<u64>,
     pub sequences: Option<u64>,
@@ -86,6 +89,10 @@ pub fn check(args: &CheckArgs) -> Result<String> {
         let sg = parse_sglang_log(&text);
         if !sg.is_empty() {
             return check_sglang(args, sg);
+        }
+        let trt = ai_hwaccel::plan::runtime::log::parse_trtllm_log(&text);
+        if !trt.is_empty() {
+            return check_trtllm(args, trt);
         }
         let v = parse_vllm_log(&text);
         if v.is_empty() {
@@ -185,6 +192,7 @@ pub fn check(args: &CheckArgs) -> Result<String> {
         kv_dtype: kv,
         vllm_log: None,
         sglang_log: None,
+        trtllm_log: None,
         rows: vec![
             row("weights", logged_weights, predicted.0),
             row("kv_cache", logged_kv, predicted.1),
@@ -337,6 +345,7 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
         ],
         vllm_log: Some(v),
         sglang_log: None,
+        trtllm_log: None,
         notes,
     };
     if args.json {
@@ -383,6 +392,23 @@ fn render_rows(title: &str, report: &Report) -> String {
     s
 }
 
+/// KV cache bytes one token takes on one GPU at tensor parallelism `tp`
+/// with `element_bytes` per value: `kv_heads ÷ tp × head_dim × 2 (K, V) ×
+/// layers` values (the heads replicated past their count), or the MLA
+/// latent on every rank — the cell size SGLang and TensorRT-LLM size
+/// their pools by.
+fn kv_bytes_per_token_per_gpu(
+    spec: &ai_hwaccel::plan::ModelSpec,
+    tp: u32,
+    element_bytes: f64,
+) -> f64 {
+    let per_layer = match &spec.mla {
+        Some(_) => spec.kv_elements_per_token_layer(),
+        None => 2 * u64::from(spec.kv_heads_per_rank(tp)) * spec.head_dim,
+    };
+    (per_layer * u64::from(spec.num_layers)) as f64 * element_bytes
+}
+
 /// Bytes per cache element for SGLang's `kv_cache_dtype` (`auto`: the
 /// model's 16-bit type).
 fn sglang_kv_element_bytes(dtype: Option<&str>) -> Option<f64> {
@@ -409,14 +435,8 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
     if let Some(model) = &args.model {
         let m = crate::planning::load(model)?;
         let spec = &m.spec;
-        let per_layer = match &spec.mla {
-            Some(_) => spec.kv_elements_per_token_layer(),
-            None => 2 * u64::from(spec.kv_heads_per_rank(tp)) * spec.head_dim,
-        };
         match sglang_kv_element_bytes(l.kv_cache_dtype.as_deref()) {
-            Some(b) => {
-                per_token_pred = Some((per_layer * u64::from(spec.num_layers)) as f64 * b);
-            }
+            Some(b) => per_token_pred = Some(kv_bytes_per_token_per_gpu(spec, tp, b)),
             None => notes.push(format!(
                 "KV cache dtype {:?} not known to the comparison",
                 l.kv_cache_dtype
@@ -496,6 +516,7 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
             ),
         ],
         sglang_log: Some(l),
+        trtllm_log: None,
         notes,
     };
     if args.json {
@@ -640,4 +661,87 @@ fn check_bench(
         s += &format!("note: {n}\n");
     }
     Ok(s)
+}
+
+/// TensorRT-LLM: the engine, the paged KV cache and its tokens per GPU, and
+/// the cache's bytes per token, against the TensorRT-LLM rule's plan at the
+/// logged number of ranks (as tensor parallelism) and a 16-bit cache (the
+/// log does not print the cache type; an FP8 cache halves the logged
+/// bytes per token).
+fn check_trtllm(args: &CheckArgs, l: ai_hwaccel::plan::runtime::log::TrtllmLog) -> Result<String> {
+    let tp = l.world_size.unwrap_or(1).max(1) as u32;
+    let mut notes = Vec::new();
+    let (mut w_pred, mut kv_pred, mut tok_pred, mut per_token_pred) = (None, None, None, None);
+    if let Some(model) = &args.model {
+        let m = crate::planning::load(model)?;
+        per_token_pred = Some(kv_bytes_per_token_per_gpu(&m.spec, tp, 2.0));
+        let (devices, _) = devices_from(args.devices.as_ref(), None, false)?;
+        if devices.is_empty() {
+            notes.push(
+                "no accelerator to plan for: pass --devices (the GPUs the log is from)".into(),
+            );
+        } else {
+            let opts = InferenceOptions {
+                max_plans: 64,
+                runtime: RuntimeKind::Trtllm,
+                ..InferenceOptions::default()
+            };
+            let opts = ai_hwaccel::plan::options_for(&m, &opts);
+            let p = plan_inference(&m.spec, &devices, &opts);
+            match p
+                .plans
+                .iter()
+                .find(|b| b.tensor_parallel == tp && b.pipeline_parallel == 1)
+            {
+                Some(b) => {
+                    let d = &b.per_device[0];
+                    w_pred = Some(d.weights_bytes);
+                    kv_pred = d
+                        .capacity_bytes
+                        .checked_sub(d.weights_bytes + d.activation_bytes + d.overhead_bytes);
+                    tok_pred = match (kv_pred, per_token_pred) {
+                        (Some(kv), Some(t)) if t > 0.0 => Some((kv as f64 / t) as u64),
+                        _ => None,
+                    };
+                }
+                None => notes.push(format!(
+                    "the planner has no plan at tensor parallelism {tp} on these devices: {}",
+                    p.advice.join("; ")
+                )),
+            }
+        }
+    } else {
+        notes.push("pass --model (and --devices) to compare with the planner's prediction".into());
+    }
+    if l.engine_bytes.is_some() {
+        notes.push("the engine size counts TensorRT's own buffers beside the weights".into());
+    }
+    let report = Report {
+        runtime: "trtllm",
+        log: LlamaCppLog::default(),
+        vllm_log: None,
+        context_per_sequence: None,
+        sequences: None,
+        kv_dtype: None,
+        rows: vec![
+            make_row("weights_per_gpu", l.engine_bytes, w_pred),
+            make_row("kv_cache_memory_per_gpu", l.kv_cache_bytes, kv_pred),
+            make_row("kv_cache_capacity_tokens", l.kv_cache_tokens, tok_pred),
+            make_row(
+                "kv_bytes_per_token_per_gpu",
+                l.kv_bytes_per_token().map(|b| b.round() as u64),
+                per_token_pred.map(|b| b.round() as u64),
+            ),
+        ],
+        sglang_log: None,
+        trtllm_log: Some(l),
+        notes,
+    };
+    if args.json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    Ok(render_rows(
+        &format!("TensorRT-LLM log: {tp} rank(s)"),
+        &report,
+    ))
 }

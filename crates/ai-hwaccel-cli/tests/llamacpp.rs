@@ -495,3 +495,47 @@ fn check_compares_a_published_llama_bench_table() {
         assert!((ratio - 1.0).abs() <= 0.25, "{x}");
     }
 }
+
+/// `check` on TensorRT-LLM logs from public threads: the 2024 spelling
+/// (bytes and tokens) and the 2025 one (GiB and tokens in one line); the
+/// pool's bytes per token equal the planner's for the model's shape.
+#[test]
+fn check_reads_tensorrt_llm_logs() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
+    let o = bin()
+        .arg("check")
+        .arg(dir.join("trtllm-issue1400__a100-2024-bytes-and-tokens.log"))
+        .args([
+            "--model",
+            "llama-2-7b",
+            "--devices",
+            "1xa100-80gb",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["runtime"], "trtllm");
+    assert_eq!(row(&r, "kv_cache_capacity_tokens")["logged_bytes"], 132_608);
+    assert_eq!(ratio(&r, "kv_bytes_per_token_per_gpu"), 1.0);
+    assert!(
+        row(&r, "kv_cache_memory_per_gpu")["predicted_bytes"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let o = bin()
+        .arg("check")
+        .arg(dir.join("trtllm-triton-tutorials-pr150__2025-allocated-gib.log"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        row(&r, "kv_cache_capacity_tokens")["logged_bytes"],
+        3_731_744
+    );
+}

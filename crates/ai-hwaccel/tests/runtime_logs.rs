@@ -297,3 +297,41 @@ fn llama_bench_tables_from_public_threads() {
         assert!(parse_llama_bench(&fixture(f)).is_empty(), "{f}");
     }
 }
+
+#[test]
+fn tensorrt_llm_logs_of_2024_and_2025() {
+    use ai_hwaccel::plan::runtime::log::parse_trtllm_log;
+    let old = parse_trtllm_log(&fixture("trtllm-issue1400__a100-2024-bytes-and-tokens.log"));
+    assert_eq!(old.kv_cache_bytes, Some(69_524_783_104));
+    assert_eq!(old.kv_cache_tokens, Some(132_608));
+    // 524,288 bytes a token: a Llama-2-7B-shaped fp16 cache (32 x 32 x 128 x 2 x 2).
+    assert_eq!(old.kv_bytes_per_token(), Some(524_288.0));
+    let new = parse_trtllm_log(&fixture(
+        "trtllm-triton-tutorials-pr150__2025-allocated-gib.log",
+    ));
+    assert_eq!(
+        new.kv_cache_bytes,
+        Some((78.30 * 1_073_741_824.0f64).round() as u64)
+    );
+    assert_eq!(
+        new.kv_cache_tokens,
+        Some(3_731_744),
+        "the (N) of the Allocated line"
+    );
+    assert_eq!(
+        (new.tokens_per_block, new.primary_blocks),
+        (Some(32), Some(116_617))
+    );
+    assert_eq!(116_617 * 32, 3_731_744, "blocks x tokens per block agree");
+    let tp = parse_trtllm_log(&fixture("trtllm-backend-issue396__tp4-engine-size.log"));
+    assert_eq!(tp.engine_bytes, Some(3404 * 1_048_576));
+    assert_eq!(tp.world_size, Some(4));
+    assert!(tp.kv_cache_bytes.is_none());
+    // Other runtimes' logs are not TensorRT-LLM's.
+    for f in [
+        "vllm-issue10517__rtx3090-llama3.1-8b-20k.log",
+        "sglang-docs-send-request-2025-01__h100-llama3.1-8b.log",
+    ] {
+        assert!(parse_trtllm_log(&fixture(f)).is_empty(), "{f}");
+    }
+}

@@ -612,3 +612,124 @@ pub fn parse_sglang_log(text: &str) -> SglangLog {
     l.tp_size = tp_logged.or(max_rank.map(|m| m + 1));
     l
 }
+
+/// What a TensorRT-LLM start-up log says (the C++ runtime's
+/// `[TensorRT-LLM][INFO]` lines, one GPU's figures; every rank prints the
+/// same and the first is kept). Spellings read, by release: `Loaded engine
+/// size: N MiB` (the engine: weights and TensorRT's own buffers), `Allocate N
+/// bytes for k/v cache.` and `Using N tokens in paged KV cache.` (2023–24),
+/// `[MemUsageChange] Allocated X GiB for max tokens in paged KV cache (N).`
+/// (2024 on), `Max KV cache blocks per sequence: … tokens per block=T,
+/// primary blocks=B`, `Memory usage when calculating max tokens in paged kv
+/// cache: total: X GiB, available: Y GiB`, `MPI size: N, rank: R`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TrtllmLog {
+    /// `Loaded engine size` of one rank.
+    pub engine_bytes: Option<u64>,
+    /// The KV cache of one GPU.
+    pub kv_cache_bytes: Option<u64>,
+    /// Tokens the KV cache holds.
+    pub kv_cache_tokens: Option<u64>,
+    /// Tokens per block.
+    pub tokens_per_block: Option<u64>,
+    /// Primary (GPU) blocks.
+    pub primary_blocks: Option<u64>,
+    /// Memory the GPU has, as the runtime saw it when sizing the cache.
+    pub total_bytes: Option<u64>,
+    /// Memory free when the cache was sized (after the engine and buffers).
+    pub available_bytes: Option<u64>,
+    /// Ranks (`MPI size`).
+    pub world_size: Option<u64>,
+}
+
+impl TrtllmLog {
+    /// Whether anything TensorRT-LLM-like was found.
+    pub fn is_empty(&self) -> bool {
+        self.kv_cache_bytes.is_none()
+            && self.kv_cache_tokens.is_none()
+            && self.engine_bytes.is_none()
+    }
+
+    /// KV bytes one token takes on one GPU.
+    pub fn kv_bytes_per_token(&self) -> Option<f64> {
+        match (self.kv_cache_bytes, self.kv_cache_tokens) {
+            (Some(b), Some(t)) if t > 0 => Some(b as f64 / t as f64),
+            _ => None,
+        }
+    }
+}
+
+/// Read a TensorRT-LLM start-up log. At most 1 MiB of lines is read.
+pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
+    let mut l = TrtllmLog::default();
+    let mut read = 0usize;
+    let first = |slot: &mut Option<u64>, v: Option<u64>| {
+        if slot.is_none() {
+            *slot = v;
+        }
+    };
+    for raw in text.lines() {
+        read += raw.len() + 1;
+        if read > 1 << 20 {
+            break;
+        }
+        let line = strip_ansi(raw);
+        let line = line.as_str();
+        if !line.contains("TensorRT-LLM") {
+            continue;
+        }
+        if let Some(v) = after(line, "Loaded engine size: ", &['\n']) {
+            first(&mut l.engine_bytes, mib(v));
+        }
+        if let Some(v) = after(line, "Allocate ", &[' ']) {
+            if line.contains("bytes for k/v cache") {
+                first(&mut l.kv_cache_bytes, count(v));
+            }
+        }
+        if let Some(v) = after(line, "Using ", &[' ']) {
+            if line.contains("tokens in paged KV cache") {
+                first(&mut l.kv_cache_tokens, count(v));
+            }
+        }
+        if let Some(v) = after(line, "] Allocated ", &['f']) {
+            if line.contains("for max tokens in paged KV cache") {
+                first(&mut l.kv_cache_bytes, gib(v));
+                first(
+                    &mut l.kv_cache_tokens,
+                    after(line, "paged KV cache (", &[')']).and_then(count),
+                );
+            }
+        }
+        if let Some(v) = after(line, "tokens per block=", &[',']) {
+            first(&mut l.tokens_per_block, count(v));
+        }
+        if let Some(v) = after(line, "Number of tokens per block: ", &['.']) {
+            first(&mut l.tokens_per_block, count(v));
+        }
+        if let Some(v) = after(line, "primary blocks=", &[',']) {
+            first(&mut l.primary_blocks, count(v));
+        }
+        if line.contains("max tokens in paged kv cache") {
+            first(
+                &mut l.total_bytes,
+                after(line, "total: ", &[',']).and_then(gib),
+            );
+            first(
+                &mut l.available_bytes,
+                after(line, "available: ", &[',', '\n']).and_then(gib),
+            );
+        }
+        if let Some(v) = after(line, "MPI size: ", &[',']) {
+            first(
+                &mut l.world_size,
+                count(v).filter(|n| *n > 0 && *n < 65_536),
+            );
+        }
+    }
+    if l.kv_cache_tokens.is_none() {
+        if let (Some(b), Some(t)) = (l.primary_blocks, l.tokens_per_block) {
+            l.kv_cache_tokens = b.checked_mul(t);
+        }
+    }
+    l
+}
