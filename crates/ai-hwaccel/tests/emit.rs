@@ -277,11 +277,58 @@ fn sglang_and_trtllm_commands_carry_the_plans_sizes_and_fractions() {
     let l1 = emit(&p1, 0, &m8.origin).unwrap();
     assert_eq!(value(&l1.argv, "--tp_size"), "1");
     assert_trtllm_accepts(&l1);
+    assert!(l1.files["extra-llm-api-config.yml"].contains("dtype: auto"));
+    // An FP8 KV cache goes into the LLM API file.
+    let p8 = plan_inference(
+        &m8.spec,
+        &one,
+        &InferenceOptions {
+            runtime: RuntimeKind::Trtllm,
+            kv_dtype: Some(KvDtype::Fp8),
+            ..Default::default()
+        },
+    );
+    let l8 = emit(&p8, 0, &m8.origin).unwrap();
+    assert!(
+        l8.files["extra-llm-api-config.yml"].contains("dtype: fp8"),
+        "{:?}",
+        l8.files
+    );
+    assert_trtllm_accepts(&l8);
 }
 
 /// Every flag of a TensorRT-LLM command is a `trtllm-serve` option of the
-/// pinned source (`tests/fixtures/runtimes/trtllm.json`).
+/// pinned source (`tests/fixtures/runtimes/trtllm.json`), and the LLM API
+/// file it passes with `--config` holds only pinned keys and values.
+#[allow(clippy::disallowed_methods, reason = "the test reads its fixture")]
 fn assert_trtllm_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
+    let defs: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/runtimes/trtllm.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let file = value(&l.argv, "--config");
+    let yaml = &l.files[file];
+    let mut section = String::new();
+    for line in yaml.lines() {
+        if let Some(s) = line.strip_suffix(':') {
+            section = s.to_string();
+            assert!(defs["config_keys"].get(s).is_some(), "{s} not pinned");
+            continue;
+        }
+        let (k, v) = line.trim().split_once(": ").unwrap();
+        let keys = defs["config_keys"][&section].as_array().unwrap();
+        assert!(keys.iter().any(|x| x == k), "{section}.{k} not pinned");
+        if let Some(set) = defs["choices"].get(format!("{section}.{k}")) {
+            assert!(
+                set.as_array().unwrap().iter().any(|x| x == v),
+                "{section}.{k}: {v}"
+            );
+        }
+    }
     assert_accepted(
         l,
         2, // trtllm-serve MODEL

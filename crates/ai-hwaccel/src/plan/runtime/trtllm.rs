@@ -14,6 +14,9 @@ pub const FREE_GPU_MEMORY_FRACTION: f64 = 0.9;
 /// tokens per step.
 pub const MAX_NUM_TOKENS: u64 = 8192;
 
+/// The name of the LLM API options file the command passes with `--config`.
+pub const CONFIG_FILE: &str = "extra-llm-api-config.yml";
+
 /// The argument definitions the emitted flags are checked against
 /// (`tests/fixtures/runtimes/trtllm.json`: the click options of
 /// `trtllm-serve`, `tensorrt_llm/commands/serve.py` at commit
@@ -82,7 +85,18 @@ impl Runtime for TrtLlm {
                     .into(),
             );
         }
-        let argv: Vec<String> = vec![
+        // The LLM API options trtllm-serve has no flag for, in the YAML file
+        // `--config` (alias `--extra_llm_api_options`) reads: the KV cache's
+        // type (`KvCacheConfig.dtype`, "auto" = the model's) and fraction.
+        let kv_type = if plan.kv_dtype == KvDtype::Fp8 {
+            "fp8"
+        } else {
+            "auto"
+        };
+        let config = format!(
+            "kv_cache_config:\n  free_gpu_memory_fraction: {FREE_GPU_MEMORY_FRACTION}\n  dtype: {kv_type}\n"
+        );
+        let mut argv: Vec<String> = vec![
             "trtllm-serve".into(),
             model,
             "--tp_size".into(),
@@ -98,6 +112,7 @@ impl Runtime for TrtLlm {
             "--kv_cache_free_gpu_memory_fraction".into(),
             format!("{FREE_GPU_MEMORY_FRACTION}"),
         ];
+        argv.extend(["--config".into(), CONFIG_FILE.into()]);
         let mut notes = Vec::new();
         if plan.quantization != Quant::Bf16 && plan.quantization != Quant::Fp16 {
             notes.push(format!(
@@ -105,15 +120,15 @@ impl Runtime for TrtLlm {
                 plan.quantization
             ));
         }
-        if plan.kv_dtype == KvDtype::Fp8 {
-            notes.push("an FP8 KV cache is set in the checkpoint's quantization config (kv_cache_quant_algo)".into());
-        }
+        notes.push(format!(
+            "{CONFIG_FILE} (in files) holds the KV cache's type and fraction: write it beside the command"
+        ));
         Ok(super::Launch {
             runtime: RuntimeKind::Trtllm,
             version: Some(PINNED_DEFINITIONS.to_string()),
             argv,
             env: Default::default(),
-            files: Default::default(),
+            files: [(CONFIG_FILE.to_string(), config)].into_iter().collect(),
             notes,
         })
     }
