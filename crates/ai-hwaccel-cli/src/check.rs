@@ -164,7 +164,9 @@ pub fn check(args: &CheckArgs) -> Result<String> {
                     .map(|d| d.id.as_str())
                     .collect();
                 predicted = (
-                    sum(&|d| d.weights_bytes),
+                    // The log's CPU model buffer holds what llama.cpp keeps
+                    // in host memory beside the GPUs (the token embedding).
+                    sum(&|d| d.weights_bytes).map(|w| w + best.host_weights_bytes),
                     sum(&|d| d.kv_cache_bytes),
                     sum(&|d| d.activation_bytes),
                     sum(&|d| {

@@ -140,8 +140,10 @@ fn llama_cpp_keeps_only_its_fit_margin_where_vllm_keeps_a_tenth_and_its_profile(
     // llama.cpp needs weights + KV + its compute buffer + the 1 GiB
     // `--fit-target` margin; vLLM keeps 10 % of the device, non-torch
     // memory and a profiled workspace of at least the sampler's
-    // 256 × 128,256 logits. With llama.cpp's default margin the model does
-    // not fit a 16 GiB card whole (`--fit` would then move layers to the CPU).
+    // 256 × 128,256 logits. llama.cpp keeps the token embedding (128,256 ×
+    // 4,096 at 2 bytes, 1,050,673,152 bytes) in host memory, so with its
+    // default margin the model fits a 16 GiB card whole — as users run it —
+    // and not a 15 GiB one.
     let spec = load_model("llama-3-8b").unwrap().spec;
     let card = |gib: u64| PlanDevice {
         id: "gpu0".into(),
@@ -166,6 +168,20 @@ fn llama_cpp_keeps_only_its_fit_margin_where_vllm_keeps_a_tenth_and_its_profile(
     assert_eq!(llama.runtime, RuntimeKind::LlamaCpp);
     let d = &llama.plans[0].per_device[0];
     assert_eq!(d.overhead_bytes, 1 << 30, "llama.cpp's --fit-target margin");
+    let generic = plan_inference(
+        &spec,
+        &[card(40)],
+        &InferenceOptions {
+            quant: Some(Quant::Fp16),
+            context: Some(2048),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        generic.plans[0].per_device[0].weights_bytes - d.weights_bytes,
+        128_256 * 4096 * 2,
+        "the embedding stays in host memory under llama.cpp's rule"
+    );
     // Compute buffer (llamacpp::compute_buffer_bytes): the f16 mask of 2,048
     // cells × 512 tokens, plus one layer's gated FFN, 512 × 4 B × (4 × 4,096
     // + 3 × 14,336); then the output buffer, 128,256 fp32 logits.
@@ -174,7 +190,8 @@ fn llama_cpp_keeps_only_its_fit_margin_where_vllm_keeps_a_tenth_and_its_profile(
     let vllm = plan(RuntimeKind::Vllm, 17);
     assert!(!vllm.feasible);
     assert!(!plan(RuntimeKind::Generic, 17).feasible);
-    assert!(!plan(RuntimeKind::LlamaCpp, 16).feasible);
+    assert!(plan(RuntimeKind::LlamaCpp, 16).feasible);
+    assert!(!plan(RuntimeKind::LlamaCpp, 15).feasible);
 }
 
 /// A registry from a fake container root (cgroup v2, 7 GiB available, no

@@ -262,6 +262,12 @@ pub struct Plan {
     /// "GPU KV cache size: N tokens"; the tightest device decides).
     #[serde(default)]
     pub kv_cache_capacity_tokens: Option<u64>,
+    /// Weights the runtime keeps in host memory beside the plan's devices,
+    /// per replica: llama.cpp's token embedding when an accelerator holds
+    /// the first stage (its input layer always stays on the CPU); 0 for
+    /// other runtimes and host-CPU plans.
+    #[serde(default)]
+    pub host_weights_bytes: u64,
     /// MoE expert offload ([`plan_offload`] on a mixture-of-experts model):
     /// which layers keep their routed experts in host memory and the bytes
     /// on each side; `None` for every other plan.
@@ -352,6 +358,8 @@ struct Sizer<'a> {
     /// output head (the embedding matrix itself when they are tied and one
     /// stage holds both) and the final norm.
     head_read_last: f64,
+    /// The head is stored as the embedding (tied, one stage).
+    head_last_is_tied: bool,
     head_last: f64,
     kv_bytes: f64,
 }
@@ -493,6 +501,7 @@ impl<'a> Sizer<'a> {
             unq,
             embed_first,
             head_last: head * head_unit + final_norm * norm_bytes,
+            head_last_is_tied: spec.tied_embeddings && pp == 1,
             // Tied and on one stage: stored once (as the embedding), but the
             // head still reads the whole matrix every step.
             head_read_last: if spec.tied_embeddings && pp == 1 {
@@ -508,6 +517,50 @@ impl<'a> Sizer<'a> {
         self.weight_prefix[b as usize] - self.weight_prefix[a as usize]
             + if first { self.embed_first } else { 0.0 }
             + if last { self.head_last } else { 0.0 }
+    }
+
+    /// [`Self::weights`] on `device` under `runtime`: llama.cpp keeps the
+    /// input layer (the token embedding) in host memory whatever `-ngl`
+    /// says (`llama-model.cpp`, `load_tensors`: the input layer's device is
+    /// the CPU, "very little benefit to offloading the input layer"), so an
+    /// accelerator holding the first stage does not hold it. A tied output
+    /// head is a duplicate of that matrix on the output's device, so the
+    /// accelerator keeps its size then.
+    fn device_weights(
+        &self,
+        a: u32,
+        b: u32,
+        first: bool,
+        last: bool,
+        device: &PlanDevice,
+        runtime: RuntimeKind,
+    ) -> f64 {
+        let w = self.weights(a, b, first, last);
+        if runtime == RuntimeKind::LlamaCpp && first && !device.host && !self.head_tied_here(last) {
+            w - self.embed_first
+        } else {
+            w
+        }
+    }
+
+    /// What the runtime keeps in host memory when `first_device` holds the
+    /// first stage (`single_stage`: it is also the last): llama.cpp's token
+    /// embedding, whole (every tensor-parallel share), beside an accelerator.
+    fn host_weights(
+        &self,
+        first_device: &PlanDevice,
+        single_stage: bool,
+        runtime: RuntimeKind,
+    ) -> u64 {
+        let kept = self.weights(0, 0, true, single_stage)
+            - self.device_weights(0, 0, true, single_stage, first_device, runtime);
+        (kept * f64::from(self.tp)).ceil() as u64
+    }
+
+    /// Whether the output head is the embedding matrix itself on this
+    /// stage (tied embeddings, one stage holding both).
+    fn head_tied_here(&self, last: bool) -> bool {
+        last && self.spec.tied_embeddings && self.head_last_is_tied
     }
 
     fn weights_read(&self, a: u32, b: u32, first: bool, last: bool) -> f64 {
@@ -640,7 +693,7 @@ fn split_layers(
         .map(|(k, &(cap, d))| {
             let first = k == 0;
             let last = k + 1 == stages.len();
-            let fixed_weights = sizer.weights(0, 0, first, last);
+            let fixed_weights = sizer.device_weights(0, 0, first, last, d, opts.runtime);
             let m = runtime_memory(
                 sizer,
                 d,
@@ -715,7 +768,7 @@ fn replica_memory(
         let last = k + 1 == n;
         for d in group {
             let cap = d.capacity_bytes.unwrap_or(0);
-            let wf = sizer.weights(a, b, first, last);
+            let wf = sizer.device_weights(a, b, first, last, d, opts.runtime);
             let w = wf.ceil() as u64;
             let kv = sizer.kv(a, b, context, batch).ceil() as u64;
             let m = runtime_memory(sizer, d, cap, n as u32, last, wf, opts, context, batch);
@@ -822,6 +875,8 @@ struct Evaluated {
     tp_link: Option<String>,
     pp_bytes: u64,
     kv_tokens: Option<u64>,
+    /// Weights the runtime keeps in host memory beside the devices.
+    host_weights: u64,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1013,6 +1068,7 @@ fn evaluate_replica_with(
         tp_link: (tp > 1).then(|| tp_link(&replica.stages[0]).1),
         pp_bytes: (u64::from(pp) - 1) * (act_bytes as u64),
         kv_tokens,
+        host_weights: sizer.host_weights(replica.stages[0][0], pp == 1, opts.runtime),
     })
 }
 
@@ -1219,6 +1275,7 @@ fn plan_level(
                     tp_comm_seconds_per_step: ev.tp_comm,
                     pp_comm_bytes_per_step: ev.pp_bytes,
                     kv_cache_capacity_tokens: ev.kv_tokens,
+                    host_weights_bytes: ev.host_weights,
                     moe_offload: None,
                 }),
                 None => rejected.push(Rejected {
@@ -1659,6 +1716,7 @@ fn offload_plan(
         tp_comm_seconds_per_step: None,
         pp_comm_bytes_per_step: ev.pp_bytes,
         kv_cache_capacity_tokens: ev.kv_tokens,
+        host_weights_bytes: 0,
         moe_offload: None,
     }
 }
