@@ -82,6 +82,27 @@ fn mib(s: &str) -> Option<u64> {
     (v.is_finite() && (0.0..1e12).contains(&v)).then(|| (v * 1_048_576.0).round() as u64)
 }
 
+/// Most text of a log read: start-up lines come first.
+const MAX_LOG_TEXT: usize = 1 << 20;
+
+/// The lines of a log, ANSI colours removed, up to [`MAX_LOG_TEXT`] bytes.
+fn log_lines(text: &str) -> impl Iterator<Item = String> + '_ {
+    let mut read = 0usize;
+    text.lines()
+        .take_while(move |raw| {
+            read += raw.len() + 1;
+            read <= MAX_LOG_TEXT
+        })
+        .map(strip_ansi)
+}
+
+/// Keep the first value a log gives (every rank prints the same lines).
+fn set_first(slot: &mut Option<u64>, v: Option<u64>) {
+    if slot.is_none() {
+        *slot = v;
+    }
+}
+
 /// Remove ANSI escape sequences.
 fn strip_ansi(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -146,13 +167,7 @@ fn cache_type(rest: &str, which: &str) -> Option<String> {
 /// Lines that are not llama.cpp's are skipped; at most 1 MiB of lines is read.
 pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
     let mut l = LlamaCppLog::default();
-    let mut read = 0usize;
-    for raw in text.lines() {
-        read += raw.len() + 1;
-        if read > 1 << 20 {
-            break;
-        }
-        let line = strip_ansi(raw);
+    for line in log_lines(text) {
         let Some((tag, rest)) = from_tag(&line) else {
             continue;
         };
@@ -315,13 +330,7 @@ fn count(s: &str) -> Option<u64> {
 /// Read a vLLM start-up log. At most 1 MiB of lines is read.
 pub fn parse_vllm_log(text: &str) -> VllmLog {
     let mut l = VllmLog::default();
-    let mut read = 0usize;
-    for raw in text.lines() {
-        read += raw.len() + 1;
-        if read > 1 << 20 {
-            break;
-        }
-        let line = strip_ansi(raw);
+    for line in log_lines(text) {
         let line = line.as_str();
         if let Some(v) = after(line, "Loading model weights took ", &['\n'])
             .or_else(|| after(line, "Model loading took ", &['\n']))
@@ -502,20 +511,10 @@ fn server_arg<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 /// Read an SGLang start-up log. At most 1 MiB of lines is read.
 pub fn parse_sglang_log(text: &str) -> SglangLog {
     let mut l = SglangLog::default();
-    let mut read = 0usize;
     let mut tp_logged = None;
     let mut max_rank: Option<u64> = None;
-    let first = |slot: &mut Option<u64>, v: Option<u64>| {
-        if slot.is_none() {
-            *slot = v;
-        }
-    };
-    for raw in text.lines() {
-        read += raw.len() + 1;
-        if read > 1 << 20 {
-            break;
-        }
-        let line = strip_ansi(raw);
+    let first = set_first;
+    for line in log_lines(text) {
         let line = line.as_str();
         if line.contains("server_args=ServerArgs(") {
             l.mem_fraction_static = server_arg(line, "mem_fraction_static")
@@ -662,18 +661,8 @@ impl TrtllmLog {
 /// Read a TensorRT-LLM start-up log. At most 1 MiB of lines is read.
 pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
     let mut l = TrtllmLog::default();
-    let mut read = 0usize;
-    let first = |slot: &mut Option<u64>, v: Option<u64>| {
-        if slot.is_none() {
-            *slot = v;
-        }
-    };
-    for raw in text.lines() {
-        read += raw.len() + 1;
-        if read > 1 << 20 {
-            break;
-        }
-        let line = strip_ansi(raw);
+    let first = set_first;
+    for line in log_lines(text) {
         let line = line.as_str();
         if !line.contains("TensorRT-LLM") {
             continue;
