@@ -476,7 +476,8 @@ impl<'a> Sizer<'a> {
         // GGUF levels are llama.cpp's mixes (`GgufMix`): norms in F32,
         // the embedding at the base type, the head and some attn_v /
         // ffn_down / attn_output tensors at more bits.
-        let gguf = super::quant::GgufMix::of(quant);
+        let facts = super::quant::GgufFacts::of(spec);
+        let gguf = super::quant::GgufMix::of(quant, &facts);
         let norm_bytes = if gguf.is_some() { 4.0 * scale } else { unq };
         let gated = spec.mlp == super::arch::MlpKind::Gated;
         let kv_share = if spec.mla.is_some() {
@@ -515,10 +516,12 @@ impl<'a> Sizer<'a> {
                 experts * q,
             );
             if gguf.is_some() {
-                let (bv, bd, bo) = super::quant::GgufMix::layer_bits(quant, i, spec.num_layers);
+                let lb = super::quant::GgufMix::layer_bits(quant, i, &facts);
                 let base = quant.bits_per_weight();
                 let down = |m: u64| m as f64 / if gated { 3.0 } else { 2.0 };
-                let (v, o) = if spec.mla.is_none() {
+                // attn_k and attn_v share the KV projections; attn_output
+                // is half the sharded attention (q and o).
+                let (kv_half, o) = if spec.mla.is_none() {
                     (
                         p.attention_kv as f64 / 2.0 * kv_share,
                         p.attention_sharded as f64 / 2.0 / t,
@@ -526,9 +529,12 @@ impl<'a> Sizer<'a> {
                 } else {
                     (0.0, 0.0)
                 };
-                fixed += (v * (bv - base) + down(p.mlp) / t * (bd - base) + o * (bo - base)) / 8.0
+                fixed += (kv_half * (lb.k - base + lb.v - base)
+                    + down(p.mlp) / t * (lb.down - base)
+                    + o * (lb.output - base))
+                    / 8.0
                     * scale;
-                expert_bytes += down(p.experts) / t * (bd - base) / 8.0 * scale;
+                expert_bytes += down(p.experts) / t * (lb.down - base) / 8.0 * scale;
             }
             if let Some(m) = spec
                 .moe
@@ -1554,9 +1560,10 @@ pub(crate) fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKin
         .filter(|q| q.bits_per_weight() <= ceiling)
         .filter(|&q| gguf || llama || !q.is_gguf())
         .filter(|&q| !llama || q.is_gguf() || matches!(q, Quant::Fp32 | Quant::Bf16 | Quant::Fp16))
-        // Q2_K's own per-tensor exceptions (`GgufMix`) are not modelled, so
-        // its size would be underestimated: never suggested, only planned
-        // when asked for.
+        // Q2_K is planned when asked for but never suggested: below 3 bits
+        // quality falls steeply (llama-quantize's option table,
+        // tools/quantize/quantize.cpp: Q2_K +3.5199 ppl on Llama-3-8B
+        // against +0.1754 for Q4_K_M), so the lowest suggestion is Q3_K_S.
         .filter(|&q| q != Quant::Q2K)
         .collect();
     if native == Some(Quant::Fp16)
