@@ -547,13 +547,34 @@ const GPU_GAPS: &[(&str, &str)] = &[
     ("max-1100", "Intel ARK gives FP64/FP32 only"),
     ("flex-170", "Intel ARK gives no TFLOPS"),
     ("arc-a770", "Intel ARK gives no TFLOPS"),
-    ("m3-gpu", "Apple's written releases give no TFLOPS"),
-    ("m3-pro-gpu", "Apple's written releases give no TFLOPS"),
-    ("m3-max-gpu", "Apple's written releases give no TFLOPS"),
-    ("m3-ultra-gpu", "Apple's written release gives no TFLOPS"),
-    ("m4-gpu", "Apple's written releases give no TFLOPS"),
-    ("m4-pro-gpu", "Apple's written releases give no TFLOPS"),
-    ("m4-max-gpu", "Apple's written releases give no TFLOPS"),
+    (
+        "m3-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m3-pro-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m3-max-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m3-ultra-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m4-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m4-pro-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m4-max-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
 ];
 
 #[test]
