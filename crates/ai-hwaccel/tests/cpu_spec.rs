@@ -20,10 +20,10 @@ fn real_model_names_match_their_entries() {
         rows += 1;
         matched += usize::from(want.is_some());
     }
-    assert!(
-        rows >= 15 && matched >= 10,
-        "{rows} rows, {matched} matched"
-    );
+    // 9 names match a sourced row; 7 match none (cloud custom parts, a
+    // masked name, and EPYC 9005 / Ryzen desktop parts the table leaves
+    // out for want of a checkable copy of AMD's figures).
+    assert!(rows >= 16 && matched >= 9, "{rows} rows, {matched} matched");
 }
 
 #[test]
