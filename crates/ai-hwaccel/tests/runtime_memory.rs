@@ -221,17 +221,16 @@ fn the_host_cpu_is_the_device_without_accelerators() {
     );
     assert_eq!(cpu.capacity_bytes, Some(7_516_192_768));
     // "AMD EPYC 9454 48-Core Processor" is in the CPU table: 12 channels ×
-    // DDR5-4800 × 8 bytes = 460.8 GB/s per socket, one socket here. Zen 4's
-    // FLOPs per cycle have no sourced figure in the table (spec/cpus.toml),
-    // so its peak rates are unknown rather than guessed.
+    // DDR5-4800 × 8 bytes = 460.8 GB/s per socket, one socket here; the
+    // peak FP32 rate is the usable cores × 2.75 GHz × 32 FLOPs/cycle (Zen 4).
     // This root: 1 socket, 8 physical cores, 16 logical CPUs, 2 usable
-    // (cpuset).
+    // (cpuset): 8 × 2 ÷ 16 = 1 core, 1 × 2.75 × 32 ÷ 1000 = 0.088 TFLOPS.
     let c = &reg.system.cpu;
     assert_eq!(
         (c.sockets, c.physical_cores, c.logical_cpus, c.usable_cpus),
         (Some(1), Some(8), Some(16), Some(2))
     );
-    assert_eq!(cpu.tflops.fp32, None, "Zen 4 per-cycle figure unsourced");
+    assert!((cpu.tflops.fp32.unwrap() - 0.088).abs() < 1e-12);
     assert_eq!(cpu.tflops.bf16, None, "no AMX on Zen 4");
     assert_eq!(cpu.cpu_spec_id.as_deref(), Some("epyc-9454"));
     assert_eq!(cpu.bandwidth_bytes_per_s, Some(460_800_000_000));
@@ -249,8 +248,7 @@ fn the_host_cpu_is_the_device_without_accelerators() {
     let d = &p.plans[0].per_device[0];
     assert_eq!(d.overhead_bytes, 0, "no --fit-target margin on host memory");
     assert!(p.plans[0].decode_tokens_per_s.is_some());
-    // Prefill is compute-bound and Zen 4's rate is unknown: no figure.
-    assert_eq!(p.plans[0].prefill_tokens_per_s, None);
+    assert!(p.plans[0].prefill_tokens_per_s.is_some());
     assert!(
         p.warnings
             .iter()

@@ -409,11 +409,17 @@ mod tests {
         let t = by_id("xeon-6980p").unwrap().peak_tflops(128);
         assert!((t.fp32.unwrap() - 16.384).abs() < 1e-9);
         assert_eq!((t.bf16, t.int8), (None, None));
-        // Zen 4 and hybrid client parts: no sourced per-cycle figure, so
-        // unknown, not guessed.
-        for id in ["epyc-9654", "threadripper-pro-7995wx", "core-ultra-9-285k"] {
-            assert_eq!(by_id(id).unwrap().peak_tflops(8), Tflops::default(), "{id}");
-        }
+        // EPYC 9654 (Zen 4: 2 FMA pipes × 8 FP32 lanes × 2 = 32/cycle, no
+        // matrix unit): 96 × 2.4 GHz × 32 = 7.3728 TFLOPS.
+        let t = by_id("epyc-9654").unwrap().peak_tflops(96);
+        assert!((t.fp32.unwrap() - 7.3728).abs() < 1e-9);
+        assert_eq!((t.bf16, t.int8), (None, None));
+        // Hybrid client parts: no sourced per-cycle figure, so unknown, not
+        // guessed.
+        assert_eq!(
+            by_id("core-ultra-9-285k").unwrap().peak_tflops(24),
+            Tflops::default()
+        );
     }
     #[test]
     fn names_normalize() {
