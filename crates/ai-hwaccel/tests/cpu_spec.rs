@@ -248,6 +248,7 @@ fn every_row_matches_the_vendor_figures_it_cites() {
         assert!(n >= 6, "{copy}: {n} rows");
     }
     let mut checked = 0;
+    let mut code_names = 0;
     for c in cpu::all() {
         let s = sources
             .get(c.copy.as_str())
@@ -290,6 +291,19 @@ fn every_row_matches_the_vendor_figures_it_cites() {
                 c.id
             );
         }
+        // Intel rows: the microarchitecture follows the page's code name.
+        if let Some(code) = row.get("Code Name") {
+            let want = match code.as_str() {
+                "Products formerly Sapphire Rapids" => "sapphire-rapids",
+                "Products formerly Emerald Rapids" | "Products formerly Granite Rapids" => {
+                    "emerald-granite-rapids"
+                }
+                "Products formerly Arrow Lake" => "intel-hybrid",
+                other => panic!("{}: code name {other:?} has no entry", c.id),
+            };
+            assert_eq!(c.microarchitecture, want, "{}", c.id);
+            code_names += 1;
+        }
         // Intel rows: the FP32 rate of the microarchitecture is the page's
         // AVX-512 FMA units × 16 FP32 lanes × 2 FLOPs per FMA.
         if let Some(units) = row.get("# of AVX-512 FMA Units").filter(|u| !u.is_empty()) {
@@ -301,4 +315,6 @@ fn every_row_matches_the_vendor_figures_it_cites() {
     }
     assert_eq!(checked, cpu::all().len());
     assert!(checked >= 24, "{checked}");
+    let intel = cpu::all().iter().filter(|c| c.vendor == "intel").count();
+    assert_eq!(code_names, intel, "every Intel row's code name was read");
 }
