@@ -882,3 +882,32 @@ fn moe_offload_over_two_gpus() {
     let split: Vec<(u32, u32)> = d.iter().map(|x| x.layers).collect();
     assert_eq!(split, [(0, 10), (0, 29), (29, 48)]);
 }
+
+/// Under a time-per-output-token target the launch admits the concurrency
+/// the plan found meeting it, not every sequence the memory holds: vLLM's
+/// `--max-num-seqs`, SGLang's `--max-running-requests`, TensorRT-LLM's
+/// `--max_batch_size`.
+#[test]
+fn latency_targets_cap_the_admitted_sequences() {
+    let m = load_model("llama-3.1-70b").unwrap();
+    for (runtime, flag) in [
+        (RuntimeKind::Vllm, "--max-num-seqs"),
+        (RuntimeKind::Sglang, "--max-running-requests"),
+        (RuntimeKind::Trtllm, "--max_batch_size"),
+    ] {
+        let p = plan_inference(
+            &m.spec,
+            &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
+            &InferenceOptions {
+                runtime,
+                context: Some(8192),
+                tpot_ms: Some(30.0),
+                ..Default::default()
+            },
+        );
+        let best = &p.plans[0];
+        assert!(best.batch > 1 && best.batch < best.max_batch, "{best:?}");
+        let l = emit(&p, 0, &m.origin).unwrap();
+        assert_eq!(value(&l.argv, flag), best.batch.to_string(), "{runtime}");
+    }
+}

@@ -103,7 +103,7 @@ impl Runtime for Sglang {
             "--context-length".into(),
             plan.context.to_string(),
             "--max-running-requests".into(),
-            choice.max_batch.max(1).to_string(),
+            super::admitted_sequences(plan, choice).to_string(),
             "--mem-fraction-static".into(),
             format!("{:.3}", fraction),
         ];

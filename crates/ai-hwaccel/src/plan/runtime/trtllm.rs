@@ -106,7 +106,7 @@ impl Runtime for TrtLlm {
             "--max_seq_len".into(),
             plan.context.to_string(),
             "--max_batch_size".into(),
-            choice.max_batch.max(1).to_string(),
+            super::admitted_sequences(plan, choice).to_string(),
             "--max_num_tokens".into(),
             MAX_NUM_TOKENS.to_string(),
             "--kv_cache_free_gpu_memory_fraction".into(),

@@ -138,7 +138,8 @@ impl Runtime for Vllm {
 impl Vllm {
     /// `vllm serve` for a plan: the parallel sizes, `--max-model-len` the
     /// planned context, `--max-num-seqs` the sequences the plan holds per
-    /// replica at that context, the utilization the plan used, and the
+    /// replica at that context (under latency targets, the concurrency that
+    /// meets them), the utilization the plan used, and the
     /// weight and cache types.
     pub fn launch(
         plan: &crate::plan::InferencePlan,
@@ -170,7 +171,7 @@ impl Vllm {
             "--max-model-len".into(),
             plan.context.to_string(),
             "--max-num-seqs".into(),
-            choice.max_batch.max(1).to_string(),
+            super::admitted_sequences(plan, choice).to_string(),
             "--gpu-memory-utilization".into(),
             format!("{memory_utilization}"),
         ]);
