@@ -41,6 +41,18 @@ for t in $targets; do
         gpu_metrics) seed "$t" $(find "$fx/sysfs-gpu-telemetry" -name 'gpu_metrics') ;;
         runtime_log_*|llama_bench) seed "$t" "$fx/runtime-logs" ;;
         kernel_log) seed "$t" "$fx/kernel-log" ;;
+        price_file) seed "$t" "$fx/prices" ;;
+        registry_json)
+            # Registries detected from the fixture roots, where the CLI is built.
+            mkdir -p "corpus/$t"
+            for cli in "$root/target/release/ai-hwaccel" "$root/target/debug/ai-hwaccel"; do
+                [ -x "$cli" ] || continue
+                for r in "$fx"/roots/*/; do
+                    "$cli" detect --json --no-exec --root "$r" > "corpus/$t/$(basename "$r").json" 2>/dev/null || true
+                done
+                break
+            done ;;
+        host_files) seed "$t" "$fx/sysctl" "$fx/ibstat" $(find "$fx/roots" -path '*/proc/*' -name 'cpuinfo' -o -path '*/proc/*' -name 'meminfo' -o -name cgroup) ;;
     esac
 done
 
