@@ -460,6 +460,33 @@ fn assert_sglang_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
         "an SGLang server argument",
         &|defs, flag| defs["choices"].get(flag).cloned(),
     );
+    // The config file holds the same options, one `key: value` line per
+    // flag, as SGLang's `--config` turns them back into `--key value`.
+    let yaml = &l.files[ai_hwaccel::plan::runtime::SGLANG_CONFIG_FILE];
+    let flags: Vec<&String> = l.argv[3..].iter().filter(|a| a.starts_with("--")).collect();
+    assert_eq!(yaml.lines().count(), flags.len(), "{yaml}");
+    for line in yaml.lines() {
+        let (key, v) = line.split_once(": ").unwrap();
+        let flag = format!("--{key}");
+        let i = l
+            .argv
+            .iter()
+            .position(|a| *a == flag)
+            .expect("a flag of the command");
+        match serde_json::from_str::<serde_json::Value>(v).unwrap() {
+            serde_json::Value::String(v) => assert_eq!(v, l.argv[i + 1], "{line}"),
+            n => assert_eq!(
+                n.as_f64().unwrap(),
+                l.argv[i + 1].parse::<f64>().unwrap(),
+                "{line}"
+            ),
+        }
+    }
+    assert!(
+        l.notes
+            .iter()
+            .any(|n| n.contains("--config sglang-config.yaml"))
+    );
 }
 
 /// Partial offload as llama.cpp runs it: the host CPU holds the first

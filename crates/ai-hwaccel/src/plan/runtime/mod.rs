@@ -252,6 +252,7 @@ pub(crate) const MIB: f64 = 1024.0 * 1024.0;
 
 pub use llamacpp::PINNED_DEFINITIONS as LLAMA_CPP_PINNED_DEFINITIONS;
 pub use llamacpp::{llamacpp_repack_bytes, repack_row_multiple};
+pub use sglang::CONFIG_FILE as SGLANG_CONFIG_FILE;
 pub use sglang::PINNED_DEFINITIONS as SGLANG_PINNED_DEFINITIONS;
 pub use sglang::sglang_reserved_bytes;
 pub use trtllm::PINNED_DEFINITIONS as TRTLLM_PINNED_DEFINITIONS;
