@@ -394,7 +394,8 @@ mod tests {
 ///   Q5_K_M → Q6_K where `use_more_bits`; IQ4_NL/XS and Q4_K_S → Q5_K in
 ///   the first eighth;
 /// - `attn_output`: with exactly 8 experts Q5_K for Q2_K, Q3_K_S/M, Q4_K_S/M
-///   and IQ4_NL/XS; otherwise Q2_K → Q3_K, Q3_K_M → Q4_K, Q3_K_L → Q5_K;
+///   and IQ4_NL/XS (the base type for the others, Q3_K_L included);
+///   otherwise Q2_K → Q3_K, Q3_K_M → Q4_K, Q3_K_L → Q5_K;
 /// - norms are F32; every other tensor has the base type. Shape fallbacks
 ///   (a row length not divisible by the block) are not modelled.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -514,14 +515,20 @@ impl GgufMix {
             Q::Iq4Nl | Q::Iq4Xs | Q::Q4KS if i < n / 8 => b(Q::Q5K),
             _ => base,
         };
-        let output = match q {
-            Q::Q2K | Q::Q3KS | Q::Q3K | Q::Iq4Nl | Q::Q4KS | Q::Q4K | Q::Iq4Xs if eight => {
-                b(Q::Q5K)
+        // With 8 experts only the listed mixes raise attn_output (Q3_K_L
+        // keeps its base type there); otherwise the dense rules apply.
+        let output = if eight {
+            match q {
+                Q::Q2K | Q::Q3KS | Q::Q3K | Q::Iq4Nl | Q::Q4KS | Q::Q4K | Q::Iq4Xs => b(Q::Q5K),
+                _ => base,
             }
-            Q::Q2K => b(Q::Q3K),
-            Q::Q3K => b(Q::Q4K),
-            Q::Q3KL => b(Q::Q5K),
-            _ => base,
+        } else {
+            match q {
+                Q::Q2K => b(Q::Q3K),
+                Q::Q3K => b(Q::Q4K),
+                Q::Q3KL => b(Q::Q5K),
+                _ => base,
+            }
         };
         LayerBits { k, v, down, output }
     }
@@ -593,6 +600,8 @@ mod gguf_mix_tests {
         // Eight experts (Mixtral): attn_k and attn_v Q8_0, attn_output Q5_K.
         let moe = GgufFacts { experts: 8, ..f };
         assert_eq!(lb(Quant::Q4K, 5, &moe), (8.5, 8.5, 4.5, 5.5));
+        // ... but Q3_K_L's attn_output keeps Q3_K there (llama-quantize wrote it so).
+        assert_eq!(lb(Quant::Q3KL, 5, &moe).3, 3.4375);
     }
 
     #[test]
