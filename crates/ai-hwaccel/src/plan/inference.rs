@@ -1467,6 +1467,17 @@ fn plan_level(
     }
     let max_group = devices.len() as u32;
     for tp in 1..=max_group {
+        // llama.cpp splits a model over devices by layers (`--split-mode
+        // layer`, its default, what `--emit llama.cpp` launches); its row
+        // split is not modelled, so it gets no tensor-parallel layouts.
+        if tp > 1 && opts.runtime == RuntimeKind::LlamaCpp {
+            rejected.push(Rejected {
+                tensor_parallel: tp,
+                pipeline_parallel: 0,
+                reason: "llama.cpp splits models by layers (--split-mode layer); its row split is not modelled".into(),
+            });
+            break;
+        }
         if let Err(e) = spec.tensor_parallel_legal(tp) {
             if tp <= 8 || tp.is_power_of_two() {
                 rejected.push(Rejected {
