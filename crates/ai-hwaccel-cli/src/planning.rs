@@ -59,6 +59,12 @@ pub struct PlanArgs {
     /// layouts that miss it at one sequence are rejected.
     #[arg(long, value_name = "MS", value_parser = parse_millis, conflicts_with = "batch")]
     pub tpot_ms: Option<f64>,
+    /// Spread a mixture-of-experts model's routed experts whole over the
+    /// tensor-parallel ranks (expert parallelism of size TP; emitted as
+    /// vLLM --enable-expert-parallel, SGLang --ep-size, TensorRT-LLM
+    /// --ep_size); layouts whose TP does not divide the experts are rejected.
+    #[arg(long)]
+    pub expert_parallel: bool,
     /// Tokens per prefill step (activation workspace), at most 10000000.
     #[arg(long, value_name = "N", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_CHUNK, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub prefill_chunk: u64,
@@ -601,6 +607,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         output_len: args.output_len,
         ttft_ms: args.ttft_ms,
         tpot_ms: args.tpot_ms,
+        expert_parallel: args.expert_parallel,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: args.max_plans as usize,

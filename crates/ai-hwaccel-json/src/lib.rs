@@ -163,6 +163,7 @@ pub const COMMANDS: &[Command] = &[
             "output_len",
             "ttft_ms",
             "tpot_ms",
+            "expert_parallel",
             "measure",
             "emit",
             "plan",
@@ -756,6 +757,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let output_len = r.int("output_len", 1, 100_000_000)?;
     let ttft_ms = r.number("ttft_ms", 0.0, false, 3_600_000.0)?;
     let tpot_ms = r.number("tpot_ms", 0.0, false, 3_600_000.0)?;
+    let expert_parallel = r.flag("expert_parallel")?;
     conflict(r, "ttft_ms", &["batch"])?;
     conflict(r, "tpot_ms", &["batch"])?;
     if let (Some(c), Some(i)) = (context, input_len)
@@ -781,6 +783,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         output_len,
         ttft_ms,
         tpot_ms,
+        expert_parallel,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: max_plans as usize,

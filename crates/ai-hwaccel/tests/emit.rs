@@ -938,3 +938,87 @@ fn latency_targets_cap_the_admitted_sequences() {
         assert_eq!(value(&l.argv, flag), best.batch.to_string(), "{runtime}");
     }
 }
+
+/// Expert parallelism: a MoE layout spreads whole experts over its TP ranks
+/// (the plan's `expert_parallel` = TP), the runtimes get their flags
+/// (vLLM `--enable-expert-parallel`, SGLang `--ep-size`, TensorRT-LLM
+/// `--ep_size`), per-device bytes are those of the sliced layout, and a TP
+/// degree that does not divide the routed experts is rejected.
+#[test]
+fn expert_parallel_layouts_and_flags() {
+    let m = load_model("qwen3-30b-a3b").unwrap();
+    let devs = PlanDevice::from_device_string("4xh100-sxm").unwrap();
+    let base = InferenceOptions {
+        quant: Some(Quant::Bf16),
+        max_plans: 20,
+        ..Default::default()
+    };
+    let sliced = plan_inference(&m.spec, &devs, &base);
+    for (runtime, check) in [
+        (RuntimeKind::Vllm, "vllm"),
+        (RuntimeKind::Sglang, "sglang"),
+        (RuntimeKind::Trtllm, "trtllm"),
+    ] {
+        let opts = InferenceOptions {
+            runtime,
+            expert_parallel: true,
+            ..base.clone()
+        };
+        let p = plan_inference(&m.spec, &devs, &opts);
+        let i = p
+            .plans
+            .iter()
+            .position(|x| x.tensor_parallel == 4 && x.data_parallel == 1)
+            .expect("a TP4 plan");
+        let x = &p.plans[i];
+        assert_eq!(x.expert_parallel, 4);
+        let l = emit(&p, i, &m.origin).unwrap();
+        match check {
+            "vllm" => {
+                assert!(l.argv.contains(&"--enable-expert-parallel".to_string()));
+                assert_vllm_accepts(&l);
+            }
+            "sglang" => {
+                assert_eq!(value(&l.argv, "--ep-size"), "4");
+                assert_sglang_accepts(&l);
+            }
+            _ => {
+                assert_eq!(value(&l.argv, "--ep_size"), "4");
+                assert_trtllm_accepts(&l);
+            }
+        }
+        if runtime == RuntimeKind::Vllm {
+            // Same bytes per device as slicing every expert.
+            let same = sliced
+                .plans
+                .iter()
+                .find(|y| y.tensor_parallel == 4 && y.data_parallel == 1)
+                .unwrap();
+            assert_eq!(
+                x.per_device[0].weights_bytes,
+                same.per_device[0].weights_bytes
+            );
+        }
+    }
+    // Without the option the flags say no expert parallelism.
+    assert!(sliced.plans.iter().all(|x| x.expert_parallel == 1));
+    // Six routed experts: TP 4 cannot hold whole experts evenly.
+    let mut six = load_model("mixtral-8x7b").unwrap().spec;
+    six.moe.as_mut().unwrap().num_experts = 6;
+    let p = plan_inference(
+        &six,
+        &devs,
+        &InferenceOptions {
+            expert_parallel: true,
+            ..base
+        },
+    );
+    assert!(p.plans.iter().all(|x| x.tensor_parallel != 4));
+    assert!(
+        p.rejected
+            .iter()
+            .any(|r| r.tensor_parallel == 4 && r.reason.contains("6 routed experts")),
+        "{:?}",
+        p.rejected
+    );
+}

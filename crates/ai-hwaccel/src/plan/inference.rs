@@ -179,6 +179,15 @@ pub struct InferenceOptions {
     /// per sequence.
     #[serde(default)]
     pub tpot_ms: Option<f64>,
+    /// Place a mixture-of-experts model's routed experts whole on the
+    /// tensor-parallel ranks (expert parallelism of size TP: vLLM
+    /// `--enable-expert-parallel`, SGLang `--ep-size`, TensorRT-LLM
+    /// `--ep_size`) instead of slicing every expert. The routed experts
+    /// must divide by the degree. Bytes per device are the same either
+    /// way (a TP rank holds 1/TP of the experts' weights); dense models
+    /// ignore it.
+    #[serde(default)]
+    pub expert_parallel: bool,
 }
 
 impl InferenceOptions {
@@ -214,6 +223,7 @@ impl Default for InferenceOptions {
             output_len: None,
             ttft_ms: None,
             tpot_ms: None,
+            expert_parallel: false,
         }
     }
 }
@@ -327,6 +337,16 @@ pub struct Plan {
     /// × time per output token. `None` without an output length.
     #[serde(default)]
     pub request_latency_ms: Option<f64>,
+    /// Expert-parallel degree: the ranks a MoE layer's routed experts are
+    /// spread over whole ([`InferenceOptions::expert_parallel`]; equal to
+    /// the tensor-parallel degree), 1 when experts are sliced by tensor
+    /// parallelism or the model is dense.
+    #[serde(default = "one_u32")]
+    pub expert_parallel: u32,
+}
+
+fn one_u32() -> u32 {
+    1
 }
 
 fn one() -> u64 {
@@ -1349,6 +1369,11 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         ttft_ms,
         tpot_ms,
         request_latency_ms,
+        expert_parallel: if opts.expert_parallel && spec.moe.is_some() {
+            tp
+        } else {
+            1
+        },
     })
 }
 
@@ -1486,6 +1511,20 @@ fn plan_level(
                     reason: e,
                 });
             }
+            continue;
+        }
+        if opts.expert_parallel
+            && let Some(m) = &spec.moe
+            && m.num_experts % tp != 0
+        {
+            rejected.push(Rejected {
+                tensor_parallel: tp,
+                pipeline_parallel: 0,
+                reason: format!(
+                    "{} routed experts do not divide by expert-parallel degree {tp}",
+                    m.num_experts
+                ),
+            });
             continue;
         }
         let groups = tp_groups(devices, tp);
@@ -2003,6 +2042,7 @@ fn offload_plan(
         ttft_ms,
         tpot_ms,
         request_latency_ms,
+        expert_parallel: 1,
     }
 }
 

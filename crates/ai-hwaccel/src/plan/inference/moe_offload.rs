@@ -446,6 +446,7 @@ impl Split<'_> {
             ttft_ms,
             tpot_ms,
             request_latency_ms,
+            expert_parallel: 1,
         }
     }
 }

@@ -103,6 +103,8 @@ impl Runtime for Sglang {
             choice.pipeline_parallel.to_string(),
             "--dp-size".into(),
             choice.data_parallel.to_string(),
+            "--ep-size".into(),
+            choice.expert_parallel.to_string(),
             "--context-length".into(),
             plan.context.to_string(),
             "--max-running-requests".into(),

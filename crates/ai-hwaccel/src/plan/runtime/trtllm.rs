@@ -103,6 +103,8 @@ impl Runtime for TrtLlm {
             choice.tensor_parallel.to_string(),
             "--pp_size".into(),
             choice.pipeline_parallel.to_string(),
+            "--ep_size".into(),
+            choice.expert_parallel.to_string(),
             "--max_seq_len".into(),
             plan.context.to_string(),
             "--max_batch_size".into(),

@@ -167,6 +167,17 @@ impl Vllm {
                 choice.data_parallel.to_string(),
             ]);
         }
+        if choice.expert_parallel > 1 {
+            argv.push("--enable-expert-parallel".into());
+            if choice.data_parallel > 1 {
+                notes.push(format!(
+                    "with --data-parallel-size {} vLLM spreads the experts over all {} ranks; the plan counts 1/{} of them per device, an upper bound",
+                    choice.data_parallel,
+                    choice.tensor_parallel * choice.data_parallel,
+                    choice.tensor_parallel
+                ));
+            }
+        }
         argv.extend([
             "--max-model-len".into(),
             plan.context.to_string(),
