@@ -42,7 +42,8 @@ pub struct PlanArgs {
     pub batch: u64,
     /// Prompt tokens of one request, at most 100000000: prefill speed and
     /// time to first token (TTFT) are for a prompt this long (default: the
-    /// context). With --output-len and no --context, the context is their sum.
+    /// context). With an output length and no context given, the context is
+    /// their sum.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub input_len: Option<u64>,
     /// Tokens one request generates, at most 100000000: each plan then shows
@@ -55,14 +56,14 @@ pub struct PlanArgs {
     #[arg(long, value_name = "MS", value_parser = parse_millis, conflicts_with = "batch")]
     pub ttft_ms: Option<f64>,
     /// Target time per output token in milliseconds: each layout runs the
-    /// most sequences per replica that meet it (instead of --batch), and
+    /// most sequences per replica that meet it (instead of the batch), and
     /// layouts that miss it at one sequence are rejected.
     #[arg(long, value_name = "MS", value_parser = parse_millis, conflicts_with = "batch")]
     pub tpot_ms: Option<f64>,
     /// Spread a mixture-of-experts model's routed experts whole over the
-    /// tensor-parallel ranks (expert parallelism of size TP; emitted as
-    /// vLLM --enable-expert-parallel, SGLang --ep-size, TensorRT-LLM
-    /// --ep_size); layouts whose TP does not divide the experts are rejected.
+    /// tensor-parallel ranks (expert parallelism of size TP, which the
+    /// emitted vLLM, SGLang and TensorRT-LLM commands pass on); layouts
+    /// whose TP does not divide the experts are rejected.
     #[arg(long)]
     pub expert_parallel: bool,
     /// Tokens per prefill step (activation workspace), at most 10000000.
