@@ -281,6 +281,13 @@ mod tests {
         assert_eq!(find("Llama-3.1-8B-Instruct").unwrap().id, "llama-3.1-8b");
         assert_eq!(find("LLAMA 3.1 8B").unwrap().id, "llama-3.1-8b");
         assert_eq!(find("Qwen/Qwen2.5-7B-Instruct").unwrap().id, "qwen2.5-7b");
+        // Llama 3.3 is its own entry, no longer an alias of 3.1.
+        let l33 = find("meta-llama/Llama-3.3-70B-Instruct").unwrap();
+        assert_eq!(
+            (l33.id.as_str(), l33.family.as_str()),
+            ("llama-3.3-70b", "Llama 3.3")
+        );
+        assert_eq!(find("openai/gpt-oss-120b").unwrap().id, "gpt-oss-120b");
         assert!(find("llama-9-1b").is_none());
         assert!(find("").is_none());
         assert!(suggestions("llama-3.1-9b").contains(&"llama-3.1-8b"));
