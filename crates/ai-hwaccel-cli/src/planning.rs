@@ -766,8 +766,18 @@ fn render_plan(p: &InferencePlan) -> String {
                 x.tensor_parallel_link.clone().unwrap_or_else(|| "-".into()),
                 x.max_context_tokens.to_string(),
                 x.max_concurrent_sequences.to_string(),
-                rate(x.decode_tokens_per_s_per_sequence),
-                rate(x.decode_tokens_per_s),
+                // An encoder never decodes (its speed is the prefill,
+                // i.e. encoding, rate).
+                if p.encoder {
+                    "-".into()
+                } else {
+                    rate(x.decode_tokens_per_s_per_sequence)
+                },
+                if p.encoder {
+                    "-".into()
+                } else {
+                    rate(x.decode_tokens_per_s)
+                },
                 rate(x.prefill_tokens_per_s),
             ]);
         }

@@ -618,3 +618,67 @@ fn tied_embeddings_are_read_by_the_head_every_step() {
         "read {read} per token, weights {weights}"
     );
 }
+
+/// An encoder (BAAI/bge-base-en-v1.5, `BertModel`) has no LM head and no KV
+/// cache and never decodes: its plan holds the weights and one batch's
+/// activations, its context is capped at the 512 positions it has, and the
+/// only speed is the encoding (prefill) rate.
+#[test]
+fn encoders_hold_no_kv_cache_and_do_not_decode() {
+    let s = spec("bge-base-en-v1.5");
+    assert!(s.encoder && s.pooler);
+    // 12 layers × 7,087,872 + word/position/type embeddings
+    // (30522 + 512 + 2) × 768 + embedding LayerNorm 1,536 + pooler 590,592.
+    assert_eq!(s.parameters(), 109_482_240);
+    assert_eq!(s.layer_params(0).total(), 7_087_872);
+    assert_eq!(s.lm_head_params(), 0);
+    assert_eq!(s.other_params(), 514 * 768 + 1_536 + 590_592);
+    assert_eq!(s.kv_cache_bytes_per_token(2.0), 0);
+    assert_eq!(s.kv_cache_bytes(512, 8, 2.0), 0);
+    let opts = InferenceOptions {
+        quant: Some(Quant::Bf16),
+        calibrated_speed: false,
+        prefill_efficiency: 0.5,
+        ..Default::default()
+    };
+    let d = devices("1xrtx-4090");
+    let p = plan_inference(&s, &d, &opts);
+    assert!(p.feasible, "{:?}", p.rejected);
+    assert!(
+        p.warnings.iter().any(|w| w.contains("encoder")),
+        "{:?}",
+        p.warnings
+    );
+    let best = &p.plans[0];
+    assert_eq!(best.decode_tokens_per_s, None);
+    assert_eq!(best.decode_tokens_per_s_per_sequence, None);
+    assert_eq!(best.kv_cache_capacity_tokens, None);
+    assert_eq!(best.max_context_tokens, 512);
+    let dev = &best.per_device[0];
+    assert_eq!(dev.kv_cache_bytes, 0);
+    // Every tensor at 2 bytes; no head, tied or not.
+    assert!(
+        dev.weights_bytes.abs_diff(2 * 109_482_240) <= 1,
+        "{}",
+        dev.weights_bytes
+    );
+    // An input is encoded whole (no chunked prefill): 512 tokens ×
+    // (4 × 768 + 3 × 3072) × 2 bytes of live activations, no logits.
+    assert_eq!(dev.activation_bytes, 512 * (4 * 768 + 3 * 3072) * 2);
+    // Inputs encoded together: (24 GiB × 0.9 − weights) ÷ 12,582,912 bytes each.
+    let room = (24.0 * (1u64 << 30) as f64 * 0.9) as u64 - dev.weights_bytes;
+    assert_eq!(best.max_concurrent_sequences, room / dev.activation_bytes);
+    assert_eq!(best.max_concurrent_sequences, 1825);
+    // Encoding: 2 × (layer parameters) + 2 · L · ctx · d_attn FLOPs per
+    // token, no vocabulary projection.
+    let ctx = p.context as f64;
+    let flops = 2.0 * 12.0 * 7_087_872.0 + 2.0 * 12.0 * ctx * 768.0;
+    let rate = ai_hwaccel::spec::by_id("rtx-4090")
+        .unwrap()
+        .tflops
+        .bf16
+        .unwrap();
+    let expect = rate * 1e12 * 0.5 / flops;
+    let got = best.prefill_tokens_per_s.unwrap();
+    assert!((got - expect).abs() / expect < 0.01, "{got} vs {expect}");
+}

@@ -22,6 +22,11 @@
 //!   Qwen2-MoE's shared expert).
 //! - norms: `h` per RMSNorm, `2h` per LayerNorm; embeddings `V·h`; the LM
 //!   head `V·h` unless tied; OPT's learned positions `P·h`.
+//! - encoders (BERT, `modeling_bert.py`; the embedding models built on it):
+//!   word, position (`P·h`) and token-type (`T·h`) embeddings and their
+//!   LayerNorm (`2h`, counted as the final norm); per layer q/k/v/o with
+//!   biases, a plain MLP with biases and two LayerNorms; a pooler
+//!   `h·h + h`; no LM head.
 //!
 //! Active parameters per token (Mixtral's "12.9B active of 46.7B",
 //! DeepSeek-V3's "37B activated") count every non-expert tensor plus `k` of
@@ -35,6 +40,8 @@
 //! `r_kv + d_rope` elements (DeepSeek-V2 paper §2.1.4, Table 1), shared by all
 //! heads and so never divided by tensor parallelism. A sliding-window layer
 //! keeps at most `window` tokens (Mistral 7B paper, arXiv:2310.06825 §2).
+//! An encoder caches nothing: each input attends bidirectionally over itself
+//! in one forward pass and nothing is kept between requests.
 //! A linear-attention layer (Qwen3-Next's Gated DeltaNet) caches no tokens:
 //! it holds a fixed state per sequence, a causal-convolution window of
 //! `(kernel − 1) × conv_dim` and a recurrent matrix of `n_v × d_k × d_v`
@@ -259,9 +266,21 @@ pub struct ModelSpec {
     /// Biases on the MLP projections.
     #[serde(default)]
     pub mlp_bias: bool,
-    /// Rows of a learned position embedding table (OPT), if any.
+    /// Rows of a learned position embedding table (OPT, BERT), if any.
     #[serde(default)]
     pub learned_positions: Option<u64>,
+    /// A bidirectional encoder (BERT and the embedding models built on it:
+    /// `BertModel`): it outputs hidden states, not tokens — no LM head, no
+    /// KV cache, no decode step; an input is encoded in one forward pass.
+    #[serde(default)]
+    pub encoder: bool,
+    /// Rows of a token-type (segment) embedding (BERT `type_vocab_size`).
+    #[serde(default)]
+    pub token_types: Option<u64>,
+    /// A pooler on the first token: a dense `h × h` layer with a bias
+    /// (`BertPooler`, which `BertModel` builds by default).
+    #[serde(default)]
+    pub pooler: bool,
     /// Mixture of experts, if any.
     #[serde(default)]
     pub moe: Option<Moe>,
@@ -437,6 +456,20 @@ impl ModelSpec {
         }
         if let Some(p) = self.learned_positions {
             dim("learned_positions", p)?;
+        }
+        if let Some(t) = self.token_types {
+            dim("token_types", t)?;
+        }
+        if self.encoder
+            && (self.moe.is_some()
+                || self.mla.is_some()
+                || self.sliding_window.is_some()
+                || self.linear_attention.is_some())
+        {
+            return Err(arch_err(
+                "encoder",
+                "an encoder with experts, latent, sliding or linear attention is not modelled",
+            ));
         }
         if let Some(m) = &self.moe {
             if m.num_experts == 0 || m.num_experts > MAX_EXPERTS {
@@ -634,18 +667,37 @@ impl ModelSpec {
         self.vocab_size * self.hidden_size
     }
 
-    /// The LM head's parameters (0 when tied to the embedding).
+    /// The LM head's parameters (0 when tied to the embedding, and for an
+    /// encoder, which has none).
     pub fn lm_head_params(&self) -> u64 {
-        if self.tied_embeddings {
+        if self.tied_embeddings || self.encoder {
             0
         } else {
             self.vocab_size * self.hidden_size
         }
     }
 
-    /// Learned positions and the final norm.
+    /// Rows of the embedding tables beside the vocabulary that the first
+    /// stage holds: learned positions and token types.
+    pub fn extra_embedding_rows(&self) -> u64 {
+        self.learned_positions.unwrap_or(0) + self.token_types.unwrap_or(0)
+    }
+
+    /// The pooler's parameters (`h·h + h`; 0 without one).
+    pub fn pooler_params(&self) -> u64 {
+        if self.pooler {
+            self.hidden_size * self.hidden_size + self.hidden_size
+        } else {
+            0
+        }
+    }
+
+    /// Learned positions, token types, the final norm (BERT: the
+    /// embeddings' LayerNorm) and the pooler.
     pub fn other_params(&self) -> u64 {
-        self.learned_positions.unwrap_or(0) * self.hidden_size + self.norm.params(self.hidden_size)
+        self.extra_embedding_rows() * self.hidden_size
+            + self.norm.params(self.hidden_size)
+            + self.pooler_params()
     }
 
     /// Every parameter.
@@ -696,8 +748,12 @@ impl ModelSpec {
             + self.other_params()
     }
 
-    /// KV cache elements one token adds to layer `i`.
+    /// KV cache elements one token adds to a (non-linear) layer; 0 for an
+    /// encoder, which keeps nothing between forward passes.
     pub fn kv_elements_per_token_layer(&self) -> u64 {
+        if self.encoder {
+            return 0;
+        }
         match &self.mla {
             Some(m) => m.kv_lora_rank + m.qk_rope_head_dim,
             None => 2 * u64::from(self.num_kv_heads) * self.head_dim,
@@ -842,6 +898,9 @@ mod tests {
             attention_output_gate: false,
             mlp_bias: false,
             learned_positions: None,
+            encoder: false,
+            token_types: None,
+            pooler: false,
             moe: None,
             mla: None,
             sliding_window: None,

@@ -121,6 +121,12 @@ pub struct CatalogModel {
     /// the spec, since plain decoding never runs them.
     #[serde(default)]
     pub mtp_modules: u32,
+    /// The published checkpoint also stores BERT's `embeddings.position_ids`
+    /// buffer (one int64 per position row, `1 × max_position_embeddings`),
+    /// which transformers wrote into checkpoints before 4.31 and the Hub
+    /// counts as elements: not a parameter.
+    #[serde(default)]
+    pub position_ids_buffer: bool,
     /// URL of the config.json the architecture comes from.
     pub source: String,
     /// The model family as its publisher names it (`Llama 3.1`, `Qwen2.5-Coder`).
@@ -146,11 +152,18 @@ impl CatalogModel {
     /// What the Hub's safetensors total counts for the published checkpoint:
     /// the spec's parameters, the MXFP4 scales
     /// ([`ModelSpec::hub_parameter_total`]) and the stored MTP modules
-    /// ([`ModelSpec::mtp_module_params`]). Tests check it equals
+    /// ([`ModelSpec::mtp_module_params`]), and a stored `position_ids`
+    /// buffer ([`Self::position_ids_buffer`]). Tests check it equals
     /// `published_parameters`.
     pub fn hub_parameter_total(&self) -> u64 {
+        let buffer = if self.position_ids_buffer {
+            self.spec.learned_positions.unwrap_or(0)
+        } else {
+            0
+        };
         self.spec.hub_parameter_total()
             + u64::from(self.mtp_modules) * self.spec.mtp_module_params()
+            + buffer
     }
 }
 
@@ -269,6 +282,8 @@ mod tests {
         assert_eq!(uses("qwen2.5-coder-7b"), [Use::Chat, Use::Code]);
         assert_eq!(uses("deepseek-r1"), [Use::Chat, Use::Reasoning]);
         assert!(uses("opt-125m").is_empty());
+        assert_eq!(uses("bge-base-en-v1.5"), [Use::Embedding]);
+        assert_eq!(uses("gpt-oss-20b"), [Use::Chat, Use::Reasoning]);
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "kimi_k2",
     "gpt_oss",
     "opt",
+    "bert",
+    "xlm-roberta",
 ];
 
 /// Weight quantization a `quantization_config` declares.
@@ -111,6 +113,7 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
 
     let mut spec = match model_type.as_str() {
         "opt" => opt(&top)?,
+        "bert" | "xlm-roberta" => bert(&top, &model_type, &root)?,
         // Kimi K2 is the DeepSeek-V3 architecture under its own model_type
         // (the MoonshotAI Kimi-K2 deployment guide: it reuses the
         // DeepSeekV3CausalLM architecture and sets model_type "kimi_k2" only
@@ -331,6 +334,9 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         attention_output_gate: false,
         mlp_bias: false,
         learned_positions: None,
+        encoder: false,
+        token_types: None,
+        pooler: false,
         moe: None,
         mla: None,
         sliding_window: None,
@@ -618,11 +624,93 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         mlp_bias: bias,
         // OPTLearnedPositionalEmbedding: num_embeddings + offset 2.
         learned_positions: Some(positions + 2),
+        encoder: false,
+        token_types: None,
+        pooler: false,
         moe: None,
         mla: None,
         sliding_window: None,
         linear_attention: None,
         max_context: Some(positions),
+        torch_dtype: f.dtype()?,
+    })
+}
+
+/// BERT and XLM-RoBERTa encoders as `BertModel` / `XLMRobertaModel` store
+/// them (transformers `modeling_bert.py`, `modeling_xlm_roberta.py`):
+/// word, absolute position (`max_position_embeddings` rows) and token-type
+/// (`type_vocab_size` rows, default 2; XLM-R configs say 1) embeddings with
+/// a LayerNorm; per layer q/k/v/o with biases, LayerNorm, a plain MLP
+/// (`intermediate`, `output`) with biases, LayerNorm; the pooler, which
+/// both model classes build unless told not to. Other heads (masked LM,
+/// classification) store other tensors and are refused, as are relative
+/// position embeddings (`position_embedding_type` other than `absolute`).
+fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<ModelSpec, ModelError> {
+    let base_class = if model_type == "bert" {
+        "BertModel"
+    } else {
+        "XLMRobertaModel"
+    };
+    match root.get("architectures") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(a)) => {
+            if let Some(other) = a
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|&c| c != base_class)
+            {
+                return Err(f.unsupported(format!(
+                    "architecture {other} (only the bare encoder, {base_class}, is modelled)"
+                )));
+            }
+        }
+        Some(_) => return Err(f.err("architectures", "expected a list of strings")),
+    }
+    if let Some(p) = f.str_opt("position_embedding_type")?
+        && p != "absolute"
+    {
+        return Err(f.unsupported(format!(
+            "position_embedding_type {p:?} (only absolute positions are modelled)"
+        )));
+    }
+    let hidden = f.u64_req("hidden_size")?;
+    let heads = f.u32_req("num_attention_heads")?;
+    let positions = f.u64_opt("max_position_embeddings")?.unwrap_or(512);
+    Ok(ModelSpec {
+        name: String::new(),
+        architecture: model_type.to_string(),
+        approximate: false,
+        num_layers: f.u32_req("num_hidden_layers")?,
+        hidden_size: hidden,
+        intermediate_size: f.u64_req("intermediate_size")?,
+        num_attention_heads: heads,
+        num_kv_heads: heads,
+        head_dim: default_head_dim(f, hidden, heads)?,
+        vocab_size: f.u64_req("vocab_size")?,
+        tied_embeddings: false,
+        mlp: MlpKind::Plain,
+        norm: NormKind::Layer,
+        norms_per_layer: 2,
+        qk_norm: false,
+        qkv_bias: true,
+        attention_output_bias: true,
+        attention_sinks: false,
+        attention_output_gate: false,
+        mlp_bias: true,
+        learned_positions: Some(positions),
+        encoder: true,
+        token_types: Some(f.u64_opt("type_vocab_size")?.unwrap_or(2)).filter(|&t| t > 0),
+        pooler: true,
+        moe: None,
+        mla: None,
+        sliding_window: None,
+        linear_attention: None,
+        // XLM-R reserves two position rows (padding_idx + 1 offset).
+        max_context: Some(if model_type == "xlm-roberta" {
+            positions.saturating_sub(2)
+        } else {
+            positions
+        }),
         torch_dtype: f.dtype()?,
     })
 }
@@ -904,6 +992,43 @@ mod tests {
             r#""num_attention_heads": 30"#,
         );
         assert_eq!(field_of(parse(&text, "c").unwrap_err()), "head_dim");
+    }
+
+    #[test]
+    fn bert_encoders_parse_and_other_heads_are_refused() {
+        let bert = r#"{"architectures": ["BertModel"], "model_type": "bert", "hidden_size": 384,
+            "intermediate_size": 1536, "num_attention_heads": 12, "num_hidden_layers": 6,
+            "vocab_size": 30522, "max_position_embeddings": 512, "type_vocab_size": 2}"#;
+        let s = parse_ok(bert);
+        assert!(s.encoder && s.pooler && s.qkv_bias && s.mlp_bias);
+        assert_eq!((s.learned_positions, s.token_types), (Some(512), Some(2)));
+        assert_eq!((s.head_dim, s.max_context), (32, Some(512)));
+        // all-MiniLM-L6-v2's shape: 22,713,216 parameters, no KV cache.
+        assert_eq!(s.parameters(), 22_713_216);
+        assert_eq!(s.kv_cache_bytes_per_token(2.0), 0);
+        // XLM-RoBERTa: 514 position rows, two reserved; one token type.
+        let xlmr = bert
+            .replace("\"bert\"", "\"xlm-roberta\"")
+            .replace("BertModel", "XLMRobertaModel")
+            .replace(
+                "\"max_position_embeddings\": 512, \"type_vocab_size\": 2",
+                "\"max_position_embeddings\": 514, \"type_vocab_size\": 1",
+            );
+        let x = parse_ok(&xlmr);
+        assert_eq!(
+            (x.learned_positions, x.token_types, x.max_context),
+            (Some(514), Some(1), Some(512))
+        );
+        for (from, to) in [
+            ("BertModel", "BertForMaskedLM"),
+            (
+                "\"vocab_size\"",
+                "\"position_embedding_type\": \"relative_key\", \"vocab_size\"",
+            ),
+        ] {
+            let e = parse(&bert.replace(from, to), "b/config.json").unwrap_err();
+            assert!(matches!(e, ModelError::Unsupported { .. }), "{e}");
+        }
     }
 
     #[test]
