@@ -137,6 +137,57 @@ pub struct Mla {
     pub v_head_dim: u64,
 }
 
+/// The vision encoder family of a [`VisionTower`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VisionKind {
+    /// SigLIP (`SiglipVisionModel` without its head, transformers
+    /// `models/siglip/modeling_siglip.py`) with Gemma 3's projector
+    /// (`Gemma3MultiModalProjector`: a `v × h` matrix after an RMSNorm of
+    /// `v`, `models/gemma3/modeling_gemma3.py`).
+    Siglip,
+}
+
+/// An image encoder and projector the checkpoint stores beside the text
+/// model (Gemma 3 4B/12B/27B). The Hub's parameter total counts them; the
+/// plans do not ([`ModelSpec::vision`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VisionTower {
+    /// Encoder family.
+    pub kind: VisionKind,
+    /// Encoder width `v`.
+    pub hidden_size: u64,
+    /// Encoder MLP width.
+    pub intermediate_size: u64,
+    /// Encoder layers.
+    pub num_layers: u32,
+    /// Input image side in pixels.
+    pub image_size: u64,
+    /// Patch side in pixels.
+    pub patch_size: u64,
+    /// Image channels (3).
+    pub num_channels: u64,
+}
+
+impl VisionTower {
+    /// Parameters of the encoder and projector, for a text model of width
+    /// `text_hidden`. SigLIP: the patch convolution `c·p²·v + v`, learned
+    /// positions `(image/patch)²·v`; per layer two LayerNorms `4v`, q/k/v/o
+    /// with biases `4(v² + v)`, `fc1: v·i + i`, `fc2: i·v + v`; the final
+    /// LayerNorm `2v`. Gemma 3's projector: `v·h + v`.
+    pub fn params(&self, text_hidden: u64) -> u64 {
+        let v = self.hidden_size;
+        let i = self.intermediate_size;
+        let VisionKind::Siglip = self.kind;
+        let patches = (self.image_size / self.patch_size).pow(2);
+        let embeddings =
+            self.num_channels * self.patch_size * self.patch_size * v + v + patches * v;
+        let layer = 4 * v + 4 * (v * v + v) + (v * i + i) + (i * v + v);
+        embeddings + u64::from(self.num_layers) * layer + 2 * v + v * text_hidden + v
+    }
+}
+
 /// Local attention over a window of recent tokens on some layers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -281,6 +332,12 @@ pub struct ModelSpec {
     /// (`BertPooler`, which `BertModel` builds by default).
     #[serde(default)]
     pub pooler: bool,
+    /// An image encoder and projector the checkpoint stores beside the
+    /// text model: counted by [`Self::hub_parameter_total`], not by
+    /// [`Self::parameters`] — the plans are the text model's, as llama.cpp
+    /// runs it (the vision tower is a separate `--mmproj` file there).
+    #[serde(default)]
+    pub vision: Option<VisionTower>,
     /// Mixture of experts, if any.
     #[serde(default)]
     pub moe: Option<Moe>,
@@ -459,6 +516,14 @@ impl ModelSpec {
         }
         if let Some(t) = self.token_types {
             dim("token_types", t)?;
+        }
+        if let Some(v) = &self.vision {
+            dim("vision.hidden_size", v.hidden_size)?;
+            dim("vision.intermediate_size", v.intermediate_size)?;
+            dim("vision.num_layers", u64::from(v.num_layers))?;
+            dim("vision.patch_size", v.patch_size)?;
+            dim("vision.image_size", v.image_size)?;
+            dim("vision.num_channels", v.num_channels)?;
         }
         if self.encoder
             && (self.moe.is_some()
@@ -731,11 +796,19 @@ impl ModelSpec {
     }
 
     /// The total the Hugging Face Hub reports for the published checkpoint
-    /// (`safetensors.total`): every parameter, plus the MXFP4 scales, which
+    /// (`safetensors.total`): every parameter, the vision tower, plus the MXFP4 scales, which
     /// the Hub counts as elements too (openai/gpt-oss-20b: 21,511,953,984 =
     /// 20,914,757,184 parameters + 597,196,800 scales).
     pub fn hub_parameter_total(&self) -> u64 {
-        self.parameters() + self.mxfp4_scale_elements()
+        self.parameters() + self.mxfp4_scale_elements() + self.vision_params()
+    }
+
+    /// Parameters of the stored vision tower and projector
+    /// ([`Self::vision`]); 0 without one.
+    pub fn vision_params(&self) -> u64 {
+        self.vision
+            .as_ref()
+            .map_or(0, |v| v.params(self.hidden_size))
     }
 
     /// Parameters one token uses (all but the unused routed experts).
@@ -901,6 +974,7 @@ mod tests {
             encoder: false,
             token_types: None,
             pooler: false,
+            vision: None,
             moe: None,
             mla: None,
             sliding_window: None,

@@ -1394,6 +1394,14 @@ pub fn plan_inference(
             "the architecture is approximate (a bare size): memory and speed are estimates".into(),
         );
     }
+    if let Some(v) = Some(spec.vision_params()).filter(|&v| v > 0) {
+        warnings.push(format!(
+            "the checkpoint also stores a vision tower and projector ({v} parameters, {} at 16 \
+             bits) that the plans leave out: llama.cpp loads them only with --mmproj; vLLM and \
+             SGLang load them with the model",
+            human_bytes(2 * v)
+        ));
+    }
     if spec.encoder {
         warnings.push(
             "an encoder (embedding model): no KV cache and no decode; the context is one input's \

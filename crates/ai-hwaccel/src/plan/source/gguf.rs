@@ -919,6 +919,7 @@ pub fn to_model(
         encoder: false,
         token_types: None,
         pooler: false,
+        vision: None,
         moe,
         mla,
         sliding_window,

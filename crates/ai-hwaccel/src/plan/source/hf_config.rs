@@ -18,6 +18,11 @@
 //!   in the catalog: the KV cache is sized for the full context, which never
 //!   under-estimates it.
 //!
+//! A multimodal Gemma 3 config's `vision_config` (SigLIP) becomes
+//! [`ModelSpec::vision`]: the Hub's total counts the tower, the plans do not.
+//! BERT and XLM-RoBERTa (`BertModel`, `XLMRobertaModel`) are encoders
+//! ([`ModelSpec::encoder`]).
+//!
 //! For multi-head latent attention (DeepSeek-V2/V3), `head_dim` is set to
 //! `v_head_dim` (what the catalog records); MLA's own dimensions live in
 //! [`Mla`].
@@ -25,7 +30,9 @@
 use serde_json::{Map, Value};
 
 use super::ModelError;
-use crate::plan::arch::{LinearAttention, Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow};
+use crate::plan::arch::{
+    LinearAttention, Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow, VisionKind, VisionTower,
+};
 
 /// The `model_type`s this parser understands.
 pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
@@ -142,10 +149,13 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
             if spec.torch_dtype.is_none() {
                 spec.torch_dtype = top.dtype()?;
             }
-            warnings.push(
-                "gemma3: the checkpoint also stores a vision tower and projector, not counted"
-                    .into(),
-            );
+            match gemma3_vision(&root, path)? {
+                Ok(v) => spec.vision = Some(v),
+                Err(missing) => warnings.push(format!(
+                    "gemma3: the checkpoint also stores a vision tower and projector, not counted \
+                     (vision_config lacks {missing})"
+                )),
+            }
             spec
         }
         "gemma3_text" => {
@@ -183,6 +193,75 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
         warnings,
         quantization,
     })
+}
+
+/// Gemma 3's SigLIP vision tower from `vision_config`
+/// (`siglip_vision_model`): `Err(field)` naming the first size field the
+/// config leaves out (the tower is then not counted); `num_channels`
+/// defaults to 3 (RGB, what every Gemma 3 config sets).
+fn gemma3_vision(
+    root: &Map<String, Value>,
+    path: &str,
+) -> Result<Result<VisionTower, &'static str>, ModelError> {
+    let vision = match root.get("vision_config") {
+        None | Some(Value::Null) => return Ok(Err("vision_config")),
+        Some(Value::Object(v)) => v,
+        Some(v) => {
+            return Err(malformed(
+                path,
+                "vision_config",
+                format!("expected an object, found {}", kind(v)),
+            ));
+        }
+    };
+    let f = Fields {
+        obj: vision,
+        path,
+        prefix: "vision_config.",
+        defaults: &[],
+    };
+    if let Some(t) = f.str_opt("model_type")?
+        && t != "siglip_vision_model"
+    {
+        return Err(f.unsupported(format!(
+            "vision_config.model_type {t:?} (only siglip_vision_model is modelled)"
+        )));
+    }
+    if f.bool_opt("vision_use_head")?.unwrap_or(false) {
+        return Err(f.unsupported("vision_config.vision_use_head true".into()));
+    }
+    let mut sizes = [0u64; 5];
+    for (slot, key) in sizes.iter_mut().zip([
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "image_size",
+        "patch_size",
+    ]) {
+        match f.u64_opt(key)? {
+            Some(v) => *slot = v,
+            None => return Ok(Err(key)),
+        }
+    }
+    let [
+        hidden_size,
+        intermediate_size,
+        layers,
+        image_size,
+        patch_size,
+    ] = sizes;
+    if patch_size == 0 {
+        return Err(f.err("patch_size", "zero"));
+    }
+    Ok(Ok(VisionTower {
+        kind: VisionKind::Siglip,
+        hidden_size,
+        intermediate_size,
+        num_layers: u32::try_from(layers).map_err(|_| f.err("num_hidden_layers", "too large"))?,
+        image_size,
+        patch_size,
+        num_channels: f.u64_opt("num_channels")?.unwrap_or(3),
+    }))
 }
 
 /// `Gemma3TextConfig`'s defaults (transformers
@@ -337,6 +416,7 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         encoder: false,
         token_types: None,
         pooler: false,
+        vision: None,
         moe: None,
         mla: None,
         sliding_window: None,
@@ -627,6 +707,7 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         encoder: false,
         token_types: None,
         pooler: false,
+        vision: None,
         moe: None,
         mla: None,
         sliding_window: None,
@@ -701,6 +782,7 @@ fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<Model
         encoder: true,
         token_types: Some(f.u64_opt("type_vocab_size")?.unwrap_or(2)).filter(|&t| t > 0),
         pooler: true,
+        vision: None,
         moe: None,
         mla: None,
         sliding_window: None,
@@ -1247,6 +1329,30 @@ mod tests {
         // counts 3,880,099,328 with a 262,144-row embedding; the Hugging Face
         // embedding has 262,208 rows (64 more for image tokens) of 2560.
         assert_eq!(s.parameters(), 3_880_099_328 + 64 * 2560);
+        assert_eq!(s.vision, None);
+        // With the whole vision_config (google/gemma-3-4b-it's SigLIP): the
+        // tower and projector count in the Hub total, not in the plan's.
+        let full = text.replace(
+            r#""vision_config": {"hidden_size": 1152}"#,
+            r#""vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+              "model_type": "siglip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 27,
+              "patch_size": 14, "vision_use_head": false}"#,
+        );
+        let (v, warnings) = parse(&full, "c").unwrap();
+        assert!(
+            !warnings.iter().any(|w| w.contains("vision")),
+            "{warnings:?}"
+        );
+        assert_eq!(v.parameters(), s.parameters());
+        // 678,528 patch conv + 4,718,592 positions + 27 × 15,239,504 layers
+        // + 2,304 final LayerNorm; projector 1152 × 2560 + 1152.
+        assert_eq!(v.vision_params(), 416_866_032 + 2_950_272);
+        assert_eq!(v.hub_parameter_total(), 4_300_079_472);
+        let head = full.replace(r#""vision_use_head": false"#, r#""vision_use_head": true"#);
+        assert!(matches!(
+            parse(&head, "c").unwrap_err(),
+            ModelError::Unsupported { .. }
+        ));
         let e = parse(r#"{"model_type": "gemma3"}"#, "c").unwrap_err();
         assert_eq!(field_of(e), "text_config");
         let e = parse(

@@ -883,6 +883,7 @@ pub fn infer_spec(
         encoder: false,
         token_types: None,
         pooler: false,
+        vision: None,
         moe,
         mla: None,
         sliding_window: None,
