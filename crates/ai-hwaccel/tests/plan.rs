@@ -682,3 +682,37 @@ fn encoders_hold_no_kv_cache_and_do_not_decode() {
     let got = best.prefill_tokens_per_s.unwrap();
     assert!((got - expect).abs() / expect < 0.01, "{got} vs {expect}");
 }
+
+/// Llama 4 Maverick: MoE every second layer (1, 3, …) with dense MLPs of
+/// 16384 between; chunked-attention layers (three in four) cache at most one
+/// 8192-token chunk, every fourth layer attends globally.
+#[test]
+fn llama4_interleaves_moe_and_caps_chunked_layers() {
+    let m = spec("llama-4-maverick");
+    assert!(!m.is_moe_layer(0) && m.is_moe_layer(1) && !m.is_moe_layer(46) && m.is_moe_layer(47));
+    // Dense: attention 62,914,560 + MLP 3 × 5120 × 16384 + two norms.
+    assert_eq!(m.layer_params(0).total(), 62_914_560 + 251_658_240 + 10_240);
+    // MoE: + 128 experts and one shared expert of 3 × 5120 × 8192, router 5120 × 128.
+    let moe = m.layer_params(1);
+    assert_eq!(moe.experts, 128 * 125_829_120);
+    assert_eq!(
+        moe.total(),
+        62_914_560 + 129 * 125_829_120 + 655_360 + 10_240
+    );
+    // "17B active": one routed and the shared expert per MoE layer.
+    assert_eq!(m.active_parameters(), 17_184_691_200);
+    use ai_hwaccel::plan::AttentionKind::{Global, Sliding};
+    let kinds: Vec<_> = (0..8).map(|i| m.attention_kind(i)).collect();
+    assert_eq!(
+        kinds,
+        [
+            Sliding, Sliding, Sliding, Global, Sliding, Sliding, Sliding, Global
+        ]
+    );
+    // 32768 tokens: 12 global layers hold them all, 36 chunked ones 8192;
+    // 2 × 8 KV heads × 128 elements, 2 bytes.
+    assert_eq!(
+        m.kv_cache_bytes(32_768, 1, 2.0),
+        (12 * 32_768 + 36 * 8_192) * 2048 * 2
+    );
+}

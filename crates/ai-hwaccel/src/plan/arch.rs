@@ -100,6 +100,13 @@ pub struct Moe {
     /// Leading layers that stay dense (DeepSeek `first_k_dense_replace`).
     #[serde(default)]
     pub dense_layers: u32,
+    /// Every `step`-th layer is a mixture of experts — layers `step − 1`,
+    /// `2·step − 1`, … — and the others are dense MLPs of
+    /// `intermediate_size` (Llama 4 `interleave_moe_layer_step`: 1 for
+    /// Scout, 2 for Maverick; transformers `Llama4TextConfig.moe_layers`).
+    /// `None`: every layer after `dense_layers`.
+    #[serde(default)]
+    pub layer_step: Option<u32>,
     /// A per-expert router bias (DeepSeek-V3 `e_score_correction_bias`,
     /// gpt-oss's router `bias`).
     #[serde(default)]
@@ -146,6 +153,10 @@ pub enum VisionKind {
     /// (`Gemma3MultiModalProjector`: a `v × h` matrix after an RMSNorm of
     /// `v`, `models/gemma3/modeling_gemma3.py`).
     Siglip,
+    /// Llama 4's vision encoder and projector (transformers
+    /// `models/llama4/modeling_llama4.py`: `Llama4VisionModel`,
+    /// `Llama4MultiModalProjector`).
+    Llama4,
 }
 
 /// An image encoder and projector the checkpoint stores beside the text
@@ -168,6 +179,16 @@ pub struct VisionTower {
     pub patch_size: u64,
     /// Image channels (3).
     pub num_channels: u64,
+    /// Llama 4: output width of the pixel-shuffle MLP's first matrix
+    /// (`projector_input_dim`).
+    #[serde(default)]
+    pub projector_input_dim: Option<u64>,
+    /// Llama 4: width of its second, square matrix (`projector_output_dim`).
+    #[serde(default)]
+    pub projector_output_dim: Option<u64>,
+    /// Llama 4: width the projector maps to the text model (`vision_output_dim`).
+    #[serde(default)]
+    pub vision_output_dim: Option<u64>,
 }
 
 impl VisionTower {
@@ -176,15 +197,34 @@ impl VisionTower {
     /// positions `(image/patch)²·v`; per layer two LayerNorms `4v`, q/k/v/o
     /// with biases `4(v² + v)`, `fc1: v·i + i`, `fc2: i·v + v`; the final
     /// LayerNorm `2v`. Gemma 3's projector: `v·h + v`.
+    ///
+    /// Llama 4: the unfold patch projection `c·p²·v` (no bias), a class
+    /// embedding `v`, positions `((image/patch)² + 1)·v`, LayerNorms before
+    /// and after the encoder `2·2v`; per layer as SigLIP's; the pixel-shuffle
+    /// MLP `i·p_in + p_out·p_out` (no biases; shuffling by 0.5 turns `v`
+    /// into `4v = i` channels); the projector `o·h` (no bias).
     pub fn params(&self, text_hidden: u64) -> u64 {
         let v = self.hidden_size;
         let i = self.intermediate_size;
-        let VisionKind::Siglip = self.kind;
         let patches = (self.image_size / self.patch_size).pow(2);
-        let embeddings =
-            self.num_channels * self.patch_size * self.patch_size * v + v + patches * v;
+        let conv = self.num_channels * self.patch_size * self.patch_size * v;
         let layer = 4 * v + 4 * (v * v + v) + (v * i + i) + (i * v + v);
-        embeddings + u64::from(self.num_layers) * layer + 2 * v + v * text_hidden + v
+        let layers = u64::from(self.num_layers) * layer;
+        match self.kind {
+            VisionKind::Siglip => conv + v + patches * v + layers + 2 * v + v * text_hidden + v,
+            VisionKind::Llama4 => {
+                let p_in = self.projector_input_dim.unwrap_or(0);
+                let p_out = self.projector_output_dim.unwrap_or(0);
+                let out = self.vision_output_dim.unwrap_or(0);
+                conv + v
+                    + (patches + 1) * v
+                    + 4 * v
+                    + layers
+                    + i * p_in
+                    + p_out * p_out
+                    + out * text_hidden
+            }
+        }
     }
 }
 
@@ -562,6 +602,9 @@ impl ModelSpec {
             if m.dense_layers > self.num_layers {
                 return Err(arch_err("moe.dense_layers", "more than num_layers"));
             }
+            if m.layer_step.is_some_and(|k| k == 0 || k > self.num_layers) {
+                return Err(arch_err("moe.layer_step", "outside 1..=num_layers"));
+            }
         }
         if let Some(m) = &self.mla {
             if let Some(r) = m.q_lora_rank {
@@ -609,7 +652,9 @@ impl ModelSpec {
 
     /// Whether layer `i` feeds a mixture of experts.
     pub fn is_moe_layer(&self, i: u32) -> bool {
-        self.moe.as_ref().is_some_and(|m| i >= m.dense_layers)
+        self.moe.as_ref().is_some_and(|m| {
+            i >= m.dense_layers && m.layer_step.is_none_or(|k| (i + 1) % k.max(1) == 0)
+        })
     }
 
     /// The attention of layer `i`. Sliding layers are spread as the families

@@ -127,6 +127,12 @@ pub struct CatalogModel {
     /// counts as elements: not a parameter.
     #[serde(default)]
     pub position_ids_buffer: bool,
+    /// The vision tower and projector the published checkpoint stores,
+    /// where the config.json copy the entry is checked against omits its
+    /// `vision_config` (Llama 4: the copy keeps `text_config` only); a spec
+    /// with its own [`ModelSpec::vision`] does not need it.
+    #[serde(default)]
+    pub stored_vision: Option<crate::plan::arch::VisionTower>,
     /// URL of the config.json the architecture comes from.
     pub source: String,
     /// The model family as its publisher names it (`Llama 3.1`, `Qwen2.5-Coder`).
@@ -164,6 +170,10 @@ impl CatalogModel {
         self.spec.hub_parameter_total()
             + u64::from(self.mtp_modules) * self.spec.mtp_module_params()
             + buffer
+            + self
+                .stored_vision
+                .as_ref()
+                .map_or(0, |v| v.params(self.spec.hidden_size))
     }
 }
 
@@ -242,6 +252,11 @@ mod tests {
             assert!(m.card.starts_with("https://huggingface.co/"), "{}", m.id);
             assert!(!m.family.is_empty(), "{}", m.id);
             assert_eq!(m.id, m.id.to_lowercase(), "{}", m.id);
+            assert!(
+                m.stored_vision.is_none() || m.spec.vision.is_none(),
+                "{}: vision counted twice",
+                m.id
+            );
         }
         let mut ids: Vec<_> = models.iter().map(|m| &m.id).collect();
         ids.sort();

@@ -796,6 +796,7 @@ pub fn to_model(
                 shared_expert_intermediate_size: shared_inter.filter(|_| shared_experts > 0),
                 shared_expert_gate: has(&format!("{first}ffn_gate_inp_shexp.weight")),
                 dense_layers,
+                layer_step: None,
                 router_bias: has(&format!("{first}exp_probs_b.bias")),
                 mxfp4_experts: false,
             })

@@ -57,6 +57,8 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "opt",
     "bert",
     "xlm-roberta",
+    "llama4",
+    "llama4_text",
 ];
 
 /// Weight quantization a `quantization_config` declares.
@@ -158,6 +160,34 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
             }
             spec
         }
+        "llama4" => {
+            let Some(Value::Object(text_config)) = root.get("text_config") else {
+                return Err(malformed(
+                    path,
+                    "text_config",
+                    "missing: a llama4 config nests its language model there",
+                ));
+            };
+            let f = Fields {
+                obj: text_config,
+                path,
+                prefix: "text_config.",
+                defaults: &[],
+            };
+            let mut spec = llama4(&f)?;
+            if spec.torch_dtype.is_none() {
+                spec.torch_dtype = top.dtype()?;
+            }
+            match llama4_vision(&root, path)? {
+                Ok(v) => spec.vision = Some(v),
+                Err(missing) => warnings.push(format!(
+                    "llama4: the checkpoint also stores a vision tower and projector, not counted \
+                     (vision_config lacks {missing})"
+                )),
+            }
+            spec
+        }
+        "llama4_text" => llama4(&top)?,
         "gemma3_text" => {
             let f = Fields {
                 defaults: GEMMA3_TEXT_DEFAULTS,
@@ -261,6 +291,154 @@ fn gemma3_vision(
         image_size,
         patch_size,
         num_channels: f.u64_opt("num_channels")?.unwrap_or(3),
+        projector_input_dim: None,
+        projector_output_dim: None,
+        vision_output_dim: None,
+    }))
+}
+
+/// Llama 4's text model (transformers `models/llama4/modeling_llama4.py`,
+/// `Llama4TextConfig`): GQA attention (its q/k norm is an L2 norm without
+/// weights); MoE layers every `interleave_moe_layer_step` (default 1) —
+/// `num_local_experts` routed experts of `intermediate_size` (one per
+/// token), a router without bias and one shared expert of
+/// `intermediate_size` — and dense MLPs of `intermediate_size_mlp` between
+/// them. Three layers in four use RoPE with chunked attention: a token
+/// attends within its `attention_chunk_size` chunk, so those layers cache
+/// at most one chunk (vLLM `ChunkedLocalAttention`, llama.cpp
+/// `LLAMA_SWA_TYPE_CHUNKED`), modelled as a window of the chunk size; every
+/// fourth layer (`no_rope_layers`, interval 4) attends globally without
+/// RoPE.
+fn llama4(f: &Fields) -> Result<ModelSpec, ModelError> {
+    let mut spec = base(f, "llama4")?;
+    let expert = spec.intermediate_size;
+    let layers = spec.num_layers;
+    let step = f.u32_opt("interleave_moe_layer_step")?.unwrap_or(1);
+    if step == 0 || step > layers {
+        return Err(f.err("interleave_moe_layer_step", "outside 1..=num_hidden_layers"));
+    }
+    if let Some(list) = f.obj.get("moe_layers").filter(|v| !v.is_null()) {
+        let expected: Vec<u64> = (0..layers)
+            .filter(|i| (i + 1) % step == 0)
+            .map(u64::from)
+            .collect();
+        let given: Option<Vec<u64>> = list
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_u64).collect());
+        if given.as_ref() != Some(&expected) {
+            return Err(f.unsupported(format!(
+                "moe_layers other than every {step}th layer ({list})"
+            )));
+        }
+    }
+    if step > 1 {
+        spec.intermediate_size = f.u64_req("intermediate_size_mlp")?;
+    }
+    let bias = f.bool_opt("attention_bias")?.unwrap_or(false);
+    spec.qkv_bias = bias;
+    spec.attention_output_bias = bias;
+    spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(false);
+    spec.moe = Some(Moe {
+        num_experts: f.u32_req("num_local_experts")?,
+        experts_per_token: f.u32_opt("num_experts_per_tok")?.unwrap_or(1),
+        expert_intermediate_size: expert,
+        shared_experts: 1,
+        shared_expert_intermediate_size: Some(expert),
+        shared_expert_gate: false,
+        dense_layers: 0,
+        layer_step: (step > 1).then_some(step),
+        router_bias: false,
+        mxfp4_experts: false,
+    });
+    const NO_ROPE_INTERVAL: u32 = 4;
+    if let Some(list) = f.obj.get("no_rope_layers").filter(|v| !v.is_null()) {
+        let expected: Vec<u64> = (0..layers)
+            .map(|i| u64::from((i + 1) % NO_ROPE_INTERVAL != 0))
+            .collect();
+        let given: Option<Vec<u64>> = list
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_u64).collect());
+        if given.as_ref() != Some(&expected) {
+            return Err(
+                f.unsupported("no_rope_layers other than a global layer every fourth".into())
+            );
+        }
+    }
+    spec.sliding_window = f
+        .u64_opt("attention_chunk_size")?
+        .map(|window| SlidingWindow {
+            window,
+            layers: layers - layers / NO_ROPE_INTERVAL,
+        });
+    Ok(spec)
+}
+
+/// Llama 4's vision tower from `vision_config` (`llama4_vision_model`):
+/// `Err(field)` naming the first size field the config leaves out.
+fn llama4_vision(
+    root: &Map<String, Value>,
+    path: &str,
+) -> Result<Result<VisionTower, &'static str>, ModelError> {
+    let vision = match root.get("vision_config") {
+        None | Some(Value::Null) => return Ok(Err("vision_config")),
+        Some(Value::Object(v)) => v,
+        Some(v) => {
+            return Err(malformed(
+                path,
+                "vision_config",
+                format!("expected an object, found {}", kind(v)),
+            ));
+        }
+    };
+    let f = Fields {
+        obj: vision,
+        path,
+        prefix: "vision_config.",
+        defaults: &[],
+    };
+    if f.bool_opt("multi_modal_projector_bias")?.unwrap_or(false) {
+        return Err(f.unsupported("vision_config.multi_modal_projector_bias true".into()));
+    }
+    let mut sizes = [0u64; 8];
+    for (slot, key) in sizes.iter_mut().zip([
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "image_size",
+        "patch_size",
+        "projector_input_dim",
+        "projector_output_dim",
+        "vision_output_dim",
+    ]) {
+        match f.u64_opt(key)? {
+            Some(v) => *slot = v,
+            None => return Ok(Err(key)),
+        }
+    }
+    let [
+        hidden_size,
+        intermediate_size,
+        layers,
+        image_size,
+        patch_size,
+        p_in,
+        p_out,
+        out,
+    ] = sizes;
+    if patch_size == 0 {
+        return Err(f.err("patch_size", "zero"));
+    }
+    Ok(Ok(VisionTower {
+        kind: VisionKind::Llama4,
+        hidden_size,
+        intermediate_size,
+        num_layers: u32::try_from(layers).map_err(|_| f.err("num_hidden_layers", "too large"))?,
+        image_size,
+        patch_size,
+        num_channels: f.u64_opt("num_channels")?.unwrap_or(3),
+        projector_input_dim: Some(p_in),
+        projector_output_dim: Some(p_out),
+        vision_output_dim: Some(out),
     }))
 }
 
@@ -350,6 +528,7 @@ fn decoder(
             shared_expert_intermediate_size: None,
             shared_expert_gate: false,
             dense_layers: 0,
+            layer_step: None,
             router_bias: false,
             mxfp4_experts: false,
         }),
@@ -368,6 +547,7 @@ fn decoder(
             shared_expert_intermediate_size: None,
             shared_expert_gate: false,
             dense_layers: 0,
+            layer_step: None,
             router_bias: true,
             mxfp4_experts: f.quantization()?.is_some_and(|q| q.method == "mxfp4"),
         }),
@@ -482,6 +662,7 @@ fn qwen_moe(f: &Fields, num_layers: u32) -> Result<Option<Moe>, ModelError> {
         // Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(h, 1).
         shared_expert_gate: shared > 0,
         dense_layers: dense.len() as u32,
+        layer_step: None,
         router_bias: false,
         mxfp4_experts: false,
     }))
@@ -632,6 +813,7 @@ fn deepseek(
             shared_expert_intermediate_size: None,
             shared_expert_gate: false,
             dense_layers: f.u32_opt("first_k_dense_replace")?.unwrap_or(0),
+            layer_step: None,
             // The per-expert e_score_correction_bias exists with the
             // "noaux_tc" router: DeepSeek's modeling_deepseek.py creates it
             // for that topk_method, which DeepseekV3Config defaults to, and

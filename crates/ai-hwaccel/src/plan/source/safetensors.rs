@@ -826,6 +826,7 @@ pub fn infer_spec(
                 shared_expert_intermediate_size: shared,
                 shared_expert_gate: gate,
                 dense_layers: i,
+                layer_step: None,
                 router_bias: has(&format!(
                     "model.layers.{i}.mlp.gate.e_score_correction_bias"
                 )),
