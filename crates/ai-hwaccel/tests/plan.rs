@@ -716,3 +716,30 @@ fn llama4_interleaves_moe_and_caps_chunked_layers() {
         (12 * 32_768 + 36 * 8_192) * 2048 * 2
     );
 }
+
+/// GLM-4.5: q/k/v biases without an o bias, q/k norms, 3 dense layers then
+/// MoE with a shared expert and a corrected sigmoid router; the stored MTP
+/// layer (its own embedding and head included) counts in the Hub total only.
+#[test]
+fn glm45_layers_and_its_mtp_layer() {
+    let m = catalog::find("zai-org/GLM-4.5").unwrap();
+    let s = &m.spec;
+    // q 5120 × 12288 + bias, k/v 2 × 5120 × 1024 + biases, o 12288 × 5120,
+    // q/k norms 2 × 128.
+    let attention = 62_914_560 + 12_288 + 10_485_760 + 2_048 + 62_914_560 + 256;
+    assert_eq!(
+        s.layer_params(2).total(),
+        attention + 3 * 5120 * 12288 + 2 * 5120
+    );
+    assert_eq!(
+        s.layer_params(3).total(),
+        attention + 161 * 3 * 5120 * 1536 + (5120 * 160 + 160) + 2 * 5120
+    );
+    assert_eq!(s.parameters(), 352_797_829_024);
+    // MTP: a MoE layer, eh_proj 2h × h, three norms, embedding and head.
+    assert_eq!(
+        m.hub_parameter_total() - s.parameters(),
+        s.layer_params(3).total() + 2 * 5120 * 5120 + 3 * 5120 + 2 * 151_552 * 5120
+    );
+    assert_eq!(m.hub_parameter_total(), 358_337_791_296);
+}

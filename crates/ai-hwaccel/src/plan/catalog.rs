@@ -121,6 +121,13 @@ pub struct CatalogModel {
     /// the spec, since plain decoding never runs them.
     #[serde(default)]
     pub mtp_modules: u32,
+    /// Each stored MTP module also holds its own token embedding and output
+    /// head, `2·V·h` (GLM-4.5: `model.layers.N.embed_tokens` and
+    /// `shared_head.head` beside `enorm`, `hnorm`, `eh_proj`,
+    /// `shared_head.norm` and a decoder layer; lmdeploy and vLLM
+    /// `glm4_moe_mtp.py`).
+    #[serde(default)]
+    pub mtp_embeddings: bool,
     /// The published checkpoint also stores BERT's `embeddings.position_ids`
     /// buffer (one int64 per position row, `1 × max_position_embeddings`),
     /// which transformers wrote into checkpoints before 4.31 and the Hub
@@ -167,8 +174,13 @@ impl CatalogModel {
         } else {
             0
         };
+        let mtp_embeddings = if self.mtp_embeddings {
+            2 * self.spec.vocab_size * self.spec.hidden_size
+        } else {
+            0
+        };
         self.spec.hub_parameter_total()
-            + u64::from(self.mtp_modules) * self.spec.mtp_module_params()
+            + u64::from(self.mtp_modules) * (self.spec.mtp_module_params() + mtp_embeddings)
             + buffer
             + self
                 .stored_vision

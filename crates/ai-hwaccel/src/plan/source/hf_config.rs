@@ -59,6 +59,7 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "xlm-roberta",
     "llama4",
     "llama4_text",
+    "glm4_moe",
 ];
 
 /// Weight quantization a `quantization_config` declares.
@@ -188,6 +189,7 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
             spec
         }
         "llama4_text" => llama4(&top)?,
+        "glm4_moe" => glm4_moe(&top, &mut warnings)?,
         "gemma3_text" => {
             let f = Fields {
                 defaults: GEMMA3_TEXT_DEFAULTS,
@@ -370,6 +372,38 @@ fn llama4(f: &Fields) -> Result<ModelSpec, ModelError> {
             window,
             layers: layers - layers / NO_ROPE_INTERVAL,
         });
+    Ok(spec)
+}
+
+/// GLM-4.5 (transformers `models/glm4_moe/modeling_glm4_moe.py`): GQA
+/// with biases on q/k/v only (`attention_bias`; `o_proj` has none), per-head
+/// q/k RMSNorms when `use_qk_norm`, `first_k_dense_replace` dense layers,
+/// then MoE layers of `n_routed_experts` experts with a sigmoid router and
+/// its `e_score_correction_bias`, and `n_shared_experts` shared experts.
+/// The multi-token-prediction layers the checkpoint stores
+/// (`num_nextn_predict_layers`) are not counted.
+fn glm4_moe(f: &Fields, warnings: &mut Vec<String>) -> Result<ModelSpec, ModelError> {
+    let mut spec = base(f, "glm4_moe")?;
+    spec.qkv_bias = f.bool_opt("attention_bias")?.unwrap_or(false);
+    spec.qk_norm = f.bool_opt("use_qk_norm")?.unwrap_or(false);
+    spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(false);
+    spec.moe = Some(Moe {
+        num_experts: f.u32_req("n_routed_experts")?,
+        experts_per_token: f.u32_req("num_experts_per_tok")?,
+        expert_intermediate_size: f.u64_req("moe_intermediate_size")?,
+        shared_experts: f.u32_opt("n_shared_experts")?.unwrap_or(1),
+        shared_expert_intermediate_size: None,
+        shared_expert_gate: false,
+        dense_layers: f.u32_opt("first_k_dense_replace")?.unwrap_or(1),
+        layer_step: None,
+        router_bias: true,
+        mxfp4_experts: false,
+    });
+    if let Some(n) = f.u64_opt("num_nextn_predict_layers")?.filter(|&n| n > 0) {
+        warnings.push(format!(
+            "the checkpoint also stores {n} multi-token-prediction layer(s) (num_nextn_predict_layers), not counted"
+        ));
+    }
     Ok(spec)
 }
 
