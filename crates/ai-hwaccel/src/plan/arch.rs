@@ -67,12 +67,15 @@ pub enum NormKind {
     Rms,
     /// LayerNorm: a weight and a bias of `h` each.
     Layer,
+    /// LayerNorm without a bias: a weight of `h` (Cohere's
+    /// `CohereLayerNorm`, `bias=False`).
+    LayerNoBias,
 }
 
 impl NormKind {
     fn params(self, width: u64) -> u64 {
         match self {
-            NormKind::Rms => width,
+            NormKind::Rms | NormKind::LayerNoBias => width,
             NormKind::Layer => 2 * width,
         }
     }
@@ -334,7 +337,9 @@ pub struct ModelSpec {
     /// Normalisation kind.
     #[serde(default = "default_norm")]
     pub norm: NormKind,
-    /// Norm layers per decoder layer (2; 4 for Gemma 2/3's sandwich norms).
+    /// Norm layers per decoder layer (2; 4 for Gemma 2/3's sandwich norms;
+    /// 1 for Cohere's parallel block, whose attention and MLP read the same
+    /// normed input).
     #[serde(default = "default_norms_per_layer")]
     pub norms_per_layer: u32,
     /// Per-head RMSNorm on queries and keys (Qwen3, Gemma 3).

@@ -60,6 +60,7 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "llama4",
     "llama4_text",
     "glm4_moe",
+    "cohere",
 ];
 
 /// Weight quantization a `quantization_config` declares.
@@ -190,6 +191,7 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
         }
         "llama4_text" => llama4(&top)?,
         "glm4_moe" => glm4_moe(&top, &mut warnings)?,
+        "cohere" => cohere(&top)?,
         "gemma3_text" => {
             let f = Fields {
                 defaults: GEMMA3_TEXT_DEFAULTS,
@@ -404,6 +406,26 @@ fn glm4_moe(f: &Fields, warnings: &mut Vec<String>) -> Result<ModelSpec, ModelEr
             "the checkpoint also stores {n} multi-token-prediction layer(s) (num_nextn_predict_layers), not counted"
         ));
     }
+    Ok(spec)
+}
+
+/// Command R (transformers `models/cohere/modeling_cohere.py`,
+/// `CohereConfig`): a parallel block — attention and a gated MLP both read
+/// the one `input_layernorm`'s output — LayerNorms without bias, the LM
+/// head tied to the embedding by default. Per-head q/k LayerNorms
+/// (`use_qk_norm`, Command R+) are refused: they hold `n_h·d + n_kv·d`
+/// weights, not the shared `2·d` [`ModelSpec::qk_norm`] counts.
+fn cohere(f: &Fields) -> Result<ModelSpec, ModelError> {
+    if f.bool_opt("use_qk_norm")?.unwrap_or(false) {
+        return Err(f.unsupported("use_qk_norm true (per-head q/k LayerNorms)".into()));
+    }
+    let mut spec = base(f, "cohere")?;
+    let bias = f.bool_opt("attention_bias")?.unwrap_or(false);
+    spec.qkv_bias = bias;
+    spec.attention_output_bias = bias;
+    spec.norm = NormKind::LayerNoBias;
+    spec.norms_per_layer = 1;
+    spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(true);
     Ok(spec)
 }
 
@@ -1327,6 +1349,27 @@ mod tests {
             let e = parse(&bert.replace(from, to), "b/config.json").unwrap_err();
             assert!(matches!(e, ModelError::Unsupported { .. }), "{e}");
         }
+    }
+
+    #[test]
+    fn cohere_parallel_block_with_bias_free_layernorms() {
+        let c = r#"{"architectures": ["CohereForCausalLM"], "model_type": "cohere",
+            "hidden_size": 8192, "intermediate_size": 22528, "num_attention_heads": 64,
+            "num_hidden_layers": 40, "num_key_value_heads": 64, "vocab_size": 256000,
+            "max_position_embeddings": 8192}"#;
+        let s = parse_ok(c);
+        assert_eq!((s.norm, s.norms_per_layer), (NormKind::LayerNoBias, 1));
+        assert!(s.tied_embeddings && !s.qkv_bias && !s.qk_norm);
+        // Per layer q/k/v/o 4 × 8192², gated MLP 3 × 8192 × 22528, one norm;
+        // tied embedding and the final norm.
+        let layer = 4 * 8192 * 8192 + 3 * 8192 * 22528 + 8192;
+        assert_eq!(s.parameters(), 40 * layer + 256_000 * 8192 + 8192);
+        assert_eq!(s.parameters(), 34_980_831_232);
+        let qk = c.replace("\"max_position", "\"use_qk_norm\": true, \"max_position");
+        assert!(matches!(
+            parse(&qk, "c").unwrap_err(),
+            ModelError::Unsupported { .. }
+        ));
     }
 
     #[test]
