@@ -281,12 +281,15 @@ pub fn model(name: &str, json_out: bool) -> Result<String> {
     );
     if let Some(moe) = &s.moe {
         o += &format!(
-            "  MoE: {} experts, {} per token, expert size {}, {} shared, first {} layers dense\n",
+            "  MoE: {} experts, {} per token, expert size {}, {} shared, first {} layers dense{}\n",
             moe.num_experts,
             moe.experts_per_token,
             moe.expert_intermediate_size,
             moe.shared_experts,
-            moe.dense_layers
+            moe.dense_layers,
+            moe.layer_step
+                .filter(|&k| k > 1)
+                .map_or(String::new(), |k| format!(", then MoE every {k} layers"))
         );
     }
     if let Some(mla) = &s.mla {
