@@ -61,6 +61,7 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "llama4_text",
     "glm4_moe",
     "cohere",
+    "nomic_bert",
 ];
 
 /// Weight quantization a `quantization_config` declares.
@@ -192,6 +193,7 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
         "llama4_text" => llama4(&top)?,
         "glm4_moe" => glm4_moe(&top, &mut warnings)?,
         "cohere" => cohere(&top)?,
+        "nomic_bert" => nomic_bert(&top)?,
         "gemma3_text" => {
             let f = Fields {
                 defaults: GEMMA3_TEXT_DEFAULTS,
@@ -427,6 +429,70 @@ fn cohere(f: &Fields) -> Result<ModelSpec, ModelError> {
     spec.norms_per_layer = 1;
     spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(true);
     Ok(spec)
+}
+
+/// Nomic BERT (`NomicBertModel`, the remote code of nomic-embed-text;
+/// GPT-2-style keys `n_embd`, `n_layer`, `n_head`, `n_inner`): a post-norm
+/// BERT encoder with rotary positions (no position table), a fused `Wqkv`
+/// and `out_proj` (biases when `qkv_proj_bias`), a SwiGLU MLP (`fc11`,
+/// `fc12`, `fc2`; biases per `mlp_fc1_bias`/`mlp_fc2_bias`), LayerNorms with
+/// biases, token-type embeddings, no pooler. Pre-norm and mixture-of-experts
+/// variants are refused.
+fn nomic_bert(f: &Fields) -> Result<ModelSpec, ModelError> {
+    if f.bool_opt("prenorm")?.unwrap_or(false) {
+        return Err(f.unsupported("prenorm true".into()));
+    }
+    if f.u64_opt("num_experts")?.is_some_and(|e| e > 0) {
+        return Err(f.unsupported("num_experts (Nomic MoE)".into()));
+    }
+    if let Some(a) = f.str_opt("activation_function")?
+        && a != "swiglu"
+    {
+        return Err(f.unsupported(format!(
+            "activation_function {a:?} (only swiglu is modelled)"
+        )));
+    }
+    let fc1 = f.bool_opt("mlp_fc1_bias")?.unwrap_or(true);
+    let fc2 = f.bool_opt("mlp_fc2_bias")?.unwrap_or(true);
+    if fc1 != fc2 {
+        return Err(f.unsupported("a bias on one MLP projection only".into()));
+    }
+    let hidden = f.u64_req("n_embd")?;
+    let heads = f.u32_req("n_head")?;
+    let bias = f.bool_opt("qkv_proj_bias")?.unwrap_or(true);
+    Ok(ModelSpec {
+        name: String::new(),
+        architecture: "nomic_bert".into(),
+        approximate: false,
+        num_layers: f.u32_req("n_layer")?,
+        hidden_size: hidden,
+        intermediate_size: f.u64_req("n_inner")?,
+        num_attention_heads: heads,
+        num_kv_heads: heads,
+        head_dim: default_head_dim(f, hidden, heads)?,
+        vocab_size: f.u64_req("vocab_size")?,
+        tied_embeddings: false,
+        mlp: MlpKind::Gated,
+        norm: NormKind::Layer,
+        norms_per_layer: 2,
+        qk_norm: false,
+        qkv_bias: bias,
+        attention_output_bias: bias,
+        attention_sinks: false,
+        attention_output_gate: false,
+        mlp_bias: fc1,
+        learned_positions: None,
+        encoder: true,
+        token_types: Some(f.u64_opt("type_vocab_size")?.unwrap_or(2)).filter(|&t| t > 0),
+        pooler: false,
+        vision: None,
+        moe: None,
+        mla: None,
+        sliding_window: None,
+        linear_attention: None,
+        max_context: f.u64_opt("n_positions")?,
+        torch_dtype: f.dtype()?,
+    })
 }
 
 /// Llama 4's vision tower from `vision_config` (`llama4_vision_model`):
@@ -1370,6 +1436,31 @@ mod tests {
             parse(&qk, "c").unwrap_err(),
             ModelError::Unsupported { .. }
         ));
+    }
+
+    #[test]
+    fn nomic_bert_is_a_swiglu_encoder_without_positions() {
+        let c = r#"{"architectures": ["NomicBertModel"], "model_type": "nomic_bert",
+            "n_embd": 768, "n_head": 12, "n_layer": 12, "n_inner": 3072, "vocab_size": 30528,
+            "n_positions": 8192, "type_vocab_size": 2, "qkv_proj_bias": false,
+            "mlp_fc1_bias": false, "mlp_fc2_bias": false, "activation_function": "swiglu",
+            "prenorm": false}"#;
+        let s = parse_ok(c);
+        assert!(s.encoder && !s.pooler && !s.qkv_bias && !s.mlp_bias);
+        assert_eq!((s.learned_positions, s.token_types), (None, Some(2)));
+        // Per layer Wqkv + out_proj 4 × 768², SwiGLU 3 × 768 × 3072, two
+        // LayerNorms 4 × 768; word and token-type embeddings and their
+        // LayerNorm: nomic-ai/nomic-embed-text-v1.5's Hub total.
+        assert_eq!(s.layer_params(0).total(), 9_440_256);
+        assert_eq!(s.parameters(), 136_731_648);
+        for (from, to) in [
+            ("\"prenorm\": false", "\"prenorm\": true"),
+            ("\"swiglu\"", "\"gelu\""),
+            ("\"mlp_fc1_bias\": false", "\"mlp_fc1_bias\": true"),
+        ] {
+            let e = parse(&c.replace(from, to), "n").unwrap_err();
+            assert!(matches!(e, ModelError::Unsupported { .. }), "{e}");
+        }
     }
 
     #[test]
