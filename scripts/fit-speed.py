@@ -256,9 +256,9 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   count the planner uses.
 {above_one}- Rows without an estimate are devices the print does not resolve to one
   spec entry ("A100 80GB": PCIe or SXM not said; "RTX 4000 Ada", "3080 Ti",
-  "M1 Max 24-Core" have no entry) and Apple entries without a bandwidth or
-  a 16/32-bit rate in the spec database (Apple publishes none for some
-  chips; none is estimated).
+  RX 5700 XT have no entry) and Apple M3/M4 entries without a 16/32-bit
+  rate (Apple publishes none and no source gives their GPU clock; none is
+  estimated).
 - The corpus is llama.cpp only (CUDA and Metal, a few ROCm and Vulkan
   rows). AMD and Intel devices have too few rows for a fit of their own and
   use the pooled fit ("any"); 8-bit formats have too few rows (fewer than

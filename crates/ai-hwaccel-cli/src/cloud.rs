@@ -2,51 +2,23 @@
 //! argument handling and output around the library's cloud cost planner
 //! (`ai_hwaccel::plan::cost`).
 
+use ai_hwaccel::plan::RuntimeKind;
 use ai_hwaccel::plan::cost::{
     CloudReport, CostError, MAX_PRICE_FILE_BYTES, PriceFormat, parse_price_file, plan_cloud_priced,
     provider_list,
 };
-use ai_hwaccel::plan::{InferenceOptions, RuntimeKind};
 use anyhow::{Context as _, Result, anyhow};
 use comfy_table::{ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
 
-use crate::planning::{ObjectiveArg, PlanArgs, load};
-
-/// The inference options of `plan`'s arguments, as `planning::plan` sets
-/// them, with the runtime `--runtime` names (generic by default: cloud
-/// instances are accelerators, not this machine's CPU).
-fn options(args: &PlanArgs) -> InferenceOptions {
-    use ai_hwaccel::plan::inference as inf;
-    InferenceOptions {
-        quant: args.quant,
-        kv_dtype: args.kv_dtype,
-        context: args.context,
-        batch: args.batch,
-        prefill_chunk: args.prefill_chunk,
-        memory_utilization: args.memory_utilization,
-        decode_efficiency: args
-            .decode_efficiency
-            .unwrap_or(inf::DEFAULT_DECODE_EFFICIENCY),
-        prefill_efficiency: args
-            .prefill_efficiency
-            .unwrap_or(inf::DEFAULT_PREFILL_EFFICIENCY),
-        calibrated_speed: args.decode_efficiency.is_none() && args.prefill_efficiency.is_none(),
-        stored_weights: None,
-        gguf_matmul_bytes: Vec::new(),
-        max_plans: args.max_plans as usize,
-        gguf_levels: false,
-        objective: match args.objective {
-            ObjectiveArg::Latency => inf::Objective::Latency,
-            ObjectiveArg::Throughput => inf::Objective::Throughput,
-        },
-        runtime: args.runtime.unwrap_or(RuntimeKind::Generic),
-    }
-}
+use crate::planning::{PlanArgs, load};
 
 /// `plan MODEL --cloud`.
 pub fn plan(args: &PlanArgs) -> Result<String> {
     let m = load(&args.model)?;
-    let opts = ai_hwaccel::plan::options_for(&m, &options(args));
+    let opts = ai_hwaccel::plan::options_for(
+        &m,
+        &crate::planning::inference_options(args, args.runtime.unwrap_or(RuntimeKind::Generic)),
+    );
     let (entries, file_name) = match &args.price_file {
         Some(file) => {
             let name = file.display().to_string();

@@ -26,7 +26,9 @@ pub struct PlanArgs {
     /// node, or a snapshot), with tensor-parallel domains from its topology.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<std::path::PathBuf>,
-    /// Weight format (fp32, bf16, fp16, fp8, int8, int4, nf4, q8_0, q6_k, q5_k, q4_k, q4_0, q3_k, q2_k); default: the suggested one.
+    /// Weight format (fp32, bf16, fp16, fp8, int8, int4, nf4; GGUF mixes as llama-quantize makes
+    /// them: q8_0, q6_k, q5_k (= q5_k_m), q5_k_s, q4_k (= q4_k_m), q4_k_s, q4_0, iq4_nl, iq4_xs,
+    /// q3_k_l, q3_k (= q3_k_m), q3_k_s, q2_k); default: the suggested one.
     #[arg(long, value_name = "Q", value_parser = parse_quant)]
     pub quant: Option<Quant>,
     /// KV cache type (fp32, bf16, fp16, fp8, int8); default: the model's 16-bit type.
@@ -38,6 +40,31 @@ pub struct PlanArgs {
     /// Concurrent sequences per replica, at most 1000000.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub batch: u64,
+    /// Prompt tokens of one request, at most 100000000: prefill speed and
+    /// time to first token (TTFT) are for a prompt this long (default: the
+    /// context). With --output-len and no --context, the context is their sum.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub input_len: Option<u64>,
+    /// Tokens one request generates, at most 100000000: each plan then shows
+    /// the request's latency (TTFT + the other tokens at the time per output
+    /// token).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub output_len: Option<u64>,
+    /// Target time to first token in milliseconds: layouts that miss it
+    /// are rejected. With a target plans rank by decode tokens/s per device.
+    #[arg(long, value_name = "MS", value_parser = parse_millis, conflicts_with = "batch")]
+    pub ttft_ms: Option<f64>,
+    /// Target time per output token in milliseconds: each layout runs the
+    /// most sequences per replica that meet it (instead of --batch), and
+    /// layouts that miss it at one sequence are rejected.
+    #[arg(long, value_name = "MS", value_parser = parse_millis, conflicts_with = "batch")]
+    pub tpot_ms: Option<f64>,
+    /// Spread a mixture-of-experts model's routed experts whole over the
+    /// tensor-parallel ranks (expert parallelism of size TP; emitted as
+    /// vLLM --enable-expert-parallel, SGLang --ep-size, TensorRT-LLM
+    /// --ep_size); layouts whose TP does not divide the experts are rejected.
+    #[arg(long)]
+    pub expert_parallel: bool,
     /// Tokens per prefill step (activation workspace), at most 10000000.
     #[arg(long, value_name = "N", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_CHUNK, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub prefill_chunk: u64,
@@ -158,6 +185,16 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
         _ => Err(format!("{s:?} is not a fraction in (0, 1]")),
+    }
+}
+
+/// A clap value parser for a latency target: milliseconds in (0, 3600000].
+pub fn parse_millis(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 3_600_000.0 => Ok(f),
+        _ => Err(format!(
+            "{s:?} is not a time in milliseconds in (0, 3600000]"
+        )),
     }
 }
 
@@ -474,6 +511,16 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
     if args.cloud {
         return crate::cloud::plan(args);
     }
+    if let (Some(c), Some(i)) = (args.context, args.input_len) {
+        let need = i.saturating_add(args.output_len.unwrap_or(0));
+        if need > c {
+            anyhow::bail!(crate::Usage(format!(
+                "--input-len {i}{} needs a context of {need} tokens, more than --context {c}",
+                args.output_len
+                    .map_or(String::new(), |o| format!(" + --output-len {o}"))
+            )));
+        }
+    }
     let m = load(&args.model)?;
     let (mut devices, origin, registry) =
         devices_and_registry(args.devices.as_ref(), args.registry.as_deref(), true)?;
@@ -496,38 +543,16 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
             );
         }
     }
-    let opts = InferenceOptions {
-        quant: args.quant,
-        kv_dtype: args.kv_dtype,
-        context: args.context,
-        batch: args.batch,
-        prefill_chunk: args.prefill_chunk,
-        memory_utilization: args.memory_utilization,
-        decode_efficiency: args
-            .decode_efficiency
-            .unwrap_or(ai_hwaccel::plan::inference::DEFAULT_DECODE_EFFICIENCY),
-        prefill_efficiency: args
-            .prefill_efficiency
-            .unwrap_or(ai_hwaccel::plan::inference::DEFAULT_PREFILL_EFFICIENCY),
-        calibrated_speed: args.decode_efficiency.is_none() && args.prefill_efficiency.is_none(),
-        stored_weights: None,
-        gguf_matmul_bytes: Vec::new(),
-        max_plans: args.max_plans as usize,
-        gguf_levels: false,
-        objective: match args.objective {
-            ObjectiveArg::Latency => ai_hwaccel::plan::inference::Objective::Latency,
-            ObjectiveArg::Throughput => ai_hwaccel::plan::inference::Objective::Throughput,
-        },
-        runtime: match (args.emit, args.runtime) {
-            (Some(e), Some(r)) if e != r => anyhow::bail!(crate::Usage(format!(
-                "--emit {e} launches a plan made with {e}'s memory rule; drop --runtime {r} or make them the same"
-            ))),
-            (Some(e), _) => e,
-            (None, Some(r)) => r,
-            (None, None) if host || args.offload => RuntimeKind::LlamaCpp,
-            (None, None) => RuntimeKind::Generic,
-        },
+    let runtime = match (args.emit, args.runtime) {
+        (Some(e), Some(r)) if e != r => anyhow::bail!(crate::Usage(format!(
+            "--emit {e} launches a plan made with {e}'s memory rule; drop --runtime {r} or make them the same"
+        ))),
+        (Some(e), _) => e,
+        (None, Some(r)) => r,
+        (None, None) if host || args.offload => RuntimeKind::LlamaCpp,
+        (None, None) => RuntimeKind::Generic,
     };
+    let opts = inference_options(args, runtime);
     // The stored weights and GGUF levels, as the library's one-call planner sets them.
     let opts = ai_hwaccel::plan::options_for(&m, &opts);
     if args.quant.is_none()
@@ -561,6 +586,41 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&p)?));
     }
     Ok(render_plan(&p))
+}
+
+/// The inference options `plan`'s arguments ask for, with `runtime`'s
+/// memory rule (`plan` and `plan --cloud` share them).
+pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOptions {
+    use ai_hwaccel::plan::inference as inf;
+    InferenceOptions {
+        quant: args.quant,
+        kv_dtype: args.kv_dtype,
+        context: args.context,
+        batch: args.batch,
+        prefill_chunk: args.prefill_chunk,
+        memory_utilization: args.memory_utilization,
+        decode_efficiency: args
+            .decode_efficiency
+            .unwrap_or(inf::DEFAULT_DECODE_EFFICIENCY),
+        prefill_efficiency: args
+            .prefill_efficiency
+            .unwrap_or(inf::DEFAULT_PREFILL_EFFICIENCY),
+        calibrated_speed: args.decode_efficiency.is_none() && args.prefill_efficiency.is_none(),
+        input_len: args.input_len,
+        output_len: args.output_len,
+        ttft_ms: args.ttft_ms,
+        tpot_ms: args.tpot_ms,
+        expert_parallel: args.expert_parallel,
+        stored_weights: None,
+        gguf_matmul_bytes: Vec::new(),
+        max_plans: args.max_plans as usize,
+        gguf_levels: false,
+        objective: match args.objective {
+            ObjectiveArg::Latency => inf::Objective::Latency,
+            ObjectiveArg::Throughput => inf::Objective::Throughput,
+        },
+        runtime,
+    }
 }
 
 /// `--measure`: this machine's memory read bandwidth (1 GiB read by every
@@ -744,6 +804,10 @@ fn render_plan(p: &InferencePlan) -> String {
         p.quantization
     );
     if p.feasible {
+        let o_ = &p.options;
+        // Request latencies only when asked for (input/output lengths or
+        // targets), so the default table stays as it was.
+        let timed = o_.input_len.is_some() || o_.output_len.is_some() || o_.has_targets();
         let mut t = Table::new();
         t.load_preset(UTF8_BORDERS_ONLY)
             .set_content_arrangement(ContentArrangement::Dynamic)
@@ -760,7 +824,19 @@ fn render_plan(p: &InferencePlan) -> String {
             "decode total",
             "prefill",
         ]);
-        for x in &p.plans {
+        // Request latencies, when asked for (input/output lengths or
+        // targets), in a table of their own beside the plans.
+        let mut lt = Table::new();
+        lt.load_preset(UTF8_BORDERS_ONLY)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(100);
+        let mut lh = vec!["plan", "TP×PP×DP", "batch", "TTFT ms", "TPOT ms"];
+        if o_.output_len.is_some() {
+            lh.push("request ms");
+        }
+        lh.push("decode/device");
+        lt.set_header(lh);
+        for (k, x) in p.plans.iter().enumerate() {
             t.add_row(vec![
                 x.tensor_parallel.to_string(),
                 x.pipeline_parallel.to_string(),
@@ -783,19 +859,67 @@ fn render_plan(p: &InferencePlan) -> String {
                 },
                 rate(x.prefill_tokens_per_s),
             ]);
+            let mut row = vec![
+                (k + 1).to_string(),
+                format!(
+                    "{}×{}×{}",
+                    x.tensor_parallel, x.pipeline_parallel, x.data_parallel
+                ),
+                x.batch.to_string(),
+                rate(x.ttft_ms),
+                rate(x.tpot_ms),
+            ];
+            if o_.output_len.is_some() {
+                row.push(rate(x.request_latency_ms));
+            }
+            row.push(rate(
+                x.decode_tokens_per_s
+                    .map(|d| d / f64::from(x.devices_used.max(1))),
+            ));
+            lt.add_row(row);
         }
+        let ranked = if o_.has_targets() {
+            "tokens/s per device".to_string()
+        } else {
+            match o_.objective {
+                ai_hwaccel::plan::inference::Objective::Latency => "latency".into(),
+                ai_hwaccel::plan::inference::Objective::Throughput => "throughput".into(),
+            }
+        };
+        let at = if o_.has_targets() {
+            let mut t = Vec::new();
+            if let Some(x) = o_.ttft_ms {
+                t.push(format!("TTFT ≤ {x} ms"));
+            }
+            if let Some(x) = o_.tpot_ms {
+                t.push(format!("TPOT ≤ {x} ms"));
+            }
+            format!(
+                "the batch the latency table shows:\nper replica the most sequences meeting {}",
+                t.join(" and ")
+            )
+        } else {
+            format!("batch {} per replica", p.batch)
+        };
         o += &format!(
-            "plans ({} feasible, best {} first, {} memory rule); tokens/s; sequences held at\n\
-             context {} over all replicas; decode per sequence and total at batch {} per replica:\n{t}\n",
+            "plans ({} feasible, best {ranked} first, {} memory rule); tokens/s;{}sequences held at\n\
+             context {} over all replicas; decode per sequence and total at {at}:\n{t}\n",
             p.feasible_plans,
-            match p.options.objective {
-                ai_hwaccel::plan::inference::Objective::Latency => "latency",
-                ai_hwaccel::plan::inference::Objective::Throughput => "throughput",
-            },
             p.runtime,
+            if o_.has_targets() { "\n" } else { " " },
             p.context,
-            p.batch
         );
+        if timed {
+            o += &format!(
+                "latency per plan: TTFT for a {}-token prompt on an idle replica (no queueing),\n\
+                 TPOT = time per output token at the batch{}; decode tokens/s per device:\n{lt}\n",
+                o_.input_len.unwrap_or(p.context),
+                o_.output_len.map_or(String::new(), |n| format!(
+                    "; request: TTFT + {} × TPOT",
+                    n.saturating_sub(1)
+                ))
+            );
+        }
         let best = &p.plans[0];
         let mut t = Table::new();
         t.load_preset(UTF8_BORDERS_ONLY)

@@ -1462,3 +1462,86 @@ fn named_inputs_that_are_fifos_or_too_large_are_refused_not_waited_on() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// `--input-len/--output-len` add request latencies (JSON fields and a
+/// latency table within 100 columns); `--tpot-ms` chooses each plan's batch;
+/// contradictory options are usage errors (exit 2).
+#[test]
+fn plan_latencies_and_targets() {
+    let v = json(&[
+        "plan",
+        "llama-3.1-8b",
+        "--devices",
+        "1xl4",
+        "--input-len",
+        "1000",
+        "--output-len",
+        "200",
+        "--json",
+    ]);
+    assert_eq!(v["context"], 1200);
+    let best = &v["plans"][0];
+    let (ttft, tpot) = (
+        best["ttft_ms"].as_f64().unwrap(),
+        best["tpot_ms"].as_f64().unwrap(),
+    );
+    let req = best["request_latency_ms"].as_f64().unwrap();
+    assert!((req - (ttft + 199.0 * tpot)).abs() < 1e-6 * req);
+    assert_eq!(best["batch"], 1);
+    let v = json(&[
+        "plan",
+        "llama-3.1-8b",
+        "--devices",
+        "1xl4",
+        "--tpot-ms",
+        "150",
+        "--json",
+    ]);
+    let best = &v["plans"][0];
+    assert!(best["tpot_ms"].as_f64().unwrap() <= 150.0);
+    assert!(best["batch"].as_u64().unwrap() > 1, "{best}");
+    let text = success_text(run(&[
+        "plan",
+        "llama-3.1-70b",
+        "--devices",
+        "8xh100-sxm",
+        "--input-len",
+        "2048",
+        "--output-len",
+        "256",
+        "--tpot-ms",
+        "30",
+        "--ttft-ms",
+        "500",
+    ]));
+    assert_narrow(&text);
+    assert!(
+        text.contains("TTFT ms") && text.contains("request ms"),
+        "{text}"
+    );
+    for args in [
+        &[
+            "plan",
+            "7b",
+            "--devices",
+            "1xl4",
+            "--tpot-ms",
+            "30",
+            "--batch",
+            "4",
+        ][..],
+        &[
+            "plan",
+            "7b",
+            "--devices",
+            "1xl4",
+            "--input-len",
+            "5000",
+            "--context",
+            "4096",
+        ][..],
+        &["plan", "7b", "--devices", "1xl4", "--ttft-ms", "0"][..],
+    ] {
+        assert_eq!(run(args).status.code(), Some(2), "{args:?}");
+    }
+}

@@ -41,6 +41,17 @@ fn requirements() -> Option<(PathBuf, String)> {
     Some((server, py))
 }
 
+/// llama.cpp's `llama-quantize`, or why a test that needs it is skipped.
+fn quantize_tool() -> Option<PathBuf> {
+    let q = std::env::var_os("AI_HWACCEL_LLAMA_QUANTIZE").map(PathBuf::from);
+    if q.is_none() {
+        eprintln!(
+            "skipped: AI_HWACCEL_LLAMA_QUANTIZE is not set (scripts/test.sh builds llama-quantize)"
+        );
+    }
+    q
+}
+
 fn make_model(py: &str, dir: &Path, dtype: &str) -> PathBuf {
     make_model_with(py, dir, dtype, &[])
 }
@@ -277,10 +288,7 @@ fn a_k_quant_with_cpu_repacking() {
     let Some((server, py)) = requirements() else {
         return;
     };
-    let Some(quantize) = std::env::var_os("AI_HWACCEL_LLAMA_QUANTIZE").map(PathBuf::from) else {
-        eprintln!(
-            "skipped: AI_HWACCEL_LLAMA_QUANTIZE is not set (scripts/test.sh builds llama-quantize)"
-        );
+    let Some(quantize) = quantize_tool() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -321,6 +329,91 @@ fn a_k_quant_with_cpu_repacking() {
         (r - 1.0).abs() <= 0.05,
         "weights and repacked copies predicted/logged {r}"
     );
+}
+
+/// The GGUF mixes as llama.cpp's own `llama-quantize` makes them: a
+/// 16-layer F16 model quantized to each mix the planner names, the bytes of
+/// tensor data in each file (read from its header) against the planner's
+/// weights for the F16 model's architecture at that level. 16 layers make
+/// the per-layer rules show (the first eighth, the first four `attn_v`,
+/// `use_more_bits`); grouped KV heads (2 per KV head) keep `attn_v` below
+/// the n_gqa ≥ 4 rule, so IQ4's base type shows too.
+#[test]
+fn gguf_mixes_match_llama_quantize() {
+    let Some((_, py)) = requirements() else {
+        return;
+    };
+    let Some(quantize) = quantize_tool() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let o = bin().args(args).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let mut worst: f64 = 0.0;
+    // Dense, then 8 experts (Mixtral's rule: attn_k and attn_v at Q8_0,
+    // attn_output at Q5_K).
+    for extra in [
+        &["--layers", "16"][..],
+        &["--layers", "16", "--experts", "8"][..],
+    ] {
+        let f16 = make_model_with(&py, dir.path(), "F16", extra);
+        let f16s = f16.to_str().unwrap();
+        for (name, level) in [
+            ("Q8_0", "q8_0"),
+            ("Q6_K", "q6_k"),
+            ("Q5_K_M", "q5_k"),
+            ("Q5_K_S", "q5_k_s"),
+            ("Q4_K_M", "q4_k"),
+            ("Q4_K_S", "q4_k_s"),
+            ("Q4_0", "q4_0"),
+            ("IQ4_NL", "iq4_nl"),
+            ("IQ4_XS", "iq4_xs"),
+            ("Q3_K_L", "q3_k_l"),
+            ("Q3_K_M", "q3_k"),
+            ("Q3_K_S", "q3_k_s"),
+            ("Q2_K", "q2_k"),
+        ] {
+            let out = dir.path().join(format!("test-{name}-{}.gguf", extra.len()));
+            let o = Command::new(&quantize)
+                .arg(&f16)
+                .arg(&out)
+                .arg(name)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let stored = json(&["model", out.to_str().unwrap(), "--json"]);
+            let file_bytes = stored["stored_weights"]["bytes"].as_u64().unwrap() as f64;
+            let plan = json(&[
+                "plan",
+                f16s,
+                "--devices",
+                "1xh100-sxm",
+                "--quant",
+                level,
+                "--json",
+            ]);
+            let planned = plan["plans"][0]["per_device"][0]["weights_bytes"]
+                .as_u64()
+                .unwrap() as f64;
+            let r = planned / file_bytes;
+            eprintln!(
+                "{name} {extra:?}: planned {planned} B, llama-quantize wrote {file_bytes} B ({r:.5})"
+            );
+            worst = worst.max((r - 1.0).abs());
+        }
+    }
+    assert!(worst <= 0.001, "worst planned/written {worst}");
 }
 
 /// `check` on real vLLM logs from public threads: the logged figures are

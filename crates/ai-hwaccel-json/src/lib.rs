@@ -159,6 +159,11 @@ pub const COMMANDS: &[Command] = &[
             "max_plans",
             "objective",
             "runtime",
+            "input_len",
+            "output_len",
+            "ttft_ms",
+            "tpot_ms",
+            "expert_parallel",
             "measure",
             "emit",
             "plan",
@@ -748,6 +753,44 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let decode_efficiency = decode_efficiency.unwrap_or(inf::DEFAULT_DECODE_EFFICIENCY);
     let prefill_efficiency = prefill_efficiency.unwrap_or(inf::DEFAULT_PREFILL_EFFICIENCY);
     let max_plans = r.int("max_plans", 1, 10_000)?.unwrap_or(5);
+    let input_len = r.int("input_len", 1, 100_000_000)?;
+    let output_len = r.int("output_len", 1, 100_000_000)?;
+    let ttft_ms = r.number("ttft_ms", 0.0, false, 3_600_000.0)?;
+    let tpot_ms = r.number("tpot_ms", 0.0, false, 3_600_000.0)?;
+    let expert_parallel = r.flag("expert_parallel")?;
+    conflict(r, "ttft_ms", &["batch"])?;
+    conflict(r, "tpot_ms", &["batch"])?;
+    if let (Some(c), Some(i)) = (context, input_len)
+        && i.saturating_add(output_len.unwrap_or(0)) > c
+    {
+        return Err(invalid(format!(
+            "plan: input_len {i} + output_len {} exceeds context {c}",
+            output_len.unwrap_or(0)
+        )));
+    }
+    // As the CLI's options; the runtime is set below.
+    let base = InferenceOptions {
+        quant,
+        kv_dtype,
+        context,
+        batch,
+        prefill_chunk,
+        memory_utilization,
+        decode_efficiency,
+        prefill_efficiency,
+        calibrated_speed,
+        input_len,
+        output_len,
+        ttft_ms,
+        tpot_ms,
+        expert_parallel,
+        stored_weights: None,
+        gguf_matmul_bytes: Vec::new(),
+        max_plans: max_plans as usize,
+        gguf_levels: false,
+        objective: objective.unwrap_or(inf::Objective::Latency),
+        runtime: RuntimeKind::Generic,
+    };
     if let (Some(e), Some(rt)) = (emit, rt)
         && e != rt
     {
@@ -773,21 +816,8 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
             r,
             &name,
             InferenceOptions {
-                quant,
-                kv_dtype,
-                context,
-                batch,
-                prefill_chunk,
-                memory_utilization,
-                decode_efficiency,
-                prefill_efficiency,
-                calibrated_speed,
-                stored_weights: None,
-                gguf_matmul_bytes: Vec::new(),
-                max_plans: max_plans as usize,
-                gguf_levels: false,
-                objective: objective.unwrap_or(inf::Objective::Latency),
                 runtime: rt.unwrap_or(RuntimeKind::Generic),
+                ..base
             },
         );
     }
@@ -806,26 +836,13 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         measure_host(&mut devices[0]);
     }
     let opts = InferenceOptions {
-        quant,
-        kv_dtype,
-        context,
-        batch,
-        prefill_chunk,
-        memory_utilization,
-        decode_efficiency,
-        prefill_efficiency,
-        calibrated_speed,
-        stored_weights: None,
-        gguf_matmul_bytes: Vec::new(),
-        max_plans: max_plans as usize,
-        gguf_levels: false,
-        objective: objective.unwrap_or(inf::Objective::Latency),
         runtime: match (emit, rt) {
             (Some(e), _) => e,
             (None, Some(rt)) => rt,
             (None, None) if host || offload => RuntimeKind::LlamaCpp,
             (None, None) => RuntimeKind::Generic,
         },
+        ..base
     };
     let opts = ai_hwaccel::plan::options_for(&m, &opts);
     let p = if offload {
@@ -1217,6 +1234,27 @@ mod tests {
         let e = call("plan", r#"{"model": "7b", "batch": 0}"#).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
         assert!(e.message.contains("\"batch\""), "{e}");
+        let e = call("plan", r#"{"model": "7b", "tpot_ms": 30, "batch": 2}"#).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        assert!(e.message.contains("conflict"), "{e}");
+        let e = call(
+            "plan",
+            r#"{"model": "7b", "input_len": 4000, "output_len": 200, "context": 4096}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        let e = call("plan", r#"{"model": "7b", "ttft_ms": -1}"#).unwrap_err();
+        assert!(e.message.contains("\"ttft_ms\""), "{e}");
+        let out: Value = serde_json::from_str(
+            &call(
+                "plan",
+                r#"{"model": "7b", "devices": "1xh100-sxm", "input_len": 512, "output_len": 64, "tpot_ms": 40}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(out["plans"][0]["tpot_ms"].as_f64().unwrap() <= 40.0);
+        assert!(out["plans"][0]["request_latency_ms"].is_number());
         let e = call("plan", r#"{"model": "7b", "devicez": "1xh100-sxm"}"#).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
         assert!(e.message.contains("devices"), "{e}");

@@ -20,10 +20,10 @@ fn real_model_names_match_their_entries() {
         rows += 1;
         matched += usize::from(want.is_some());
     }
-    assert!(
-        rows >= 15 && matched >= 10,
-        "{rows} rows, {matched} matched"
-    );
+    // 9 names match a sourced row; 7 match none (cloud custom parts, a
+    // masked name, and EPYC 9005 / Ryzen desktop parts the table leaves
+    // out for want of a checkable copy of AMD's figures).
+    assert!(rows >= 16 && matched >= 9, "{rows} rows, {matched} matched");
 }
 
 #[test]
@@ -100,4 +100,221 @@ fn host_cpu_takes_bandwidth_and_rates_from_the_table() {
     let want = 614.4e9 * 0.6 / bytes;
     let got = p.plans[0].decode_tokens_per_s.unwrap();
     assert!((got - want).abs() / want < 1e-6, "{got} vs {want}");
+}
+
+/// One line of a CSV file without embedded line breaks (the vendor-spec
+/// fixtures have none): fields split on commas outside double quotes, `""`
+/// inside quotes is a quote.
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            _ => out.last_mut().unwrap().push(ch),
+        }
+    }
+    out
+}
+
+/// The first number in `s` ("Up to 3.7GHz", "2.10 GHz", "Up to DDR5 4800
+/// MT/s 1DPC", "DDR5(6400MHz) MRDIMM(8800MHz)", "460.80 GB/s") with at
+/// least `min_digits` digits before the point.
+fn first_number(s: &str, min_digits: usize) -> Option<f64> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            let int_digits = i - start;
+            if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+                i += 1;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            if int_digits >= min_digits {
+                return s[start..i].parse().ok();
+            }
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+/// Every figure of every CPU row equals the vendor's figure in the rows of
+/// its `copy` vendored byte for byte under
+/// `tests/fixtures/cpu-model-names/vendor-specs/` (AMD's specification
+/// table export, Intel's product pages as scraped), and every row has such
+/// a fixture row: a figure typed from memory, or a row added without its
+/// source, fails here.
+#[test]
+fn every_row_matches_the_vendor_figures_it_cites() {
+    use std::collections::HashMap;
+    struct Source {
+        text: &'static str,
+        name_col: &'static str,
+        cols: [&'static str; 5],
+        base_fallback: Option<&'static str>,
+        url_col: Option<&'static str>,
+        bandwidth_col: Option<&'static str>,
+    }
+    let sources: HashMap<&str, Source> = HashMap::from([
+        (
+            "felixsteinke/cpu-spec-dataset@4c08d8873c33a2d1054a40ae305eec22073463a7:dataset/amd-cpus.csv",
+            Source {
+                text: include_str!(
+                    "fixtures/cpu-model-names/vendor-specs/amd-cpus.felixsteinke-4c08d88.csv"
+                ),
+                name_col: "Model",
+                cols: [
+                    "# of CPU Cores",
+                    "Base Clock",
+                    "Max. Boost Clock ¹ ²",
+                    "Memory Channels",
+                    "System Memory Specification",
+                ],
+                base_fallback: None,
+                url_col: None,
+                bandwidth_col: Some("Per Socket Mem BW"),
+            },
+        ),
+        (
+            "JosuaCarl/cpu-spec-dataset@edf12ad53dcbfaa2f03044b559c9440ab7d63ee4:dataset/amd-cpus.csv",
+            Source {
+                text: include_str!(
+                    "fixtures/cpu-model-names/vendor-specs/amd-cpus.josuacarl-edf12ad.csv"
+                ),
+                name_col: "Name",
+                cols: [
+                    "# of CPU Cores",
+                    "Base Clock",
+                    "Max. Boost Clock",
+                    "Memory Channels",
+                    "System Memory Specification",
+                ],
+                base_fallback: None,
+                url_col: None,
+                bandwidth_col: None,
+            },
+        ),
+        (
+            "JosuaCarl/cpu-spec-dataset@edf12ad53dcbfaa2f03044b559c9440ab7d63ee4:dataset/intel-cpus.csv",
+            Source {
+                text: include_str!(
+                    "fixtures/cpu-model-names/vendor-specs/intel-cpus.josuacarl-edf12ad.csv"
+                ),
+                name_col: "CpuName",
+                cols: [
+                    "Total Cores",
+                    "Processor Base Frequency",
+                    "Max Turbo Frequency",
+                    "Max # of Memory Channels",
+                    "Memory Types",
+                ],
+                base_fallback: Some("Performance-core Base Frequency"),
+                url_col: Some("SourceUrl"),
+                bandwidth_col: None,
+            },
+        ),
+    ]);
+    // Vendor rows by source and normalized product name.
+    let mut rows: HashMap<(&str, String), HashMap<String, String>> = HashMap::new();
+    for (copy, s) in &sources {
+        let mut lines = s.text.lines();
+        let header: Vec<String> = csv_fields(lines.next().unwrap().trim_start_matches('\u{feff}'));
+        let mut n = 0;
+        for line in lines.filter(|l| !l.is_empty()) {
+            let fields = csv_fields(line);
+            assert_eq!(fields.len(), header.len(), "{copy}: {line}");
+            let row: HashMap<String, String> = header.iter().cloned().zip(fields).collect();
+            let name = cpu::normalize_model_name(&row[s.name_col]);
+            assert!(
+                rows.insert((copy, name), row).is_none(),
+                "{copy}: duplicate"
+            );
+            n += 1;
+        }
+        assert!(n >= 6, "{copy}: {n} rows");
+    }
+    let mut checked = 0;
+    let mut code_names = 0;
+    for c in cpu::all() {
+        let s = sources
+            .get(c.copy.as_str())
+            .unwrap_or_else(|| panic!("{}: no vendored copy of {}", c.id, c.copy));
+        let key = (c.copy.as_str(), cpu::normalize_model_name(&c.name));
+        let row = rows
+            .get(&key)
+            .unwrap_or_else(|| panic!("{}: not in {}", c.id, c.copy));
+        let num = |col: &str, min_digits| {
+            first_number(&row[col], min_digits)
+                .unwrap_or_else(|| panic!("{}: {col} = {:?}", c.id, row[col]))
+        };
+        let [cores, base, boost, channels, rate] = s.cols;
+        assert_eq!(num(cores, 1), f64::from(c.cores), "{}: cores", c.id);
+        let base_col = match (s.base_fallback, row[base].is_empty()) {
+            (Some(f), true) => f,
+            _ => base,
+        };
+        assert_eq!(num(base_col, 1), c.base_clock_ghz, "{}: base clock", c.id);
+        assert_eq!(Some(num(boost, 1)), c.boost_clock_ghz, "{}: boost", c.id);
+        assert_eq!(num(channels, 1), f64::from(c.memory_channels), "{}", c.id);
+        // Transfer rates have four digits ("DDR5 4800", "Up to 5200 MT/s").
+        assert_eq!(num(rate, 4), f64::from(c.memory_mt_per_s), "{}: MT/s", c.id);
+        let memory_type = row.get("System Memory Type").unwrap_or(&row[rate]);
+        assert!(
+            memory_type.contains(&c.memory_type),
+            "{}: {memory_type}",
+            c.id
+        );
+        if let Some(col) = s.url_col {
+            assert_eq!(row[col], c.source, "{}: source is the page scraped", c.id);
+        }
+        if let Some(col) = s.bandwidth_col {
+            // AMD states the per-socket bandwidth; the derivation lands on it.
+            let gb_s = num(col, 1);
+            assert_eq!(
+                (gb_s * 1e9).round() as u64,
+                c.memory_bandwidth_bytes_per_s(),
+                "{}",
+                c.id
+            );
+        }
+        // Intel rows: the microarchitecture follows the page's code name.
+        if let Some(code) = row.get("Code Name") {
+            let want = match code.as_str() {
+                "Products formerly Sapphire Rapids" => "sapphire-rapids",
+                "Products formerly Emerald Rapids" | "Products formerly Granite Rapids" => {
+                    "emerald-granite-rapids"
+                }
+                "Products formerly Arrow Lake" => "intel-hybrid",
+                other => panic!("{}: code name {other:?} has no entry", c.id),
+            };
+            assert_eq!(c.microarchitecture, want, "{}", c.id);
+            code_names += 1;
+        }
+        // Intel rows: the FP32 rate of the microarchitecture is the page's
+        // AVX-512 FMA units × 16 FP32 lanes × 2 FLOPs per FMA.
+        if let Some(units) = row.get("# of AVX-512 FMA Units").filter(|u| !u.is_empty()) {
+            let units: u32 = units.parse().unwrap();
+            let m = c.microarchitecture().unwrap();
+            assert_eq!(m.fp32_flops_per_cycle, Some(units * 16 * 2), "{}", c.id);
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, cpu::all().len());
+    assert!(checked >= 24, "{checked}");
+    let intel = cpu::all().iter().filter(|c| c.vendor == "intel").count();
+    assert_eq!(code_names, intel, "every Intel row's code name was read");
 }

@@ -460,6 +460,33 @@ fn assert_sglang_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
         "an SGLang server argument",
         &|defs, flag| defs["choices"].get(flag).cloned(),
     );
+    // The config file holds the same options, one `key: value` line per
+    // flag, as SGLang's `--config` turns them back into `--key value`.
+    let yaml = &l.files[ai_hwaccel::plan::runtime::SGLANG_CONFIG_FILE];
+    let flags: Vec<&String> = l.argv[3..].iter().filter(|a| a.starts_with("--")).collect();
+    assert_eq!(yaml.lines().count(), flags.len(), "{yaml}");
+    for line in yaml.lines() {
+        let (key, v) = line.split_once(": ").unwrap();
+        let flag = format!("--{key}");
+        let i = l
+            .argv
+            .iter()
+            .position(|a| *a == flag)
+            .expect("a flag of the command");
+        match serde_json::from_str::<serde_json::Value>(v).unwrap() {
+            serde_json::Value::String(v) => assert_eq!(v, l.argv[i + 1], "{line}"),
+            n => assert_eq!(
+                n.as_f64().unwrap(),
+                l.argv[i + 1].parse::<f64>().unwrap(),
+                "{line}"
+            ),
+        }
+    }
+    assert!(
+        l.notes
+            .iter()
+            .any(|n| n.contains("--config sglang-config.yaml"))
+    );
 }
 
 /// Partial offload as llama.cpp runs it: the host CPU holds the first
@@ -881,4 +908,117 @@ fn moe_offload_over_two_gpus() {
     // the first card and 19 and the output layer on the second.
     let split: Vec<(u32, u32)> = d.iter().map(|x| x.layers).collect();
     assert_eq!(split, [(0, 10), (0, 29), (29, 48)]);
+}
+
+/// Under a time-per-output-token target the launch admits the concurrency
+/// the plan found meeting it, not every sequence the memory holds: vLLM's
+/// `--max-num-seqs`, SGLang's `--max-running-requests`, TensorRT-LLM's
+/// `--max_batch_size`.
+#[test]
+fn latency_targets_cap_the_admitted_sequences() {
+    let m = load_model("llama-3.1-70b").unwrap();
+    for (runtime, flag) in [
+        (RuntimeKind::Vllm, "--max-num-seqs"),
+        (RuntimeKind::Sglang, "--max-running-requests"),
+        (RuntimeKind::Trtllm, "--max_batch_size"),
+    ] {
+        let p = plan_inference(
+            &m.spec,
+            &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
+            &InferenceOptions {
+                runtime,
+                context: Some(8192),
+                tpot_ms: Some(30.0),
+                ..Default::default()
+            },
+        );
+        let best = &p.plans[0];
+        assert!(best.batch > 1 && best.batch < best.max_batch, "{best:?}");
+        let l = emit(&p, 0, &m.origin).unwrap();
+        assert_eq!(value(&l.argv, flag), best.batch.to_string(), "{runtime}");
+    }
+}
+
+/// Expert parallelism: a MoE layout spreads whole experts over its TP ranks
+/// (the plan's `expert_parallel` = TP), the runtimes get their flags
+/// (vLLM `--enable-expert-parallel`, SGLang `--ep-size`, TensorRT-LLM
+/// `--ep_size`), per-device bytes are those of the sliced layout, and a TP
+/// degree that does not divide the routed experts is rejected.
+#[test]
+fn expert_parallel_layouts_and_flags() {
+    let m = load_model("qwen3-30b-a3b").unwrap();
+    let devs = PlanDevice::from_device_string("4xh100-sxm").unwrap();
+    let base = InferenceOptions {
+        quant: Some(Quant::Bf16),
+        max_plans: 20,
+        ..Default::default()
+    };
+    let sliced = plan_inference(&m.spec, &devs, &base);
+    for (runtime, check) in [
+        (RuntimeKind::Vllm, "vllm"),
+        (RuntimeKind::Sglang, "sglang"),
+        (RuntimeKind::Trtllm, "trtllm"),
+    ] {
+        let opts = InferenceOptions {
+            runtime,
+            expert_parallel: true,
+            ..base.clone()
+        };
+        let p = plan_inference(&m.spec, &devs, &opts);
+        let i = p
+            .plans
+            .iter()
+            .position(|x| x.tensor_parallel == 4 && x.data_parallel == 1)
+            .expect("a TP4 plan");
+        let x = &p.plans[i];
+        assert_eq!(x.expert_parallel, 4);
+        let l = emit(&p, i, &m.origin).unwrap();
+        match check {
+            "vllm" => {
+                assert!(l.argv.contains(&"--enable-expert-parallel".to_string()));
+                assert_vllm_accepts(&l);
+            }
+            "sglang" => {
+                assert_eq!(value(&l.argv, "--ep-size"), "4");
+                assert_sglang_accepts(&l);
+            }
+            _ => {
+                assert_eq!(value(&l.argv, "--ep_size"), "4");
+                assert_trtllm_accepts(&l);
+            }
+        }
+        if runtime == RuntimeKind::Vllm {
+            // Same bytes per device as slicing every expert.
+            let same = sliced
+                .plans
+                .iter()
+                .find(|y| y.tensor_parallel == 4 && y.data_parallel == 1)
+                .unwrap();
+            assert_eq!(
+                x.per_device[0].weights_bytes,
+                same.per_device[0].weights_bytes
+            );
+        }
+    }
+    // Without the option the flags say no expert parallelism.
+    assert!(sliced.plans.iter().all(|x| x.expert_parallel == 1));
+    // Six routed experts: TP 4 cannot hold whole experts evenly.
+    let mut six = load_model("mixtral-8x7b").unwrap().spec;
+    six.moe.as_mut().unwrap().num_experts = 6;
+    let p = plan_inference(
+        &six,
+        &devs,
+        &InferenceOptions {
+            expert_parallel: true,
+            ..base
+        },
+    );
+    assert!(p.plans.iter().all(|x| x.tensor_parallel != 4));
+    assert!(
+        p.rejected
+            .iter()
+            .any(|r| r.tensor_parallel == 4 && r.reason.contains("6 routed experts")),
+        "{:?}",
+        p.rejected
+    );
 }

@@ -743,3 +743,189 @@ fn glm45_layers_and_its_mtp_layer() {
     );
     assert_eq!(m.hub_parameter_total(), 358_337_791_296);
 }
+
+/// Request latencies: time to first token is the prompt over one replica's
+/// prefill rate at the prompt's length, time per output token the inverse
+/// of what one sequence decodes, and a request both.
+#[test]
+fn request_latencies_follow_prefill_and_decode() {
+    let m = spec("llama-3.1-8b");
+    let opts = InferenceOptions {
+        input_len: Some(2048),
+        output_len: Some(256),
+        ..Default::default()
+    };
+    let p = plan_inference(&m, &devices("1xh100-sxm"), &opts);
+    // No context given: prompt + output.
+    assert_eq!(p.context, 2048 + 256);
+    let best = &p.plans[0];
+    assert_eq!(best.data_parallel, 1);
+    let prefill = best.prefill_tokens_per_s.unwrap();
+    let per_seq = best.decode_tokens_per_s_per_sequence.unwrap();
+    let ttft = best.ttft_ms.unwrap();
+    let tpot = best.tpot_ms.unwrap();
+    assert!((ttft - 2048.0 / prefill * 1000.0).abs() < 1e-9 * ttft);
+    assert!((tpot - 1000.0 / per_seq).abs() < 1e-9 * tpot);
+    let req = best.request_latency_ms.unwrap();
+    assert!((req - (ttft + 255.0 * tpot)).abs() < 1e-9 * req);
+    // Prefill is at the prompt's length: a short prompt attends over fewer
+    // tokens, so it runs faster per token than a prompt of the whole context.
+    let short = plan_inference(
+        &m,
+        &devices("1xh100-sxm"),
+        &InferenceOptions {
+            input_len: Some(128),
+            context: Some(32768),
+            ..Default::default()
+        },
+    );
+    let long = plan_inference(
+        &m,
+        &devices("1xh100-sxm"),
+        &InferenceOptions {
+            context: Some(32768),
+            ..Default::default()
+        },
+    );
+    assert!(
+        short.plans[0].prefill_tokens_per_s.unwrap()
+            > long.plans[0].prefill_tokens_per_s.unwrap() * 1.05
+    );
+    // Without an output length there is no request latency; with several
+    // replicas time to first token uses one replica's rate, not the sum.
+    let dp = plan_inference(
+        &m,
+        &devices("2xl4"),
+        &InferenceOptions {
+            input_len: Some(1000),
+            objective: ai_hwaccel::plan::inference::Objective::Throughput,
+            ..Default::default()
+        },
+    );
+    let two = dp.plans.iter().find(|x| x.data_parallel == 2).unwrap();
+    assert_eq!(two.request_latency_ms, None);
+    let one_replica = two.prefill_tokens_per_s.unwrap() / 2.0;
+    let ttft = two.ttft_ms.unwrap();
+    assert!((ttft - 1000.0 / one_replica * 1000.0).abs() < 1e-6 * ttft);
+}
+
+/// A time-per-output-token target: each layout runs the most sequences that
+/// meet it — one more would miss it (or not fit) — and plans rank by
+/// tokens/s per device.
+#[test]
+fn tpot_target_picks_the_largest_batch_that_meets_it() {
+    let m = spec("llama-3.1-70b");
+    let devs = devices("8xh100-sxm");
+    let target = 30.0;
+    let opts = InferenceOptions {
+        input_len: Some(2048),
+        output_len: Some(256),
+        tpot_ms: Some(target),
+        max_plans: 100,
+        ..Default::default()
+    };
+    let p = plan_inference(&m, &devs, &opts);
+    assert!(p.feasible);
+    for x in &p.plans {
+        assert!(x.tpot_ms.unwrap() <= target, "{x:?}");
+        assert!(x.batch >= 1 && x.batch <= x.max_batch);
+        if x.batch < x.max_batch {
+            // The same layout at one more sequence misses the target.
+            let more = plan_inference(
+                &m,
+                &devs,
+                &InferenceOptions {
+                    batch: x.batch + 1,
+                    tpot_ms: None,
+                    ..opts.clone()
+                },
+            );
+            let same = more
+                .plans
+                .iter()
+                .find(|y| {
+                    (y.tensor_parallel, y.pipeline_parallel, y.data_parallel)
+                        == (x.tensor_parallel, x.pipeline_parallel, x.data_parallel)
+                })
+                .expect("layout still fits");
+            assert!(same.tpot_ms.unwrap() > target, "{:?}", same.tpot_ms);
+        }
+    }
+    // Ranked by total decode per device (1 % steps).
+    let per_device = |x: &ai_hwaccel::plan::inference::Plan| {
+        x.decode_tokens_per_s.unwrap() / f64::from(x.devices_used)
+    };
+    for w in p.plans.windows(2) {
+        assert!(per_device(&w[0]) >= per_device(&w[1]) / 1.01);
+    }
+    // TP8 serves many sequences within 30 ms per token; the batch-1 speed
+    // alone would not show that.
+    assert!(p.plans[0].batch > 16, "{}", p.plans[0].batch);
+}
+
+/// Targets no layout meets leave the request infeasible, each rejection
+/// naming the figure that missed; a time-to-first-token target keeps only
+/// the layouts whose prefill is fast enough.
+#[test]
+fn unmet_targets_reject_layouts_with_the_figure() {
+    let m = spec("llama-3.1-70b");
+    let devs = devices("8xh100-sxm");
+    let p = plan_inference(
+        &m,
+        &devs,
+        &InferenceOptions {
+            tpot_ms: Some(0.5),
+            ..Default::default()
+        },
+    );
+    assert!(!p.feasible);
+    assert!(
+        p.rejected
+            .iter()
+            .any(|r| r.reason.contains("time per output token at batch 1")
+                && r.reason.contains("> the 0.5 ms target")),
+        "{:?}",
+        p.rejected
+    );
+    // TTFT of each layout at batch 1, then a target between the fastest
+    // and the slowest.
+    let free = plan_inference(
+        &m,
+        &devs,
+        &InferenceOptions {
+            input_len: Some(4000),
+            max_plans: 100,
+            ..Default::default()
+        },
+    );
+    let mut ttfts: Vec<f64> = free.plans.iter().map(|x| x.ttft_ms.unwrap()).collect();
+    ttfts.sort_by(f64::total_cmp);
+    let (lo, hi) = (ttfts[0], *ttfts.last().unwrap());
+    assert!(hi > lo * 1.5, "{lo} {hi}");
+    let target = (lo + hi) / 2.0;
+    let p = plan_inference(
+        &m,
+        &devs,
+        &InferenceOptions {
+            input_len: Some(4000),
+            ttft_ms: Some(target),
+            max_plans: 100,
+            ..Default::default()
+        },
+    );
+    let kept = free
+        .plans
+        .iter()
+        .filter(|x| x.ttft_ms.unwrap() <= target)
+        .count();
+    assert!(kept > 0 && kept < free.plans.len());
+    assert_eq!(p.plans.len(), kept);
+    assert!(p.plans.iter().all(|x| x.ttft_ms.unwrap() <= target));
+    assert!(
+        p.rejected
+            .iter()
+            .any(|r| r.reason.starts_with("time to first token")),
+        "{:?}",
+        p.rejected
+    );
+}

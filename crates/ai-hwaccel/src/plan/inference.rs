@@ -161,6 +161,44 @@ pub struct InferenceOptions {
     /// to every device.
     #[serde(default = "calibrated_default")]
     pub calibrated_speed: bool,
+    /// Prompt tokens of one request: prefill speed and time to first token
+    /// are for a prompt of this length. `None`: the context.
+    #[serde(default)]
+    pub input_len: Option<u64>,
+    /// Tokens one request generates: with it each plan gives the request's
+    /// latency (time to first token + the other tokens at the time per
+    /// output token). With `input_len` it sets the context when that is
+    /// not given (prompt + output).
+    #[serde(default)]
+    pub output_len: Option<u64>,
+    /// Target time to first token, milliseconds: layouts that miss it are
+    /// rejected (see [`Plan::ttft_ms`]).
+    #[serde(default)]
+    pub ttft_ms: Option<f64>,
+    /// Target time per output token, milliseconds: each layout runs the
+    /// most concurrent sequences per replica that still meets it (and
+    /// fits), and layouts that miss it at one sequence are rejected. With
+    /// either target, `batch` is not used and plans rank by decode tokens/s
+    /// per device (the measure NVIDIA's aiconfigurator ranks by), then
+    /// per sequence.
+    #[serde(default)]
+    pub tpot_ms: Option<f64>,
+    /// Place a mixture-of-experts model's routed experts whole on the
+    /// tensor-parallel ranks (expert parallelism of size TP: vLLM
+    /// `--enable-expert-parallel`, SGLang `--ep-size`, TensorRT-LLM
+    /// `--ep_size`) instead of slicing every expert. The routed experts
+    /// must divide by the degree. Bytes per device are the same either
+    /// way (a TP rank holds 1/TP of the experts' weights); dense models
+    /// ignore it.
+    #[serde(default)]
+    pub expert_parallel: bool,
+}
+
+impl InferenceOptions {
+    /// Whether a latency target (`ttft_ms`, `tpot_ms`) is set.
+    pub fn has_targets(&self) -> bool {
+        self.ttft_ms.is_some() || self.tpot_ms.is_some()
+    }
 }
 
 fn calibrated_default() -> bool {
@@ -185,6 +223,11 @@ impl Default for InferenceOptions {
             objective: Objective::default(),
             runtime: RuntimeKind::default(),
             calibrated_speed: true,
+            input_len: None,
+            output_len: None,
+            ttft_ms: None,
+            tpot_ms: None,
+            expert_parallel: false,
         }
     }
 }
@@ -277,6 +320,79 @@ pub struct Plan {
     /// on each side; `None` for every other plan.
     #[serde(default)]
     pub moe_offload: Option<MoeOffload>,
+    /// Concurrent sequences per replica that the decode figures are for:
+    /// the requested batch, or under a time-per-output-token target the
+    /// most that meets it.
+    #[serde(default = "one")]
+    pub batch: u64,
+    /// Time to first token, milliseconds, for one prompt of
+    /// [`InferenceOptions::input_len`] tokens (default: the context) on an
+    /// idle replica: the prompt over one replica's prefill rate at that
+    /// length (the slowest replica). Queueing behind other requests'
+    /// prefills is not included. `None` when the prefill rate is unknown.
+    #[serde(default)]
+    pub ttft_ms: Option<f64>,
+    /// Time per output token, milliseconds, at `batch` sequences per
+    /// replica: 1000 ÷ the decode speed one sequence sees.
+    #[serde(default)]
+    pub tpot_ms: Option<f64>,
+    /// One request's latency, milliseconds, with
+    /// [`InferenceOptions::output_len`]: time to first token + (output − 1)
+    /// × time per output token. `None` without an output length.
+    #[serde(default)]
+    pub request_latency_ms: Option<f64>,
+    /// Expert-parallel degree: the ranks a MoE layer's routed experts are
+    /// spread over whole ([`InferenceOptions::expert_parallel`]; equal to
+    /// the tensor-parallel degree), 1 when experts are sliced by tensor
+    /// parallelism or the model is dense.
+    #[serde(default = "one_u32")]
+    pub expert_parallel: u32,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// The context a request plans at: `opts.context`, else prompt + output
+/// when both lengths are given, else the model's maximum capped at
+/// [`DEFAULT_CONTEXT`]; at least 1.
+pub(crate) fn requested_context(spec: &ModelSpec, opts: &InferenceOptions) -> u64 {
+    opts.context
+        .or_else(|| {
+            opts.input_len
+                .zip(opts.output_len)
+                .map(|(i, o)| i.saturating_add(o))
+        })
+        .unwrap_or_else(|| {
+            spec.max_context
+                .unwrap_or(DEFAULT_CONTEXT)
+                .min(DEFAULT_CONTEXT)
+        })
+        .max(1)
+}
+
+/// Time to first token, time per output token and one request's latency
+/// (all milliseconds) from one replica's prefill rate at the prompt length
+/// and the decode speed one sequence sees.
+pub(crate) fn latencies(
+    prefill_one_replica: Option<f64>,
+    per_sequence: Option<f64>,
+    prompt: u64,
+    output_len: Option<u64>,
+) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let ttft = prefill_one_replica
+        .filter(|&r| r > 0.0)
+        .map(|r| prompt as f64 / r * 1000.0);
+    let tpot = per_sequence.filter(|&r| r > 0.0).map(|r| 1000.0 / r);
+    let latency = output_len.and_then(|n| {
+        ttft.zip(tpot)
+            .map(|(f, t)| f + n.saturating_sub(1) as f64 * t)
+    });
+    (ttft, tpot, latency)
 }
 
 /// A layout that was considered and rejected.
@@ -388,7 +504,8 @@ impl<'a> Sizer<'a> {
         // GGUF levels are llama.cpp's mixes (`GgufMix`): norms in F32,
         // the embedding at the base type, the head and some attn_v /
         // ffn_down / attn_output tensors at more bits.
-        let gguf = super::quant::GgufMix::of(quant);
+        let facts = super::quant::GgufFacts::of(spec);
+        let gguf = super::quant::GgufMix::of(quant, &facts);
         let norm_bytes = if gguf.is_some() { 4.0 * scale } else { unq };
         let gated = spec.mlp == super::arch::MlpKind::Gated;
         let kv_share = if spec.mla.is_some() {
@@ -427,10 +544,12 @@ impl<'a> Sizer<'a> {
                 experts * q,
             );
             if gguf.is_some() {
-                let (bv, bd, bo) = super::quant::GgufMix::layer_bits(quant, i, spec.num_layers);
+                let lb = super::quant::GgufMix::layer_bits(quant, i, &facts);
                 let base = quant.bits_per_weight();
                 let down = |m: u64| m as f64 / if gated { 3.0 } else { 2.0 };
-                let (v, o) = if spec.mla.is_none() {
+                // attn_k and attn_v share the KV projections; attn_output
+                // is half the sharded attention (q and o).
+                let (kv_half, o) = if spec.mla.is_none() {
                     (
                         p.attention_kv as f64 / 2.0 * kv_share,
                         p.attention_sharded as f64 / 2.0 / t,
@@ -438,9 +557,12 @@ impl<'a> Sizer<'a> {
                 } else {
                     (0.0, 0.0)
                 };
-                fixed += (v * (bv - base) + down(p.mlp) / t * (bd - base) + o * (bo - base)) / 8.0
+                fixed += (kv_half * (lb.k - base + lb.v - base)
+                    + down(p.mlp) / t * (lb.down - base)
+                    + o * (lb.output - base))
+                    / 8.0
                     * scale;
-                expert_bytes += down(p.experts) / t * (bd - base) / 8.0 * scale;
+                expert_bytes += down(p.experts) / t * (lb.down - base) / 8.0 * scale;
             }
             if let Some(m) = spec
                 .moe
@@ -1071,7 +1193,9 @@ fn evaluate_replica_with(
             .map(|d| super::speed::reference_tflops(d, opts.runtime, compute))
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min_by(f64::total_cmp));
-        let flops = sizer.flops_per_token(a, b, context, last);
+        // Prefill at the prompt's length (attention over it), the context
+        // when no input length is given.
+        let flops = sizer.flops_per_token(a, b, opts.input_len.unwrap_or(context), last);
         prefill_s = prefill_s
             .zip(rate)
             .map(|(t, r)| t + flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s);
@@ -1177,6 +1301,175 @@ struct LevelResult {
     rejected: Vec<Rejected>,
 }
 
+/// One layout of [`plan_level`]: `pp` consecutive TP groups per replica.
+struct Layout<'a, 'd> {
+    groups: &'a [Vec<&'d PlanDevice>],
+    tp: u32,
+    pp: u32,
+    quant: Quant,
+    kv: KvDtype,
+    context: u64,
+    scale: f64,
+}
+
+/// Every replica the layout's groups make, evaluated at `opts.batch`
+/// sequences each: the plan, or why the layout does not fit.
+fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<Plan, String> {
+    let (tp, pp, quant, kv, context) = (l.tp, l.pp, l.quant, l.kv, l.context);
+    let dp_max = l.groups.len() / pp as usize;
+    let mut per_device = Vec::new();
+    let mut dp = 0u32;
+    let mut first: Option<Evaluated> = None;
+    let mut reason = None;
+    let mut decode_sum = Some(0.0);
+    let mut per_sequence: Option<Option<f64>> = None;
+    let mut prefill_sum = Some(0.0);
+    let mut prefill_slowest: Option<Option<f64>> = None;
+    let mut max_ctx = u64::MAX;
+    let mut max_batch = u64::MAX;
+    for r in 0..dp_max {
+        let replica = Replica {
+            stages: l.groups[r * pp as usize..(r + 1) * pp as usize].to_vec(),
+        };
+        match evaluate_replica(spec, &replica, quant, kv, opts, context, l.scale, dp) {
+            Ok(ev) => {
+                dp += 1;
+                per_device.extend(ev.plan_devices.iter().cloned());
+                decode_sum = decode_sum.zip(ev.decode).map(|(a, b)| a + b);
+                let seq = ev.decode.map(|d| d / opts.batch.max(1) as f64);
+                per_sequence = Some(match per_sequence {
+                    None => seq,
+                    Some(prev) => prev.zip(seq).map(|(a, b)| a.min(b)),
+                });
+                prefill_sum = prefill_sum.zip(ev.prefill).map(|(a, b)| a + b);
+                prefill_slowest = Some(match prefill_slowest {
+                    None => ev.prefill,
+                    Some(prev) => prev.zip(ev.prefill).map(|(a, b)| a.min(b)),
+                });
+                max_ctx = max_ctx.min(ev.max_context);
+                max_batch = max_batch.min(ev.max_batch);
+                if first.is_none() {
+                    first = Some(ev);
+                }
+            }
+            Err(e) => {
+                reason.get_or_insert(e);
+            }
+        }
+    }
+    let Some(ev) = first else {
+        return Err(reason.unwrap_or_else(|| "no replica".into()));
+    };
+    let per_sequence = per_sequence.flatten();
+    let (ttft_ms, tpot_ms, request_latency_ms) = latencies(
+        prefill_slowest.flatten(),
+        per_sequence,
+        opts.input_len.unwrap_or(context),
+        opts.output_len,
+    );
+    Ok(Plan {
+        tensor_parallel: tp,
+        pipeline_parallel: pp,
+        data_parallel: dp,
+        devices_used: dp * tp * pp,
+        quantization: quant,
+        kv_dtype: kv,
+        per_device,
+        max_context_tokens: max_ctx,
+        max_batch,
+        decode_tokens_per_s: decode_sum,
+        decode_tokens_per_s_per_sequence: per_sequence,
+        max_concurrent_sequences: max_batch.saturating_mul(u64::from(dp)),
+        tensor_parallel_link: ev.tp_link,
+        prefill_tokens_per_s: prefill_sum,
+        tp_comm_seconds_per_step: ev.tp_comm,
+        pp_comm_bytes_per_step: ev.pp_bytes,
+        kv_cache_capacity_tokens: ev.kv_tokens,
+        host_weights_bytes: ev.host_weights,
+        moe_offload: None,
+        batch: opts.batch,
+        ttft_ms,
+        tpot_ms,
+        request_latency_ms,
+        expert_parallel: if opts.expert_parallel && spec.moe.is_some() {
+            tp
+        } else {
+            1
+        },
+    })
+}
+
+/// Why a plan misses the latency targets, if it does.
+fn missed_target(p: &Plan, opts: &InferenceOptions) -> Option<String> {
+    let check = |what: &str, got: Option<f64>, target: Option<f64>, unknown: &str| {
+        let target = target?;
+        match got {
+            None => Some(format!(
+                "{what} unknown ({unknown}): the {target} ms target cannot be checked"
+            )),
+            Some(g) if g > target => Some(format!("{what} {g:.1} ms > the {target} ms target")),
+            Some(_) => None,
+        }
+    };
+    check(
+        "time to first token",
+        p.ttft_ms,
+        opts.ttft_ms,
+        "no prefill rate",
+    )
+    .or_else(|| {
+        check(
+            &format!("time per output token at batch {}", p.batch),
+            p.tpot_ms,
+            opts.tpot_ms,
+            "no decode rate",
+        )
+    })
+}
+
+/// [`layout_plan`] under latency targets: one sequence per replica must
+/// meet them (else the layout is rejected with the figure that misses);
+/// then the most sequences per replica that still meet the time per output
+/// token and fit (decode time per step grows with the sequences' KV
+/// reads, so the largest such batch is found by bisection).
+fn layout_under_targets(
+    spec: &ModelSpec,
+    l: &Layout,
+    opts: &InferenceOptions,
+) -> Result<Plan, String> {
+    let at = |b: u64| {
+        let o = InferenceOptions {
+            batch: b,
+            ..opts.clone()
+        };
+        layout_plan(spec, l, &o)
+    };
+    let one = at(1)?;
+    if let Some(why) = missed_target(&one, opts) {
+        return Err(why);
+    }
+    let ok = |p: &Result<Plan, String>| p.as_ref().is_ok_and(|p| missed_target(p, opts).is_none());
+    let (mut good, mut lo, mut hi) = (one.clone(), 1u64, one.max_batch.max(1));
+    if hi > 1 {
+        let top = at(hi);
+        if ok(&top) {
+            return top;
+        }
+        // Invariant: `lo` meets the targets, `hi` does not.
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            let p = at(mid);
+            if ok(&p) {
+                lo = mid;
+                good = p.expect("checked");
+            } else {
+                hi = mid;
+            }
+        }
+    }
+    Ok(good)
+}
+
 fn plan_level(
     spec: &ModelSpec,
     devices: &[PlanDevice],
@@ -1221,6 +1514,17 @@ fn plan_level(
     }
     let max_group = devices.len() as u32;
     for tp in 1..=max_group {
+        // llama.cpp splits a model over devices by layers (`--split-mode
+        // layer`, its default, what `--emit llama.cpp` launches); its row
+        // split is not modelled, so it gets no tensor-parallel layouts.
+        if tp > 1 && opts.runtime == RuntimeKind::LlamaCpp {
+            rejected.push(Rejected {
+                tensor_parallel: tp,
+                pipeline_parallel: 0,
+                reason: "llama.cpp splits models by layers (--split-mode layer); its row split is not modelled".into(),
+            });
+            break;
+        }
         if let Err(e) = spec.tensor_parallel_legal(tp) {
             if tp <= 8 || tp.is_power_of_two() {
                 rejected.push(Rejected {
@@ -1229,6 +1533,20 @@ fn plan_level(
                     reason: e,
                 });
             }
+            continue;
+        }
+        if opts.expert_parallel
+            && let Some(m) = &spec.moe
+            && m.num_experts % tp != 0
+        {
+            rejected.push(Rejected {
+                tensor_parallel: tp,
+                pipeline_parallel: 0,
+                reason: format!(
+                    "{} routed experts do not divide by expert-parallel degree {tp}",
+                    m.num_experts
+                ),
+            });
             continue;
         }
         let groups = tp_groups(devices, tp);
@@ -1242,68 +1560,26 @@ fn plan_level(
         }
         let max_pp = (groups.len() as u32).min(spec.num_layers);
         for pp in pipeline_degrees(max_pp, spec.num_layers) {
-            let dp_max = groups.len() / pp as usize;
-            let mut per_device = Vec::new();
-            let mut dp = 0u32;
-            let mut first: Option<Evaluated> = None;
-            let mut reason = None;
-            let mut decode_sum = Some(0.0);
-            let mut per_sequence: Option<Option<f64>> = None;
-            let mut prefill_sum = Some(0.0);
-            let mut max_ctx = u64::MAX;
-            let mut max_batch = u64::MAX;
-            for r in 0..dp_max {
-                let replica = Replica {
-                    stages: groups[r * pp as usize..(r + 1) * pp as usize].to_vec(),
-                };
-                match evaluate_replica(spec, &replica, quant, kv, opts, context, scale, dp) {
-                    Ok(ev) => {
-                        dp += 1;
-                        per_device.extend(ev.plan_devices.iter().cloned());
-                        decode_sum = decode_sum.zip(ev.decode).map(|(a, b)| a + b);
-                        let seq = ev.decode.map(|d| d / opts.batch.max(1) as f64);
-                        per_sequence = Some(match per_sequence {
-                            None => seq,
-                            Some(prev) => prev.zip(seq).map(|(a, b)| a.min(b)),
-                        });
-                        prefill_sum = prefill_sum.zip(ev.prefill).map(|(a, b)| a + b);
-                        max_ctx = max_ctx.min(ev.max_context);
-                        max_batch = max_batch.min(ev.max_batch);
-                        if first.is_none() {
-                            first = Some(ev);
-                        }
-                    }
-                    Err(e) => {
-                        reason.get_or_insert(e);
-                    }
-                }
-            }
-            match first {
-                Some(ev) => plans.push(Plan {
+            let layout = Layout {
+                groups: &groups,
+                tp,
+                pp,
+                quant,
+                kv,
+                context,
+                scale,
+            };
+            let result = if opts.has_targets() {
+                layout_under_targets(spec, &layout, opts)
+            } else {
+                layout_plan(spec, &layout, opts)
+            };
+            match result {
+                Ok(plan) => plans.push(plan),
+                Err(reason) => rejected.push(Rejected {
                     tensor_parallel: tp,
                     pipeline_parallel: pp,
-                    data_parallel: dp,
-                    devices_used: dp * tp * pp,
-                    quantization: quant,
-                    kv_dtype: kv,
-                    per_device,
-                    max_context_tokens: max_ctx,
-                    max_batch,
-                    decode_tokens_per_s: decode_sum,
-                    decode_tokens_per_s_per_sequence: per_sequence.flatten(),
-                    max_concurrent_sequences: max_batch.saturating_mul(u64::from(dp)),
-                    tensor_parallel_link: ev.tp_link,
-                    prefill_tokens_per_s: prefill_sum,
-                    tp_comm_seconds_per_step: ev.tp_comm,
-                    pp_comm_bytes_per_step: ev.pp_bytes,
-                    kv_cache_capacity_tokens: ev.kv_tokens,
-                    host_weights_bytes: ev.host_weights,
-                    moe_offload: None,
-                }),
-                None => rejected.push(Rejected {
-                    tensor_parallel: tp,
-                    pipeline_parallel: pp,
-                    reason: reason.unwrap_or_else(|| "no replica".into()),
+                    reason,
                 }),
             }
         }
@@ -1320,6 +1596,13 @@ fn plan_level(
             step(p.decode_tokens_per_s_per_sequence),
             step(p.decode_tokens_per_s),
         );
+        if opts.has_targets() {
+            let per_device = step(
+                p.decode_tokens_per_s
+                    .map(|t| t / f64::from(p.devices_used.max(1))),
+            );
+            return (per_device, seq);
+        }
         match opts.objective {
             Objective::Latency => (seq, total),
             Objective::Throughput => (total, seq),
@@ -1349,9 +1632,10 @@ pub(crate) fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKin
         .filter(|q| q.bits_per_weight() <= ceiling)
         .filter(|&q| gguf || llama || !q.is_gguf())
         .filter(|&q| !llama || q.is_gguf() || matches!(q, Quant::Fp32 | Quant::Bf16 | Quant::Fp16))
-        // Q2_K's own per-tensor exceptions (`GgufMix`) are not modelled, so
-        // its size would be underestimated: never suggested, only planned
-        // when asked for.
+        // Q2_K is planned when asked for but never suggested: below 3 bits
+        // quality falls steeply (llama-quantize's option table,
+        // tools/quantize/quantize.cpp: Q2_K +3.5199 ppl on Llama-3-8B
+        // against +0.1754 for Q4_K_M), so the lowest suggestion is Q3_K_S.
         .filter(|&q| q != Quant::Q2K)
         .collect();
     if native == Some(Quant::Fp16)
@@ -1460,14 +1744,7 @@ pub fn plan_inference(
             ));
         }
     }
-    let context = opts
-        .context
-        .unwrap_or_else(|| {
-            spec.max_context
-                .unwrap_or(DEFAULT_CONTEXT)
-                .min(DEFAULT_CONTEXT)
-        })
-        .max(1);
+    let context = requested_context(spec, opts);
     if let Some(max) = spec.max_context
         && context > max
     {
@@ -1572,6 +1849,48 @@ fn advise(
     suggested: Option<Quant>,
 ) -> Vec<String> {
     let mut out = Vec::new();
+    if opts.has_targets() {
+        // Without the targets: when layouts fit, the targets are what
+        // failed; say how close the fastest layout comes (at batch 1).
+        let free = InferenceOptions {
+            ttft_ms: None,
+            tpot_ms: None,
+            batch: 1,
+            ..opts.clone()
+        };
+        let r = plan_level(spec, devices, quant, kv, &free, context);
+        if !r.plans.is_empty() {
+            let best = |f: fn(&Plan) -> Option<f64>| {
+                r.plans
+                    .iter()
+                    .filter_map(|p| f(p).map(|v| (v, p)))
+                    .min_by(|a, b| a.0.total_cmp(&b.0))
+            };
+            let mut reach = Vec::new();
+            if let (Some(t), Some((v, p))) = (opts.ttft_ms, best(|p| p.ttft_ms)) {
+                reach.push(format!(
+                    "time to first token {v:.1} ms (target {t} ms) with TP {} PP {}",
+                    p.tensor_parallel, p.pipeline_parallel
+                ));
+            }
+            if let (Some(t), Some((v, p))) = (opts.tpot_ms, best(|p| p.tpot_ms)) {
+                reach.push(format!(
+                    "time per output token {v:.1} ms at batch 1 (target {t} ms) with TP {} PP {}",
+                    p.tensor_parallel, p.pipeline_parallel
+                ));
+            }
+            out.push(format!(
+                "the model fits at {quant} but misses the targets; the best layouts reach {}",
+                if reach.is_empty() {
+                    "no estimate (speeds unknown)".to_string()
+                } else {
+                    reach.join(" and ")
+                }
+            ));
+            return out;
+        }
+        return advise(spec, devices, quant, kv, &free, context, suggested);
+    }
     if let Some(q) = suggested
         && q != quant
     {
@@ -1672,14 +1991,7 @@ pub fn plan_offload(
     if layers < 2 {
         return None;
     }
-    let context = opts
-        .context
-        .unwrap_or_else(|| {
-            spec.max_context
-                .unwrap_or(DEFAULT_CONTEXT)
-                .min(DEFAULT_CONTEXT)
-        })
-        .max(1);
+    let context = requested_context(spec, opts);
     let kv = opts.kv_dtype.unwrap_or(KvDtype::Fp16);
     let levels = match opts.quant {
         Some(q) => vec![q],
@@ -1723,7 +2035,7 @@ pub fn plan_offload(
             Some(layout),
         )
         .ok()?;
-        return Some(offload_plan(ev, 2, quant, kv, opts));
+        return Some(offload_plan(ev, 2, quant, kv, opts, context));
     }
     None
 }
@@ -1736,7 +2048,15 @@ fn offload_plan(
     quant: Quant,
     kv: KvDtype,
     opts: &InferenceOptions,
+    context: u64,
 ) -> Plan {
+    let per_sequence = ev.decode.map(|d| d / opts.batch.max(1) as f64);
+    let (ttft_ms, tpot_ms, request_latency_ms) = latencies(
+        ev.prefill,
+        per_sequence,
+        opts.input_len.unwrap_or(context),
+        opts.output_len,
+    );
     Plan {
         tensor_parallel: 1,
         pipeline_parallel: stages,
@@ -1748,7 +2068,7 @@ fn offload_plan(
         max_context_tokens: ev.max_context,
         max_batch: ev.max_batch,
         decode_tokens_per_s: ev.decode,
-        decode_tokens_per_s_per_sequence: ev.decode.map(|d| d / opts.batch.max(1) as f64),
+        decode_tokens_per_s_per_sequence: per_sequence,
         max_concurrent_sequences: ev.max_batch,
         tensor_parallel_link: None,
         prefill_tokens_per_s: ev.prefill,
@@ -1757,6 +2077,11 @@ fn offload_plan(
         kv_cache_capacity_tokens: ev.kv_tokens,
         host_weights_bytes: 0,
         moe_offload: None,
+        batch: opts.batch,
+        ttft_ms,
+        tpot_ms,
+        request_latency_ms,
+        expert_parallel: 1,
     }
 }
 

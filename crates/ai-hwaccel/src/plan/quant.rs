@@ -38,19 +38,31 @@ pub enum Quant {
     Q8_0,
     /// GGUF Q6_K (weight-only).
     Q6K,
-    /// GGUF Q5_K (weight-only).
+    /// GGUF Q5_K (weight-only): llama.cpp's Q5_K_M mix.
     Q5K,
+    /// GGUF Q5_K_S: Q5_K everywhere but the Q6_K head.
+    Q5KS,
     /// 4-bit integer weights in groups of 128 with fp16 scales and 4-bit
     /// zero points (GPTQ, AWQ), weight-only.
     Int4,
-    /// GGUF Q4_K (weight-only).
+    /// GGUF Q4_K (weight-only): llama.cpp's Q4_K_M mix.
     Q4K,
+    /// GGUF Q4_K_S: Q4_K with the first attn_v and ffn_down tensors at Q5_K.
+    Q4KS,
     /// GGUF Q4_0 (weight-only).
     Q4_0,
+    /// GGUF IQ4_NL: 4-bit non-linear, blocks of 32 (weight-only).
+    Iq4Nl,
+    /// GGUF IQ4_XS: 4-bit non-linear, super-blocks of 256 (weight-only).
+    Iq4Xs,
     /// 4-bit NormalFloat with double-quantized constants (QLoRA), weight-only.
     Nf4,
-    /// GGUF Q3_K (weight-only).
+    /// GGUF Q3_K_L: Q3_K with attn_v, attn_output and ffn_down at Q5_K.
+    Q3KL,
+    /// GGUF Q3_K (weight-only): llama.cpp's Q3_K_M mix.
     Q3K,
+    /// GGUF Q3_K_S: Q3_K everywhere but the Q6_K head.
+    Q3KS,
     /// GGUF Q2_K (weight-only).
     Q2K,
 }
@@ -59,7 +71,8 @@ impl Quant {
     /// Every level, highest fidelity first (the order `suggest` tries):
     /// by bits per weight, so a format with more bits (block scales
     /// included) counts as the higher fidelity.
-    pub const ALL: [Quant; 14] = [
+    /// Mixes of one base type follow their per-tensor extras (M before S).
+    pub const ALL: [Quant; 20] = [
         Quant::Fp32,
         Quant::Bf16,
         Quant::Fp16,
@@ -68,11 +81,17 @@ impl Quant {
         Quant::Int8,
         Quant::Q6K,
         Quant::Q5K,
+        Quant::Q5KS,
         Quant::Q4K,
+        Quant::Q4KS,
         Quant::Q4_0,
+        Quant::Iq4Nl,
+        Quant::Iq4Xs,
         Quant::Int4,
         Quant::Nf4,
+        Quant::Q3KL,
         Quant::Q3K,
+        Quant::Q3KS,
         Quant::Q2K,
     ];
 
@@ -87,11 +106,17 @@ impl Quant {
             Quant::Q8_0 => "q8_0",
             Quant::Q6K => "q6_k",
             Quant::Q5K => "q5_k",
+            Quant::Q5KS => "q5_k_s",
             Quant::Int4 => "int4",
             Quant::Q4K => "q4_k",
+            Quant::Q4KS => "q4_k_s",
             Quant::Q4_0 => "q4_0",
+            Quant::Iq4Nl => "iq4_nl",
+            Quant::Iq4Xs => "iq4_xs",
             Quant::Nf4 => "nf4",
+            Quant::Q3KL => "q3_k_l",
             Quant::Q3K => "q3_k",
+            Quant::Q3KS => "q3_k_s",
             Quant::Q2K => "q2_k",
         }
     }
@@ -108,13 +133,19 @@ impl Quant {
             "int8" | "i8" | "w8a8" => Quant::Int8,
             "q8_0" | "q8" => Quant::Q8_0,
             "q6_k" => Quant::Q6K,
-            "q5_k" | "q5_k_m" | "q5_k_s" => Quant::Q5K,
+            "q5_k" | "q5_k_m" => Quant::Q5K,
+            "q5_k_s" => Quant::Q5KS,
             "int4" | "i4" | "gptq" | "awq" | "w4a16" => Quant::Int4,
-            "q4_k" | "q4_k_m" | "q4_k_s" => Quant::Q4K,
+            "q4_k" | "q4_k_m" => Quant::Q4K,
+            "q4_k_s" => Quant::Q4KS,
             "q4_0" => Quant::Q4_0,
+            "iq4_nl" => Quant::Iq4Nl,
+            "iq4_xs" => Quant::Iq4Xs,
             "nf4" | "bnb4" => Quant::Nf4,
-            "q3_k" | "q3_k_m" | "q3_k_s" | "q3_k_l" => Quant::Q3K,
-            "q2_k" | "q2_k_s" => Quant::Q2K,
+            "q3_k_l" => Quant::Q3KL,
+            "q3_k" | "q3_k_m" => Quant::Q3K,
+            "q3_k_s" => Quant::Q3KS,
+            "q2_k" => Quant::Q2K,
             _ => return None,
         })
     }
@@ -128,7 +159,9 @@ impl Quant {
     ///   arXiv:2305.14314 §3): `4 + 8/64 + 32/(64·256)`.
     /// - GGUF types: bytes per block over weights per block, from ggml's block
     ///   structs (`ggml-common.h`): Q8_0 34 B/32, Q6_K 210 B/256, Q5_K
-    ///   176 B/256, Q4_K 144 B/256, Q4_0 18 B/32, Q3_K 110 B/256, Q2_K 84 B/256.
+    ///   176 B/256, Q4_K 144 B/256, Q4_0 18 B/32, Q3_K 110 B/256, Q2_K 84 B/256,
+    ///   IQ4_NL 18 B/32, IQ4_XS 136 B/256. A mix's figure is its base type's
+    ///   (the per-tensor extras are [`GgufMix`]'s).
     pub fn bits_per_weight(self) -> f64 {
         match self {
             Quant::Fp32 => 32.0,
@@ -136,12 +169,13 @@ impl Quant {
             Quant::Fp8 | Quant::Int8 => 8.0,
             Quant::Q8_0 => 34.0 * 8.0 / 32.0,
             Quant::Q6K => 210.0 * 8.0 / 256.0,
-            Quant::Q5K => 176.0 * 8.0 / 256.0,
+            Quant::Q5K | Quant::Q5KS => 176.0 * 8.0 / 256.0,
             Quant::Int4 => 4.0 + (16.0 + 4.0) / 128.0,
-            Quant::Q4K => 144.0 * 8.0 / 256.0,
-            Quant::Q4_0 => 18.0 * 8.0 / 32.0,
+            Quant::Q4K | Quant::Q4KS => 144.0 * 8.0 / 256.0,
+            Quant::Q4_0 | Quant::Iq4Nl => 18.0 * 8.0 / 32.0,
+            Quant::Iq4Xs => 136.0 * 8.0 / 256.0,
             Quant::Nf4 => 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0),
-            Quant::Q3K => 110.0 * 8.0 / 256.0,
+            Quant::Q3KL | Quant::Q3K | Quant::Q3KS => 110.0 * 8.0 / 256.0,
             Quant::Q2K => 84.0 * 8.0 / 256.0,
         }
     }
@@ -153,9 +187,15 @@ impl Quant {
             Quant::Q8_0
                 | Quant::Q6K
                 | Quant::Q5K
+                | Quant::Q5KS
                 | Quant::Q4K
+                | Quant::Q4KS
                 | Quant::Q4_0
+                | Quant::Iq4Nl
+                | Quant::Iq4Xs
+                | Quant::Q3KL
                 | Quant::Q3K
+                | Quant::Q3KS
                 | Quant::Q2K
         )
     }
@@ -333,22 +373,31 @@ mod tests {
 }
 
 /// How llama.cpp stores a model quantized to a GGUF level: the per-tensor
-/// type rules of `llama_tensor_get_type` (`src/llama-quant.cpp`, unchanged
-/// in substance from 2024 to late-2025 releases) for the mixes
-/// `llama-quantize` names by these levels — `Q4_K` is its alias for
-/// `Q4_K_M`, `Q5_K` for `Q5_K_M`, `Q3_K` for `Q3_K_M`:
+/// type rules of `llama_tensor_get_type_impl` (`src/llama-quant.cpp`; read
+/// in the llama.cpp vendored by llama-cpp-python 0.3.36, the version the
+/// emitted flags are pinned to; the same rules since 2024) for the mixes
+/// `llama-quantize` names by these levels (`Q4_K` is its `Q4_K_M`, `Q5_K`
+/// `Q5_K_M`, `Q3_K` `Q3_K_M`), without an importance matrix:
 ///
-/// - `output.weight` (the LM head) is Q6_K, or Q8_0 in a Q8_0 model;
-/// - `token_embd.weight` keeps the level's base type;
-/// - `attn_v` and `ffn_down` are Q6_K in the layers where
-///   `use_more_bits(i, n)` holds (the first and last eighth of the layers
-///   and every third layer between) for Q4_K_M and Q5_K_M; for Q3_K_M,
-///   `attn_v` is Q5_K in the first two layers and Q4_K after, `ffn_down`
-///   Q5_K in the first sixteenth and Q4_K after, `attn_output` Q4_K;
-/// - norms are F32; everything else has the base type.
-///
-/// Q2_K's own exceptions are not modelled (its base type is used); every
-/// other level is one type for all tensors.
+/// - `output.weight` is Q6_K (Q8_0 in a Q8_0 model); a model with tied
+///   embeddings (no `output.weight`) stores `token_embd` by that rule,
+///   else `token_embd` keeps the base type;
+/// - `attn_v`: Q2_K → Q4_K when n_head/n_head_kv ≥ 4 else Q3_K; IQ4_NL/XS →
+///   Q5_K when n_head/n_head_kv ≥ 4; Q3_K_M → Q5_K in the first two layers
+///   then Q4_K; Q3_K_L → Q5_K; Q4_K_M/Q5_K_M → Q6_K where
+///   `use_more_bits(i, n)`; Q4_K_S → Q5_K in the first four layers; then,
+///   in a Llama 70B (llama architecture, 80 layers, grouped KV heads), Q3_K
+///   or Q4_K becomes Q5_K, and with exactly 8 experts everything is Q8_0;
+/// - `attn_k`: Q8_0 with exactly 8 experts;
+/// - `ffn_down` (dense and expert): Q2_K → Q3_K; Q3_K_M → Q5_K in the
+///   first sixteenth of the layers then Q4_K; Q3_K_L → Q5_K; Q4_K_M and
+///   Q5_K_M → Q6_K where `use_more_bits`; IQ4_NL/XS and Q4_K_S → Q5_K in
+///   the first eighth;
+/// - `attn_output`: with exactly 8 experts Q5_K for Q2_K, Q3_K_S/M, Q4_K_S/M
+///   and IQ4_NL/XS (the base type for the others, Q3_K_L included);
+///   otherwise Q2_K → Q3_K, Q3_K_M → Q4_K, Q3_K_L → Q5_K;
+/// - norms are F32; every other tensor has the base type. Shape fallbacks
+///   (a row length not divisible by the block) are not modelled.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GgufMix {
     /// The level's base type, bits per weight.
@@ -357,6 +406,50 @@ pub struct GgufMix {
     pub output_bits: f64,
     /// Bits per weight of the token embedding.
     pub embedding_bits: f64,
+}
+
+/// What llama.cpp's type rules read of a model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GgufFacts {
+    /// Layers (`n_layer`).
+    pub layers: u32,
+    /// Query heads per KV head (`n_gqa()`).
+    pub gqa: u32,
+    /// Routed experts (`n_expert`; 0 for dense models).
+    pub experts: u32,
+    /// llama.cpp's `LLM_TYPE_70B`: the llama architecture with 80 layers
+    /// and grouped KV heads.
+    pub llama_70b: bool,
+    /// No separate `output.weight` (the head is the embedding).
+    pub tied: bool,
+}
+
+impl GgufFacts {
+    /// The facts of a model architecture.
+    pub fn of(spec: &super::arch::ModelSpec) -> GgufFacts {
+        GgufFacts {
+            layers: spec.num_layers,
+            gqa: spec.num_attention_heads / spec.num_kv_heads.max(1),
+            experts: spec.moe.as_ref().map_or(0, |m| m.num_experts),
+            llama_70b: spec.architecture == "llama"
+                && spec.num_layers == 80
+                && spec.num_kv_heads != spec.num_attention_heads,
+            tied: spec.tied_embeddings,
+        }
+    }
+}
+
+/// Bits per weight of one layer's tensors whose type differs by role.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayerBits {
+    /// `attn_k`.
+    pub k: f64,
+    /// `attn_v`.
+    pub v: f64,
+    /// `ffn_down` (dense and expert).
+    pub down: f64,
+    /// `attn_output`.
+    pub output: f64,
 }
 
 /// `use_more_bits` of `llama-quant.cpp`: the first and last eighth of the
@@ -368,7 +461,7 @@ pub fn gguf_use_more_bits(i: u32, n: u32) -> bool {
 
 impl GgufMix {
     /// The mix of a GGUF level; `None` for other formats.
-    pub fn of(q: Quant) -> Option<GgufMix> {
+    pub fn of(q: Quant, facts: &GgufFacts) -> Option<GgufMix> {
         if !q.is_gguf() {
             return None;
         }
@@ -380,29 +473,64 @@ impl GgufMix {
         Some(GgufMix {
             base_bits: q.bits_per_weight(),
             output_bits: output.bits_per_weight(),
-            embedding_bits: q.bits_per_weight(),
+            embedding_bits: if facts.tied {
+                output.bits_per_weight()
+            } else {
+                q.bits_per_weight()
+            },
         })
     }
 
-    /// Bits per weight of layer `i`'s `attn_v`, `ffn_down` and `attn_output`
-    /// tensors in a model of `n` layers at level `q`.
-    pub fn layer_bits(q: Quant, i: u32, n: u32) -> (f64, f64, f64) {
+    /// Bits per weight of layer `i`'s role-dependent tensors at level `q`.
+    pub fn layer_bits(q: Quant, i: u32, facts: &GgufFacts) -> LayerBits {
+        use Quant as Q;
+        let n = facts.layers;
         let base = q.bits_per_weight();
-        let q6 = Quant::Q6K.bits_per_weight();
-        let q5 = Quant::Q5K.bits_per_weight();
-        let q4 = Quant::Q4K.bits_per_weight();
-        match q {
-            Quant::Q4K | Quant::Q5K => {
-                let more = if gguf_use_more_bits(i, n) { q6 } else { base };
-                (more, more, base)
-            }
-            Quant::Q3K => (
-                if i < 2 { q5 } else { q4 },
-                if i < n / 16 { q5 } else { q4 },
-                q4,
-            ),
-            _ => (base, base, base),
+        let b = |x: Quant| x.bits_per_weight();
+        let eight = facts.experts == 8;
+        let mut v = match q {
+            Q::Q2K if facts.gqa >= 4 => b(Q::Q4K),
+            Q::Q2K => b(Q::Q3K),
+            Q::Iq4Nl | Q::Iq4Xs if facts.gqa >= 4 => b(Q::Q5K),
+            Q::Q3K if i < 2 => b(Q::Q5K),
+            Q::Q3K => b(Q::Q4K),
+            Q::Q3KL => b(Q::Q5K),
+            Q::Q4K | Q::Q5K if gguf_use_more_bits(i, n) => b(Q::Q6K),
+            Q::Q4KS if i < 4 => b(Q::Q5K),
+            _ => base,
+        };
+        if facts.llama_70b && (v == b(Q::Q3K) || v == b(Q::Q4K)) {
+            v = b(Q::Q5K);
         }
+        if eight {
+            v = b(Q::Q8_0);
+        }
+        let k = if eight { b(Q::Q8_0) } else { base };
+        let down = match q {
+            Q::Q2K => b(Q::Q3K),
+            Q::Q3K if i < n / 16 => b(Q::Q5K),
+            Q::Q3K => b(Q::Q4K),
+            Q::Q3KL => b(Q::Q5K),
+            Q::Q4K | Q::Q5K if gguf_use_more_bits(i, n) => b(Q::Q6K),
+            Q::Iq4Nl | Q::Iq4Xs | Q::Q4KS if i < n / 8 => b(Q::Q5K),
+            _ => base,
+        };
+        // With 8 experts only the listed mixes raise attn_output (Q3_K_L
+        // keeps its base type there); otherwise the dense rules apply.
+        let output = if eight {
+            match q {
+                Q::Q2K | Q::Q3KS | Q::Q3K | Q::Iq4Nl | Q::Q4KS | Q::Q4K | Q::Iq4Xs => b(Q::Q5K),
+                _ => base,
+            }
+        } else {
+            match q {
+                Q::Q2K => b(Q::Q3K),
+                Q::Q3K => b(Q::Q4K),
+                Q::Q3KL => b(Q::Q5K),
+                _ => base,
+            }
+        };
+        LayerBits { k, v, down, output }
     }
 }
 
@@ -420,18 +548,76 @@ mod gguf_mix_tests {
         );
     }
 
+    fn facts(layers: u32, gqa: u32) -> GgufFacts {
+        GgufFacts {
+            layers,
+            gqa,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn mixes_name_llama_cpps_types() {
-        let m = GgufMix::of(Quant::Q4K).unwrap();
+        let f = facts(32, 4);
+        let m = GgufMix::of(Quant::Q4K, &f).unwrap();
         assert_eq!(m.output_bits, 6.5625);
         assert_eq!(m.embedding_bits, 4.5);
-        assert_eq!(GgufMix::of(Quant::Q8_0).unwrap().output_bits, 8.5);
-        assert!(GgufMix::of(Quant::Int4).is_none());
+        // Tied embeddings: the one tensor is stored as the head is.
+        let tied = GgufFacts { tied: true, ..f };
         assert_eq!(
-            GgufMix::layer_bits(Quant::Q4K, 0, 32),
-            (6.5625, 6.5625, 4.5)
+            GgufMix::of(Quant::Q4K, &tied).unwrap().embedding_bits,
+            6.5625
         );
-        assert_eq!(GgufMix::layer_bits(Quant::Q4K, 4, 32), (4.5, 4.5, 4.5));
-        assert_eq!(GgufMix::layer_bits(Quant::Q3K, 5, 32), (4.5, 4.5, 4.5));
+        assert_eq!(GgufMix::of(Quant::Q8_0, &f).unwrap().output_bits, 8.5);
+        assert!(GgufMix::of(Quant::Int4, &f).is_none());
+        let lb = |q, i, f: &GgufFacts| {
+            let l = GgufMix::layer_bits(q, i, f);
+            (l.k, l.v, l.down, l.output)
+        };
+        assert_eq!(lb(Quant::Q4K, 0, &f), (4.5, 6.5625, 6.5625, 4.5));
+        assert_eq!(lb(Quant::Q4K, 4, &f), (4.5, 4.5, 4.5, 4.5));
+        assert_eq!(lb(Quant::Q3K, 5, &f), (3.4375, 4.5, 4.5, 4.5));
+        // Q4_K_S: attn_v at Q5_K in layers 0-3, ffn_down in the first eighth.
+        assert_eq!(lb(Quant::Q4KS, 3, &f), (4.5, 5.5, 5.5, 4.5));
+        assert_eq!(lb(Quant::Q4KS, 4, &f), (4.5, 4.5, 4.5, 4.5));
+        // Q3_K_L: attn_v, ffn_down, attn_output at Q5_K; Q3_K_S: all Q3_K.
+        assert_eq!(lb(Quant::Q3KL, 20, &f), (3.4375, 5.5, 5.5, 5.5));
+        assert_eq!(lb(Quant::Q3KS, 0, &f), (3.4375, 3.4375, 3.4375, 3.4375));
+        // IQ4_XS: attn_v at Q5_K only with n_gqa >= 4.
+        assert_eq!(lb(Quant::Iq4Xs, 10, &f).1, 5.5);
+        assert_eq!(lb(Quant::Iq4Xs, 10, &facts(32, 1)).1, 4.25);
+        assert_eq!(lb(Quant::Iq4Xs, 3, &facts(32, 1)).2, 5.5);
+        // Q2_K: attn_v Q4_K (GQA >= 4) or Q3_K, ffn_down Q3_K, attn_output Q3_K.
+        assert_eq!(lb(Quant::Q2K, 9, &f), (2.625, 4.5, 3.4375, 3.4375));
+        assert_eq!(lb(Quant::Q2K, 9, &facts(32, 1)).1, 3.4375);
+        // Llama 70B: Q4_K attn_v becomes Q5_K.
+        let l70 = GgufFacts {
+            llama_70b: true,
+            ..facts(80, 8)
+        };
+        assert_eq!(lb(Quant::Q4K, 40, &l70).1, 5.5);
+        assert_eq!(lb(Quant::Q4K, 40, &facts(80, 8)).1, 4.5);
+        // Eight experts (Mixtral): attn_k and attn_v Q8_0, attn_output Q5_K.
+        let moe = GgufFacts { experts: 8, ..f };
+        assert_eq!(lb(Quant::Q4K, 5, &moe), (8.5, 8.5, 4.5, 5.5));
+        // ... but Q3_K_L's attn_output keeps Q3_K there (llama-quantize wrote it so).
+        assert_eq!(lb(Quant::Q3KL, 5, &moe).3, 3.4375);
+    }
+
+    #[test]
+    fn levels_are_ordered_by_bits() {
+        for w in Quant::ALL.windows(2) {
+            assert!(
+                w[0].bits_per_weight() >= w[1].bits_per_weight(),
+                "{} before {}",
+                w[0],
+                w[1]
+            );
+        }
+        for q in Quant::ALL {
+            assert_eq!(Quant::parse(q.as_str()), Some(q));
+        }
+        assert_eq!(Quant::parse("Q4_K_M"), Some(Quant::Q4K));
+        assert_eq!(Quant::parse("IQ4_XS"), Some(Quant::Iq4Xs));
     }
 }

@@ -1,6 +1,10 @@
 //! The CPU spec database: datasheet facts about host CPUs (cores, clocks,
 //! memory channels and transfer rate) and, per microarchitecture, the
-//! FLOPs one core retires per cycle, each figure citing its source.
+//! FLOPs one core retires per cycle, each figure citing its source: the
+//! vendor's specification (`source`) and the public copy of it the figure
+//! was read from, pinned to a commit (`copy`, [`is_pinned_copy`]). A row
+//! without both does not load; a figure no such copy gives is left out
+//! (unknown) rather than recalled.
 //!
 //! The data lives in `cpus.toml` next to this file, compiled in and parsed
 //! once. From it this module derives what the planner needs of a host CPU
@@ -27,7 +31,7 @@ pub const BYTES_PER_TRANSFER_PER_CHANNEL: u64 = 8;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Microarchitecture {
-    /// Short id (`zen4`, `golden-cove-sp`).
+    /// Short id (`zen4`, `sapphire-rapids`).
     pub id: String,
     /// Name.
     pub name: String,
@@ -41,8 +45,13 @@ pub struct Microarchitecture {
     /// INT8 operations per cycle per core on a matrix unit (Intel AMX TMUL).
     #[serde(default)]
     pub amx_int8_ops_per_cycle: Option<u32>,
-    /// Where the per-cycle figures come from.
+    /// Where the per-cycle figures come from (the vendor's document).
     pub source: String,
+    /// The public copy the per-cycle figures were read from,
+    /// `owner/repo@commit:path` ([`is_pinned_copy`]); required when the
+    /// entry has any figure (tested).
+    #[serde(default)]
+    pub copy: Option<String>,
     /// Free text.
     #[serde(default)]
     pub notes: Option<String>,
@@ -79,8 +88,13 @@ pub struct CpuSpec {
     /// Launch year.
     #[serde(default)]
     pub launch_year: Option<u32>,
-    /// The vendor page the figures come from.
+    /// The vendor's specification the figures come from: the product page,
+    /// or the vendor's specification table the figures were exported from.
     pub source: String,
+    /// The public copy of that specification the figures were read from,
+    /// `owner/repo@commit:path` ([`is_pinned_copy`]), so a reviewer can
+    /// re-read every figure byte for byte.
+    pub copy: String,
     /// Free text.
     #[serde(default)]
     pub notes: Option<String>,
@@ -159,6 +173,27 @@ static DB: LazyLock<Db> = LazyLock::new(|| {
         names,
     }
 });
+
+/// Whether `s` names a file at a pinned commit of a public repository:
+/// `owner/repo@<40 hex digits>:path`.
+pub fn is_pinned_copy(s: &str) -> bool {
+    let Some((repo, rest)) = s.split_once('@') else {
+        return false;
+    };
+    let Some((commit, path)) = rest.split_once(':') else {
+        return false;
+    };
+    let mut parts = repo.split('/');
+    let owner_name_ok = matches!(
+        (parts.next(), parts.next(), parts.next()),
+        (Some(o), Some(n), None) if !o.is_empty() && !n.is_empty()
+    );
+    owner_name_ok
+        && commit.len() == 40
+        && commit.bytes().all(|b| b.is_ascii_hexdigit())
+        && !path.is_empty()
+        && !path.starts_with('/')
+}
 
 /// Every CPU entry, in file order.
 pub fn all() -> &'static [CpuSpec] {
@@ -247,7 +282,7 @@ mod tests {
     #[test]
     fn database_parses_and_is_consistent() {
         let d = parse_database(CPUS_TOML).unwrap();
-        assert!(d.cpu.len() >= 30, "{}", d.cpu.len());
+        assert!(d.cpu.len() >= 24, "{}", d.cpu.len());
         let mut ids = std::collections::HashSet::new();
         let mut names = std::collections::HashSet::new();
         for c in &d.cpu {
@@ -259,26 +294,76 @@ mod tests {
             );
             assert!(c.microarchitecture().is_some(), "{}", c.id);
             assert!(c.source.starts_with("https://"), "{}", c.id);
+            assert!(is_pinned_copy(&c.copy), "{}: {}", c.id, c.copy);
             assert!(c.cores > 0 && c.base_clock_ghz > 0.5 && c.base_clock_ghz < 6.0);
             assert!(c.boost_clock_ghz.is_none_or(|b| b >= c.base_clock_ghz));
             assert!((1..=16).contains(&c.memory_channels), "{}", c.id);
         }
         for m in &d.microarchitecture {
             assert!(m.source.starts_with("https://"), "{}", m.id);
+            let has_figure = m.fp32_flops_per_cycle.is_some()
+                || m.amx_bf16_flops_per_cycle.is_some()
+                || m.amx_int8_ops_per_cycle.is_some();
+            if has_figure {
+                assert!(
+                    m.copy.as_deref().is_some_and(is_pinned_copy),
+                    "{}: a per-cycle figure needs the pinned copy it was read from",
+                    m.id
+                );
+            }
+        }
+    }
+
+    /// A row without its vendor source or without the pinned copy its
+    /// figures were read from does not load: the table cannot hold an
+    /// unsourced row.
+    #[test]
+    fn a_row_without_a_source_or_copy_is_rejected() {
+        let first_cpu = CPUS_TOML.find("\n[[cpu]]\n").unwrap();
+        for key in ["source = ", "copy = "] {
+            let at = first_cpu + CPUS_TOML[first_cpu..].find(key).unwrap();
+            let end = at + CPUS_TOML[at..].find('\n').unwrap();
+            let text = format!("{}{}", &CPUS_TOML[..at], &CPUS_TOML[end..]);
+            let err = match parse_database(&text) {
+                Ok(_) => panic!("{key}: a row without it loaded"),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains(key.trim_end_matches(" = ")), "{key}: {err}");
+        }
+        assert!(is_pinned_copy(
+            "felixsteinke/cpu-spec-dataset@4c08d8873c33a2d1054a40ae305eec22073463a7:dataset/amd-cpus.csv"
+        ));
+        for bad in [
+            "",
+            "https://example.com/x.csv",
+            "owner/repo:path",
+            "owner/repo@main:path",
+            "owner@4c08d8873c33a2d1054a40ae305eec22073463a7:path",
+            "owner/repo@4c08d8873c33a2d1054a40ae305eec22073463a7:",
+            "owner/repo@4c08d8873c33a2d1054a40ae305eec22073463a:path",
+        ] {
+            assert!(!is_pinned_copy(bad), "{bad:?}");
         }
     }
 
     #[test]
     fn bandwidth_is_channels_times_rate_times_eight() {
-        // AMD's EPYC 9654 page: 12 channels DDR5-4800, 460.8 GB/s per socket.
-        assert_eq!(
-            by_id("epyc-9654").unwrap().memory_bandwidth_bytes_per_s(),
-            12 * 4800 * 1_000_000 * 8
-        );
-        assert_eq!(
-            by_id("epyc-9654").unwrap().memory_bandwidth_bytes_per_s(),
-            460_800_000_000
-        );
+        // AMD's specification table gives "Per Socket Mem BW" 460.80 GB/s
+        // for every Genoa row (felixsteinke/cpu-spec-dataset amd-cpus.csv);
+        // the derivation must land on it: 12 × 4800 MT/s × 8 B.
+        let genoa: Vec<_> = all()
+            .iter()
+            .filter(|c| c.id.starts_with("epyc-9"))
+            .collect();
+        assert_eq!(genoa.len(), 9);
+        for c in genoa {
+            assert_eq!(
+                c.memory_bandwidth_bytes_per_s(),
+                460_800_000_000,
+                "{}",
+                c.id
+            );
+        }
         // Xeon Platinum 8480+: 8 × 4800 MT/s × 8 B = 307.2 GB/s.
         assert_eq!(
             by_id("xeon-platinum-8480-plus")
@@ -286,23 +371,30 @@ mod tests {
                 .memory_bandwidth_bytes_per_s(),
             307_200_000_000
         );
-        // Ryzen 9 7950X: 2 × 5200 × 8 = 83.2 GB/s.
+        // Threadripper PRO 7995WX: 8 × 5200 × 8 = 332.8 GB/s; the non-PRO
+        // 7980X has 4 channels: 166.4 GB/s.
         assert_eq!(
-            by_id("ryzen-9-7950x")
+            by_id("threadripper-pro-7995wx")
                 .unwrap()
                 .memory_bandwidth_bytes_per_s(),
-            83_200_000_000
+            332_800_000_000
+        );
+        assert_eq!(
+            by_id("threadripper-7980x")
+                .unwrap()
+                .memory_bandwidth_bytes_per_s(),
+            166_400_000_000
+        );
+        // Xeon 6980P: 12 × 6400 × 8 = 614.4 GB/s (DDR5 RDIMMs, not MRDIMMs).
+        assert_eq!(
+            by_id("xeon-6980p").unwrap().memory_bandwidth_bytes_per_s(),
+            614_400_000_000
         );
     }
 
     #[test]
     fn peak_rates_are_cores_times_clock_times_flops_per_cycle() {
-        // EPYC 9654 (Zen 4, 256-bit FMA ×2 = 32 FP32 FLOPs/cycle):
-        // 96 × 2.4 GHz × 32 = 7,372.8 GFLOPS; no matrix unit.
-        let t = by_id("epyc-9654").unwrap().peak_tflops(96);
-        assert!((t.fp32.unwrap() - 7.3728).abs() < 1e-9);
-        assert_eq!((t.bf16, t.int8), (None, None));
-        // Xeon 8480+ (AVX-512 FMA ×2 = 64; AMX 1024 BF16, 2048 INT8):
+        // Xeon 8480+ (Intel: FP32 64, AMX BF16 1024, INT8 2048 per cycle):
         // 56 × 2.0 × 64 = 7.168 TFLOPS, 56 × 2.0 × 1024 = 114.688 TFLOPS,
         // 56 × 2.0 × 2048 = 229.376 TOPS.
         let t = by_id("xeon-platinum-8480-plus").unwrap().peak_tflops(56);
@@ -312,16 +404,23 @@ mod tests {
         // Only 8 usable cores of it: 8 × 2.0 × 1024 = 16.384.
         let t = by_id("xeon-platinum-8480-plus").unwrap().peak_tflops(8);
         assert!((t.bf16.unwrap() - 16.384).abs() < 1e-9);
-        // Zen 5 (512-bit FMA ×2 = 64): Ryzen 9 9950X 16 × 4.3 × 64 = 4.4032.
-        let t = by_id("ryzen-9-9950x").unwrap().peak_tflops(16);
-        assert!((t.fp32.unwrap() - 4.4032).abs() < 1e-9);
-        // Hybrid client parts: unknown, not guessed.
+        // Xeon 6980P: FP32 from 2 AVX-512 FMA units (64/cycle):
+        // 128 × 2.0 × 64 = 16.384 TFLOPS; its AMX rate is unsourced.
+        let t = by_id("xeon-6980p").unwrap().peak_tflops(128);
+        assert!((t.fp32.unwrap() - 16.384).abs() < 1e-9);
+        assert_eq!((t.bf16, t.int8), (None, None));
+        // EPYC 9654 (Zen 4: 2 FMA pipes × 8 FP32 lanes × 2 = 32/cycle, no
+        // matrix unit): 96 × 2.4 GHz × 32 = 7.3728 TFLOPS.
+        let t = by_id("epyc-9654").unwrap().peak_tflops(96);
+        assert!((t.fp32.unwrap() - 7.3728).abs() < 1e-9);
+        assert_eq!((t.bf16, t.int8), (None, None));
+        // Hybrid client parts: no sourced per-cycle figure, so unknown, not
+        // guessed.
         assert_eq!(
             by_id("core-ultra-9-285k").unwrap().peak_tflops(24),
             Tflops::default()
         );
     }
-
     #[test]
     fn names_normalize() {
         assert_eq!(

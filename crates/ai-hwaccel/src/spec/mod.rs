@@ -234,6 +234,10 @@ pub struct MemoryConfig {
     /// GPU cores of this configuration, where the source states them.
     #[serde(default)]
     pub compute_units: Option<u32>,
+    /// Peak rates of this configuration, where its GPU differs from the
+    /// entry's (the 24-core M1 Max); the entry's rates otherwise.
+    #[serde(default)]
+    pub tflops: Option<Tflops>,
 }
 
 /// One product of the database.
@@ -456,15 +460,20 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
 /// configuration's id, memory, and (where given) bandwidth and cores.
 fn config_entry(base: &SpecEntry, c: &MemoryConfig) -> SpecEntry {
     let gib = c.memory_bytes >> 30;
+    let cores = c
+        .compute_units
+        .map(|n| format!("{n}-core, "))
+        .unwrap_or_default();
     SpecEntry {
         id: c.id.clone(),
-        name: format!("{} ({gib} GB)", base.name),
+        name: format!("{} ({cores}{gib} GB)", base.name),
         aliases: Vec::new(),
         memory_bytes: Some(c.memory_bytes),
         memory_bandwidth_bytes_per_s: c
             .memory_bandwidth_bytes_per_s
             .or(base.memory_bandwidth_bytes_per_s),
         compute_units: c.compute_units.or(base.compute_units),
+        tflops: c.tflops.clone().unwrap_or_else(|| base.tflops.clone()),
         notes: Some(format!(
             "The {gib} GB configuration of {} ({}). {}",
             base.id,
@@ -496,10 +505,26 @@ pub fn by_id(id: &str) -> Option<&'static SpecEntry> {
 /// The memory configuration of `entry` with exactly `memory_bytes`, when the
 /// product is sold in several (a detected 36 GB M3 Max is `m3-max-36gb`).
 pub fn config_for(entry: &SpecEntry, memory_bytes: u64) -> Option<&'static SpecEntry> {
-    let c = entry
-        .configs
-        .iter()
-        .find(|c| c.memory_bytes == memory_bytes)?;
+    config_for_cores(entry, memory_bytes, None)
+}
+
+/// [`config_for`], where the GPU's core count is known too: among the
+/// configurations with that memory, the one with those cores (a 32 GB M1 Max
+/// with 24 GPU cores is `m1-max-24core-32gb`), else the first listed.
+pub fn config_for_cores(
+    entry: &SpecEntry,
+    memory_bytes: u64,
+    cores: Option<u32>,
+) -> Option<&'static SpecEntry> {
+    let with_memory = || {
+        entry
+            .configs
+            .iter()
+            .filter(move |c| c.memory_bytes == memory_bytes)
+    };
+    let c = cores
+        .and_then(|n| with_memory().find(|c| c.compute_units == Some(n)))
+        .or_else(|| with_memory().next())?;
     by_id(&c.id)
 }
 
@@ -879,10 +904,11 @@ pub fn match_device(d: &Device) -> Option<&'static SpecEntry> {
         shared => by_name(&d.name).filter(|e| shared.iter().any(|c| c.id == e.id)),
     }?;
     // A product sold in several memory configurations: the detected memory
-    // picks one (its bandwidth can differ), else the product's entry.
+    // (and, where the tool reports them, GPU cores) picks one (its bandwidth
+    // and rate can differ), else the product's entry.
     Some(
         d.memory_bytes
-            .and_then(|m| config_for(entry, m))
+            .and_then(|m| config_for_cores(entry, m, d.compute_units))
             .unwrap_or(entry),
     )
 }

@@ -24,7 +24,11 @@ fn tflops_keys_are_dtypes() {
     let raw: toml::Table = toml::from_str(DEVICES_TOML).unwrap();
     let devices = raw["device"].as_array().unwrap();
     for d in devices {
-        if let Some(t) = d.get("tflops") {
+        let configs = d.get("configs").and_then(|c| c.as_array());
+        let tables = std::iter::once(d.get("tflops"))
+            .chain(configs.into_iter().flatten().map(|c| c.get("tflops")))
+            .flatten();
+        for t in tables {
             for k in t.as_table().unwrap().keys() {
                 assert!(
                     Dtype::ALL.iter().any(|d| d.as_str() == k) || k == "fp16_acc32",
@@ -543,21 +547,34 @@ const GPU_GAPS: &[(&str, &str)] = &[
     ("max-1100", "Intel ARK gives FP64/FP32 only"),
     ("flex-170", "Intel ARK gives no TFLOPS"),
     ("arc-a770", "Intel ARK gives no TFLOPS"),
-    ("m1-gpu", "Apple states no M1 bandwidth and no 16-bit rate"),
-    ("m1-pro-gpu", "Apple's written releases give no TFLOPS"),
-    ("m1-max-gpu", "Apple's written releases give no TFLOPS"),
-    ("m1-ultra-gpu", "Apple's written releases give no TFLOPS"),
-    ("m2-gpu", "Apple's written releases give no TFLOPS"),
-    ("m2-pro-gpu", "Apple's written releases give no TFLOPS"),
-    ("m2-max-gpu", "Apple's written releases give no TFLOPS"),
-    ("m2-ultra-gpu", "Apple's written releases give no TFLOPS"),
-    ("m3-gpu", "Apple's written releases give no TFLOPS"),
-    ("m3-pro-gpu", "Apple's written releases give no TFLOPS"),
-    ("m3-max-gpu", "Apple's written releases give no TFLOPS"),
-    ("m3-ultra-gpu", "Apple's written release gives no TFLOPS"),
-    ("m4-gpu", "Apple's written releases give no TFLOPS"),
-    ("m4-pro-gpu", "Apple's written releases give no TFLOPS"),
-    ("m4-max-gpu", "Apple's written releases give no TFLOPS"),
+    (
+        "m3-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m3-pro-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m3-max-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m3-ultra-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m4-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m4-pro-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
+    (
+        "m4-max-gpu",
+        "Apple states no TFLOPS and no source read states the GPU clock",
+    ),
 ];
 
 #[test]
@@ -740,7 +757,7 @@ fn apple_ids_pick_a_memory_configuration() {
         (Some(36 * GIB), Some(300_000_000_000))
     );
     assert_eq!(small.compute_units, Some(30));
-    assert_eq!(small.name, "Apple M3 Max GPU (36 GB)");
+    assert_eq!(small.name, "Apple M3 Max GPU (30-core, 36 GB)");
     // Device strings take them like any id.
     let set = parse_device_set("m4-max-128gb,2xm2-ultra-192gb").unwrap();
     assert_eq!(set[0].1.memory_bytes, Some(128 * GIB));
@@ -763,6 +780,18 @@ fn apple_ids_pick_a_memory_configuration() {
     assert_eq!(match_device(&d).map(|e| e.id.as_str()), Some("m3-max-36gb"));
     d.memory_bytes = Some(40 * GIB);
     assert_eq!(match_device(&d).map(|e| e.id.as_str()), Some("m3-max-gpu"));
+    // Where the tool reports GPU cores, they pick among configurations of
+    // one memory size; without them the first listed (the full GPU) stands.
+    let mut d = Device::new("gpu0", "Apple M1 Max", "apple", Family::Gpu, "t");
+    d.memory_bytes = Some(32 * GIB);
+    assert_eq!(match_device(&d).map(|e| e.id.as_str()), Some("m1-max-32gb"));
+    d.compute_units = Some(24);
+    assert_eq!(
+        match_device(&d).map(|e| e.id.as_str()),
+        Some("m1-max-24core-32gb")
+    );
+    d.compute_units = Some(20);
+    assert_eq!(match_device(&d).map(|e| e.id.as_str()), Some("m1-max-32gb"));
 }
 
 #[test]
@@ -788,4 +817,91 @@ fn unified_memory_is_marked() {
         assert!(by_id(id).unwrap().unified_memory, "{id}");
     }
     assert!(!by_id("rtx-4090").unwrap().unified_memory);
+}
+
+#[test]
+fn gpu_core_variants_are_configurations_with_their_own_rate() {
+    const GIB: u64 = 1 << 30;
+    // The 24-core M1 Max: same memory sizes and bandwidth as the 32-core
+    // one, its own id and rate (cores x 128 ALUs x 2 x 1.296 GHz).
+    let small = by_id("m1-max-24core-32gb").unwrap();
+    assert_eq!(small.memory_bytes, Some(32 * GIB));
+    assert_eq!(small.memory_bandwidth_bytes_per_s, Some(400_000_000_000));
+    assert_eq!(small.compute_units, Some(24));
+    assert_eq!(small.tflops.fp16, Some(7.96));
+    assert_eq!(small.name, "Apple M1 Max GPU (24-core, 32 GB)");
+    let big = by_id("m1-max-32gb").unwrap();
+    assert_eq!(
+        (big.compute_units, big.tflops.fp16),
+        (Some(32), Some(10.62))
+    );
+    // The bare id is the full GPU; a detected 32 GB M1 Max is the 32-core
+    // configuration (listed first) unless a tool says otherwise.
+    assert_eq!(by_id("m1-max-gpu").unwrap().tflops.fp32, Some(10.62));
+    assert_eq!(
+        config_for(by_id("m1-max-gpu").unwrap(), 32 * GIB).map(|e| e.id.as_str()),
+        Some("m1-max-32gb")
+    );
+    let set = parse_device_set("1xm1-7core-8gb,2xm2-ultra-60core-192gb").unwrap();
+    assert_eq!(set[0].1.tflops.fp32, Some(2.29));
+    assert_eq!((set[1].0, set[1].1.tflops.fp32), (2, Some(21.47)));
+}
+
+#[test]
+fn device_strings_resolve_every_name_exactly_as_specs_does() {
+    // `ai-hwaccel specs QUERY` and `--devices 1xQUERY` both go through
+    // `lookup`; check it over every id, configuration id, name and alias
+    // and the short queries people type, so that they cannot drift apart
+    // (issue 16: `specs rtx-4080` once found a part `--devices` rejected).
+    let mut queries: Vec<String> = vec![
+        "4080".into(),
+        "rtx 4080".into(),
+        "h100".into(),
+        "5060 ti".into(),
+        "m1 max".into(),
+        "M1 Max 32GB".into(),
+    ];
+    for e in all() {
+        queries.push(e.id.clone());
+        queries.push(e.name.clone());
+        queries.extend(e.aliases.iter().cloned());
+        queries.extend(e.configs.iter().map(|c| c.id.clone()));
+    }
+    for q in &queries {
+        // A name containing a comma cannot be one device-string item.
+        if q.contains(',') {
+            continue;
+        }
+        let set = parse_device_set(&format!("1x{q}"));
+        match (lookup(q), set) {
+            (Lookup::Found(e), Ok(set)) => {
+                assert_eq!(set.len(), 1, "{q}");
+                assert_eq!(set[0].1.id, e.id, "{q}");
+            }
+            (Lookup::Ambiguous(all), Err(SpecError::AmbiguousDevice { candidates, .. })) => {
+                let ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
+                assert_eq!(candidates, ids, "{q}");
+                assert!(ids.len() > 1, "{q}");
+            }
+            (l, s) => panic!("{q}: specs finds {l:?}, --devices gives {s:?}"),
+        }
+    }
+    // Every id, configuration id and full name resolves to one entry.
+    for e in all() {
+        assert!(
+            matches!(lookup(&e.id), Lookup::Found(f) if f.id == e.id),
+            "{}",
+            e.id
+        );
+        for c in &e.configs {
+            assert!(
+                matches!(lookup(&c.id), Lookup::Found(f) if f.id == c.id),
+                "{}",
+                c.id
+            );
+        }
+    }
+    assert!(matches!(lookup("rtx-4080"), Lookup::Found(e) if e.id == "rtx-4080"));
+    let err = parse_device_set("2xh100").unwrap_err();
+    assert!(err.to_string().contains("h100-sxm"), "{err}");
 }

@@ -6,8 +6,8 @@
 //! pipeline of [`super::evaluate_replica_with`]).
 
 use super::{
-    DEFAULT_CONTEXT, InferenceOptions, KvDtype, Plan, PlanDevice, Replica, Sizer, StageLayout,
-    candidate_levels, evaluate_replica_with, plan_offload, replica_fits, runtime_memory,
+    InferenceOptions, KvDtype, Plan, PlanDevice, Replica, Sizer, StageLayout, candidate_levels,
+    evaluate_replica_with, plan_offload, replica_fits, requested_context, runtime_memory,
     split_layers,
 };
 use crate::plan::arch::ModelSpec;
@@ -52,14 +52,7 @@ fn several(
     if layers < 2 {
         return None;
     }
-    let context = opts
-        .context
-        .unwrap_or_else(|| {
-            spec.max_context
-                .unwrap_or(DEFAULT_CONTEXT)
-                .min(DEFAULT_CONTEXT)
-        })
-        .max(1);
+    let context = requested_context(spec, opts);
     let kv = opts.kv_dtype.unwrap_or(KvDtype::Fp16);
     let levels = match opts.quant {
         Some(q) => vec![q],
@@ -146,6 +139,7 @@ fn several(
             quant,
             kv,
             opts,
+            context,
         ));
     }
     None

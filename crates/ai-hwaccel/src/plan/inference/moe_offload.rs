@@ -32,8 +32,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    DEFAULT_CONTEXT, DeviceMemory, InferenceOptions, KvDtype, Plan, PlanDevice, Replica, Sizer,
-    StageLayout, candidate_levels, largest, replica_fits, runtime_memory, split_layers,
+    DeviceMemory, InferenceOptions, KvDtype, Plan, PlanDevice, Replica, Sizer, StageLayout,
+    candidate_levels, largest, replica_fits, requested_context, runtime_memory, split_layers,
 };
 use crate::plan::arch::ModelSpec;
 use crate::plan::quant::Quant;
@@ -101,14 +101,7 @@ pub(super) fn plan(
         return None;
     }
     let layers = spec.num_layers;
-    let context = opts
-        .context
-        .unwrap_or_else(|| {
-            spec.max_context
-                .unwrap_or(DEFAULT_CONTEXT)
-                .min(DEFAULT_CONTEXT)
-        })
-        .max(1);
+    let context = requested_context(spec, opts);
     let kv = opts.kv_dtype.unwrap_or(KvDtype::Fp16);
     let levels = match opts.quant {
         Some(q) => vec![q],
@@ -379,7 +372,7 @@ impl Split<'_> {
             prefill_s = prefill_s
                 .zip(speed::reference_tflops(g, opts.runtime, compute))
                 .map(|(t, rate)| {
-                    t + sizer.flops_per_token(a, b, context, last)
+                    t + sizer.flops_per_token(a, b, opts.input_len.unwrap_or(context), last)
                         / (rate * 1e12 * f.prefill.unwrap_or(opts.prefill_efficiency))
                         + l * f.prefill_layer_s
                 });
@@ -408,6 +401,13 @@ impl Split<'_> {
             .map(|t| 1.0 / t);
         let gpu_weights: u64 = per_device[1..].iter().map(|d| d.weights_bytes).sum();
         let devices_used = per_device.len() as u32;
+        let per_sequence = decode.map(|d| d / batch.max(1) as f64);
+        let (ttft_ms, tpot_ms, request_latency_ms) = super::latencies(
+            prefill,
+            per_sequence,
+            opts.input_len.unwrap_or(context),
+            opts.output_len,
+        );
 
         Plan {
             tensor_parallel: 1,
@@ -420,7 +420,7 @@ impl Split<'_> {
             max_context_tokens: max_context,
             max_batch,
             decode_tokens_per_s: decode,
-            decode_tokens_per_s_per_sequence: decode.map(|d| d / batch.max(1) as f64),
+            decode_tokens_per_s_per_sequence: per_sequence,
             max_concurrent_sequences: max_batch,
             tensor_parallel_link: None,
             prefill_tokens_per_s: prefill,
@@ -442,6 +442,11 @@ impl Split<'_> {
                 gpu_seconds_per_step: gpu_s,
                 pcie_seconds_per_prompt_token: pcie,
             }),
+            batch,
+            ttft_ms,
+            tpot_ms,
+            request_latency_ms,
+            expert_parallel: 1,
         }
     }
 }

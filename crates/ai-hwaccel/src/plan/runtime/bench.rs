@@ -299,15 +299,22 @@ pub fn parse_llama_bench(text: &str) -> Vec<BenchRow> {
 }
 
 /// The planner's quantization for llama.cpp's file-type name at the end of
-/// a model description (`Q4_0`, `Q4_K - Medium`, `F16`, `BF16`).
+/// a model description (`Q4_0`, `Q4_K - Medium`, `F16`, `BF16`): the names
+/// of `llama_model_ftype_name` (`src/llama-model-loader.cpp`).
 pub fn quant_of_model(model: &str) -> Option<crate::plan::Quant> {
     use crate::plan::Quant;
     let m = model.to_ascii_uppercase();
     let name = [
         ("Q4_K - MEDIUM", Quant::Q4K),
+        ("Q4_K - SMALL", Quant::Q4KS),
         ("Q5_K - MEDIUM", Quant::Q5K),
+        ("Q5_K - SMALL", Quant::Q5KS),
         ("Q3_K - MEDIUM", Quant::Q3K),
+        ("Q3_K - SMALL", Quant::Q3KS),
+        ("Q3_K - LARGE", Quant::Q3KL),
         ("Q2_K - MEDIUM", Quant::Q2K),
+        ("IQ4_NL - 4.5 BPW", Quant::Iq4Nl),
+        ("IQ4_XS - 4.25 BPW", Quant::Iq4Xs),
         ("Q6_K", Quant::Q6K),
         ("Q8_0", Quant::Q8_0),
         ("Q4_0", Quant::Q4_0),

@@ -254,7 +254,9 @@ impl LlamaCpp {
             return Err("llama.cpp keeps the first layers on the CPU and offloads the last: the host CPU must be the first stage".into());
         }
         let layers: u32 = devices.iter().map(|d| d.layers.1 - d.layers.0).sum();
-        let np = plan.batch.max(1);
+        // The plan's sequences per replica (under latency targets, the
+        // concurrency that meets them).
+        let np = choice.batch.max(1);
         let mut argv: Vec<String> = vec![
             "llama-server".into(),
             "-m".into(),

@@ -194,6 +194,17 @@ pub fn emit(plan: &InferencePlan, index: usize, origin: &ModelOrigin) -> Result<
 
 /// The Hugging Face repository id of a catalog model (from its config.json
 /// URL), or the path the model was read from.
+/// Sequences a server launched for `choice` admits at once: under latency
+/// targets the concurrency the plan found meeting them (more would miss the
+/// time per output token), else every sequence the memory holds.
+pub(crate) fn admitted_sequences(plan: &InferencePlan, choice: &Plan) -> u64 {
+    if plan.options.has_targets() {
+        choice.batch.max(1)
+    } else {
+        choice.max_batch.max(1)
+    }
+}
+
 pub(crate) fn model_argument(origin: &ModelOrigin) -> Option<String> {
     match origin {
         ModelOrigin::Catalog { source, .. } => source
@@ -241,6 +252,7 @@ pub(crate) const MIB: f64 = 1024.0 * 1024.0;
 
 pub use llamacpp::PINNED_DEFINITIONS as LLAMA_CPP_PINNED_DEFINITIONS;
 pub use llamacpp::{llamacpp_repack_bytes, repack_row_multiple};
+pub use sglang::CONFIG_FILE as SGLANG_CONFIG_FILE;
 pub use sglang::PINNED_DEFINITIONS as SGLANG_PINNED_DEFINITIONS;
 pub use sglang::sglang_reserved_bytes;
 pub use trtllm::PINNED_DEFINITIONS as TRTLLM_PINNED_DEFINITIONS;

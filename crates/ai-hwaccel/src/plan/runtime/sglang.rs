@@ -43,6 +43,9 @@ pub const PINNED_DEFINITIONS: &str = "sglang 0.5.23 (arg_groups fields and add_a
 /// The SGLang rule.
 pub struct Sglang;
 
+/// The config file `--emit sglang` writes beside the command line.
+pub const CONFIG_FILE: &str = "sglang-config.yaml";
+
 impl Runtime for Sglang {
     fn kind(&self) -> RuntimeKind {
         RuntimeKind::Sglang
@@ -100,10 +103,12 @@ impl Runtime for Sglang {
             choice.pipeline_parallel.to_string(),
             "--dp-size".into(),
             choice.data_parallel.to_string(),
+            "--ep-size".into(),
+            choice.expert_parallel.to_string(),
             "--context-length".into(),
             plan.context.to_string(),
             "--max-running-requests".into(),
-            choice.max_batch.max(1).to_string(),
+            super::admitted_sequences(plan, choice).to_string(),
             "--mem-fraction-static".into(),
             format!("{:.3}", fraction),
         ];
@@ -127,12 +132,31 @@ impl Runtime for Sglang {
             }
             _ => {}
         }
+        // The same options as a config file: SGLang's `--config` reads a
+        // YAML mapping whose keys are the long flags' names and turns each
+        // back into `--key value` (sglang/srt/utils/server_args_config_parser.py
+        // of the pinned version).
+        let mut yaml = String::new();
+        for pair in argv[3..].chunks(2) {
+            if let [flag, value] = pair {
+                let key = flag.trim_start_matches("--");
+                let v = if value.parse::<f64>().is_ok() {
+                    value.clone()
+                } else {
+                    serde_json::Value::String(value.clone()).to_string()
+                };
+                yaml += &format!("{key}: {v}\n");
+            }
+        }
+        notes.push(format!(
+            "the same options as a config file: python3 -m sglang.launch_server --config {CONFIG_FILE}"
+        ));
         Ok(super::Launch {
             runtime: RuntimeKind::Sglang,
             version: Some(PINNED_DEFINITIONS.into()),
             argv,
             env: Default::default(),
-            files: Default::default(),
+            files: [(CONFIG_FILE.to_string(), yaml)].into_iter().collect(),
             notes,
         })
     }

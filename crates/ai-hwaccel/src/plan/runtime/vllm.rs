@@ -138,7 +138,8 @@ impl Runtime for Vllm {
 impl Vllm {
     /// `vllm serve` for a plan: the parallel sizes, `--max-model-len` the
     /// planned context, `--max-num-seqs` the sequences the plan holds per
-    /// replica at that context, the utilization the plan used, and the
+    /// replica at that context (under latency targets, the concurrency that
+    /// meets them), the utilization the plan used, and the
     /// weight and cache types.
     pub fn launch(
         plan: &crate::plan::InferencePlan,
@@ -166,11 +167,22 @@ impl Vllm {
                 choice.data_parallel.to_string(),
             ]);
         }
+        if choice.expert_parallel > 1 {
+            argv.push("--enable-expert-parallel".into());
+            if choice.data_parallel > 1 {
+                notes.push(format!(
+                    "with --data-parallel-size {} vLLM spreads the experts over all {} ranks; the plan counts 1/{} of them per device, an upper bound",
+                    choice.data_parallel,
+                    choice.tensor_parallel * choice.data_parallel,
+                    choice.tensor_parallel
+                ));
+            }
+        }
         argv.extend([
             "--max-model-len".into(),
             plan.context.to_string(),
             "--max-num-seqs".into(),
-            choice.max_batch.max(1).to_string(),
+            super::admitted_sequences(plan, choice).to_string(),
             "--gpu-memory-utilization".into(),
             format!("{memory_utilization}"),
         ]);
