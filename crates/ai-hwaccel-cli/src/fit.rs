@@ -135,8 +135,15 @@ pub fn run(args: &FitArgs) -> Result<String> {
             r.quantization.map_or("-".into(), |q| q.to_string()),
             r.devices_used.map_or("-".into(), |d| d.to_string()),
             r.max_context_tokens.map_or("-".into(), |c| c.to_string()),
-            r.decode_tokens_per_s_per_sequence
-                .map_or("unknown".into(), |s| format!("{s:.1}")),
+            // An encoder (embedding model) never decodes: its encoding
+            // rate is shown, marked.
+            if r.encoder {
+                r.encode_tokens_per_s
+                    .map_or("encoder".into(), |s| format!("{s:.0} (enc)"))
+            } else {
+                r.decode_tokens_per_s_per_sequence
+                    .map_or("unknown".into(), |s| format!("{s:.1}"))
+            },
             r.memory_left_bytes.map_or("-".into(), human_bytes),
         ]);
     }

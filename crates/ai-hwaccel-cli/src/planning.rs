@@ -319,12 +319,15 @@ pub fn model(name: &str, json_out: bool) -> Result<String> {
     );
     if let Some(moe) = &s.moe {
         o += &format!(
-            "  MoE: {} experts, {} per token, expert size {}, {} shared, first {} layers dense\n",
+            "  MoE: {} experts, {} per token, expert size {}, {} shared, first {} layers dense{}\n",
             moe.num_experts,
             moe.experts_per_token,
             moe.expert_intermediate_size,
             moe.shared_experts,
-            moe.dense_layers
+            moe.dense_layers,
+            moe.layer_step
+                .filter(|&k| k > 1)
+                .map_or(String::new(), |k| format!(", then MoE every {k} layers"))
         );
     }
     if let Some(mla) = &s.mla {
@@ -843,8 +846,18 @@ fn render_plan(p: &InferencePlan) -> String {
                 x.tensor_parallel_link.clone().unwrap_or_else(|| "-".into()),
                 x.max_context_tokens.to_string(),
                 x.max_concurrent_sequences.to_string(),
-                rate(x.decode_tokens_per_s_per_sequence),
-                rate(x.decode_tokens_per_s),
+                // An encoder never decodes (its speed is the prefill,
+                // i.e. encoding, rate).
+                if p.encoder {
+                    "-".into()
+                } else {
+                    rate(x.decode_tokens_per_s_per_sequence)
+                },
+                if p.encoder {
+                    "-".into()
+                } else {
+                    rate(x.decode_tokens_per_s)
+                },
                 rate(x.prefill_tokens_per_s),
             ]);
             let mut row = vec![

@@ -57,12 +57,9 @@ fn every_catalog_model_config_parses_to_its_catalog_spec() {
             assert_eq!(spec, model.spec, "{name}");
             assert_eq!(spec.parameters(), model.spec.parameters(), "{name}");
             if let Some(n) = model.published_parameters {
-                assert_eq!(
-                    spec.hub_parameter_total()
-                        + u64::from(model.mtp_modules) * spec.mtp_module_params(),
-                    n,
-                    "{name}"
-                );
+                // spec == model.spec (above): the catalog's Hub total is the
+                // config's.
+                assert_eq!(model.hub_parameter_total(), n, "{name}");
             }
         }
         seen.push(model.id.clone());
@@ -1067,4 +1064,45 @@ fn mxfp4_experts_are_planned_at_4_25_bits() {
     };
     let q4 = |spec| plan_inference(spec, &devices, &opts4).plans[0].per_device[0].weights_bytes;
     assert_eq!(q4(&bf16), q4(&mx));
+}
+
+#[test]
+fn llama4_vision_config_counts_the_tower_and_odd_layouts_are_refused() {
+    // aiconfigurator's copy keeps text_config only: the tower is named, not
+    // counted.
+    let text = fs::read_to_string(fixture_config("llama-4-maverick")).unwrap();
+    let (spec, warnings) = hf_config::parse(&text, "maverick/config.json").unwrap();
+    assert!(spec.vision.is_none());
+    assert!(
+        warnings.iter().any(|w| w.contains("vision_config")),
+        "{warnings:?}"
+    );
+    // With the published vision_config the spec counts it: the Hub total of
+    // meta-llama/Llama-4-Maverick-17B-128E-Instruct, as the catalog's
+    // stored_vision does.
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["vision_config"] = json!({
+        "hidden_size": 1408, "image_size": 336, "intermediate_size": 5632,
+        "model_type": "llama4_vision_model", "multi_modal_projector_bias": false,
+        "num_attention_heads": 16, "num_channels": 3, "num_hidden_layers": 34,
+        "patch_size": 14, "pixel_shuffle_ratio": 0.5, "projector_input_dim": 4096,
+        "projector_output_dim": 4096, "vision_output_dim": 4096
+    });
+    let (full, warnings) = hf_config::parse(&v.to_string(), "maverick/config.json").unwrap();
+    assert!(
+        !warnings.iter().any(|w| w.contains("vision")),
+        "{warnings:?}"
+    );
+    assert_eq!(full.vision_params(), 871_932_416);
+    assert_eq!(full.hub_parameter_total(), 401_583_781_376);
+    let catalog = catalog::find("llama-4-maverick").unwrap();
+    assert_eq!(catalog.stored_vision.as_ref(), full.vision.as_ref());
+    // MoE on other layers than every second one is not modelled.
+    let mut odd = v.clone();
+    odd["text_config"]["moe_layers"] = json!([0, 2, 4]);
+    let e = hf_config::parse(&odd.to_string(), "m").unwrap_err();
+    assert!(matches!(e, ModelError::Unsupported { .. }), "{e}");
+    odd = v;
+    odd["text_config"]["moe_layers"] = json!((0..48).filter(|i| i % 2 == 1).collect::<Vec<_>>());
+    assert!(hf_config::parse(&odd.to_string(), "m").is_ok());
 }

@@ -619,6 +619,131 @@ fn tied_embeddings_are_read_by_the_head_every_step() {
     );
 }
 
+/// An encoder (BAAI/bge-base-en-v1.5, `BertModel`) has no LM head and no KV
+/// cache and never decodes: its plan holds the weights and one batch's
+/// activations, its context is capped at the 512 positions it has, and the
+/// only speed is the encoding (prefill) rate.
+#[test]
+fn encoders_hold_no_kv_cache_and_do_not_decode() {
+    let s = spec("bge-base-en-v1.5");
+    assert!(s.encoder && s.pooler);
+    // 12 layers × 7,087,872 + word/position/type embeddings
+    // (30522 + 512 + 2) × 768 + embedding LayerNorm 1,536 + pooler 590,592.
+    assert_eq!(s.parameters(), 109_482_240);
+    assert_eq!(s.layer_params(0).total(), 7_087_872);
+    assert_eq!(s.lm_head_params(), 0);
+    assert_eq!(s.other_params(), 514 * 768 + 1_536 + 590_592);
+    assert_eq!(s.kv_cache_bytes_per_token(2.0), 0);
+    assert_eq!(s.kv_cache_bytes(512, 8, 2.0), 0);
+    let opts = InferenceOptions {
+        quant: Some(Quant::Bf16),
+        calibrated_speed: false,
+        prefill_efficiency: 0.5,
+        ..Default::default()
+    };
+    let d = devices("1xrtx-4090");
+    let p = plan_inference(&s, &d, &opts);
+    assert!(p.feasible, "{:?}", p.rejected);
+    assert!(
+        p.warnings.iter().any(|w| w.contains("encoder")),
+        "{:?}",
+        p.warnings
+    );
+    let best = &p.plans[0];
+    assert_eq!(best.decode_tokens_per_s, None);
+    assert_eq!(best.decode_tokens_per_s_per_sequence, None);
+    assert_eq!(best.kv_cache_capacity_tokens, None);
+    assert_eq!(best.max_context_tokens, 512);
+    let dev = &best.per_device[0];
+    assert_eq!(dev.kv_cache_bytes, 0);
+    // Every tensor at 2 bytes; no head, tied or not.
+    assert!(
+        dev.weights_bytes.abs_diff(2 * 109_482_240) <= 1,
+        "{}",
+        dev.weights_bytes
+    );
+    // An input is encoded whole (no chunked prefill): 512 tokens ×
+    // (4 × 768 + 3 × 3072) × 2 bytes of live activations, no logits.
+    assert_eq!(dev.activation_bytes, 512 * (4 * 768 + 3 * 3072) * 2);
+    // Inputs encoded together: (24 GiB × 0.9 − weights) ÷ 12,582,912 bytes each.
+    let room = (24.0 * (1u64 << 30) as f64 * 0.9) as u64 - dev.weights_bytes;
+    assert_eq!(best.max_concurrent_sequences, room / dev.activation_bytes);
+    assert_eq!(best.max_concurrent_sequences, 1825);
+    // Encoding: 2 × (layer parameters) + 2 · L · ctx · d_attn FLOPs per
+    // token, no vocabulary projection.
+    let ctx = p.context as f64;
+    let flops = 2.0 * 12.0 * 7_087_872.0 + 2.0 * 12.0 * ctx * 768.0;
+    let rate = ai_hwaccel::spec::by_id("rtx-4090")
+        .unwrap()
+        .tflops
+        .bf16
+        .unwrap();
+    let expect = rate * 1e12 * 0.5 / flops;
+    let got = best.prefill_tokens_per_s.unwrap();
+    assert!((got - expect).abs() / expect < 0.01, "{got} vs {expect}");
+}
+
+/// Llama 4 Maverick: MoE every second layer (1, 3, …) with dense MLPs of
+/// 16384 between; chunked-attention layers (three in four) cache at most one
+/// 8192-token chunk, every fourth layer attends globally.
+#[test]
+fn llama4_interleaves_moe_and_caps_chunked_layers() {
+    let m = spec("llama-4-maverick");
+    assert!(!m.is_moe_layer(0) && m.is_moe_layer(1) && !m.is_moe_layer(46) && m.is_moe_layer(47));
+    // Dense: attention 62,914,560 + MLP 3 × 5120 × 16384 + two norms.
+    assert_eq!(m.layer_params(0).total(), 62_914_560 + 251_658_240 + 10_240);
+    // MoE: + 128 experts and one shared expert of 3 × 5120 × 8192, router 5120 × 128.
+    let moe = m.layer_params(1);
+    assert_eq!(moe.experts, 128 * 125_829_120);
+    assert_eq!(
+        moe.total(),
+        62_914_560 + 129 * 125_829_120 + 655_360 + 10_240
+    );
+    // "17B active": one routed and the shared expert per MoE layer.
+    assert_eq!(m.active_parameters(), 17_184_691_200);
+    use ai_hwaccel::plan::AttentionKind::{Global, Sliding};
+    let kinds: Vec<_> = (0..8).map(|i| m.attention_kind(i)).collect();
+    assert_eq!(
+        kinds,
+        [
+            Sliding, Sliding, Sliding, Global, Sliding, Sliding, Sliding, Global
+        ]
+    );
+    // 32768 tokens: 12 global layers hold them all, 36 chunked ones 8192;
+    // 2 × 8 KV heads × 128 elements, 2 bytes.
+    assert_eq!(
+        m.kv_cache_bytes(32_768, 1, 2.0),
+        (12 * 32_768 + 36 * 8_192) * 2048 * 2
+    );
+}
+
+/// GLM-4.5: q/k/v biases without an o bias, q/k norms, 3 dense layers then
+/// MoE with a shared expert and a corrected sigmoid router; the stored MTP
+/// layer (its own embedding and head included) counts in the Hub total only.
+#[test]
+fn glm45_layers_and_its_mtp_layer() {
+    let m = catalog::find("zai-org/GLM-4.5").unwrap();
+    let s = &m.spec;
+    // q 5120 × 12288 + bias, k/v 2 × 5120 × 1024 + biases, o 12288 × 5120,
+    // q/k norms 2 × 128.
+    let attention = 62_914_560 + 12_288 + 10_485_760 + 2_048 + 62_914_560 + 256;
+    assert_eq!(
+        s.layer_params(2).total(),
+        attention + 3 * 5120 * 12288 + 2 * 5120
+    );
+    assert_eq!(
+        s.layer_params(3).total(),
+        attention + 161 * 3 * 5120 * 1536 + (5120 * 160 + 160) + 2 * 5120
+    );
+    assert_eq!(s.parameters(), 352_797_829_024);
+    // MTP: a MoE layer, eh_proj 2h × h, three norms, embedding and head.
+    assert_eq!(
+        m.hub_parameter_total() - s.parameters(),
+        s.layer_params(3).total() + 2 * 5120 * 5120 + 3 * 5120 + 2 * 151_552 * 5120
+    );
+    assert_eq!(m.hub_parameter_total(), 358_337_791_296);
+}
+
 /// Request latencies: time to first token is the prompt over one replica's
 /// prefill rate at the prompt's length, time per output token the inverse
 /// of what one sequence decodes, and a request both.

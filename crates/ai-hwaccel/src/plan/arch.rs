@@ -22,6 +22,11 @@
 //!   Qwen2-MoE's shared expert).
 //! - norms: `h` per RMSNorm, `2h` per LayerNorm; embeddings `V·h`; the LM
 //!   head `V·h` unless tied; OPT's learned positions `P·h`.
+//! - encoders (BERT, `modeling_bert.py`; the embedding models built on it):
+//!   word, position (`P·h`) and token-type (`T·h`) embeddings and their
+//!   LayerNorm (`2h`, counted as the final norm); per layer q/k/v/o with
+//!   biases, a plain MLP with biases and two LayerNorms; a pooler
+//!   `h·h + h`; no LM head.
 //!
 //! Active parameters per token (Mixtral's "12.9B active of 46.7B",
 //! DeepSeek-V3's "37B activated") count every non-expert tensor plus `k` of
@@ -35,6 +40,8 @@
 //! `r_kv + d_rope` elements (DeepSeek-V2 paper §2.1.4, Table 1), shared by all
 //! heads and so never divided by tensor parallelism. A sliding-window layer
 //! keeps at most `window` tokens (Mistral 7B paper, arXiv:2310.06825 §2).
+//! An encoder caches nothing: each input attends bidirectionally over itself
+//! in one forward pass and nothing is kept between requests.
 //! A linear-attention layer (Qwen3-Next's Gated DeltaNet) caches no tokens:
 //! it holds a fixed state per sequence, a causal-convolution window of
 //! `(kernel − 1) × conv_dim` and a recurrent matrix of `n_v × d_k × d_v`
@@ -60,12 +67,15 @@ pub enum NormKind {
     Rms,
     /// LayerNorm: a weight and a bias of `h` each.
     Layer,
+    /// LayerNorm without a bias: a weight of `h` (Cohere's
+    /// `CohereLayerNorm`, `bias=False`).
+    LayerNoBias,
 }
 
 impl NormKind {
     fn params(self, width: u64) -> u64 {
         match self {
-            NormKind::Rms => width,
+            NormKind::Rms | NormKind::LayerNoBias => width,
             NormKind::Layer => 2 * width,
         }
     }
@@ -93,6 +103,13 @@ pub struct Moe {
     /// Leading layers that stay dense (DeepSeek `first_k_dense_replace`).
     #[serde(default)]
     pub dense_layers: u32,
+    /// Every `step`-th layer is a mixture of experts — layers `step − 1`,
+    /// `2·step − 1`, … — and the others are dense MLPs of
+    /// `intermediate_size` (Llama 4 `interleave_moe_layer_step`: 1 for
+    /// Scout, 2 for Maverick; transformers `Llama4TextConfig.moe_layers`).
+    /// `None`: every layer after `dense_layers`.
+    #[serde(default)]
+    pub layer_step: Option<u32>,
     /// A per-expert router bias (DeepSeek-V3 `e_score_correction_bias`,
     /// gpt-oss's router `bias`).
     #[serde(default)]
@@ -128,6 +145,90 @@ pub struct Mla {
     pub qk_rope_head_dim: u64,
     /// Per-head value dimension.
     pub v_head_dim: u64,
+}
+
+/// The vision encoder family of a [`VisionTower`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VisionKind {
+    /// SigLIP (`SiglipVisionModel` without its head, transformers
+    /// `models/siglip/modeling_siglip.py`) with Gemma 3's projector
+    /// (`Gemma3MultiModalProjector`: a `v × h` matrix after an RMSNorm of
+    /// `v`, `models/gemma3/modeling_gemma3.py`).
+    Siglip,
+    /// Llama 4's vision encoder and projector (transformers
+    /// `models/llama4/modeling_llama4.py`: `Llama4VisionModel`,
+    /// `Llama4MultiModalProjector`).
+    Llama4,
+}
+
+/// An image encoder and projector the checkpoint stores beside the text
+/// model (Gemma 3 4B/12B/27B). The Hub's parameter total counts them; the
+/// plans do not ([`ModelSpec::vision`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VisionTower {
+    /// Encoder family.
+    pub kind: VisionKind,
+    /// Encoder width `v`.
+    pub hidden_size: u64,
+    /// Encoder MLP width.
+    pub intermediate_size: u64,
+    /// Encoder layers.
+    pub num_layers: u32,
+    /// Input image side in pixels.
+    pub image_size: u64,
+    /// Patch side in pixels.
+    pub patch_size: u64,
+    /// Image channels (3).
+    pub num_channels: u64,
+    /// Llama 4: output width of the pixel-shuffle MLP's first matrix
+    /// (`projector_input_dim`).
+    #[serde(default)]
+    pub projector_input_dim: Option<u64>,
+    /// Llama 4: width of its second, square matrix (`projector_output_dim`).
+    #[serde(default)]
+    pub projector_output_dim: Option<u64>,
+    /// Llama 4: width the projector maps to the text model (`vision_output_dim`).
+    #[serde(default)]
+    pub vision_output_dim: Option<u64>,
+}
+
+impl VisionTower {
+    /// Parameters of the encoder and projector, for a text model of width
+    /// `text_hidden`. SigLIP: the patch convolution `c·p²·v + v`, learned
+    /// positions `(image/patch)²·v`; per layer two LayerNorms `4v`, q/k/v/o
+    /// with biases `4(v² + v)`, `fc1: v·i + i`, `fc2: i·v + v`; the final
+    /// LayerNorm `2v`. Gemma 3's projector: `v·h + v`.
+    ///
+    /// Llama 4: the unfold patch projection `c·p²·v` (no bias), a class
+    /// embedding `v`, positions `((image/patch)² + 1)·v`, LayerNorms before
+    /// and after the encoder `2·2v`; per layer as SigLIP's; the pixel-shuffle
+    /// MLP `i·p_in + p_out·p_out` (no biases; shuffling by 0.5 turns `v`
+    /// into `4v = i` channels); the projector `o·h` (no bias).
+    pub fn params(&self, text_hidden: u64) -> u64 {
+        let v = self.hidden_size;
+        let i = self.intermediate_size;
+        let patches = (self.image_size / self.patch_size).pow(2);
+        let conv = self.num_channels * self.patch_size * self.patch_size * v;
+        let layer = 4 * v + 4 * (v * v + v) + (v * i + i) + (i * v + v);
+        let layers = u64::from(self.num_layers) * layer;
+        match self.kind {
+            VisionKind::Siglip => conv + v + patches * v + layers + 2 * v + v * text_hidden + v,
+            VisionKind::Llama4 => {
+                let p_in = self.projector_input_dim.unwrap_or(0);
+                let p_out = self.projector_output_dim.unwrap_or(0);
+                let out = self.vision_output_dim.unwrap_or(0);
+                conv + v
+                    + (patches + 1) * v
+                    + 4 * v
+                    + layers
+                    + i * p_in
+                    + p_out * p_out
+                    + out * text_hidden
+            }
+        }
+    }
 }
 
 /// Local attention over a window of recent tokens on some layers.
@@ -236,7 +337,9 @@ pub struct ModelSpec {
     /// Normalisation kind.
     #[serde(default = "default_norm")]
     pub norm: NormKind,
-    /// Norm layers per decoder layer (2; 4 for Gemma 2/3's sandwich norms).
+    /// Norm layers per decoder layer (2; 4 for Gemma 2/3's sandwich norms;
+    /// 1 for Cohere's parallel block, whose attention and MLP read the same
+    /// normed input).
     #[serde(default = "default_norms_per_layer")]
     pub norms_per_layer: u32,
     /// Per-head RMSNorm on queries and keys (Qwen3, Gemma 3).
@@ -259,9 +362,27 @@ pub struct ModelSpec {
     /// Biases on the MLP projections.
     #[serde(default)]
     pub mlp_bias: bool,
-    /// Rows of a learned position embedding table (OPT), if any.
+    /// Rows of a learned position embedding table (OPT, BERT), if any.
     #[serde(default)]
     pub learned_positions: Option<u64>,
+    /// A bidirectional encoder (BERT and the embedding models built on it:
+    /// `BertModel`): it outputs hidden states, not tokens — no LM head, no
+    /// KV cache, no decode step; an input is encoded in one forward pass.
+    #[serde(default)]
+    pub encoder: bool,
+    /// Rows of a token-type (segment) embedding (BERT `type_vocab_size`).
+    #[serde(default)]
+    pub token_types: Option<u64>,
+    /// A pooler on the first token: a dense `h × h` layer with a bias
+    /// (`BertPooler`, which `BertModel` builds by default).
+    #[serde(default)]
+    pub pooler: bool,
+    /// An image encoder and projector the checkpoint stores beside the
+    /// text model: counted by [`Self::hub_parameter_total`], not by
+    /// [`Self::parameters`] — the plans are the text model's, as llama.cpp
+    /// runs it (the vision tower is a separate `--mmproj` file there).
+    #[serde(default)]
+    pub vision: Option<VisionTower>,
     /// Mixture of experts, if any.
     #[serde(default)]
     pub moe: Option<Moe>,
@@ -438,6 +559,28 @@ impl ModelSpec {
         if let Some(p) = self.learned_positions {
             dim("learned_positions", p)?;
         }
+        if let Some(t) = self.token_types {
+            dim("token_types", t)?;
+        }
+        if let Some(v) = &self.vision {
+            dim("vision.hidden_size", v.hidden_size)?;
+            dim("vision.intermediate_size", v.intermediate_size)?;
+            dim("vision.num_layers", u64::from(v.num_layers))?;
+            dim("vision.patch_size", v.patch_size)?;
+            dim("vision.image_size", v.image_size)?;
+            dim("vision.num_channels", v.num_channels)?;
+        }
+        if self.encoder
+            && (self.moe.is_some()
+                || self.mla.is_some()
+                || self.sliding_window.is_some()
+                || self.linear_attention.is_some())
+        {
+            return Err(arch_err(
+                "encoder",
+                "an encoder with experts, latent, sliding or linear attention is not modelled",
+            ));
+        }
         if let Some(m) = &self.moe {
             if m.num_experts == 0 || m.num_experts > MAX_EXPERTS {
                 return Err(arch_err(
@@ -463,6 +606,9 @@ impl ModelSpec {
             }
             if m.dense_layers > self.num_layers {
                 return Err(arch_err("moe.dense_layers", "more than num_layers"));
+            }
+            if m.layer_step.is_some_and(|k| k == 0 || k > self.num_layers) {
+                return Err(arch_err("moe.layer_step", "outside 1..=num_layers"));
             }
         }
         if let Some(m) = &self.mla {
@@ -511,7 +657,9 @@ impl ModelSpec {
 
     /// Whether layer `i` feeds a mixture of experts.
     pub fn is_moe_layer(&self, i: u32) -> bool {
-        self.moe.as_ref().is_some_and(|m| i >= m.dense_layers)
+        self.moe.as_ref().is_some_and(|m| {
+            i >= m.dense_layers && m.layer_step.is_none_or(|k| (i + 1) % k.max(1) == 0)
+        })
     }
 
     /// The attention of layer `i`. Sliding layers are spread as the families
@@ -634,18 +782,37 @@ impl ModelSpec {
         self.vocab_size * self.hidden_size
     }
 
-    /// The LM head's parameters (0 when tied to the embedding).
+    /// The LM head's parameters (0 when tied to the embedding, and for an
+    /// encoder, which has none).
     pub fn lm_head_params(&self) -> u64 {
-        if self.tied_embeddings {
+        if self.tied_embeddings || self.encoder {
             0
         } else {
             self.vocab_size * self.hidden_size
         }
     }
 
-    /// Learned positions and the final norm.
+    /// Rows of the embedding tables beside the vocabulary that the first
+    /// stage holds: learned positions and token types.
+    pub fn extra_embedding_rows(&self) -> u64 {
+        self.learned_positions.unwrap_or(0) + self.token_types.unwrap_or(0)
+    }
+
+    /// The pooler's parameters (`h·h + h`; 0 without one).
+    pub fn pooler_params(&self) -> u64 {
+        if self.pooler {
+            self.hidden_size * self.hidden_size + self.hidden_size
+        } else {
+            0
+        }
+    }
+
+    /// Learned positions, token types, the final norm (BERT: the
+    /// embeddings' LayerNorm) and the pooler.
     pub fn other_params(&self) -> u64 {
-        self.learned_positions.unwrap_or(0) * self.hidden_size + self.norm.params(self.hidden_size)
+        self.extra_embedding_rows() * self.hidden_size
+            + self.norm.params(self.hidden_size)
+            + self.pooler_params()
     }
 
     /// Every parameter.
@@ -679,11 +846,19 @@ impl ModelSpec {
     }
 
     /// The total the Hugging Face Hub reports for the published checkpoint
-    /// (`safetensors.total`): every parameter, plus the MXFP4 scales, which
+    /// (`safetensors.total`): every parameter, the vision tower, plus the MXFP4 scales, which
     /// the Hub counts as elements too (openai/gpt-oss-20b: 21,511,953,984 =
     /// 20,914,757,184 parameters + 597,196,800 scales).
     pub fn hub_parameter_total(&self) -> u64 {
-        self.parameters() + self.mxfp4_scale_elements()
+        self.parameters() + self.mxfp4_scale_elements() + self.vision_params()
+    }
+
+    /// Parameters of the stored vision tower and projector
+    /// ([`Self::vision`]); 0 without one.
+    pub fn vision_params(&self) -> u64 {
+        self.vision
+            .as_ref()
+            .map_or(0, |v| v.params(self.hidden_size))
     }
 
     /// Parameters one token uses (all but the unused routed experts).
@@ -696,8 +871,12 @@ impl ModelSpec {
             + self.other_params()
     }
 
-    /// KV cache elements one token adds to layer `i`.
+    /// KV cache elements one token adds to a (non-linear) layer; 0 for an
+    /// encoder, which keeps nothing between forward passes.
     pub fn kv_elements_per_token_layer(&self) -> u64 {
+        if self.encoder {
+            return 0;
+        }
         match &self.mla {
             Some(m) => m.kv_lora_rank + m.qk_rope_head_dim,
             None => 2 * u64::from(self.num_kv_heads) * self.head_dim,
@@ -842,6 +1021,10 @@ mod tests {
             attention_output_gate: false,
             mlp_bias: false,
             learned_positions: None,
+            encoder: false,
+            token_types: None,
+            pooler: false,
+            vision: None,
             moe: None,
             mla: None,
             sliding_window: None,

@@ -121,6 +121,25 @@ pub struct CatalogModel {
     /// the spec, since plain decoding never runs them.
     #[serde(default)]
     pub mtp_modules: u32,
+    /// Each stored MTP module also holds its own token embedding and output
+    /// head, `2·V·h` (GLM-4.5: `model.layers.N.embed_tokens` and
+    /// `shared_head.head` beside `enorm`, `hnorm`, `eh_proj`,
+    /// `shared_head.norm` and a decoder layer; lmdeploy and vLLM
+    /// `glm4_moe_mtp.py`).
+    #[serde(default)]
+    pub mtp_embeddings: bool,
+    /// The published checkpoint also stores BERT's `embeddings.position_ids`
+    /// buffer (one int64 per position row, `1 × max_position_embeddings`),
+    /// which transformers wrote into checkpoints before 4.31 and the Hub
+    /// counts as elements: not a parameter.
+    #[serde(default)]
+    pub position_ids_buffer: bool,
+    /// The vision tower and projector the published checkpoint stores,
+    /// where the config.json copy the entry is checked against omits its
+    /// `vision_config` (Llama 4: the copy keeps `text_config` only); a spec
+    /// with its own [`ModelSpec::vision`] does not need it.
+    #[serde(default)]
+    pub stored_vision: Option<crate::plan::arch::VisionTower>,
     /// URL of the config.json the architecture comes from.
     pub source: String,
     /// The model family as its publisher names it (`Llama 3.1`, `Qwen2.5-Coder`).
@@ -146,11 +165,27 @@ impl CatalogModel {
     /// What the Hub's safetensors total counts for the published checkpoint:
     /// the spec's parameters, the MXFP4 scales
     /// ([`ModelSpec::hub_parameter_total`]) and the stored MTP modules
-    /// ([`ModelSpec::mtp_module_params`]). Tests check it equals
+    /// ([`ModelSpec::mtp_module_params`]), and a stored `position_ids`
+    /// buffer ([`Self::position_ids_buffer`]). Tests check it equals
     /// `published_parameters`.
     pub fn hub_parameter_total(&self) -> u64 {
+        let buffer = if self.position_ids_buffer {
+            self.spec.learned_positions.unwrap_or(0)
+        } else {
+            0
+        };
+        let mtp_embeddings = if self.mtp_embeddings {
+            2 * self.spec.vocab_size * self.spec.hidden_size
+        } else {
+            0
+        };
         self.spec.hub_parameter_total()
-            + u64::from(self.mtp_modules) * self.spec.mtp_module_params()
+            + u64::from(self.mtp_modules) * (self.spec.mtp_module_params() + mtp_embeddings)
+            + buffer
+            + self
+                .stored_vision
+                .as_ref()
+                .map_or(0, |v| v.params(self.spec.hidden_size))
     }
 }
 
@@ -229,6 +264,11 @@ mod tests {
             assert!(m.card.starts_with("https://huggingface.co/"), "{}", m.id);
             assert!(!m.family.is_empty(), "{}", m.id);
             assert_eq!(m.id, m.id.to_lowercase(), "{}", m.id);
+            assert!(
+                m.stored_vision.is_none() || m.spec.vision.is_none(),
+                "{}: vision counted twice",
+                m.id
+            );
         }
         let mut ids: Vec<_> = models.iter().map(|m| &m.id).collect();
         ids.sort();
@@ -269,6 +309,8 @@ mod tests {
         assert_eq!(uses("qwen2.5-coder-7b"), [Use::Chat, Use::Code]);
         assert_eq!(uses("deepseek-r1"), [Use::Chat, Use::Reasoning]);
         assert!(uses("opt-125m").is_empty());
+        assert_eq!(uses("bge-base-en-v1.5"), [Use::Embedding]);
+        assert_eq!(uses("gpt-oss-20b"), [Use::Chat, Use::Reasoning]);
     }
 
     #[test]
@@ -281,6 +323,13 @@ mod tests {
         assert_eq!(find("Llama-3.1-8B-Instruct").unwrap().id, "llama-3.1-8b");
         assert_eq!(find("LLAMA 3.1 8B").unwrap().id, "llama-3.1-8b");
         assert_eq!(find("Qwen/Qwen2.5-7B-Instruct").unwrap().id, "qwen2.5-7b");
+        // Llama 3.3 is its own entry, no longer an alias of 3.1.
+        let l33 = find("meta-llama/Llama-3.3-70B-Instruct").unwrap();
+        assert_eq!(
+            (l33.id.as_str(), l33.family.as_str()),
+            ("llama-3.3-70b", "Llama 3.3")
+        );
+        assert_eq!(find("openai/gpt-oss-120b").unwrap().id, "gpt-oss-120b");
         assert!(find("llama-9-1b").is_none());
         assert!(find("").is_none());
         assert!(suggestions("llama-3.1-9b").contains(&"llama-3.1-8b"));

@@ -29,8 +29,16 @@ pub struct FitRow {
     /// Longest context one sequence may have in the best plan.
     pub max_context_tokens: Option<u64>,
     /// Decode speed one sequence sees in the best plan; `None` when a
-    /// device's bandwidth is unknown.
+    /// device's bandwidth is unknown, and for an encoder.
     pub decode_tokens_per_s_per_sequence: Option<f64>,
+    /// The model is an encoder (an embedding model), which never decodes:
+    /// `encode_tokens_per_s` is its speed.
+    #[serde(default)]
+    pub encoder: bool,
+    /// An encoder's rate encoding one input in the best plan (the plan's
+    /// prefill rate); `None` for decoders and when the rate is unknown.
+    #[serde(default)]
+    pub encode_tokens_per_s: Option<f64>,
     /// Memory left on the tightest device of the best plan at the planned
     /// context.
     pub memory_left_bytes: Option<u64>,
@@ -63,6 +71,10 @@ pub fn fit(devices: &[PlanDevice], opts: &InferenceOptions) -> Vec<FitRow> {
                 max_context_tokens: best.map(|b| b.max_context_tokens),
                 decode_tokens_per_s_per_sequence: best
                     .and_then(|b| b.decode_tokens_per_s_per_sequence),
+                encoder: m.spec.encoder,
+                encode_tokens_per_s: best
+                    .filter(|_| m.spec.encoder)
+                    .and_then(|b| b.prefill_tokens_per_s),
                 memory_left_bytes: best.and_then(memory_left),
                 offload: false,
             }
@@ -124,7 +136,8 @@ pub fn fit_with_offload(
     if gpus.is_empty() {
         return rows;
     }
-    for row in rows.iter_mut().filter(|r| !r.fits) {
+    // Encoders are small and never decode: no partial offload for them.
+    for row in rows.iter_mut().filter(|r| !r.fits && !r.encoder) {
         let Some(m) = catalog::find(&row.model) else {
             continue;
         };

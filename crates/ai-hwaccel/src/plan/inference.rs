@@ -27,7 +27,8 @@
 //!   held at [`super::arch::MXFP4_BITS_PER_WEIGHT`] whatever the level, unless
 //!   the level has fewer bits.
 //! - **Activations**: the live tensors of one layer's forward pass over a
-//!   prefill chunk of `T = min(chunk, batch × context)` tokens — four
+//!   prefill chunk of `T = min(chunk, batch × context)` tokens (an
+//!   encoder's whole batch, `T = batch × context`: it is not chunked) — four
 //!   `h`-wide tensors (residual, normed input, attention and MLP outputs)
 //!   plus the wider of the q/k/v projections and the MLP's gate, up and
 //!   product (`3·i/tp`; `3·k·i_e/tp` for routed experts) — at 16 bits, with
@@ -55,6 +56,9 @@
 //!   token (prefill); prefill is measured against the matrix rate the
 //!   runtime's kernels run at ([`crate::plan::speed::reference_tflops`]).
 //!   Fitted on published measurements; errors in `docs/accuracy.md`.
+//! - Encoders (embedding models, [`ModelSpec::encoder`]) hold no KV cache
+//!   and have no decode: their decode speeds are `None` and
+//!   `prefill_tokens_per_s` is the encoding rate.
 //! - Per sequence and total: `decode_tokens_per_s` is the total over all
 //!   replicas and their batches, `decode_tokens_per_s_per_sequence` one
 //!   sequence's rate (the same at batch 1); `prefill_tokens_per_s` is one
@@ -413,6 +417,10 @@ pub struct InferencePlan {
     pub active_parameters: u64,
     /// Whether the architecture is approximate (a bare size).
     pub approximate: bool,
+    /// The model is an encoder (an embedding model): no KV cache, no
+    /// decode; `prefill_tokens_per_s` is its encoding rate.
+    #[serde(default)]
+    pub encoder: bool,
     /// Devices planned for.
     pub devices: Vec<PlanDevice>,
     /// Context planned for.
@@ -596,15 +604,17 @@ impl<'a> Sizer<'a> {
         let embed_unit = gguf.map_or(unq, |g| g.embedding_bits / 8.0 * scale);
         let head_unit = gguf.map_or(unq, |g| g.output_bits / 8.0 * scale);
         let embed_first = (spec.embedding_params() as f64 / t
-            + spec.learned_positions.unwrap_or(0) as f64 * h)
+            + spec.extra_embedding_rows() as f64 * h)
             * embed_unit;
-        let head = if spec.tied_embeddings && pp == 1 {
+        // An encoder has no output head (ModelSpec::encoder).
+        let head = if (spec.tied_embeddings && pp == 1) || spec.encoder {
             0.0
         } else {
             (spec.vocab_size * spec.hidden_size) as f64 / t
         };
+        // The final norm, and an encoder's pooler.
         let final_norm =
-            (spec.other_params() - spec.learned_positions.unwrap_or(0) * spec.hidden_size) as f64;
+            (spec.other_params() - spec.extra_embedding_rows() * spec.hidden_size) as f64;
         Sizer {
             spec,
             tp,
@@ -623,10 +633,10 @@ impl<'a> Sizer<'a> {
             unq,
             embed_first,
             head_last: head * head_unit + final_norm * norm_bytes,
-            head_last_is_tied: spec.tied_embeddings && pp == 1,
+            head_last_is_tied: spec.tied_embeddings && pp == 1 && !spec.encoder,
             // Tied and on one stage: stored once (as the embedding), but the
             // head still reads the whole matrix every step.
-            head_read_last: if spec.tied_embeddings && pp == 1 {
+            head_read_last: if spec.tied_embeddings && pp == 1 && !spec.encoder {
                 (spec.vocab_size * spec.hidden_size) as f64 / t * embed_unit
             } else {
                 head * head_unit
@@ -714,7 +724,14 @@ impl<'a> Sizer<'a> {
     fn activations(&self, context: u64, batch: u64, chunk: u64, last: bool) -> f64 {
         let s = self.spec;
         let t = f64::from(self.tp);
-        let tokens = chunk.min(batch.saturating_mul(context)).max(1) as f64;
+        // An encoder's bidirectional attention needs each input whole in
+        // one forward pass, and it encodes its batch together: no chunked
+        // prefill bounds its tokens.
+        let tokens = if s.encoder {
+            batch.saturating_mul(context).max(1) as f64
+        } else {
+            chunk.min(batch.saturating_mul(context)).max(1) as f64
+        };
         let h = s.hidden_size as f64;
         let qkv = match &s.mla {
             Some(m) => {
@@ -739,7 +756,8 @@ impl<'a> Sizer<'a> {
         });
         let act_bytes = if self.unq >= 4.0 { 4.0 } else { 2.0 };
         let layer = tokens * (4.0 * h + qkv.max(dense).max(moe)) * act_bytes;
-        let logits = if last {
+        // An encoder returns hidden states (pooled or per token), no logits.
+        let logits = if last && !s.encoder {
             batch.max(1) as f64 * s.vocab_size as f64 / t * 4.0
         } else {
             0.0
@@ -751,7 +769,7 @@ impl<'a> Sizer<'a> {
     fn flops_per_token(&self, a: u32, b: u32, context: u64, last: bool) -> f64 {
         let s = self.spec;
         let active = self.active_prefix[b as usize] - self.active_prefix[a as usize]
-            + if last {
+            + if last && !s.encoder {
                 (s.vocab_size * s.hidden_size) as f64 / f64::from(self.tp)
             } else {
                 0.0
@@ -1186,7 +1204,11 @@ fn evaluate_replica_with(
         plan_devices: per_device,
         max_context,
         max_batch,
-        decode: decode_s.filter(|&t| t > 0.0).map(|t| opts.batch as f64 / t),
+        // An encoder has no decode step: it encodes each input in one
+        // forward pass, whose rate is `prefill`.
+        decode: decode_s
+            .filter(|&t| t > 0.0 && !spec.encoder)
+            .map(|t| opts.batch as f64 / t),
         prefill: prefill_s.filter(|&t| t > 0.0).map(|t| 1.0 / t),
         tp_comm: comm,
         tp_link: (tp > 1).then(|| tp_link(&replica.stages[0]).1),
@@ -1656,6 +1678,22 @@ pub fn plan_inference(
             "the architecture is approximate (a bare size): memory and speed are estimates".into(),
         );
     }
+    if let Some(v) = Some(spec.vision_params()).filter(|&v| v > 0) {
+        warnings.push(format!(
+            "the checkpoint also stores a vision tower and projector ({v} parameters, {} at 16 \
+             bits) that the plans leave out: llama.cpp loads them only with --mmproj; vLLM and \
+             SGLang load them with the model",
+            human_bytes(2 * v)
+        ));
+    }
+    if spec.encoder {
+        warnings.push(
+            "an encoder (embedding model): no KV cache and no decode; the context is one input's \
+             length, the batch the inputs encoded together, and prefill_tokens_per_s the rate \
+             one input is encoded at"
+                .into(),
+        );
+    }
     for d in devices {
         if d.host {
             let unknown: Vec<&str> = [
@@ -1782,6 +1820,7 @@ pub fn plan_inference(
         parameters: spec.parameters(),
         active_parameters: spec.active_parameters(),
         approximate: spec.approximate,
+        encoder: spec.encoder,
         devices: devices.to_vec(),
         context,
         batch: opts.batch,

@@ -796,6 +796,7 @@ pub fn to_model(
                 shared_expert_intermediate_size: shared_inter.filter(|_| shared_experts > 0),
                 shared_expert_gate: has(&format!("{first}ffn_gate_inp_shexp.weight")),
                 dense_layers,
+                layer_step: None,
                 router_bias: has(&format!("{first}exp_probs_b.bias")),
                 mxfp4_experts: false,
             })
@@ -916,6 +917,10 @@ pub fn to_model(
         attention_output_gate: false,
         mlp_bias: has("blk.0.ffn_down.bias"),
         learned_positions: None,
+        encoder: false,
+        token_types: None,
+        pooler: false,
+        vision: None,
         moe,
         mla,
         sliding_window,

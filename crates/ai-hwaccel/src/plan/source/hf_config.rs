@@ -18,6 +18,11 @@
 //!   in the catalog: the KV cache is sized for the full context, which never
 //!   under-estimates it.
 //!
+//! A multimodal Gemma 3 config's `vision_config` (SigLIP) becomes
+//! [`ModelSpec::vision`]: the Hub's total counts the tower, the plans do not.
+//! BERT and XLM-RoBERTa (`BertModel`, `XLMRobertaModel`) are encoders
+//! ([`ModelSpec::encoder`]).
+//!
 //! For multi-head latent attention (DeepSeek-V2/V3), `head_dim` is set to
 //! `v_head_dim` (what the catalog records); MLA's own dimensions live in
 //! [`Mla`].
@@ -25,7 +30,9 @@
 use serde_json::{Map, Value};
 
 use super::ModelError;
-use crate::plan::arch::{LinearAttention, Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow};
+use crate::plan::arch::{
+    LinearAttention, Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow, VisionKind, VisionTower,
+};
 
 /// The `model_type`s this parser understands.
 pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
@@ -48,6 +55,13 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "kimi_k2",
     "gpt_oss",
     "opt",
+    "bert",
+    "xlm-roberta",
+    "llama4",
+    "llama4_text",
+    "glm4_moe",
+    "cohere",
+    "nomic_bert",
 ];
 
 /// Weight quantization a `quantization_config` declares.
@@ -111,6 +125,7 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
 
     let mut spec = match model_type.as_str() {
         "opt" => opt(&top)?,
+        "bert" | "xlm-roberta" => bert(&top, &model_type, &root)?,
         // Kimi K2 is the DeepSeek-V3 architecture under its own model_type
         // (the MoonshotAI Kimi-K2 deployment guide: it reuses the
         // DeepSeekV3CausalLM architecture and sets model_type "kimi_k2" only
@@ -139,12 +154,46 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
             if spec.torch_dtype.is_none() {
                 spec.torch_dtype = top.dtype()?;
             }
-            warnings.push(
-                "gemma3: the checkpoint also stores a vision tower and projector, not counted"
-                    .into(),
-            );
+            match gemma3_vision(&root, path)? {
+                Ok(v) => spec.vision = Some(v),
+                Err(missing) => warnings.push(format!(
+                    "gemma3: the checkpoint also stores a vision tower and projector, not counted \
+                     (vision_config lacks {missing})"
+                )),
+            }
             spec
         }
+        "llama4" => {
+            let Some(Value::Object(text_config)) = root.get("text_config") else {
+                return Err(malformed(
+                    path,
+                    "text_config",
+                    "missing: a llama4 config nests its language model there",
+                ));
+            };
+            let f = Fields {
+                obj: text_config,
+                path,
+                prefix: "text_config.",
+                defaults: &[],
+            };
+            let mut spec = llama4(&f)?;
+            if spec.torch_dtype.is_none() {
+                spec.torch_dtype = top.dtype()?;
+            }
+            match llama4_vision(&root, path)? {
+                Ok(v) => spec.vision = Some(v),
+                Err(missing) => warnings.push(format!(
+                    "llama4: the checkpoint also stores a vision tower and projector, not counted \
+                     (vision_config lacks {missing})"
+                )),
+            }
+            spec
+        }
+        "llama4_text" => llama4(&top)?,
+        "glm4_moe" => glm4_moe(&top, &mut warnings)?,
+        "cohere" => cohere(&top)?,
+        "nomic_bert" => nomic_bert(&top)?,
         "gemma3_text" => {
             let f = Fields {
                 defaults: GEMMA3_TEXT_DEFAULTS,
@@ -180,6 +229,339 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
         warnings,
         quantization,
     })
+}
+
+/// Gemma 3's SigLIP vision tower from `vision_config`
+/// (`siglip_vision_model`): `Err(field)` naming the first size field the
+/// config leaves out (the tower is then not counted); `num_channels`
+/// defaults to 3 (RGB, what every Gemma 3 config sets).
+fn gemma3_vision(
+    root: &Map<String, Value>,
+    path: &str,
+) -> Result<Result<VisionTower, &'static str>, ModelError> {
+    let vision = match root.get("vision_config") {
+        None | Some(Value::Null) => return Ok(Err("vision_config")),
+        Some(Value::Object(v)) => v,
+        Some(v) => {
+            return Err(malformed(
+                path,
+                "vision_config",
+                format!("expected an object, found {}", kind(v)),
+            ));
+        }
+    };
+    let f = Fields {
+        obj: vision,
+        path,
+        prefix: "vision_config.",
+        defaults: &[],
+    };
+    if let Some(t) = f.str_opt("model_type")?
+        && t != "siglip_vision_model"
+    {
+        return Err(f.unsupported(format!(
+            "vision_config.model_type {t:?} (only siglip_vision_model is modelled)"
+        )));
+    }
+    if f.bool_opt("vision_use_head")?.unwrap_or(false) {
+        return Err(f.unsupported("vision_config.vision_use_head true".into()));
+    }
+    let mut sizes = [0u64; 5];
+    for (slot, key) in sizes.iter_mut().zip([
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "image_size",
+        "patch_size",
+    ]) {
+        match f.u64_opt(key)? {
+            Some(v) => *slot = v,
+            None => return Ok(Err(key)),
+        }
+    }
+    let [
+        hidden_size,
+        intermediate_size,
+        layers,
+        image_size,
+        patch_size,
+    ] = sizes;
+    if patch_size == 0 {
+        return Err(f.err("patch_size", "zero"));
+    }
+    Ok(Ok(VisionTower {
+        kind: VisionKind::Siglip,
+        hidden_size,
+        intermediate_size,
+        num_layers: u32::try_from(layers).map_err(|_| f.err("num_hidden_layers", "too large"))?,
+        image_size,
+        patch_size,
+        num_channels: f.u64_opt("num_channels")?.unwrap_or(3),
+        projector_input_dim: None,
+        projector_output_dim: None,
+        vision_output_dim: None,
+    }))
+}
+
+/// Llama 4's text model (transformers `models/llama4/modeling_llama4.py`,
+/// `Llama4TextConfig`): GQA attention (its q/k norm is an L2 norm without
+/// weights); MoE layers every `interleave_moe_layer_step` (default 1) —
+/// `num_local_experts` routed experts of `intermediate_size` (one per
+/// token), a router without bias and one shared expert of
+/// `intermediate_size` — and dense MLPs of `intermediate_size_mlp` between
+/// them. Three layers in four use RoPE with chunked attention: a token
+/// attends within its `attention_chunk_size` chunk, so those layers cache
+/// at most one chunk (vLLM `ChunkedLocalAttention`, llama.cpp
+/// `LLAMA_SWA_TYPE_CHUNKED`), modelled as a window of the chunk size; every
+/// fourth layer (`no_rope_layers`, interval 4) attends globally without
+/// RoPE.
+fn llama4(f: &Fields) -> Result<ModelSpec, ModelError> {
+    let mut spec = base(f, "llama4")?;
+    let expert = spec.intermediate_size;
+    let layers = spec.num_layers;
+    let step = f.u32_opt("interleave_moe_layer_step")?.unwrap_or(1);
+    if step == 0 || step > layers {
+        return Err(f.err("interleave_moe_layer_step", "outside 1..=num_hidden_layers"));
+    }
+    if let Some(list) = f.obj.get("moe_layers").filter(|v| !v.is_null()) {
+        let expected: Vec<u64> = (0..layers)
+            .filter(|i| (i + 1) % step == 0)
+            .map(u64::from)
+            .collect();
+        let given: Option<Vec<u64>> = list
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_u64).collect());
+        if given.as_ref() != Some(&expected) {
+            return Err(f.unsupported(format!(
+                "moe_layers other than every {step}th layer ({list})"
+            )));
+        }
+    }
+    if step > 1 {
+        spec.intermediate_size = f.u64_req("intermediate_size_mlp")?;
+    }
+    let bias = f.bool_opt("attention_bias")?.unwrap_or(false);
+    spec.qkv_bias = bias;
+    spec.attention_output_bias = bias;
+    spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(false);
+    spec.moe = Some(Moe {
+        num_experts: f.u32_req("num_local_experts")?,
+        experts_per_token: f.u32_opt("num_experts_per_tok")?.unwrap_or(1),
+        expert_intermediate_size: expert,
+        shared_experts: 1,
+        shared_expert_intermediate_size: Some(expert),
+        shared_expert_gate: false,
+        dense_layers: 0,
+        layer_step: (step > 1).then_some(step),
+        router_bias: false,
+        mxfp4_experts: false,
+    });
+    const NO_ROPE_INTERVAL: u32 = 4;
+    if let Some(list) = f.obj.get("no_rope_layers").filter(|v| !v.is_null()) {
+        let expected: Vec<u64> = (0..layers)
+            .map(|i| u64::from((i + 1) % NO_ROPE_INTERVAL != 0))
+            .collect();
+        let given: Option<Vec<u64>> = list
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_u64).collect());
+        if given.as_ref() != Some(&expected) {
+            return Err(
+                f.unsupported("no_rope_layers other than a global layer every fourth".into())
+            );
+        }
+    }
+    spec.sliding_window = f
+        .u64_opt("attention_chunk_size")?
+        .map(|window| SlidingWindow {
+            window,
+            layers: layers - layers / NO_ROPE_INTERVAL,
+        });
+    Ok(spec)
+}
+
+/// GLM-4.5 (transformers `models/glm4_moe/modeling_glm4_moe.py`): GQA
+/// with biases on q/k/v only (`attention_bias`; `o_proj` has none), per-head
+/// q/k RMSNorms when `use_qk_norm`, `first_k_dense_replace` dense layers,
+/// then MoE layers of `n_routed_experts` experts with a sigmoid router and
+/// its `e_score_correction_bias`, and `n_shared_experts` shared experts.
+/// The multi-token-prediction layers the checkpoint stores
+/// (`num_nextn_predict_layers`) are not counted.
+fn glm4_moe(f: &Fields, warnings: &mut Vec<String>) -> Result<ModelSpec, ModelError> {
+    let mut spec = base(f, "glm4_moe")?;
+    spec.qkv_bias = f.bool_opt("attention_bias")?.unwrap_or(false);
+    spec.qk_norm = f.bool_opt("use_qk_norm")?.unwrap_or(false);
+    spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(false);
+    spec.moe = Some(Moe {
+        num_experts: f.u32_req("n_routed_experts")?,
+        experts_per_token: f.u32_req("num_experts_per_tok")?,
+        expert_intermediate_size: f.u64_req("moe_intermediate_size")?,
+        shared_experts: f.u32_opt("n_shared_experts")?.unwrap_or(1),
+        shared_expert_intermediate_size: None,
+        shared_expert_gate: false,
+        dense_layers: f.u32_opt("first_k_dense_replace")?.unwrap_or(1),
+        layer_step: None,
+        router_bias: true,
+        mxfp4_experts: false,
+    });
+    if let Some(n) = f.u64_opt("num_nextn_predict_layers")?.filter(|&n| n > 0) {
+        warnings.push(format!(
+            "the checkpoint also stores {n} multi-token-prediction layer(s) (num_nextn_predict_layers), not counted"
+        ));
+    }
+    Ok(spec)
+}
+
+/// Command R (transformers `models/cohere/modeling_cohere.py`,
+/// `CohereConfig`): a parallel block — attention and a gated MLP both read
+/// the one `input_layernorm`'s output — LayerNorms without bias, the LM
+/// head tied to the embedding by default. Per-head q/k LayerNorms
+/// (`use_qk_norm`, Command R+) are refused: they hold `n_h·d + n_kv·d`
+/// weights, not the shared `2·d` [`ModelSpec::qk_norm`] counts.
+fn cohere(f: &Fields) -> Result<ModelSpec, ModelError> {
+    if f.bool_opt("use_qk_norm")?.unwrap_or(false) {
+        return Err(f.unsupported("use_qk_norm true (per-head q/k LayerNorms)".into()));
+    }
+    let mut spec = base(f, "cohere")?;
+    let bias = f.bool_opt("attention_bias")?.unwrap_or(false);
+    spec.qkv_bias = bias;
+    spec.attention_output_bias = bias;
+    spec.norm = NormKind::LayerNoBias;
+    spec.norms_per_layer = 1;
+    spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(true);
+    Ok(spec)
+}
+
+/// Nomic BERT (`NomicBertModel`, the remote code of nomic-embed-text;
+/// GPT-2-style keys `n_embd`, `n_layer`, `n_head`, `n_inner`): a post-norm
+/// BERT encoder with rotary positions (no position table), a fused `Wqkv`
+/// and `out_proj` (biases when `qkv_proj_bias`), a SwiGLU MLP (`fc11`,
+/// `fc12`, `fc2`; biases per `mlp_fc1_bias`/`mlp_fc2_bias`), LayerNorms with
+/// biases, token-type embeddings, no pooler. Pre-norm and mixture-of-experts
+/// variants are refused.
+fn nomic_bert(f: &Fields) -> Result<ModelSpec, ModelError> {
+    if f.bool_opt("prenorm")?.unwrap_or(false) {
+        return Err(f.unsupported("prenorm true".into()));
+    }
+    if f.u64_opt("num_experts")?.is_some_and(|e| e > 0) {
+        return Err(f.unsupported("num_experts (Nomic MoE)".into()));
+    }
+    if let Some(a) = f.str_opt("activation_function")?
+        && a != "swiglu"
+    {
+        return Err(f.unsupported(format!(
+            "activation_function {a:?} (only swiglu is modelled)"
+        )));
+    }
+    let fc1 = f.bool_opt("mlp_fc1_bias")?.unwrap_or(true);
+    let fc2 = f.bool_opt("mlp_fc2_bias")?.unwrap_or(true);
+    if fc1 != fc2 {
+        return Err(f.unsupported("a bias on one MLP projection only".into()));
+    }
+    let hidden = f.u64_req("n_embd")?;
+    let heads = f.u32_req("n_head")?;
+    let bias = f.bool_opt("qkv_proj_bias")?.unwrap_or(true);
+    Ok(ModelSpec {
+        name: String::new(),
+        architecture: "nomic_bert".into(),
+        approximate: false,
+        num_layers: f.u32_req("n_layer")?,
+        hidden_size: hidden,
+        intermediate_size: f.u64_req("n_inner")?,
+        num_attention_heads: heads,
+        num_kv_heads: heads,
+        head_dim: default_head_dim(f, hidden, heads)?,
+        vocab_size: f.u64_req("vocab_size")?,
+        tied_embeddings: false,
+        mlp: MlpKind::Gated,
+        norm: NormKind::Layer,
+        norms_per_layer: 2,
+        qk_norm: false,
+        qkv_bias: bias,
+        attention_output_bias: bias,
+        attention_sinks: false,
+        attention_output_gate: false,
+        mlp_bias: fc1,
+        learned_positions: None,
+        encoder: true,
+        token_types: Some(f.u64_opt("type_vocab_size")?.unwrap_or(2)).filter(|&t| t > 0),
+        pooler: false,
+        vision: None,
+        moe: None,
+        mla: None,
+        sliding_window: None,
+        linear_attention: None,
+        max_context: f.u64_opt("n_positions")?,
+        torch_dtype: f.dtype()?,
+    })
+}
+
+/// Llama 4's vision tower from `vision_config` (`llama4_vision_model`):
+/// `Err(field)` naming the first size field the config leaves out.
+fn llama4_vision(
+    root: &Map<String, Value>,
+    path: &str,
+) -> Result<Result<VisionTower, &'static str>, ModelError> {
+    let vision = match root.get("vision_config") {
+        None | Some(Value::Null) => return Ok(Err("vision_config")),
+        Some(Value::Object(v)) => v,
+        Some(v) => {
+            return Err(malformed(
+                path,
+                "vision_config",
+                format!("expected an object, found {}", kind(v)),
+            ));
+        }
+    };
+    let f = Fields {
+        obj: vision,
+        path,
+        prefix: "vision_config.",
+        defaults: &[],
+    };
+    if f.bool_opt("multi_modal_projector_bias")?.unwrap_or(false) {
+        return Err(f.unsupported("vision_config.multi_modal_projector_bias true".into()));
+    }
+    let mut sizes = [0u64; 8];
+    for (slot, key) in sizes.iter_mut().zip([
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "image_size",
+        "patch_size",
+        "projector_input_dim",
+        "projector_output_dim",
+        "vision_output_dim",
+    ]) {
+        match f.u64_opt(key)? {
+            Some(v) => *slot = v,
+            None => return Ok(Err(key)),
+        }
+    }
+    let [
+        hidden_size,
+        intermediate_size,
+        layers,
+        image_size,
+        patch_size,
+        p_in,
+        p_out,
+        out,
+    ] = sizes;
+    if patch_size == 0 {
+        return Err(f.err("patch_size", "zero"));
+    }
+    Ok(Ok(VisionTower {
+        kind: VisionKind::Llama4,
+        hidden_size,
+        intermediate_size,
+        num_layers: u32::try_from(layers).map_err(|_| f.err("num_hidden_layers", "too large"))?,
+        image_size,
+        patch_size,
+        num_channels: f.u64_opt("num_channels")?.unwrap_or(3),
+        projector_input_dim: Some(p_in),
+        projector_output_dim: Some(p_out),
+        vision_output_dim: Some(out),
+    }))
 }
 
 /// `Gemma3TextConfig`'s defaults (transformers
@@ -268,6 +650,7 @@ fn decoder(
             shared_expert_intermediate_size: None,
             shared_expert_gate: false,
             dense_layers: 0,
+            layer_step: None,
             router_bias: false,
             mxfp4_experts: false,
         }),
@@ -286,6 +669,7 @@ fn decoder(
             shared_expert_intermediate_size: None,
             shared_expert_gate: false,
             dense_layers: 0,
+            layer_step: None,
             router_bias: true,
             mxfp4_experts: f.quantization()?.is_some_and(|q| q.method == "mxfp4"),
         }),
@@ -331,6 +715,10 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         attention_output_gate: false,
         mlp_bias: false,
         learned_positions: None,
+        encoder: false,
+        token_types: None,
+        pooler: false,
+        vision: None,
         moe: None,
         mla: None,
         sliding_window: None,
@@ -396,6 +784,7 @@ fn qwen_moe(f: &Fields, num_layers: u32) -> Result<Option<Moe>, ModelError> {
         // Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(h, 1).
         shared_expert_gate: shared > 0,
         dense_layers: dense.len() as u32,
+        layer_step: None,
         router_bias: false,
         mxfp4_experts: false,
     }))
@@ -546,6 +935,7 @@ fn deepseek(
             shared_expert_intermediate_size: None,
             shared_expert_gate: false,
             dense_layers: f.u32_opt("first_k_dense_replace")?.unwrap_or(0),
+            layer_step: None,
             // The per-expert e_score_correction_bias exists with the
             // "noaux_tc" router: DeepSeek's modeling_deepseek.py creates it
             // for that topk_method, which DeepseekV3Config defaults to, and
@@ -618,11 +1008,95 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         mlp_bias: bias,
         // OPTLearnedPositionalEmbedding: num_embeddings + offset 2.
         learned_positions: Some(positions + 2),
+        encoder: false,
+        token_types: None,
+        pooler: false,
+        vision: None,
         moe: None,
         mla: None,
         sliding_window: None,
         linear_attention: None,
         max_context: Some(positions),
+        torch_dtype: f.dtype()?,
+    })
+}
+
+/// BERT and XLM-RoBERTa encoders as `BertModel` / `XLMRobertaModel` store
+/// them (transformers `modeling_bert.py`, `modeling_xlm_roberta.py`):
+/// word, absolute position (`max_position_embeddings` rows) and token-type
+/// (`type_vocab_size` rows, default 2; XLM-R configs say 1) embeddings with
+/// a LayerNorm; per layer q/k/v/o with biases, LayerNorm, a plain MLP
+/// (`intermediate`, `output`) with biases, LayerNorm; the pooler, which
+/// both model classes build unless told not to. Other heads (masked LM,
+/// classification) store other tensors and are refused, as are relative
+/// position embeddings (`position_embedding_type` other than `absolute`).
+fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<ModelSpec, ModelError> {
+    let base_class = if model_type == "bert" {
+        "BertModel"
+    } else {
+        "XLMRobertaModel"
+    };
+    match root.get("architectures") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(a)) => {
+            if let Some(other) = a
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|&c| c != base_class)
+            {
+                return Err(f.unsupported(format!(
+                    "architecture {other} (only the bare encoder, {base_class}, is modelled)"
+                )));
+            }
+        }
+        Some(_) => return Err(f.err("architectures", "expected a list of strings")),
+    }
+    if let Some(p) = f.str_opt("position_embedding_type")?
+        && p != "absolute"
+    {
+        return Err(f.unsupported(format!(
+            "position_embedding_type {p:?} (only absolute positions are modelled)"
+        )));
+    }
+    let hidden = f.u64_req("hidden_size")?;
+    let heads = f.u32_req("num_attention_heads")?;
+    let positions = f.u64_opt("max_position_embeddings")?.unwrap_or(512);
+    Ok(ModelSpec {
+        name: String::new(),
+        architecture: model_type.to_string(),
+        approximate: false,
+        num_layers: f.u32_req("num_hidden_layers")?,
+        hidden_size: hidden,
+        intermediate_size: f.u64_req("intermediate_size")?,
+        num_attention_heads: heads,
+        num_kv_heads: heads,
+        head_dim: default_head_dim(f, hidden, heads)?,
+        vocab_size: f.u64_req("vocab_size")?,
+        tied_embeddings: false,
+        mlp: MlpKind::Plain,
+        norm: NormKind::Layer,
+        norms_per_layer: 2,
+        qk_norm: false,
+        qkv_bias: true,
+        attention_output_bias: true,
+        attention_sinks: false,
+        attention_output_gate: false,
+        mlp_bias: true,
+        learned_positions: Some(positions),
+        encoder: true,
+        token_types: Some(f.u64_opt("type_vocab_size")?.unwrap_or(2)).filter(|&t| t > 0),
+        pooler: true,
+        vision: None,
+        moe: None,
+        mla: None,
+        sliding_window: None,
+        linear_attention: None,
+        // XLM-R reserves two position rows (padding_idx + 1 offset).
+        max_context: Some(if model_type == "xlm-roberta" {
+            positions.saturating_sub(2)
+        } else {
+            positions
+        }),
         torch_dtype: f.dtype()?,
     })
 }
@@ -907,6 +1381,89 @@ mod tests {
     }
 
     #[test]
+    fn bert_encoders_parse_and_other_heads_are_refused() {
+        let bert = r#"{"architectures": ["BertModel"], "model_type": "bert", "hidden_size": 384,
+            "intermediate_size": 1536, "num_attention_heads": 12, "num_hidden_layers": 6,
+            "vocab_size": 30522, "max_position_embeddings": 512, "type_vocab_size": 2}"#;
+        let s = parse_ok(bert);
+        assert!(s.encoder && s.pooler && s.qkv_bias && s.mlp_bias);
+        assert_eq!((s.learned_positions, s.token_types), (Some(512), Some(2)));
+        assert_eq!((s.head_dim, s.max_context), (32, Some(512)));
+        // all-MiniLM-L6-v2's shape: 22,713,216 parameters, no KV cache.
+        assert_eq!(s.parameters(), 22_713_216);
+        assert_eq!(s.kv_cache_bytes_per_token(2.0), 0);
+        // XLM-RoBERTa: 514 position rows, two reserved; one token type.
+        let xlmr = bert
+            .replace("\"bert\"", "\"xlm-roberta\"")
+            .replace("BertModel", "XLMRobertaModel")
+            .replace(
+                "\"max_position_embeddings\": 512, \"type_vocab_size\": 2",
+                "\"max_position_embeddings\": 514, \"type_vocab_size\": 1",
+            );
+        let x = parse_ok(&xlmr);
+        assert_eq!(
+            (x.learned_positions, x.token_types, x.max_context),
+            (Some(514), Some(1), Some(512))
+        );
+        for (from, to) in [
+            ("BertModel", "BertForMaskedLM"),
+            (
+                "\"vocab_size\"",
+                "\"position_embedding_type\": \"relative_key\", \"vocab_size\"",
+            ),
+        ] {
+            let e = parse(&bert.replace(from, to), "b/config.json").unwrap_err();
+            assert!(matches!(e, ModelError::Unsupported { .. }), "{e}");
+        }
+    }
+
+    #[test]
+    fn cohere_parallel_block_with_bias_free_layernorms() {
+        let c = r#"{"architectures": ["CohereForCausalLM"], "model_type": "cohere",
+            "hidden_size": 8192, "intermediate_size": 22528, "num_attention_heads": 64,
+            "num_hidden_layers": 40, "num_key_value_heads": 64, "vocab_size": 256000,
+            "max_position_embeddings": 8192}"#;
+        let s = parse_ok(c);
+        assert_eq!((s.norm, s.norms_per_layer), (NormKind::LayerNoBias, 1));
+        assert!(s.tied_embeddings && !s.qkv_bias && !s.qk_norm);
+        // Per layer q/k/v/o 4 × 8192², gated MLP 3 × 8192 × 22528, one norm;
+        // tied embedding and the final norm.
+        let layer = 4 * 8192 * 8192 + 3 * 8192 * 22528 + 8192;
+        assert_eq!(s.parameters(), 40 * layer + 256_000 * 8192 + 8192);
+        assert_eq!(s.parameters(), 34_980_831_232);
+        let qk = c.replace("\"max_position", "\"use_qk_norm\": true, \"max_position");
+        assert!(matches!(
+            parse(&qk, "c").unwrap_err(),
+            ModelError::Unsupported { .. }
+        ));
+    }
+
+    #[test]
+    fn nomic_bert_is_a_swiglu_encoder_without_positions() {
+        let c = r#"{"architectures": ["NomicBertModel"], "model_type": "nomic_bert",
+            "n_embd": 768, "n_head": 12, "n_layer": 12, "n_inner": 3072, "vocab_size": 30528,
+            "n_positions": 8192, "type_vocab_size": 2, "qkv_proj_bias": false,
+            "mlp_fc1_bias": false, "mlp_fc2_bias": false, "activation_function": "swiglu",
+            "prenorm": false}"#;
+        let s = parse_ok(c);
+        assert!(s.encoder && !s.pooler && !s.qkv_bias && !s.mlp_bias);
+        assert_eq!((s.learned_positions, s.token_types), (None, Some(2)));
+        // Per layer Wqkv + out_proj 4 × 768², SwiGLU 3 × 768 × 3072, two
+        // LayerNorms 4 × 768; word and token-type embeddings and their
+        // LayerNorm: nomic-ai/nomic-embed-text-v1.5's Hub total.
+        assert_eq!(s.layer_params(0).total(), 9_440_256);
+        assert_eq!(s.parameters(), 136_731_648);
+        for (from, to) in [
+            ("\"prenorm\": false", "\"prenorm\": true"),
+            ("\"swiglu\"", "\"gelu\""),
+            ("\"mlp_fc1_bias\": false", "\"mlp_fc1_bias\": true"),
+        ] {
+            let e = parse(&c.replace(from, to), "n").unwrap_err();
+            assert!(matches!(e, ModelError::Unsupported { .. }), "{e}");
+        }
+    }
+
+    #[test]
     fn unknown_model_type_lists_supported() {
         let e = parse(r#"{"model_type": "mamba"}"#, "m/config.json").unwrap_err();
         let s = e.to_string();
@@ -1122,6 +1679,30 @@ mod tests {
         // counts 3,880,099,328 with a 262,144-row embedding; the Hugging Face
         // embedding has 262,208 rows (64 more for image tokens) of 2560.
         assert_eq!(s.parameters(), 3_880_099_328 + 64 * 2560);
+        assert_eq!(s.vision, None);
+        // With the whole vision_config (google/gemma-3-4b-it's SigLIP): the
+        // tower and projector count in the Hub total, not in the plan's.
+        let full = text.replace(
+            r#""vision_config": {"hidden_size": 1152}"#,
+            r#""vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+              "model_type": "siglip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 27,
+              "patch_size": 14, "vision_use_head": false}"#,
+        );
+        let (v, warnings) = parse(&full, "c").unwrap();
+        assert!(
+            !warnings.iter().any(|w| w.contains("vision")),
+            "{warnings:?}"
+        );
+        assert_eq!(v.parameters(), s.parameters());
+        // 678,528 patch conv + 4,718,592 positions + 27 × 15,239,504 layers
+        // + 2,304 final LayerNorm; projector 1152 × 2560 + 1152.
+        assert_eq!(v.vision_params(), 416_866_032 + 2_950_272);
+        assert_eq!(v.hub_parameter_total(), 4_300_079_472);
+        let head = full.replace(r#""vision_use_head": false"#, r#""vision_use_head": true"#);
+        assert!(matches!(
+            parse(&head, "c").unwrap_err(),
+            ModelError::Unsupported { .. }
+        ));
         let e = parse(r#"{"model_type": "gemma3"}"#, "c").unwrap_err();
         assert_eq!(field_of(e), "text_config");
         let e = parse(

@@ -826,6 +826,7 @@ pub fn infer_spec(
                 shared_expert_intermediate_size: shared,
                 shared_expert_gate: gate,
                 dense_layers: i,
+                layer_step: None,
                 router_bias: has(&format!(
                     "model.layers.{i}.mlp.gate.e_score_correction_bias"
                 )),
@@ -880,6 +881,10 @@ pub fn infer_spec(
         attention_output_gate: false,
         mlp_bias: dense_layer.is_some_and(|i| has(&format!("model.layers.{i}.mlp.down_proj.bias"))),
         learned_positions: None,
+        encoder: false,
+        token_types: None,
+        pooler: false,
+        vision: None,
         moe,
         mla: None,
         sliding_window: None,
