@@ -169,6 +169,28 @@ fn dotted_version(v: &str) -> String {
     v.to_string()
 }
 
+/// A driverVersion that vulkaninfo printed as the packed integer (its
+/// releases up to 1.3.2xx: `92274688 (0x5800000)`), decoded the way
+/// vulkaninfo itself decodes it: NVIDIA packs 10.8.8.6 bits, everyone else
+/// the core `VK_MAKE_VERSION` 10.10.12 layout (Mesa 22.0.0 is 0x5800000).
+/// Intel's Windows driver packs 18.14 bits while Mesa's Intel driver uses
+/// the core layout, and the output does not say which OS it came from, so
+/// an Intel value stays as printed. `None` when `raw` is not a bare integer.
+fn decode_driver_version(raw: &str, vendor: Option<u32>) -> Option<String> {
+    let n: u32 = raw.split_whitespace().next()?.parse().ok()?;
+    match vendor {
+        Some(0x10de) => Some(format!(
+            "{}.{}.{}.{}",
+            n >> 22,
+            (n >> 14) & 0xff,
+            (n >> 6) & 0xff,
+            n & 0x3f
+        )),
+        Some(0x8086) | None => None,
+        Some(_) => Some(format!("{}.{}.{}", n >> 22, (n >> 12) & 0x3ff, n & 0xfff)),
+    }
+}
+
 fn parse_id(v: &str) -> Option<u32> {
     let t = v.split_whitespace().next()?;
     match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -188,6 +210,13 @@ pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
     let finish =
         |cur: &mut Option<VulkanDevice>, pci: &mut [Option<u32>; 4], rep: &mut VulkanReport| {
             if let Some(mut d) = cur.take() {
+                if let Some(v) = d
+                    .driver_version
+                    .as_deref()
+                    .and_then(|raw| decode_driver_version(raw, d.vendor_id))
+                {
+                    d.driver_version = Some(v);
+                }
                 if let [Some(dom), Some(bus), Some(dev), Some(fun)] = *pci {
                     if bus <= 0xff && dev <= 0x1f && fun <= 7 {
                         d.pci_address = Some(PciAddress {
@@ -628,6 +657,28 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// vulkaninfo up to 1.3.2xx printed driverVersion packed
+    /// (`96477185 (0x5c02001)` for RADV of Mesa 23.2.1); it was kept raw.
+    #[test]
+    fn packed_driver_versions() {
+        assert_eq!(
+            decode_driver_version("96477185 (0x5c02001)", Some(0x1002)).as_deref(),
+            Some("23.2.1")
+        );
+        assert_eq!(
+            decode_driver_version("92274688 (0x5800000)", Some(0)).as_deref(),
+            Some("22.0.0")
+        );
+        // NVIDIA 440.59: 440 << 22 | 59 << 14.
+        let nv = (440u32 << 22) | (59 << 14);
+        assert_eq!(
+            decode_driver_version(&nv.to_string(), Some(0x10de)).as_deref(),
+            Some("440.59.0.0")
+        );
+        assert_eq!(decode_driver_version("1234", Some(0x8086)), None);
+        assert_eq!(decode_driver_version("23.2.1", Some(0x1002)), None);
+    }
 
     /// panvk (Mali-T860, 2022) reports vendorID 0x0000, and platform GPUs
     /// report PCI vendor ids outside the accelerator table (ARM 0x13b5,
