@@ -502,6 +502,14 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
         "no spec entry yet (8086:56c0); reported by the captures helper to the specs owner",
     ),
     (
+        "AMD Radeon RX 5500 XT",
+        "no spec entry yet (Navi 14); reported by the captures helper to the specs owner",
+    ),
+    (
+        "AMD Radeon RX 5500 XT (navi14, LLVM 15.0.7, DRM 3.52, 6.3.9-arch1-1)",
+        "Mesa Clover's name with its driver string; the card has no spec entry yet",
+    ),
+    (
         "Mali-LODX r0p0",
         "the RK3588's Mali-G610 under the codename ARM's libmali reports; the database has no mobile GPUs",
     ),
