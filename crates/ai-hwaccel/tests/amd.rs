@@ -130,7 +130,9 @@ fn rocm_smi_values() {
 
 #[test]
 fn amd_smi_json_fixtures() {
-    assert_eq!(files_in("amd-smi-json").len(), 4);
+    // The named captures below; later ones are checked by the corpus test
+    // (tests/corpus.rs) from their expect files.
+    assert!(files_in("amd-smi-json").len() >= 4);
     let d = parse(
         "amd-smi-json",
         "amd-smi-json/amdsmi-changelog__metric-p-json__1gpu.json",
@@ -190,7 +192,12 @@ fn amd_smi_text_fixtures() {
         ),
         ("rocprofiler-sdk-readme__static-a__w7500-navi33.txt", 1),
     ];
-    assert_eq!(files_in("amd-smi-text").len(), expected.len());
+    // Every capture named above is present; later ones are checked by the
+    // corpus test (tests/corpus.rs) from their expect files.
+    let present = files_in("amd-smi-text");
+    for (f, _) in expected {
+        assert!(present.iter().any(|p| p.ends_with(f)), "{f} is missing");
+    }
     for (f, n) in expected {
         let d = parse("amd-smi-text", &format!("amd-smi-text/{f}"));
         assert_eq!(d.len(), n, "{f}");

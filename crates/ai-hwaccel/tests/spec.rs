@@ -124,6 +124,11 @@ const UNLISTED_PCI_IDS: &[(u16, u16, &str)] = &[
         0x73bf,
         "shared by RX 6800, 6800 XT and 6900 XT: listed in each, so no single entry",
     ),
+    (
+        0x10de,
+        0x2bb4,
+        "RTX PRO 6000 Blackwell Max-Q: the id its telegraf -q -x capture prints (pci_device_id 2BB410DE); devices.toml has no PCI id for it yet, reported by the captures helper to the specs owner",
+    ),
     (0x8086, 0xad1d, "Arrow Lake NPU: not in the database"),
     (0x8086, 0x56c1, "Flex 140: not in the database"),
     (0x1da3, 0x0001, "Goya: not in the database"),
@@ -467,6 +472,42 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
     (
         "NVIDIA GeForce GTX 680",
         "Kepler (compute capability 3.0), which CUDA 11 already dropped: no current ML runtime plans on it",
+    ),
+    (
+        "AMD Radeon Graphics (radeonsi, gfx1151, LLVM 19.1.7, DRM 3.63, 6.15.5-arch1-1)",
+        "rusticl's name for the Strix Halo iGPU (1002:1586) with Mesa's driver string; without it, the generic APU name above",
+    ),
+    (
+        "NVIDIA RTX A5000 Laptop GPU",
+        "no spec entry yet; reported by the captures helper to the specs owner",
+    ),
+    (
+        "NVIDIA GeForce GT 1030",
+        "no spec entry yet (entry-level Pascal, 2 GB); reported by the captures helper to the specs owner",
+    ),
+    (
+        "GRID P4-1Q",
+        "a vGPU profile (a 1 GiB slice of a Tesla P4), not a physical GPU",
+    ),
+    (
+        "AMD Radeon RX 470 Graphics",
+        "no spec entry yet (Polaris 10, 1002:67df, an id shared with the RX 480/570/580); reported by the captures helper to the specs owner",
+    ),
+    (
+        "Mali-T860 (Panfrost)",
+        "an RK3399's Mali under Mesa's panvk; the database has no mobile GPUs",
+    ),
+    (
+        "Intel(R) Data Center GPU Flex Series 170",
+        "no spec entry yet (8086:56c0); reported by the captures helper to the specs owner",
+    ),
+    (
+        "AMD Radeon RX 5500 XT",
+        "no spec entry yet (Navi 14); reported by the captures helper to the specs owner",
+    ),
+    (
+        "AMD Radeon RX 5500 XT (navi14, LLVM 15.0.7, DRM 3.52, 6.3.9-arch1-1)",
+        "Mesa Clover's name with its driver string; the card has no spec entry yet",
     ),
     (
         "Mali-LODX r0p0",

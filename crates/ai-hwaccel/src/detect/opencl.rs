@@ -153,7 +153,35 @@ fn parse_topology(v: &str) -> Option<PciAddress> {
         });
     }
     let addr = t.rsplit(',').next()?.trim();
-    addr.parse().ok()
+    addr.parse()
+        .ok()
+        .or_else(|| sign_extended_bus(addr)?.parse().ok())
+}
+
+/// `0000:ffffffc3:00.0` → `0000:c3:00.0`. The AMD topology struct
+/// (`cl_device_topology_amd`) keeps the bus in a signed `cl_char`; clinfo
+/// widens it to an int before printing it in hex, so every bus from 0x80 up
+/// comes out as `ffffff80`..`ffffffff` (seen on a Strix Halo APU at bus
+/// 0xc3 with AMD APP 3625.0). Only that exact widening is undone.
+fn sign_extended_bus(addr: &str) -> Option<String> {
+    let mut parts = addr.splitn(3, ':');
+    let (a, b, rest) = (parts.next()?, parts.next()?, parts.next());
+    // `domain:bus:dev.fn` or `bus:dev.fn`.
+    let (domain, bus, tail) = match rest {
+        Some(tail) => (Some(a), b, tail),
+        None => (None, a, b),
+    };
+    let low = bus
+        .strip_prefix("ffffff")
+        .or_else(|| bus.strip_prefix("FFFFFF"))?;
+    if low.len() != 2 {
+        return None;
+    }
+    let byte = u8::from_str_radix(low, 16).ok().filter(|&v| v >= 0x80)?;
+    Some(match domain {
+        Some(d) => format!("{d}:{byte:02x}:{tail}"),
+        None => format!("{byte:02x}:{tail}"),
+    })
 }
 
 fn parse_u64(v: &str) -> Option<u64> {
@@ -622,4 +650,26 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
     out.warnings.extend(warnings);
     out.devices = devices;
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// clinfo prints the AMD topology's signed-char bus widened to an int:
+    /// bus 0xc3 of a Strix Halo APU came out as `ffffffc3` and the device
+    /// lost its PCI address.
+    #[test]
+    fn amd_topology_sign_extended_bus() {
+        let a = |s: &str| parse_topology(s).map(|a| a.to_string());
+        assert_eq!(
+            a("PCI-E, 0000:ffffffc3:00.0").as_deref(),
+            Some("0000:c3:00.0")
+        );
+        assert_eq!(a("PCI-E, ffffff80:00.0").as_deref(), Some("0000:80:00.0"));
+        assert_eq!(a("PCI-E, 0000:c3:00.0").as_deref(), Some("0000:c3:00.0"));
+        // Only the widening of a byte from 0x80 up is undone.
+        assert_eq!(a("PCI-E, 0000:ffffff7f:00.0"), None);
+        assert_eq!(a("PCI-E, 0000:ffffffffc3:00.0"), None);
+    }
 }

@@ -228,11 +228,25 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
             continue;
         }
         let first = h.first().map(String::as_str).unwrap_or("");
-        let memory_col = h
-            .iter()
-            .position(|k| k.to_ascii_lowercase().starts_with("memory usage"));
+        // `Memory usage` (2024), `HBM usage` (2025), `HBM Usage (GiB)` (2026).
+        let memory_col = h.iter().position(|k| {
+            let k = k.to_ascii_lowercase();
+            k.starts_with("memory usage") || k.starts_with("hbm usage")
+        });
         let duty_col = h.iter().position(|k| is_duty_col(k));
-        if matches!(first, "Device" | "Core ID") && cells[0].parse::<u32>().is_ok() {
+        // A runtime table headed `Chip` whose rows are libtpu device ids
+        // (`8`, `9`, `12`, `13` on a v6e host whose chips are /dev/vfio/0-3,
+        // tpu-info of October 2025) names no listed chip: its rows are
+        // device rows, not new chips.
+        let bare_unlisted_chip = first == "Chip"
+            && cells[0].parse::<u32>().is_ok_and(|i| {
+                !rep.chips.is_empty()
+                    && rep.chips.iter().all(|c| c.path.is_some())
+                    && !rep.chips.iter().any(|c| c.index == i)
+            });
+        if (matches!(first, "Device" | "Core ID") || bare_unlisted_chip)
+            && cells[0].parse::<u32>().is_ok()
+        {
             let i = cells[0].parse::<u32>().unwrap_or(0);
             if let Some(col) = memory_col {
                 if device_hbm.len() <= crate::detect::formats::MAX_DEVICES_PER_OUTPUT {
@@ -294,7 +308,7 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
                         "tpu-info chip {index}: duty cycle {v:?} not understood"
                     ));
                 }
-            } else if k.starts_with("HBM Usage") {
+            } else if k.to_ascii_lowercase().starts_with("hbm usage") {
                 let (u, tot) = parse_hbm(v);
                 if tot.is_none() {
                     rep.warnings
@@ -321,7 +335,29 @@ pub fn parse_tpu_info(text: &str) -> TpuInfoReport {
         let chips: std::collections::BTreeSet<u32> = rep.chips.iter().map(|c| c.index).collect();
         let one_each = rep.chips.iter().all(|c| c.cores == Some(1))
             || (rep.chips.iter().all(|c| c.cores.is_none()) && rows == chips);
-        if one_each {
+        // Rows keyed by libtpu device ids (8, 9, 12, 13) rather than chip
+        // indices (0-3) cannot say which chip is which; when there is one
+        // row per chip and every row gives the same HBM total, that total
+        // is each chip's (it is the chip type's), and usage and duty cycle
+        // stay unattributed.
+        let ids_differ = one_each && !rows.is_subset(&chips);
+        if ids_differ {
+            let totals: std::collections::BTreeSet<Option<u64>> =
+                device_hbm.iter().map(|r| r.2).collect();
+            let n_hbm_rows: std::collections::BTreeSet<u32> =
+                device_hbm.iter().map(|r| r.0).collect();
+            match totals.into_iter().collect::<Vec<_>>().as_slice() {
+                [Some(total)] if n_hbm_rows.len() == rep.chips.len() => {
+                    for c in &mut rep.chips {
+                        c.hbm_total_bytes.get_or_insert(*total);
+                    }
+                }
+                _ => rep.warnings.push(
+                    "tpu-info: per-device rows are keyed by device ids that name no chip; not attributed"
+                        .to_string(),
+                ),
+            }
+        } else if one_each {
             for (i, used, total) in device_hbm {
                 if let Some(c) = rep.chips.iter_mut().find(|c| c.index == i) {
                     if c.hbm_total_bytes.is_none() {
@@ -522,6 +558,37 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
 #[cfg(test)]
 mod tests {
     /// Per-core memory rows are not given to chips that hold two cores.
+    /// tpu-info of July 2025: the runtime table is keyed by libtpu device
+    /// ids (8, 9, 12, 13) under `Device`, with an `HBM usage` column, while
+    /// the chips are /dev/vfio/0-3; October 2025 heads the same rows
+    /// `Chip`, which used to add four chips that do not exist.
+    #[test]
+    fn runtime_rows_keyed_by_device_ids() {
+        let chips = "┃ Chip        ┃ Type         ┃ Devices ┃ PID  ┃\n┡━━━╇━━━╇━━━╇━━━┩\n│ /dev/vfio/0 │ TPU v6e chip │ 1       │ 1052 │\n│ /dev/vfio/1 │ TPU v6e chip │ 1       │ 1052 │\n└───┴───┴───┴───┘\n";
+        for key in ["Device", "Chip"] {
+            let text = format!(
+                "{chips}┃ {key} ┃ HBM usage             ┃ Duty cycle ┃\n┡━━━╇━━━╇━━━┩\n│ 8      │ 18.45 GiB / 31.25 GiB │    100.00% │\n│ 9      │ 10.40 GiB / 31.25 GiB │    100.00% │\n└───┴───┴───┘\n"
+            );
+            let r = parse_tpu_info(&text);
+            assert_eq!(r.chips.len(), 2, "{key}: {:?}", r.chips);
+            assert!(r.warnings.is_empty(), "{key}: {:?}", r.warnings);
+            for c in &r.chips {
+                // 31.25 GiB, the same on every row: each chip's total.
+                assert_eq!(c.hbm_total_bytes, Some(33_554_432_000), "{key}");
+                // Which chip used 18.45 GiB is not said.
+                assert_eq!(c.hbm_used_bytes, None, "{key}");
+                assert_eq!(c.duty_cycle_percent, None, "{key}");
+            }
+        }
+        // Rows that disagree on the total are not attributed.
+        let text = format!(
+            "{chips}┃ Device ┃ HBM usage             ┃\n┡━━━╇━━━┩\n│ 8      │ 1.00 GiB / 31.25 GiB │\n│ 9      │ 1.00 GiB / 15.75 GiB │\n└───┴───┘\n"
+        );
+        let r = parse_tpu_info(&text);
+        assert!(r.chips.iter().all(|c| c.hbm_total_bytes.is_none()));
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    }
+
     #[test]
     fn per_device_memory_needs_one_device_per_chip() {
         let text = "┃ Device      ┃ Type        ┃ Cores ┃ PID ┃\n┡━━━━╇━━━━╇━━━━╇━━━━┩\n│ /dev/accel0 │ TPU v4 chip │ 2     │ 1   │\n└────┴────┴────┴────┘\n┃ Core ID ┃ Memory usage         ┃ Duty cycle ┃\n┡━━━━╇━━━━╇━━━━┩\n│ 0       │ 0.00 GiB / 30.75 GiB │      0.00% │\n└────┴────┴────┘\n";

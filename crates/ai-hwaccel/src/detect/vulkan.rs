@@ -169,6 +169,28 @@ fn dotted_version(v: &str) -> String {
     v.to_string()
 }
 
+/// A driverVersion that vulkaninfo printed as the packed integer (its
+/// releases up to 1.3.2xx: `92274688 (0x5800000)`), decoded the way
+/// vulkaninfo itself decodes it: NVIDIA packs 10.8.8.6 bits, everyone else
+/// the core `VK_MAKE_VERSION` 10.10.12 layout (Mesa 22.0.0 is 0x5800000).
+/// Intel's Windows driver packs 18.14 bits while Mesa's Intel driver uses
+/// the core layout, and the output does not say which OS it came from, so
+/// an Intel value stays as printed. `None` when `raw` is not a bare integer.
+fn decode_driver_version(raw: &str, vendor: Option<u32>) -> Option<String> {
+    let n: u32 = raw.split_whitespace().next()?.parse().ok()?;
+    match vendor {
+        Some(0x10de) => Some(format!(
+            "{}.{}.{}.{}",
+            n >> 22,
+            (n >> 14) & 0xff,
+            (n >> 6) & 0xff,
+            n & 0x3f
+        )),
+        Some(0x8086) | None => None,
+        Some(_) => Some(format!("{}.{}.{}", n >> 22, (n >> 12) & 0x3ff, n & 0xfff)),
+    }
+}
+
 fn parse_id(v: &str) -> Option<u32> {
     let t = v.split_whitespace().next()?;
     match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -188,6 +210,13 @@ pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
     let finish =
         |cur: &mut Option<VulkanDevice>, pci: &mut [Option<u32>; 4], rep: &mut VulkanReport| {
             if let Some(mut d) = cur.take() {
+                if let Some(v) = d
+                    .driver_version
+                    .as_deref()
+                    .and_then(|raw| decode_driver_version(raw, d.vendor_id))
+                {
+                    d.driver_version = Some(v);
+                }
                 if let [Some(dom), Some(bus), Some(dev), Some(fun)] = *pci {
                     if bus <= 0xff && dev <= 0x1f && fun <= 7 {
                         d.pci_address = Some(PciAddress {
@@ -322,11 +351,46 @@ pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
 
 /// Lowercase vendor key for a Vulkan vendor id: the PCI vendor table, or the
 /// Khronos vendor ids above 0xffff (`VkVendorId` in the Vulkan registry).
-fn vendor_key(id: Option<u32>) -> String {
+/// Vendors of platform GPUs that only Vulkan reports, by PCI vendor id
+/// (Debian `pci.ids`: 13b5 ARM, 5143 Qualcomm Inc, 1010 Video Logic =
+/// Imagination, 14e4 Broadcom, 144d Samsung Electronics).
+const PLATFORM_GPU_VENDORS: &[(u32, &str)] = &[
+    (0x13b5, "arm"),
+    (0x5143, "qualcomm"),
+    (0x1010, "imagination"),
+    (0x14e4, "broadcom"),
+    (0x144d, "samsung"),
+];
+
+/// The vendor a platform GPU's name gives away, for drivers that report
+/// vendorID 0 (panvk's Mali-T860 in 2022: `vendorID = 0x0000`).
+fn vendor_from_name(name: &str) -> Option<&'static str> {
+    let n = name.to_ascii_lowercase();
+    [
+        ("mali", "arm"),
+        ("adreno", "qualcomm"),
+        ("powervr", "imagination"),
+        ("v3d", "broadcom"),
+        ("apple", "apple"),
+    ]
+    .into_iter()
+    .find(|(needle, _)| n.contains(needle))
+    .map(|(_, key)| key)
+}
+
+fn vendor_key(id: Option<u32>, name: &str) -> String {
     match id {
-        Some(v) if v <= 0xffff => {
-            vendor(v as u16).map_or_else(|| format!("{v:04x}"), |x| x.key.to_string())
-        }
+        // 0 is no vendor: a driver that does not fill the field.
+        Some(0) | None => vendor_from_name(name).unwrap_or("unknown").into(),
+        Some(v) if v <= 0xffff => vendor(v as u16).map_or_else(
+            || {
+                PLATFORM_GPU_VENDORS
+                    .iter()
+                    .find(|(id, _)| *id == v)
+                    .map_or_else(|| format!("{v:04x}"), |(_, k)| (*k).to_string())
+            },
+            |x| x.key.to_string(),
+        ),
         Some(0x10001) => "vivante".into(),
         Some(0x10002) => "verisilicon".into(),
         Some(0x10003) => "kazan".into(),
@@ -335,7 +399,6 @@ fn vendor_key(id: Option<u32>) -> String {
         Some(0x10006) => "pocl".into(),
         Some(0x10007) => "mobileye".into(),
         Some(v) => format!("{v:x}"),
-        None => "unknown".into(),
     }
 }
 
@@ -444,7 +507,13 @@ pub fn devices_from_report(rep: &VulkanReport, scan: &PciScan) -> (Vec<Device>, 
         let shown = radv
             .as_ref()
             .map_or_else(|| name.clone(), |(m, _)| m.clone());
-        let mut dev = Device::new(id, shown, vendor_key(d.vendor_id), Family::Gpu, SOURCE);
+        let mut dev = Device::new(
+            id,
+            shown,
+            vendor_key(d.vendor_id, &name),
+            Family::Gpu,
+            SOURCE,
+        );
         if let Some((_, chip)) = radv {
             dev.extra.insert("vulkan_device_name".into(), name.clone());
             dev.extra.insert("radv_chip".into(), chip);
@@ -588,6 +657,49 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// vulkaninfo up to 1.3.2xx printed driverVersion packed
+    /// (`96477185 (0x5c02001)` for RADV of Mesa 23.2.1); it was kept raw.
+    #[test]
+    fn packed_driver_versions() {
+        assert_eq!(
+            decode_driver_version("96477185 (0x5c02001)", Some(0x1002)).as_deref(),
+            Some("23.2.1")
+        );
+        assert_eq!(
+            decode_driver_version("92274688 (0x5800000)", Some(0)).as_deref(),
+            Some("22.0.0")
+        );
+        // NVIDIA 440.59: 440 << 22 | 59 << 14.
+        let nv = (440u32 << 22) | (59 << 14);
+        assert_eq!(
+            decode_driver_version(&nv.to_string(), Some(0x10de)).as_deref(),
+            Some("440.59.0.0")
+        );
+        assert_eq!(decode_driver_version("1234", Some(0x8086)), None);
+        assert_eq!(decode_driver_version("23.2.1", Some(0x1002)), None);
+    }
+
+    /// panvk (Mali-T860, 2022) reports vendorID 0x0000, and platform GPUs
+    /// report PCI vendor ids outside the accelerator table (ARM 0x13b5,
+    /// Qualcomm 0x5143): those became vendors `0000` and `13b5`.
+    #[test]
+    fn platform_gpu_vendors() {
+        assert_eq!(vendor_key(Some(0), "Mali-T860 (Panfrost)"), "arm");
+        assert_eq!(vendor_key(Some(0x13b5), "Mali-G610"), "arm");
+        assert_eq!(vendor_key(Some(0x5143), "Adreno (TM) 740"), "qualcomm");
+        assert_eq!(
+            vendor_key(Some(0x1010), "PowerVR B-Series BXE-4-32"),
+            "imagination"
+        );
+        assert_eq!(vendor_key(Some(0), "some gpu"), "unknown");
+        assert_eq!(vendor_key(None, "some gpu"), "unknown");
+        assert_eq!(
+            vendor_key(Some(0x10de), "NVIDIA GeForce RTX 4090"),
+            "nvidia"
+        );
+        assert_eq!(vendor_key(Some(0x1234), "x"), "1234");
+    }
 
     #[test]
     fn radv_names() {

@@ -54,38 +54,64 @@ pub fn parse_json_tree(bytes: &[u8]) -> Result<Vec<Value>, String> {
         .collect())
 }
 
+/// The record a header line opens: `GPU: N` / `CPU: N` (ROCm's amd-smi), or
+/// `GPU N:` / `CPU N:` (the host-side amd-smi of AMD's MxGPU virtualization
+/// package, Linux and Windows), as `("gpu", N)`.
+fn record_header(key: &str, value: &str) -> Option<(&'static str, u64)> {
+    for kind in ["gpu", "cpu"] {
+        if key == kind {
+            return value.parse().ok().map(|n| (kind, n));
+        }
+        if value.is_empty()
+            && let Some(n) = key.strip_prefix(kind).and_then(|r| r.strip_prefix('_'))
+        {
+            return n.parse().ok().map(|n| (kind, n));
+        }
+    }
+    None
+}
+
 /// Parse amd-smi's text output into per-GPU trees. Records start at
-/// `GPU: N` lines (`CPU: N` records of ESMI sockets are skipped); nesting is
-/// by indentation; `KEY:` with no value opens a section.
+/// `GPU: N` (or `GPU N:`) lines (`CPU: N` records of ESMI sockets are
+/// skipped); nesting is by indentation; `KEY:` with no value opens a
+/// section, and so does `KEY: N` when deeper lines follow it (the host-side
+/// tool's `VF: 0` block under a GPU becomes section `vf_0`, so the VF's
+/// `BDF` is not taken for the GPU's).
 pub fn parse_text_tree(text: &str) -> Vec<Value> {
     let mut records: Vec<Value> = Vec::new();
     // Current record (None inside a CPU record or before the first GPU).
     let mut cur: Option<Map<String, Value>> = None;
     // Open sections: (indent, path of keys from the record root).
     let mut stack: Vec<(usize, Vec<String>)> = Vec::new();
-    for raw in text.lines() {
-        let line = raw.trim_end();
-        if line.trim().is_empty() {
-            continue;
-        }
-        let indent = line.len() - line.trim_start().len();
-        let Some((key, value)) = line.trim().split_once(':') else {
-            continue;
-        };
-        let key = key.trim().to_ascii_lowercase().replace(' ', "_");
-        let value = value.trim();
-        if (key == "gpu" || key == "cpu") && !value.is_empty() && value.parse::<u64>().is_ok() {
+    // `(indent, key, value)` of every `KEY: value` line, so a line can see
+    // the indentation of the next one.
+    let lines: Vec<(usize, String, &str)> = text
+        .lines()
+        .filter_map(|raw| {
+            let line = raw.trim_end();
+            let indent = line.len() - line.trim_start().len();
+            let (key, value) = line.trim().split_once(':')?;
+            Some((
+                indent,
+                key.trim().to_ascii_lowercase().replace(' ', "_"),
+                value.trim(),
+            ))
+        })
+        .collect();
+    for (i, (indent, key, value)) in lines.iter().enumerate() {
+        let (indent, key, value) = (*indent, key.clone(), *value);
+        if let Some((kind, n)) = record_header(&key, value) {
             if let Some(r) = cur.take() {
                 records.push(Value::Object(r));
             }
             stack.clear();
-            if key == "gpu" {
+            if kind == "gpu" {
                 // One record past the cap, so callers see that it was passed.
                 if records.len() > crate::detect::formats::MAX_DEVICES_PER_OUTPUT {
                     return records;
                 }
                 let mut m = Map::new();
-                m.insert("gpu".into(), Value::from(value.parse::<u64>().unwrap_or(0)));
+                m.insert("gpu".into(), Value::from(n));
                 cur = Some(m);
             }
             continue;
@@ -98,10 +124,21 @@ pub fn parse_text_tree(text: &str) -> Vec<Value> {
         let Some(obj) = object_at(rec, &parent) else {
             continue;
         };
-        if value.is_empty() {
-            obj.insert(key.clone(), Value::Object(Map::new()));
+        let opens_numbered =
+            !value.is_empty() && lines.get(i + 1).is_some_and(|(next, _, _)| *next > indent);
+        if value.is_empty() || opens_numbered {
+            let name = if value.is_empty() {
+                key.clone()
+            } else {
+                format!("{key}_{}", value.to_ascii_lowercase().replace(' ', "_"))
+            };
+            let mut section = Map::new();
+            if opens_numbered {
+                section.insert(key, Value::String(value.to_string()));
+            }
+            obj.insert(name.clone(), Value::Object(section));
             let mut p = parent;
-            p.push(key);
+            p.push(name);
             stack.push((indent, p));
         } else {
             obj.insert(key, Value::String(value.to_string()));
@@ -435,6 +472,56 @@ mod tests {
         assert_eq!(t[0]["gpu"], 3);
         assert_eq!(t[0]["asic"]["market_name"], "MI300A");
         assert_eq!(t[0]["bus"]["bdf"], "0000:01:00.0");
+    }
+
+    /// The host-side amd-smi (AMD MxGPU virtualization package) nests a
+    /// `VF: 0` block with its own `BDF` under the GPU; it used to overwrite
+    /// the GPU's address (0000:0c:02.0 was reported for 0000:0c:00.0).
+    #[test]
+    fn mxgpu_vf_block_keeps_the_gpu_bdf() {
+        let t = parse_text_tree(
+            "GPU: 0\n    BDF: 0000:0c:00.0\n    UUID: 67ff74a1\n    VF: 0\n        BDF: 0000:0c:02.0\n        UUID: 670074a1\n",
+        );
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0]["bdf"], "0000:0c:00.0");
+        assert_eq!(t[0]["vf_0"]["bdf"], "0000:0c:02.0");
+        assert_eq!(t[0]["vf_0"]["vf"], "0");
+        let d = gpu_from_tree(&t[0]).device;
+        assert_eq!(
+            d.pci_address.map(|a| a.to_string()).as_deref(),
+            Some("0000:0c:00.0")
+        );
+    }
+
+    /// The Windows host tool (`amd-smi.exe`) heads records `GPU 0:`, not
+    /// `GPU: 0`; no record was found at all.
+    #[test]
+    fn windows_host_gpu_n_colon_header() {
+        let t = parse_text_tree(
+            "GPU 0:\n    ASIC:\n        MARKET_NAME: MI300\n        DEVICE_ID: 0x74A1\n    VRAM:\n        SIZE: 196592 MB\nGPU 1:\n    BUS:\n        BDF: 0000:83:00.0\n",
+        );
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0]["gpu"], 0);
+        assert_eq!(t[1]["gpu"], 1);
+        assert_eq!(t[0]["asic"]["market_name"], "MI300");
+        assert_eq!(
+            gpu_from_tree(&t[0]).device.memory_bytes,
+            Some(196_592 * 1024 * 1024)
+        );
+        // `CPU N:` records are skipped like `CPU: N` ones.
+        let t = parse_text_tree("CPU 0:\n    SMU:\n        FW_VERSION: 1\n");
+        assert!(t.is_empty());
+    }
+
+    /// A value line followed by a wrapped continuation (no colon) is still a
+    /// value, not a section.
+    #[test]
+    fn wrapped_list_value_is_not_a_section() {
+        let t = parse_text_tree(
+            "GPU 0:\n    USAGE:\n        JPEG_ACTIVITY: [ 0 %, 0 %,\n                         0 %, 0 % ]\n        GFX_ACTIVITY: 0 %\n",
+        );
+        assert_eq!(t[0]["usage"]["jpeg_activity"], "[ 0 %, 0 %,");
+        assert_eq!(t[0]["usage"]["gfx_activity"], "0 %");
     }
 
     #[test]
