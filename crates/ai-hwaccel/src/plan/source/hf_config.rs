@@ -266,19 +266,16 @@ fn gemma3_vision(
     if f.bool_opt("vision_use_head")?.unwrap_or(false) {
         return Err(f.unsupported("vision_config.vision_use_head true".into()));
     }
-    let mut sizes = [0u64; 5];
-    for (slot, key) in sizes.iter_mut().zip([
+    let sizes = match f.required_u64s([
         "hidden_size",
         "intermediate_size",
         "num_hidden_layers",
         "image_size",
         "patch_size",
-    ]) {
-        match f.u64_opt(key)? {
-            Some(v) => *slot = v,
-            None => return Ok(Err(key)),
-        }
-    }
+    ])? {
+        Ok(v) => v,
+        Err(key) => return Ok(Err(key)),
+    };
     let [
         hidden_size,
         intermediate_size,
@@ -521,8 +518,7 @@ fn llama4_vision(
     if f.bool_opt("multi_modal_projector_bias")?.unwrap_or(false) {
         return Err(f.unsupported("vision_config.multi_modal_projector_bias true".into()));
     }
-    let mut sizes = [0u64; 8];
-    for (slot, key) in sizes.iter_mut().zip([
+    let sizes = match f.required_u64s([
         "hidden_size",
         "intermediate_size",
         "num_hidden_layers",
@@ -531,12 +527,10 @@ fn llama4_vision(
         "projector_input_dim",
         "projector_output_dim",
         "vision_output_dim",
-    ]) {
-        match f.u64_opt(key)? {
-            Some(v) => *slot = v,
-            None => return Ok(Err(key)),
-        }
-    }
+    ])? {
+        Ok(v) => v,
+        Err(key) => return Ok(Err(key)),
+    };
     let [
         hidden_size,
         intermediate_size,
@@ -1134,6 +1128,22 @@ impl Fields<'_> {
 
     /// A non-negative integer; `None` when null, or absent without a
     /// configuration-class default.
+    /// Several required integers at once: their values, or the first key
+    /// that is missing (`Ok(Err(key))`); a malformed value is an error.
+    fn required_u64s<const N: usize>(
+        &self,
+        keys: [&'static str; N],
+    ) -> Result<Result<[u64; N], &'static str>, ModelError> {
+        let mut out = [0u64; N];
+        for (slot, key) in out.iter_mut().zip(keys) {
+            match self.u64_opt(key)? {
+                Some(v) => *slot = v,
+                None => return Ok(Err(key)),
+            }
+        }
+        Ok(Ok(out))
+    }
+
     fn u64_opt(&self, key: &str) -> Result<Option<u64>, ModelError> {
         match self.obj.get(key) {
             None => Ok(self.default_u64(key)),
