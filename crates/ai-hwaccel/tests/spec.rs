@@ -124,11 +124,6 @@ const UNLISTED_PCI_IDS: &[(u16, u16, &str)] = &[
         0x73bf,
         "shared by RX 6800, 6800 XT and 6900 XT: listed in each, so no single entry",
     ),
-    (
-        0x10de,
-        0x2bb4,
-        "RTX PRO 6000 Blackwell Max-Q: the id its telegraf -q -x capture prints (pci_device_id 2BB410DE); devices.toml has no PCI id for it yet, reported by the captures helper to the specs owner",
-    ),
     (0x8086, 0xad1d, "Arrow Lake NPU: not in the database"),
     (0x8086, 0x56c1, "Flex 140: not in the database"),
     (0x1da3, 0x0001, "Goya: not in the database"),
