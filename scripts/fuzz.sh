@@ -37,6 +37,11 @@ for t in $targets; do
             seed "$t" "${dirs[@]}" ;;
         model_hf_config) seed "$t" $(find "$fx/models" -name 'config.json') ;;
         model_safetensors_header) seed "$t" $(find "$fx/models" -name '*.safetensors') ;;
+        model_safetensors_index)
+            seed "$t" $(find "$fx/models" -name '*.index.json')
+            # The layout transformers writes, for a start.
+            printf '{"metadata": {"total_size": 96}, "weight_map": {"lm_head.weight": "model-00002-of-00002.safetensors", "model.embed_tokens.weight": "model-00001-of-00002.safetensors"}}' \
+                > "corpus/$t/seed-index.json" ;;
         model_gguf) seed "$t" $(find "$fx/models" -name '*.gguf') ;;
         gpu_metrics) seed "$t" $(find "$fx/sysfs-gpu-telemetry" -name 'gpu_metrics') ;;
         runtime_log_*|llama_bench) seed "$t" "$fx/runtime-logs" ;;

@@ -623,6 +623,49 @@ struct IndexMetadata {
     total_size: Option<serde_json::Number>,
 }
 
+/// What a `model.safetensors.index.json` says: the shards (file names in
+/// the index's own directory) with the tensors mapped to each, and the
+/// total size its metadata declares.
+#[derive(Debug, Default, PartialEq)]
+pub struct IndexMap {
+    /// Shard file name → tensors the index maps to it.
+    pub shards: BTreeMap<String, Vec<String>>,
+    /// `metadata.total_size`, when given as an integer.
+    pub declared_total_size: Option<u64>,
+}
+
+/// Parse an index's text (pure; a leading BOM is ignored): a shard name that
+/// is not a plain file name (empty, `.`, `..`, a path separator) or more
+/// than [`MAX_SHARDS`] shards is an error naming the field.
+pub fn parse_index(text: &str) -> Result<IndexMap, (&'static str, String)> {
+    let root: Index = serde_json::from_str(crate::model::text::strip_bom(text))
+        .map_err(|e| ("(json)", e.to_string()))?;
+    let mut shards: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (tensor, shard) in &root.weight_map {
+        let shard = shard.as_str();
+        if shard.is_empty() || shard.contains(['/', '\\']) || shard == "." || shard == ".." {
+            return Err((
+                "weight_map",
+                format!("{tensor}: {shard:?} is not a file name in the index's directory"),
+            ));
+        }
+        shards
+            .entry(shard.to_string())
+            .or_default()
+            .push(tensor.clone());
+        if shards.len() > MAX_SHARDS {
+            return Err(("weight_map", format!("more than {MAX_SHARDS} shards")));
+        }
+    }
+    Ok(IndexMap {
+        shards,
+        declared_total_size: root
+            .metadata
+            .and_then(|m| m.total_size)
+            .and_then(|n| n.as_u64()),
+    })
+}
+
 /// Read every shard an index names (all in the index's directory).
 pub fn read_index(
     index: &Opened,
@@ -640,31 +683,13 @@ pub fn read_index(
         field: field.to_string(),
         reason,
     };
-    let root: Index = serde_json::from_str(crate::model::text::strip_bom(&text))
-        .map_err(|e| malformed("(json)", e.to_string()))?;
-    let map = &root.weight_map;
+    let parsed = parse_index(&text).map_err(|(field, reason)| malformed(field, reason))?;
+    let shards = &parsed.shards;
     let dir = index.path().parent().unwrap_or(Path::new(""));
-    let mut shards: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (tensor, shard) in map {
-        let shard = shard.as_str();
-        if shard.is_empty() || shard.contains(['/', '\\']) || shard == "." || shard == ".." {
-            return Err(malformed(
-                "weight_map",
-                format!("{tensor}: {shard:?} is not a file name in the index's directory"),
-            ));
-        }
-        shards.entry(shard).or_default().push(tensor);
-    }
-    if shards.len() > MAX_SHARDS {
-        return Err(malformed(
-            "weight_map",
-            format!("{} shards, more than {MAX_SHARDS}", shards.len()),
-        ));
-    }
     let mut all: Vec<TensorInfo> = Vec::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut unlisted = 0usize;
-    for (shard, listed) in &shards {
+    for (shard, listed) in shards {
         let Some(file) = super::found_if_any(dir, shard)? else {
             return Err(malformed(
                 "weight_map",
@@ -673,7 +698,7 @@ pub fn read_index(
         };
         let tensors = read_file_header(&file)?;
         let names: BTreeSet<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
-        if let Some(absent) = listed.iter().find(|t| !names.contains(*t)) {
+        if let Some(absent) = listed.iter().find(|t| !names.contains(t.as_str())) {
             return Err(malformed(
                 "weight_map",
                 format!("tensor {absent} is mapped to {shard}, which does not hold it"),
@@ -696,11 +721,7 @@ pub fn read_index(
         ));
     }
     let total: u64 = all.iter().map(TensorInfo::bytes).sum();
-    let declared = root
-        .metadata
-        .and_then(|m| m.total_size)
-        .and_then(|n| n.as_u64());
-    if let Some(declared) = declared {
+    if let Some(declared) = parsed.declared_total_size {
         if declared != total {
             warnings.push(format!(
                 "{shown}: metadata.total_size is {declared} bytes but the shards' tensors hold {total}"
@@ -902,6 +923,31 @@ pub fn infer_spec(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_text_parses_to_shards_or_names_the_field() {
+        let text = "\u{feff}{\"metadata\": {\"total_size\": 96}, \"weight_map\": {\"a\": \"m-1.safetensors\", \"b\": \"m-2.safetensors\", \"c\": \"m-1.safetensors\"}}";
+        let m = parse_index(text).unwrap();
+        assert_eq!(m.declared_total_size, Some(96));
+        assert_eq!(m.shards.len(), 2);
+        assert_eq!(m.shards["m-1.safetensors"], vec!["a", "c"]);
+        for bad in ["../x.safetensors", "/etc/passwd", "a\\b", "", ".", ".."] {
+            let t = format!("{{\"weight_map\": {{\"a\": {}}}}}", serde_json::json!(bad));
+            let (field, _) = parse_index(&t).unwrap_err();
+            assert_eq!(field, "weight_map", "{bad}");
+        }
+        assert_eq!(parse_index("[").unwrap_err().0, "(json)");
+        let many: serde_json::Map<String, serde_json::Value> = (0..=MAX_SHARDS)
+            .map(|k| {
+                (
+                    format!("t{k}"),
+                    serde_json::json!(format!("s{k}.safetensors")),
+                )
+            })
+            .collect();
+        let t = serde_json::json!({ "weight_map": many }).to_string();
+        assert!(parse_index(&t).unwrap_err().1.contains("shards"));
+    }
 
     /// A file prefix: length + JSON.
     fn file(json: &str) -> Vec<u8> {
