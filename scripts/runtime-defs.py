@@ -91,6 +91,7 @@ root = f"vllm-{VLLM_VERSION}/vllm"
 with tarfile.open(path) as t:
     args_src = t.extractfile(f"{root}/engine/arg_utils.py").read().decode()
     cache_src = t.extractfile(f"{root}/config/cache.py").read().decode()
+    argparse_src = t.extractfile(f"{root}/utils/argparse_utils.py").read().decode()
 fields = []
 for node in ast.parse(args_src).body:
     if isinstance(node, ast.ClassDef) and node.name == "EngineArgs":
@@ -101,6 +102,14 @@ for node in ast.parse(cache_src).body:
         cache_dtypes = [e.value for e in node.value.slice.elts if isinstance(e, ast.Constant)]
 if not fields or not cache_dtypes:
     sys.exit("vLLM: EngineArgs or CacheDType not found")
+# `vllm serve --config FILE.yaml`: FlexibleArgumentParser pulls the file's
+# keys in as `--key value` (load_config_file). A parser flag, not an
+# EngineArgs field, so it is recorded apart.
+parser_flags = []
+if '"--config" in args' in argparse_src and "def load_config_file" in argparse_src:
+    parser_flags.append("--config")
+else:
+    sys.exit("vLLM: --config (FlexibleArgumentParser.load_config_file) not found")
 out = os.path.join(os.path.dirname(OUT), "vllm.json")
 with open(out, "w") as f:
     json.dump(
@@ -112,6 +121,8 @@ with open(out, "w") as f:
             "sha256": digest,
             "source_file": f"{root}/engine/arg_utils.py (EngineArgs), {root}/config/cache.py (CacheDType)",
             "flags": ["--" + x.replace("_", "-") for x in fields],
+            "parser_flags": parser_flags,
+            "parser_source_file": f"{root}/utils/argparse_utils.py (FlexibleArgumentParser: --config, load_config_file)",
             "kv_cache_dtypes": cache_dtypes,
         },
         f,

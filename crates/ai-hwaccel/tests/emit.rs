@@ -447,6 +447,20 @@ fn assert_vllm_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
         "a vLLM engine argument",
         &|defs, flag| (flag == "--kv-cache-dtype").then(|| defs["kv_cache_dtypes"].clone()),
     );
+    assert_config_file(l, 3, ai_hwaccel::plan::runtime::VLLM_CONFIG_FILE);
+    // `--config` itself is the pinned parser's, not an EngineArgs field.
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runtimes/vllm.json");
+    #[allow(clippy::disallowed_methods, reason = "the test reads its fixture")]
+    let text = std::fs::read_to_string(path).unwrap();
+    let defs: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        defs["parser_flags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "--config")
+    );
 }
 
 /// Every flag of an SGLang command exists in the pinned definitions and
@@ -460,12 +474,25 @@ fn assert_sglang_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
         "an SGLang server argument",
         &|defs, flag| defs["choices"].get(flag).cloned(),
     );
-    // The config file holds the same options, one `key: value` line per
-    // flag, as SGLang's `--config` turns them back into `--key value`.
-    let yaml = &l.files[ai_hwaccel::plan::runtime::SGLANG_CONFIG_FILE];
-    let flags: Vec<&String> = l.argv[3..].iter().filter(|a| a.starts_with("--")).collect();
-    assert_eq!(yaml.lines().count(), flags.len(), "{yaml}");
-    for line in yaml.lines() {
+    assert_config_file(l, 3, ai_hwaccel::plan::runtime::SGLANG_CONFIG_FILE);
+}
+
+/// The config file holds the same options as the command, one `key: value`
+/// line per flag (a bare flag as `true`), as the runtime's `--config` turns
+/// them back into `--key value`; vLLM's also names the positional model.
+fn assert_config_file(l: &ai_hwaccel::plan::runtime::Launch, program_words: usize, name: &str) {
+    let yaml = &l.files[name];
+    let flags: Vec<&String> = l.argv[program_words..]
+        .iter()
+        .filter(|a| a.starts_with("--"))
+        .collect();
+    let mut lines = yaml.lines().collect::<Vec<_>>();
+    if let Some(model) = lines.first().and_then(|f| f.strip_prefix("model: ")) {
+        assert_eq!(serde_json::from_str::<String>(model).unwrap(), l.argv[2]);
+        lines.remove(0);
+    }
+    assert_eq!(lines.len(), flags.len(), "{yaml}");
+    for line in lines {
         let (key, v) = line.split_once(": ").unwrap();
         let flag = format!("--{key}");
         let i = l
@@ -473,19 +500,20 @@ fn assert_sglang_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
             .iter()
             .position(|a| *a == flag)
             .expect("a flag of the command");
-        match serde_json::from_str::<serde_json::Value>(v).unwrap() {
-            serde_json::Value::String(v) => assert_eq!(v, l.argv[i + 1], "{line}"),
-            n => assert_eq!(
-                n.as_f64().unwrap(),
-                l.argv[i + 1].parse::<f64>().unwrap(),
-                "{line}"
-            ),
+        let next = l.argv.get(i + 1).filter(|n| !n.starts_with("--"));
+        match (serde_json::from_str::<serde_json::Value>(v).unwrap(), next) {
+            (serde_json::Value::Bool(true), None) => {}
+            (serde_json::Value::String(v), Some(n)) => assert_eq!(&v, n, "{line}"),
+            (n, Some(a)) if n.is_number() => {
+                assert_eq!(n.as_f64().unwrap(), a.parse::<f64>().unwrap(), "{line}")
+            }
+            (v, n) => panic!("{line}: {v} against {n:?}"),
         }
     }
     assert!(
         l.notes
             .iter()
-            .any(|n| n.contains("--config sglang-config.yaml"))
+            .any(|n| n.contains(&format!("--config {name}")))
     );
 }
 

@@ -205,6 +205,28 @@ pub(crate) fn admitted_sequences(plan: &InferencePlan, choice: &Plan) -> u64 {
     }
 }
 
+/// A launch's options as the YAML mapping vLLM's and SGLang's `--config`
+/// read back into flags (vLLM `FlexibleArgumentParser.load_config_file`,
+/// SGLang `ConfigArgumentMerger`): one `long-name: value` line per flag of
+/// `args` (flags with their values, or bare boolean flags, which become
+/// `true`); numbers plain, other values as double-quoted (JSON) strings.
+pub(crate) fn flags_yaml(args: &[String]) -> String {
+    let mut yaml = String::new();
+    let mut i = 0;
+    while i < args.len() {
+        let key = args[i].trim_start_matches("--");
+        let value = args.get(i + 1).filter(|v| !v.starts_with("--"));
+        let v = match value {
+            None => "true".to_string(),
+            Some(v) if v.parse::<f64>().is_ok_and(f64::is_finite) => v.clone(),
+            Some(v) => serde_json::Value::String(v.clone()).to_string(),
+        };
+        yaml += &format!("{key}: {v}\n");
+        i += if value.is_some() { 2 } else { 1 };
+    }
+    yaml
+}
+
 pub(crate) fn model_argument(origin: &ModelOrigin) -> Option<String> {
     match origin {
         ModelOrigin::Catalog { source, .. } => source
@@ -256,6 +278,7 @@ pub use sglang::CONFIG_FILE as SGLANG_CONFIG_FILE;
 pub use sglang::PINNED_DEFINITIONS as SGLANG_PINNED_DEFINITIONS;
 pub use sglang::sglang_reserved_bytes;
 pub use trtllm::PINNED_DEFINITIONS as TRTLLM_PINNED_DEFINITIONS;
+pub use vllm::CONFIG_FILE as VLLM_CONFIG_FILE;
 pub use vllm::PINNED_DEFINITIONS as VLLM_PINNED_DEFINITIONS;
 pub use vllm::cuda_visible_bytes;
 pub use vllm::{

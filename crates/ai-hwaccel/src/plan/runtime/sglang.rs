@@ -136,18 +136,7 @@ impl Runtime for Sglang {
         // YAML mapping whose keys are the long flags' names and turns each
         // back into `--key value` (sglang/srt/utils/server_args_config_parser.py
         // of the pinned version).
-        let mut yaml = String::new();
-        for pair in argv[3..].chunks(2) {
-            if let [flag, value] = pair {
-                let key = flag.trim_start_matches("--");
-                let v = if value.parse::<f64>().is_ok() {
-                    value.clone()
-                } else {
-                    serde_json::Value::String(value.clone()).to_string()
-                };
-                yaml += &format!("{key}: {v}\n");
-            }
-        }
+        let yaml = super::flags_yaml(&argv[3..]);
         notes.push(format!(
             "the same options as a config file: python3 -m sglang.launch_server --config {CONFIG_FILE}"
         ));

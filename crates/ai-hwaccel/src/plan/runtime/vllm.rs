@@ -135,6 +135,9 @@ impl Runtime for Vllm {
     }
 }
 
+/// The config file `--emit vllm` writes beside the command line.
+pub const CONFIG_FILE: &str = "vllm-config.yaml";
+
 impl Vllm {
     /// `vllm serve` for a plan: the parallel sizes, `--max-model-len` the
     /// planned context, `--max-num-seqs` the sequences the plan holds per
@@ -207,12 +210,20 @@ impl Vllm {
             }
             _ => {}
         }
+        // The same options as a config file for `vllm serve --config`
+        // (FlexibleArgumentParser.load_config_file of the pinned version:
+        // keys are the long flags' names, `model` the positional model).
+        let mut yaml = format!("model: {}\n", serde_json::Value::String(argv[2].clone()));
+        yaml += &super::flags_yaml(&argv[3..]);
+        notes.push(format!(
+            "the same options as a config file: vllm serve --config {CONFIG_FILE}"
+        ));
         Ok(super::Launch {
             runtime: RuntimeKind::Vllm,
             version: Some(PINNED_DEFINITIONS.into()),
             argv,
             env: Default::default(),
-            files: Default::default(),
+            files: [(CONFIG_FILE.to_string(), yaml)].into_iter().collect(),
             notes,
         })
     }
