@@ -53,12 +53,12 @@ pub struct PlanArgs {
     pub output_len: Option<u64>,
     /// Target time to first token in milliseconds: layouts that miss it
     /// are rejected. With a target plans rank by decode tokens/s per device.
-    #[arg(long, value_name = "MS", value_parser = parse_millis, conflicts_with = "batch")]
+    #[arg(long, value_name = "MS", value_parser = parse_millis, conflicts_with_all = ["batch", "offload"])]
     pub ttft_ms: Option<f64>,
     /// Target time per output token in milliseconds: each layout runs the
     /// most sequences per replica that meet it (instead of the batch), and
     /// layouts that miss it at one sequence are rejected.
-    #[arg(long, value_name = "MS", value_parser = parse_millis, conflicts_with = "batch")]
+    #[arg(long, value_name = "MS", value_parser = parse_millis, conflicts_with_all = ["batch", "offload"])]
     pub tpot_ms: Option<f64>,
     /// Spread a mixture-of-experts model's routed experts whole over the
     /// tensor-parallel ranks (expert parallelism of size TP, which the

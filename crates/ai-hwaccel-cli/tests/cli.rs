@@ -1541,6 +1541,15 @@ fn plan_latencies_and_targets() {
             "4096",
         ][..],
         &["plan", "7b", "--devices", "1xl4", "--ttft-ms", "0"][..],
+        &[
+            "plan",
+            "7b",
+            "--devices",
+            "1xl4",
+            "--tpot-ms",
+            "50",
+            "--offload",
+        ][..],
     ] {
         assert_eq!(run(args).status.code(), Some(2), "{args:?}");
     }

@@ -758,8 +758,9 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let ttft_ms = r.number("ttft_ms", 0.0, false, 3_600_000.0)?;
     let tpot_ms = r.number("tpot_ms", 0.0, false, 3_600_000.0)?;
     let expert_parallel = r.flag("expert_parallel")?;
-    conflict(r, "ttft_ms", &["batch"])?;
-    conflict(r, "tpot_ms", &["batch"])?;
+    // Targets choose each layout's batch; offload plans have no layouts.
+    conflict(r, "ttft_ms", &["batch", "offload"])?;
+    conflict(r, "tpot_ms", &["batch", "offload"])?;
     if let (Some(c), Some(i)) = (context, input_len)
         && i.saturating_add(output_len.unwrap_or(0)) > c
     {
