@@ -39,7 +39,15 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
     if args.json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&r)?));
     }
-    Ok(render(&r, &providers))
+    let targets: Vec<String> = [("TTFT", args.ttft_ms), ("TPOT", args.tpot_ms)]
+        .into_iter()
+        .filter_map(|(n, v)| v.map(|v| format!("{n} ≤ {v} ms")))
+        .collect();
+    Ok(render(
+        &r,
+        &providers,
+        (!targets.is_empty()).then(|| targets.join(" and ")),
+    ))
 }
 
 /// Read and parse `--price-file` (format by extension); errors name the
@@ -93,9 +101,15 @@ fn money(v: f64) -> String {
     }
 }
 
-fn render(r: &CloudReport, providers: &[String]) -> String {
+fn render(r: &CloudReport, providers: &[String], targets: Option<String>) -> String {
+    // Under latency targets each plan runs the most sequences that meet
+    // them; otherwise the requested batch.
+    let at = targets.map_or_else(
+        || format!("batch {} per replica", r.batch),
+        |t| format!("\nper replica: the most sequences meeting {t}"),
+    );
     let mut o = format!(
-        "{} on {} cloud instances ({}): {} fit, {} do not · batch {} per replica\n",
+        "{} on {} cloud instances ({}): {} fit, {} do not{}{}\n",
         r.model,
         r.instances_considered,
         if providers.is_empty() {
@@ -105,7 +119,8 @@ fn render(r: &CloudReport, providers: &[String]) -> String {
         },
         r.rows.len(),
         r.does_not_fit.len(),
-        r.batch
+        if at.starts_with('\n') { "" } else { " · " },
+        at
     );
     if r.rows.is_empty() {
         o += &format!("{} fits none of them", r.model);
@@ -166,9 +181,13 @@ fn render(r: &CloudReport, providers: &[String]) -> String {
     }
     o += &format!(
         "ranked by on-demand price per hour; tok/s: decode tokens per second of the best plan, summed\n\
-         over its replicas at batch {}; $/M tok = $/hour ÷ (tok/s × 3600) × 10⁶ (? where a device's\n\
+         over its replicas at {}; $/M tok = $/hour ÷ (tok/s × 3600) × 10⁶ (? where a device's\n\
          memory bandwidth is unknown):\n{t}\n",
-        r.batch
+        if at.starts_with("batch") {
+            at.clone()
+        } else {
+            "that batch".to_string()
+        }
     );
     o += "prices as read on the date shown, for the region shown, from the source shown; not current:\n";
     for (i, (date, region, src)) in notes.iter().enumerate() {
