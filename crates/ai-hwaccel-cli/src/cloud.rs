@@ -184,7 +184,7 @@ fn render(r: &CloudReport, providers: &[String], targets: Option<String>) -> Str
          over its replicas at {}; $/M tok = $/hour ÷ (tok/s × 3600) × 10⁶ (? where a device's\n\
          memory bandwidth is unknown):\n{t}\n",
         if at.starts_with("batch") {
-            at.clone()
+            format!("batch {}", r.batch)
         } else {
             "that batch".to_string()
         }
