@@ -138,3 +138,49 @@ fn a_model_that_fits_nowhere_says_so() {
     assert!(text.contains("0 fit, 10 do not"), "{text}");
     assert!(text.contains("fits none of them"), "{text}");
 }
+
+/// With a time-per-output-token target every instance's plan runs the most
+/// sequences that meet it, and the report says so instead of "batch 1".
+#[test]
+fn latency_targets_rank_instances_at_the_concurrency_that_meets_them() {
+    let o = run(&[
+        "plan",
+        "llama-3.1-8b",
+        "--cloud",
+        "--provider",
+        "aws",
+        "--tpot-ms",
+        "25",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("the most sequences meeting TPOT ≤ 25 ms") && !text.contains("batch 1"),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "too wide: {line}");
+    }
+    let o = run(&[
+        "plan",
+        "llama-3.1-8b",
+        "--cloud",
+        "--provider",
+        "aws",
+        "--tpot-ms",
+        "25",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .any(|r| r["plan"]["batch"].as_u64().unwrap() > 1)
+    );
+    for r in rows {
+        if let Some(t) = r["plan"]["tpot_ms"].as_f64() {
+            assert!(t <= 25.0, "{r}");
+        }
+    }
+}

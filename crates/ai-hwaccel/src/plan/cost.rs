@@ -572,6 +572,20 @@ pub struct CloudPlanSummary {
     pub max_concurrent_sequences: u64,
     /// Largest context one sequence may have.
     pub max_context_tokens: u64,
+    /// Sequences per replica the decode figures are at ([`Plan::batch`]:
+    /// the requested batch, or under a latency target the most that meet it).
+    #[serde(default = "one_batch")]
+    pub batch: u64,
+    /// Time to first token, ms ([`Plan::ttft_ms`]).
+    #[serde(default)]
+    pub ttft_ms: Option<f64>,
+    /// Time per output token, ms ([`Plan::tpot_ms`]).
+    #[serde(default)]
+    pub tpot_ms: Option<f64>,
+}
+
+fn one_batch() -> u64 {
+    1
 }
 
 impl CloudPlanSummary {
@@ -585,6 +599,9 @@ impl CloudPlanSummary {
             decode_tokens_per_s: p.decode_tokens_per_s,
             decode_tokens_per_s_per_sequence: p.decode_tokens_per_s_per_sequence,
             max_concurrent_sequences: p.max_concurrent_sequences,
+            batch: p.batch,
+            ttft_ms: p.ttft_ms,
+            tpot_ms: p.tpot_ms,
             max_context_tokens: p.max_context_tokens,
         }
     }
