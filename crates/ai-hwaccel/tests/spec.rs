@@ -398,6 +398,14 @@ const FIXTURE_FORMATS: &[(&str, &str)] = &[
 const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
     ("AMD GPU", "the capture prints no product name"),
     (
+        "Intel(R) Graphics (RPL-S)",
+        "Raptor Lake-S integrated graphics; Intel publishes no memory or rate figures for it",
+    ),
+    (
+        "AMD Radeon(TM) Graphics",
+        "an APU's integrated GPU named without its model; AMD publishes no figures for it",
+    ),
+    (
         "AMD Radeon RX 6800/6800 XT/6900 XT",
         "one PCI id and one name for three products",
     ),
