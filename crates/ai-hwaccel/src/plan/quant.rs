@@ -386,7 +386,8 @@ mod tests {
 ///   Q5_K when n_head/n_head_kv ≥ 4; Q3_K_M → Q5_K in the first two layers
 ///   then Q4_K; Q3_K_L → Q5_K; Q4_K_M/Q5_K_M → Q6_K where
 ///   `use_more_bits(i, n)`; Q4_K_S → Q5_K in the first four layers; then,
-///   in a Llama 70B (llama architecture, 80 layers, grouped KV heads), Q3_K
+///   in a model llama.cpp types as 70B (80 layers of llama with grouped KV
+///   heads, qwen2, olmo or deci), Q3_K
 ///   or Q4_K becomes Q5_K, and with exactly 8 experts everything is Q8_0;
 /// - `attn_k`: Q8_0 with exactly 8 experts;
 /// - `ffn_down` (dense and expert): Q2_K → Q3_K; Q3_K_M → Q5_K in the
@@ -417,8 +418,10 @@ pub struct GgufFacts {
     pub gqa: u32,
     /// Routed experts (`n_expert`; 0 for dense models).
     pub experts: u32,
-    /// llama.cpp's `LLM_TYPE_70B`: the llama architecture with 80 layers
-    /// and grouped KV heads.
+    /// llama.cpp's `LLM_TYPE_70B`, which `load_hparams` sets by layer
+    /// count per architecture (`src/models/*.cpp` of the pinned llama.cpp):
+    /// llama with 80 layers and grouped KV heads (`llama.cpp`), and 80
+    /// layers of qwen2, olmo or deci (Qwen2.5-72B is one).
     pub llama_70b: bool,
     /// No separate `output.weight` (the head is the embedding).
     pub tied: bool,
@@ -431,9 +434,12 @@ impl GgufFacts {
             layers: spec.num_layers,
             gqa: spec.num_attention_heads / spec.num_kv_heads.max(1),
             experts: spec.moe.as_ref().map_or(0, |m| m.num_experts),
-            llama_70b: spec.architecture == "llama"
-                && spec.num_layers == 80
-                && spec.num_kv_heads != spec.num_attention_heads,
+            llama_70b: spec.num_layers == 80
+                && match spec.architecture.as_str() {
+                    "llama" => spec.num_kv_heads != spec.num_attention_heads,
+                    "qwen2" | "olmo" | "deci" => true,
+                    _ => false,
+                },
             tied: spec.tied_embeddings,
         }
     }
@@ -597,6 +603,11 @@ mod gguf_mix_tests {
         };
         assert_eq!(lb(Quant::Q4K, 40, &l70).1, 5.5);
         assert_eq!(lb(Quant::Q4K, 40, &facts(80, 8)).1, 4.5);
+        // llama.cpp types 80-layer qwen2 as 70B too; a 64-layer model is not.
+        let spec = |id: &str| &crate::plan::catalog::find(id).unwrap().spec;
+        assert!(GgufFacts::of(spec("qwen2.5-72b")).llama_70b);
+        assert!(GgufFacts::of(spec("llama-3.1-70b")).llama_70b);
+        assert!(!GgufFacts::of(spec("qwen2.5-32b")).llama_70b);
         // Eight experts (Mixtral): attn_k and attn_v Q8_0, attn_output Q5_K.
         let moe = GgufFacts { experts: 8, ..f };
         assert_eq!(lb(Quant::Q4K, 5, &moe), (8.5, 8.5, 4.5, 5.5));
