@@ -758,6 +758,16 @@ fn request_latencies_follow_prefill_and_decode() {
     let p = plan_inference(&m, &devices("1xh100-sxm"), &opts);
     // No context given: prompt + output.
     assert_eq!(p.context, 2048 + 256);
+    // Only a prompt longer than the default context: the context holds it.
+    let long = plan_inference(
+        &m,
+        &devices("1xh100-sxm"),
+        &InferenceOptions {
+            input_len: Some(10_000),
+            ..Default::default()
+        },
+    );
+    assert_eq!(long.context, 10_000);
     let best = &p.plans[0];
     assert_eq!(best.data_parallel, 1);
     let prefill = best.prefill_tokens_per_s.unwrap();

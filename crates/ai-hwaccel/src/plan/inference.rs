@@ -359,7 +359,8 @@ fn one() -> u64 {
 
 /// The context a request plans at: `opts.context`, else prompt + output
 /// when both lengths are given, else the model's maximum capped at
-/// [`DEFAULT_CONTEXT`]; at least 1.
+/// [`DEFAULT_CONTEXT`] (raised to the prompt when only a longer prompt
+/// is given); at least 1.
 pub(crate) fn requested_context(spec: &ModelSpec, opts: &InferenceOptions) -> u64 {
     opts.context
         .or_else(|| {
@@ -371,6 +372,7 @@ pub(crate) fn requested_context(spec: &ModelSpec, opts: &InferenceOptions) -> u6
             spec.max_context
                 .unwrap_or(DEFAULT_CONTEXT)
                 .min(DEFAULT_CONTEXT)
+                .max(opts.input_len.unwrap_or(0))
         })
         .max(1)
 }
