@@ -192,8 +192,6 @@ pub fn emit(plan: &InferencePlan, index: usize, origin: &ModelOrigin) -> Result<
     runtime(plan.runtime).emit(plan, choice, origin)
 }
 
-/// The Hugging Face repository id of a catalog model (from its config.json
-/// URL), or the path the model was read from.
 /// Sequences a server launched for `choice` admits at once: under latency
 /// targets the concurrency the plan found meeting them (more would miss the
 /// time per output token), else every sequence the memory holds.
@@ -227,6 +225,8 @@ pub(crate) fn flags_yaml(args: &[String]) -> String {
     yaml
 }
 
+/// The Hugging Face repository id of a catalog model (from its config.json
+/// URL), or the path the model was read from.
 pub(crate) fn model_argument(origin: &ModelOrigin) -> Option<String> {
     match origin {
         ModelOrigin::Catalog { source, .. } => source
