@@ -66,6 +66,12 @@ pub struct PlanArgs {
     /// whose TP does not divide the experts are rejected.
     #[arg(long)]
     pub expert_parallel: bool,
+    /// Plan for attention that writes its scores to memory (llama.cpp with
+    /// flash attention off, which llama-bench runs by default): prefill also
+    /// pays for writing and reading every score, at the fitted bytes per
+    /// score, and the emitted llama.cpp command turns flash attention off.
+    #[arg(long)]
+    pub unfused_attention: bool,
     /// Tokens per prefill step (activation workspace), at most 10000000.
     #[arg(long, value_name = "N", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_CHUNK, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub prefill_chunk: u64,
@@ -612,6 +618,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         ttft_ms: args.ttft_ms,
         tpot_ms: args.tpot_ms,
         expert_parallel: args.expert_parallel,
+        fused_attention: !args.unfused_attention,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: args.max_plans as usize,

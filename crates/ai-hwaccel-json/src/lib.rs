@@ -164,6 +164,7 @@ pub const COMMANDS: &[Command] = &[
             "ttft_ms",
             "tpot_ms",
             "expert_parallel",
+            "unfused_attention",
             "measure",
             "emit",
             "plan",
@@ -758,6 +759,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let ttft_ms = r.number("ttft_ms", 0.0, false, 3_600_000.0)?;
     let tpot_ms = r.number("tpot_ms", 0.0, false, 3_600_000.0)?;
     let expert_parallel = r.flag("expert_parallel")?;
+    let fused_attention = !r.flag("unfused_attention")?;
     // Targets choose each layout's batch; offload plans have no layouts.
     conflict(r, "ttft_ms", &["batch", "offload"])?;
     conflict(r, "tpot_ms", &["batch", "offload"])?;
@@ -785,6 +787,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         ttft_ms,
         tpot_ms,
         expert_parallel,
+        fused_attention,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: max_plans as usize,

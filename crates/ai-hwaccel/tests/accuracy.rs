@@ -107,6 +107,7 @@ struct Estimate {
     decode: Option<f64>,
     prefill: Option<f64>,
     layers: u32,
+    score_s: f64,
 }
 
 /// The planner's decode and prefill tokens/s for a row (`ideal`: both
@@ -122,10 +123,15 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
         "llama.cpp" => RuntimeKind::LlamaCpp,
         other => panic!("runtime {other}"),
     };
-    let run = |context: u64| {
+    // `input`: the prompt of a prefill test (its tokens attend to half of
+    // it on average); decode tests run at half the generated length.
+    let run = |context: u64, input: Option<u64>| {
         let opts = InferenceOptions {
             quant: Some(quant),
             context: Some(context.max(1)),
+            input_len: input,
+            // llama-bench's default (`-fa 0`), which the rows' commands keep.
+            fused_attention: false,
             batch: 1,
             runtime,
             max_plans: 1,
@@ -147,14 +153,20 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
             .into_iter()
             .next()
     };
-    let dec = run(r.tg_tokens / 2);
-    let pre = run(r.pp_tokens / 2);
+    let dec = run(r.tg_tokens / 2, None);
+    let pre = run(r.pp_tokens, Some(r.pp_tokens));
     Some(Estimate {
         class: DeviceClass::of(&devices[0]),
         width: FormatWidth::of(quant),
         decode: dec.and_then(|p| p.decode_tokens_per_s_per_sequence),
         prefill: pre.and_then(|p| p.prefill_tokens_per_s),
         layers: spec.num_layers,
+        score_s: f64::from(spec.num_layers)
+            * f64::from(spec.num_attention_heads)
+            * (r.pp_tokens / 2) as f64
+            / devices[0]
+                .bandwidth_bytes_per_s
+                .map_or(f64::NAN, |b| b as f64),
     })
 }
 
@@ -166,7 +178,7 @@ fn ideal_rates_for_fit() {
         let e = estimate(&r, true);
         let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
         println!(
-            "IDEAL\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "IDEAL\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             if held_out(&r.line) { "held-out" } else { "fit" },
             e.as_ref().map_or("", |e| e.class.as_str()),
             e.as_ref().map_or("", |e| e.width.as_str()),
@@ -176,6 +188,9 @@ fn ideal_rates_for_fit() {
             r.pp,
             f(e.as_ref().and_then(|e| e.prefill)),
             e.as_ref().map_or(0, |e| e.layers),
+            r.spec_id,
+            e.as_ref()
+                .map_or(String::new(), |e| format!("{:.6e}", e.score_s)),
         );
     }
 }
@@ -354,15 +369,16 @@ fn speed_estimates_against_published_measurements() {
     );
 }
 
-// Where a goal is not met, what is achieved (docs/accuracy.md says why): the
-// worst decode and prefill rows are M1 Max GPUs (32- and 24-core), which reach
-// a smaller share of their datasheet bandwidth and of their cores x clock rate
-// than the other Apple chips of their class (the 24-core M1 Max, llama-2-7b
-// F16 pp512: 213 tok/s measured, 405 estimated); rows without an estimate are
-// devices the source names ambiguously ("A100 80GB") or that have no entry
+// Where a goal is not met, what is achieved (docs/accuracy.md says why). The
+// worst prefill row is the 4090's llama-2-7b q4_0 pp512 of the source's
+// "LLaMA table" (3961.34 tok/s; 6897 estimated, 74 % over): the same
+// snapshot's other table prints 5531.19 for the same cell, 40 % more, and the
+// fit follows the source's later (May 2024) rows of that card. Decode meets its goal
+// (its worst, 31 %, is asserted by GOAL_DECODE_WORST). Rows without an estimate
+// are devices the source names ambiguously ("A100 80GB") or that have no entry
 // ("3080 Ti", "RTX 4000 Ada", RX 5700 XT), and the M3 rows, whose GPU has no
 // matrix rate in the spec database (no source states an M3 GPU clock).
-const ACHIEVED_DECODE_WORST: f64 = 0.66;
-const ACHIEVED_PREFILL_WORST: f64 = 0.91;
+const ACHIEVED_DECODE_WORST: f64 = GOAL_DECODE_WORST;
+const ACHIEVED_PREFILL_WORST: f64 = 0.75;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.88;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = 0.76;

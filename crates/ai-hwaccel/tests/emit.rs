@@ -149,6 +149,29 @@ fn llama_cpp_command_splits_layers_as_the_plan_does() {
         .collect();
     assert_eq!(split, planned);
     assert_eq!(split.iter().sum::<u32>(), 32);
+    assert_eq!(value(&l.argv, "-fa"), "on");
+    // Planned with unfused attention: the command turns flash attention
+    // off, and the long-prompt prefill pays for the scores.
+    let unfused = plan_inference(
+        &spec,
+        &[card("gpu0"), card("gpu1")],
+        &InferenceOptions {
+            fused_attention: false,
+            ..p.options.clone()
+        },
+    );
+    let u = emit(&unfused, i, &gguf).unwrap();
+    assert_llama_cpp_accepts(&u);
+    assert_eq!(value(&u.argv, "-fa"), "off");
+    let (fused_pp, unfused_pp) = (
+        choice.prefill_tokens_per_s.unwrap(),
+        unfused.plans[i].prefill_tokens_per_s.unwrap(),
+    );
+    assert!(unfused_pp < fused_pp * 0.9, "{unfused_pp} vs {fused_pp}");
+    assert_eq!(
+        unfused.plans[i].decode_tokens_per_s,
+        choice.decode_tokens_per_s
+    );
     // Tensor parallelism is not how llama.cpp splits; FP8 caches it has none.
     if let Some((k, _)) = p
         .plans

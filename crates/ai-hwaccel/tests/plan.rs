@@ -355,10 +355,13 @@ fn throughput_follows_the_formulas() {
     let expect = 1.0 / (bytes / (3.35e12 * 0.6));
     let got = plan.decode_tokens_per_s.unwrap();
     assert!((got - expect).abs() / expect < 0.01, "{got} vs {expect}");
-    // Prefill: (2N + 2·L·ctx·d_attn) FLOPs per token at 989.4 dense bf16 TFLOPS × 0.5
-    // (the embedding is a lookup, not a matmul).
+    // Prefill of a prompt filling the 4096-token context: (2N + 2·L·c·d_attn)
+    // FLOPs per token at 989.4 dense bf16 TFLOPS × 0.5, c = 2048 the mean
+    // context a prompt token attends to (half the prompt; d_attn = 4096; the
+    // embedding is a lookup, not a matmul).
+    assert_eq!(p.context, 4096);
     let n = (m.parameters() - m.embedding_params()) as f64;
-    let flops = 2.0 * n + 2.0 * 32.0 * 4096.0 * 4096.0;
+    let flops = 2.0 * n + 2.0 * 32.0 * 2048.0 * 4096.0;
     let rate = ai_hwaccel::spec::by_id("h100-sxm")
         .unwrap()
         .tflops

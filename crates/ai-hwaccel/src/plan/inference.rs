@@ -192,6 +192,14 @@ pub struct InferenceOptions {
     /// ignore it.
     #[serde(default)]
     pub expert_parallel: bool,
+    /// Whether attention runs fused (FlashAttention: the scores stay on
+    /// chip), as the emitted llama.cpp commands ask for (`-fa on`) and
+    /// vLLM, SGLang and TensorRT-LLM do. `false` (llama.cpp `-fa off`, the
+    /// llama-bench default the calibration rows ran with): prefill also
+    /// pays for writing and reading every attention score, at the bytes per
+    /// score fitted in [`crate::plan::speed::SCORE_BYTES`].
+    #[serde(default = "fused_default")]
+    pub fused_attention: bool,
 }
 
 impl InferenceOptions {
@@ -202,6 +210,10 @@ impl InferenceOptions {
 }
 
 fn calibrated_default() -> bool {
+    true
+}
+
+fn fused_default() -> bool {
     true
 }
 
@@ -228,6 +240,7 @@ impl Default for InferenceOptions {
             ttft_ms: None,
             tpot_ms: None,
             expert_parallel: false,
+            fused_attention: true,
         }
     }
 }
@@ -1172,14 +1185,9 @@ fn evaluate_replica_with(
         // (plan::speed) unless overridden; the matrix rate is the one the
         // runtime's kernels run at (plan::speed::reference_tflops).
         let fit = if opts.calibrated_speed {
-            super::speed::fitted(super::speed::DeviceClass::of(group[0]), opts.runtime, quant)
+            super::speed::fitted_for(group[0], opts.runtime, quant)
         } else {
-            super::speed::Applied {
-                decode: None,
-                decode_layer_s: 0.0,
-                prefill: None,
-                prefill_layer_s: 0.0,
-            }
+            super::speed::Applied::NONE
         };
         let dec_eff = fit.decode.unwrap_or(opts.decode_efficiency);
         let pre_eff = fit.prefill.unwrap_or(opts.prefill_efficiency);
@@ -1195,12 +1203,23 @@ fn evaluate_replica_with(
             .map(|d| super::speed::reference_tflops(d, opts.runtime, compute))
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min_by(f64::total_cmp));
-        // Prefill at the prompt's length (attention over it), the context
-        // when no input length is given.
-        let flops = sizer.flops_per_token(a, b, opts.input_len.unwrap_or(context), last);
+        // Prefill of a prompt of the input length (the context when none
+        // is given): each of its tokens attends to the tokens before it, half
+        // the prompt on average; an encoder's tokens attend to the whole
+        // input.
+        let prompt = opts.input_len.unwrap_or(context);
+        let mean_context = if spec.encoder { prompt } else { prompt / 2 };
+        let flops = sizer.flops_per_token(a, b, mean_context, last);
+        let scores = fit.score_seconds(
+            opts.fused_attention,
+            layers,
+            f64::from(spec.num_attention_heads) / f64::from(tp),
+            mean_context as f64,
+            slowest_bw,
+        );
         prefill_s = prefill_s
             .zip(rate)
-            .map(|(t, r)| t + flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s);
+            .map(|(t, r)| t + flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s + scores);
     }
     Ok(Evaluated {
         plan_devices: per_device,

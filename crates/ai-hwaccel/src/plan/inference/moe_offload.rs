@@ -39,7 +39,7 @@ use crate::plan::arch::ModelSpec;
 use crate::plan::quant::Quant;
 use crate::plan::runtime::RuntimeKind;
 use crate::plan::runtime::llamacpp::N_UBATCH;
-use crate::plan::speed::{self, Applied, DeviceClass};
+use crate::plan::speed::{self, Applied};
 
 /// The split of a MoE expert-offload plan ([`Plan::moe_offload`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -336,14 +336,9 @@ impl Split<'_> {
 
         let applied = |d: &PlanDevice| {
             if opts.calibrated_speed {
-                speed::fitted(DeviceClass::of(d), opts.runtime, quant)
+                speed::fitted_for(d, opts.runtime, quant)
             } else {
-                Applied {
-                    decode: None,
-                    decode_layer_s: 0.0,
-                    prefill: None,
-                    prefill_layer_s: 0.0,
-                }
+                Applied::NONE
             }
         };
         let half = if quant == Quant::Fp16 {
@@ -369,12 +364,22 @@ impl Split<'_> {
                 t + read / (bw as f64 * f.decode.unwrap_or(opts.decode_efficiency))
                     + l * f.decode_layer_s
             });
+            // Half the prompt is the mean context a prompt token attends to.
+            let mean_context = opts.input_len.unwrap_or(context) / 2;
+            let scores = f.score_seconds(
+                opts.fused_attention,
+                l,
+                f64::from(spec.num_attention_heads),
+                mean_context as f64,
+                g.bandwidth_bytes_per_s,
+            );
             prefill_s = prefill_s
                 .zip(speed::reference_tflops(g, opts.runtime, compute))
                 .map(|(t, rate)| {
-                    t + sizer.flops_per_token(a, b, opts.input_len.unwrap_or(context), last)
+                    t + sizer.flops_per_token(a, b, mean_context, last)
                         / (rate * 1e12 * f.prefill.unwrap_or(opts.prefill_efficiency))
                         + l * f.prefill_layer_s
+                        + scores
                 });
         }
         let fc = applied(cpu);

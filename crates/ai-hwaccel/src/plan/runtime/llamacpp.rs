@@ -278,8 +278,15 @@ impl LlamaCpp {
                 (layers + 1).to_string()
             },
         ];
+        // Flash attention as planned (the unfused plan pays for its
+        // scores); the host CPU's `auto` already turns it on.
+        if !plan.options.fused_attention {
+            argv.extend(["-fa".into(), "off".into()]);
+        } else if !host {
+            argv.extend(["-fa".into(), "on".into()]);
+        }
         if !host {
-            argv.extend(["-fa".into(), "on".into(), "--fit".into(), "off".into()]);
+            argv.extend(["--fit".into(), "off".into()]);
             if devices.len() > 1 {
                 let split: Vec<String> = devices
                     .iter()
