@@ -350,6 +350,12 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   goals. Devices without rows of their own use their class's cell alone,
   so the held-out rows of devices that have factors say more about those
   devices than about a card the corpus has never seen.
+- Decode, worst rows: the RTX 3090's llama 7B Q3_K_S and Q2_K (llama.cpp
+  PR #4766's baseline, 87.26 and 92.69 tok/s). llama.cpp's 2- and 3-bit
+  K-quant kernels reach about half the bandwidth its Q4_0 kernel does on
+  the same card; one efficiency per width below 8 bits cannot tell them
+  apart, and two rows are too few for a width of their own. Without them
+  the worst decode row is within 31 %.
 - Prefill, worst row: the 4090's llama-2-7b q4_0 pp512 in the source's
   "LLaMA table" (3961.34 tok/s). The same snapshot's other table prints
   5531.19 for the same cell, 40 % more; the fit follows the source's later

@@ -371,14 +371,19 @@ fn speed_estimates_against_published_measurements() {
 
 // Where a goal is not met, what is achieved (docs/accuracy.md says why). The
 // worst prefill row is the 4090's llama-2-7b q4_0 pp512 of the source's
-// "LLaMA table" (3961.34 tok/s; 6897 estimated, 74 % over): the same
+// "LLaMA table" (3961.34 tok/s; 6881 estimated, 74 % over): the same
 // snapshot's other table prints 5531.19 for the same cell, 40 % more, and the
-// fit follows the source's later (May 2024) rows of that card. Decode meets its goal
-// (its worst, 31 %, is asserted by GOAL_DECODE_WORST). Rows without an estimate
+// fit follows the source's later (May 2024) rows of that card. The worst
+// decode rows are the RTX 3090's llama 7B Q3_K_S and Q2_K (PR 4766: 87.26 and
+// 92.69 tok/s; 132 and 140 estimated): llama.cpp's 2- and 3-bit K-quant
+// kernels reach about half the bandwidth its Q4_0 kernel does on the same
+// card (121.82 tok/s reading more bytes), and one efficiency per format width
+// (below 8 bits) cannot tell them apart; two rows are too few to fit a width
+// of their own. Rows without an estimate
 // are devices the source names ambiguously ("A100 80GB") or that have no entry
 // ("3080 Ti", "RTX 4000 Ada", RX 5700 XT), and the M3 rows, whose GPU has no
 // matrix rate in the spec database (no source states an M3 GPU clock).
-const ACHIEVED_DECODE_WORST: f64 = GOAL_DECODE_WORST;
+const ACHIEVED_DECODE_WORST: f64 = 0.52;
 const ACHIEVED_PREFILL_WORST: f64 = 0.75;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.88;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = 0.76;
