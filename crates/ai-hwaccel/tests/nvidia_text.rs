@@ -823,6 +823,49 @@ fn nvlink_h100_h200_eighteen_links_at_the_printed_rate() {
     );
 }
 
+/// A real capture with active and inactive links on one GPU: two H100 PCIe
+/// cards joined by NVLink bridges list 18 links each, 12 of them at
+/// 26.562 GB/s and 6 `<inactive>` (hpe-japan-elearning capture).
+#[test]
+fn nvlink_h100_pcie_bridge_counts_twelve_of_eighteen_links() {
+    let out = parse(
+        NVLINK,
+        "hpe-japan-elearning__nvlink-s__2x-h100-pcie-nvlink-bridge__555.42.02.txt",
+    );
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.len(), 2);
+    assert_eq!(
+        out.devices[1].uuid.as_deref(),
+        Some("GPU-9b1446e2-8a89-4cf6-b68c-a98d99e958d3")
+    );
+    for d in &out.devices {
+        assert_eq!(d.name, "NVIDIA H100 PCIe");
+        assert_eq!(nvlink_extra(d, "nvlink_links_total"), Some("18"));
+        assert_eq!(nvlink_extra(d, "nvlink_links_active"), Some("12"));
+        assert_eq!(
+            nvlink_extra(d, "nvlink_link_speed_bytes_per_s"),
+            Some("26562000000")
+        );
+        assert_eq!(
+            nvlink_extra(d, "nvlink_bandwidth_bytes_per_s"),
+            Some((12u64 * 26_562_000_000).to_string().as_str())
+        );
+    }
+    // Two A100 PCIe cards without a bridge: the message in place of links.
+    let none = parse(
+        NVLINK,
+        "hpe-japan-elearning__nvlink-s__2x-a100-pcie-40gb-no-links__555.42.02.txt",
+    );
+    assert_eq!(none.devices.len(), 2);
+    for d in &none.devices {
+        assert_eq!(nvlink_extra(d, "nvlink_links_active"), Some("0"));
+        assert_eq!(
+            nvlink_extra(d, "nvlink_status"),
+            Some("NVML: Unable to retrieve NVLink information as all links are inActive")
+        );
+    }
+}
+
 #[test]
 fn error_outputs_give_no_device_and_a_warning() {
     for fmt in [Q, NVLINK] {
