@@ -461,6 +461,10 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
     ),
     ("Hygon K1xx_AI", "the capture redacts the DCU model"),
     (
+        "Qualcomm Cloud AI",
+        "the generic name when qaic-util -q shows no FW IMAGE_VARIANT line (output filtered by grep), so the SoC is not known",
+    ),
+    (
         "Apple Paravirtualized Graphics Device",
         "a macOS virtual machine's paravirtual display device (Apple's ParavirtualizedGraphics), no GPU of its own",
     ),
