@@ -823,11 +823,11 @@ fn nvlink_h100_h200_eighteen_links_at_the_printed_rate() {
     );
 }
 
-/// A real capture with active and inactive links on one GPU: two H100 PCIe
-/// cards joined by NVLink bridges list 18 links each, 12 of them at
-/// 26.562 GB/s and 6 `<inactive>` (hpe-japan-elearning capture).
+/// Real captures: two H100 PCIe cards joined by NVLink bridges list 18 links
+/// each, 12 of them at 26.562 GB/s and 6 `<inactive>` (hpe-japan-elearning);
+/// seven B300 at NVLink 5's printed 53.125 GB/s; two A100 PCIe without links.
 #[test]
-fn nvlink_h100_pcie_bridge_counts_twelve_of_eighteen_links() {
+fn nvlink_captures_with_inactive_links_and_nvlink5_rates() {
     let out = parse(
         NVLINK,
         "hpe-japan-elearning__nvlink-s__2x-h100-pcie-nvlink-bridge__555.42.02.txt",
@@ -849,6 +849,24 @@ fn nvlink_h100_pcie_bridge_counts_twelve_of_eighteen_links() {
         assert_eq!(
             nvlink_extra(d, "nvlink_bandwidth_bytes_per_s"),
             Some((12u64 * 26_562_000_000).to_string().as_str())
+        );
+    }
+    // Blackwell Ultra: 18 links at 53.125 GB/s each (Dell XE9780 log).
+    let b300 = parse(
+        NVLINK,
+        "xe9780-perf-test__nvlink-status__7x-b300-sxm6-ac__610.57.04.txt",
+    );
+    assert!(b300.warnings.is_empty(), "{:?}", b300.warnings);
+    assert_eq!(b300.devices.len(), 7);
+    for d in &b300.devices {
+        assert_eq!(nvlink_extra(d, "nvlink_links_active"), Some("18"));
+        assert_eq!(
+            nvlink_extra(d, "nvlink_link_speed_bytes_per_s"),
+            Some("53125000000")
+        );
+        assert_eq!(
+            nvlink_extra(d, "nvlink_bandwidth_bytes_per_s"),
+            Some((18u64 * 53_125_000_000).to_string().as_str())
         );
     }
     // Two A100 PCIe cards without a bridge: the message in place of links.

@@ -485,6 +485,10 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
         "rusticl's name for the Strix Halo iGPU (1002:1586) with Mesa's driver string; without it, the generic APU name above",
     ),
     (
+        "NVIDIA B300 SXM6 AC",
+        "Blackwell Ultra (HGX B300), no spec entry yet; reported by the captures helper to the specs owner",
+    ),
+    (
         "NVIDIA RTX A5000 Laptop GPU",
         "no spec entry yet; reported by the captures helper to the specs owner",
     ),
