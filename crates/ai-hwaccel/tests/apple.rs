@@ -1,7 +1,8 @@
 //! Apple backend: real `system_profiler SPDisplaysDataType -json` captures
 //! (headless M3 Max, M1 Pro with three displays), real `SPHardwareDataType`
-//! captures (M1 16 GB, M5 Max 128 GB, a macOS 26 runner VM) and that
-//! runner's real `sysctl` output, corrupted copies, fake macOS machines (no
+//! captures (M1 16 GB, M5 Max 128 GB, a macOS 26 runner VM; without a chip:
+//! an Intel iMac Pro, the macOS 15 Intel runner, an M1 under Rosetta), the
+//! two runners' real `sysctl` outputs, corrupted copies, fake macOS machines (no
 //! `/proc`, fake system_profiler and sysctl printing the captures) and a
 //! fake Asahi Linux root (device-tree `compatible`, an `asahi` DRM card,
 //! `/proc/meminfo`).
@@ -26,6 +27,11 @@ const HW_M1: &str = "system-profiler-hardware-json/tirekick__apple-m1-16gb.json"
 const HW_RUNNER: &str =
     "system-profiler-hardware-json/tirekick__macos-26-runner__apple-m1-virtual-7gb.json";
 const SYSCTL_RUNNER: &str = "sysctl/tirekick__macos-26-runner__apple-m1-virtual.txt";
+const HW_ROSETTA: &str = "system-profiler-hardware-json/tirekick__apple-m1-under-rosetta-16gb.json";
+const HW_IMAC_PRO: &str = "system-profiler-hardware-json/tirekick__intel-imac-pro-xeon-w-32gb.json";
+const HW_INTEL_RUNNER: &str =
+    "system-profiler-hardware-json/tirekick__macos-15-intel-runner__macmini6-2-14gb.json";
+const SYSCTL_INTEL_RUNNER: &str = "sysctl/tirekick__macos-15-intel-runner__i7-8700b.txt";
 const GIB: u64 = 1 << 30;
 
 fn parse(bytes: &[u8]) -> ParseOutput {
@@ -123,6 +129,31 @@ fn hardware_overview_gives_the_unified_pool() {
             "the Neural Engine adds nothing"
         );
     }
+}
+
+#[test]
+fn hardware_overviews_without_an_apple_chip_make_no_soc() {
+    // An Intel iMac Pro, the macOS 15 Intel runner VM, and an M1 MacBook Air
+    // profiled under Rosetta (`cpu_type: Unknown`, no `chip_type`): no chip is
+    // named, so no Apple-silicon GPU or Neural Engine is made up.
+    for rel in [HW_IMAC_PRO, HW_INTEL_RUNNER, HW_ROSETTA] {
+        let out = parse(read(rel).as_bytes());
+        assert!(out.devices.is_empty(), "{rel}: {:?}", out.devices);
+        assert_eq!(out.warnings, ["no GPU entries found"], "{rel}");
+    }
+}
+
+#[test]
+fn intel_runner_sysctl_capture() {
+    let mut w = Vec::new();
+    let f = ai_hwaccel::detect::parse_macos_sysctl(&read(SYSCTL_INTEL_RUNNER), &mut w);
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(f.memsize_bytes, Some(14 * GIB), "hw.memsize: 15032385536");
+    assert_eq!(f.wired_limit_mb, None, "no iogpu key on an Intel Mac");
+    assert_eq!(
+        f.brand.as_deref(),
+        Some("Intel(R) Core(TM) i7-8700B CPU @ 3.20GHz")
+    );
 }
 
 #[test]
@@ -260,6 +291,23 @@ fn macos_runner_hardware_overview_and_sysctl() {
         Some(7_516_192_768),
         "one pool, once"
     );
+}
+
+#[test]
+fn intel_mac_runner_gets_no_apple_silicon_devices() {
+    // The macOS 15 Intel runner's own SPHardwareDataType and sysctl captures.
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    fake_mac(
+        bin.path(),
+        &read(HW_INTEL_RUNNER),
+        &read(SYSCTL_INTEL_RUNNER),
+    );
+    let r = run(root.path(), bin.path());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert!(r.device("apple:gpu").is_none());
+    assert!(r.device("apple:ane").is_none());
+    assert_eq!(r.summary.accelerator_count, 0);
 }
 
 #[test]

@@ -823,6 +823,67 @@ fn nvlink_h100_h200_eighteen_links_at_the_printed_rate() {
     );
 }
 
+/// Real captures: two H100 PCIe cards joined by NVLink bridges list 18 links
+/// each, 12 of them at 26.562 GB/s and 6 `<inactive>` (hpe-japan-elearning);
+/// seven B300 at NVLink 5's printed 53.125 GB/s; two A100 PCIe without links.
+#[test]
+fn nvlink_captures_with_inactive_links_and_nvlink5_rates() {
+    let out = parse(
+        NVLINK,
+        "hpe-japan-elearning__nvlink-s__2x-h100-pcie-nvlink-bridge__555.42.02.txt",
+    );
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.len(), 2);
+    assert_eq!(
+        out.devices[1].uuid.as_deref(),
+        Some("GPU-9b1446e2-8a89-4cf6-b68c-a98d99e958d3")
+    );
+    for d in &out.devices {
+        assert_eq!(d.name, "NVIDIA H100 PCIe");
+        assert_eq!(nvlink_extra(d, "nvlink_links_total"), Some("18"));
+        assert_eq!(nvlink_extra(d, "nvlink_links_active"), Some("12"));
+        assert_eq!(
+            nvlink_extra(d, "nvlink_link_speed_bytes_per_s"),
+            Some("26562000000")
+        );
+        assert_eq!(
+            nvlink_extra(d, "nvlink_bandwidth_bytes_per_s"),
+            Some((12u64 * 26_562_000_000).to_string().as_str())
+        );
+    }
+    // Blackwell Ultra: 18 links at 53.125 GB/s each (Dell XE9780 log).
+    let b300 = parse(
+        NVLINK,
+        "xe9780-perf-test__nvlink-status__7x-b300-sxm6-ac__610.57.04.txt",
+    );
+    assert!(b300.warnings.is_empty(), "{:?}", b300.warnings);
+    assert_eq!(b300.devices.len(), 7);
+    for d in &b300.devices {
+        assert_eq!(nvlink_extra(d, "nvlink_links_active"), Some("18"));
+        assert_eq!(
+            nvlink_extra(d, "nvlink_link_speed_bytes_per_s"),
+            Some("53125000000")
+        );
+        assert_eq!(
+            nvlink_extra(d, "nvlink_bandwidth_bytes_per_s"),
+            Some((18u64 * 53_125_000_000).to_string().as_str())
+        );
+    }
+    // Two A100 PCIe cards without a bridge: the message in place of links.
+    let none = parse(
+        NVLINK,
+        "hpe-japan-elearning__nvlink-s__2x-a100-pcie-40gb-no-links__555.42.02.txt",
+    );
+    assert_eq!(none.devices.len(), 2);
+    for d in &none.devices {
+        assert_eq!(nvlink_extra(d, "nvlink_links_active"), Some("0"));
+        assert_eq!(
+            nvlink_extra(d, "nvlink_status"),
+            Some("NVML: Unable to retrieve NVLink information as all links are inActive")
+        );
+    }
+}
+
 #[test]
 fn error_outputs_give_no_device_and_a_warning() {
     for fmt in [Q, NVLINK] {

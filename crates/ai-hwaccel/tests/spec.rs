@@ -461,6 +461,10 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
     ),
     ("Hygon K1xx_AI", "the capture redacts the DCU model"),
     (
+        "Qualcomm Cloud AI",
+        "the generic name when qaic-util -q shows no FW IMAGE_VARIANT line (output filtered by grep), so the SoC is not known",
+    ),
+    (
         "Apple Paravirtualized Graphics Device",
         "a macOS virtual machine's paravirtual display device (Apple's ParavirtualizedGraphics), no GPU of its own",
     ),
@@ -479,6 +483,10 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
     (
         "AMD Radeon Graphics (radeonsi, gfx1151, LLVM 19.1.7, DRM 3.63, 6.15.5-arch1-1)",
         "rusticl's name for the Strix Halo iGPU (1002:1586) with Mesa's driver string; without it, the generic APU name above",
+    ),
+    (
+        "NVIDIA B300 SXM6 AC",
+        "Blackwell Ultra (HGX B300), no spec entry yet; reported by the captures helper to the specs owner",
     ),
     (
         "NVIDIA RTX A5000 Laptop GPU",

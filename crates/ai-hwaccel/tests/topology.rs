@@ -509,6 +509,24 @@ fn tool_matrices_parse_both_tab_and_space_pastes() {
     assert_eq!(h100.devices[5].numa_node, Some(1));
     assert_eq!(h100.devices[5].extra["cpu_affinity"], "48-95,144-191");
 
+    // 7x B300 (one fewer than the board's 8), NV18 between every pair.
+    let b300 = parse("xe9780-perf-test__topo-m__7x-b300-sxm6-ac-nv18__610.57.04.txt");
+    assert!(b300.warnings.is_empty(), "{:?}", b300.warnings);
+    assert_eq!(b300.devices.len(), 7);
+    for d in &b300.devices {
+        assert_eq!(d.links.len(), 6);
+        assert!(
+            d.links
+                .iter()
+                .all(|l| l.kind == "nvlink" && l.count == Some(18))
+        );
+    }
+    assert_eq!(
+        (b300.devices[2].numa_node, b300.devices[3].numa_node),
+        (Some(0), Some(1))
+    );
+    assert_eq!(b300.devices[3].extra["cpu_affinity"], "1,3,5,7,9,11");
+
     let pcie = parse("go-gpuallocator-17__8x-rtx-4090-pcie.txt");
     assert_eq!(pcie.devices.len(), 8);
     for d in &pcie.devices {

@@ -82,7 +82,7 @@ fn text(v: &str) -> Option<String> {
     (!v.is_empty() && !v.eq_ignore_ascii_case("N/A")).then(|| v.to_string())
 }
 
-/// `8116 MB` (MiB, see the module doc) → bytes.
+/// `8116 MB` (MiB, see the module doc), or `33554432 KB` (KiB) → bytes.
 fn parse_mb(v: &str) -> Option<u64> {
     parse_size(v, None, Labels::Binary)
 }
@@ -374,6 +374,9 @@ mod tests {
     #[test]
     fn megabytes_are_mebibytes() {
         assert_eq!(parse_mb("8116 MB"), Some(8116 * MIB));
+        // A newer Platform SDK prints KB (quic/cloud-ai-sdk tutorial
+        // notebooks: `Dram Total:33554432 KB`, 32 GiB).
+        assert_eq!(parse_mb("33554432 KB"), Some(32 * 1024 * MIB));
         assert_eq!(parse_mb("8116"), None);
         assert_eq!(parse_mb("lots MB"), None);
     }
