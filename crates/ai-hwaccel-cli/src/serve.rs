@@ -453,6 +453,9 @@ pub struct WatchArgs {
     /// Do not read device errors (NVIDIA Xid) from the kernel log (/dev/kmsg).
     #[arg(long)]
     pub no_kernel_log: bool,
+    /// Do not read NVIDIA Xid and ECC error events from NVML's event API.
+    #[arg(long)]
+    pub no_nvml_events: bool,
 }
 
 pub fn watch(args: WatchArgs) -> Result<()> {
@@ -491,6 +494,17 @@ pub fn watch(args: WatchArgs) -> Result<()> {
             }
         }
     };
+    // NVML's event API where the driver has one (no message otherwise: most
+    // hosts have no NVIDIA GPU). When it covers every GPU, the kernel log's
+    // Xid lines repeat what it reports and are left out.
+    let mut nvml_events = if args.no_nvml_events || !live {
+        None
+    } else {
+        ai_hwaccel::telemetry::nvml_events::NvmlEvents::open().ok()
+    };
+    let nvml_has_every_xid = nvml_events
+        .as_ref()
+        .is_some_and(|n| n.xid_gpus() > 0 && n.xid_gpus() == n.gpus());
     let interval = Duration::from_secs_f64(args.interval);
     let mut prev: Option<Observation> = None;
     let mut firing = BTreeMap::new();
@@ -498,10 +512,16 @@ pub fn watch(args: WatchArgs) -> Result<()> {
     loop {
         let started = Instant::now();
         let c = args.source.collect()?;
-        let kernel_errors = kmsg
+        let mut kernel_errors: Vec<_> = kmsg
             .as_mut()
             .map(|k| ai_hwaccel::telemetry::kernel_log::parse_kernel_log(&k.read_new().join("\n")))
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| !(nvml_has_every_xid && e.kind == "nvidia_xid"))
+            .collect();
+        if let Some(n) = nvml_events.as_mut() {
+            kernel_errors.extend(n.poll());
+        }
         let now = Observation {
             registry: c.registry,
             telemetry: c.telemetry,

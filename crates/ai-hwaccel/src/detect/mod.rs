@@ -49,6 +49,8 @@ pub(crate) fn nvml_default_libraries() -> &'static [&'static str] {
     nvidia::nvml_default_libraries()
 }
 
+pub(crate) use nvidia::{NvmlEvent, NvmlEventWatcher};
+
 /// Dynamic values of every NVIDIA GPU, from one NVML session (telemetry).
 pub(crate) fn nvml_samples(
     libraries: &[&str],

@@ -331,6 +331,7 @@ pub fn diff(
                 "code": k.code,
                 "pci_address": k.pci_address.map(|a| a.to_string()),
                 "message": k.message,
+                "source": k.source,
             }),
         ));
     }

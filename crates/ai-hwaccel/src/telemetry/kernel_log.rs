@@ -22,6 +22,14 @@ pub struct KernelDeviceError {
     pub code: Option<u32>,
     /// The rest of the line after the code.
     pub message: String,
+    /// Where it was read: `kernel_log`, or `nvml` (NVML's event API,
+    /// [`crate::telemetry::nvml_events`]).
+    #[serde(default = "kernel_log_source")]
+    pub source: String,
+}
+
+fn kernel_log_source() -> String {
+    "kernel_log".into()
 }
 
 /// Parse the PCI part of an Xid line: `0000:cb:00` or `0000:cb:00.0`.
@@ -50,6 +58,7 @@ pub fn parse_kernel_line(line: &str) -> Option<KernelDeviceError> {
             pci_address: xid_address(addr),
             code: code.trim().parse().ok(),
             message: message.chars().take(512).collect(),
+            source: kernel_log_source(),
         });
     }
     // "NVRM: The NVIDIA GPU 0000:b3:00.0" opens the fallen-off-the-bus report
@@ -63,6 +72,7 @@ pub fn parse_kernel_line(line: &str) -> Option<KernelDeviceError> {
             pci_address: addr.to_ascii_lowercase().parse().ok(),
             code: None,
             message: "fallen off the bus and not responding (NVRM)".into(),
+            source: kernel_log_source(),
         });
     }
     None

@@ -22,6 +22,7 @@ pub mod hwmon;
 pub mod kernel_log;
 pub mod labels;
 pub mod metrics;
+pub mod nvml_events;
 pub mod pods;
 
 use std::collections::BTreeMap;

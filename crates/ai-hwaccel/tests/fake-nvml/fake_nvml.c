@@ -26,6 +26,16 @@
  *                (nvmlInit, nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex)
  *                and the name and memory getters: the backend must use them
  *                and leave every other fact unknown.
+ *
+ * Events (scenarios 1 and 2: nvmlDeviceGetSupportedEventTypes,
+ * nvmlEventSetCreate, nvmlDeviceRegisterEvents, nvmlEventSetWait_v2,
+ * nvmlEventSetFree): every GPU supports the single- and double-bit ECC, P-state,
+ * clock and Xid event types. Once a set has Xid events registered, its first
+ * wait returns one Xid critical error, code 13 (the "Graphics SM Warp Exception"
+ * of kernel-log/gpud-pr46__dmesg-ctime.txt), on the last GPU (scenario 1:
+ * attributed to MIG GPU instance 2, compute instance 0, the 3g.40gb;
+ * scenario 2: not attributable, 0xFFFFFFFF); every later wait times out
+ * (NVML_ERROR_TIMEOUT) after its timeout, which the fake does not sleep.
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +52,7 @@ typedef int nvmlReturn_t;
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_ERROR_DRIVER_NOT_LOADED 9
 #define NVML_ERROR_NOT_FOUND 6
+#define NVML_ERROR_TIMEOUT 10
 
 typedef struct {
     unsigned long long total, free, used;
@@ -386,6 +397,78 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(void *dev, unsigned int link, u
     if (m || g->nvlinks == 0) return NVML_ERROR_NOT_SUPPORTED;
     if (link >= (unsigned)g->nvlinks) return NVML_ERROR_INVALID_ARGUMENT;
     *t = 2; /* NVML_NVLINK_DEVICE_TYPE_SWITCH */
+    return NVML_SUCCESS;
+}
+#endif
+
+#if SCENARIO == 1 || SCENARIO == 2
+/* nvmlEventData_t as nvmlEventSetWait_v2 fills it. */
+typedef struct {
+    void *device;
+    unsigned long long eventType, eventData;
+    unsigned int gpuInstanceId, computeInstanceId;
+} nvmlEventData_t;
+
+#define EVENT_SINGLE_BIT_ECC 0x1ULL
+#define EVENT_DOUBLE_BIT_ECC 0x2ULL
+#define EVENT_PSTATE 0x4ULL
+#define EVENT_XID 0x8ULL
+#define EVENT_CLOCK 0x10ULL
+#define SUPPORTED (EVENT_SINGLE_BIT_ECC | EVENT_DOUBLE_BIT_ECC | EVENT_PSTATE | EVENT_XID | EVENT_CLOCK)
+
+struct event_set {
+    unsigned long long registered[NGPUS];
+    int delivered, live;
+};
+static struct event_set SET;
+
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(void *dev, unsigned long long *types) {
+    DEVICE_OR_FAIL;
+    if (m) return NVML_ERROR_NOT_SUPPORTED;
+    *types = SUPPORTED;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetCreate(struct event_set **set) {
+    if (!initialised) return NVML_ERROR_UNINITIALIZED;
+    if (!set || SET.live) return NVML_ERROR_INVALID_ARGUMENT;
+    memset(&SET, 0, sizeof SET);
+    SET.live = 1;
+    *set = &SET;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(void *dev, unsigned long long types, struct event_set *set) {
+    DEVICE_OR_FAIL;
+    if (m || set != &SET || !SET.live) return NVML_ERROR_INVALID_ARGUMENT;
+    if (types & ~SUPPORTED) return NVML_ERROR_NOT_SUPPORTED;
+    SET.registered[g - GPUS] |= types;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetWait_v2(struct event_set *set, nvmlEventData_t *data, unsigned int timeoutms) {
+    (void)timeoutms;
+    if (!initialised) return NVML_ERROR_UNINITIALIZED;
+    if (set != &SET || !SET.live || !data) return NVML_ERROR_INVALID_ARGUMENT;
+    int last = NGPUS - 1;
+    if (SET.delivered || !(SET.registered[last] & EVENT_XID)) return NVML_ERROR_TIMEOUT;
+    SET.delivered = 1;
+    data->device = &HANDLES[last * 9];
+    data->eventType = EVENT_XID;
+    data->eventData = 13;
+#if SCENARIO == 1
+    data->gpuInstanceId = 2;
+    data->computeInstanceId = 0;
+#else
+    data->gpuInstanceId = 0xFFFFFFFFu;
+    data->computeInstanceId = 0xFFFFFFFFu;
+#endif
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetFree(struct event_set *set) {
+    if (set != &SET || !SET.live) return NVML_ERROR_INVALID_ARGUMENT;
+    SET.live = 0;
     return NVML_SUCCESS;
 }
 #endif

@@ -632,6 +632,8 @@ fn hide_by(devices: &mut [Device], var: &str, rule: Option<Visibility>) {
 // ---------------------------------------------------------------------------
 // NVML snapshot → telemetry
 
+pub(crate) use nvml::{EventWatcher as NvmlEventWatcher, NvmlEvent};
+
 /// NVML library names tried on the live machine.
 pub(crate) fn nvml_default_libraries() -> &'static [&'static str] {
     nvml::DEFAULT_LIBRARIES

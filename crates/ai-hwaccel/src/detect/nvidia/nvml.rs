@@ -731,6 +731,192 @@ pub(crate) fn query(libraries: &[&str]) -> Result<Snapshot, NvmlError> {
     result
 }
 
+/// `nvmlEventType*` bits (nvml.h).
+const EVENT_SINGLE_BIT_ECC: c_ulonglong = 0x1;
+const EVENT_DOUBLE_BIT_ECC: c_ulonglong = 0x2;
+const EVENT_XID: c_ulonglong = 0x8;
+/// `NVML_ERROR_TIMEOUT`: the wait found no event.
+const NVML_ERROR_TIMEOUT: Ret = 10;
+/// `gpuInstanceId`/`computeInstanceId` of an event not attributable to a
+/// MIG instance.
+const NO_INSTANCE: c_uint = 0xFFFF_FFFF;
+
+/// `nvmlEventData_t` as `nvmlEventSetWait_v2` fills it; the original
+/// `nvmlEventSetWait` fills only the first three fields, so the instance
+/// ids start as "none".
+#[repr(C)]
+struct EventData {
+    device: Handle,
+    event_type: c_ulonglong,
+    event_data: c_ulonglong,
+    gpu_instance_id: c_uint,
+    compute_instance_id: c_uint,
+}
+
+/// One event NVML reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NvmlEvent {
+    /// `nvidia_xid`, `nvidia_ecc_double_bit` or `nvidia_ecc_single_bit`.
+    pub kind: &'static str,
+    /// The GPU's PCI address, when NVML gives it.
+    pub pci_address: Option<PciAddress>,
+    /// The GPU's UUID, when NVML gives it.
+    pub uuid: Option<String>,
+    /// The Xid (999: an Xid NVML does not know), for Xid events.
+    pub xid: Option<u64>,
+    /// The MIG GPU and compute instance an Xid is attributed to.
+    pub gpu_instance_id: Option<u32>,
+    /// See `gpu_instance_id`.
+    pub compute_instance_id: Option<u32>,
+}
+
+/// An NVML event set with the GPUs' Xid and ECC events registered, kept
+/// open (NVML initialised) while the value lives.
+pub struct EventWatcher {
+    nvml: Nvml,
+    set: Handle,
+    /// GPUs registered for Xid events.
+    pub xid_gpus: usize,
+    /// GPUs NVML enumerates.
+    pub gpus: usize,
+}
+
+impl EventWatcher {
+    /// Load NVML, create an event set and register every GPU's Xid and ECC
+    /// events among those it supports. Fails when NVML does not load or
+    /// initialise, the event API is missing, or no GPU takes any of them.
+    pub fn open(libraries: &[&str]) -> Result<EventWatcher, NvmlError> {
+        let nvml = Nvml::load(libraries)?;
+        nvml.init()?;
+        let mut set: Handle = std::ptr::null_mut();
+        // SAFETY: nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set).
+        let create: Option<nvml_fn!(fn(*mut Handle))> =
+            unsafe { sym(&nvml.lib, b"nvmlEventSetCreate\0") };
+        let Some(create) = create else {
+            nvml.shutdown();
+            return Err(nvml.missing("nvmlEventSetCreate"));
+        };
+        // SAFETY: `set` is a valid out-pointer.
+        if let Err(e) = check("nvmlEventSetCreate", unsafe { create(&mut set) }) {
+            nvml.shutdown();
+            return Err(e);
+        }
+        let mut w = EventWatcher {
+            nvml,
+            set,
+            xid_gpus: 0,
+            gpus: 0,
+        };
+        // SAFETY: nvmlDeviceGetSupportedEventTypes(nvmlDevice_t, unsigned long long *).
+        let supported: Option<nvml_fn!(fn(Handle, *mut c_ulonglong))> =
+            unsafe { sym(&w.nvml.lib, b"nvmlDeviceGetSupportedEventTypes\0") };
+        // SAFETY: nvmlDeviceRegisterEvents(nvmlDevice_t, unsigned long long, nvmlEventSet_t).
+        let register: Option<nvml_fn!(fn(Handle, c_ulonglong, Handle))> =
+            unsafe { sym(&w.nvml.lib, b"nvmlDeviceRegisterEvents\0") };
+        let Some(register) = register else {
+            return Err(w.nvml.missing("nvmlDeviceRegisterEvents"));
+        };
+        let wanted = EVENT_XID | EVENT_DOUBLE_BIT_ECC | EVENT_SINGLE_BIT_ECC;
+        let count = w.nvml.device_count()?;
+        let mut any = false;
+        for i in 0..count.min(1024) {
+            let Ok(dev) = w.nvml.handle(i) else { continue };
+            w.gpus += 1;
+            let mut types: c_ulonglong = 0;
+            let mask = match supported {
+                // SAFETY: a handle from NVML and a valid out-pointer.
+                Some(f) if ok(unsafe { f(dev, &mut types) }) => types & wanted,
+                // Without the query, ask for Xid events only (every
+                // supported GPU has them).
+                _ => EVENT_XID,
+            };
+            // SAFETY: a handle from NVML, a mask it reported, our live set.
+            if mask != 0 && ok(unsafe { register(dev, mask, w.set) }) {
+                any = true;
+                if mask & EVENT_XID != 0 {
+                    w.xid_gpus += 1;
+                }
+            }
+        }
+        if !any {
+            return Err(NvmlError::Call {
+                call: "nvmlDeviceRegisterEvents",
+                code: 3,
+            });
+        }
+        Ok(w)
+    }
+
+    /// The events NVML has queued, without waiting (at most `max`).
+    pub fn poll(&mut self, max: usize) -> Vec<NvmlEvent> {
+        // SAFETY: nvmlEventSetWait_v2 / nvmlEventSetWait(nvmlEventSet_t,
+        // nvmlEventData_t *, unsigned int timeoutms).
+        let wait: Option<nvml_fn!(fn(Handle, *mut EventData, c_uint))> =
+            unsafe { sym(&self.nvml.lib, b"nvmlEventSetWait_v2\0") }
+                .or_else(|| unsafe { sym(&self.nvml.lib, b"nvmlEventSetWait\0") });
+        let Some(wait) = wait else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        while out.len() < max {
+            let mut d = EventData {
+                device: std::ptr::null_mut(),
+                event_type: 0,
+                event_data: 0,
+                gpu_instance_id: NO_INSTANCE,
+                compute_instance_id: NO_INSTANCE,
+            };
+            // SAFETY: our live set and a valid, large enough out-struct;
+            // timeout 0 returns at once.
+            let r = unsafe { wait(self.set, &mut d, 0) };
+            if r == NVML_ERROR_TIMEOUT || !ok(r) {
+                break;
+            }
+            let kind = if d.event_type & EVENT_XID != 0 {
+                "nvidia_xid"
+            } else if d.event_type & EVENT_DOUBLE_BIT_ECC != 0 {
+                "nvidia_ecc_double_bit"
+            } else if d.event_type & EVENT_SINGLE_BIT_ECC != 0 {
+                "nvidia_ecc_single_bit"
+            } else {
+                continue;
+            };
+            let (pci_address, uuid) = if d.device.is_null() {
+                (None, None)
+            } else {
+                (
+                    self.nvml.pci(d.device).and_then(|p| p.address()),
+                    self.nvml
+                        .get_string(b"nvmlDeviceGetUUID\0", d.device, UUID_BUFFER),
+                )
+            };
+            let instance = |v: c_uint| (kind == "nvidia_xid" && v != NO_INSTANCE).then_some(v);
+            out.push(NvmlEvent {
+                kind,
+                pci_address,
+                uuid,
+                xid: (kind == "nvidia_xid").then_some(d.event_data),
+                gpu_instance_id: instance(d.gpu_instance_id),
+                compute_instance_id: instance(d.compute_instance_id),
+            });
+        }
+        out
+    }
+}
+
+impl Drop for EventWatcher {
+    fn drop(&mut self) {
+        // SAFETY: nvmlEventSetFree(nvmlEventSet_t) on the set we created.
+        if let Some(f) =
+            unsafe { sym::<nvml_fn!(fn(Handle))>(&self.nvml.lib, b"nvmlEventSetFree\0") }
+        {
+            // SAFETY: see above; the set is not used again.
+            let _ = unsafe { f(self.set) };
+        }
+        self.nvml.shutdown();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -760,6 +946,7 @@ mod tests {
 
     #[test]
     fn struct_layouts_match_nvml_h() {
+        assert_eq!(std::mem::size_of::<EventData>(), 8 + 8 + 8 + 4 + 4);
         assert_eq!(std::mem::size_of::<PciInfo>(), 16 + 5 * 4 + 32);
         assert_eq!(std::mem::size_of::<Memory>(), 24);
         assert_eq!(std::mem::size_of::<Attributes>(), 8 * 4 + 8);

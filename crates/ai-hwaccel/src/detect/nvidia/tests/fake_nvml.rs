@@ -333,3 +333,60 @@ fn nvml_agrees_with_nvidia_smi_q_of_the_same_gpu() {
         }
     }
 }
+
+/// NVML's event API: the set is created, every GPU registered for Xid and
+/// ECC events, the queued Xid read once with its GPU (PCI address, UUID)
+/// and, on a MIG GPU, its instance; the next poll is empty.
+#[test]
+fn nvml_events_report_xids_once_with_their_gpu() {
+    use crate::telemetry::nvml_events::NvmlEvents;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = build(2, dir.path()) else {
+        return;
+    };
+    let mut ev = NvmlEvents::open_with(&[lib.to_str().unwrap()]).unwrap();
+    assert_eq!((ev.gpus(), ev.xid_gpus()), (8, 8));
+    let got = ev.poll();
+    assert_eq!(got.len(), 1, "{got:?}");
+    let e = &got[0];
+    assert_eq!(e.kind, "nvidia_xid");
+    assert_eq!(e.code, Some(13));
+    assert_eq!(e.source, "nvml");
+    assert_eq!(e.pci_address.unwrap().to_string(), "0000:ca:00.0");
+    assert!(
+        e.message
+            .ends_with("; GPU-7e78e6c8-c71c-66c7-9ded-f8836cecab32"),
+        "{}",
+        e.message
+    );
+    assert!(
+        !e.message.contains("MIG"),
+        "not attributable: {}",
+        e.message
+    );
+    assert!(ev.poll().is_empty(), "delivered once");
+
+    // MIG: the Xid names the GPU instance and compute instance.
+    let dir = tempfile::tempdir().unwrap();
+    let lib = build(1, dir.path()).unwrap();
+    let mut ev = NvmlEvents::open_with(&[lib.to_str().unwrap()]).unwrap();
+    let got = ev.poll();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].pci_address.unwrap().to_string(), "0000:00:09.0");
+    assert!(
+        got[0]
+            .message
+            .contains("MIG GPU instance 2, compute instance 0"),
+        "{}",
+        got[0].message
+    );
+
+    // Without the event API (pre-r319 entry points only) or without a
+    // driver, opening fails with the reason.
+    for (scenario, want) in [(4, "nvmlEventSetCreate"), (3, "nvmlInit")] {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = build(scenario, dir.path()).unwrap();
+        let e = NvmlEvents::open_with(&[lib.to_str().unwrap()]).unwrap_err();
+        assert!(e.contains(want), "{scenario}: {e}");
+    }
+}
