@@ -686,6 +686,56 @@ fn encoders_hold_no_kv_cache_and_do_not_decode() {
     assert!((got - expect).abs() / expect < 0.01, "{got} vs {expect}");
 }
 
+/// Qwen3-Embedding: a Qwen3 decoder published without its LM head and run
+/// one forward pass per input, so it plans as an encoder; its totals are the
+/// Hub's (catalog comment). XLM-RoBERTa encoders (bge-m3,
+/// multilingual-e5-large) keep two of their position rows in reserve.
+#[test]
+fn decoder_embedding_models_and_xlm_roberta_encoders() {
+    let e = catalog::find("Qwen/Qwen3-Embedding-8B").unwrap();
+    assert!(e.decoder_embedding && e.spec.encoder && !e.spec.tied_embeddings);
+    let s = &e.spec;
+    // Per layer: attention 4096 × (4096 + 2 × 1024) + 4096 × 4096, q/k norms
+    // 2 × 128, gated MLP 3 × 4096 × 12288, two RMSNorms; 36 layers, the
+    // 151665-row embedding and the final norm, and no head although the
+    // config leaves the embeddings untied.
+    let layer = 4096 * 6144 + 4096 * 4096 + 256 + 3 * 4096 * 12288 + 2 * 4096;
+    assert_eq!(s.layer_params(0).total(), layer);
+    assert_eq!(s.lm_head_params(), 0);
+    assert_eq!(s.parameters(), 36 * layer + 151_665 * 4096 + 4096);
+    assert_eq!(s.parameters(), 7_567_295_488);
+    assert_eq!(s.kv_cache_bytes(32768, 4, 2.0), 0);
+    for (id, n) in [
+        ("qwen3-embedding-0.6b", 595_776_512),
+        ("qwen3-embedding-4b", 4_021_774_336),
+    ] {
+        assert_eq!(spec(id).parameters(), n, "{id}");
+    }
+    let p = plan_inference(s, &devices("1xrtx-4090"), &with_quant(Quant::Bf16));
+    assert!(p.feasible, "{:?}", p.rejected);
+    let best = &p.plans[0];
+    assert_eq!(best.decode_tokens_per_s, None);
+    assert_eq!(best.kv_cache_capacity_tokens, None);
+    assert_eq!(best.per_device[0].kv_cache_bytes, 0);
+    assert!(best.prefill_tokens_per_s.is_some());
+
+    // bge-m3: 8194 position rows, inputs of up to 8192 tokens; one token
+    // type; 24 layers of 12,596,224 and a pooler.
+    let m3 = spec("BAAI/bge-m3");
+    assert_eq!(m3.max_context, Some(8192));
+    assert_eq!(m3.layer_params(0).total(), 12_596_224);
+    assert_eq!(
+        m3.parameters(),
+        24 * 12_596_224 + (250_002 + 8194 + 1) * 1024 + 2048 + 1024 * 1024 + 1024
+    );
+    assert_eq!(m3.parameters(), 567_754_752);
+    let e5 = catalog::find("intfloat/multilingual-e5-large").unwrap();
+    assert_eq!(e5.spec.max_context, Some(512));
+    // The Hub total also counts the 514-entry position_ids buffer.
+    assert_eq!(e5.spec.parameters(), 559_890_432);
+    assert_eq!(e5.hub_parameter_total(), 559_890_946);
+}
+
 /// Llama 4 Maverick: MoE every second layer (1, 3, …) with dense MLPs of
 /// 16384 between; chunked-attention layers (three in four) cache at most one
 /// 8192-token chunk, every fourth layer attends globally.

@@ -366,8 +366,10 @@ pub struct ModelSpec {
     #[serde(default)]
     pub learned_positions: Option<u64>,
     /// A bidirectional encoder (BERT and the embedding models built on it:
-    /// `BertModel`): it outputs hidden states, not tokens — no LM head, no
-    /// KV cache, no decode step; an input is encoded in one forward pass.
+    /// `BertModel`), or a decoder run as an embedding model (Qwen3-Embedding,
+    /// causal attention pooled on the last token): it outputs hidden states,
+    /// not tokens — no LM head, no KV cache, no decode step; an input is
+    /// encoded in one forward pass.
     #[serde(default)]
     pub encoder: bool,
     /// Rows of a token-type (segment) embedding (BERT `type_vocab_size`).

@@ -140,6 +140,14 @@ pub struct CatalogModel {
     /// with its own [`ModelSpec::vision`] does not need it.
     #[serde(default)]
     pub stored_vision: Option<crate::plan::arch::VisionTower>,
+    /// A decoder published as an embedding model (Qwen3-Embedding): its
+    /// config.json names the causal-LM class (`Qwen3ForCausalLM`), but the
+    /// checkpoint stores the bare decoder without an LM head and it is run
+    /// as sentence-transformers runs it, one forward pass per input pooled
+    /// on the last token. The spec is the config's with
+    /// [`ModelSpec::encoder`] set: no LM head, no KV cache, no decode.
+    #[serde(default)]
+    pub decoder_embedding: bool,
     /// URL of the config.json the architecture comes from.
     pub source: String,
     /// The model family as its publisher names it (`Llama 3.1`, `Qwen2.5-Coder`).
@@ -267,6 +275,11 @@ mod tests {
             assert!(
                 m.stored_vision.is_none() || m.spec.vision.is_none(),
                 "{}: vision counted twice",
+                m.id
+            );
+            assert!(
+                !m.decoder_embedding || (m.spec.encoder && m.uses == [Use::Embedding]),
+                "{}: a decoder embedding model plans as an encoder and is for embeddings",
                 m.id
             );
         }

@@ -315,4 +315,35 @@ mod tests {
         assert!(parse_param_bound("lots").unwrap_err().contains("\"lots\""));
         assert!(parse_param_bound("99999999999999999999999").is_err());
     }
+
+    #[test]
+    fn embedding_models_are_listed_as_encoders() {
+        let devices = PlanDevice::from_device_string("1xrtx-4090").unwrap();
+        let filter = FitFilter {
+            uses: vec![Use::Embedding],
+            ..FitFilter::default()
+        };
+        let rows = fit_filtered(&devices, &InferenceOptions::default(), &filter);
+        let ids: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+        // Largest first; the Qwen3-Embedding decoders rank with the encoders.
+        assert_eq!(
+            ids,
+            [
+                "qwen3-embedding-8b",
+                "qwen3-embedding-4b",
+                "qwen3-embedding-0.6b",
+                "bge-m3",
+                "multilingual-e5-large",
+                "nomic-embed-text-v1.5",
+                "bge-base-en-v1.5",
+                "bge-small-en-v1.5",
+                "all-minilm-l6-v2",
+            ]
+        );
+        for r in &rows {
+            assert!(r.fits && r.encoder, "{}", r.model);
+            assert_eq!(r.decode_tokens_per_s_per_sequence, None, "{}", r.model);
+            assert!(r.encode_tokens_per_s.is_some(), "{}", r.model);
+        }
+    }
 }
