@@ -384,6 +384,57 @@ fn plan_labels_name_the_largest_model_that_fits() {
     assert!(p.spec.parameters() > 100_000_000_000, "{m}");
 }
 
+/// The largest-model label names a generative model: on cards where an
+/// embedding model larger than every generative one that fits also fits,
+/// the embedding model is not the answer.
+#[test]
+fn plan_labels_skip_embedding_models() {
+    use ai_hwaccel::plan::{InferenceOptions, PlanDevice, Quant, catalog, plan_inference};
+    let mut encoder_would_win = 0;
+    for gib in [8u64, 12, 16, 24] {
+        let mut d = gpu("pci:0000:01:00.0", "nvidia", "NVIDIA GeForce RTX 4080");
+        d.memory_bytes = Some(gib << 30);
+        let r = registry(vec![d]);
+        for level in ["bf16", "int4"] {
+            let q = Quant::parse(level).unwrap();
+            let l = node_labels(
+                &r,
+                &LabelOptions {
+                    fit_quants: vec![q],
+                },
+            );
+            let got = &l[&format!("ai-hwaccel.io/plan.largest-model.{level}")];
+            let devices = PlanDevice::from_registry(&r);
+            let o = InferenceOptions {
+                quant: Some(q),
+                max_plans: 1,
+                ..Default::default()
+            };
+            let fits = |m: &&catalog::CatalogModel| {
+                let p = plan_inference(&m.spec, &devices, &o);
+                p.feasible && !p.plans.is_empty()
+            };
+            let best = |enc: bool| {
+                catalog::all()
+                    .iter()
+                    .filter(|m| m.spec.encoder == enc)
+                    .filter(fits)
+                    .max_by_key(|m| m.spec.parameters())
+            };
+            let gen_best = best(false);
+            assert_eq!(
+                got,
+                &gen_best.map(|m| m.id.clone()).unwrap_or_default(),
+                "{gib} GiB {level}"
+            );
+            if let (Some(e), Some(g)) = (best(true), gen_best) {
+                encoder_would_win += usize::from(e.spec.parameters() > g.spec.parameters());
+            }
+        }
+    }
+    assert!(encoder_would_win > 0, "no case where the filter matters");
+}
+
 #[test]
 fn events_report_changes_and_alert_transitions() {
     let (r, t) = rx580_telemetry();

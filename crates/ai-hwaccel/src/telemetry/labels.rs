@@ -100,7 +100,8 @@ pub fn sanitize_value(s: &str) -> String {
 /// What to add besides the hardware labels.
 #[derive(Clone, Debug, Default)]
 pub struct LabelOptions {
-    /// Plan-derived labels: for each level, the largest catalog model
+    /// Plan-derived labels: for each level, the largest generative
+    /// (not embedding) catalog model
     /// whose plan fits the node's accelerators
     /// (`ai-hwaccel.io/plan.largest-model.int4=llama-3.1-70b`).
     pub fit_quants: Vec<crate::plan::Quant>,
@@ -253,8 +254,11 @@ fn finish(mut l: Labels, registry: &Registry, opts: &LabelOptions) -> Labels {
             let best = if devices.is_empty() {
                 None
             } else {
+                // Generative models: an embedding encoder of more
+                // parameters says less about what the node can serve.
                 crate::plan::catalog::all()
                     .iter()
+                    .filter(|m| !m.spec.encoder)
                     .filter(|m| {
                         let p = crate::plan::plan_inference(&m.spec, &devices, &o);
                         p.feasible && !p.plans.is_empty()
