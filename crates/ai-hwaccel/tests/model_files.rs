@@ -1112,3 +1112,54 @@ fn llama4_vision_config_counts_the_tower_and_odd_layouts_are_refused() {
     odd["text_config"]["moe_layers"] = json!((0..48).filter(|i| i % 2 == 1).collect::<Vec<_>>());
     assert!(hf_config::parse(&odd.to_string(), "m").is_ok());
 }
+
+/// A sentence-transformers directory (modules.json with a Pooling module, in
+/// the format `SentenceTransformer.save` writes) whose config.json names the
+/// causal-LM class plans as the catalog's Qwen3-Embedding does: an encoder,
+/// no LM head, no KV cache; a broken modules.json is an error naming it.
+#[test]
+fn sentence_transformers_directories_plan_as_embedding_models() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixture_config("qwen3-embedding-0.6b"),
+        dir.path().join("config.json"),
+    )
+    .unwrap();
+    let bare = load(dir.path()).unwrap();
+    assert!(!bare.spec.encoder, "without modules.json: a chat model");
+    std::fs::write(
+        dir.path().join("modules.json"),
+        r#"[
+  {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+  {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+  {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}
+]"#,
+    )
+    .unwrap();
+    let m = load(dir.path()).unwrap();
+    assert!(m.spec.encoder);
+    assert!(
+        m.warnings
+            .iter()
+            .any(|w| w.contains("sentence-transformers"))
+    );
+    let want = catalog_spec("qwen3-embedding-0.6b");
+    assert_eq!(
+        ModelSpec {
+            name: want.name.clone(),
+            ..m.spec.clone()
+        },
+        want
+    );
+    // A list without a pooling module changes nothing.
+    std::fs::write(
+        dir.path().join("modules.json"),
+        r#"[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]"#,
+    )
+    .unwrap();
+    assert!(!load(dir.path()).unwrap().spec.encoder);
+    // Not a list: an error naming the file and the field.
+    std::fs::write(dir.path().join("modules.json"), r#"{"type": "x"}"#).unwrap();
+    let e = load(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("modules.json") && e.contains("modules"), "{e}");
+}

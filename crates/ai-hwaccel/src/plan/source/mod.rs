@@ -397,14 +397,27 @@ fn load_dir(dir: &Path) -> Result<LoadedModel, ModelError> {
             }
         }
     };
+    let embedding = if has("modules.json") {
+        sentence_transformers_pooling(&found_in(dir, "modules.json")?)?
+    } else {
+        false
+    };
     if let Some(weights) = weights {
         let weights = found_in(dir, weights)?;
-        return load_safetensors(&weights, config.as_ref(), warnings);
+        let mut loaded = load_safetensors(&weights, config.as_ref(), warnings, embedding)?;
+        if embedding {
+            loaded.warnings.push(EMBEDDING_NOTE.into());
+        }
+        return Ok(loaded);
     }
     if let Some(config) = config {
         let mut loaded = load_config(&config)?;
         warnings.append(&mut loaded.warnings);
         loaded.warnings = warnings;
+        if embedding && !loaded.spec.encoder {
+            loaded.spec.encoder = true;
+            loaded.warnings.push(EMBEDDING_NOTE.into());
+        }
         return Ok(loaded);
     }
     let ggufs: Vec<&String> = names
@@ -459,7 +472,7 @@ fn load_file(path: &Path) -> Result<LoadedModel, ModelError> {
         .unwrap_or_default();
     if name.ends_with(".safetensors.index.json") || name.ends_with(".safetensors") {
         let config = found_if_any(path.parent().unwrap_or(Path::new("")), "config.json")?;
-        return load_safetensors(&file, config.as_ref(), Vec::new());
+        return load_safetensors(&file, config.as_ref(), Vec::new(), false);
     }
     if name.ends_with(".gguf") {
         return load_gguf(&file);
@@ -513,12 +526,49 @@ fn load_config(file: &Opened) -> Result<LoadedModel, ModelError> {
     })
 }
 
+/// Largest sentence-transformers `modules.json` read (a few hundred bytes).
+const MAX_MODULES_BYTES: u64 = 64 * 1024;
+
+/// What a model directory with a sentence-transformers pooling module is
+/// planned as.
+const EMBEDDING_NOTE: &str = "modules.json: a sentence-transformers model with a Pooling module, planned as an embedding model (one forward pass per input, no LM head, no KV cache, no decode)";
+
+/// Whether a sentence-transformers `modules.json` (a JSON list of
+/// `{"idx", "name", "path", "type"}` modules, the format
+/// `SentenceTransformer.save` writes) has a pooling module: the model is
+/// run as an embedding model, even when its config.json names a causal-LM
+/// class (Qwen3-Embedding). A file of another shape is an error naming it.
+fn sentence_transformers_pooling(file: &Opened) -> Result<bool, ModelError> {
+    let path = file.path();
+    let text = file
+        .read_text_capped(MAX_MODULES_BYTES)
+        .map_err(io_at(path))?;
+    let bad = |reason: String| ModelError::Malformed {
+        path: shown(path),
+        field: "modules".into(),
+        reason,
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let list = v
+        .as_array()
+        .ok_or_else(|| bad("not a list of modules".into()))?;
+    Ok(list.iter().any(|m| {
+        m.get("type")
+            .and_then(|t| t.as_str())
+            .is_some_and(|t| t.starts_with("sentence_transformers.") && t.ends_with(".Pooling"))
+    }))
+}
+
 /// Safetensors headers (one file or an index) with the config.json beside
 /// them, or an architecture inferred from the tensor names without one.
+/// `embedding`: the directory is a sentence-transformers model with a
+/// pooling module, planned as an encoder.
 fn load_safetensors(
     weights: &Opened,
     config: Option<&Opened>,
     mut warnings: Vec<String>,
+    embedding: bool,
 ) -> Result<LoadedModel, ModelError> {
     let weights_path = weights.path();
     let is_index = weights_path
@@ -530,7 +580,7 @@ fn load_safetensors(
     } else {
         safetensors::read_file_header(weights)?
     };
-    let (spec, quantization) = match config {
+    let (mut spec, quantization) = match config {
         Some(c) => {
             let mut config = read_config(c)?;
             warnings.append(&mut config.warnings);
@@ -542,6 +592,7 @@ fn load_safetensors(
             (spec, None)
         }
     };
+    spec.encoder |= embedding;
     let weights = safetensors::summarize(
         &tensors,
         quantization.as_ref().and_then(|q| q.bits),
