@@ -34,6 +34,12 @@ const TOOL_NAMES: &[(&str, &str, &str)] = &[
         "rtx-4080-super",
     ),
     ("nvidia-smi -L", "NVIDIA H100 80GB HBM3", "h100-sxm"),
+    ("nvidia-smi nvlink --status", "NVIDIA B300 SXM6 AC", "b300"),
+    (
+        "nvidia-smi --query-gpu=name --format=csv",
+        "NVIDIA B300 SXM6 AC",
+        "b300",
+    ),
     ("nvidia-smi -x -q", "NVIDIA A100-SXM4-80GB", "a100-80gb"),
     ("nvidia-smi -x -q", "NVIDIA A100-SXM4-40GB", "a100-40gb"),
     ("nvidia-smi -x -q", "NVIDIA A10G", "a10g"),
@@ -483,10 +489,6 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
     (
         "AMD Radeon Graphics (radeonsi, gfx1151, LLVM 19.1.7, DRM 3.63, 6.15.5-arch1-1)",
         "rusticl's name for the Strix Halo iGPU (1002:1586) with Mesa's driver string; without it, the generic APU name above",
-    ),
-    (
-        "NVIDIA B300 SXM6 AC",
-        "Blackwell Ultra (HGX B300), no spec entry yet; reported by the captures helper to the specs owner",
     ),
     (
         "NVIDIA RTX A5000 Laptop GPU",
