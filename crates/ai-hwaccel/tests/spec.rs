@@ -90,6 +90,11 @@ const TOOL_NAMES: &[(&str, &str, &str)] = &[
         "Intel(R) Graphics [0x56c0]",
         "flex-170",
     ),
+    (
+        "xpu-smi discovery -j",
+        "Intel(R) Data Center GPU Flex Series 170",
+        "flex-170",
+    ),
     ("tpu-info", "TPU v6e chip", "tpu-v6e"),
     ("neuron-ls", "trn1.2xlarge", "trn1"),
     ("neuron-ls", "trn1.32xlarge", "trn1"),
@@ -509,10 +514,6 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
     (
         "Mali-T860 (Panfrost)",
         "an RK3399's Mali under Mesa's panvk; the database has no mobile GPUs",
-    ),
-    (
-        "Intel(R) Data Center GPU Flex Series 170",
-        "no spec entry yet (8086:56c0); reported by the captures helper to the specs owner",
     ),
     (
         "AMD Radeon RX 5500 XT",
