@@ -557,8 +557,10 @@ fn check_reads_a_real_llama_bench_run() {
 }
 
 /// `check` on a published llama-bench table (2024 test names) with a
-/// catalog model and device: the planner's prefill and decode beside the
-/// measured ones, within 25 % where the run kept the KV cache on the GPU.
+/// catalog model and device: the planner's decode beside the measured one,
+/// within 25 % where the run kept the KV cache on the GPU. The RTX 3090 Ti's
+/// spec entry has bandwidth but no compute rate (NVIDIA publishes none in a
+/// document), so prefill is shown unpredicted rather than guessed.
 #[test]
 fn check_compares_a_published_llama_bench_table() {
     let dir =
@@ -583,10 +585,10 @@ fn check_compares_a_published_llama_bench_table() {
         (rows[0]["test"].as_str(), rows[1]["test"].as_str()),
         (Some("pp512"), Some("tg128"))
     );
-    for x in &rows[..2] {
-        let ratio = x["ratio"].as_f64().unwrap();
-        assert!((ratio - 1.0).abs() <= 0.25, "{x}");
-    }
+    assert!(rows[0]["predicted_tokens_per_s"].is_null(), "{}", rows[0]);
+    assert!(rows[0]["ratio"].is_null(), "{}", rows[0]);
+    let ratio = rows[1]["ratio"].as_f64().unwrap();
+    assert!((ratio - 1.0).abs() <= 0.25, "{}", rows[1]);
 }
 
 /// `check` on TensorRT-LLM logs from public threads: the 2024 spelling

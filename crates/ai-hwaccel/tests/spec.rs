@@ -34,6 +34,12 @@ const TOOL_NAMES: &[(&str, &str, &str)] = &[
         "rtx-4080-super",
     ),
     ("nvidia-smi -L", "NVIDIA H100 80GB HBM3", "h100-sxm"),
+    ("nvidia-smi nvlink --status", "NVIDIA B300 SXM6 AC", "b300"),
+    (
+        "nvidia-smi --query-gpu=name --format=csv",
+        "NVIDIA B300 SXM6 AC",
+        "b300",
+    ),
     ("nvidia-smi -x -q", "NVIDIA A100-SXM4-80GB", "a100-80gb"),
     ("nvidia-smi -x -q", "NVIDIA A100-SXM4-40GB", "a100-40gb"),
     ("nvidia-smi -x -q", "NVIDIA A10G", "a10g"),
@@ -82,6 +88,11 @@ const TOOL_NAMES: &[(&str, &str, &str)] = &[
     (
         "xpu-smi discovery",
         "Intel(R) Graphics [0x56c0]",
+        "flex-170",
+    ),
+    (
+        "xpu-smi discovery -j",
+        "Intel(R) Data Center GPU Flex Series 170",
         "flex-170",
     ),
     ("tpu-info", "TPU v6e chip", "tpu-v6e"),
@@ -485,10 +496,6 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
         "rusticl's name for the Strix Halo iGPU (1002:1586) with Mesa's driver string; without it, the generic APU name above",
     ),
     (
-        "NVIDIA B300 SXM6 AC",
-        "Blackwell Ultra (HGX B300), no spec entry yet; reported by the captures helper to the specs owner",
-    ),
-    (
         "NVIDIA RTX A5000 Laptop GPU",
         "no spec entry yet; reported by the captures helper to the specs owner",
     ),
@@ -507,10 +514,6 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
     (
         "Mali-T860 (Panfrost)",
         "an RK3399's Mali under Mesa's panvk; the database has no mobile GPUs",
-    ),
-    (
-        "Intel(R) Data Center GPU Flex Series 170",
-        "no spec entry yet (8086:56c0); reported by the captures helper to the specs owner",
     ),
     (
         "AMD Radeon RX 5500 XT",

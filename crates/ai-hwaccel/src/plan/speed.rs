@@ -308,8 +308,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(1.004),
         decode_layer_s: Some(1.482e-04),
-        prefill: Some(0.5823),
-        prefill_layer_s: Some(1.532e-06),
+        prefill: Some(0.5815),
+        prefill_layer_s: Some(1.528e-06),
         rows: (14, 14),
     },
     SpeedFit {
@@ -318,9 +318,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(1.201),
         decode_layer_s: Some(1.482e-04),
-        prefill: Some(0.4357),
-        prefill_layer_s: Some(1.532e-06),
-        rows: (33, 33),
+        prefill: Some(0.4358),
+        prefill_layer_s: Some(1.528e-06),
+        rows: (33, 32),
     },
     SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
@@ -328,8 +328,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9099),
         decode_layer_s: Some(1.058e-04),
-        prefill: Some(0.7865),
-        prefill_layer_s: Some(4.700e-06),
+        prefill: Some(0.7864),
+        prefill_layer_s: Some(4.701e-06),
         rows: (8, 8),
     },
     SpeedFit {
@@ -338,8 +338,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8828),
         decode_layer_s: Some(1.058e-04),
-        prefill: Some(0.4038),
-        prefill_layer_s: Some(4.700e-06),
+        prefill: Some(0.4037),
+        prefill_layer_s: Some(4.701e-06),
         rows: (12, 12),
     },
     SpeedFit {
@@ -368,8 +368,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8457),
         decode_layer_s: Some(9.203e-05),
-        prefill: Some(0.7747),
-        prefill_layer_s: Some(3.370e-06),
+        prefill: Some(0.775),
+        prefill_layer_s: Some(3.375e-06),
         rows: (45, 40),
     },
     SpeedFit {
@@ -378,14 +378,14 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7633),
         decode_layer_s: Some(9.203e-05),
-        prefill: Some(0.5552),
-        prefill_layer_s: Some(3.370e-06),
-        rows: (87, 76),
+        prefill: Some(0.5549),
+        prefill_layer_s: Some(3.375e-06),
+        rows: (87, 75),
     },
 ];
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
-pub const SCORE_BYTES: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 11.5)];
+pub const SCORE_BYTES: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 11.4)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
@@ -394,14 +394,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.982),
-        prefill: Some(0.4817),
+        prefill: Some(0.4827),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7899),
-        prefill: Some(0.5873),
+        prefill: Some(0.5874),
         rows: (4, 4),
     },
     DeviceFit {
@@ -436,35 +436,35 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9041),
-        prefill: Some(1.065),
+        prefill: Some(1.064),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.032),
-        prefill: Some(1.205),
+        prefill: Some(1.204),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9275),
-        prefill: Some(0.9244),
+        prefill: Some(0.9241),
         rows: (18, 18),
     },
     DeviceFit {
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.047),
-        prefill: Some(1.024),
+        prefill: Some(1.023),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.107),
-        prefill: Some(0.9888),
+        prefill: Some(0.9877),
         rows: (9, 9),
     },
     DeviceFit {

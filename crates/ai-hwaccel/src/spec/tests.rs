@@ -537,6 +537,10 @@ const GPU_GAPS: &[(&str, &str)] = &[
     ),
     ("mi308x", "no public datasheet"),
     (
+        "rtx-3090-ti",
+        "NVIDIA states its TFLOPS only in the CES 2022 presentation; no NVIDIA page or document with them found",
+    ),
+    (
         "radeon-8060s",
         "AMD states no GPU TFLOPS for the Ryzen AI Max+ 395",
     ),
