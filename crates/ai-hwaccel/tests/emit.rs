@@ -1073,3 +1073,60 @@ fn expert_parallel_layouts_and_flags() {
         p.rejected
     );
 }
+
+/// vLLM shards a MoE model's experts over every TP × DP rank (its fused-MoE
+/// layers flatten TP across DP; `FusedMoEParallelConfig.make`, vLLM 0.33.0):
+/// Mixtral-8x7B bf16 at TP 2 × DP 4 holds 1/8 of the experts per GPU, where
+/// the generic rule (replicas independent) holds 1/2; with
+/// `--expert-parallel` the EP degree is 8 and the command says so.
+#[test]
+fn vllm_shards_experts_over_every_data_parallel_rank() {
+    let m = load_model("mixtral-8x7b").unwrap();
+    let devs = PlanDevice::from_device_string("8xh100-sxm").unwrap();
+    let opts = |runtime, expert_parallel| InferenceOptions {
+        quant: Some(Quant::Bf16),
+        max_plans: 50,
+        runtime,
+        expert_parallel,
+        ..Default::default()
+    };
+    let tp2dp4 = |p: &ai_hwaccel::plan::InferencePlan| {
+        p.plans
+            .iter()
+            .position(|x| {
+                x.tensor_parallel == 2 && x.pipeline_parallel == 1 && x.data_parallel == 4
+            })
+            .expect("a TP2 DP4 plan")
+    };
+    let generic = plan_inference(&m.spec, &devs, &opts(RuntimeKind::Generic, false));
+    let vllm = plan_inference(&m.spec, &devs, &opts(RuntimeKind::Vllm, false));
+    let (g, v) = (&generic.plans[tp2dp4(&generic)], &vllm.plans[tp2dp4(&vllm)]);
+    // 32 layers × 8 experts × 3 × 4096 × 14336 parameters × 2 bytes.
+    let experts: u64 = 32 * 8 * 3 * 4096 * 14336 * 2;
+    assert_eq!(
+        g.per_device[0].weights_bytes - v.per_device[0].weights_bytes,
+        experts / 2 - experts / 8
+    );
+    assert!(
+        v.per_device
+            .iter()
+            .all(|d| d.weights_bytes == v.per_device[0].weights_bytes)
+    );
+    assert_eq!(v.expert_parallel, 1, "sliced, not expert-parallel");
+    // Whole experts over the 8 ranks.
+    let ep = plan_inference(&m.spec, &devs, &opts(RuntimeKind::Vllm, true));
+    let i = tp2dp4(&ep);
+    assert_eq!(ep.plans[i].expert_parallel, 8);
+    assert_eq!(
+        ep.plans[i].per_device[0].weights_bytes,
+        v.per_device[0].weights_bytes
+    );
+    let l = emit(&ep, i, &m.origin).unwrap();
+    assert!(l.argv.contains(&"--enable-expert-parallel".to_string()));
+    assert_eq!(value(&l.argv, "--data-parallel-size"), "4");
+    assert_eq!(value(&l.argv, "--tensor-parallel-size"), "2");
+    assert_vllm_accepts(&l);
+    // SGLang keeps its experts within the TP group.
+    let sg = plan_inference(&m.spec, &devs, &opts(RuntimeKind::Sglang, true));
+    assert_eq!(sg.plans[tp2dp4(&sg)].expert_parallel, 2);
+}

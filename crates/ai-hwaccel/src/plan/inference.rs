@@ -188,8 +188,9 @@ pub struct InferenceOptions {
     /// `--enable-expert-parallel`, SGLang `--ep-size`, TensorRT-LLM
     /// `--ep_size`) instead of slicing every expert. The routed experts
     /// must divide by the degree. Bytes per device are the same either
-    /// way (a TP rank holds 1/TP of the experts' weights); dense models
-    /// ignore it.
+    /// way (a TP rank holds 1/TP of the experts' weights; under the vLLM
+    /// rule 1/(TP × DP), with or without this option, as vLLM's fused-MoE
+    /// layers span every data-parallel rank); dense models ignore it.
     #[serde(default)]
     pub expert_parallel: bool,
     /// Whether attention runs fused (FlashAttention: the scores stay on
@@ -355,8 +356,9 @@ pub struct Plan {
     #[serde(default)]
     pub request_latency_ms: Option<f64>,
     /// Expert-parallel degree: the ranks a MoE layer's routed experts are
-    /// spread over whole ([`InferenceOptions::expert_parallel`]; equal to
-    /// the tensor-parallel degree), 1 when experts are sliced by tensor
+    /// spread over whole ([`InferenceOptions::expert_parallel`]): the
+    /// tensor-parallel degree, or with vLLM TP × DP (its MoE layers span
+    /// every data-parallel rank); 1 when experts are sliced by tensor
     /// parallelism or the model is dense.
     #[serde(default = "one_u32")]
     pub expert_parallel: u32,
@@ -513,7 +515,25 @@ impl<'a> Sizer<'a> {
         batch: u64,
         scale: f64,
     ) -> Self {
+        Self::with_expert_ranks(spec, quant, kv, tp, pp, batch, scale, tp)
+    }
+
+    /// As [`Sizer::new`], with the routed experts spread over
+    /// `expert_ranks` ranks (vLLM's expert parallelism over TP × DP ranks)
+    /// instead of the TP group.
+    #[allow(clippy::too_many_arguments)]
+    fn with_expert_ranks(
+        spec: &'a ModelSpec,
+        quant: Quant,
+        kv: KvDtype,
+        tp: u32,
+        pp: u32,
+        batch: u64,
+        scale: f64,
+        expert_ranks: u32,
+    ) -> Self {
         let t = f64::from(tp);
+        let te = f64::from(expert_ranks.max(tp));
         let q = quant.bits_per_weight() / 8.0 * scale;
         let unq = quant.unquantized_bytes() * scale;
         // GGUF levels are llama.cpp's mixes (`GgufMix`): norms in F32,
@@ -529,10 +549,12 @@ impl<'a> Sizer<'a> {
             f64::from(spec.kv_heads_per_rank(tp)) / f64::from(spec.num_kv_heads)
         };
         // Expected fraction of E experts a batch of B tokens touches with
-        // uniform top-k routing: 1 − (1 − k/E)^B.
+        // uniform top-k routing: 1 − (1 − k/E)^B. Experts spread over the
+        // ranks of several replicas take every replica's tokens.
+        let routed = batch.max(1) * u64::from((expert_ranks / tp.max(1)).max(1));
         let touched = spec.moe.as_ref().map_or(1.0, |m| {
             let p = f64::from(m.experts_per_token) / f64::from(m.num_experts);
-            1.0 - (1.0 - p).powf(batch.max(1) as f64)
+            1.0 - (1.0 - p).powf(routed as f64)
         });
         let n = spec.num_layers as usize;
         let mut weight_prefix = Vec::with_capacity(n + 1);
@@ -552,7 +574,7 @@ impl<'a> Sizer<'a> {
         for i in 0..spec.num_layers {
             let p = spec.layer_params(i);
             let split = (p.attention_sharded + p.mlp) as f64 / t;
-            let experts = p.experts as f64 / t;
+            let experts = p.experts as f64 / te;
             let other = p.attention_kv as f64 * kv_share + p.attention_replicated as f64;
             let (mut fixed, mut expert_bytes) = (
                 (split + other) * q + p.replicated as f64 * norm_bytes,
@@ -577,7 +599,7 @@ impl<'a> Sizer<'a> {
                     + o * (lb.output - base))
                     / 8.0
                     * scale;
-                expert_bytes += down(p.experts) / t * (lb.down - base) / 8.0 * scale;
+                expert_bytes += down(p.experts) / te * (lb.down - base) / 8.0 * scale;
             }
             if let Some(m) = spec
                 .moe
@@ -594,7 +616,7 @@ impl<'a> Sizer<'a> {
                     (true, true) => 2 * inter + h,
                     (true, false) => inter + h,
                 };
-                let bias = (u64::from(m.num_experts) * bias_per_expert) as f64 / t;
+                let bias = (u64::from(m.num_experts) * bias_per_expert) as f64 / te;
                 let matrices = experts - bias;
                 let mx = matrices * super::arch::MXFP4_BITS_PER_WEIGHT / 8.0 * scale + bias * unq;
                 expert_bytes = expert_bytes.min(mx);
@@ -810,6 +832,9 @@ pub use layer_offload::plan_offload_gpus;
 /// A pipeline of TP groups: one replica.
 struct Replica<'d> {
     stages: Vec<Vec<&'d PlanDevice>>,
+    /// Ranks the routed experts are spread over (the TP group, or with
+    /// vLLM's expert parallelism every TP × DP rank).
+    expert_ranks: u32,
 }
 
 struct StageLayout {
@@ -1074,7 +1099,16 @@ fn evaluate_replica_with(
 ) -> Result<Evaluated, String> {
     let tp = replica.stages[0].len() as u32;
     let pp = replica.stages.len() as u32;
-    let sizer = Sizer::new(spec, quant, kv, tp, pp, opts.batch, scale);
+    let sizer = Sizer::with_expert_ranks(
+        spec,
+        quant,
+        kv,
+        tp,
+        pp,
+        opts.batch,
+        scale,
+        replica.expert_ranks,
+    );
     let layout = match layout {
         Some(l) => l,
         None => split_layers(&sizer, replica, opts, context).ok_or("more stages than layers")?,
@@ -1327,6 +1361,8 @@ struct Layout<'a, 'd> {
     groups: &'a [Vec<&'d PlanDevice>],
     tp: u32,
     pp: u32,
+    /// See [`Replica::expert_ranks`].
+    expert_ranks: u32,
     quant: Quant,
     kv: KvDtype,
     context: u64,
@@ -1351,6 +1387,7 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
     for r in 0..dp_max {
         let replica = Replica {
             stages: l.groups[r * pp as usize..(r + 1) * pp as usize].to_vec(),
+            expert_ranks: l.expert_ranks,
         };
         match evaluate_replica(spec, &replica, quant, kv, opts, context, l.scale, dp) {
             Ok(ev) => {
@@ -1381,6 +1418,14 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
     let Some(ev) = first else {
         return Err(reason.unwrap_or_else(|| "no replica".into()));
     };
+    // Experts sharded over every replica's ranks are all there only when
+    // every replica runs.
+    if l.expert_ranks > tp && dp as usize != dp_max {
+        return Err(format!(
+            "the experts are sharded over all {} ranks of {dp_max} replicas; only {dp} fit",
+            l.expert_ranks
+        ));
+    }
     let per_sequence = per_sequence.flatten();
     let (ttft_ms, tpot_ms, request_latency_ms) = latencies(
         prefill_slowest.flatten(),
@@ -1413,7 +1458,7 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         tpot_ms,
         request_latency_ms,
         expert_parallel: if opts.expert_parallel && spec.moe.is_some() {
-            tp
+            l.expert_ranks
         } else {
             1
         },
@@ -1581,10 +1626,24 @@ fn plan_level(
         }
         let max_pp = (groups.len() as u32).min(spec.num_layers);
         for pp in pipeline_degrees(max_pp, spec.num_layers) {
+            // vLLM shards a MoE model's experts over every TP × DP rank:
+            // with `--data-parallel-size` the fused-MoE layers flatten TP
+            // across DP, sliced (TP = TP × DP) or, with
+            // `--enable-expert-parallel`, whole (EP = TP × DP)
+            // (`FusedMoEParallelConfig.make`,
+            // vllm/model_executor/layers/fused_moe/config.py, vLLM 0.33.0).
+            // Other runtimes keep the experts within the TP group.
+            let dp_ranks = (groups.len() / pp as usize) as u32;
+            let expert_ranks = if spec.moe.is_some() && opts.runtime == RuntimeKind::Vllm {
+                tp * dp_ranks.max(1)
+            } else {
+                tp
+            };
             let layout = Layout {
                 groups: &groups,
                 tp,
                 pp,
+                expert_ranks,
                 quant,
                 kv,
                 context,
@@ -2020,9 +2079,11 @@ pub fn plan_offload(
     };
     let replica = Replica {
         stages: vec![vec![cpu], vec![gpu]],
+        expert_ranks: 1,
     };
     let single = Replica {
         stages: vec![vec![gpu]],
+        expert_ranks: 1,
     };
     for quant in levels {
         let sizer = Sizer::new(spec, quant, kv, 1, 2, opts.batch, 1.0);

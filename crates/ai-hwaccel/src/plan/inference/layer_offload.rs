@@ -61,6 +61,7 @@ fn several(
     let k = gpus.len() as u32;
     let only_gpus = Replica {
         stages: gpus.iter().map(|g| vec![g]).collect(),
+        expert_ranks: 1,
     };
     for quant in levels {
         // The GPUs alone hold it (llama.cpp's layer split): no offload.
@@ -107,7 +108,10 @@ fn several(
             stages_of.push(vec![&gpus[j]]);
             layout.push((a, b));
         }
-        let replica = Replica { stages: stages_of };
+        let replica = Replica {
+            stages: stages_of,
+            expert_ranks: 1,
+        };
         let layout = StageLayout { layers: layout };
         let check = Sizer::new(
             spec,

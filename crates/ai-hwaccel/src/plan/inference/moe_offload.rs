@@ -110,6 +110,7 @@ pub(super) fn plan(
     let k = gpus.len() as u32;
     let only_gpus = Replica {
         stages: gpus.iter().map(|&g| vec![g]).collect(),
+        expert_ranks: 1,
     };
     for quant in levels {
         // The GPUs alone hold it: no offload.

@@ -172,14 +172,6 @@ impl Vllm {
         }
         if choice.expert_parallel > 1 {
             argv.push("--enable-expert-parallel".into());
-            if choice.data_parallel > 1 {
-                notes.push(format!(
-                    "with --data-parallel-size {} vLLM spreads the experts over all {} ranks; the plan counts 1/{} of them per device, an upper bound",
-                    choice.data_parallel,
-                    choice.tensor_parallel * choice.data_parallel,
-                    choice.tensor_parallel
-                ));
-            }
         }
         argv.extend([
             "--max-model-len".into(),
