@@ -543,13 +543,22 @@ fn sentence_transformers_pooling(file: &Opened) -> Result<bool, ModelError> {
     let text = file
         .read_text_capped(MAX_MODULES_BYTES)
         .map_err(io_at(path))?;
-    let bad = |reason: String| ModelError::Malformed {
+    modules_have_pooling(&text).map_err(|e| ModelError::Malformed {
         path: shown(path),
+        field: e.field,
+        reason: e.reason,
+    })
+}
+
+/// The pure part of reading a sentence-transformers `modules.json`:
+/// whether its list of modules has a `sentence_transformers.*.Pooling` one.
+pub fn modules_have_pooling(text: &str) -> Result<bool, FormatError> {
+    let bad = |reason: String| FormatError {
         field: "modules".into(),
         reason,
     };
     let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+        serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?;
     let list = v
         .as_array()
         .ok_or_else(|| bad("not a list of modules".into()))?;
