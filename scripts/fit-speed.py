@@ -69,9 +69,10 @@ def ideal_rows():
                 cls=cls,
                 width=width,
                 runtime=runtime,
-                tg=float(tg),
+                # Measured tokens/s; None where the row measures no such test.
+                tg=float(tg) if tg else None,
                 dec=float(dec) if dec else None,
-                pp=float(pp),
+                pp=float(pp) if pp else None,
                 pre=float(pre) if pre else None,
                 layers=int(layers),
                 spec_id=spec_id,
@@ -200,6 +201,7 @@ def main():
                     if r["part"] == "fit"
                     and r["runtime"] == runtime
                     and r[ideal]
+                    and r[meas]
                     and (r["cls"] == cls or (cls == "any" and r["cls"] != "other"))
                 ]
                 if not samples:
@@ -230,7 +232,7 @@ def main():
                     if r["part"] != "fit" or r["runtime"] != runtime or r["spec_id"] != sid:
                         continue
                     c = cell_for(r, q)
-                    if not r[ideal] or c is None or r["cls"] == "other":
+                    if not r[ideal] or not r[meas] or c is None or r["cls"] == "other":
                         continue
                     eff, over, _ = c
                     rest = r["layers"] * over + (r["z"] * scores.get(runtime, 0.0) if q == "prefill" else 0.0)
@@ -350,24 +352,33 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   goals. Devices without rows of their own use their class's cell alone,
   so the held-out rows of devices that have factors say more about those
   devices than about a card the corpus has never seen.
-- Decode, worst rows: the RTX 3090's llama 7B Q3_K_S and Q2_K (llama.cpp
-  PR #4766's baseline, 87.26 and 92.69 tok/s). llama.cpp's 2- and 3-bit
-  K-quant kernels reach about half the bandwidth its Q4_0 kernel does on
-  the same card; one efficiency per width below 8 bits cannot tell them
-  apart, and two rows are too few for a width of their own. Without them
-  the worst decode row is within 31 %.
-- Prefill, worst row: the 4090's llama-2-7b q4_0 pp512 in the source's
-  "LLaMA table" (3961.34 tok/s). The same snapshot's other table prints
-  5531.19 for the same cell, 40 % more; the fit follows the source's later
-  (May 2024) rows of that card, and the Dec 2023 builds' prefill was
-  slower than later builds' (3090, llama-2-7b F16 pp512:
-  3075 in Dec 2023, 4185 in the Jan 2024 PR #4766 baseline).
-- Long prompts: every row ran llama-bench's default `-fa 0`, which
-  materialises the attention scores. The fitted bytes per score
+- Decode, worst rows: 2- and 3-bit K-quants, the RTX 4070's llama 8B Q2_K
+  (llama.cpp PR 10459's baseline, Vulkan, 59.12 tok/s), the RTX 3090's
+  llama 7B Q3_K_S and Q2_K (PR 4766's baseline, 87.26 and 92.69 tok/s) and
+  the 30-core M2 Max's llama 7B Q3_K_S (PR 2995's baseline, 44.52 tok/s,
+  held out). llama.cpp's 2- and 3-bit kernels reach about half the
+  bandwidth its 4-bit ones do on the same card (the M2 Max: Q4_0 61.22
+  tok/s, Q3_K_S 44.52, reading fewer bytes); one efficiency per width below
+  8 bits cannot tell them apart.
+- Prefill, worst rows: the RX 6800's llama 8B Q3_K_S pp2048 (PR 8495's
+  baseline, ROCm, 485.44 tok/s; AMD cards use the pooled cell) and the
+  4090's llama-2-7b q4_0 pp512 in the source's "LLaMA table" (3961.34
+  tok/s). The same snapshot's other table prints 5531.19 for that cell, 40 %
+  more; the fit follows the source's later (May 2024) rows of that card,
+  and the Dec 2023 builds' prefill was slower than later builds' (3090,
+  llama-2-7b F16 pp512: 3075 in Dec 2023, 4185 in the Jan 2024 PR #4766
+  baseline). The June 2024 CUDA baselines of K-quant prompt processing
+  (PRs 7860, 7921: Q6_K and Q2_K before int8 tensor cores) run at about two
+  thirds of what the fit gives other 4-bit formats.
+- Long prompts: the prefill rows ran llama-bench's default `-fa 0`, which
+  materialises the attention scores (but PR 21024's RTX 3090 rows, `-fa 1`). The fitted bytes per score
   (`SCORE_BYTES`) follow the fall of prefill with the prompt; with fused
   attention (`-fa on`, which the emitted commands pass) the term is not
   applied, and no row measures that case.
-{above_one}- Rows without an estimate are devices the print does not resolve to one
+{above_one}- Rows measure decode, prefill or both (PR tables that time one test
+  only); the shares in the line under the table are of the rows that
+  measure the quantity.
+- Rows without an estimate are devices the print does not resolve to one
   spec entry ("A100 80GB": PCIe or SXM not said; "RTX 4000 Ada", "3080 Ti",
   RX 5700 XT have no entry) and Apple M3/M4 entries without a 16/32-bit
   rate (Apple publishes none and no source gives their GPU clock; none is
