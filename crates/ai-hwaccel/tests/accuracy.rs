@@ -320,7 +320,7 @@ fn speed_estimates_against_published_measurements() {
             ));
         }
     }
-    for w in ["16-bit", "8-bit", "<8-bit"] {
+    for w in ["16-bit", "8-bit", "4-7 bit", "<4-bit"] {
         for part in ["fit", "held-out"] {
             let sel = |e: &RowErr| e.width == w && e.part == part;
             table.push_str(&format!(
@@ -362,10 +362,7 @@ fn speed_estimates_against_published_measurements() {
     // The goals, or where a goal is not met honestly, what is
     // achieved (docs/accuracy.md says which and why).
     assert!(dm <= GOAL_DECODE_MEDIAN, "decode median {dm}");
-    assert!(
-        dw <= ACHIEVED_DECODE_WORST.max(GOAL_DECODE_WORST),
-        "decode worst {dw}"
-    );
+    assert!(dw <= GOAL_DECODE_WORST, "decode worst {dw}");
     assert!(pm <= GOAL_PREFILL_MEDIAN, "prefill median {pm}");
     assert!(
         pw <= ACHIEVED_PREFILL_WORST.max(GOAL_PREFILL_WORST),
@@ -383,21 +380,17 @@ fn speed_estimates_against_published_measurements() {
 
 // Where a goal is not met, what is achieved (docs/accuracy.md says why).
 // The worst prefill row is the RX 6800's llama 8B Q3_K_S pp2048 (PR 8495's
-// baseline, 485.44 tok/s; about twice that estimated): ROCm's 2024 K-quant
-// prompt kernels on that card, with AMD cards pooled into the "any" cell.
-// Next is the 4090's llama-2-7b q4_0 pp512 of the source's "LLaMA table"
-// (3961.34 tok/s; the same snapshot's other table prints 5531.19 for the same
-// cell). The worst decode rows are 2- and 3-bit K-quants: the RTX 4070's
-// llama 8B Q2_K (PR 10459's baseline, Vulkan, 59.12 tok/s), the RTX 3090's
-// llama 7B Q3_K_S and Q2_K (PR 4766: 87.26 and 92.69 tok/s) and the 30-core
-// M2 Max's Q3_K_S (PR 2995, held out): llama.cpp's 2- and 3-bit kernels reach
-// about half the bandwidth its 4-bit ones do on the same card, and one
-// efficiency per format width below 8 bits cannot tell them apart. Rows
-// without an estimate are devices the source names ambiguously ("A100 80GB")
-// or that have no entry ("3080 Ti", "RTX 4000 Ada", RX 5700 XT), and the M3
-// rows, whose GPU has no matrix rate in the spec database (no source states
-// an M3 GPU clock).
-const ACHIEVED_DECODE_WORST: f64 = 0.71;
-const ACHIEVED_PREFILL_WORST: f64 = 1.09;
+// baseline, ROCm, 485.44 tok/s; 82 % over): ROCm's 2024 K-quant prompt
+// kernels on that card, with AMD cards pooled into the "any" cells. Next is
+// the 4090's llama-2-7b q4_0 pp512 of the source's "LLaMA table" (3961.34
+// tok/s; the same snapshot's other table prints 5531.19 for the same cell).
+// Decode meets the goal since the widths below 8 bits are split at 4 bits
+// (FormatWidth::Below4: the 2- and 3-bit K-quant rows, about half the
+// bandwidth of the 4-bit ones on the same card). Rows without an estimate
+// are devices the source names ambiguously ("A100 80GB") or that have no
+// entry ("3080 Ti", "RTX 4000 Ada", RX 5700 XT), and the M3 rows, whose GPU
+// has no matrix rate in the spec database (no source states an M3 GPU
+// clock).
+const ACHIEVED_PREFILL_WORST: f64 = 0.83;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.88;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = 0.76;
