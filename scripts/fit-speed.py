@@ -44,7 +44,16 @@ CLASSES = {
     "other": "Other",
     "any": "Any",
 }
-WIDTHS = {"16-bit": "Bits16", "8-bit": "Bits8", "<8-bit": "Low"}
+WIDTHS = {
+    "16-bit": "Bits16",
+    "8-bit": "Bits8",
+    "<8-bit": "Low",
+    "4-7 bit": "Bits4",
+    "<4-bit": "Below4",
+}
+# The finer widths below 8 bits (FormatWidth::of) and the coarser one that
+# covers them (FormatWidth::coarser).
+COARSER = {"4-7 bit": "<8-bit", "<4-bit": "<8-bit"}
 RUNTIMES = {"llama.cpp": "LlamaCpp"}
 
 
@@ -69,9 +78,10 @@ def ideal_rows():
                 cls=cls,
                 width=width,
                 runtime=runtime,
-                tg=float(tg),
+                # Measured tokens/s; None where the row measures no such test.
+                tg=float(tg) if tg else None,
                 dec=float(dec) if dec else None,
-                pp=float(pp),
+                pp=float(pp) if pp else None,
                 pre=float(pre) if pre else None,
                 layers=int(layers),
                 spec_id=spec_id,
@@ -200,28 +210,50 @@ def main():
                     if r["part"] == "fit"
                     and r["runtime"] == runtime
                     and r[ideal]
+                    and r[meas]
                     and (r["cls"] == cls or (cls == "any" and r["cls"] != "other"))
                 ]
                 if not samples:
                     continue
-                if q == "prefill":
-                    score = None if cls == "any" else scores.get(runtime, 0.0)
-                else:
-                    score = 0.0
-                res = fit(samples, score)
-                if res is None:
-                    continue
-                a, c, sc = res
-                if q == "prefill" and cls == "any":
-                    scores[runtime] = sc
-                for w, aw in a.items():
-                    n = sum(1 for s in samples if s[0] == w)
-                    cell = cells.setdefault((cls, runtime, w), {})
-                    cell[q] = (1.0 / aw, c, n)
+                # Coarse level: the widths below 8 bits pooled into one
+                # ("<8-bit"); every cell it fits is kept. Fine level: each
+                # width below 8 bits with enough rows gets its own
+                # efficiency; only those cells are kept (16- and 8-bit come
+                # from the coarse level). A format whose fine width has no
+                # cell falls back to the coarse one (speed.rs `cells`).
+                for level in ("coarse", "fine"):
+                    if level == "coarse":
+                        lv = [(COARSER.get(s[0], s[0]),) + s[1:] for s in samples]
+                    else:
+                        lv = samples
+                    if q == "prefill":
+                        score = None if cls == "any" and level == "coarse" else scores.get(runtime, 0.0)
+                    else:
+                        score = 0.0
+                    res = fit(lv, score)
+                    if res is None:
+                        continue
+                    a, c, sc = res
+                    if q == "prefill" and cls == "any" and level == "coarse":
+                        scores[runtime] = sc
+                    for w, aw in a.items():
+                        if level == "fine" and w not in COARSER:
+                            continue
+                        n = sum(1 for s in lv if s[0] == w)
+                        cell = cells.setdefault((cls, runtime, w), {})
+                        cell[q] = (1.0 / aw, c, n)
 
         def cell_for(r, q):
-            own = cells.get((r["cls"], runtime, r["width"]), {}).get(q)
-            return own or cells.get(("any", runtime, r["width"]), {}).get(q)
+            # The order of speed.rs `cells`: at the finest width the
+            # class's cell, then the pooled one; then the same at the
+            # coarser width.
+            widths = [r["width"]] + ([COARSER[r["width"]]] if r["width"] in COARSER else [])
+            for w in widths:
+                for cls in (r["cls"], "any"):
+                    c = cells.get((cls, runtime, w), {}).get(q)
+                    if c:
+                        return c
+            return None
 
         for q, ideal, meas in (("decode", "dec", "tg"), ("prefill", "pre", "pp")):
             for sid in sorted({r["spec_id"] for r in rows if r["spec_id"]}):
@@ -230,7 +262,7 @@ def main():
                     if r["part"] != "fit" or r["runtime"] != runtime or r["spec_id"] != sid:
                         continue
                     c = cell_for(r, q)
-                    if not r[ideal] or c is None or r["cls"] == "other":
+                    if not r[ideal] or not r[meas] or c is None or r["cls"] == "other":
                         continue
                     eff, over, _ = c
                     rest = r["layers"] * over + (r["z"] * scores.get(runtime, 0.0) if q == "prefill" else 0.0)
@@ -350,24 +382,36 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   goals. Devices without rows of their own use their class's cell alone,
   so the held-out rows of devices that have factors say more about those
   devices than about a card the corpus has never seen.
-- Decode, worst rows: the RTX 3090's llama 7B Q3_K_S and Q2_K (llama.cpp
-  PR #4766's baseline, 87.26 and 92.69 tok/s). llama.cpp's 2- and 3-bit
-  K-quant kernels reach about half the bandwidth its Q4_0 kernel does on
-  the same card; one efficiency per width below 8 bits cannot tell them
-  apart, and two rows are too few for a width of their own. Without them
-  the worst decode row is within 31 %.
-- Prefill, worst row: the 4090's llama-2-7b q4_0 pp512 in the source's
-  "LLaMA table" (3961.34 tok/s). The same snapshot's other table prints
-  5531.19 for the same cell, 40 % more; the fit follows the source's later
-  (May 2024) rows of that card, and the Dec 2023 builds' prefill was
-  slower than later builds' (3090, llama-2-7b F16 pp512:
-  3075 in Dec 2023, 4185 in the Jan 2024 PR #4766 baseline).
-- Long prompts: every row ran llama-bench's default `-fa 0`, which
-  materialises the attention scores. The fitted bytes per score
-  (`SCORE_BYTES`) follow the fall of prefill with the prompt; with fused
+- Widths below 8 bits are split at 4 bits ("4-7 bit", "<4-bit" in the
+  table; `FormatWidth` in `src/plan/speed.rs`), with the coarser "<8-bit"
+  cells kept as the fallback. The "<4-bit" cells (Q3_K, Q2_K) rest on few
+  rows: the RTX 3090's llama 7B Q2_K and Q3_K_S (PR 4766's baseline, 92.69
+  and 87.26 tok/s), the RTX 4070's llama 8B Q2_K (PR 10459's baseline,
+  Vulkan, 59.12 tok/s) and, held out, the 30-core M2 Max's llama 7B Q3_K_S
+  (PR 2995's baseline, 44.52 tok/s; its Q4_0 decodes at 61.22 reading more
+  bytes, PR 2959). llama.cpp's 2- and 3-bit kernels of 2023-2024 reach
+  about half the bandwidth of its 4-bit ones on the same card; newer
+  builds may do better, and no row measures them.
+- Prefill, worst rows: the RX 6800's llama 8B Q3_K_S pp2048 (PR 8495's
+  baseline, ROCm, 485.44 tok/s; AMD cards use the pooled cell) and the
+  4090's llama-2-7b q4_0 pp512 in the source's "LLaMA table" (3961.34
+  tok/s). The same snapshot's other table prints 5531.19 for that cell, 40 %
+  more; the fit follows the source's later (May 2024) rows of that card,
+  and the Dec 2023 builds' prefill was slower than later builds' (3090,
+  llama-2-7b F16 pp512: 3075 in Dec 2023, 4185 in the Jan 2024 PR #4766
+  baseline). The CUDA baselines of K-quant prompt processing in PRs 7860
+  and 7921 (RTX 3090 Q6_K, RTX 4090 Q2_K, master before those PRs brought
+  int8 tensor cores to these types) run at about two thirds of the
+  estimate.
+- Long prompts: the prefill rows ran llama-bench's default `-fa 0`, which
+  materialises the attention scores (but PR 21024's RTX 3090 rows, `-fa 1`).
+  The fitted bytes per score (`SCORE_BYTES`) follow the fall of prefill with the prompt; with fused
   attention (`-fa on`, which the emitted commands pass) the term is not
   applied, and no row measures that case.
-{above_one}- Rows without an estimate are devices the print does not resolve to one
+{above_one}- Rows measure decode, prefill or both (PR tables that time one test
+  only); the shares in the line under the table are of the rows that
+  measure the quantity.
+- Rows without an estimate are devices the print does not resolve to one
   spec entry ("A100 80GB": PCIe or SXM not said; "RTX 4000 Ada", "3080 Ti",
   RX 5700 XT have no entry) and Apple M3/M4 entries without a 16/32-bit
   rate (Apple publishes none and no source gives their GPU clock; none is

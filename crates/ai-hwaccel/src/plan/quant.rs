@@ -145,7 +145,9 @@ impl Quant {
             "q3_k_l" => Quant::Q3KL,
             "q3_k" | "q3_k_m" => Quant::Q3K,
             "q3_k_s" => Quant::Q3KS,
-            "q2_k" => Quant::Q2K,
+            // `Q2_K_M`: llama-bench's "Q2_K - Medium" as llama.cpp PR tables
+            // print it (e.g. ggml-org/llama.cpp PR 7921).
+            "q2_k" | "q2_k_m" => Quant::Q2K,
             _ => return None,
         })
     }
@@ -332,6 +334,7 @@ mod tests {
         }
         assert_eq!(Quant::parse("Q4_K_M"), Some(Quant::Q4K));
         assert_eq!(Quant::parse("GPTQ"), Some(Quant::Int4));
+        assert_eq!(Quant::parse("Q2_K_M"), Some(Quant::Q2K));
         assert_eq!(Quant::parse("bfloat16"), Some(Quant::Bf16));
         assert_eq!(Quant::parse("q9"), None);
         assert_eq!(KvDtype::parse("fp8_e5m2"), Some(KvDtype::Fp8));

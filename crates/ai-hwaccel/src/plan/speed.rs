@@ -58,9 +58,17 @@
 //! remaining rows give `1/efficiency` per format width and one
 //! `layer_overhead` for the class by least squares on the relative error
 //! (`Σ ((x·a_w + L·c) ÷ t_measured − 1)²`); an overhead that comes out
-//! negative is set to zero and the widths refitted. The same fit over every
-//! class pooled is the fallback for a class without rows
-//! ([`DeviceClass::Any`]). The pooled prefill fit also gives the bytes per
+//! negative is set to zero and the widths refitted. The fit runs twice:
+//! once with every format below 8 bits in one width ([`FormatWidth::Low`]),
+//! once with the finer widths ([`FormatWidth::Bits4`], 4 to 8 bits, and
+//! [`FormatWidth::Below4`], Q3_K and Q2_K, whose llama.cpp kernels reach
+//! about half the bandwidth of the 4-bit ones), each with at least three rows
+//! ([`FormatWidth::of`] sorts formats by [`Quant::bits_per_weight`]); both
+//! levels' cells are kept. The same fits over every class pooled are the
+//! fallback for a class without rows ([`DeviceClass::Any`]); a format takes
+//! the first fitted cell of its class's finest width, the pooled finest
+//! width, its class's coarser width, the pooled coarser width ([`fitted`]).
+//! The pooled prefill fit also gives the bytes per
 //! score, one per runtime (a property of its attention kernels; the device
 //! enters through its bandwidth), which the class fits then hold fixed.
 //! Last, each device with enough rows gets its factor, by least squares on
@@ -159,6 +167,11 @@ impl DeviceClass {
 }
 
 /// Weight format width: what decides dequantization work per byte read.
+///
+/// Below 8 bits there are two levels: the finer widths ([`FormatWidth::Bits4`],
+/// [`FormatWidth::Below4`]) that [`FormatWidth::of`] gives, and the coarser
+/// [`FormatWidth::Low`] that covers both, fitted on all their rows and used
+/// where a finer width has no cell of its own ([`FormatWidth::coarser`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FormatWidth {
@@ -166,20 +179,39 @@ pub enum FormatWidth {
     Bits16,
     /// 8-bit formats (Q8_0, FP8, INT8).
     Bits8,
-    /// Fewer than 8 bits (Q6_K … Q2_K, Q4_0, GPTQ/AWQ int4, NF4).
+    /// Fewer than 8 bits, either finer width below.
     Low,
+    /// 4 to fewer than 8 bits (Q6_K, Q5_K, Q4_K, Q4_0, IQ4_XS, GPTQ/AWQ
+    /// int4, NF4).
+    Bits4,
+    /// Fewer than 4 bits (Q3_K, Q2_K), whose llama.cpp kernels unpack more
+    /// per byte read.
+    Below4,
 }
 
 impl FormatWidth {
-    /// The width class of a weight format.
+    /// The finest width class of a weight format, by its bits per weight
+    /// ([`Quant::bits_per_weight`], block scales included).
     pub fn of(q: Quant) -> FormatWidth {
         let b = q.bits_per_weight();
         if b >= 16.0 {
             FormatWidth::Bits16
         } else if b >= 8.0 {
             FormatWidth::Bits8
+        } else if b >= 4.0 {
+            FormatWidth::Bits4
         } else {
-            FormatWidth::Low
+            FormatWidth::Below4
+        }
+    }
+
+    /// The width that covers this one where it has no fitted cell
+    /// ([`FormatWidth::Low`] for the widths below 8 bits), `None` for the
+    /// coarsest.
+    pub fn coarser(self) -> Option<FormatWidth> {
+        match self {
+            FormatWidth::Bits4 | FormatWidth::Below4 => Some(FormatWidth::Low),
+            FormatWidth::Bits16 | FormatWidth::Bits8 | FormatWidth::Low => None,
         }
     }
 
@@ -189,6 +221,8 @@ impl FormatWidth {
             FormatWidth::Bits16 => "16-bit",
             FormatWidth::Bits8 => "8-bit",
             FormatWidth::Low => "<8-bit",
+            FormatWidth::Bits4 => "4-7 bit",
+            FormatWidth::Below4 => "<4-bit",
         }
     }
 }
@@ -286,9 +320,9 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Apple,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
-        decode: Some(0.8504),
-        decode_layer_s: Some(1.837e-04),
-        prefill: Some(0.6868),
+        decode: Some(0.8477),
+        decode_layer_s: Some(1.797e-04),
+        prefill: Some(0.687),
         prefill_layer_s: Some(0.000e+00),
         rows: (19, 14),
     },
@@ -296,31 +330,61 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Apple,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
-        decode: Some(0.7314),
-        decode_layer_s: Some(1.837e-04),
-        prefill: Some(0.545),
+        decode: Some(0.7313),
+        decode_layer_s: Some(1.797e-04),
+        prefill: Some(0.5409),
         prefill_layer_s: Some(0.000e+00),
-        rows: (36, 25),
+        rows: (37, 26),
+    },
+    SpeedFit {
+        class: DeviceClass::Apple,
+        runtime: RuntimeKind::LlamaCpp,
+        width: FormatWidth::Bits4,
+        decode: Some(0.7313),
+        decode_layer_s: Some(1.797e-04),
+        prefill: Some(0.5409),
+        prefill_layer_s: Some(0.000e+00),
+        rows: (37, 26),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
         decode: Some(1.004),
-        decode_layer_s: Some(1.482e-04),
-        prefill: Some(0.5815),
-        prefill_layer_s: Some(1.528e-06),
+        decode_layer_s: Some(1.478e-04),
+        prefill: Some(0.6168),
+        prefill_layer_s: Some(1.748e-06),
         rows: (14, 14),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
-        decode: Some(1.201),
-        decode_layer_s: Some(1.482e-04),
-        prefill: Some(0.4358),
-        prefill_layer_s: Some(1.528e-06),
-        rows: (33, 32),
+        decode: Some(1.199),
+        decode_layer_s: Some(1.478e-04),
+        prefill: Some(0.4452),
+        prefill_layer_s: Some(1.748e-06),
+        rows: (38, 37),
+    },
+    SpeedFit {
+        class: DeviceClass::NvidiaConsumer,
+        runtime: RuntimeKind::LlamaCpp,
+        width: FormatWidth::Bits4,
+        decode: Some(1.07),
+        decode_layer_s: Some(1.222e-04),
+        prefill: Some(0.4478),
+        prefill_layer_s: Some(1.737e-06),
+        rows: (35, 33),
+    },
+    SpeedFit {
+        class: DeviceClass::NvidiaConsumer,
+        runtime: RuntimeKind::LlamaCpp,
+        width: FormatWidth::Below4,
+        decode: Some(0.428),
+        decode_layer_s: Some(1.222e-04),
+        prefill: Some(0.4168),
+        prefill_layer_s: Some(1.737e-06),
+        rows: (3, 4),
     },
     SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
@@ -328,8 +392,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9099),
         decode_layer_s: Some(1.058e-04),
-        prefill: Some(0.7864),
-        prefill_layer_s: Some(4.701e-06),
+        prefill: Some(0.7867),
+        prefill_layer_s: Some(4.699e-06),
         rows: (8, 8),
     },
     SpeedFit {
@@ -338,8 +402,18 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8828),
         decode_layer_s: Some(1.058e-04),
-        prefill: Some(0.4037),
-        prefill_layer_s: Some(4.701e-06),
+        prefill: Some(0.4038),
+        prefill_layer_s: Some(4.699e-06),
+        rows: (12, 12),
+    },
+    SpeedFit {
+        class: DeviceClass::NvidiaWorkstation,
+        runtime: RuntimeKind::LlamaCpp,
+        width: FormatWidth::Bits4,
+        decode: Some(0.8828),
+        decode_layer_s: Some(1.058e-04),
+        prefill: Some(0.4038),
+        prefill_layer_s: Some(4.699e-06),
         rows: (12, 12),
     },
     SpeedFit {
@@ -363,29 +437,59 @@ pub const FITTED: &[SpeedFit] = &[
         rows: (5, 0),
     },
     SpeedFit {
+        class: DeviceClass::NvidiaDatacenter,
+        runtime: RuntimeKind::LlamaCpp,
+        width: FormatWidth::Bits4,
+        decode: Some(0.6095),
+        decode_layer_s: Some(1.238e-04),
+        prefill: None,
+        prefill_layer_s: None,
+        rows: (5, 0),
+    },
+    SpeedFit {
         class: DeviceClass::Any,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
-        decode: Some(0.8457),
-        decode_layer_s: Some(9.203e-05),
-        prefill: Some(0.775),
-        prefill_layer_s: Some(3.375e-06),
+        decode: Some(0.8478),
+        decode_layer_s: Some(9.395e-05),
+        prefill: Some(0.7694),
+        prefill_layer_s: Some(3.313e-06),
         rows: (45, 40),
     },
     SpeedFit {
         class: DeviceClass::Any,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
-        decode: Some(0.7633),
-        decode_layer_s: Some(9.203e-05),
-        prefill: Some(0.5549),
-        prefill_layer_s: Some(3.375e-06),
-        rows: (87, 75),
+        decode: Some(0.7787),
+        decode_layer_s: Some(9.395e-05),
+        prefill: Some(0.5494),
+        prefill_layer_s: Some(3.313e-06),
+        rows: (94, 83),
+    },
+    SpeedFit {
+        class: DeviceClass::Any,
+        runtime: RuntimeKind::LlamaCpp,
+        width: FormatWidth::Bits4,
+        decode: Some(0.7699),
+        decode_layer_s: Some(8.731e-05),
+        prefill: Some(0.5517),
+        prefill_layer_s: Some(3.291e-06),
+        rows: (91, 78),
+    },
+    SpeedFit {
+        class: DeviceClass::Any,
+        runtime: RuntimeKind::LlamaCpp,
+        width: FormatWidth::Below4,
+        decode: Some(0.3809),
+        decode_layer_s: Some(8.731e-05),
+        prefill: Some(0.4722),
+        prefill_layer_s: Some(3.291e-06),
+        rows: (3, 5),
     },
 ];
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
-pub const SCORE_BYTES: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 11.4)];
+pub const SCORE_BYTES: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 11.6)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
@@ -394,78 +498,85 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.982),
-        prefill: Some(0.4827),
+        prefill: Some(0.471),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.7899),
-        prefill: Some(0.5874),
+        decode: Some(0.7855),
+        prefill: Some(0.5911),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.7071),
-        prefill: Some(0.8952),
+        decode: Some(0.7061),
+        prefill: Some(0.9002),
         rows: (11, 11),
     },
     DeviceFit {
         spec_id: "m2-ultra-192gb",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.015),
-        prefill: Some(1.066),
+        decode: Some(1.011),
+        prefill: Some(1.071),
         rows: (21, 21),
     },
     DeviceFit {
         spec_id: "m3-max-48gb",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.18),
+        decode: Some(1.175),
         prefill: None,
         rows: (4, 0),
     },
     DeviceFit {
         spec_id: "m3-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.091),
+        decode: Some(1.088),
         prefill: None,
         rows: (9, 0),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.9041),
-        prefill: Some(1.064),
+        decode: Some(0.9365),
+        prefill: Some(1.054),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.032),
-        prefill: Some(1.204),
+        decode: Some(0.9965),
+        prefill: Some(1.206),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.9275),
-        prefill: Some(0.9241),
-        rows: (18, 18),
+        decode: Some(0.938),
+        prefill: Some(0.9372),
+        rows: (19, 20),
+    },
+    DeviceFit {
+        spec_id: "rtx-4070",
+        runtime: RuntimeKind::LlamaCpp,
+        decode: Some(1.076),
+        prefill: None,
+        rows: (4, 0),
     },
     DeviceFit {
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.047),
-        prefill: Some(1.023),
+        decode: Some(1.033),
+        prefill: Some(1.028),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.107),
-        prefill: Some(0.9877),
-        rows: (9, 9),
+        decode: Some(1.071),
+        prefill: Some(0.9754),
+        rows: (9, 12),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
@@ -491,29 +602,43 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
 ];
 // END FITTED
 
-/// The cell for a device, runtime and format: the class's own, else the
-/// pooled one for the runtime and width (not for [`DeviceClass::Other`]:
-/// nothing fitted on GPUs applies to a CPU). Decode and prefill fall back
-/// separately; the overhead comes with its efficiency.
-pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
-    let width = FormatWidth::of(q);
-    let cell = |c: DeviceClass| {
-        FITTED
-            .iter()
-            .find(|f| f.class == c && f.runtime == runtime && f.width == width)
-    };
-    let own = cell(class);
-    let any = if class == DeviceClass::Other {
-        None
+/// The cells tried for a device class and format, first match wins: at the
+/// format's finest width the class's cell, then the pooled one
+/// ([`DeviceClass::Any`]); then the same at the coarser width
+/// ([`FormatWidth::coarser`]). The finest width comes first because what it
+/// separates (how much a format's kernels unpack per byte) is the runtime's,
+/// not the class's: a class without rows at that width knows nothing of it,
+/// the pooled rows do, and the device factor keeps the device's own level.
+/// [`DeviceClass::Other`] gets nothing pooled: nothing fitted on GPUs applies
+/// to a CPU.
+fn cells(class: DeviceClass, width: FormatWidth) -> Vec<(DeviceClass, FormatWidth)> {
+    let classes: &[DeviceClass] = if class == DeviceClass::Other || class == DeviceClass::Any {
+        &[class]
     } else {
-        cell(DeviceClass::Any)
+        &[class, DeviceClass::Any]
     };
-    let dec = own
-        .filter(|f| f.decode.is_some())
-        .or(any.filter(|f| f.decode.is_some()));
-    let pre = own
-        .filter(|f| f.prefill.is_some())
-        .or(any.filter(|f| f.prefill.is_some()));
+    std::iter::once(width)
+        .chain(width.coarser())
+        .flat_map(|w| classes.iter().map(move |&c| (c, w)))
+        .collect()
+}
+
+/// The cell for a device, runtime and format: the first with a fitted value
+/// of the class's cell at the format's finest width, the pooled one there,
+/// the class's at the coarser width, the pooled one there (none pooled for
+/// [`DeviceClass::Other`]). Decode and prefill fall back separately; the
+/// overhead comes with its efficiency.
+pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
+    let tried: Vec<&SpeedFit> = cells(class, FormatWidth::of(q))
+        .into_iter()
+        .filter_map(|(c, w)| {
+            FITTED
+                .iter()
+                .find(|f| f.class == c && f.runtime == runtime && f.width == w)
+        })
+        .collect();
+    let dec = tried.iter().copied().find(|f| f.decode.is_some());
+    let pre = tried.iter().copied().find(|f| f.prefill.is_some());
     Applied {
         decode: dec.and_then(|f| f.decode),
         decode_layer_s: dec.and_then(|f| f.decode_layer_s).unwrap_or(0.0),
@@ -592,7 +717,49 @@ mod tests {
     fn widths_follow_bits() {
         assert_eq!(FormatWidth::of(Quant::Fp16), FormatWidth::Bits16);
         assert_eq!(FormatWidth::of(Quant::Q8_0), FormatWidth::Bits8);
-        assert_eq!(FormatWidth::of(Quant::Q4K), FormatWidth::Low);
+        assert_eq!(FormatWidth::of(Quant::Q6K), FormatWidth::Bits4);
+        assert_eq!(FormatWidth::of(Quant::Q4K), FormatWidth::Bits4);
+        assert_eq!(FormatWidth::of(Quant::Iq4Xs), FormatWidth::Bits4);
+        assert_eq!(FormatWidth::of(Quant::Int4), FormatWidth::Bits4);
+        assert_eq!(FormatWidth::of(Quant::Q3KL), FormatWidth::Below4);
+        assert_eq!(FormatWidth::of(Quant::Q2K), FormatWidth::Below4);
+        assert_eq!(FormatWidth::Below4.coarser(), Some(FormatWidth::Low));
+        assert_eq!(FormatWidth::Bits4.coarser(), Some(FormatWidth::Low));
+        assert_eq!(FormatWidth::Bits16.coarser(), None);
+    }
+
+    #[test]
+    fn finer_width_falls_back_to_pooled_then_coarser() {
+        let rt = RuntimeKind::LlamaCpp;
+        let cell = |c: DeviceClass, w: FormatWidth| {
+            FITTED
+                .iter()
+                .find(|f| f.class == c && f.runtime == rt && f.width == w)
+        };
+        for class in [
+            DeviceClass::Apple,
+            DeviceClass::NvidiaConsumer,
+            DeviceClass::NvidiaWorkstation,
+            DeviceClass::NvidiaDatacenter,
+            DeviceClass::Amd,
+        ] {
+            for q in [Quant::Q2K, Quant::Q3KS, Quant::Q4_0, Quant::Q6K] {
+                let w = FormatWidth::of(q);
+                let want = [
+                    (class, w),
+                    (DeviceClass::Any, w),
+                    (class, FormatWidth::Low),
+                    (DeviceClass::Any, FormatWidth::Low),
+                ]
+                .into_iter()
+                .filter_map(|(c, w)| cell(c, w))
+                .find(|f| f.decode.is_some())
+                .and_then(|f| f.decode);
+                assert_eq!(fitted(class, rt, q).decode, want, "{class:?} {q:?}");
+            }
+        }
+        // A CPU gets nothing pooled from the GPU fits.
+        assert_eq!(fitted(DeviceClass::Other, rt, Quant::Q2K).decode, None);
     }
 
     #[test]
@@ -637,8 +804,8 @@ mod tests {
             assert_eq!(own.decode_layer_s, class.decode_layer_s);
         }
         // A device without rows of its own keeps its class's cell.
-        let d = &PlanDevice::from_device_string("1xrtx-4070").unwrap()[0];
-        assert!(FITTED_DEVICES.iter().all(|f| f.spec_id != "rtx-4070"));
+        let d = &PlanDevice::from_device_string("1xrtx-4060").unwrap()[0];
+        assert!(FITTED_DEVICES.iter().all(|f| f.spec_id != "rtx-4060"));
         assert_eq!(
             fitted_for(d, rt, q),
             fitted(DeviceClass::NvidiaConsumer, rt, q)
