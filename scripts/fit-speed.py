@@ -404,10 +404,12 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   int8 tensor cores to these types) run at about two thirds of the
   estimate.
 - Long prompts: the prefill rows ran llama-bench's default `-fa 0`, which
-  materialises the attention scores (but PR 21024's RTX 3090 rows, `-fa 1`).
-  The fitted bytes per score (`SCORE_BYTES`) follow the fall of prefill with the prompt; with fused
-  attention (`-fa on`, which the emitted commands pass) the term is not
-  applied, and no row measures that case.
+  materialises the attention scores, except those whose notes say `fa 1`
+  (PR 21024's RTX 3090 rows), which are estimated with fused attention.
+  The fitted bytes per score (`SCORE_BYTES`) follow the fall of prefill
+  with the prompt; with fused attention (`-fa on`, which the emitted
+  commands pass) the term is not applied, and only those two pp512 rows
+  measure prefill that way (no long prompt with flash attention).
 {above_one}- Rows measure decode, prefill or both (PR tables that time one test
   only); the shares in the line under the table are of the rows that
   measure the quantity.

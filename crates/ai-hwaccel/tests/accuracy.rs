@@ -65,6 +65,10 @@ struct Row {
     /// row).
     pp: Option<f64>,
     tg: Option<f64>,
+    /// The row ran with flash attention (its notes say `fa 1`, as
+    /// llama-bench prints the setting); otherwise llama-bench's default,
+    /// `-fa 0` (unfused attention).
+    flash_attention: bool,
 }
 
 fn rows() -> Vec<Row> {
@@ -102,6 +106,9 @@ fn rows() -> Vec<Row> {
                 tg_tokens: len("tg_tokens", DEFAULT_TG),
                 pp: rate("pp_tok_s"),
                 tg: rate("tg_tok_s"),
+                flash_attention: c[col("notes")]
+                    .split([',', ';'])
+                    .any(|n| n.trim() == "fa 1"),
             }
         })
         .collect()
@@ -136,8 +143,8 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
             quant: Some(quant),
             context: Some(context.max(1)),
             input_len: input,
-            // llama-bench's default (`-fa 0`), which the rows' commands keep.
-            fused_attention: false,
+            // As the row ran: llama-bench's default `-fa 0` unless it says `fa 1`.
+            fused_attention: r.flash_attention,
             batch: 1,
             runtime,
             max_plans: 1,
@@ -167,12 +174,17 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
         decode: dec.and_then(|p| p.decode_tokens_per_s_per_sequence),
         prefill: pre.and_then(|p| p.prefill_tokens_per_s),
         layers: spec.num_layers,
-        score_s: f64::from(spec.num_layers)
-            * f64::from(spec.num_attention_heads)
-            * (r.pp_tokens / 2) as f64
-            / devices[0]
-                .bandwidth_bytes_per_s
-                .map_or(f64::NAN, |b| b as f64),
+        // With fused attention no score goes through memory.
+        score_s: if r.flash_attention {
+            0.0
+        } else {
+            f64::from(spec.num_layers)
+                * f64::from(spec.num_attention_heads)
+                * (r.pp_tokens / 2) as f64
+                / devices[0]
+                    .bandwidth_bytes_per_s
+                    .map_or(f64::NAN, |b| b as f64)
+        },
     })
 }
 

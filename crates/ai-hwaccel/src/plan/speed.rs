@@ -322,7 +322,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8477),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.687),
+        prefill: Some(0.6872),
         prefill_layer_s: Some(0.000e+00),
         rows: (19, 14),
     },
@@ -332,7 +332,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.5409),
+        prefill: Some(0.541),
         prefill_layer_s: Some(0.000e+00),
         rows: (37, 26),
     },
@@ -342,7 +342,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.5409),
+        prefill: Some(0.541),
         prefill_layer_s: Some(0.000e+00),
         rows: (37, 26),
     },
@@ -352,8 +352,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(1.004),
         decode_layer_s: Some(1.478e-04),
-        prefill: Some(0.6168),
-        prefill_layer_s: Some(1.748e-06),
+        prefill: Some(0.617),
+        prefill_layer_s: Some(1.740e-06),
         rows: (14, 14),
     },
     SpeedFit {
@@ -362,8 +362,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(1.199),
         decode_layer_s: Some(1.478e-04),
-        prefill: Some(0.4452),
-        prefill_layer_s: Some(1.748e-06),
+        prefill: Some(0.445),
+        prefill_layer_s: Some(1.740e-06),
         rows: (38, 37),
     },
     SpeedFit {
@@ -372,8 +372,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(1.07),
         decode_layer_s: Some(1.222e-04),
-        prefill: Some(0.4478),
-        prefill_layer_s: Some(1.737e-06),
+        prefill: Some(0.4476),
+        prefill_layer_s: Some(1.730e-06),
         rows: (35, 33),
     },
     SpeedFit {
@@ -382,8 +382,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.428),
         decode_layer_s: Some(1.222e-04),
-        prefill: Some(0.4168),
-        prefill_layer_s: Some(1.737e-06),
+        prefill: Some(0.4167),
+        prefill_layer_s: Some(1.730e-06),
         rows: (3, 4),
     },
     SpeedFit {
@@ -392,8 +392,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9099),
         decode_layer_s: Some(1.058e-04),
-        prefill: Some(0.7867),
-        prefill_layer_s: Some(4.699e-06),
+        prefill: Some(0.787),
+        prefill_layer_s: Some(4.696e-06),
         rows: (8, 8),
     },
     SpeedFit {
@@ -403,7 +403,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.8828),
         decode_layer_s: Some(1.058e-04),
         prefill: Some(0.4038),
-        prefill_layer_s: Some(4.699e-06),
+        prefill_layer_s: Some(4.696e-06),
         rows: (12, 12),
     },
     SpeedFit {
@@ -413,7 +413,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.8828),
         decode_layer_s: Some(1.058e-04),
         prefill: Some(0.4038),
-        prefill_layer_s: Some(4.699e-06),
+        prefill_layer_s: Some(4.696e-06),
         rows: (12, 12),
     },
     SpeedFit {
@@ -452,8 +452,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8478),
         decode_layer_s: Some(9.395e-05),
-        prefill: Some(0.7694),
-        prefill_layer_s: Some(3.313e-06),
+        prefill: Some(0.7698),
+        prefill_layer_s: Some(3.309e-06),
         rows: (45, 40),
     },
     SpeedFit {
@@ -462,8 +462,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7787),
         decode_layer_s: Some(9.395e-05),
-        prefill: Some(0.5494),
-        prefill_layer_s: Some(3.313e-06),
+        prefill: Some(0.5495),
+        prefill_layer_s: Some(3.309e-06),
         rows: (94, 83),
     },
     SpeedFit {
@@ -473,7 +473,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.7699),
         decode_layer_s: Some(8.731e-05),
         prefill: Some(0.5517),
-        prefill_layer_s: Some(3.291e-06),
+        prefill_layer_s: Some(3.287e-06),
         rows: (91, 78),
     },
     SpeedFit {
@@ -482,14 +482,14 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.3809),
         decode_layer_s: Some(8.731e-05),
-        prefill: Some(0.4722),
-        prefill_layer_s: Some(3.291e-06),
+        prefill: Some(0.4724),
+        prefill_layer_s: Some(3.287e-06),
         rows: (3, 5),
     },
 ];
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
-pub const SCORE_BYTES: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 11.6)];
+pub const SCORE_BYTES: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 11.9)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
@@ -498,21 +498,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.982),
-        prefill: Some(0.471),
+        prefill: Some(0.4702),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7855),
-        prefill: Some(0.5911),
+        prefill: Some(0.5909),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7061),
-        prefill: Some(0.9002),
+        prefill: Some(0.9003),
         rows: (11, 11),
     },
     DeviceFit {
@@ -540,21 +540,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9365),
-        prefill: Some(1.054),
+        prefill: Some(1.056),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9965),
-        prefill: Some(1.206),
+        prefill: Some(1.208),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.938),
-        prefill: Some(0.9372),
+        prefill: Some(0.9359),
         rows: (19, 20),
     },
     DeviceFit {
@@ -568,14 +568,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.033),
-        prefill: Some(1.028),
+        prefill: Some(1.029),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.071),
-        prefill: Some(0.9754),
+        prefill: Some(0.9759),
         rows: (9, 12),
     },
     DeviceFit {
@@ -589,7 +589,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9337),
-        prefill: Some(0.7355),
+        prefill: Some(0.7354),
         rows: (7, 7),
     },
     DeviceFit {
