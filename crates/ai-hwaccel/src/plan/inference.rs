@@ -1850,10 +1850,15 @@ pub fn plan_inference(
     }
     let levels = candidate_levels(spec, opts.gguf_levels, opts.runtime);
     let supported = |q: Quant| all_native(&|n| q.supported_by(n));
+    // MXFP4 is suggested only where the devices have FP4 matrix units
+    // (Blackwell): elsewhere it is one more weight-only 4-bit format, and
+    // int4 (GPTQ/AWQ) stays the suggestion there.
+    let fp4 = all_native(&|n| n.contains(&Dtype::Fp4));
+    let suggestible = |q: Quant| supported(q) && (q != Quant::Mxfp4 || fp4);
     let mut suggested = None;
     let mut results = std::collections::HashMap::new();
     if !devices.is_empty() {
-        for &q in levels.iter().filter(|&&q| supported(q)) {
+        for &q in levels.iter().filter(|&&q| suggestible(q)) {
             let r = plan_level(spec, devices, q, kv, opts, context);
             let ok = !r.plans.is_empty();
             results.insert(q, r);

@@ -53,8 +53,16 @@ pub enum Quant {
     Q4_0,
     /// GGUF IQ4_NL: 4-bit non-linear, blocks of 32 (weight-only).
     Iq4Nl,
+    /// NVFP4 (NVIDIA ModelOpt `quant_algo: NVFP4`): E2M1 weights and
+    /// activations, one FP8 E4M3 scale per 16 values and one FP32 scale per
+    /// tensor; runs natively where the device has FP4 matrix units
+    /// (Blackwell).
+    Nvfp4,
     /// GGUF IQ4_XS: 4-bit non-linear, super-blocks of 256 (weight-only).
     Iq4Xs,
+    /// MXFP4 (OCP Microscaling): E2M1 weights, one E8M0 scale per 32
+    /// values, dequantized to 16 bits for the matrix multiply (weight-only).
+    Mxfp4,
     /// 4-bit NormalFloat with double-quantized constants (QLoRA), weight-only.
     Nf4,
     /// GGUF Q3_K_L: Q3_K with attn_v, attn_output and ffn_down at Q5_K.
@@ -72,7 +80,7 @@ impl Quant {
     /// by bits per weight, so a format with more bits (block scales
     /// included) counts as the higher fidelity.
     /// Mixes of one base type follow their per-tensor extras (M before S).
-    pub const ALL: [Quant; 20] = [
+    pub const ALL: [Quant; 22] = [
         Quant::Fp32,
         Quant::Bf16,
         Quant::Fp16,
@@ -86,7 +94,9 @@ impl Quant {
         Quant::Q4KS,
         Quant::Q4_0,
         Quant::Iq4Nl,
+        Quant::Nvfp4,
         Quant::Iq4Xs,
+        Quant::Mxfp4,
         Quant::Int4,
         Quant::Nf4,
         Quant::Q3KL,
@@ -112,7 +122,9 @@ impl Quant {
             Quant::Q4KS => "q4_k_s",
             Quant::Q4_0 => "q4_0",
             Quant::Iq4Nl => "iq4_nl",
+            Quant::Nvfp4 => "nvfp4",
             Quant::Iq4Xs => "iq4_xs",
+            Quant::Mxfp4 => "mxfp4",
             Quant::Nf4 => "nf4",
             Quant::Q3KL => "q3_k_l",
             Quant::Q3K => "q3_k",
@@ -122,7 +134,9 @@ impl Quant {
     }
 
     /// Parse a spelling (case-insensitive; `float16`, `half`, `e4m3`,
-    /// `gptq`, `awq`, `q4_k_m` and similar accepted).
+    /// `gptq`, `awq`, `q4_k_m` and similar accepted; `modelopt_fp4`, vLLM's
+    /// method name for NVFP4 checkpoints; `mxfp4_moe`, llama.cpp's file type
+    /// for MXFP4 experts).
     pub fn parse(s: &str) -> Option<Quant> {
         let s = s.trim().to_ascii_lowercase().replace('-', "_");
         Some(match s.as_str() {
@@ -141,6 +155,8 @@ impl Quant {
             "q4_0" => Quant::Q4_0,
             "iq4_nl" => Quant::Iq4Nl,
             "iq4_xs" => Quant::Iq4Xs,
+            "nvfp4" | "modelopt_fp4" => Quant::Nvfp4,
+            "mxfp4" | "mxfp4_moe" => Quant::Mxfp4,
             "nf4" | "bnb4" => Quant::Nf4,
             "q3_k_l" => Quant::Q3KL,
             "q3_k" | "q3_k_m" => Quant::Q3K,
@@ -154,7 +170,23 @@ impl Quant {
 
     /// Bits one quantized weight occupies, scales and zero points included.
     ///
-    /// - fp8/int8: one byte; per-tensor or per-channel scales are below 0.1%.
+    /// - fp8/int8: one byte; per-tensor or per-channel scales are below 0.1%,
+    ///   and so are the block scales of block-quantized FP8 (DeepSeek-V3's
+    ///   `weight_block_size: [128, 128]`: one FP32 `weight_scale_inv` per
+    ///   128×128 block, `32 / 16384` = 0.002 bits, 0.024 % more), which is
+    ///   this level too (vLLM and SGLang load both as `fp8`).
+    /// - nvfp4: 4-bit E2M1 values plus one FP8 E4M3 scale per 16 values,
+    ///   `4 + 8/16` = 4.5 (NVIDIA, "Introducing NVFP4 for Efficient and
+    ///   Accurate Low-Precision Inference", 2025-06-24,
+    ///   <https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/>:
+    ///   16-value micro-blocks, an E4M3 scale each and an FP32 scale per
+    ///   tensor; the same in llama.cpp's `block_nvfp4`, 4 E4M3 scales and 32
+    ///   bytes of E2M1 per 64 values, 36 B/64). The per-tensor FP32 scales
+    ///   (`weight_scale_2`, `input_scale`) are a few bytes per matrix.
+    /// - mxfp4: 4-bit E2M1 values plus one E8M0 scale per 32,
+    ///   `4 + 8/32` = 4.25 (OCP Microscaling Formats (MX) v1.0 §5.3,
+    ///   <https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf>;
+    ///   llama.cpp's `block_mxfp4`, 17 B/32): [`super::arch::MXFP4_BITS_PER_WEIGHT`].
     /// - int4 (GPTQ/AWQ, group 128): 4 bits + an fp16 scale and a 4-bit zero
     ///   point per group: `4 + (16 + 4) / 128` (AutoGPTQ/AutoAWQ packing).
     /// - nf4 with double quantization (QLoRA, Dettmers et al. 2023,
@@ -176,6 +208,8 @@ impl Quant {
             Quant::Q4K | Quant::Q4KS => 144.0 * 8.0 / 256.0,
             Quant::Q4_0 | Quant::Iq4Nl => 18.0 * 8.0 / 32.0,
             Quant::Iq4Xs => 136.0 * 8.0 / 256.0,
+            Quant::Nvfp4 => 4.0 + 8.0 / 16.0,
+            Quant::Mxfp4 => super::arch::MXFP4_BITS_PER_WEIGHT,
             Quant::Nf4 => 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0),
             Quant::Q3KL | Quant::Q3K | Quant::Q3KS => 110.0 * 8.0 / 256.0,
             Quant::Q2K => 84.0 * 8.0 / 256.0,
@@ -209,11 +243,13 @@ impl Quant {
     }
 
     /// Whether only weights are quantized (dequantized to 16-bit for the
-    /// matrix multiply) rather than weights and activations.
+    /// matrix multiply) rather than weights and activations. NVFP4 as
+    /// ModelOpt exports it quantizes the activations too (W4A4, the
+    /// checkpoint's `input_activations` at 4 bits in groups of 16).
     pub fn weight_only(self) -> bool {
         !matches!(
             self,
-            Quant::Fp32 | Quant::Bf16 | Quant::Fp16 | Quant::Fp8 | Quant::Int8
+            Quant::Fp32 | Quant::Bf16 | Quant::Fp16 | Quant::Fp8 | Quant::Int8 | Quant::Nvfp4
         )
     }
 
@@ -226,15 +262,19 @@ impl Quant {
             Quant::Fp16 => Dtype::Fp16,
             Quant::Fp8 => Dtype::Fp8,
             Quant::Int8 => Dtype::Int8,
+            Quant::Nvfp4 => Dtype::Fp4,
             _ => half,
         }
     }
 
     /// Whether a device executing `native` types runs this level: fp8 and
     /// int8 need native fp8/int8 matrix units (e.g. no fp8 before NVIDIA
-    /// compute capability 8.9 or AMD gfx942); bf16 and fp16 need their type;
-    /// weight-only formats need fp16 or bf16 to compute in. fp32 runs
-    /// everywhere.
+    /// compute capability 8.9 or AMD gfx942), nvfp4 FP4 ones (the spec
+    /// entries with an fp4 rate: Blackwell); bf16 and fp16 need their type;
+    /// weight-only formats (mxfp4 among them) need fp16 or bf16 to compute
+    /// in. fp32 runs everywhere. (vLLM also runs FP8 and NVFP4 checkpoints
+    /// weight-only through its Marlin kernels on older GPUs; the planner
+    /// plans these levels where they run natively.)
     pub fn supported_by(self, native: &[Dtype]) -> bool {
         match self {
             Quant::Fp32 => true,
@@ -242,6 +282,7 @@ impl Quant {
             Quant::Fp16 => native.contains(&Dtype::Fp16),
             Quant::Fp8 => native.contains(&Dtype::Fp8),
             Quant::Int8 => native.contains(&Dtype::Int8),
+            Quant::Nvfp4 => native.contains(&Dtype::Fp4),
             _ => native.contains(&Dtype::Fp16) || native.contains(&Dtype::Bf16),
         }
     }
@@ -337,6 +378,11 @@ mod tests {
         assert_eq!(Quant::parse("Q2_K_M"), Some(Quant::Q2K));
         assert_eq!(Quant::parse("bfloat16"), Some(Quant::Bf16));
         assert_eq!(Quant::parse("q9"), None);
+        assert_eq!(Quant::parse("NVFP4"), Some(Quant::Nvfp4));
+        assert_eq!(Quant::parse("modelopt_fp4"), Some(Quant::Nvfp4));
+        assert_eq!(Quant::parse("MXFP4_MOE"), Some(Quant::Mxfp4));
+        // "fp4" alone names neither block format.
+        assert_eq!(Quant::parse("fp4"), None);
         assert_eq!(KvDtype::parse("fp8_e5m2"), Some(KvDtype::Fp8));
     }
 
@@ -346,6 +392,14 @@ mod tests {
         assert_eq!(Quant::Q4K.bits_per_weight(), 4.5);
         assert_eq!(Quant::Q8_0.bits_per_weight(), 8.5);
         assert!((Quant::Nf4.bits_per_weight() - 4.127).abs() < 1e-3);
+        // NVFP4: 16 E2M1 values (64 bits) + one E4M3 scale (8 bits) = 72
+        // bits per 16; llama.cpp's block_nvfp4 is 36 bytes per 64 values.
+        assert_eq!(Quant::Nvfp4.bits_per_weight(), 72.0 / 16.0);
+        assert_eq!(Quant::Nvfp4.bits_per_weight(), 36.0 * 8.0 / 64.0);
+        // MXFP4: 32 E2M1 values + one E8M0 scale = 136 bits per 32; llama.cpp's
+        // block_mxfp4 is 17 bytes per 32 values.
+        assert_eq!(Quant::Mxfp4.bits_per_weight(), 136.0 / 32.0);
+        assert_eq!(Quant::Mxfp4.bits_per_weight(), 17.0 * 8.0 / 32.0);
         // Fidelity order: bits never increase down the list.
         assert!(
             Quant::ALL
@@ -372,6 +426,16 @@ mod tests {
         assert!(Quant::Int4.supported_by(&volta));
         assert!(Quant::Fp32.supported_by(&[]));
         assert!(!Quant::Int4.supported_by(&[Dtype::Fp32]));
+        // NVFP4 needs FP4 matrix units (Blackwell); MXFP4 is dequantized.
+        let blackwell = [Dtype::Bf16, Dtype::Fp16, Dtype::Fp8, Dtype::Fp4];
+        assert!(Quant::Nvfp4.supported_by(&blackwell));
+        assert!(!Quant::Nvfp4.supported_by(&hopper));
+        assert!(Quant::Mxfp4.supported_by(&hopper));
+        assert!(Quant::Mxfp4.supported_by(&volta));
+        assert_eq!(Quant::Nvfp4.compute_dtype(Dtype::Bf16), Dtype::Fp4);
+        assert_eq!(Quant::Mxfp4.compute_dtype(Dtype::Bf16), Dtype::Bf16);
+        assert!(!Quant::Nvfp4.weight_only() && Quant::Mxfp4.weight_only());
+        assert!(!Quant::Nvfp4.is_gguf() && !Quant::Mxfp4.is_gguf());
     }
 }
 

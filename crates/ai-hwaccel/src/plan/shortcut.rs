@@ -167,8 +167,17 @@ pub fn options_for(model: &LoadedModel, opts: &InferenceOptions) -> InferenceOpt
     }
     if o.stored_weights.is_none()
         && let Some(w) = &model.weights
-        && let Some(level) = w.level()
+        && let Some(mut level) = w.level()
     {
+        // gpt-oss: `quant_method: mxfp4` covers only the routed experts,
+        // which the spec holds at MXFP4 ([`super::arch::Moe::mxfp4_experts`]);
+        // every other tensor is stored at the model's 16-bit type.
+        if level == Quant::Mxfp4 && model.spec.moe.as_ref().is_some_and(|m| m.mxfp4_experts) {
+            level = match model.spec.torch_dtype.as_deref().and_then(Quant::parse) {
+                Some(q @ (Quant::Fp16 | Quant::Fp32)) => q,
+                _ => Quant::Bf16,
+            };
+        }
         o.stored_weights = Some((level, w.bytes));
         o.quant = o.quant.or(Some(level));
     }

@@ -214,10 +214,13 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
             });
         }
     };
-    if quantization.as_ref().is_some_and(|q| q.method == "fp8") {
-        // The weights are stored in FP8 (DeepSeek-V3/R1), whatever
-        // torch_dtype names (the dtype they are dequantized to).
-        spec.torch_dtype = Some("fp8".into());
+    if let Some(q) = &quantization
+        && matches!(q.label.as_str(), "fp8" | "nvfp4")
+    {
+        // The weights are stored in FP8 (DeepSeek-V3/R1, ModelOpt FP8) or
+        // NVFP4 (ModelOpt), whatever torch_dtype names (the dtype they are
+        // dequantized to): no level with more bits is suggested.
+        spec.torch_dtype = Some(q.label.clone());
     }
     spec.name = path.to_string();
     spec.validate().map_err(|source| ModelError::Arch {
@@ -1263,13 +1266,26 @@ impl Fields<'_> {
                     details.push(format!("blocks {}", dims.join("×")));
                 }
             }
+            // NVIDIA ModelOpt exports (`quant_method: modelopt`): the format
+            // is `quant_algo` (NVFP4, FP8, W4A16_NVFP4, MIXED_PRECISION, …).
+            "modelopt" => {
+                if let Some(algo) = f.str_opt("quant_algo")? {
+                    details.push(algo.to_string());
+                    match algo.to_ascii_uppercase().as_str() {
+                        "NVFP4" => bits = Some(4),
+                        "FP8" => bits = Some(8),
+                        _ => {}
+                    }
+                }
+            }
             _ => {}
         }
         if let Some(g) = q.get("group_size").and_then(Value::as_i64) {
             details.push(format!("group {g}"));
         }
         let label = match (method.as_str(), bits) {
-            ("fp8", _) => "fp8".to_string(),
+            ("fp8", _) | ("modelopt", Some(8)) => "fp8".to_string(),
+            ("modelopt", Some(4)) => "nvfp4".to_string(),
             (_, Some(8)) => "int8".to_string(),
             ("bitsandbytes", Some(4)) => f
                 .str_opt("bnb_4bit_quant_type")?
@@ -1524,6 +1540,23 @@ mod tests {
         let c = parse_config(&text, "c").unwrap();
         assert_eq!(c.quantization.unwrap().label, "fp8");
         assert_eq!(c.spec.torch_dtype.as_deref(), Some("fp8"));
+        // ModelOpt's config.json form: the format is quant_algo.
+        let text = LLAMA.replace(
+            r#""torch_dtype": "float16""#,
+            r#""torch_dtype": "bfloat16", "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "ignore": ["lm_head"]}"#,
+        );
+        let c = parse_config(&text, "c").unwrap();
+        let q = c.quantization.unwrap();
+        assert_eq!((q.label.as_str(), q.bits), ("nvfp4", Some(4)));
+        assert_eq!(q.description, "modelopt 4-bit, NVFP4, group 16");
+        assert_eq!(c.spec.torch_dtype.as_deref(), Some("nvfp4"));
+        let text = LLAMA.replace(
+            r#""torch_dtype": "float16""#,
+            r#""torch_dtype": "float16", "quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4"}"#,
+        );
+        let c = parse_config(&text, "c").unwrap();
+        assert_eq!(c.quantization.unwrap().label, "modelopt");
+        assert_eq!(c.spec.torch_dtype.as_deref(), Some("fp16"));
         let text = LLAMA.replace(
             r#""torch_dtype": "float16""#,
             r#""quantization_config": {"quant_method": "awq", "bits": 8}"#,
