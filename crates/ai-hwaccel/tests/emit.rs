@@ -1130,3 +1130,49 @@ fn vllm_shards_experts_over_every_data_parallel_rank() {
     let sg = plan_inference(&m.spec, &devs, &opts(RuntimeKind::Sglang, true));
     assert_eq!(sg.plans[tp2dp4(&sg)].expert_parallel, 2);
 }
+
+/// NVFP4 and MXFP4 plans: the runtimes read these formats from the
+/// checkpoint's quantization_config (vLLM `modelopt_fp4`/`mxfp4`, SGLang
+/// and TensorRT-LLM likewise), and the pinned definitions list no
+/// `--quantization` values, so no flag is emitted: a note says to serve a
+/// checkpoint stored at the level, and every flag that is emitted is the
+/// pinned runtime's.
+#[test]
+fn fp4_plans_serve_the_checkpoints_format() {
+    let m = load_model("llama-3.1-8b").unwrap();
+    for (q, devices) in [(Quant::Nvfp4, "1xb200"), (Quant::Mxfp4, "1xh100-sxm")] {
+        let devices = PlanDevice::from_device_string(devices).unwrap();
+        for kind in [RuntimeKind::Vllm, RuntimeKind::Sglang, RuntimeKind::Trtllm] {
+            let p = plan_inference(
+                &m.spec,
+                &devices,
+                &InferenceOptions {
+                    runtime: kind,
+                    quant: Some(q),
+                    context: Some(8192),
+                    ..Default::default()
+                },
+            );
+            assert_eq!(p.quantization, q);
+            let l = emit(&p, 0, &m.origin).unwrap();
+            assert!(
+                !l.argv.iter().any(|a| a == "--quantization"),
+                "{:?}",
+                l.argv
+            );
+            assert!(!l.argv.iter().any(|a| a == "--dtype"), "{:?}", l.argv);
+            assert!(
+                l.notes
+                    .iter()
+                    .any(|n| n.starts_with(&format!("{q}: ")) && n.contains("checkpoint")),
+                "{:?}",
+                l.notes
+            );
+            match kind {
+                RuntimeKind::Vllm => assert_vllm_accepts(&l),
+                RuntimeKind::Sglang => assert_sglang_accepts(&l),
+                _ => assert_trtllm_accepts(&l),
+            }
+        }
+    }
+}

@@ -1163,3 +1163,59 @@ fn sentence_transformers_directories_plan_as_embedding_models() {
     let e = load(dir.path()).unwrap_err().to_string();
     assert!(e.contains("modules.json") && e.contains("modules"), "{e}");
 }
+
+/// A ModelOpt NVFP4 export: Llama-3.3-70B-Instruct's published config.json
+/// (the fixture, copied byte for byte) with the `quantization_config` block
+/// ModelOpt writes into config.json (`quant_method: modelopt`,
+/// `quant_algo: NVFP4`, `group_size: 16`, `ignore: ["lm_head"]`; the keys
+/// vLLM's `ModelOptNvFp4Config` reads, vllm 0.33.0
+/// `model_executor/layers/quantization/modelopt.py`). The model is planned
+/// at nvfp4 where FP4 is native, at the bytes of the format by hand.
+#[test]
+fn modelopt_nvfp4_config_is_planned_at_nvfp4() {
+    use ai_hwaccel::plan::{InferenceOptions, PlanDevice, Quant, options_for, plan_inference};
+    let text = fs::read_to_string(fixture_config("llama-3.3-70b")).unwrap();
+    let nvfp4 = text.replace(
+        "  \"pretraining_tp\": 1,\n",
+        "  \"pretraining_tp\": 1,\n  \"quantization_config\": {\n    \"group_size\": 16,\n    \"ignore\": [\"lm_head\"],\n    \"quant_algo\": \"NVFP4\",\n    \"quant_method\": \"modelopt\"\n  },\n",
+    );
+    assert_ne!(nvfp4, text);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("config.json");
+    fs::write(&p, &nvfp4).unwrap();
+    let m = load(&p).unwrap();
+    assert_eq!(m.spec.torch_dtype.as_deref(), Some("nvfp4"));
+    assert!(
+        m.warnings
+            .iter()
+            .any(|w| w.contains("modelopt 4-bit, NVFP4, group 16")),
+        "{:?}",
+        m.warnings
+    );
+    let opts = options_for(
+        &m,
+        &InferenceOptions {
+            context: Some(4096),
+            ..Default::default()
+        },
+    );
+    let b200 = PlanDevice::from_device_string("1xb200").unwrap();
+    let plan = plan_inference(&m.spec, &b200, &opts);
+    assert_eq!(plan.suggested_quantization, Some(Quant::Nvfp4));
+    // 80 layers of q, o (8192²), k, v (8192 × 1024) and the gated MLP
+    // (3 × 8192 × 28672) at 9 bytes per 16 weights; the embedding and head
+    // (128256 × 8192 each) and the norms (2 × 8192 per layer and the final
+    // one) at 2 bytes.
+    let matrices: u64 = 80 * (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672);
+    let sixteen: u64 = 2 * 128_256 * 8192 + 80 * 2 * 8192 + 8192;
+    assert_eq!(
+        plan.plans[0].per_device[0].weights_bytes,
+        matrices / 16 * 9 + 2 * sixteen
+    );
+    assert_eq!(matrices / 16 * 9 + 2 * sixteen, 42_709_041_152);
+    // Never a level with more bits than the checkpoint's: on a device
+    // without FP4 units the suggestion is a 4-bit level too, not fp8.
+    let h200 = PlanDevice::from_device_string("1xh200").unwrap();
+    let on_hopper = plan_inference(&m.spec, &h200, &opts);
+    assert_eq!(on_hopper.suggested_quantization, Some(Quant::Int4));
+}

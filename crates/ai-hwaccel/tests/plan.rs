@@ -992,3 +992,32 @@ fn unmet_targets_reject_layouts_with_the_figure() {
         p.rejected
     );
 }
+
+/// Qwen2.5-32B on one 32 GB card: FP8 does not fit, a 4-bit level does.
+/// Blackwell (an fp4 rate in its spec entry) is suggested NVFP4, which it
+/// runs natively; Ada, without FP4 units, keeps int4 (GPTQ/AWQ) and is not
+/// offered MXFP4, which it could only run dequantized.
+#[test]
+fn fp4_levels_are_suggested_where_fp4_is_native() {
+    let s = spec("qwen2.5-32b");
+    let opts = InferenceOptions {
+        context: Some(4096),
+        ..Default::default()
+    };
+    let blackwell = plan_inference(&s, &devices("1xrtx-5090"), &opts);
+    assert_eq!(blackwell.suggested_quantization, Some(Quant::Nvfp4));
+    assert_eq!(blackwell.quantization, Quant::Nvfp4);
+    let ada = plan_inference(&s, &devices("1xrtx-4090"), &opts);
+    assert_eq!(ada.suggested_quantization, Some(Quant::Int4));
+    // Asked for, MXFP4 is planned on Ada (weight-only), NVFP4 is not.
+    assert!(plan_inference(&s, &devices("1xrtx-4090"), &with_quant(Quant::Mxfp4)).feasible);
+    let nv = plan_inference(&s, &devices("1xrtx-4090"), &with_quant(Quant::Nvfp4));
+    assert!(!nv.feasible);
+    assert!(
+        nv.rejected[0]
+            .reason
+            .contains("does not run nvfp4 natively"),
+        "{:?}",
+        nv.rejected
+    );
+}

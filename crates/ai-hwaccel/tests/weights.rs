@@ -55,3 +55,96 @@ fn gguf_mixes_match_published_sizes() {
     assert!(n >= 3);
     assert!(worst <= 0.02, "worst {:.2} %", 100.0 * worst);
 }
+
+fn weights_on_one(model: &str, devices: &str, q: Quant) -> Result<u64, String> {
+    let spec = load_model(model).unwrap().spec;
+    let p = plan_inference(
+        &spec,
+        &PlanDevice::from_device_string(devices).unwrap(),
+        &InferenceOptions {
+            quant: Some(q),
+            context: Some(4096),
+            ..Default::default()
+        },
+    );
+    match p.plans.first() {
+        Some(best) => Ok(best.per_device.iter().map(|d| d.weights_bytes).sum()),
+        None => Err(format!("{:?}", p.rejected)),
+    }
+}
+
+/// Llama-3.1-8B (models.toml: h 4096, 32 layers, 32 heads of 128, 8 KV
+/// heads, MLP 14336, vocabulary 128256, untied) at the 4-bit float levels,
+/// by hand: the projection and MLP matrices at the format's bits, the
+/// embedding, head and norms at 16 bits.
+#[test]
+fn fp4_levels_by_hand() {
+    let layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336; // q, o, k, v, gate, up, down
+    let matrices: u64 = 32 * layer;
+    assert_eq!(matrices, 6_979_321_856);
+    let sixteen: u64 = 2 * (2 * 128_256 * 4096 + 32 * 2 * 4096 + 4096); // embedding, head, norms
+    // NVFP4: 4 bits + one E4M3 scale per 16 = 9 bytes per 16 weights.
+    let nvfp4 = matrices / 16 * 9 + sixteen;
+    assert_eq!(nvfp4, 6_027_747_328);
+    assert_eq!(
+        weights_on_one("llama-3.1-8b", "1xb200", Quant::Nvfp4),
+        Ok(nvfp4)
+    );
+    // MXFP4: 4 bits + one E8M0 scale per 32 = 17 bytes per 32 weights.
+    let mxfp4 = matrices / 32 * 17 + sixteen;
+    assert_eq!(mxfp4, 5_809_643_520);
+    assert_eq!(
+        weights_on_one("llama-3.1-8b", "1xh100-sxm", Quant::Mxfp4),
+        Ok(mxfp4)
+    );
+    // Hopper has no FP4 matrix units: NVFP4 is rejected, MXFP4 (weight-only)
+    // is not.
+    let e = weights_on_one("llama-3.1-8b", "1xh100-sxm", Quant::Nvfp4).unwrap_err();
+    assert!(e.contains("does not run nvfp4 natively"), "{e}");
+}
+
+/// DeepSeek-V3's config.json declares block-scaled FP8
+/// (`quant_method: fp8`, `weight_block_size: [128, 128]`): planned at the
+/// fp8 level, every projection and expert matrix one byte per weight and
+/// the embedding, head, norms, routers and router biases at 16 bits. The
+/// checkpoint's FP32 scale per 128×128 block adds 4 bytes per 16384
+/// weights (0.024 %), which the level leaves out.
+#[test]
+fn block_fp8_config_is_planned_at_fp8() {
+    let m = load_model(&support_path("models/deepseek-v3/config.json")).unwrap();
+    assert_eq!(m.spec.torch_dtype.as_deref(), Some("fp8"));
+    let devices = PlanDevice::from_device_string("8xb200").unwrap();
+    let p = plan_inference(
+        &m.spec,
+        &devices,
+        &InferenceOptions {
+            context: Some(4096),
+            ..Default::default()
+        },
+    );
+    assert_eq!(p.suggested_quantization, Some(Quant::Fp8));
+    // A layout without tensor parallelism holds each tensor once.
+    let tp1 = p.plans.iter().find(|c| c.tensor_parallel == 1).unwrap();
+    let total: u64 = tp1.per_device.iter().map(|d| d.weights_bytes).sum();
+    let h: u64 = 7168;
+    let embedding_and_head = 2 * 129_280 * h;
+    // Per layer the input and post-attention norms (h), then the final
+    // norm. (MLA's q_a_layernorm (1536) and kv_a_layernorm (512) are held
+    // with the down-projections they follow, at the level's byte: 125 KB of
+    // 673 GB.)
+    let norms = 61 * 2 * h + h;
+    // 58 MoE layers (61 − first_k_dense_replace 3): a 256 × h router and
+    // 256 correction biases.
+    let routers = 58 * (256 * h + 256);
+    let sixteen = embedding_and_head + norms + routers;
+    let parameters = m.spec.parameters();
+    assert_eq!(total, (parameters - sixteen) + 2 * sixteen);
+}
+
+fn support_path(rel: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+        .to_string_lossy()
+        .into_owned()
+}
