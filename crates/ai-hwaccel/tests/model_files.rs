@@ -1219,3 +1219,55 @@ fn modelopt_nvfp4_config_is_planned_at_nvfp4() {
     let on_hopper = plan_inference(&m.spec, &h200, &opts);
     assert_eq!(on_hopper.suggested_quantization, Some(Quant::Int4));
 }
+
+/// The level a checkpoint is stored at: gpt-oss's `quant_method: mxfp4`
+/// covers only its routed experts (held at MXFP4 by the spec), so the
+/// stored level is the 16-bit type of everything else; a GGUF file typed
+/// `MOSTLY_MXFP4_MOE` is at mxfp4, a ModelOpt NVFP4 checkpoint at nvfp4.
+#[test]
+fn stored_mxfp4_and_nvfp4_levels() {
+    use ai_hwaccel::plan::{InferenceOptions, Quant, StoredWeights, options_for};
+    let text =
+        fs::read_to_string(support::fixture("model-configs/gpt-oss-20b-config.json")).unwrap();
+    let published = text.replace(
+        "  \"rms_norm_eps\": 1e-05,\n",
+        "  \"quantization_config\": {\n    \"quant_method\": \"mxfp4\"\n  },\n  \"rms_norm_eps\": 1e-05,\n",
+    );
+    let (spec, _) = hf_config::parse(&published, "gpt-oss-20b/config.json").unwrap();
+    let stored = |quantization: &str, bytes: u64| StoredWeights {
+        parameters: 0,
+        bytes,
+        bytes_by_dtype: vec![("U8".into(), bytes)],
+        tensors: 1,
+        quantization: Some(quantization.into()),
+        matmul_bytes: Vec::new(),
+    };
+    let model = |spec: &ModelSpec, w: StoredWeights| LoadedModel {
+        spec: spec.clone(),
+        origin: ModelOrigin::Size {
+            size: "20b".into(),
+            shape_of: "gpt-oss-20b".into(),
+        },
+        weights: Some(w),
+        warnings: Vec::new(),
+    };
+    let o = options_for(
+        &model(&spec, stored("mxfp4", 13_000_000_000)),
+        &InferenceOptions::default(),
+    );
+    assert_eq!(o.stored_weights, Some((Quant::Bf16, 13_000_000_000)));
+    assert_eq!(o.quant, Some(Quant::Bf16));
+    // Without MXFP4 experts in the spec the label is the level.
+    let mut dense = spec.clone();
+    dense.moe.as_mut().unwrap().mxfp4_experts = false;
+    let o = options_for(
+        &model(&dense, stored("MOSTLY_MXFP4_MOE", 1)),
+        &InferenceOptions::default(),
+    );
+    assert_eq!(o.quant, Some(Quant::Mxfp4));
+    let o = options_for(
+        &model(&dense, stored("nvfp4", 1)),
+        &InferenceOptions::default(),
+    );
+    assert_eq!(o.quant, Some(Quant::Nvfp4));
+}
