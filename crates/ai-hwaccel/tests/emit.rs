@@ -459,8 +459,9 @@ fn assert_accepted(
     assert!(checked > 0, "no flag checked in {:?}", l.argv);
 }
 
-/// Every flag of a vLLM command is an EngineArgs field of the pinned vLLM
-/// and the KV cache type is one of its CacheDType values.
+/// Every flag of a vLLM command is an EngineArgs field of the pinned vLLM,
+/// the KV cache type one of its CacheDType values and the quantization one
+/// of its QuantizationMethods.
 fn assert_vllm_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
     assert_accepted(
         l,
@@ -468,7 +469,11 @@ fn assert_vllm_accepts(l: &ai_hwaccel::plan::runtime::Launch) {
         "vllm.json",
         ai_hwaccel::plan::runtime::VLLM_PINNED_DEFINITIONS,
         "a vLLM engine argument",
-        &|defs, flag| (flag == "--kv-cache-dtype").then(|| defs["kv_cache_dtypes"].clone()),
+        &|defs, flag| match flag {
+            "--kv-cache-dtype" => Some(defs["kv_cache_dtypes"].clone()),
+            "--quantization" => Some(defs["quantization_methods"].clone()),
+            _ => None,
+        },
     );
     assert_config_file(l, 3, ai_hwaccel::plan::runtime::VLLM_CONFIG_FILE);
     // `--config` itself is the pinned parser's, not an EngineArgs field.
@@ -1132,14 +1137,39 @@ fn vllm_shards_experts_over_every_data_parallel_rank() {
 }
 
 /// NVFP4 and MXFP4 plans: the runtimes read these formats from the
-/// checkpoint's quantization_config (vLLM `modelopt_fp4`/`mxfp4`, SGLang
-/// and TensorRT-LLM likewise), and the pinned definitions list no
-/// `--quantization` values, so no flag is emitted: a note says to serve a
-/// checkpoint stored at the level, and every flag that is emitted is the
-/// pinned runtime's.
+/// checkpoint's quantization_config. The pinned vLLM and SGLang methods
+/// include `modelopt_fp4` and `mxfp4`, but each names one exporter's
+/// checkpoints (ModelOpt's, OpenAI's) while others store the same formats
+/// under other `quant_method`s (`compressed-tensors`, `quark`), and vLLM
+/// refuses a `--quantization` that differs from the checkpoint's
+/// (vllm-0.33.0 `config/model.py`: "does not match"): no flag is emitted,
+/// a note says to serve a checkpoint stored at the level, and every flag
+/// that is emitted is the pinned runtime's. FP8 is emitted (`fp8` is the
+/// method of FP8 checkpoints and the online quantization of 16-bit ones)
+/// and is a pinned value of both.
 #[test]
 fn fp4_plans_serve_the_checkpoints_format() {
     let m = load_model("llama-3.1-8b").unwrap();
+    let h100 = PlanDevice::from_device_string("1xh100-sxm").unwrap();
+    for kind in [RuntimeKind::Vllm, RuntimeKind::Sglang] {
+        let p = plan_inference(
+            &m.spec,
+            &h100,
+            &InferenceOptions {
+                runtime: kind,
+                quant: Some(Quant::Fp8),
+                context: Some(8192),
+                ..Default::default()
+            },
+        );
+        let l = emit(&p, 0, &m.origin).unwrap();
+        assert_eq!(value(&l.argv, "--quantization"), "fp8");
+        if kind == RuntimeKind::Vllm {
+            assert_vllm_accepts(&l);
+        } else {
+            assert_sglang_accepts(&l);
+        }
+    }
     for (q, devices) in [(Quant::Nvfp4, "1xb200"), (Quant::Mxfp4, "1xh100-sxm")] {
         let devices = PlanDevice::from_device_string(devices).unwrap();
         for kind in [RuntimeKind::Vllm, RuntimeKind::Sglang, RuntimeKind::Trtllm] {

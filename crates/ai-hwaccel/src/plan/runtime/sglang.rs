@@ -113,6 +113,10 @@ impl Runtime for Sglang {
             format!("{:.3}", fraction),
         ];
         let mut notes = vec![format!("flags checked against {PINNED_DEFINITIONS}")];
+        // Other levels are read from the checkpoint: a method flag names one
+        // exporter's checkpoints (`modelopt_fp4` ModelOpt's NVFP4, `mxfp4`
+        // OpenAI's MXFP4, `gptq` …) and one that differs from the
+        // checkpoint's `quant_method` is refused.
         match plan.quantization {
             Quant::Bf16 => argv.extend(["--dtype".into(), "bfloat16".into()]),
             Quant::Fp16 => argv.extend(["--dtype".into(), "float16".into()]),

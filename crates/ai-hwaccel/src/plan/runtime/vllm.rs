@@ -181,6 +181,10 @@ impl Vllm {
             "--gpu-memory-utilization".into(),
             format!("{memory_utilization}"),
         ]);
+        // Other levels are read from the checkpoint: a method flag names one
+        // exporter's checkpoints (`modelopt_fp4` ModelOpt's NVFP4, `mxfp4`
+        // OpenAI's MXFP4, `gptq` …) and one that differs from the
+        // checkpoint's `quant_method` is refused.
         match plan.quantization {
             Quant::Bf16 => argv.extend(["--dtype".into(), "bfloat16".into()]),
             Quant::Fp16 => argv.extend(["--dtype".into(), "float16".into()]),
