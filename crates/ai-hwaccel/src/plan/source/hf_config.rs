@@ -215,11 +215,14 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
         }
     };
     if let Some(q) = &quantization
-        && matches!(q.label.as_str(), "fp8" | "nvfp4")
+        && (matches!(q.label.as_str(), "fp8" | "nvfp4")
+            || (q.label == "mxfp4" && q.method == "compressed-tensors"))
     {
-        // The weights are stored in FP8 (DeepSeek-V3/R1, ModelOpt FP8) or
-        // NVFP4 (ModelOpt), whatever torch_dtype names (the dtype they are
-        // dequantized to): no level with more bits is suggested.
+        // The weights are stored in FP8 (DeepSeek-V3/R1, ModelOpt FP8),
+        // NVFP4 (ModelOpt, compressed-tensors) or MXFP4 (compressed-tensors;
+        // gpt-oss's `mxfp4` covers only its experts), whatever torch_dtype
+        // names (the dtype they are dequantized to): no level with more bits
+        // is suggested.
         spec.torch_dtype = Some(q.label.clone());
     }
     spec.name = path.to_string();
@@ -1245,6 +1248,7 @@ impl Fields<'_> {
             .to_ascii_lowercase();
         let mut bits = f.u32_opt("bits")?.or(f.u32_opt("w_bit")?);
         let mut details = Vec::new();
+        let mut ct_format = None;
         match method.as_str() {
             "bitsandbytes" => {
                 if f.bool_opt("load_in_4bit")?.unwrap_or(false) {
@@ -1278,6 +1282,13 @@ impl Fields<'_> {
                     }
                 }
             }
+            "compressed-tensors" => {
+                if let Some((format, b)) = compressed_tensors_format(q) {
+                    details.push(format.to_string());
+                    bits = Some(b);
+                    ct_format = Some(format);
+                }
+            }
             _ => {}
         }
         if let Some(g) = q.get("group_size").and_then(Value::as_i64) {
@@ -1286,6 +1297,9 @@ impl Fields<'_> {
         let label = match (method.as_str(), bits) {
             ("fp8", _) | ("modelopt", Some(8)) => "fp8".to_string(),
             ("modelopt", Some(4)) => "nvfp4".to_string(),
+            ("compressed-tensors", _) if ct_format.is_some() => {
+                ct_format.unwrap_or_default().to_string()
+            }
             (_, Some(8)) => "int8".to_string(),
             ("bitsandbytes", Some(4)) => f
                 .str_opt("bnb_4bit_quant_type")?
@@ -1308,6 +1322,50 @@ impl Fields<'_> {
             description,
         }))
     }
+}
+
+/// The float format every `config_groups` entry of a compressed-tensors
+/// `quantization_config` quantizes its weights to, with its bits, as
+/// vLLM's `CompressedTensorsConfig` recognises them (vllm 0.33.0
+/// `compressed_tensors.py`: `_is_nvfp4_format`, `_is_mxfp4`,
+/// `_is_fp8_w8a8`): NVFP4 is 4-bit float weights in `tensor_group`s of 16
+/// with 4-bit float activations (W4A4; weight-only NVFP4, which vLLM also
+/// runs dequantized, is not this level), MXFP4 4-bit float weights in
+/// `group`s of 32, FP8 8-bit float weights and activations. `None` for
+/// anything else, or groups that differ.
+fn compressed_tensors_format(q: &Map<String, Value>) -> Option<(&'static str, u32)> {
+    let Some(Value::Object(groups)) = q.get("config_groups") else {
+        return None;
+    };
+    let mut found = None;
+    for g in groups.values() {
+        let arg = |side: &str, key: &str| g.get(side).and_then(|a| a.get(key)).cloned();
+        let float = |side: &str, bits: u64| {
+            arg(side, "type").and_then(|t| t.as_str().map(|t| t == "float")) == Some(true)
+                && arg(side, "num_bits").and_then(|b| b.as_u64()) == Some(bits)
+        };
+        let group = arg("weights", "group_size").and_then(|v| v.as_u64());
+        let strategy = arg("weights", "strategy");
+        let strategy = strategy.as_ref().and_then(Value::as_str);
+        let this = if float("weights", 4)
+            && float("input_activations", 4)
+            && group == Some(16)
+            && strategy == Some("tensor_group")
+        {
+            ("nvfp4", 4)
+        } else if float("weights", 4) && group == Some(32) && strategy == Some("group") {
+            ("mxfp4", 4)
+        } else if float("weights", 8) && float("input_activations", 8) {
+            ("fp8", 8)
+        } else {
+            return None;
+        };
+        if found.is_some_and(|f| f != this) {
+            return None;
+        }
+        found = Some(this);
+    }
+    found
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -1557,6 +1615,48 @@ mod tests {
         let c = parse_config(&text, "c").unwrap();
         assert_eq!(c.quantization.unwrap().label, "modelopt");
         assert_eq!(c.spec.torch_dtype.as_deref(), Some("fp16"));
+        // compressed-tensors (llm-compressor): the format is in config_groups.
+        let ct = |groups: &str| {
+            let text = LLAMA.replace(
+                r#""torch_dtype": "float16""#,
+                &format!(
+                    r#""torch_dtype": "bfloat16", "quantization_config": {{"quant_method": "compressed-tensors", "config_groups": {{{groups}}}}}"#
+                ),
+            );
+            let c = parse_config(&text, "c").unwrap();
+            (c.quantization.unwrap().label, c.spec.torch_dtype)
+        };
+        let nvfp4 = r#""group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": true}, "input_activations": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "dynamic": "local"}}"#;
+        assert_eq!(ct(nvfp4), ("nvfp4".into(), Some("nvfp4".into())));
+        let mxfp4 = r#""group_0": {"weights": {"num_bits": 4, "type": "float", "strategy": "group", "group_size": 32, "symmetric": true}, "input_activations": null}"#;
+        assert_eq!(ct(mxfp4), ("mxfp4".into(), Some("mxfp4".into())));
+        let fp8 = r#""group_0": {"weights": {"num_bits": 8, "type": "float", "strategy": "channel"}, "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": true}}"#;
+        assert_eq!(ct(fp8), ("fp8".into(), Some("fp8".into())));
+        // Weight-only NVFP4 (no 4-bit activations), int4 and mixed groups
+        // keep the method's name and the model's dtype.
+        let w4a16 = r#""group_0": {"weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}, "input_activations": null}"#;
+        assert_eq!(
+            ct(w4a16),
+            ("compressed-tensors".into(), Some("bf16".into()))
+        );
+        let int4 = r#""group_0": {"weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128}}"#;
+        assert_eq!(ct(int4).0, "compressed-tensors");
+        assert_eq!(
+            ct(&format!("{nvfp4}, {}", fp8.replace("group_0", "group_1"))).0,
+            "compressed-tensors"
+        );
+        let text = LLAMA.replace(
+            r#""torch_dtype": "float16""#,
+            r#""quantization_config": {"quant_method": "compressed-tensors", "bits": 4}"#,
+        );
+        assert_eq!(
+            parse_config(&text, "c")
+                .unwrap()
+                .quantization
+                .unwrap()
+                .label,
+            "compressed-tensors"
+        );
         let text = LLAMA.replace(
             r#""torch_dtype": "float16""#,
             r#""quantization_config": {"quant_method": "awq", "bits": 8}"#,
