@@ -1271,3 +1271,66 @@ fn stored_mxfp4_and_nvfp4_levels() {
     );
     assert_eq!(o.quant, Some(Quant::Nvfp4));
 }
+
+/// A ModelOpt NVFP4 checkpoint of Llama-3.1-8B as headers: every projection
+/// stored as U8 `[N, K/2]` (two E2M1 values per byte) with an F8_E4M3
+/// `weight_scale` `[N, K/16]`, an F32 `weight_scale_2` and `input_scale`;
+/// embedding, head and norms BF16 (the tensor names and types vLLM's
+/// `ModelOptNvFp4LinearMethod` loads). The parameters are the model's, the
+/// level nvfp4, and the plan holds the stored bytes.
+#[test]
+fn modelopt_nvfp4_checkpoint_is_read_and_planned_exactly() {
+    use ai_hwaccel::plan::{InferenceOptions, PlanDevice, Quant, options_for, plan_inference};
+    let spec = catalog_spec("llama-3.1-8b");
+    let mut tensors = Vec::new();
+    let mut matrices = 0;
+    for (name, shape) in hf_tensors(&spec) {
+        let projection = name.ends_with("_proj.weight");
+        if !projection {
+            tensors.push((name, shape, "BF16", 2));
+            continue;
+        }
+        let (n, k) = (shape[0], shape[1]);
+        matrices += n * k;
+        let stem = name.trim_end_matches(".weight").to_string();
+        tensors.push((name, vec![n, k / 2], "U8", 1));
+        tensors.push((
+            format!("{stem}.weight_scale"),
+            vec![n, k / 16],
+            "F8_E4M3",
+            1,
+        ));
+        tensors.push((format!("{stem}.weight_scale_2"), vec![], "F32", 4));
+        tensors.push((format!("{stem}.input_scale"), vec![], "F32", 4));
+    }
+    assert_eq!(matrices, 6_979_321_856);
+    let dir = tempfile::tempdir().unwrap();
+    let config = fs::read_to_string(fixture_config("llama-3.1-8b")).unwrap();
+    let mut config: serde_json::Value = serde_json::from_str(&config).unwrap();
+    config["quantization_config"] = json!({
+        "quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "ignore": ["lm_head"]
+    });
+    fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    write_safetensors(&dir.path().join("model.safetensors"), &tensors);
+    let m = load(dir.path()).unwrap();
+    let w = m.weights.as_ref().unwrap();
+    assert_eq!(w.parameters, spec.parameters());
+    assert!(
+        !m.warnings.iter().any(|w| w.contains("the tensors hold")),
+        "{:?}",
+        m.warnings
+    );
+    // 224 projections: 9 bytes per 16 weights and two 4-byte scales each;
+    // 16-bit embedding, head and norms.
+    let sixteen = 2 * (2 * 128_256 * 4096 + 32 * 2 * 4096 + 4096);
+    assert_eq!(w.bytes, matrices / 16 * 9 + 224 * 8 + sixteen);
+    assert_eq!(w.level(), Some(Quant::Nvfp4));
+    let opts = options_for(&m, &InferenceOptions::default());
+    assert_eq!(opts.quant, Some(Quant::Nvfp4));
+    let p = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("1xb200").unwrap(),
+        &opts,
+    );
+    assert_eq!(p.plans[0].per_device[0].weights_bytes, w.bytes);
+}

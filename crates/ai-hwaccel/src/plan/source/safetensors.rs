@@ -504,19 +504,34 @@ pub fn data_len(tensors: &[TensorInfo]) -> u64 {
 }
 
 /// Names that hold quantization metadata rather than parameters:
-/// GPTQ/AWQ zeros, scales and group indices, FP8 scales.
+/// GPTQ/AWQ zeros, scales and group indices, FP8 scales, the block and
+/// per-tensor scales of NVFP4/MXFP4 (ModelOpt `weight_scale_2`,
+/// compressed-tensors `weight_global_scale`/`input_global_scale`).
 const AUX_SUFFIXES: &[&str] = &[
     ".qzeros",
     ".scales",
     ".g_idx",
     ".weight_scale_inv",
     ".weight_scale",
+    ".weight_scale_2",
+    ".weight_global_scale",
+    ".input_global_scale",
     ".input_scale",
 ];
 
+/// A tensor of two E2M1 values per byte: a `U8` matrix (`.weight`, ModelOpt;
+/// `.weight_packed`, compressed-tensors) of a checkpoint the config declares
+/// NVFP4 or MXFP4.
+fn fp4_packed(t: &TensorInfo, quantization: Option<&str>) -> bool {
+    matches!(quantization, Some("nvfp4" | "mxfp4"))
+        && t.dtype == Dtype::U8
+        && (t.name.ends_with(".weight") || t.name.ends_with(".weight_packed"))
+}
+
 /// Exact weights of a set of tensors. Parameters are element counts, except
 /// packed GPTQ/AWQ `qweight` tensors (int32 holding `32 / bits` values each,
-/// counted unpacked) and quantization metadata (`AUX_SUFFIXES`: stored
+/// counted unpacked), packed FP4 matrices (two values per byte,
+/// [`fp4_packed`]) and quantization metadata (`AUX_SUFFIXES`: stored
 /// bytes, not parameters). `bits` is the config's quantization width.
 pub fn summarize(
     tensors: &[TensorInfo],
@@ -527,7 +542,7 @@ pub fn summarize(
     let mut parameters = 0u64;
     let mut bytes = 0u64;
     let mut by_dtype: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let (mut packed, mut aux, mut aux_elements) = (0u64, 0u64, 0u64);
+    let (mut packed, mut aux, mut aux_elements, mut fp4) = (0u64, 0u64, 0u64, 0u64);
     let pack_bits = u64::from(bits.filter(|b| matches!(b, 2 | 3 | 4 | 8)).unwrap_or(4));
     for t in tensors {
         bytes = bytes.saturating_add(t.bytes());
@@ -535,6 +550,9 @@ pub fn summarize(
         if t.name.ends_with(".qweight") && t.dtype == Dtype::I32 {
             packed += 1;
             parameters = parameters.saturating_add(t.elements.saturating_mul(32) / pack_bits);
+        } else if fp4_packed(t, quantization.as_deref()) {
+            fp4 += 1;
+            parameters = parameters.saturating_add(t.elements.saturating_mul(2));
         } else if AUX_SUFFIXES.iter().any(|s| t.name.ends_with(s)) {
             aux += 1;
             aux_elements = aux_elements.saturating_add(t.elements);
@@ -550,6 +568,11 @@ pub fn summarize(
         };
         warnings.push(format!(
             "{packed} packed qweight tensors: parameters count them unpacked at {pack_bits} bits per weight{assumed}, not as stored int32 elements"
+        ));
+    }
+    if fp4 > 0 {
+        warnings.push(format!(
+            "{fp4} packed FP4 matrices (U8): parameters count two values per byte"
         ));
     }
     if aux > 0 {
