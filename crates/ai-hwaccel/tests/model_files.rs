@@ -1334,3 +1334,92 @@ fn modelopt_nvfp4_checkpoint_is_read_and_planned_exactly() {
     );
     assert_eq!(p.plans[0].per_device[0].weights_bytes, w.bytes);
 }
+
+/// ModelOpt exports whose config.json declares no quantization carry it in
+/// `hf_quant_config.json` beside it (the layout of the one stored at
+/// peaceh-nv/TensorRT-LLM@8d8be36b538750351b725de99a2606342f982b59:hf_quant_config.json:
+/// `producer` modelopt 0.23.0, `quantization` with `quant_algo` "NVFP4",
+/// `kv_cache_quant_algo` null, `group_size` 16, `exclude_modules`): the
+/// model is planned at nvfp4 as if config.json had said it.
+#[test]
+fn hf_quant_config_beside_config_json() {
+    use ai_hwaccel::plan::{InferenceOptions, PlanDevice, Quant, options_for, plan_inference};
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        fixture_config("llama-3.3-70b"),
+        dir.path().join("config.json"),
+    )
+    .unwrap();
+    let hf_quant = dir.path().join("hf_quant_config.json");
+    fs::write(
+        &hf_quant,
+        r#"{
+    "producer": {
+        "name": "modelopt",
+        "version": "0.23.0"
+    },
+    "quantization": {
+        "quant_algo": "NVFP4",
+        "kv_cache_quant_algo": null,
+        "group_size": 16,
+        "exclude_modules": [
+            "lm_head"
+        ]
+    }
+}
+"#,
+    )
+    .unwrap();
+    let m = load(dir.path()).unwrap();
+    assert_eq!(m.spec.torch_dtype.as_deref(), Some("nvfp4"));
+    assert!(
+        m.warnings.iter().any(|w| w.contains(
+            "hf_quant_config.json declares quantized weights (modelopt 4-bit, NVFP4, group 16)"
+        )),
+        "{:?}",
+        m.warnings
+    );
+    let opts = options_for(
+        &m,
+        &InferenceOptions {
+            context: Some(4096),
+            ..Default::default()
+        },
+    );
+    let p = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("1xb200").unwrap(),
+        &opts,
+    );
+    assert_eq!(p.suggested_quantization, Some(Quant::Nvfp4));
+    assert_eq!(p.plans[0].per_device[0].weights_bytes, 42_709_041_152);
+    // The config.json given by name finds it too.
+    let direct = load(&dir.path().join("config.json")).unwrap();
+    assert_eq!(direct.spec.torch_dtype.as_deref(), Some("nvfp4"));
+    // FP8 the same way; a malformed file is an error naming it.
+    fs::write(&hf_quant, r#"{"quantization": {"quant_algo": "FP8"}}"#).unwrap();
+    assert_eq!(
+        load(dir.path()).unwrap().spec.torch_dtype.as_deref(),
+        Some("fp8")
+    );
+    fs::write(&hf_quant, r#"{"quantization": ["NVFP4"]}"#).unwrap();
+    let e = load(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("hf_quant_config.json: quantization: expected an object"),
+        "{e}"
+    );
+    // A quantization_config in config.json wins.
+    let text = fs::read_to_string(fixture_config("llama-3.3-70b")).unwrap();
+    fs::write(
+        dir.path().join("config.json"),
+        text.replace(
+            "  \"pretraining_tp\": 1,\n",
+            "  \"pretraining_tp\": 1,\n  \"quantization_config\": {\"quant_method\": \"fp8\"},\n",
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        load(dir.path()).unwrap().spec.torch_dtype.as_deref(),
+        Some("fp8")
+    );
+}

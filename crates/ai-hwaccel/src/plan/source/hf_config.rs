@@ -214,16 +214,8 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
             });
         }
     };
-    if let Some(q) = &quantization
-        && (matches!(q.label.as_str(), "fp8" | "nvfp4")
-            || (q.label == "mxfp4" && q.method == "compressed-tensors"))
-    {
-        // The weights are stored in FP8 (DeepSeek-V3/R1, ModelOpt FP8),
-        // NVFP4 (ModelOpt, compressed-tensors) or MXFP4 (compressed-tensors;
-        // gpt-oss's `mxfp4` covers only its experts), whatever torch_dtype
-        // names (the dtype they are dequantized to): no level with more bits
-        // is suggested.
-        spec.torch_dtype = Some(q.label.clone());
+    if let Some(dtype) = quantization.as_ref().and_then(stored_dtype) {
+        spec.torch_dtype = Some(dtype);
     }
     spec.name = path.to_string();
     spec.validate().map_err(|source| ModelError::Arch {
@@ -235,6 +227,56 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
         warnings,
         quantization,
     })
+}
+
+/// The type whole checkpoints declaring `q` store their matrices in, as a
+/// level's name: FP8 (DeepSeek-V3/R1, ModelOpt FP8), NVFP4 (ModelOpt,
+/// compressed-tensors) or MXFP4 (compressed-tensors; gpt-oss's `mxfp4`
+/// covers only its experts), whatever torch_dtype names (the dtype they are
+/// dequantized to): no level with more bits is suggested.
+fn stored_dtype(q: &Quantization) -> Option<String> {
+    (matches!(q.label.as_str(), "fp8" | "nvfp4")
+        || (q.label == "mxfp4" && q.method == "compressed-tensors"))
+        .then(|| q.label.clone())
+}
+
+/// ModelOpt's `hf_quant_config.json` beside a config.json
+/// (`{"producer": {"name": "modelopt", …}, "quantization": {"quant_algo":
+/// "NVFP4", "group_size": 16, "exclude_modules": […], …}}`; exports whose
+/// config.json has no `quantization_config` carry the format only there):
+/// read as that quantization when the config.json declares none. `path`
+/// names the file in errors.
+pub fn apply_hf_quant_config(
+    config: &mut HfConfig,
+    text: &str,
+    path: &str,
+) -> Result<(), ModelError> {
+    if config.quantization.is_some() {
+        return Ok(());
+    }
+    let root: Value = serde_json::from_str(crate::model::text::strip_bom(text))
+        .map_err(|e| malformed(path, "(json)", e))?;
+    let Value::Object(root) = root else {
+        return Err(malformed(path, "(json)", "not a JSON object"));
+    };
+    let f = Fields {
+        obj: &root,
+        path,
+        prefix: "",
+        defaults: &[],
+    };
+    let Some(q) = f.quantization_in("quantization", "quantization.", Some("modelopt"))? else {
+        return Ok(());
+    };
+    config.warnings.push(format!(
+        "{path} declares quantized weights ({}); parameter counts are unaffected",
+        q.description
+    ));
+    if let Some(dtype) = stored_dtype(&q) {
+        config.spec.torch_dtype = Some(dtype);
+    }
+    config.quantization = Some(q);
+    Ok(())
 }
 
 /// Gemma 3's SigLIP vision tower from `vision_config`
@@ -1226,24 +1268,33 @@ impl Fields<'_> {
 
     /// `quantization_config`: method and bits.
     fn quantization(&self) -> Result<Option<Quantization>, ModelError> {
-        let q = match self.obj.get("quantization_config") {
+        self.quantization_in("quantization_config", "quantization_config.", None)
+    }
+
+    /// The quantization object under `key` (fields named with `prefix`);
+    /// `method` stands in for a `quant_method` the object does not have.
+    fn quantization_in(
+        &self,
+        key: &str,
+        prefix: &'static str,
+        method: Option<&str>,
+    ) -> Result<Option<Quantization>, ModelError> {
+        let q = match self.obj.get(key) {
             None | Some(Value::Null) => return Ok(None),
             Some(Value::Object(q)) => q,
             Some(v) => {
-                return Err(self.err(
-                    "quantization_config",
-                    format!("expected an object, found {}", kind(v)),
-                ));
+                return Err(self.err(key, format!("expected an object, found {}", kind(v))));
             }
         };
         let f = Fields {
             obj: q,
             path: self.path,
-            prefix: "quantization_config.",
+            prefix,
             defaults: &[],
         };
         let method = f
             .str_opt("quant_method")?
+            .or(method)
             .unwrap_or("unknown")
             .to_ascii_lowercase();
         let mut bits = f.u32_opt("bits")?.or(f.u32_opt("w_bit")?);

@@ -506,13 +506,27 @@ fn load_file(path: &Path) -> Result<LoadedModel, ModelError> {
     })
 }
 
+/// A config.json, with the quantization of a ModelOpt `hf_quant_config.json`
+/// beside it when the config declares none.
 fn read_config(file: &Opened) -> Result<hf_config::HfConfig, ModelError> {
     let path = file.path();
     let text = file
         .read_text_capped(MAX_CONFIG_BYTES)
         .map_err(io_at(path))?;
-    hf_config::parse_config(&text, &shown(path))
+    let mut config = hf_config::parse_config(&text, &shown(path))?;
+    if config.quantization.is_none()
+        && let Some(q) = found_if_any(path.parent().unwrap_or(Path::new("")), HF_QUANT_CONFIG)?
+    {
+        let text = q
+            .read_text_capped(MAX_CONFIG_BYTES)
+            .map_err(io_at(q.path()))?;
+        hf_config::apply_hf_quant_config(&mut config, &text, &shown(q.path()))?;
+    }
+    Ok(config)
 }
+
+/// ModelOpt's quantization file beside a config.json.
+const HF_QUANT_CONFIG: &str = "hf_quant_config.json";
 
 fn load_config(file: &Opened) -> Result<LoadedModel, ModelError> {
     let config = read_config(file)?;
