@@ -1020,4 +1020,13 @@ fn fp4_levels_are_suggested_where_fp4_is_native() {
         "{:?}",
         nv.rejected
     );
+    // llama.cpp multiplies NVFP4 GGUF blocks on any GPU (dequantized
+    // without FP4 units): planned on Ada, prefill at its 16-bit rate.
+    let llama = InferenceOptions {
+        runtime: ai_hwaccel::plan::RuntimeKind::LlamaCpp,
+        ..with_quant(Quant::Nvfp4)
+    };
+    let on_ada = plan_inference(&s, &devices("1xrtx-4090"), &llama);
+    assert!(on_ada.feasible, "{:?}", on_ada.rejected);
+    assert!(on_ada.plans[0].prefill_tokens_per_s.is_some());
 }

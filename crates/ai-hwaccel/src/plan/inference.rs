@@ -1560,7 +1560,7 @@ fn plan_level(
     };
     for d in devices {
         if let Some(native) = &d.native_dtypes
-            && !quant.supported_by(native)
+            && !runs(quant, native, opts.runtime)
         {
             rejected.push(Rejected {
                 tensor_parallel: 0,
@@ -1696,6 +1696,18 @@ fn plan_level(
             .then(a.pipeline_parallel.cmp(&b.pipeline_parallel))
     });
     LevelResult { plans, rejected }
+}
+
+/// Whether `runtime` runs level `q` on a device executing `native` types:
+/// [`Quant::supported_by`], except that llama.cpp multiplies NVFP4 blocks
+/// (`GGML_TYPE_NVFP4`) on any GPU, dequantizing them where there are no FP4
+/// units (the pinned llama.cpp's ggml-cuda `convert.cu` and `mmq.cu`, whose
+/// FP4 tensor-core path needs `blackwell_mma_available`).
+pub(crate) fn runs(q: Quant, native: &[Dtype], runtime: RuntimeKind) -> bool {
+    q.supported_by(native)
+        || (runtime == RuntimeKind::LlamaCpp
+            && q == Quant::Nvfp4
+            && Quant::Mxfp4.supported_by(native))
 }
 
 /// Levels worth trying for this model, highest fidelity first: never more
@@ -1849,7 +1861,7 @@ pub fn plan_inference(
         warnings.push(format!("a device does not hold a {kv} KV cache natively"));
     }
     let levels = candidate_levels(spec, opts.gguf_levels, opts.runtime);
-    let supported = |q: Quant| all_native(&|n| q.supported_by(n));
+    let supported = |q: Quant| all_native(&|n| runs(q, n, opts.runtime));
     // MXFP4 is suggested only where the devices have FP4 matrix units
     // (Blackwell): elsewhere it is one more weight-only 4-bit format, and
     // int4 (GPTQ/AWQ) stays the suggestion there.
@@ -1987,9 +1999,11 @@ fn advise(
             .iter()
             .rev()
             .find(|&&q| {
-                devices
-                    .iter()
-                    .all(|d| d.native_dtypes.as_deref().is_none_or(|n| q.supported_by(n)))
+                devices.iter().all(|d| {
+                    d.native_dtypes
+                        .as_deref()
+                        .is_none_or(|n| runs(q, n, opts.runtime))
+                })
             })
             && q != quant
             && !plan_level(spec, devices, q, kv, opts, context)

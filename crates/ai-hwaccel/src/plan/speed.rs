@@ -682,10 +682,25 @@ pub fn fitted_for(d: &PlanDevice, runtime: RuntimeKind, q: Quant) -> Applied {
 /// repacked GEMM kernels); its AMX path (`ggml/src/ggml-cpu/amx`, built with
 /// `GGML_AMX_INT8`) covers a few weight types only, so the AMX rates a CPU
 /// entry carries are reported, not used here.
+///
+/// NVFP4 (`compute` fp4) under llama.cpp on a GPU without FP4 units runs at
+/// the 16-bit reference like its other block types: ggml-cuda's `mmq.cu`
+/// takes the FP4 tensor-core path only where `blackwell_mma_available`.
 pub fn reference_tflops(d: &PlanDevice, runtime: RuntimeKind, compute: Dtype) -> Option<f64> {
     if d.host {
         return d.tflops.fp32;
     }
+    let compute = if compute == Dtype::Fp4
+        && runtime == RuntimeKind::LlamaCpp
+        && !d
+            .native_dtypes
+            .as_deref()
+            .is_some_and(|n| n.contains(&Dtype::Fp4))
+    {
+        Dtype::Bf16
+    } else {
+        compute
+    };
     let sixteen = matches!(compute, Dtype::Fp16 | Dtype::Bf16);
     match DeviceClass::of(d) {
         DeviceClass::NvidiaConsumer if sixteen && runtime == RuntimeKind::LlamaCpp => d
