@@ -77,6 +77,10 @@ pub struct Quantization {
     pub label: String,
     /// Human-readable summary (`gptq 4-bit, group 128`).
     pub description: String,
+    /// The first entry of the config's list of modules left unquantized
+    /// (`ignore`, `exclude_modules`, `modules_to_not_convert`) that names
+    /// attention (`self_attn`, `attn`, `attention`), if any.
+    pub unquantized_attention: Option<String>,
 }
 
 /// Everything read from a config.json.
@@ -214,14 +218,14 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
             });
         }
     };
-    if let Some(dtype) = quantization.as_ref().and_then(stored_dtype) {
-        spec.torch_dtype = Some(dtype);
-    }
     spec.name = path.to_string();
     spec.validate().map_err(|source| ModelError::Arch {
         path: path.to_string(),
         source,
     })?;
+    if let Some(q) = &quantization {
+        note_stored(&mut spec, q, path, &mut warnings);
+    }
     Ok(HfConfig {
         spec,
         warnings,
@@ -272,11 +276,37 @@ pub fn apply_hf_quant_config(
         "{path} declares quantized weights ({}); parameter counts are unaffected",
         q.description
     ));
-    if let Some(dtype) = stored_dtype(&q) {
-        config.spec.torch_dtype = Some(dtype);
-    }
+    note_stored(&mut config.spec, &q, path, &mut config.warnings);
     config.quantization = Some(q);
     Ok(())
+}
+
+/// The stored type of a checkpoint declaring `q` becomes the spec's
+/// ([`stored_dtype`]); when its list of unquantized modules names attention
+/// (DeepSeek-R1-FP4 keeps its MLA projections in BF16), a warning bounds
+/// what planning every projection at the level leaves out: the attention
+/// weights at 16 bits instead of the level's.
+fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mut Vec<String>) {
+    let Some(dtype) = stored_dtype(q) else {
+        return;
+    };
+    if let (Some(pattern), Some(level)) =
+        (&q.unquantized_attention, crate::plan::Quant::parse(&dtype))
+    {
+        let attention: u64 = (0..spec.num_layers)
+            .map(|i| {
+                let p = spec.layer_params(i);
+                p.attention_sharded + p.attention_kv + p.attention_replicated
+            })
+            .sum();
+        let missing = attention as f64 * (16.0 - level.bits_per_weight()) / 8.0;
+        warnings.push(format!(
+            "{path}: the quantization leaves attention modules unquantized ({pattern:?}, …); \
+             planned at {dtype}, the checkpoint's attention weights can be up to {:.2} GB more",
+            missing / 1e9
+        ));
+    }
+    spec.torch_dtype = Some(dtype);
 }
 
 /// Gemma 3's SigLIP vision tower from `vision_config`
@@ -1366,11 +1396,19 @@ impl Fields<'_> {
         if !details.is_empty() {
             description.push_str(&format!(", {}", details.join(", ")));
         }
+        let unquantized_attention = ["ignore", "exclude_modules", "modules_to_not_convert"]
+            .iter()
+            .filter_map(|k| q.get(*k).and_then(Value::as_array))
+            .flatten()
+            .filter_map(Value::as_str)
+            .find(|m| m.contains("attn") || m.contains("attention"))
+            .map(str::to_string);
         Ok(Some(Quantization {
             method,
             bits,
             label,
             description,
+            unquantized_attention,
         }))
     }
 }
@@ -1659,6 +1697,27 @@ mod tests {
         assert_eq!((q.label.as_str(), q.bits), ("nvfp4", Some(4)));
         assert_eq!(q.description, "modelopt 4-bit, NVFP4, group 16");
         assert_eq!(c.spec.torch_dtype.as_deref(), Some("nvfp4"));
+        assert_eq!(q.unquantized_attention, None);
+        assert!(!c.warnings.iter().any(|w| w.contains("unquantized")));
+        // Attention left in BF16 (as DeepSeek-R1-FP4's exclude_modules do):
+        // 32 layers × 4 × 4096² attention weights at 16 bits instead of 4.5
+        // are 2,147,483,648 × 11.5 / 8 = 3,087,007,744 bytes more.
+        let text = LLAMA.replace(
+            r#""torch_dtype": "float16""#,
+            r#""quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", "ignore": ["lm_head", "model.layers.*.self_attn*"]}"#,
+        );
+        let c = parse_config(&text, "c").unwrap();
+        assert_eq!(
+            c.quantization.unwrap().unquantized_attention.as_deref(),
+            Some("model.layers.*.self_attn*")
+        );
+        assert!(
+            c.warnings.iter().any(|w| w.contains(
+                "leaves attention modules unquantized (\"model.layers.*.self_attn*\", …); planned at nvfp4, the checkpoint's attention weights can be up to 3.09 GB more"
+            )),
+            "{:?}",
+            c.warnings
+        );
         let text = LLAMA.replace(
             r#""torch_dtype": "float16""#,
             r#""torch_dtype": "float16", "quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4"}"#,
