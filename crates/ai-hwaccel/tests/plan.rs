@@ -1029,4 +1029,17 @@ fn fp4_levels_are_suggested_where_fp4_is_native() {
     let on_ada = plan_inference(&s, &devices("1xrtx-4090"), &llama);
     assert!(on_ada.feasible, "{:?}", on_ada.rejected);
     assert!(on_ada.plans[0].prefill_tokens_per_s.is_some());
+    // The MI355X's FP4 units take OCP MX blocks: MXFP4 is its 4-bit
+    // suggestion for a model that needs one, NVFP4 is not native there.
+    let big = spec("llama-3.1-405b");
+    let mi = plan_inference(&big, &devices("1xmi355x"), &opts);
+    assert_eq!(mi.suggested_quantization, Some(Quant::Mxfp4));
+    let nv = plan_inference(&big, &devices("1xmi355x"), &with_quant(Quant::Nvfp4));
+    assert!(
+        nv.rejected[0]
+            .reason
+            .contains("does not run nvfp4 natively"),
+        "{:?}",
+        nv.rejected
+    );
 }

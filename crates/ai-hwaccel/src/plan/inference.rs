@@ -1559,9 +1559,7 @@ fn plan_level(
         _ => 1.0,
     };
     for d in devices {
-        if let Some(native) = &d.native_dtypes
-            && !runs(quant, native, opts.runtime)
-        {
+        if !runs(quant, d, opts.runtime) {
             rejected.push(Rejected {
                 tensor_parallel: 0,
                 pipeline_parallel: 0,
@@ -1698,16 +1696,31 @@ fn plan_level(
     LevelResult { plans, rejected }
 }
 
-/// Whether `runtime` runs level `q` on a device executing `native` types:
-/// [`Quant::supported_by`], except that llama.cpp multiplies NVFP4 blocks
+/// Whether `runtime` runs level `q` on device `d` (true when the device's
+/// types are unknown): [`Quant::supported_by`] its native types, with two
+/// exceptions for NVFP4. Its FP8-scaled blocks are NVIDIA's: an AMD FP4 unit
+/// (CDNA4, MI355X) takes OCP MX blocks with E8M0 scales, so NVFP4 is native
+/// only on an NVIDIA device with FP4 (a device without a spec entry is
+/// judged by its types alone). And llama.cpp multiplies NVFP4 blocks
 /// (`GGML_TYPE_NVFP4`) on any GPU, dequantizing them where there are no FP4
 /// units (the pinned llama.cpp's ggml-cuda `convert.cu` and `mmq.cu`, whose
 /// FP4 tensor-core path needs `blackwell_mma_available`).
-pub(crate) fn runs(q: Quant, native: &[Dtype], runtime: RuntimeKind) -> bool {
-    q.supported_by(native)
-        || (runtime == RuntimeKind::LlamaCpp
-            && q == Quant::Nvfp4
-            && Quant::Mxfp4.supported_by(native))
+pub(crate) fn runs(q: Quant, d: &PlanDevice, runtime: RuntimeKind) -> bool {
+    let Some(native) = d.native_dtypes.as_deref() else {
+        return true;
+    };
+    if q != Quant::Nvfp4 {
+        return q.supported_by(native);
+    }
+    if runtime == RuntimeKind::LlamaCpp {
+        return Quant::Mxfp4.supported_by(native);
+    }
+    let nvidia = d
+        .spec_id
+        .as_deref()
+        .and_then(crate::spec::by_id)
+        .is_none_or(|e| e.vendor == "nvidia");
+    nvidia && q.supported_by(native)
 }
 
 /// Levels worth trying for this model, highest fidelity first: never more
@@ -1861,7 +1874,7 @@ pub fn plan_inference(
         warnings.push(format!("a device does not hold a {kv} KV cache natively"));
     }
     let levels = candidate_levels(spec, opts.gguf_levels, opts.runtime);
-    let supported = |q: Quant| all_native(&|n| runs(q, n, opts.runtime));
+    let supported = |q: Quant| devices.iter().all(|d| runs(q, d, opts.runtime));
     // MXFP4 is suggested only where the devices have FP4 matrix units
     // (Blackwell): elsewhere it is one more weight-only 4-bit format, and
     // int4 (GPTQ/AWQ) stays the suggestion there.
@@ -1998,13 +2011,7 @@ fn advise(
         if let Some(&q) = candidate_levels(spec, opts.gguf_levels, opts.runtime)
             .iter()
             .rev()
-            .find(|&&q| {
-                devices.iter().all(|d| {
-                    d.native_dtypes
-                        .as_deref()
-                        .is_none_or(|n| runs(q, n, opts.runtime))
-                })
-            })
+            .find(|&&q| devices.iter().all(|d| runs(q, d, opts.runtime)))
             && q != quant
             && !plan_level(spec, devices, q, kv, opts, context)
                 .plans

@@ -272,7 +272,8 @@ impl Quant {
     /// Whether a device executing `native` types runs this level: fp8 and
     /// int8 need native fp8/int8 matrix units (e.g. no fp8 before NVIDIA
     /// compute capability 8.9 or AMD gfx942), nvfp4 FP4 ones (the spec
-    /// entries with an fp4 rate: Blackwell); bf16 and fp16 need their type;
+    /// entries with an fp4 rate: Blackwell; the inference planner also
+    /// requires them to be NVIDIA's, `inference::runs`); bf16 and fp16 need their type;
     /// weight-only formats (mxfp4 among them) need fp16 or bf16 to compute
     /// in. fp32 runs everywhere. (vLLM also runs FP8 and NVFP4 checkpoints
     /// weight-only through its Marlin kernels on older GPUs; the planner
