@@ -1699,7 +1699,8 @@ fn plan_level(
 /// Whether `runtime` runs level `q` on device `d` (true when the device's
 /// types are unknown): [`Quant::supported_by`] its native types, with two
 /// exceptions for NVFP4. Its FP8-scaled blocks are NVIDIA's: an AMD FP4 unit
-/// (CDNA4, MI355X) takes OCP MX blocks with E8M0 scales, so NVFP4 is native
+/// takes OCP MX blocks with E8M0 scales (the MI355X entry of the spec
+/// database: "fp4 is MXFP4", from AMD's product page), so NVFP4 is native
 /// only on an NVIDIA device with FP4 (a device without a spec entry is
 /// judged by its types alone). And llama.cpp multiplies NVFP4 blocks
 /// (`GGML_TYPE_NVFP4`) on any GPU, dequantizing them where there are no FP4
