@@ -73,7 +73,10 @@ pub struct Quantization {
     pub bits: Option<u32>,
     /// The short name [`StoredWeights::quantization`](super::StoredWeights)
     /// records: the method for 4-bit GPTQ/AWQ (`gptq`), `int8` for 8-bit
-    /// integer weights, the 4-bit type for bitsandbytes (`nf4`), `fp8`.
+    /// integer weights, the 4-bit type for bitsandbytes (`nf4`), `fp8`
+    /// (also ModelOpt's and compressed-tensors' FP8), `nvfp4` (ModelOpt
+    /// `quant_algo: NVFP4`, compressed-tensors NVFP4), `mxfp4` (gpt-oss's
+    /// `quant_method`, compressed-tensors MXFP4).
     pub label: String,
     /// Human-readable summary (`gptq 4-bit, group 128`).
     pub description: String,
