@@ -531,7 +531,7 @@ fn fp4_packed(t: &TensorInfo, quantization: Option<&str>) -> bool {
 /// Exact weights of a set of tensors. Parameters are element counts, except
 /// packed GPTQ/AWQ `qweight` tensors (int32 holding `32 / bits` values each,
 /// counted unpacked), packed FP4 matrices (two values per byte,
-/// [`fp4_packed`]) and quantization metadata (`AUX_SUFFIXES`: stored
+/// `fp4_packed`) and quantization metadata (`AUX_SUFFIXES`: stored
 /// bytes, not parameters). `bits` is the config's quantization width.
 pub fn summarize(
     tensors: &[TensorInfo],
