@@ -1743,6 +1743,12 @@ pub(crate) fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKin
         // tools/quantize/quantize.cpp: Q2_K +3.5199 ppl on Llama-3-8B
         // against +0.1754 for Q4_K_M), so the lowest suggestion is Q3_K_S.
         .filter(|&q| q != Quant::Q2K)
+        // The legacy Q4_1, Q5_0 and Q5_1 are planned when asked for, never
+        // suggested: a K-quant mix no larger is better on each (the same
+        // table: Q4_1 4.78G +0.4511 ppl against Q4_K_M 4.58G +0.1754, Q5_0
+        // 5.21G +0.1316 against Q5_K_S 5.21G +0.1049, Q5_1 5.65G +0.1062
+        // against Q5_K_M 5.33G +0.0569).
+        .filter(|&q| !matches!(q, Quant::Q4_1 | Quant::Q5_0 | Quant::Q5_1))
         .collect();
     if native == Some(Quant::Fp16)
         && let (Some(b), Some(f)) = (

@@ -49,6 +49,13 @@ pub enum Quant {
     Q4K,
     /// GGUF Q4_K_S: Q4_K with the first attn_v and ffn_down tensors at Q5_K.
     Q4KS,
+    /// GGUF Q5_1 (weight-only): llama.cpp's legacy 5-bit type with a
+    /// minimum per block of 32.
+    Q5_1,
+    /// GGUF Q5_0 (weight-only): legacy 5-bit, blocks of 32.
+    Q5_0,
+    /// GGUF Q4_1 (weight-only): legacy 4-bit with a minimum per block of 32.
+    Q4_1,
     /// GGUF Q4_0 (weight-only).
     Q4_0,
     /// GGUF IQ4_NL: 4-bit non-linear, blocks of 32 (weight-only).
@@ -80,7 +87,7 @@ impl Quant {
     /// by bits per weight, so a format with more bits (block scales
     /// included) counts as the higher fidelity.
     /// Mixes of one base type follow their per-tensor extras (M before S).
-    pub const ALL: [Quant; 22] = [
+    pub const ALL: [Quant; 25] = [
         Quant::Fp32,
         Quant::Bf16,
         Quant::Fp16,
@@ -88,8 +95,11 @@ impl Quant {
         Quant::Fp8,
         Quant::Int8,
         Quant::Q6K,
+        Quant::Q5_1,
         Quant::Q5K,
         Quant::Q5KS,
+        Quant::Q5_0,
+        Quant::Q4_1,
         Quant::Q4K,
         Quant::Q4KS,
         Quant::Q4_0,
@@ -120,6 +130,9 @@ impl Quant {
             Quant::Int4 => "int4",
             Quant::Q4K => "q4_k",
             Quant::Q4KS => "q4_k_s",
+            Quant::Q5_1 => "q5_1",
+            Quant::Q5_0 => "q5_0",
+            Quant::Q4_1 => "q4_1",
             Quant::Q4_0 => "q4_0",
             Quant::Iq4Nl => "iq4_nl",
             Quant::Nvfp4 => "nvfp4",
@@ -153,6 +166,9 @@ impl Quant {
             "q4_k" | "q4_k_m" => Quant::Q4K,
             "q4_k_s" => Quant::Q4KS,
             "q4_0" => Quant::Q4_0,
+            "q4_1" => Quant::Q4_1,
+            "q5_0" => Quant::Q5_0,
+            "q5_1" => Quant::Q5_1,
             "iq4_nl" => Quant::Iq4Nl,
             "iq4_xs" => Quant::Iq4Xs,
             "nvfp4" | "modelopt_fp4" => Quant::Nvfp4,
@@ -196,8 +212,10 @@ impl Quant {
     /// - GGUF types: bytes per block over weights per block, from ggml's block
     ///   structs (`ggml-common.h`): Q8_0 34 B/32, Q6_K 210 B/256, Q5_K
     ///   176 B/256, Q4_K 144 B/256, Q4_0 18 B/32, Q3_K 110 B/256, Q2_K 84 B/256,
-    ///   IQ4_NL 18 B/32, IQ4_XS 136 B/256. A mix's figure is its base type's
-    ///   (the per-tensor extras are [`GgufMix`]'s).
+    ///   IQ4_NL 18 B/32, IQ4_XS 136 B/256, and the legacy Q4_1 20 B/32,
+    ///   Q5_0 22 B/32, Q5_1 24 B/32 (two or one fp16 per block, the fifth
+    ///   bits in 4 bytes). A mix's figure is its base type's (the
+    ///   per-tensor extras are [`GgufMix`]'s).
     pub fn bits_per_weight(self) -> f64 {
         match self {
             Quant::Fp32 => 32.0,
@@ -209,6 +227,9 @@ impl Quant {
             Quant::Int4 => 4.0 + (16.0 + 4.0) / 128.0,
             Quant::Q4K | Quant::Q4KS => 144.0 * 8.0 / 256.0,
             Quant::Q4_0 | Quant::Iq4Nl => 18.0 * 8.0 / 32.0,
+            Quant::Q4_1 => 20.0 * 8.0 / 32.0,
+            Quant::Q5_0 => 22.0 * 8.0 / 32.0,
+            Quant::Q5_1 => 24.0 * 8.0 / 32.0,
             Quant::Iq4Xs => 136.0 * 8.0 / 256.0,
             Quant::Nvfp4 => 4.0 + 8.0 / 16.0,
             Quant::Mxfp4 => super::arch::MXFP4_BITS_PER_WEIGHT,
@@ -228,6 +249,9 @@ impl Quant {
                 | Quant::Q5KS
                 | Quant::Q4K
                 | Quant::Q4KS
+                | Quant::Q5_1
+                | Quant::Q5_0
+                | Quant::Q4_1
                 | Quant::Q4_0
                 | Quant::Iq4Nl
                 | Quant::Iq4Xs
@@ -613,6 +637,46 @@ impl GgufMix {
 #[cfg(test)]
 mod gguf_mix_tests {
     use super::*;
+
+    #[test]
+    fn legacy_types_are_their_blocks_and_never_suggested() {
+        // ggml-common.h: 20, 22 and 24 bytes per 32 weights.
+        assert_eq!(Quant::Q4_1.bits_per_weight(), 5.0);
+        assert_eq!(Quant::Q5_0.bits_per_weight(), 5.5);
+        assert_eq!(Quant::Q5_1.bits_per_weight(), 6.0);
+        for q in [Quant::Q4_1, Quant::Q5_0, Quant::Q5_1] {
+            assert!(q.is_gguf());
+            assert_eq!(Quant::parse(q.as_str()), Some(q));
+            // Their own rules: the Q6_K head, nothing raised per layer.
+            let f = facts(32, 4);
+            assert_eq!(GgufMix::of(q, &f).unwrap().output_bits, 6.5625);
+            let l = GgufMix::layer_bits(q, 0, &f);
+            assert_eq!(
+                (l.k, l.v, l.down, l.output),
+                (
+                    q.bits_per_weight(),
+                    q.bits_per_weight(),
+                    q.bits_per_weight(),
+                    q.bits_per_weight()
+                )
+            );
+        }
+        let spec = crate::plan::catalog::find("llama-3-8b")
+            .unwrap()
+            .spec
+            .clone();
+        let levels = crate::plan::inference::candidate_levels(
+            &spec,
+            true,
+            crate::plan::runtime::RuntimeKind::LlamaCpp,
+        );
+        assert!(levels.contains(&Quant::Q4_0));
+        assert!(
+            !levels
+                .iter()
+                .any(|q| matches!(q, Quant::Q4_1 | Quant::Q5_0 | Quant::Q5_1))
+        );
+    }
 
     #[test]
     fn use_more_bits_is_llama_cpps_rule() {
