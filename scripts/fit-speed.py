@@ -9,14 +9,19 @@ Deterministic: same corpus, same planner -> same constants.
    the planner's decode and prefill tokens/s at efficiency 1 with no
    overhead (x = 1 / that rate is the ideal time per token), the row's
    measured tokens/s, the device class, format width, decoder layers L and
-   whether the row is held out (FNV-1a 64 of the CSV line, 0 mod 5).
+   whether the row is held out (FNV-1a 64 of the CSV line, 0 mod 5), and
+   the row's tensor-parallel degree.
 2. Per device class and runtime, over the rows that are not held out, a
    least-squares fit of  t = x * a_w + L * c  on the relative error
    sum(((x*a_w + L*c) / t_measured - 1)^2): one a_w per format width
    (efficiency = 1/a_w), one per-layer overhead c per class. A negative c
    is set to 0 and the widths refitted. A class with fewer rows than its
    parameters + 2 is not fitted on its own (the pooled fit applies). The same fit with every class
-   pooled is the fallback ("any") for classes without rows.
+   pooled is the fallback ("any") for classes without rows. Rows run with
+   tensor parallelism (notes item "tp N", N > 1) are not fitted: their time
+   includes all-reduces, which the efficiency and per-layer overhead do not
+   describe; they are reported by the accuracy test only. A runtime without
+   fitted rows keeps the options' default efficiencies.
 3. The table is written between the BEGIN/END FITTED markers of
    crates/ai-hwaccel/src/plan/speed.rs, the accuracy test is run, and its
    table goes into docs/accuracy.md.
@@ -54,7 +59,7 @@ WIDTHS = {
 # The finer widths below 8 bits (FormatWidth::of) and the coarser one that
 # covers them (FormatWidth::coarser).
 COARSER = {"4-7 bit": "<8-bit", "<4-bit": "<8-bit"}
-RUNTIMES = {"llama.cpp": "LlamaCpp"}
+RUNTIMES = {"llama.cpp": "LlamaCpp", "vllm": "Vllm", "sglang": "Sglang", "trtllm": "Trtllm"}
 
 
 def cargo_test(args):
@@ -71,7 +76,7 @@ def ideal_rows():
     for line in out.splitlines():
         if not line.startswith("IDEAL\t"):
             continue
-        _, part, cls, width, runtime, tg, dec, pp, pre, layers, spec_id, z = line.split("\t")
+        _, part, cls, width, runtime, tg, dec, pp, pre, layers, spec_id, z, tp = line.split("\t")
         rows.append(
             dict(
                 part=part,
@@ -86,6 +91,7 @@ def ideal_rows():
                 layers=int(layers),
                 spec_id=spec_id,
                 z=float(z) if z and z.lower() != "nan" else 0.0,
+                tp=int(tp),
             )
         )
     return rows
@@ -192,7 +198,8 @@ def device_factor(rows):
 
 
 def main():
-    rows = ideal_rows()
+    # Tensor-parallel rows are reported, never fitted (see the docstring).
+    rows = [r for r in ideal_rows() if r["tp"] == 1]
     cells = {}
     scores = {}
     devices = {}
@@ -367,6 +374,12 @@ Error: |estimate ÷ measured − 1|. "fit": rows the constants were fitted on;
 never saw. Goals (issue 16): decode median ≤ 12 %, worst ≤ 40 %; prefill
 median ≤ 25 %, worst ≤ 60 %; ≥ 90 % of rows estimated.
 
+The lines by class and format, and the goals, cover the rows of the runtimes
+with fitted cells (today llama.cpp). A runtime without them ("not fitted")
+is estimated with the `--decode-efficiency`/`--prefill-efficiency` defaults
+(0.6/0.5), with fused attention and on the row's tensor-parallel degree; its
+line ("all (defaults)") is what those defaults achieve on rows no fit saw.
+
 """
 
 DOC_TAIL = """
@@ -418,12 +431,22 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   RX 5700 XT have no entry) and Apple M3/M4 entries without a 16/32-bit
   rate (Apple publishes none and no source gives their GPU clock; none is
   estimated).
-- The corpus is llama.cpp only (CUDA and Metal, a few ROCm and Vulkan
-  rows). AMD and Intel devices have too few rows for a fit of their own and
-  use the pooled fit ("any"); 8-bit formats have too few rows (fewer than
-  3) for any fit and use the defaults. Other runtimes use the
-  `--decode-efficiency`/`--prefill-efficiency` defaults (0.6/0.5): their
-  accuracy is not measured here.
+- The fitted corpus is llama.cpp only (CUDA and Metal, a few ROCm and
+  Vulkan rows). AMD and Intel devices have too few rows for a fit of their
+  own and use the pooled fit ("any"); 8-bit formats have too few rows
+  (fewer than 3) for any fit and use the defaults.
+- Other runtimes use the `--decode-efficiency`/`--prefill-efficiency`
+  defaults (0.6/0.5). The corpus holds vLLM rows (mlc-ai/llm-perf-bench:
+  Llama2-70B at batch 1, FP16 and AWQ, tensor parallel over 2 to 8 A100,
+  A10G or RTX 4090 cards, vLLM of October 2023), but none has an estimate:
+  the source does not say which A100 (40 or 80 GB, PCIe or SXM), the a10g
+  entry has no memory bandwidth (AWS publishes none), and the rtx-4090 entry
+  has no PCIe link, so the planner leaves tensor parallelism over it
+  without a speed. Rows run with tensor parallelism are never fitted (their
+  time includes the all-reduces). No published batch-1 tokens/s of vLLM,
+  SGLang or TensorRT-LLM on one GPU with the GPU, model and lengths all
+  printed was found for this corpus yet; their accuracy is not measured
+  here.
 - The rows of the Dec 2023 tables state no lengths; llama-bench's defaults
   (pp512, tg128) are assumed for them.
 """
