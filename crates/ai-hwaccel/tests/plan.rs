@@ -1043,3 +1043,80 @@ fn fp4_levels_are_suggested_where_fp4_is_native() {
         nv.rejected
     );
 }
+
+/// vLLM runs FP8 checkpoints weight-only on GPUs without FP8 units from
+/// compute capability 7.5 (its FP8 Marlin kernel): an A100 plans fp8 under
+/// the vLLM rule, with the weights at 8 bits, prefill at the 16-bit rate
+/// and a warning saying so; the generic rule and a V100 (7.0) do not.
+#[test]
+fn vllm_runs_fp8_weight_only_on_ampere() {
+    use ai_hwaccel::plan::RuntimeKind;
+    let m = spec("llama-3.1-8b");
+    let opts = |runtime| InferenceOptions {
+        quant: Some(Quant::Fp8),
+        runtime,
+        context: Some(4096),
+        ..Default::default()
+    };
+    let a100 = devices("1xa100-80gb");
+    let v = plan_inference(&m, &a100, &opts(RuntimeKind::Vllm));
+    assert!(v.feasible, "{:?}", v.rejected);
+    assert!(
+        v.warnings.iter().any(|w| w.contains("Marlin")),
+        "{:?}",
+        v.warnings
+    );
+    // 8-bit weights: half the bf16 plan's matrix bytes.
+    let bf16 = plan_inference(
+        &m,
+        &a100,
+        &InferenceOptions {
+            quant: Some(Quant::Bf16),
+            ..opts(RuntimeKind::Vllm)
+        },
+    );
+    let (w8, w16) = (
+        v.plans[0].per_device[0].weights_bytes as f64,
+        bf16.plans[0].per_device[0].weights_bytes as f64,
+    );
+    assert!(w8 < 0.6 * w16 && w8 > 0.5 * w16, "{w8} vs {w16}");
+    // Prefill at the A100's dense bf16 rate, as the bf16 plan (same
+    // FLOPs, same efficiency default for vLLM).
+    assert_eq!(
+        v.plans[0].prefill_tokens_per_s.map(|p| p.round()),
+        bf16.plans[0].prefill_tokens_per_s.map(|p| p.round())
+    );
+    let generic = plan_inference(&m, &a100, &opts(RuntimeKind::Generic));
+    assert!(!generic.feasible);
+    assert!(
+        generic
+            .rejected
+            .iter()
+            .any(|r| r.reason.contains("natively"))
+    );
+    let v100 = plan_inference(&m, &devices("1xv100-sxm2-32gb"), &opts(RuntimeKind::Vllm));
+    assert!(!v100.feasible);
+    // An H100 runs FP8 natively: no warning.
+    let h100 = plan_inference(&m, &devices("1xh100-sxm"), &opts(RuntimeKind::Vllm));
+    assert!(h100.feasible && !h100.warnings.iter().any(|w| w.contains("Marlin")));
+}
+
+/// The Marlin path is suggested for a checkpoint stored at that level only:
+/// a bf16 model that does not fit an A100 at bf16 is not steered to
+/// weight-only FP8 or NVFP4, an FP8 checkpoint (DeepSeek-V3) is planned at
+/// fp8.
+#[test]
+fn marlin_levels_are_suggested_only_for_their_own_checkpoints() {
+    use ai_hwaccel::plan::RuntimeKind;
+    let o = InferenceOptions {
+        runtime: RuntimeKind::Vllm,
+        ..Default::default()
+    };
+    let p = plan_inference(&spec("llama-3.1-70b"), &devices("1xa100-80gb"), &o);
+    let s = p.suggested_quantization.unwrap();
+    assert!(!matches!(s, Quant::Fp8 | Quant::Nvfp4), "{s}");
+    let d = spec("deepseek-v3");
+    assert_eq!(d.torch_dtype.as_deref(), Some("fp8"));
+    let p = plan_inference(&d, &devices("16xa100-80gb"), &o);
+    assert_eq!(p.suggested_quantization, Some(Quant::Fp8), "{:?}", p.advice);
+}

@@ -1234,7 +1234,15 @@ fn evaluate_replica_with(
             });
         let rate = group
             .iter()
-            .map(|d| super::speed::reference_tflops(d, opts.runtime, compute))
+            .map(|d| {
+                // Weight-only (vLLM's Marlin): the matrices multiply in 16 bits.
+                let c = if marlin(quant, d, opts.runtime) {
+                    half
+                } else {
+                    compute
+                };
+                super::speed::reference_tflops(d, opts.runtime, c)
+            })
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min_by(f64::total_cmp));
         // Prefill of a prompt of the input length (the context when none
@@ -1710,6 +1718,9 @@ pub(crate) fn runs(q: Quant, d: &PlanDevice, runtime: RuntimeKind) -> bool {
     let Some(native) = d.native_dtypes.as_deref() else {
         return true;
     };
+    if marlin(q, d, runtime) {
+        return true;
+    }
     if q != Quant::Nvfp4 {
         return q.supported_by(native);
     }
@@ -1722,6 +1733,32 @@ pub(crate) fn runs(q: Quant, d: &PlanDevice, runtime: RuntimeKind) -> bool {
         .and_then(crate::spec::by_id)
         .is_none_or(|e| e.vendor == "nvidia");
     nvidia && q.supported_by(native)
+}
+
+/// Whether vLLM runs level `q` on `d` weight-only through its Marlin
+/// kernels, without the level's own matrix units: FP8 and NVFP4 checkpoints
+/// on NVIDIA GPUs of compute capability 7.5 and up that lack FP8 or FP4
+/// (vLLM 0.33.0: `MarlinFP8ScaledMMLinearKernel` "for GPUs that lack FP8
+/// hardware support", `is_fp8_marlin_supported` and
+/// `is_fp4_marlin_supported`: `has_device_capability(75)`,
+/// `vllm/model_executor/layers/quantization/utils/marlin_utils_fp{8,4}.py`).
+/// The weights keep their bytes; the matrices multiply in 16 bits.
+pub(crate) fn marlin(q: Quant, d: &PlanDevice, runtime: RuntimeKind) -> bool {
+    if runtime != RuntimeKind::Vllm || !matches!(q, Quant::Fp8 | Quant::Nvfp4) {
+        return false;
+    }
+    let Some(native) = d.native_dtypes.as_deref() else {
+        return false;
+    };
+    let capability = d
+        .spec_id
+        .as_deref()
+        .and_then(crate::spec::by_id)
+        .filter(|e| e.vendor == "nvidia")
+        .and_then(|e| e.architecture.as_deref()?.parse::<f64>().ok());
+    !q.supported_by(native)
+        && capability.is_some_and(|c| c >= 7.5)
+        && (native.contains(&Dtype::Fp16) || native.contains(&Dtype::Bf16))
 }
 
 /// Levels worth trying for this model, highest fidelity first: never more
@@ -1886,7 +1923,15 @@ pub fn plan_inference(
     // (Blackwell): elsewhere it is one more weight-only 4-bit format, and
     // int4 (GPTQ/AWQ) stays the suggestion there.
     let fp4 = all_native(&|n| n.contains(&Dtype::Fp4));
-    let suggestible = |q: Quant| supported(q) && (q != Quant::Mxfp4 || fp4);
+    // vLLM's weight-only Marlin path is suggested only for a checkpoint
+    // stored at that level (an FP8 model on an A100), not as a way down
+    // from a model's own precision.
+    let stored = spec.torch_dtype.as_deref().and_then(Quant::parse);
+    let suggestible = |q: Quant| {
+        supported(q)
+            && (q != Quant::Mxfp4 || fp4)
+            && (Some(q) == stored || !devices.iter().any(|d| marlin(q, d, opts.runtime)))
+    };
     let mut suggested = None;
     let mut results = std::collections::HashMap::new();
     if !devices.is_empty() {
@@ -1918,6 +1963,13 @@ pub fn plan_inference(
         advice.push("no accelerators to plan for: pass --devices (e.g. \"2xh100-sxm\")".into());
     } else if !feasible {
         advice = advise(spec, devices, quant, kv, opts, context, suggested);
+    }
+    if let Some(d) = devices.iter().find(|d| marlin(quant, d, opts.runtime)) {
+        warnings.push(format!(
+            "{} ({}) has no {quant} matrix units: vLLM runs {quant} weight-only there (its Marlin \
+             kernels), with the weights at {quant} and the matrices multiplied in 16 bits",
+            d.id, d.name
+        ));
     }
     let mut rejected = result.rejected;
     rejected.truncate(20);

@@ -300,8 +300,9 @@ impl Quant {
     /// requires them to be NVIDIA's, `inference::runs`); bf16 and fp16 need their type;
     /// weight-only formats (mxfp4 among them) need fp16 or bf16 to compute
     /// in. fp32 runs everywhere. (vLLM also runs FP8 and NVFP4 checkpoints
-    /// weight-only through its Marlin kernels on older GPUs; the planner
-    /// plans these levels where they run natively.)
+    /// weight-only through its Marlin kernels on NVIDIA GPUs from compute
+    /// capability 7.5; the inference planner allows that under the vLLM
+    /// rule, `inference::marlin`.)
     pub fn supported_by(self, native: &[Dtype]) -> bool {
         match self {
             Quant::Fp32 => true,
