@@ -148,3 +148,63 @@ fn support_path(rel: &str) -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// A ModelOpt NVFP4 checkpoint that keeps attention in BF16 (its
+/// `quantization_config.ignore` names the self-attention modules, as
+/// DeepSeek-R1-FP4's `exclude_modules` do) is planned with the attention
+/// projections at 16 bits: Llama-3.1-8B's 32 × (2 × 4096² + 2 × 4096 × 1024)
+/// = 1,342,177,280 attention weights at 2 bytes instead of 9/16.
+#[test]
+fn nvfp4_checkpoint_with_bf16_attention() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/models/llama-3.1-8b/config.json"
+    );
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let with = |ignore: &str| {
+        text.replacen(
+            r#""torch_dtype": "bfloat16","#,
+            &format!(
+                r#""torch_dtype": "bfloat16", "quantization_config": {{"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "ignore": [{ignore}]}},"#
+            ),
+            1,
+        )
+    };
+    let plan = |ignore: &str| {
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, with(ignore)).unwrap();
+        let m = load_model(path.to_str().unwrap()).unwrap();
+        let p = plan_inference(
+            &m.spec,
+            &PlanDevice::from_device_string("1xb200").unwrap(),
+            &InferenceOptions {
+                quant: Some(Quant::Nvfp4),
+                context: Some(4096),
+                ..Default::default()
+            },
+        );
+        (
+            p.plans[0].per_device[0].weights_bytes,
+            m.warnings,
+            m.spec.attention_unquantized,
+        )
+    };
+    let (all, _, flag) = plan(r#""lm_head""#);
+    assert!(!flag);
+    assert_eq!(
+        all, 6_027_747_328,
+        "every projection at nvfp4 (fp4_levels_by_hand)"
+    );
+    let (bf16_attention, warnings, flag) = plan(r#""lm_head", "model.layers.*.self_attn*""#);
+    assert!(flag);
+    let attention: u64 = 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024);
+    assert_eq!(attention, 1_342_177_280);
+    assert_eq!(bf16_attention - all, attention * 2 - attention / 16 * 9);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("planned with the attention weights at 16 bits")),
+        "{warnings:?}"
+    );
+}

@@ -403,6 +403,12 @@ pub struct ModelSpec {
     /// Data type the weights were published in (`bf16`, `fp16`, `fp32`).
     #[serde(default)]
     pub torch_dtype: Option<String>,
+    /// The checkpoint keeps its attention projections at 16 bits while its
+    /// other matrices are quantized (a `quantization_config` whose list of
+    /// unquantized modules names attention, as DeepSeek-R1-FP4's does): a
+    /// plan at a quantized level counts them at 16 bits.
+    #[serde(default)]
+    pub attention_unquantized: bool,
 }
 
 fn default_mlp() -> MlpKind {
@@ -1033,6 +1039,7 @@ mod tests {
             linear_attention: None,
             max_context: Some(4096),
             torch_dtype: Some("fp16".into()),
+            attention_unquantized: false,
         }
     }
 

@@ -576,8 +576,16 @@ impl<'a> Sizer<'a> {
             let split = (p.attention_sharded + p.mlp) as f64 / t;
             let experts = p.experts as f64 / te;
             let other = p.attention_kv as f64 * kv_share + p.attention_replicated as f64;
+            // A checkpoint that keeps attention at 16 bits
+            // (`ModelSpec::attention_unquantized`): those projections at
+            // the unquantized bytes, the rest at the level's.
+            let attention_extra = if spec.attention_unquantized && q < unq {
+                (p.attention_sharded as f64 / t + other) * (unq - q)
+            } else {
+                0.0
+            };
             let (mut fixed, mut expert_bytes) = (
-                (split + other) * q + p.replicated as f64 * norm_bytes,
+                (split + other) * q + attention_extra + p.replicated as f64 * norm_bytes,
                 experts * q,
             );
             if gguf.is_some() {

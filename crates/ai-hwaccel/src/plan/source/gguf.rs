@@ -932,6 +932,7 @@ pub fn to_model(
             Some(32) => Some("bf16".into()),
             _ => None,
         },
+        attention_unquantized: false,
     };
     spec.validate().map_err(|source| ModelError::Arch {
         path: path.to_string(),

@@ -286,9 +286,9 @@ pub fn apply_hf_quant_config(
 
 /// The stored type of a checkpoint declaring `q` becomes the spec's
 /// ([`stored_dtype`]); when its list of unquantized modules names attention
-/// (DeepSeek-R1-FP4 keeps its MLA projections in BF16), a warning bounds
-/// what planning every projection at the level leaves out: the attention
-/// weights at 16 bits instead of the level's.
+/// (DeepSeek-R1-FP4 keeps its MLA projections in BF16), the spec says so
+/// ([`ModelSpec::attention_unquantized`]: planned with the attention
+/// weights at 16 bits) and a note gives what that adds over the level.
 fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mut Vec<String>) {
     let Some(dtype) = stored_dtype(q) else {
         return;
@@ -302,11 +302,12 @@ fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mu
                 p.attention_sharded + p.attention_kv + p.attention_replicated
             })
             .sum();
-        let missing = attention as f64 * (16.0 - level.bits_per_weight()) / 8.0;
+        let extra = attention as f64 * (16.0 - level.bits_per_weight()) / 8.0;
+        spec.attention_unquantized = true;
         warnings.push(format!(
             "{path}: the quantization leaves attention modules unquantized ({pattern:?}, …); \
-             planned at {dtype}, the checkpoint's attention weights can be up to {:.2} GB more",
-            missing / 1e9
+             planned with the attention weights at 16 bits, {:.2} GB more than at {dtype}",
+            extra / 1e9
         ));
     }
     spec.torch_dtype = Some(dtype);
@@ -570,6 +571,7 @@ fn nomic_bert(f: &Fields) -> Result<ModelSpec, ModelError> {
         linear_attention: None,
         max_context: f.u64_opt("n_positions")?,
         torch_dtype: f.dtype()?,
+        attention_unquantized: false,
     })
 }
 
@@ -800,6 +802,7 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         linear_attention: None,
         max_context: f.u64_opt("max_position_embeddings")?,
         torch_dtype: f.dtype()?,
+        attention_unquantized: false,
     })
 }
 
@@ -1093,6 +1096,7 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         linear_attention: None,
         max_context: Some(positions),
         torch_dtype: f.dtype()?,
+        attention_unquantized: false,
     })
 }
 
@@ -1173,6 +1177,7 @@ fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<Model
             positions
         }),
         torch_dtype: f.dtype()?,
+        attention_unquantized: false,
     })
 }
 
@@ -1716,11 +1721,12 @@ mod tests {
         );
         assert!(
             c.warnings.iter().any(|w| w.contains(
-                "leaves attention modules unquantized (\"model.layers.*.self_attn*\", …); planned at nvfp4, the checkpoint's attention weights can be up to 3.09 GB more"
+                "leaves attention modules unquantized (\"model.layers.*.self_attn*\", …); planned with the attention weights at 16 bits, 3.09 GB more than at nvfp4"
             )),
             "{:?}",
             c.warnings
         );
+        assert!(c.spec.attention_unquantized);
         let text = LLAMA.replace(
             r#""torch_dtype": "float16""#,
             r#""torch_dtype": "float16", "quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4"}"#,

@@ -935,6 +935,7 @@ pub fn infer_spec(
         linear_attention: None,
         max_context: None,
         torch_dtype: dtype.map(str::to_string),
+        attention_unquantized: false,
     };
     spec.validate().map_err(|source| ModelError::Arch {
         path: path.to_string(),
