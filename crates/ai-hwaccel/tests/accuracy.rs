@@ -18,7 +18,7 @@
 //! decode runs after the prompt: context P + N/2. A runtime without fitted
 //! cells in `plan::speed::FITTED` is estimated with the options' default
 //! efficiencies; its errors are reported per runtime and not held to the
-//! issue's goals, which apply to the fitted runtimes' rows.
+//! issue's goals, which apply to the llama.cpp rows (`GOAL_RUNTIMES`).
 //!
 //! Rows of `tests/calibration/latency.csv` (published single-request time
 //! per output token and time to first token, milliseconds) are planned the
@@ -586,7 +586,7 @@ fn speed_estimates_against_published_measurements() {
         ));
     }
     table.push_str(&format!(
-        " Over the fitted runtimes' {n} rows: a decode estimate for {:.0} % of the decode rows, a prefill estimate for {:.0} % of the prefill rows.\n",
+        " Over the goal runtimes' {n} rows: a decode estimate for {:.0} % of the decode rows, a prefill estimate for {:.0} % of the prefill rows.\n",
         100.0 * share_d,
         100.0 * share_p
     ));
@@ -660,6 +660,7 @@ fn speed_estimates_against_published_measurements() {
         );
         let (tm, tw) = median_worst(&tpot);
         let (fm, fw) = median_worst(&ttft);
+        println!("latency.csv {rt}: TPOT {tm:.4} / {tw:.4}, TTFT {fm:.4} / {fw:.4}");
         assert!(tm <= bounds.0, "{rt} TPOT median {tm}");
         assert!(tw <= bounds.1, "{rt} TPOT worst {tw}");
         assert!(fm <= bounds.2, "{rt} TTFT median {fm}");
@@ -706,18 +707,21 @@ const ACHIEVED_OTHER_DECODE: &[Other] = &[("vllm", 0, None)];
 /// decode error (`None` without estimates).
 type Other = (&'static str, usize, Option<(f64, f64)>);
 
-// latency.csv (AccelMark's interactive scenario, vLLM and SGLang without
-// fitted cells: the default efficiencies): per runtime, the rows with a TPOT
-// and a TTFT estimate and bounds on the median and worst TPOT and TTFT
-// error. vLLM: 57 rows, of which 20 name no spec entry (A800, H20-3e, RTX
-// 4090 D, RTX 4000 Ada, V100S); the tp-8 rows over PCIe cards (RTX 4090) get
-// a TTFT but no TPOT (the rtx-4090 entry has no PCIe link). The worst rows
-// are Qwen2.5-0.5B's (suite F: 95-token prompts): 2 to 5 ms per token and
-// 10 to 40 ms to the first token where the weights' bytes and FLOPs take a
-// tenth of that; the planner has no per-request or per-step overhead.
+// latency.csv (AccelMark's interactive scenario): per runtime, the rows with
+// a TPOT and a TTFT estimate and bounds on the median and worst TPOT and
+// TTFT error over all its rows (fit and held-out). vLLM: 57 rows, of which
+// 20 name no spec entry (A800, H20-3e, RTX 4090 D, RTX 4000 Ada, V100S);
+// the tp-8 rows over PCIe cards (RTX 4090) get a TTFT but no TPOT (the
+// rtx-4090 entry has no PCIe link). vLLM is fitted on these rows (its
+// 16-bit cells); with the default efficiencies it reached TPOT 36.2 % /
+// 93.4 % and TTFT 61.7 % / 99.5 % (median / worst). Worst TPOT: the H200's
+// Qwen2.5-0.5B (5.17 ms printed; the H100 prints 2.21 ms for the same
+// run). TTFT stays far off: the 95- and 280-token prompts take 10 to 160 ms,
+// mostly the request's fixed cost, for which the planner has no term (its
+// prefill time is per token). SGLang (3 rows, A100 40GB) is not fitted.
 const ACHIEVED_LATENCY: &[Latency] = &[
-    ("sglang", (3, 3), (0.287, 0.439, 0.171, 0.964)),
-    ("vllm", (37, 39), (0.363, 0.935, 0.618, 0.996)),
+    ("sglang", (3, 3), (0.287, 0.439, 0.170, 0.964)),
+    ("vllm", (37, 39), (0.105, 0.564, 0.565, 0.912)),
 ];
 
 /// Runtime, (rows with a TPOT, with a TTFT estimate), bounds (TPOT median,
