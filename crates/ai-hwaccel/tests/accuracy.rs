@@ -18,10 +18,23 @@
 //! decode runs after the prompt: context P + N/2. A runtime without fitted
 //! cells in `plan::speed::FITTED` is estimated with the options' default
 //! efficiencies; its errors are reported per runtime and not held to the
-//! issue's goals, which apply to the fitted runtimes' rows.
+//! issue's goals, which apply to the llama.cpp rows (`GOAL_RUNTIMES`).
+//!
+//! Rows of `tests/calibration/latency.csv` (published single-request time
+//! per output token and time to first token, milliseconds) are planned the
+//! same way, with the row's runtime, `input_len`/`output_len` and batch 1,
+//! and the plan's [`tpot_ms`](ai_hwaccel::plan::Plan::tpot_ms) and
+//! [`ttft_ms`](ai_hwaccel::plan::Plan::ttft_ms) compared with the printed
+//! ones: time per output token at context prompt + output/2, time to first
+//! token for the prompt.
+//!
+//! The goals are asserted on the llama.cpp rows (`GOAL_RUNTIMES`),
+//! the tokens/s corpus they were stated for; other runtimes' figures are
+//! held to what they achieve (`ACHIEVED_OTHER_DECODE`, `ACHIEVED_LATENCY`).
 //!
 //! `ideal_rates_for_fit` (ignored; run by `scripts/fit-speed.py`) prints the
-//! planner's rates at efficiency 1 for every row, the input of the fit.
+//! planner's rates at efficiency 1 for every row of both files, the input of
+//! the fit.
 #![allow(clippy::disallowed_methods, reason = "the test reads its data file")]
 
 use ai_hwaccel::plan::runtime::RuntimeKind;
@@ -39,6 +52,8 @@ const GOAL_DECODE_WORST: f64 = 0.40;
 const GOAL_PREFILL_MEDIAN: f64 = 0.25;
 const GOAL_PREFILL_WORST: f64 = 0.60;
 const GOAL_ESTIMATED: f64 = 0.90;
+/// The runtimes whose speed.csv rows the goals are asserted on.
+const GOAL_RUNTIMES: &[&str] = &["llama.cpp"];
 
 /// Split one CSV line (RFC 4180 quoting).
 fn fields(line: &str) -> Vec<String> {
@@ -80,6 +95,12 @@ struct Row {
     flash_attention: bool,
     /// Tensor-parallel degree (notes item `tp N`; 1 without one).
     tp: u32,
+    /// latency.csv rows: the printed time per output token and time to
+    /// first token, ms (`pp_tokens`/`tg_tokens` hold the row's
+    /// `input_len`/`output_len`; `pp`/`tg` are `None`). speed.csv rows:
+    /// `None`.
+    tpot_ms: Option<f64>,
+    ttft_ms: Option<f64>,
 }
 
 impl Row {
@@ -93,6 +114,60 @@ impl Row {
 /// the goals; others are only reported).
 fn fitted_runtime(kind: RuntimeKind) -> bool {
     FITTED.iter().any(|f| f.runtime == kind)
+}
+
+/// The data lines of a calibration file and its header's column index.
+fn data_lines(file: &str) -> (Vec<String>, Vec<String>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/calibration")
+        .join(file);
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(str::to_string);
+    let header = fields(&lines.next().unwrap());
+    (header, lines.collect())
+}
+
+/// The tensor-parallel degree a row's notes state (`tp N`; 1 without).
+fn tp_of(notes: &[&str]) -> u32 {
+    notes
+        .iter()
+        .find_map(|n| n.strip_prefix("tp "))
+        .map_or(1, |v| v.parse().unwrap())
+}
+
+/// The rows of latency.csv.
+fn latency_rows() -> Vec<Row> {
+    let (header, lines) = data_lines("latency.csv");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    lines
+        .into_iter()
+        .map(|line| {
+            let c = fields(&line);
+            assert_eq!(c.len(), header.len(), "{line}");
+            assert_eq!(c[col("concurrency")], "1", "{line}");
+            let num = |name: &str| c[col(name)].parse::<f64>().unwrap();
+            let notes: Vec<&str> = c[col("notes")].split([',', ';']).map(str::trim).collect();
+            Row {
+                device: c[col("device")].clone(),
+                spec_id: c[col("spec_id")].clone(),
+                model: c[col("catalog_model")].clone(),
+                format: c[col("format")].clone(),
+                runtime: c[col("runtime")].clone(),
+                pp_tokens: c[col("input_len")].parse().unwrap(),
+                tg_tokens: c[col("output_len")].parse().unwrap(),
+                pp: None,
+                tg: None,
+                flash_attention: true,
+                tp: tp_of(&notes),
+                tpot_ms: Some(num("tpot_ms")),
+                ttft_ms: Some(num("ttft_ms")),
+                line,
+            }
+        })
+        .collect()
 }
 
 fn rows() -> Vec<Row> {
@@ -128,15 +203,14 @@ fn rows() -> Vec<Row> {
                 model: c[col("catalog_model")].clone(),
                 format: c[col("format")].clone(),
                 flash_attention: runtime != "llama.cpp" || notes.contains(&"fa 1"),
-                tp: notes
-                    .iter()
-                    .find_map(|n| n.strip_prefix("tp "))
-                    .map_or(1, |v| v.parse().unwrap()),
+                tp: tp_of(&notes),
                 runtime,
                 pp_tokens: len("pp_tokens", DEFAULT_PP),
                 tg_tokens: len("tg_tokens", DEFAULT_TG),
                 pp: rate("pp_tok_s"),
                 tg: rate("tg_tok_s"),
+                tpot_ms: None,
+                ttft_ms: None,
             }
         })
         .collect()
@@ -147,6 +221,9 @@ struct Estimate {
     width: FormatWidth,
     decode: Option<f64>,
     prefill: Option<f64>,
+    /// The plans' time per output token and time to first token, ms.
+    tpot_ms: Option<f64>,
+    ttft_ms: Option<f64>,
     layers: u32,
     score_s: f64,
 }
@@ -168,6 +245,7 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
             quant: Some(quant),
             context: Some(context.max(1)),
             input_len: input,
+            output_len: r.tpot_ms.map(|_| r.tg_tokens),
             // As the row ran: llama-bench's default `-fa 0` unless it says `fa 1`.
             fused_attention: r.flash_attention,
             batch: 1,
@@ -203,8 +281,12 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
     Some(Estimate {
         class: DeviceClass::of(&devices[0]),
         width: FormatWidth::of(quant),
-        decode: dec.and_then(|p| p.decode_tokens_per_s_per_sequence),
-        prefill: pre.and_then(|p| p.prefill_tokens_per_s),
+        decode: dec
+            .as_ref()
+            .and_then(|p| p.decode_tokens_per_s_per_sequence),
+        prefill: pre.as_ref().and_then(|p| p.prefill_tokens_per_s),
+        tpot_ms: dec.as_ref().and_then(|p| p.tpot_ms),
+        ttft_ms: pre.as_ref().and_then(|p| p.ttft_ms),
         layers: spec.num_layers,
         // With fused attention no score goes through memory.
         score_s: if r.flash_attention {
@@ -220,16 +302,19 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
     })
 }
 
-/// Inputs of `scripts/fit-speed.py`, one tab-separated line per row.
+/// Inputs of `scripts/fit-speed.py`, one tab-separated line per row of
+/// speed.csv and latency.csv (the last three fields: a latency row's
+/// printed TPOT and TTFT in ms and its prompt length; empty for speed.csv
+/// rows).
 #[test]
 #[ignore = "run by scripts/fit-speed.py"]
 fn ideal_rates_for_fit() {
-    for r in rows() {
+    for r in rows().into_iter().chain(latency_rows()) {
         let e = estimate(&r, true);
         let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
         let m = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
         println!(
-            "IDEAL\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "IDEAL\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             if held_out(&r.line) { "held-out" } else { "fit" },
             e.as_ref().map_or("", |e| e.class.as_str()),
             e.as_ref().map_or("", |e| e.width.as_str()),
@@ -243,6 +328,13 @@ fn ideal_rates_for_fit() {
             e.as_ref()
                 .map_or(String::new(), |e| format!("{:.6e}", e.score_s)),
             r.tp,
+            m(r.tpot_ms),
+            m(r.ttft_ms),
+            if r.tpot_ms.is_some() {
+                r.pp_tokens.to_string()
+            } else {
+                String::new()
+            },
         );
     }
 }
@@ -361,8 +453,8 @@ fn speed_estimates_against_published_measurements() {
             set.iter().filter(|e| e.prefill.is_some()).count(),
         )
     };
-    // The goals' rows: those of runtimes with fitted cells.
-    let goal = |e: &RowErr| e.fitted;
+    // The goals' rows: those of the goal runtimes (fitted).
+    let goal = |e: &RowErr| e.fitted && GOAL_RUNTIMES.contains(&e.runtime.as_str());
     let mut classes: Vec<String> = errs.iter().map(|e| e.class.clone()).collect();
     classes.sort();
     classes.dedup();
@@ -418,6 +510,66 @@ fn speed_estimates_against_published_measurements() {
             ));
         }
     }
+    // latency.csv: per runtime, the time per output token in the decode
+    // columns and the time to first token in the prefill columns.
+    let mut lat: Vec<LatErr> = Vec::new();
+    for r in latency_rows() {
+        let e = estimate(&r, false);
+        let err =
+            |est: Option<f64>, meas: Option<f64>| est.zip(meas).map(|(e, m)| (e / m - 1.0).abs());
+        let tpot = err(e.as_ref().and_then(|e| e.tpot_ms), r.tpot_ms);
+        let ttft = err(e.as_ref().and_then(|e| e.ttft_ms), r.ttft_ms);
+        println!(
+            "latency  {:9} {:30} {:14} {:7} tp{} {:>5}/{:<5} tpot {:>7} est {:>7} | ttft {:>8} est {:>8}",
+            r.runtime,
+            r.device,
+            r.model,
+            r.format,
+            r.tp,
+            r.pp_tokens,
+            r.tg_tokens,
+            r.tpot_ms.unwrap(),
+            e.as_ref()
+                .and_then(|e| e.tpot_ms)
+                .map_or("-".into(), |v| format!("{v:.2}")),
+            r.ttft_ms.unwrap(),
+            e.as_ref()
+                .and_then(|e| e.ttft_ms)
+                .map_or("-".into(), |v| format!("{v:.1}")),
+        );
+        lat.push(LatErr {
+            part: if held_out(&r.line) { "held-out" } else { "fit" },
+            fitted: fitted_runtime(r.runtime_kind()),
+            runtime: r.runtime,
+            tpot,
+            ttft,
+        });
+    }
+    let mut lat_runtimes: Vec<(String, bool)> =
+        lat.iter().map(|e| (e.runtime.clone(), e.fitted)).collect();
+    lat_runtimes.sort();
+    lat_runtimes.dedup();
+    let lat_pick = |rt: &str, part: Option<&str>, tpot: bool| {
+        lat.iter()
+            .filter(|e| e.runtime == rt && part.is_none_or(|p| e.part == p))
+            .filter_map(|e| if tpot { e.tpot } else { e.ttft })
+            .collect::<Vec<f64>>()
+    };
+    for (rt, fitted) in &lat_runtimes {
+        let parts: &[Option<&str>] = if *fitted {
+            &[Some("fit"), Some("held-out")]
+        } else {
+            &[None]
+        };
+        for part in parts {
+            table.push_str(&format!(
+                "| latency.csv {rt}: TPOT / TTFT | {} | {} | {} |\n",
+                part.unwrap_or("all (defaults)"),
+                summary(&lat_pick(rt, *part, true)),
+                summary(&lat_pick(rt, *part, false))
+            ));
+        }
+    }
     let no_spec = errs.iter().filter(|e| e.class == NO_SPEC).count();
     let (n, decode_rows, prefill_rows, decode_estimated, prefill_estimated) = counts(&goal);
     let share_d = decode_estimated as f64 / decode_rows as f64;
@@ -434,10 +586,19 @@ fn speed_estimates_against_published_measurements() {
         ));
     }
     table.push_str(&format!(
-        " Over the fitted runtimes' {n} rows: a decode estimate for {:.0} % of the decode rows, a prefill estimate for {:.0} % of the prefill rows.\n",
+        " Over the goal runtimes' {n} rows: a decode estimate for {:.0} % of the decode rows, a prefill estimate for {:.0} % of the prefill rows.\n",
         100.0 * share_d,
         100.0 * share_p
     ));
+    for (rt, _) in &lat_runtimes {
+        let set: Vec<&LatErr> = lat.iter().filter(|e| &e.runtime == rt).collect();
+        table.push_str(&format!(
+            "latency.csv {rt}: {} rows; with a TPOT estimate: {}, with a TTFT estimate: {}.\n",
+            set.len(),
+            set.iter().filter(|e| e.tpot.is_some()).count(),
+            set.iter().filter(|e| e.ttft.is_some()).count(),
+        ));
+    }
     println!("BEGIN TABLE\n{table}END TABLE");
 
     let d = pick(&goal, true);
@@ -463,16 +624,18 @@ fn speed_estimates_against_published_measurements() {
         "prefill estimated {share_p}"
     );
 
-    // Runtimes without fitted cells: what the default efficiencies
-    // achieve, so that a change to the planner or the spec database that
-    // moves them is seen.
-    for (rt, _) in runtimes.iter().filter(|(_, fitted)| !*fitted) {
+    // Other runtimes' speed.csv rows: what they achieve, so that a change
+    // to the planner or the spec database that moves them is seen.
+    for (rt, _) in runtimes
+        .iter()
+        .filter(|(rt, _)| !GOAL_RUNTIMES.contains(&rt.as_str()))
+    {
         let sel = |e: &RowErr| &e.runtime == rt;
         let (_, _, _, de, _) = counts(&sel);
-        let &(_, rows, bounds) = ACHIEVED_UNFITTED_DECODE
+        let &(_, rows, bounds) = ACHIEVED_OTHER_DECODE
             .iter()
             .find(|(name, ..)| name == rt)
-            .unwrap_or_else(|| panic!("no ACHIEVED_UNFITTED_DECODE entry for {rt}"));
+            .unwrap_or_else(|| panic!("no ACHIEVED_OTHER_DECODE entry for {rt}"));
         assert_eq!(de, rows, "{rt}: rows with a decode estimate");
         if let Some((median_max, worst_max)) = bounds {
             let (m, w) = median_worst(&pick(&sel, true));
@@ -480,6 +643,38 @@ fn speed_estimates_against_published_measurements() {
             assert!(w <= worst_max, "{rt} decode worst {w}");
         }
     }
+
+    // latency.csv: rows with estimates and the errors reached, per runtime
+    // (all rows, fit and held-out together).
+    for (rt, _) in &lat_runtimes {
+        let &(_, rows, bounds) = ACHIEVED_LATENCY
+            .iter()
+            .find(|(name, ..)| name == rt)
+            .unwrap_or_else(|| panic!("no ACHIEVED_LATENCY entry for {rt}"));
+        let tpot = lat_pick(rt, None, true);
+        let ttft = lat_pick(rt, None, false);
+        assert_eq!(
+            (tpot.len(), ttft.len()),
+            rows,
+            "{rt}: latency rows estimated"
+        );
+        let (tm, tw) = median_worst(&tpot);
+        let (fm, fw) = median_worst(&ttft);
+        println!("latency.csv {rt}: TPOT {tm:.4} / {tw:.4}, TTFT {fm:.4} / {fw:.4}");
+        assert!(tm <= bounds.0, "{rt} TPOT median {tm}");
+        assert!(tw <= bounds.1, "{rt} TPOT worst {tw}");
+        assert!(fm <= bounds.2, "{rt} TTFT median {fm}");
+        assert!(fw <= bounds.3, "{rt} TTFT worst {fw}");
+    }
+}
+
+/// A latency.csv row's errors.
+struct LatErr {
+    runtime: String,
+    part: &'static str,
+    fitted: bool,
+    tpot: Option<f64>,
+    ttft: Option<f64>,
 }
 
 // Where a goal is not met, what is achieved (docs/accuracy.md says why).
@@ -499,15 +694,36 @@ const ACHIEVED_PREFILL_WORST: f64 = 0.83;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.88;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = 0.76;
 
-// Runtimes without fitted cells (estimated with the default efficiencies):
-// the rows with a decode estimate and, where there are any, the median and
+// Other runtimes' speed.csv rows (with the default efficiencies where the
+// runtime has no fitted cells): the rows with a decode estimate and, where there are any, the median and
 // worst decode error they reach. vLLM: none of its 11 rows (mlc-ai/
 // llm-perf-bench, Llama2-70B over 2 to 8 GPUs) has an estimate: the A100
 // rows do not say which A100, the a10g entry has no bandwidth (AWS
 // publishes none) and the rtx-4090 entry no PCIe link, so tensor
 // parallelism over its PCIe has no speed (the planner leaves it unknown).
-const ACHIEVED_UNFITTED_DECODE: &[Unfitted] = &[("vllm", 0, None)];
+const ACHIEVED_OTHER_DECODE: &[Other] = &[("vllm", 0, None)];
 
 /// Runtime, rows with a decode estimate, bounds on their median and worst
 /// decode error (`None` without estimates).
-type Unfitted = (&'static str, usize, Option<(f64, f64)>);
+type Other = (&'static str, usize, Option<(f64, f64)>);
+
+// latency.csv (AccelMark's interactive scenario): per runtime, the rows with
+// a TPOT and a TTFT estimate and bounds on the median and worst TPOT and
+// TTFT error over all its rows (fit and held-out). vLLM: 57 rows, of which
+// 20 name no spec entry (A800, H20-3e, RTX 4090 D, RTX 4000 Ada, V100S);
+// the tp-8 rows over PCIe cards (RTX 4090) get a TTFT but no TPOT (the
+// rtx-4090 entry has no PCIe link). vLLM is fitted on these rows (its
+// 16-bit cells); with the default efficiencies it reached TPOT 36.2 % /
+// 93.4 % and TTFT 61.7 % / 99.5 % (median / worst). Worst TPOT: the H200's
+// Qwen2.5-0.5B (5.17 ms printed; the H100 prints 2.21 ms for the same
+// run). TTFT stays far off: the 95- and 280-token prompts take 10 to 160 ms,
+// mostly the request's fixed cost, for which the planner has no term (its
+// prefill time is per token). SGLang (3 rows, A100 40GB) is not fitted.
+const ACHIEVED_LATENCY: &[Latency] = &[
+    ("sglang", (3, 3), (0.287, 0.439, 0.170, 0.964)),
+    ("vllm", (37, 39), (0.105, 0.564, 0.565, 0.912)),
+];
+
+/// Runtime, (rows with a TPOT, with a TTFT estimate), bounds (TPOT median,
+/// TPOT worst, TTFT median, TTFT worst).
+type Latency = (&'static str, (usize, usize), (f64, f64, f64, f64));

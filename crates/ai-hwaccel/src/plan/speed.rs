@@ -50,7 +50,11 @@
 //!
 //! `scripts/fit-speed.py` regenerates [`FITTED`] and `docs/accuracy.md`
 //! from `crates/ai-hwaccel/tests/calibration/speed.csv` (published
-//! measurements at batch 1, one source URL per row, numbers as printed).
+//! measurements at batch 1, one source URL per row, numbers as printed)
+//! and `latency.csv` beside it (published single-request time per output
+//! token and time to first token of vLLM and SGLang, which the script reads
+//! as 1000 ÷ TPOT decode tokens/s and 1000 × prompt ÷ TTFT prefill
+//! tokens/s).
 //! For every row the planner is run with both efficiencies at 1 and no
 //! overhead (`tests/accuracy.rs`, `ideal_rates_for_fit`), giving `x`. A
 //! deterministic fifth of the rows ([`held_out`]: FNV-1a 64 of the CSV line,
@@ -387,6 +391,16 @@ pub const FITTED: &[SpeedFit] = &[
         rows: (3, 4),
     },
     SpeedFit {
+        class: DeviceClass::NvidiaConsumer,
+        runtime: RuntimeKind::Vllm,
+        width: FormatWidth::Bits16,
+        decode: Some(1.196),
+        decode_layer_s: Some(1.400e-04),
+        prefill: None,
+        prefill_layer_s: None,
+        rows: (5, 0),
+    },
+    SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
@@ -417,6 +431,16 @@ pub const FITTED: &[SpeedFit] = &[
         rows: (12, 12),
     },
     SpeedFit {
+        class: DeviceClass::NvidiaWorkstation,
+        runtime: RuntimeKind::Vllm,
+        width: FormatWidth::Bits16,
+        decode: Some(1.019),
+        decode_layer_s: Some(1.652e-04),
+        prefill: None,
+        prefill_layer_s: None,
+        rows: (6, 0),
+    },
+    SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
@@ -445,6 +469,16 @@ pub const FITTED: &[SpeedFit] = &[
         prefill: None,
         prefill_layer_s: None,
         rows: (5, 0),
+    },
+    SpeedFit {
+        class: DeviceClass::NvidiaDatacenter,
+        runtime: RuntimeKind::Vllm,
+        width: FormatWidth::Bits16,
+        decode: Some(0.7509),
+        decode_layer_s: Some(8.268e-05),
+        prefill: Some(1.027),
+        prefill_layer_s: Some(1.357e-06),
+        rows: (15, 15),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -486,14 +520,32 @@ pub const FITTED: &[SpeedFit] = &[
         prefill_layer_s: Some(3.287e-06),
         rows: (3, 5),
     },
+    SpeedFit {
+        class: DeviceClass::Any,
+        runtime: RuntimeKind::Vllm,
+        width: FormatWidth::Bits16,
+        decode: Some(0.8545),
+        decode_layer_s: Some(9.842e-05),
+        prefill: Some(0.8792),
+        prefill_layer_s: Some(1.471e-06),
+        rows: (26, 26),
+    },
 ];
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
-pub const SCORE_BYTES: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 11.9)];
+pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
+    &[(RuntimeKind::LlamaCpp, 11.9), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
 pub const FITTED_DEVICES: &[DeviceFit] = &[
+    DeviceFit {
+        spec_id: "a100-80gb",
+        runtime: RuntimeKind::Vllm,
+        decode: Some(1.001),
+        prefill: Some(0.7833),
+        rows: (5, 5),
+    },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
@@ -804,9 +856,15 @@ mod tests {
 
     #[test]
     fn device_factor_scales_its_class_cell() {
-        let q = Quant::Q4K;
-        let rt = RuntimeKind::LlamaCpp;
         for f in FITTED_DEVICES {
+            // A format with cells for the factor's runtime (vLLM's fitted
+            // rows are 16-bit only).
+            let rt = f.runtime;
+            let q = if rt == RuntimeKind::LlamaCpp {
+                Quant::Q4K
+            } else {
+                Quant::Bf16
+            };
             let d = &PlanDevice::from_device_string(&format!("1x{}", f.spec_id)).unwrap()[0];
             let class = fitted(DeviceClass::of(d), rt, q);
             let own = fitted_for(d, rt, q);
@@ -819,6 +877,7 @@ mod tests {
             assert_eq!(own.decode_layer_s, class.decode_layer_s);
         }
         // A device without rows of its own keeps its class's cell.
+        let (q, rt) = (Quant::Q4K, RuntimeKind::LlamaCpp);
         let d = &PlanDevice::from_device_string("1xrtx-4060").unwrap()[0];
         assert!(FITTED_DEVICES.iter().all(|f| f.spec_id != "rtx-4060"));
         assert_eq!(
