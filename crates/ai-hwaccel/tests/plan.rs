@@ -542,18 +542,28 @@ fn tensor_parallel_spans_nvlink_bridged_pairs_over_pcie_with_a_speed() {
     );
     let tp = l4.plans.iter().find(|p| p.tensor_parallel == 4).unwrap();
     assert!(tp.decode_tokens_per_s.is_some());
-    // Without a known PCIe bandwidth the plan is offered, unestimated, and said so.
-    let rtx = plan_inference(
-        &catalog::find("llama-3.1-8b").unwrap().spec.clone(),
-        &PlanDevice::from_device_string("2xrtx-4090").unwrap(),
-        &InferenceOptions {
-            max_plans: 100,
-            ..InferenceOptions::default()
-        },
-    );
+    // Without a known PCIe bandwidth the plan is offered, unestimated, and
+    // said so (the rtx-3090 entry has no `pcie`); the rtx-4090 entry's link
+    // (gen 4 x16, from a real nvidia-smi capture) gives TP 2 a speed.
+    let two = |id: &str| {
+        plan_inference(
+            &catalog::find("llama-3.1-8b").unwrap().spec.clone(),
+            &PlanDevice::from_device_string(&format!("2x{id}")).unwrap(),
+            &InferenceOptions {
+                max_plans: 100,
+                ..InferenceOptions::default()
+            },
+        )
+    };
+    let rtx = two("rtx-3090");
     let tp2 = rtx.plans.iter().find(|p| p.tensor_parallel == 2).unwrap();
     assert_eq!(tp2.decode_tokens_per_s, None);
     assert!(rtx.warnings.iter().any(|w| w.contains("PCIe bandwidth")));
+    let ada = two("rtx-4090");
+    let tp2 = ada.plans.iter().find(|p| p.tensor_parallel == 2).unwrap();
+    assert_eq!(tp2.tensor_parallel_link.as_deref(), Some("PCIe"));
+    assert!(tp2.decode_tokens_per_s.is_some());
+    assert!(!ada.warnings.iter().any(|w| w.contains("PCIe bandwidth")));
 }
 
 #[test]
