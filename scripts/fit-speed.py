@@ -108,6 +108,9 @@ def ideal_rows():
                 spec_id=spec_id,
                 z=float(z) if z and z.lower() != "nan" else 0.0,
                 tp=int(tp),
+                # latency.csv rows: the printed TTFT (seconds) and prompt.
+                ttft_s=float(ttft) / 1000.0 if ttft else None,
+                input_len=int(input_len) if input_len else None,
             )
         )
     return rows
@@ -219,6 +222,7 @@ def main():
     cells = {}
     scores = {}
     devices = {}
+    requests = {}
     for runtime in sorted({r["runtime"] for r in rows}):
         # The pooled fit first: it fixes the bytes per attention score, a
         # property of the runtime's unfused attention, not of a class (the
@@ -296,6 +300,27 @@ def main():
                 if k is not None:
                     devices.setdefault((sid, runtime), {})[q] = (k, len(dev_rows))
 
+        # Per request: the time a single request spends beyond its prompt's
+        # prefill before its first token, fitted on the TTFT rows with the
+        # prefill model above fixed: the r >= 0 minimising
+        # sum(((n t_token + r) / TTFT - 1)^2), r = sum((TTFT - n t)/TTFT^2)
+        # / sum(1/TTFT^2).
+        num = den = 0.0
+        for r in rows:
+            if r["part"] != "fit" or r["runtime"] != runtime or not r["ttft_s"] or not r["pre"]:
+                continue
+            c = cell_for(r, "prefill")
+            if c is None or r["cls"] == "other":
+                continue
+            eff, over, _ = c
+            k = devices.get((r["spec_id"], runtime), {}).get("prefill", (1.0, 0))[0]
+            per_token = (1.0 / r["pre"]) / (eff * k) + r["layers"] * over + r["z"] * scores.get(runtime, 0.0)
+            t = r["ttft_s"]
+            num += (t - r["input_len"] * per_token) / (t * t)
+            den += 1.0 / (t * t)
+        if den > 0 and num > 0:
+            requests[runtime] = num / den
+
     def opt(v, fmtstr):
         return "None" if v is None else f"Some({v:{fmtstr}})"
 
@@ -323,6 +348,14 @@ def main():
         out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {sc:.3}),")
     out.append("];")
     out.append("")
+    out.append("/// Fitted seconds each request spends beyond its prompt's prefill before")
+    out.append("/// its first token (scheduling, the first decode step, detokenization), per")
+    out.append("/// runtime.")
+    out.append("pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[")
+    for runtime, sec in sorted(requests.items()):
+        out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {sec:.4e}),")
+    out.append("];")
+    out.append("")
     out.append("/// Fitted factors of the devices with enough rows of their own.")
     out.append("#[allow(clippy::approx_constant)] // fitted values, not constants")
     out.append("pub const FITTED_DEVICES: &[DeviceFit] = &[")
@@ -347,6 +380,7 @@ def main():
     for (cls, runtime, w), cell in sorted(cells.items()):
         print(cls, runtime, w, {k: (round(v[0], 4), f"{v[1]:.2e}", v[2]) for k, v in cell.items()})
     print("bytes per attention score", scores)
+    print("seconds per request", requests)
     for key, d in sorted(devices.items()):
         print(key, {q: (round(v[0], 4), v[1]) for q, v in d.items()})
 
@@ -466,14 +500,16 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   A100, H100, H200, L4, RTX 3090/4090/5090, RTX 6000 Ada, RTX A6000 or T4;
   vLLM 0.7.3 for most, 0.19/0.20 for the RTX 5090 and one A100 80GB set).
   Time per output token comes within the figures above; time to first token
-  does not: the short prompts of the Qwen2.5-0.5B rows (median 95 tokens)
+  less so: the short prompts of the Qwen2.5-0.5B rows (median 95 tokens)
   and Llama rows (280) take 10 to 160 ms, most of it the request's fixed
-  cost (scheduling, the first decode step, the stream's first chunk), which
-  the planner, counting FLOPs and bytes per token, has no term for; the fit
-  then splits the difference between those rows and the 28650-token ones,
-  where the FLOPs dominate (its per-layer prefill overhead, a cost per
-  prompt token, overstates the long prompts: H100, Llama-3.1-8B, 28650
-  tokens: 1076.72 ms printed, about 1770 estimated). The same model and card can differ by two
+  cost (scheduling, the first decode step, the stream's first chunk). After
+  the per-token fit, one constant per runtime is fitted on the TTFT rows'
+  remainder (`REQUEST_SECONDS`, seconds per request, added to every plan's
+  TTFT under that runtime; about 12 ms for vLLM), which takes the TTFT
+  median from 56.5 % to 39 %; the per-token fit still splits the difference
+  between the short prompts and the 28650-token ones, where the FLOPs
+  dominate (its per-layer prefill overhead, a cost per prompt token,
+  overstates the long prompts). The same model and card can differ by two
   between vLLM versions (A100 80GB, Llama-3.1-8B at 28650 tokens: TPOT 30.57
   ms with 0.7.3, 13.1 ms with 0.20.1). SGLang has 3 rows (A100 40GB,
   SGLang 0.5.6), too few for a fit, and uses the defaults. Rows run with

@@ -400,10 +400,11 @@ pub(crate) fn latencies(
     per_sequence: Option<f64>,
     prompt: u64,
     output_len: Option<u64>,
+    request_s: f64,
 ) -> (Option<f64>, Option<f64>, Option<f64>) {
     let ttft = prefill_one_replica
         .filter(|&r| r > 0.0)
-        .map(|r| prompt as f64 / r * 1000.0);
+        .map(|r| (prompt as f64 / r + request_s) * 1000.0);
     let tpot = per_sequence.filter(|&r| r > 0.0).map(|r| 1000.0 / r);
     let latency = output_len.and_then(|n| {
         ttft.zip(tpot)
@@ -1448,6 +1449,7 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         per_sequence,
         opts.input_len.unwrap_or(context),
         opts.output_len,
+        super::speed::request_seconds(opts),
     );
     Ok(Plan {
         tensor_parallel: tp,
@@ -2231,6 +2233,7 @@ fn offload_plan(
         per_sequence,
         opts.input_len.unwrap_or(context),
         opts.output_len,
+        super::speed::request_seconds(opts),
     );
     Plan {
         tensor_parallel: 1,

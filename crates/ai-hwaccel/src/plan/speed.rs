@@ -46,6 +46,12 @@
 //! M1 Max reaches about 45 % of its datasheet 400 GB/s in llama.cpp decode,
 //! the M2 Ultra over 60 % of its 800 GB/s.
 //!
+//! A served request also waits beyond its prompt's prefill before its
+//! first token (scheduling, the first decode step, the stream's first
+//! chunk): one constant per runtime, [`REQUEST_SECONDS`], fitted last on the
+//! single-request time-to-first-token rows with everything else fixed, is
+//! added to every plan's time to first token ([`request_seconds`]).
+//!
 //! # How the table is made
 //!
 //! `scripts/fit-speed.py` regenerates [`FITTED`] and `docs/accuracy.md`
@@ -536,6 +542,11 @@ pub const FITTED: &[SpeedFit] = &[
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
     &[(RuntimeKind::LlamaCpp, 11.9), (RuntimeKind::Vllm, 0.0)];
 
+/// Fitted seconds each request spends beyond its prompt's prefill before
+/// its first token (scheduling, the first decode step, detokenization), per
+/// runtime.
+pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 1.1891e-02)];
+
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
 pub const FITTED_DEVICES: &[DeviceFit] = &[
@@ -707,6 +718,20 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
             0.0
         },
     }
+}
+
+/// Seconds a request waits beyond its prompt's prefill before its first
+/// token, fitted per runtime on the single-request TTFT rows
+/// ([`REQUEST_SECONDS`]): 0 without a fit or when the options turn the
+/// calibrated speeds off.
+pub fn request_seconds(opts: &super::InferenceOptions) -> f64 {
+    if !opts.calibrated_speed {
+        return 0.0;
+    }
+    REQUEST_SECONDS
+        .iter()
+        .find(|(r, _)| *r == opts.runtime)
+        .map_or(0.0, |(_, s)| *s)
 }
 
 /// What applies to one planned device: its class's cell ([`fitted`]) with
