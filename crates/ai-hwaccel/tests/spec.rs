@@ -600,67 +600,77 @@ fn every_accelerator_in_the_fixtures_resolves() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Every spec entry's `pcie` agrees with the real `nvidia-smi -q` captures
-/// of its part that report the GPU's own maximum ("Device Max", drivers from
-/// 2023 on): the generation equals it, and the lanes are at least the
-/// link's maximum width (a card in a narrower slot reports less). Entries
-/// whose notes cite a capture for their `pcie` must have one here.
+/// Every spec entry's `pcie` agrees with the real `nvidia-smi -q` and
+/// `-q -x` captures of its part that report the GPU's own maximum ("Device
+/// Max", `<max_device_link_gen>`; drivers from 2023 on): the generation
+/// equals it, and the lanes are at least the link's maximum width (a card in
+/// a narrower slot reports less). Entries whose notes cite a capture for
+/// their `pcie` must have one here.
 #[test]
 fn spec_pcie_agrees_with_nvidia_smi_captures() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvidia-smi-q");
-    let q = ai_hwaccel::detect::format("nvidia-smi-q").unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let mut checked = std::collections::BTreeSet::new();
-    for f in std::fs::read_dir(&dir).unwrap() {
-        let path = f.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
-        // The GPU's own maximum generation: the first "Device Max" line
-        // under "PCIe Generation" (every GPU of a capture is one part here).
-        let mut device_max = None;
-        let mut in_gen = false;
-        for line in text.lines() {
-            let t = line.trim();
-            if t == "PCIe Generation" {
-                in_gen = true;
-            } else if in_gen && t.starts_with("Device Max") {
-                device_max = t
-                    .split(':')
-                    .nth(1)
-                    .and_then(|v| v.trim().parse::<u32>().ok());
-                break;
-            } else if in_gen
-                && !t.starts_with("Max")
-                && !t.starts_with("Current")
-                && !t.starts_with("Device")
-                && !t.starts_with("Host")
-            {
-                in_gen = false;
+    for (sub, format) in [
+        ("nvidia-smi-q", "nvidia-smi-q"),
+        ("nvidia-smi-xml", "nvidia-smi-xml"),
+    ] {
+        let q = ai_hwaccel::detect::format(format).unwrap();
+        for f in std::fs::read_dir(root.join(sub)).unwrap() {
+            let path = f.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            // The GPU's own maximum generation: the first "Device Max" line
+            // under "PCIe Generation" (every GPU of a capture is one part here).
+            let mut device_max = text
+                .split("<max_device_link_gen>")
+                .nth(1)
+                .and_then(|r| r.split('<').next())
+                .and_then(|v| v.trim().parse::<u32>().ok());
+            let mut in_gen = false;
+            for line in text.lines() {
+                let t = line.trim();
+                if t == "PCIe Generation" {
+                    in_gen = true;
+                } else if in_gen && t.starts_with("Device Max") {
+                    device_max = t
+                        .split(':')
+                        .nth(1)
+                        .and_then(|v| v.trim().parse::<u32>().ok());
+                    break;
+                } else if in_gen
+                    && !t.starts_with("Max")
+                    && !t.starts_with("Current")
+                    && !t.starts_with("Device")
+                    && !t.starts_with("Host")
+                {
+                    in_gen = false;
+                }
             }
-        }
-        let Some(generation) = device_max else {
-            continue;
-        };
-        for d in q.run(text.as_bytes()).devices {
-            let Some(e) = ai_hwaccel::spec::by_name(&d.name) else {
+            let Some(generation) = device_max else {
                 continue;
             };
-            let Some(p) = &e.pcie else { continue };
-            assert_eq!(p.generation, generation, "{}: {}", e.id, path.display());
-            if let Some(w) = d
-                .pci
-                .as_ref()
-                .and_then(|p| p.link.as_ref())
-                .and_then(|l| l.max_width)
-            {
-                assert!(p.lanes >= w, "{}: {} lanes, link {w}", e.id, p.lanes);
+            for d in q.run(text.as_bytes()).devices {
+                let Some(e) = ai_hwaccel::spec::by_name(&d.name) else {
+                    continue;
+                };
+                let Some(p) = &e.pcie else { continue };
+                assert_eq!(p.generation, generation, "{}: {}", e.id, path.display());
+                if let Some(w) = d
+                    .pci
+                    .as_ref()
+                    .and_then(|p| p.link.as_ref())
+                    .and_then(|l| l.max_width)
+                {
+                    assert!(p.lanes >= w, "{}: {} lanes, link {w}", e.id, p.lanes);
+                }
+                checked.insert(e.id.clone());
             }
-            checked.insert(e.id.clone());
         }
     }
     for e in ai_hwaccel::spec::all() {
         if e.pcie.is_some()
-            && e.notes
-                .as_deref()
-                .is_some_and(|n| n.contains("nvidia-smi -q capture"))
+            && e.notes.as_deref().is_some_and(|n| {
+                n.contains("nvidia-smi -q capture") || n.contains("nvidia-smi -q -x capture")
+            })
         {
             assert!(
                 checked.contains(&e.id),
@@ -669,5 +679,5 @@ fn spec_pcie_agrees_with_nvidia_smi_captures() {
             );
         }
     }
-    assert!(checked.len() >= 11, "{checked:?}");
+    assert!(checked.len() >= 18, "{checked:?}");
 }
