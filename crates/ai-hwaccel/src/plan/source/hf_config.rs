@@ -84,6 +84,8 @@ pub struct Quantization {
     /// (`ignore`, `exclude_modules`, `modules_to_not_convert`) that names
     /// attention (`self_attn`, `attn`, `attention`), if any.
     pub unquantized_attention: Option<String>,
+    /// Every entry of those lists that names attention.
+    pub attention_entries: Vec<String>,
 }
 
 /// Everything read from a config.json.
@@ -289,6 +291,31 @@ pub fn apply_hf_quant_config(
 /// (DeepSeek-R1-FP4 keeps its MLA projections in BF16), the spec says so
 /// ([`ModelSpec::attention_unquantized`]: planned with the attention
 /// weights at 16 bits) and a note gives what that adds over the level.
+/// Whether a list of unquantized-module entries names every layer's whole
+/// attention block: an entry whose last part is the block (`self_attn`,
+/// `attn`, `attention`, with or without a trailing `*`) for a wildcard or
+/// absent layer index (`model.layers.*.self_attn*`, `re:.*self_attn.*`),
+/// or one such entry per layer index. An entry naming one projection
+/// (`…self_attn.q_proj`) covers only part of the block.
+fn covers_all_attention(entries: &[String], layers: u32) -> bool {
+    let whole = |e: &str| {
+        let t = e.trim_end_matches(['*', '.']);
+        t.ends_with("attn") || t.ends_with("attention")
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for e in entries.iter().filter(|e| whole(e)) {
+        match e.split("layers.").nth(1).and_then(|r| r.split('.').next()) {
+            None | Some("*") => return true,
+            Some(i) => {
+                if let Ok(i) = i.parse::<u32>() {
+                    seen.insert(i);
+                }
+            }
+        }
+    }
+    layers > 0 && (0..layers).all(|i| seen.contains(&i))
+}
+
 fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mut Vec<String>) {
     let Some(dtype) = stored_dtype(q) else {
         return;
@@ -303,12 +330,23 @@ fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mu
             })
             .sum();
         let extra = attention as f64 * (16.0 - level.bits_per_weight()) / 8.0;
-        spec.attention_unquantized = true;
-        warnings.push(format!(
-            "{path}: the quantization leaves attention modules unquantized ({pattern:?}, …); \
-             planned with the attention weights at 16 bits, {:.2} GB more than at {dtype}",
-            extra / 1e9
-        ));
+        if covers_all_attention(&q.attention_entries, spec.num_layers) {
+            spec.attention_unquantized = true;
+            warnings.push(format!(
+                "{path}: the quantization leaves attention modules unquantized ({pattern:?}, …); \
+                 planned with the attention weights at 16 bits, {:.2} GB more than at {dtype}",
+                extra / 1e9
+            ));
+        } else {
+            // Some layers, or some projections: planned at the level, with
+            // a bound on what that leaves out.
+            warnings.push(format!(
+                "{path}: the quantization leaves some attention modules unquantized \
+                 ({pattern:?}, …); planned at {dtype}, the checkpoint's attention weights can be \
+                 up to {:.2} GB more",
+                extra / 1e9
+            ));
+        }
     }
     spec.torch_dtype = Some(dtype);
 }
@@ -1404,19 +1442,22 @@ impl Fields<'_> {
         if !details.is_empty() {
             description.push_str(&format!(", {}", details.join(", ")));
         }
-        let unquantized_attention = ["ignore", "exclude_modules", "modules_to_not_convert"]
-            .iter()
-            .filter_map(|k| q.get(*k).and_then(Value::as_array))
-            .flatten()
-            .filter_map(Value::as_str)
-            .find(|m| m.contains("attn") || m.contains("attention"))
-            .map(str::to_string);
+        let attention_entries: Vec<String> =
+            ["ignore", "exclude_modules", "modules_to_not_convert"]
+                .iter()
+                .filter_map(|k| q.get(*k).and_then(Value::as_array))
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter(|m| m.contains("attn") || m.contains("attention"))
+                .map(str::to_string)
+                .collect();
         Ok(Some(Quantization {
             method,
             bits,
             label,
             description,
-            unquantized_attention,
+            unquantized_attention: attention_entries.first().cloned(),
+            attention_entries,
         }))
     }
 }
@@ -1727,6 +1768,45 @@ mod tests {
             c.warnings
         );
         assert!(c.spec.attention_unquantized);
+        // Only part of the attention left unquantized (one layer, or one
+        // projection of each): planned at the level, with the bound.
+        for ignore in [
+            r#""lm_head", "model.layers.0.self_attn""#,
+            r#""lm_head", "model.layers.*.self_attn.q_proj""#,
+        ] {
+            let text = LLAMA.replace(
+                r#""torch_dtype": "float16""#,
+                &format!(
+                    r#""quantization_config": {{"quant_method": "modelopt", "quant_algo": "NVFP4", "ignore": [{ignore}]}}"#
+                ),
+            );
+            let c = parse_config(&text, "c").unwrap();
+            assert!(!c.spec.attention_unquantized, "{ignore}");
+            assert!(
+                c.warnings
+                    .iter()
+                    .any(|w| w.contains("some attention modules unquantized")
+                        && w.contains("up to 3.09 GB more")),
+                "{ignore}: {:?}",
+                c.warnings
+            );
+        }
+        // Every layer named one by one, or a regular expression: all of it.
+        let every: Vec<String> = (0..32)
+            .map(|i| format!("\"model.layers.{i}.self_attn*\""))
+            .collect();
+        for ignore in [every.join(", "), r#""re:.*self_attn.*""#.to_string()] {
+            let text = LLAMA.replace(
+                r#""torch_dtype": "float16""#,
+                &format!(
+                    r#""quantization_config": {{"quant_method": "modelopt", "quant_algo": "NVFP4", "ignore": [{ignore}]}}"#
+                ),
+            );
+            assert!(
+                parse_config(&text, "c").unwrap().spec.attention_unquantized,
+                "{ignore}"
+            );
+        }
         let text = LLAMA.replace(
             r#""torch_dtype": "float16""#,
             r#""torch_dtype": "float16", "quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4"}"#,
