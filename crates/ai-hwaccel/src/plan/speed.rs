@@ -710,10 +710,7 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
         // A property of the runtime's attention kernels, whatever the
         // weight format; fitted on GPUs only.
         score_bytes: if class != DeviceClass::Other {
-            SCORE_BYTES
-                .iter()
-                .find(|(r, _)| *r == runtime)
-                .map_or(0.0, |(_, b)| *b)
+            per_runtime(SCORE_BYTES, runtime)
         } else {
             0.0
         },
@@ -728,10 +725,15 @@ pub fn request_seconds(opts: &super::InferenceOptions) -> f64 {
     if !opts.calibrated_speed {
         return 0.0;
     }
-    REQUEST_SECONDS
+    per_runtime(REQUEST_SECONDS, opts.runtime)
+}
+
+/// A runtime's value in a fitted per-runtime table; 0 when it has none.
+fn per_runtime(table: &[(RuntimeKind, f64)], runtime: RuntimeKind) -> f64 {
+    table
         .iter()
-        .find(|(r, _)| *r == opts.runtime)
-        .map_or(0.0, |(_, s)| *s)
+        .find(|(r, _)| *r == runtime)
+        .map_or(0.0, |(_, v)| *v)
 }
 
 /// What applies to one planned device: its class's cell ([`fitted`]) with

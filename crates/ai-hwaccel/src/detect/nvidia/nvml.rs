@@ -737,6 +737,8 @@ const EVENT_DOUBLE_BIT_ECC: c_ulonglong = 0x2;
 const EVENT_XID: c_ulonglong = 0x8;
 /// `NVML_ERROR_TIMEOUT`: the wait found no event.
 const NVML_ERROR_TIMEOUT: Ret = 10;
+/// `NVML_ERROR_NOT_SUPPORTED`.
+const NVML_ERROR_NOT_SUPPORTED: Ret = 3;
 /// `gpuInstanceId`/`computeInstanceId` of an event not attributable to a
 /// MIG instance.
 const NO_INSTANCE: c_uint = 0xFFFF_FFFF;
@@ -841,13 +843,14 @@ impl EventWatcher {
         if !any {
             return Err(NvmlError::Call {
                 call: "nvmlDeviceRegisterEvents",
-                code: 3,
+                code: NVML_ERROR_NOT_SUPPORTED,
             });
         }
         Ok(w)
     }
 
-    /// The events NVML has queued, without waiting (at most `max`).
+    /// The events NVML has queued, without waiting: at most `max` waits,
+    /// so a library that never reports "no event" cannot stall the caller.
     pub fn poll(&mut self, max: usize) -> Vec<NvmlEvent> {
         // SAFETY: nvmlEventSetWait_v2 / nvmlEventSetWait(nvmlEventSet_t,
         // nvmlEventData_t *, unsigned int timeoutms).
@@ -858,7 +861,7 @@ impl EventWatcher {
             return Vec::new();
         };
         let mut out = Vec::new();
-        while out.len() < max {
+        for _ in 0..max {
             let mut d = EventData {
                 device: std::ptr::null_mut(),
                 event_type: 0,
