@@ -217,6 +217,132 @@ fn llama_cpp_command_splits_layers_as_the_plan_does() {
     assert!(emit(&p, i, &cat).unwrap_err().contains(".gguf"));
 }
 
+/// llama.cpp's tensor parallelism (`--split-mode tensor`, the pinned
+/// llama.cpp's docs/multi-gpu.md): offered where llama.cpp runs it — flash
+/// attention on, a 16-bit KV cache, an architecture it implements — with
+/// weights and KV split over the devices, never beside a pipeline; the
+/// command names the mode and offloads every layer once.
+#[test]
+fn llama_cpp_tensor_split_plans_and_command() {
+    let spec = load_model("llama-3.1-8b").unwrap().spec;
+    let gguf = ModelOrigin::Gguf {
+        path: "/models/Llama-3.1-8B-Q8_0.gguf".into(),
+    };
+    let devices = PlanDevice::from_device_string("2xrtx-4090").unwrap();
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        quant: Some(Quant::Q8_0),
+        kv_dtype: Some(KvDtype::Fp16),
+        context: Some(8192),
+        max_plans: 100,
+        ..Default::default()
+    };
+    let p = plan_inference(&spec, &devices, &opts);
+    let (k, tp2) = p
+        .plans
+        .iter()
+        .enumerate()
+        .find(|(_, c)| c.tensor_parallel == 2)
+        .expect("a tensor-parallel plan");
+    assert_eq!(tp2.pipeline_parallel, 1);
+    assert!(
+        !p.plans
+            .iter()
+            .any(|c| c.tensor_parallel > 1 && c.pipeline_parallel > 1)
+    );
+    let four = plan_inference(
+        &spec,
+        &PlanDevice::from_device_string("4xrtx-4090").unwrap(),
+        &opts,
+    );
+    assert!(four.plans.iter().any(|c| c.tensor_parallel == 4));
+    assert!(
+        !four
+            .plans
+            .iter()
+            .any(|c| c.tensor_parallel > 1 && c.pipeline_parallel > 1)
+    );
+    assert!(four.rejected.iter().any(|r| r.tensor_parallel == 2
+        && r.pipeline_parallel == 2
+        && r.reason.contains("either by layers or by tensors")));
+    let one = p
+        .plans
+        .iter()
+        .find(|c| c.tensor_parallel == 1 && c.pipeline_parallel == 2)
+        .expect("a layer split");
+    // Each device holds half the layers' weights and KV in either split,
+    // but the tensor split reads its halves at once: it decodes faster
+    // than the pipeline, whose stages take turns at batch 1.
+    assert!(
+        tp2.decode_tokens_per_s_per_sequence.unwrap()
+            > one.decode_tokens_per_s_per_sequence.unwrap()
+    );
+    assert!(tp2.tp_comm_seconds_per_step.unwrap() > 0.0);
+    for d in &tp2.per_device {
+        assert_eq!(d.layers, (0, 32));
+    }
+    let l = emit(&p, k, &gguf).unwrap();
+    assert_llama_cpp_accepts(&l);
+    assert_eq!(value(&l.argv, "--split-mode"), "tensor");
+    assert_eq!(
+        value(&l.argv, "-ngl"),
+        "33",
+        "every layer once, not once per device"
+    );
+    assert_eq!(value(&l.argv, "-fa"), "on");
+    assert_eq!(value(&l.argv, "-ctk"), "f16");
+    assert!(!l.argv.iter().any(|a| a == "--tensor-split"));
+    assert!(l.notes.iter().any(|n| n.contains("experimental")));
+    // Its conditions: no quantized KV cache, no unfused attention, an
+    // architecture llama.cpp implements (not multi-head latent attention).
+    let q8kv = plan_inference(
+        &spec,
+        &devices,
+        &InferenceOptions {
+            kv_dtype: Some(KvDtype::Int8),
+            ..opts.clone()
+        },
+    );
+    assert!(q8kv.plans.iter().all(|c| c.tensor_parallel == 1));
+    assert!(
+        q8kv.rejected
+            .iter()
+            .any(|r| r.tensor_parallel == 2 && r.reason.contains("quantized KV cache"))
+    );
+    let unfused = plan_inference(
+        &spec,
+        &devices,
+        &InferenceOptions {
+            fused_attention: false,
+            ..opts.clone()
+        },
+    );
+    assert!(unfused.plans.iter().all(|c| c.tensor_parallel == 1));
+    assert!(
+        unfused
+            .rejected
+            .iter()
+            .any(|r| r.tensor_parallel == 2 && r.reason.contains("flash attention"))
+    );
+    let ds = load_model("deepseek-v3").unwrap().spec;
+    let d = plan_inference(
+        &ds,
+        &PlanDevice::from_device_string("8xh200").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::LlamaCpp,
+            kv_dtype: Some(KvDtype::Fp16),
+            quant: Some(Quant::Q4K),
+            ..Default::default()
+        },
+    );
+    assert!(d.plans.iter().all(|c| c.tensor_parallel == 1));
+    assert!(
+        d.rejected.iter().any(|r| {
+            r.tensor_parallel == 2 && r.reason.contains("for architecture deepseek_v3")
+        })
+    );
+}
+
 #[test]
 fn sglang_and_trtllm_commands_carry_the_plans_sizes_and_fractions() {
     let m = load_model("llama-3.1-70b").unwrap();

@@ -1596,16 +1596,18 @@ fn plan_level(
     }
     let max_group = devices.len() as u32;
     for tp in 1..=max_group {
-        // llama.cpp splits a model over devices by layers (`--split-mode
-        // layer`, its default, what `--emit llama.cpp` launches); its row
-        // split is not modelled, so it gets no tensor-parallel layouts.
-        if tp > 1 && opts.runtime == RuntimeKind::LlamaCpp {
+        // llama.cpp's tensor parallelism is `--split-mode tensor`, with its
+        // own conditions (`llamacpp_tensor_split`).
+        if tp > 1
+            && opts.runtime == RuntimeKind::LlamaCpp
+            && let Err(reason) = super::runtime::llamacpp::tensor_split_allowed(spec, kv, tp, opts)
+        {
             rejected.push(Rejected {
                 tensor_parallel: tp,
                 pipeline_parallel: 0,
-                reason: "llama.cpp splits models by layers (--split-mode layer); its row split is not modelled".into(),
+                reason,
             });
-            break;
+            continue;
         }
         if let Err(e) = spec.tensor_parallel_legal(tp) {
             if tp <= 8 || tp.is_power_of_two() {
@@ -1642,6 +1644,16 @@ fn plan_level(
         }
         let max_pp = (groups.len() as u32).min(spec.num_layers);
         for pp in pipeline_degrees(max_pp, spec.num_layers) {
+            // llama.cpp's tensor split puts every layer on its one meta
+            // device: no pipeline beside it.
+            if tp > 1 && pp > 1 && opts.runtime == RuntimeKind::LlamaCpp {
+                rejected.push(Rejected {
+                    tensor_parallel: tp,
+                    pipeline_parallel: pp,
+                    reason: "llama.cpp splits a model either by layers or by tensors (--split-mode tensor), not both".into(),
+                });
+                break;
+            }
             // vLLM shards a MoE model's experts over every TP × DP rank:
             // with `--data-parallel-size` the fused-MoE layers flatten TP
             // across DP, sliced (TP = TP × DP) or, with

@@ -135,6 +135,122 @@ pub fn llamacpp_repack_bytes(matmul_bytes: &[(String, u32, u64)], cpu_features: 
         .sum()
 }
 
+/// Architectures whose `--split-mode tensor` llama.cpp refuses
+/// ("LLAMA_SPLIT_MODE_TENSOR not implemented for architecture"): the
+/// `false` cases of `llm_arch_supports_sm_tensor` (`src/llama-arch.cpp`,
+/// the llama.cpp vendored in llama-cpp-python 0.3.36), under their GGUF
+/// `general.architecture` names (`LLM_ARCH_NAMES`) and the Hugging Face
+/// `model_type`s converted to them (`convert_hf_to_gguf.py`). Every
+/// multi-head latent attention model is refused too (DeepSeek V2/V3,
+/// Kimi K2, MiniCPM3, GLM-DSA, Mistral 4 are on the list; the rule below
+/// does not depend on a name).
+pub const TENSOR_SPLIT_UNSUPPORTED: &[&str] = &[
+    // GGUF names.
+    "grok",
+    "mpt",
+    "plamo2",
+    "minicpm3",
+    "gemma3n",
+    "mamba",
+    "mamba2",
+    "jamba",
+    "falcon-h1",
+    "olmo2",
+    "olmoe",
+    "deepseek2",
+    "deepseek32",
+    "hy_v4",
+    "dots3note",
+    "glm-dsa",
+    "bitnet",
+    "t5",
+    "nemotron_h",
+    "nemotron_h_moe",
+    "granitehybrid",
+    "minimax-01",
+    "minimax-m2",
+    "minimax-m3",
+    "mistral4",
+    "kimi-linear",
+    "bailingmoe3",
+    "kimi-k3",
+    "glm5-next",
+    "qwen3tts",
+    "qwen4exp",
+    // Hugging Face model types of the same architectures.
+    "grok-1",
+    "gemma3n_text",
+    "falcon_h1",
+    "deepseek_v2",
+    "deepseek_v3",
+    "deepseek_v32",
+    "kimi_k2",
+    "granitemoehybrid",
+    "minimax",
+    "minimax_m2",
+    "kimi_linear",
+];
+
+/// Whether llama.cpp runs `spec` with tensor parallelism over `tp`
+/// devices: `--split-mode tensor` (`docs/multi-gpu.md` and
+/// `src/llama-model.cpp` of the llama.cpp vendored in llama-cpp-python
+/// 0.3.36). It splits Q/K/V, the FFN and the output head by columns, the
+/// attention output and FFN down projections by rows, and the KV cache by
+/// heads ("splits both weights *and* KV"), evenly unless `-ts` says
+/// otherwise, with two cross-device reductions per layer — the layout the
+/// planner's tensor parallelism counts. Its conditions:
+/// - flash attention on (`SPLIT_MODE_TENSOR requires flash_attn`,
+///   `src/llama-context.cpp`);
+/// - a KV cache that is not quantized ("simultaneous use of
+///   SPLIT_MODE_TENSOR and KV cache quantization not implemented");
+/// - an architecture it implements ([`TENSOR_SPLIT_UNSUPPORTED`]);
+/// - no expert parallelism: expert tensors are sliced like the dense FFN
+///   (`ffn_*_exps` split by their intermediate dimension);
+/// - whole KV heads per device (`get_split_granularity`: a device gets
+///   whole groups of query heads with their KV head, so KV heads are never
+///   replicated); the planner splits evenly, so the degree divides them.
+///
+/// The older `--split-mode row` is not planned: the pinned llama.cpp
+/// marks it deprecated and superseded by `tensor` (`docs/multi-gpu.md`),
+/// and its CUDA backend no longer provides the split buffer it needs (only
+/// the SYCL and Hexagon backends export `ggml_backend_split_buffer_type`).
+pub fn tensor_split_allowed(
+    spec: &crate::plan::ModelSpec,
+    kv: crate::plan::KvDtype,
+    tp: u32,
+    opts: &InferenceOptions,
+) -> Result<(), String> {
+    if !opts.fused_attention {
+        return Err(format!(
+            "llama.cpp's tensor parallelism (--split-mode tensor, TP {tp}) requires flash attention; the plan has it off"
+        ));
+    }
+    if matches!(kv, crate::plan::KvDtype::Int8 | crate::plan::KvDtype::Fp8) {
+        return Err(format!(
+            "llama.cpp's tensor parallelism (--split-mode tensor, TP {tp}) does not take a quantized KV cache ({kv}); plan with a 16-bit KV cache"
+        ));
+    }
+    if opts.expert_parallel && spec.moe.is_some() {
+        return Err(format!(
+            "llama.cpp has no expert parallelism: its tensor split (TP {tp}) slices every expert by its intermediate dimension"
+        ));
+    }
+    let arch = spec.architecture.to_ascii_lowercase();
+    if spec.mla.is_some() || TENSOR_SPLIT_UNSUPPORTED.contains(&arch.as_str()) {
+        return Err(format!(
+            "llama.cpp does not implement tensor parallelism (--split-mode tensor) for architecture {}; it splits this model by layers",
+            spec.architecture
+        ));
+    }
+    if spec.num_kv_heads % tp != 0 {
+        return Err(format!(
+            "llama.cpp's tensor parallelism gives each device whole KV heads: {} KV heads do not divide by TP {tp}",
+            spec.num_kv_heads
+        ));
+    }
+    Ok(())
+}
+
 /// The llama.cpp rule.
 pub struct LlamaCpp;
 
@@ -224,10 +340,11 @@ impl LlamaCpp {
         let crate::plan::ModelOrigin::Gguf { path } = origin else {
             return Err("llama.cpp loads GGUF files: pass the .gguf file as MODEL".into());
         };
-        if choice.tensor_parallel > 1 {
+        let tensor_split = choice.tensor_parallel > 1;
+        if tensor_split && choice.pipeline_parallel > 1 {
             return Err(format!(
-                "llama.cpp splits models by layers, not by tensor parallelism: choose a plan with TP 1 (this one has TP {})",
-                choice.tensor_parallel
+                "llama.cpp splits a model either by layers or by tensors (--split-mode tensor), not both: choose a plan with TP 1 or PP 1 (this one has TP {} PP {})",
+                choice.tensor_parallel, choice.pipeline_parallel
             ));
         }
         if choice.data_parallel > 1 {
@@ -253,7 +370,14 @@ impl LlamaCpp {
         if all.len() > devices.len() && all.first().is_some_and(|d| !on_host(&d.device)) {
             return Err("llama.cpp keeps the first layers on the CPU and offloads the last: the host CPU must be the first stage".into());
         }
-        let layers: u32 = devices.iter().map(|d| d.layers.1 - d.layers.0).sum();
+        if tensor_split && all.len() > devices.len() {
+            return Err("llama.cpp's tensor split (--split-mode tensor) keeps every layer on the GPUs: choose a plan without CPU layers".into());
+        }
+        // Layers on the GPUs: each stage's range once (the devices of a
+        // tensor-parallel stage share theirs).
+        let ranges: std::collections::BTreeSet<(u32, u32)> =
+            devices.iter().map(|d| d.layers).collect();
+        let layers: u32 = ranges.iter().map(|(a, b)| b - a).sum();
         // The plan's sequences per replica (under latency targets, the
         // concurrency that meets them).
         let np = choice.batch.max(1);
@@ -287,7 +411,10 @@ impl LlamaCpp {
         }
         if !host {
             argv.extend(["--fit".into(), "off".into()]);
-            if devices.len() > 1 {
+            if tensor_split {
+                // Weights and KV split evenly over the devices (no `-ts`).
+                argv.extend(["--split-mode".into(), "tensor".into()]);
+            } else if devices.len() > 1 {
                 let split: Vec<String> = devices
                     .iter()
                     .map(|d| (d.layers.1 - d.layers.0).to_string())
@@ -300,15 +427,19 @@ impl LlamaCpp {
                 ]);
             }
         }
-        let mut notes = vec![
-            format!("flags checked against {PINNED_DEFINITIONS}"),
-            format!(
-                "-c {} is {} tokens for each of {} sequences (llama.cpp divides the context among -np slots)",
-                plan.context * np,
-                plan.context,
-                np
-            ),
-        ];
+        let mut notes = vec![format!("flags checked against {PINNED_DEFINITIONS}")];
+        if tensor_split {
+            notes.push(format!(
+                "--split-mode tensor (TP {}) is experimental in llama.cpp (docs/multi-gpu.md): it needs flash attention, a 16-bit KV cache and, for fast reductions, a build with NCCL (-DGGML_CUDA_NCCL=ON, the default; RCCL with -DGGML_HIP_RCCL=ON on ROCm)",
+                choice.tensor_parallel
+            ));
+        }
+        notes.push(format!(
+            "-c {} is {} tokens for each of {} sequences (llama.cpp divides the context among -np slots)",
+            plan.context * np,
+            plan.context,
+            np
+        ));
         // MoE expert offload: the routed experts of the first N layers stay
         // in host memory (`--n-cpu-moe N`, common/arg.cpp; the same tensors
         // as the `-ot` pattern in the note).
