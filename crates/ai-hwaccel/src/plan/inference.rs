@@ -1201,6 +1201,7 @@ fn evaluate_replica_with(
     let mut decode_s = Some(0.0);
     let mut comm = Some(0.0);
     let mut prefill_s = Some(0.0);
+    let mut stage_prefill: Vec<Option<f64>> = Vec::new();
     let half = if quant == Quant::Fp16 {
         Dtype::Fp16
     } else {
@@ -1268,9 +1269,34 @@ fn evaluate_replica_with(
             mean_context as f64,
             slowest_bw,
         );
-        prefill_s = prefill_s
-            .zip(rate)
-            .map(|(t, r)| t + flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s + scores);
+        let stage =
+            rate.map(|r| flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s + scores);
+        stage_prefill.push(stage);
+        prefill_s = prefill_s.zip(stage).map(|(t, st)| t + st);
+    }
+    // llama.cpp pipelines a prompt over a layer split: each logical batch
+    // (`n_batch` tokens) is cut into micro-batches of `n_ubatch`, and while
+    // one stage works on a micro-batch the next works on the one before
+    // (`src/llama-context.cpp`: "pipeline parallelism enabled" when the
+    // model is split by layers over several GPUs with every layer
+    // offloaded; `ggml_backend_sched` keeps up to GGML_SCHED_MAX_COPIES = 4
+    // micro-batches in flight). A batch of `m` micro-batches then takes
+    // the stages' sum once plus the slowest stage `m − 1` more times,
+    // instead of `m` sums. One prompt of at most `n_ubatch` tokens, or one
+    // stage, gains nothing.
+    if opts.runtime == RuntimeKind::LlamaCpp
+        && stage_prefill.len() > 1
+        && replica.stages.iter().flatten().all(|d| !d.host)
+        && let Some(times) = stage_prefill.iter().copied().collect::<Option<Vec<f64>>>()
+    {
+        let prompt = opts.input_len.unwrap_or(context).max(1);
+        let batch = prompt.min(super::runtime::llamacpp::N_BATCH);
+        let m = batch
+            .div_ceil(super::runtime::llamacpp::N_UBATCH)
+            .min(super::runtime::llamacpp::SCHED_MAX_COPIES) as f64;
+        let sum: f64 = times.iter().sum();
+        let slowest = times.iter().copied().fold(0.0, f64::max);
+        prefill_s = Some((sum + (m - 1.0) * slowest) / m);
     }
     Ok(Evaluated {
         plan_devices: per_device,

@@ -16,6 +16,15 @@ use crate::plan::inference::InferenceOptions;
 /// `n_ubatch` default (`common/common.h`, `n_ubatch = 512`).
 pub const N_UBATCH: u64 = 512;
 
+/// `n_batch` default: the logical batch a prompt is processed in
+/// (`common/common.h`, `n_batch = 2048`; llama-bench's default too).
+pub const N_BATCH: u64 = 2048;
+
+/// Micro-batches `ggml_backend_sched` keeps in flight with pipeline
+/// parallelism (`GGML_SCHED_MAX_COPIES`, 4 by default:
+/// `ggml/CMakeLists.txt`, `ggml/src/ggml-backend.cpp`).
+pub const SCHED_MAX_COPIES: u64 = 4;
+
 /// The argument definitions the emitted flags are checked against: the
 /// llama.cpp vendored in this llama-cpp-python source distribution
 /// (`tests/fixtures/runtimes/llama.cpp.json`, written by
