@@ -32,6 +32,12 @@ const HW_IMAC_PRO: &str = "system-profiler-hardware-json/tirekick__intel-imac-pr
 const HW_INTEL_RUNNER: &str =
     "system-profiler-hardware-json/tirekick__macos-15-intel-runner__macmini6-2-14gb.json";
 const SYSCTL_INTEL_RUNNER: &str = "sysctl/tirekick__macos-15-intel-runner__i7-8700b.txt";
+const HW_M4MAX: &str =
+    "system-profiler-hardware-json/cnquery-test__apple-m4-max-macbook-pro-48gb.json";
+const HW_M4MAX_VM: &str =
+    "system-profiler-hardware-json/cnquery-test__apple-m4-max-virtual-vm-4gb.json";
+const HW_ANKA_ROSETTA: &str =
+    "system-profiler-hardware-json/anka-docs__vm-under-rosetta__chip-type-unknown-14gb.json";
 const GIB: u64 = 1 << 30;
 
 fn parse(bytes: &[u8]) -> ParseOutput {
@@ -100,6 +106,8 @@ fn hardware_overview_gives_the_unified_pool() {
         (HW_M5MAX, "Apple M5 Max", 128),
         (HW_M1, "Apple M1", 16),
         (HW_RUNNER, "Apple M1 (Virtual)", 7),
+        (HW_M4MAX, "Apple M4 Max", 48),
+        (HW_M4MAX_VM, "Apple M4 Max (Virtual)", 4),
     ] {
         let out = parse(read(rel).as_bytes());
         assert!(out.warnings.is_empty(), "{rel}: {:?}", out.warnings);
@@ -134,9 +142,11 @@ fn hardware_overview_gives_the_unified_pool() {
 #[test]
 fn hardware_overviews_without_an_apple_chip_make_no_soc() {
     // An Intel iMac Pro, the macOS 15 Intel runner VM, and an M1 MacBook Air
-    // profiled under Rosetta (`cpu_type: Unknown`, no `chip_type`): no chip is
-    // named, so no Apple-silicon GPU or Neural Engine is made up.
-    for rel in [HW_IMAC_PRO, HW_INTEL_RUNNER, HW_ROSETTA] {
+    // profiled under Rosetta (`cpu_type: Unknown`, no `chip_type`), and an
+    // Anka macOS VM on Apple silicon whose profile ran under Rosetta
+    // (`chip_type: Unknown`): no chip is named, so no Apple-silicon GPU or
+    // Neural Engine is made up.
+    for rel in [HW_IMAC_PRO, HW_INTEL_RUNNER, HW_ROSETTA, HW_ANKA_ROSETTA] {
         let out = parse(read(rel).as_bytes());
         assert!(out.devices.is_empty(), "{rel}: {:?}", out.devices);
         assert_eq!(out.warnings, ["no GPU entries found"], "{rel}");
