@@ -22,6 +22,8 @@ use ai_hwaccel::{BackendId, Registry};
 
 const M3MAX: &str = "system-profiler-json/joulewise-test__apple-m3-max-40core-gpu__headless.json";
 const M1PRO: &str = "system-profiler-json/tirekick__apple-m1-pro-14core-gpu__3-displays.json";
+const M1PRO_16: &str =
+    "system-profiler-json/btt-mock__apple-m1-pro-16core-gpu__dell-builtin-sidecar.json";
 const HW_M5MAX: &str = "system-profiler-hardware-json/tirekick__apple-m5-max-128gb.json";
 const HW_M1: &str = "system-profiler-hardware-json/tirekick__apple-m1-16gb.json";
 const HW_RUNNER: &str =
@@ -96,6 +98,23 @@ fn m1_pro_capture_with_displays() {
     assert_eq!(gpu.name, "Apple M1 Pro GPU");
     assert_eq!(gpu.compute_units, Some(14), "sppci_cores");
     assert_eq!(gpu.extra["metal_support"], "mtlgpufamilyapple7");
+    assert_eq!(out.devices[1].name, "Apple M1 Pro Neural Engine");
+}
+
+#[test]
+fn m1_pro_16_core_capture_with_a_sidecar_display() {
+    // The 16-core M1 Pro, with `_spdisplays_airplay` on the GPU and a Sidecar
+    // iPad (`spdisplays_virtualdevice`) among its displays: the displays are
+    // not devices, and the Metal key is the macOS 13+ `mtlgpufamilysupport`.
+    let out = parse(read(M1PRO_16).as_bytes());
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.len(), 2, "GPU and Neural Engine");
+    let gpu = &out.devices[0];
+    assert_eq!(gpu.name, "Apple M1 Pro GPU");
+    assert_eq!(gpu.compute_units, Some(16), "sppci_cores");
+    assert_eq!(gpu.extra["metal_support"], "Metal 3");
+    assert_eq!(gpu.extra["integrated"], "true");
+    assert_eq!(gpu.memory_bytes, None);
     assert_eq!(out.devices[1].name, "Apple M1 Pro Neural Engine");
 }
 
