@@ -22,6 +22,8 @@ use ai_hwaccel::{BackendId, Registry};
 
 const M3MAX: &str = "system-profiler-json/joulewise-test__apple-m3-max-40core-gpu__headless.json";
 const M1PRO: &str = "system-profiler-json/tirekick__apple-m1-pro-14core-gpu__3-displays.json";
+const M1PRO_16: &str =
+    "system-profiler-json/btt-mock__apple-m1-pro-16core-gpu__dell-builtin-sidecar.json";
 const HW_M5MAX: &str = "system-profiler-hardware-json/tirekick__apple-m5-max-128gb.json";
 const HW_M1: &str = "system-profiler-hardware-json/tirekick__apple-m1-16gb.json";
 const HW_RUNNER: &str =
@@ -32,6 +34,12 @@ const HW_IMAC_PRO: &str = "system-profiler-hardware-json/tirekick__intel-imac-pr
 const HW_INTEL_RUNNER: &str =
     "system-profiler-hardware-json/tirekick__macos-15-intel-runner__macmini6-2-14gb.json";
 const SYSCTL_INTEL_RUNNER: &str = "sysctl/tirekick__macos-15-intel-runner__i7-8700b.txt";
+const HW_M4MAX: &str =
+    "system-profiler-hardware-json/cnquery-test__apple-m4-max-macbook-pro-48gb.json";
+const HW_M4MAX_VM: &str =
+    "system-profiler-hardware-json/cnquery-test__apple-m4-max-virtual-vm-4gb.json";
+const HW_ANKA_ROSETTA: &str =
+    "system-profiler-hardware-json/anka-docs__vm-under-rosetta__chip-type-unknown-14gb.json";
 const GIB: u64 = 1 << 30;
 
 fn parse(bytes: &[u8]) -> ParseOutput {
@@ -94,12 +102,31 @@ fn m1_pro_capture_with_displays() {
 }
 
 #[test]
+fn m1_pro_16_core_capture_with_a_sidecar_display() {
+    // The 16-core M1 Pro, with `_spdisplays_airplay` on the GPU and a Sidecar
+    // iPad (`spdisplays_virtualdevice`) among its displays: the displays are
+    // not devices, and the Metal key is the macOS 13+ `mtlgpufamilysupport`.
+    let out = parse(read(M1PRO_16).as_bytes());
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.len(), 2, "GPU and Neural Engine");
+    let gpu = &out.devices[0];
+    assert_eq!(gpu.name, "Apple M1 Pro GPU");
+    assert_eq!(gpu.compute_units, Some(16), "sppci_cores");
+    assert_eq!(gpu.extra["metal_support"], "Metal 3");
+    assert_eq!(gpu.extra["integrated"], "true");
+    assert_eq!(gpu.memory_bytes, None);
+    assert_eq!(out.devices[1].name, "Apple M1 Pro Neural Engine");
+}
+
+#[test]
 fn hardware_overview_gives_the_unified_pool() {
     // SPHardwareDataType alone: the SoC from chip_type, the pool from physical_memory.
     for (rel, chip, gib) in [
         (HW_M5MAX, "Apple M5 Max", 128),
         (HW_M1, "Apple M1", 16),
         (HW_RUNNER, "Apple M1 (Virtual)", 7),
+        (HW_M4MAX, "Apple M4 Max", 48),
+        (HW_M4MAX_VM, "Apple M4 Max (Virtual)", 4),
     ] {
         let out = parse(read(rel).as_bytes());
         assert!(out.warnings.is_empty(), "{rel}: {:?}", out.warnings);
@@ -134,9 +161,11 @@ fn hardware_overview_gives_the_unified_pool() {
 #[test]
 fn hardware_overviews_without_an_apple_chip_make_no_soc() {
     // An Intel iMac Pro, the macOS 15 Intel runner VM, and an M1 MacBook Air
-    // profiled under Rosetta (`cpu_type: Unknown`, no `chip_type`): no chip is
-    // named, so no Apple-silicon GPU or Neural Engine is made up.
-    for rel in [HW_IMAC_PRO, HW_INTEL_RUNNER, HW_ROSETTA] {
+    // profiled under Rosetta (`cpu_type: Unknown`, no `chip_type`), and an
+    // Anka macOS VM on Apple silicon whose profile ran under Rosetta
+    // (`chip_type: Unknown`): no chip is named, so no Apple-silicon GPU or
+    // Neural Engine is made up.
+    for rel in [HW_IMAC_PRO, HW_INTEL_RUNNER, HW_ROSETTA, HW_ANKA_ROSETTA] {
         let out = parse(read(rel).as_bytes());
         assert!(out.devices.is_empty(), "{rel}: {:?}", out.devices);
         assert_eq!(out.warnings, ["no GPU entries found"], "{rel}");

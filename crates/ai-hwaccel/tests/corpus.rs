@@ -81,6 +81,10 @@ const NOT_FORMATS: &[(&str, &str)] = &[
         "macOS SPHardwareDataType host facts, not devices (tests/apple.rs)",
     ),
     (
+        "nv-tegra-release",
+        "Jetson Linux release files, not a tool output (detect/nvidia/tegra.rs, tests/platforms.rs)",
+    ),
+    (
         "sysfs-drm-amdgpu",
         "sysfs trees read through a fake root (tests/amd.rs)",
     ),

@@ -329,6 +329,24 @@ fn jetson_orin_from_the_device_tree() {
 }
 
 #[test]
+fn jetson_with_the_whole_release_file_of_jetpack_6_2_1() {
+    // The four-line `/etc/nv_tegra_release` an AGX Orin on JetPack 6.2.1
+    // printed (boxcutter/kvm docs): only the first line names the release.
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    jetson_root(root.path());
+    let capture = std::fs::read(fixture(
+        "nv-tegra-release/boxcutter-kvm__agx-orin-jetpack-6.2.1__r36.4.4.txt",
+    ))
+    .unwrap();
+    assert_eq!(capture.iter().filter(|&&b| b == b'\n').count(), 4);
+    write(root.path(), "etc/nv_tegra_release", &capture);
+    let r = nvidia(root.path(), bin.path());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.devices[0].driver_version.as_deref(), Some("L4T R36.4.4"));
+}
+
+#[test]
 fn jetson_visibility_and_a_bad_release_file() {
     let root = tempfile::tempdir().unwrap();
     let bin = tempfile::tempdir().unwrap();

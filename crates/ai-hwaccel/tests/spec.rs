@@ -431,6 +431,10 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
     ("Huawei Ascend NPU", "the capture redacts the chip name"),
     ("Hygon DCU xxxx", "the capture redacts the DCU model"),
     (
+        "Hygon BW",
+        "hy-smi prints only the series `BW`; the spec database has no entry for it (no public datasheet figures found)",
+    ),
+    (
         "AMD Radeon RX 7700 XT / 7800 XT",
         "one PCI id and one name for two products",
     ),

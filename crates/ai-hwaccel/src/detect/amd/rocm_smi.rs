@@ -12,7 +12,20 @@
 //! the vendor `Card Vendor: Chengdu Haiguang IC Design Co., Ltd.` and names
 //! utilisation `DCU use (%)` / `HCU use (%)`. Such cards are reported with
 //! vendor `hygon` and their own `Card Series` name (their device ids are not
-//! AMD's, so the AMD id table is not consulted).
+//! AMD's, so the AMD id table is not consulted). A card is taken as the
+//! DTK's when its `Card Vendor` names Haiguang/Hygon or, whatever the vendor
+//! string, when it carries a label only the DTK prints (`HCU use (%)`,
+//! `DCU use (%)`, a VRAM total in `(MiB)`): a hyhal `hy-smi --json` of two
+//! `BW` cards printed `Card Vendor: C-3000 IC Design Co., Ltd.` (corpus
+//! capture `llm-monitor-test__hygon-bw-2cards__hy-smi-json-missing-commas`).
+//!
+//! The same hyhal `hy-smi --json` leaves out the commas between its three
+//! power fields (`"Average Graphics Package Power (W)": "91.0""Average GFX
+//! Core Power (W)": "20.0"…`), which no JSON parser accepts. When the strict
+//! parse fails, [`insert_missing_commas`] adds a comma wherever a string is
+//! directly followed by another string (never valid JSON, so valid input is
+//! never changed) and the result is parsed once more, with a warning that
+//! says how many were added.
 
 use std::collections::BTreeMap;
 
@@ -82,6 +95,55 @@ fn vram(card: &BTreeMap<String, String>, labels: &[&str]) -> Option<u64> {
     })
 }
 
+/// Labels only Hygon's DTK `rocm-smi`/`hy-smi` prints (AMD's rocm-smi says
+/// `GPU use (%)` and `VRAM Total Memory (B)`).
+const DTK_ONLY_LABELS: &[&str] = &["HCU use (%)", "DCU use (%)", "vram Total Memory (MiB)"];
+
+/// `s` with a comma inserted after every JSON string token that is directly
+/// followed (whitespace aside) by another string token, and how many were
+/// inserted; `None` when there was none. Only strings are looked at, so a
+/// comma-less `"a": "1""b": "2"` pair list is mended while valid JSON, where
+/// a string is always followed by `:`, `,`, `}` or `]`, is never touched.
+pub(crate) fn insert_missing_commas(s: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let mut out = Vec::with_capacity(s.len() + 16);
+    let mut added = 0usize;
+    let mut i = 0usize;
+    let mut after_string = false;
+    while i < s.len() {
+        let b = s[i];
+        if b == b'"' {
+            if after_string {
+                out.push(b',');
+                added += 1;
+            }
+            // Copy the whole string token, escapes included.
+            out.push(b);
+            i += 1;
+            while i < s.len() {
+                let c = s[i];
+                out.push(c);
+                i += 1;
+                if c == b'\\' {
+                    if let Some(&n) = s.get(i) {
+                        out.push(n);
+                        i += 1;
+                    }
+                } else if c == b'"' {
+                    break;
+                }
+            }
+            after_string = true;
+            continue;
+        }
+        if !b.is_ascii_whitespace() {
+            after_string = false;
+        }
+        out.push(b);
+        i += 1;
+    }
+    (added > 0).then_some((out, added))
+}
+
 /// `Card Vendor` of Hygon's DTK (`Chengdu Haiguang IC Design Co., Ltd.`).
 pub(crate) fn is_hygon(vendor: &str) -> bool {
     let v = vendor.to_ascii_lowercase();
@@ -106,9 +168,20 @@ fn hex_u16(s: &str) -> Option<u16> {
 /// Parse `rocm-smi ... --json` into GPUs (in card order) and warnings.
 pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
     let mut warnings = Vec::new();
-    let v: Value = match serde_json::from_slice(crate::model::text::strip_bom_bytes(bytes)) {
+    let bytes = crate::model::text::strip_bom_bytes(bytes);
+    let v: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
-        Err(e) => return (Vec::new(), vec![format!("rocm-smi JSON: {e}")]),
+        Err(e) => match insert_missing_commas(bytes)
+            .and_then(|(fixed, n)| Some((serde_json::from_slice::<Value>(&fixed).ok()?, n)))
+        {
+            Some((v, n)) => {
+                warnings.push(format!(
+                    "rocm-smi JSON: {e}; parsed after inserting {n} missing comma(s) between string fields"
+                ));
+                v
+            }
+            None => return (Vec::new(), vec![format!("rocm-smi JSON: {e}")]),
+        },
     };
     let Some(obj) = v.as_object() else {
         return (Vec::new(), vec!["rocm-smi JSON: not an object".to_string()]);
@@ -151,7 +224,10 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
             .and_then(|s| hex_u16(&s));
         // `Card series` is the pci.ids name; ROCm 4.x printed the vendor id there.
         let market = field(c, &["Device Name", "Card Series"]).filter(|s| hex_u16(s).is_none());
-        let hygon = field(c, &["Card Vendor"]).is_some_and(|v| is_hygon(&v));
+        let hygon = field(c, &["Card Vendor"]).is_some_and(|v| is_hygon(&v))
+            || DTK_ONLY_LABELS
+                .iter()
+                .any(|l| c.keys().any(|k| k.eq_ignore_ascii_case(l)));
         let (name, vendor, fallback) = if hygon {
             (market.map(|m| hygon_name(&m)), "hygon", "Hygon DCU")
         } else {
@@ -197,7 +273,8 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
         // `GPU use (%)`; the draw: `Average Graphics Package Power (W)`
         // (rocm-smi through ROCm 5.x and forks), `Current Socket Graphics
         // Package Power (W)` (ROCm 6 on MI300).
-        d.utilization_percent = field(c, &["GPU use (%)"]).and_then(|s| s.parse::<f64>().ok());
+        d.utilization_percent = field(c, &["GPU use (%)", "HCU use (%)", "DCU use (%)"])
+            .and_then(|s| s.parse::<f64>().ok());
         d.power_draw_watts = field(
             c,
             &[
@@ -294,10 +371,74 @@ mod tests {
         assert_eq!(g[0].name.as_deref(), Some("AMD Instinct MI100"));
     }
 
+    #[test]
+    fn missing_commas_are_inserted_only_between_strings() {
+        // The pattern of hyhal's hy-smi: three power fields without commas.
+        let (fixed, n) = insert_missing_commas(
+            br#"{"card0": {"A (W)": "91.0""B (W)": "20.0""C (W)": "38.0", "": "", "": ""}}"#,
+        )
+        .unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(
+            String::from_utf8(fixed).unwrap(),
+            r#"{"card0": {"A (W)": "91.0","B (W)": "20.0","C (W)": "38.0", "": "", "": ""}}"#
+        );
+        // Valid JSON, empty keys and escaped quotes included, is left alone.
+        for valid in [
+            r#"{"": "", "a\"": "b\\", "c": ["d", "e"], "f": {"g": 1}}"#,
+            r#"["x" , "y"]"#,
+            "",
+        ] {
+            assert_eq!(insert_missing_commas(valid.as_bytes()), None, "{valid}");
+        }
+    }
+
+    /// A hyhal `hy-smi --json` of two Hygon `BW` cards as a production
+    /// machine printed it (provenance in tests/fixtures/SOURCES.md): no
+    /// commas between the power fields, `Card Vendor: C-3000 IC Design Co.,
+    /// Ltd.`, the DTK's `HCU use (%)` and `vram … (MiB)` labels.
+    #[test]
+    fn hy_smi_json_without_commas_between_power_fields() {
+        let capture = include_str!(
+            "../../../tests/fixtures/rocm-smi-json/llm-monitor-test__hygon-bw-2cards__hy-smi-json-missing-commas.json"
+        );
+        assert!(serde_json::from_str::<Value>(capture).is_err());
+        let (g, w) = parse_gpus(capture.as_bytes());
+        assert_eq!(g.len(), 2, "{w:?}");
+        assert!(
+            w[0].contains("parsed after inserting 4 missing comma(s)"),
+            "{w:?}"
+        );
+        assert_eq!(
+            &w[1..],
+            ["card0: no readable PCI Bus", "card1: no readable PCI Bus"]
+        );
+        const MIB: u64 = 1 << 20;
+        for (d, (power, temp, used_mib)) in g
+            .iter()
+            .map(|g| &g.device)
+            .zip([(91.0, 54.0, 64169), (84.0, 52.0, 64104)])
+        {
+            assert_eq!(d.name, "Hygon BW");
+            assert_eq!(d.vendor, "hygon", "DTK labels, whatever the vendor string");
+            assert_eq!(d.memory_bytes, Some(65520 * MIB));
+            assert_eq!(d.memory_free_bytes, Some((65520 - used_mib) * MIB));
+            assert_eq!(d.power_draw_watts, Some(power));
+            assert_eq!(d.temperature_celsius, Some(temp));
+            assert_eq!(d.utilization_percent, Some(0.0), "HCU use (%)");
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn never_panics(s in "(?s).{0,300}") {
             let _ = parse_format(s.as_bytes());
+        }
+
+        #[test]
+        fn valid_json_is_never_mended(v in proptest::collection::btree_map("[a-z\"\\\\ ]{0,6}", "[a-z0-9\"\\\\ ]{0,6}", 0..6)) {
+            let text = serde_json::to_string(&v).unwrap();
+            proptest::prop_assert_eq!(insert_missing_commas(text.as_bytes()), None);
         }
     }
 }

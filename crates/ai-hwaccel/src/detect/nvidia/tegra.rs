@@ -269,6 +269,55 @@ mod tests {
         assert_eq!(parse_nv_tegra_release(""), None);
     }
 
+    /// Whole `/etc/nv_tegra_release` files as `cat` printed them on real
+    /// Jetsons (provenance in tests/fixtures/SOURCES.md, "nv-tegra-release"):
+    /// the release line first, then the JetPack 6/7 `KERNEL_VARIANT` and
+    /// `TARGET_USERSPACE_LIB_DIR` lines, which say nothing of the release.
+    #[test]
+    fn l4t_release_files_of_real_jetsons() {
+        macro_rules! capture {
+            ($f:literal) => {
+                include_str!(concat!("../../../tests/fixtures/nv-tegra-release/", $f))
+            };
+        }
+        for (text, version, board) in [
+            (
+                capture!("boxcutter-kvm__agx-orin-jetpack-6.2.1__r36.4.4.txt"),
+                "R36.4.4",
+                "generic",
+            ),
+            (
+                capture!("boxcutter-kvm__agx-orin-jetpack-6.2__r36.4.3.txt"),
+                "R36.4.3",
+                "generic",
+            ),
+            (
+                capture!("boxcutter-kvm__agx-orin-jetpack-5.1.2__r35.4.1.txt"),
+                "R35.4.1",
+                "t186ref",
+            ),
+            (
+                capture!("dokaben1003-readme__jetson-nano__r32.7.4.txt"),
+                "R32.7.4",
+                "t210ref",
+            ),
+            (
+                capture!("sionna-rk-doc__agx-orin__r36.3.0-rst-indented.txt"),
+                "R36.3.0",
+                "generic",
+            ),
+            (
+                capture!("sionna-rk-doc__jetson-thor__r38.2.1-rst-indented.txt"),
+                "R38.2.1",
+                "generic",
+            ),
+        ] {
+            let r = parse_nv_tegra_release(text).unwrap_or_else(|| panic!("{text:?}"));
+            assert_eq!(r.version(), version);
+            assert_eq!(r.board.as_deref(), Some(board), "{version}");
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
         #[test]
