@@ -609,7 +609,10 @@ fn speed_estimates_against_published_measurements() {
     // The issue's goals, or where a goal is not met honestly, what is
     // achieved (docs/accuracy.md says which and why).
     assert!(dm <= GOAL_DECODE_MEDIAN, "decode median {dm}");
-    assert!(dw <= GOAL_DECODE_WORST, "decode worst {dw}");
+    assert!(
+        dw <= ACHIEVED_DECODE_WORST.max(GOAL_DECODE_WORST),
+        "decode worst {dw}"
+    );
     assert!(pm <= GOAL_PREFILL_MEDIAN, "prefill median {pm}");
     assert!(
         pw <= ACHIEVED_PREFILL_WORST.max(GOAL_PREFILL_WORST),
@@ -678,21 +681,25 @@ struct LatErr {
 }
 
 // Where a goal is not met, what is achieved (docs/accuracy.md says why).
-// The worst prefill row is the RX 6800's llama 8B Q3_K_S pp2048 (PR 8495's
-// baseline, ROCm, 485.44 tok/s; 82 % over): ROCm's 2024 K-quant prompt
-// kernels on that card, with AMD cards pooled into the "any" cells. Next is
-// the 4090's llama-2-7b q4_0 pp512 of the source's "LLaMA table" (3961.34
-// tok/s; the same snapshot's other table prints 5531.19 for the same cell).
-// Decode meets the goal since the widths below 8 bits are split at 4 bits
-// (FormatWidth::Below4: the 2- and 3-bit K-quant rows, about half the
-// bandwidth of the 4-bit ones on the same card). Rows without an estimate
-// are devices the source names ambiguously ("A100 80GB") or that have no
-// entry ("3080 Ti", "RTX 4000 Ada", RX 5700 XT), and the M3 rows, whose GPU
-// has no matrix rate in the spec database (no source states an M3 GPU
-// clock).
-const ACHIEVED_PREFILL_WORST: f64 = 0.83;
-const ACHIEVED_DECODE_ESTIMATED: f64 = 0.88;
-const ACHIEVED_PREFILL_ESTIMATED: f64 = 0.76;
+// Decode, worst: the Arc A770's Gemma 2 2B Q4_K_M tg128 on Vulkan (PR
+// 14001's baseline under Windows, 96.42 tok/s; 70 % over, held out):
+// Intel cards have no rows of their own in the fit and use the pooled
+// cell, and llama.cpp's Vulkan decode on the A770 reached under a third of
+// its datasheet bandwidth. The other rows meet the goal (30.3 % worst).
+// Prefill, worst: the MI100's llama 13B Q5_K_M pp1024 (PR 14949's
+// baseline, ROCm, 850.12 tok/s: AMD Instinct parts use the pooled cell)
+// and the RX 6800's llama 8B Q3_K_S pp2048 (PR 8495's baseline, ROCm,
+// 485.44 tok/s): ROCm's K-quant prompt kernels of 2024-2025 on those
+// cards. Next is the 4090's llama-2-7b q4_0 pp512 of the source's "LLaMA
+// table" (3961.34 tok/s; the same snapshot's other table prints 5531.19
+// for the same cell). Rows without an estimate are devices the source
+// names ambiguously ("A100 80GB", an MI50 without its memory size) or
+// that have no entry, and GPUs without a 16-bit matrix rate in the spec
+// database (the Radeon 8060S, whose rate AMD does not state; Apple M3).
+const ACHIEVED_DECODE_WORST: f64 = 0.71;
+const ACHIEVED_PREFILL_WORST: f64 = 0.86;
+const ACHIEVED_DECODE_ESTIMATED: f64 = 0.89;
+const ACHIEVED_PREFILL_ESTIMATED: f64 = 0.69;
 
 // Other runtimes' speed.csv rows (with the default efficiencies where the
 // runtime has no fitted cells): the rows with a decode estimate and, where there are any, the median and
@@ -884,6 +891,6 @@ fn layer_split_estimates_against_published_measurements() {
 /// Radeon cards.
 type LayerSplit = (&'static str, (usize, usize), (f64, f64, f64, f64));
 const ACHIEVED_LAYER_SPLIT: &[LayerSplit] = &[
-    ("amd-datacenter", (9, 12), (1.19, 1.55, 5.37, 19.6)),
-    ("nvidia-consumer", (80, 80), (0.08, 0.25, 0.10, 1.40)),
+    ("amd-datacenter", (9, 12), (1.25, 1.62, 5.46, 19.8)),
+    ("nvidia-consumer", (80, 80), (0.10, 0.28, 0.11, 1.37)),
 ];
