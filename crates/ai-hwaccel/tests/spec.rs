@@ -681,3 +681,97 @@ fn spec_pcie_agrees_with_nvidia_smi_captures() {
     }
     assert!(checked.len() >= 18, "{checked:?}");
 }
+
+/// `pcie` against `amd-smi static` captures: each GPU record's BUS block
+/// gives the device's maximum link (`MAX_PCIE_SPEED`, a transfer rate, and
+/// `MAX_PCIE_WIDTH` or, in older and Windows builds, `MAX_PCIE_LANES`); its
+/// `DEVICE_ID` names the part when one entry alone lists that id.
+#[test]
+fn spec_pcie_agrees_with_amd_smi_static_captures() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/amd-smi-text");
+    let generation_of = |rate: &str| match rate.trim() {
+        "2.5 GT/s" => Some(1),
+        "5 GT/s" => Some(2),
+        "8 GT/s" => Some(3),
+        "16 GT/s" => Some(4),
+        "32 GT/s" => Some(5),
+        "64 GT/s" => Some(6),
+        _ => None,
+    };
+    let mut checked = std::collections::BTreeSet::new();
+    let mut records = 0;
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let path = f.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // One record per GPU: "GPU: N" (Linux) or "GPU N:" (Windows) at the
+        // start of a line, up to the next record of any kind.
+        let mut blocks: Vec<Vec<&str>> = Vec::new();
+        let mut in_gpu = false;
+        for line in text.lines() {
+            let t = line.trim_start();
+            let indent = line.len() - t.len();
+            if indent <= 4
+                && (t.starts_with("GPU: ") || (t.starts_with("GPU ") && t.ends_with(':')))
+            {
+                blocks.push(Vec::new());
+                in_gpu = true;
+            } else if indent <= 4 && t.starts_with("CPU") {
+                in_gpu = false;
+            } else if in_gpu {
+                blocks.last_mut().unwrap().push(t);
+            }
+        }
+        for b in blocks {
+            let field = |k: &str| {
+                b.iter()
+                    .find_map(|l| l.strip_prefix(k).and_then(|r| r.strip_prefix(':')))
+                    .map(str::trim)
+            };
+            let (Some(id), Some(speed)) = (field("DEVICE_ID"), field("MAX_PCIE_SPEED")) else {
+                continue;
+            };
+            // An APU's record has no PCIe link ("N/A").
+            if speed == "N/A" {
+                continue;
+            }
+            let device = u16::from_str_radix(id.trim_start_matches("0x"), 16).unwrap();
+            let generation =
+                generation_of(speed).unwrap_or_else(|| panic!("{speed}: {}", path.display()));
+            let lanes: u32 = field("MAX_PCIE_WIDTH")
+                .or_else(|| field("MAX_PCIE_LANES"))
+                .and_then(|w| w.parse().ok())
+                .unwrap_or_else(|| panic!("no width: {}", path.display()));
+            records += 1;
+            let Some(e) = ai_hwaccel::spec::by_pci_id(0x1002, device) else {
+                continue;
+            };
+            let Some(p) = &e.pcie else { continue };
+            assert_eq!(
+                (p.generation, p.lanes),
+                (generation, lanes),
+                "{}: {}",
+                e.id,
+                path.display()
+            );
+            checked.insert(e.id.clone());
+        }
+    }
+    for e in ai_hwaccel::spec::all() {
+        if e.pcie.is_some()
+            && e.notes
+                .as_deref()
+                .is_some_and(|n| n.contains("amd-smi static capture"))
+        {
+            assert!(
+                checked.contains(&e.id),
+                "{}: cites a capture the test did not check",
+                e.id
+            );
+        }
+    }
+    assert!(records >= 7, "{records} GPU records with a maximum link");
+    assert!(
+        checked.contains("mi300x") && checked.contains("mi300a"),
+        "{checked:?}"
+    );
+}

@@ -849,10 +849,16 @@ fn gpu_core_variants_are_configurations_with_their_own_rate() {
     // M3 Max: 30-core (36 / 96 GB) and 40-core GPUs, fp32 from the measured
     // 1.380 GHz clock (cores x 128 x 2 x 1.380 GHz); no 16-bit rate stored.
     let m3_30 = by_id("m3-max-36gb").unwrap();
-    assert_eq!((m3_30.compute_units, m3_30.tflops.fp32), (Some(30), Some(10.6)));
+    assert_eq!(
+        (m3_30.compute_units, m3_30.tflops.fp32),
+        (Some(30), Some(10.6))
+    );
     assert_eq!(m3_30.tflops.fp16, None);
     let m3_40 = by_id("m3-max-48gb").unwrap();
-    assert_eq!((m3_40.compute_units, m3_40.tflops.fp32), (Some(40), Some(14.13)));
+    assert_eq!(
+        (m3_40.compute_units, m3_40.tflops.fp32),
+        (Some(40), Some(14.13))
+    );
     assert_eq!(by_id("m3-max-gpu").unwrap().tflops.fp32, Some(14.13));
     assert_eq!(by_id("m3-16gb").unwrap().tflops.fp32, Some(3.43));
     assert_eq!(by_id("m4-pro-48gb").unwrap().tflops.fp32, Some(8.08));
