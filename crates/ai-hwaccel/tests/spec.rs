@@ -682,6 +682,69 @@ fn spec_pcie_agrees_with_nvidia_smi_captures() {
     assert!(checked.len() >= 18, "{checked:?}");
 }
 
+/// `pcie` against captured sysfs PCI trees of a named part: the GPU
+/// function's `max_link_speed` / `max_link_width` (its PCIe LnkCap). The
+/// capture's PCI id (`uevent`) must be one the entry lists.
+#[test]
+fn spec_pcie_agrees_with_sysfs_link_captures() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    // (capture, entry): the part each capture's source names.
+    let captures = [("sysfs-drm-amdgpu/lact__rx6900xt-card0/device", "rx-6900-xt")];
+    let read = |dir: &std::path::Path, f: &str| {
+        let bytes = std::fs::read(dir.join(f)).unwrap();
+        // sysfs values end at the newline; LACT pads its copies with NULs.
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        text.split(['\n', '\0']).next().unwrap().trim().to_string()
+    };
+    for (capture, id) in captures {
+        let dir = root.join(capture);
+        let speed = read(&dir, "max_link_speed");
+        let generation = match speed.as_str() {
+            "2.5 GT/s PCIe" => 1,
+            "5.0 GT/s PCIe" => 2,
+            "8.0 GT/s PCIe" => 3,
+            "16.0 GT/s PCIe" => 4,
+            "32.0 GT/s PCIe" => 5,
+            "64.0 GT/s PCIe" => 6,
+            other => panic!("{capture}: max_link_speed {other:?}"),
+        };
+        let lanes: u32 = read(&dir, "max_link_width").parse().unwrap();
+        let uevent =
+            String::from_utf8_lossy(&std::fs::read(dir.join("uevent")).unwrap()).into_owned();
+        let pci_id = uevent
+            .lines()
+            .find_map(|l| l.strip_prefix("PCI_ID="))
+            .unwrap()
+            .to_ascii_lowercase();
+        let e = ai_hwaccel::spec::by_id(id).unwrap();
+        assert!(
+            e.pci_ids.iter().any(|p| p.eq_ignore_ascii_case(&pci_id)),
+            "{id}: {pci_id}"
+        );
+        let p = e.pcie.as_ref().unwrap_or_else(|| panic!("{id}: no pcie"));
+        assert_eq!(
+            (p.generation, p.lanes),
+            (generation, lanes),
+            "{id}: {capture}"
+        );
+    }
+    for e in ai_hwaccel::spec::all() {
+        if let Some(n) = e
+            .notes
+            .as_deref()
+            .filter(|n| n.contains("tests/fixtures/sysfs-"))
+        {
+            assert!(
+                captures
+                    .iter()
+                    .any(|(c, id)| *id == e.id && n.contains(c.trim_end_matches("/device"))),
+                "{}: cites a sysfs capture the test does not check",
+                e.id
+            );
+        }
+    }
+}
+
 /// `pcie` against `amd-smi static` captures: each GPU record's BUS block
 /// gives the device's maximum link (`MAX_PCIE_SPEED`, a transfer rate, and
 /// `MAX_PCIE_WIDTH` or, in older and Windows builds, `MAX_PCIE_LANES`); its
