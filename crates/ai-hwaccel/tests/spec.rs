@@ -685,3 +685,160 @@ fn spec_pcie_agrees_with_nvidia_smi_captures() {
     }
     assert!(checked.len() >= 18, "{checked:?}");
 }
+
+/// `pcie` against captured sysfs PCI trees of a named part: the GPU
+/// function's `max_link_speed` / `max_link_width` (its PCIe LnkCap). The
+/// capture's PCI id (`uevent`) must be one the entry lists.
+#[test]
+fn spec_pcie_agrees_with_sysfs_link_captures() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    // (capture, entry): the part each capture's source names.
+    let captures = [("sysfs-drm-amdgpu/lact__rx6900xt-card0/device", "rx-6900-xt")];
+    let read = |dir: &std::path::Path, f: &str| {
+        let bytes = std::fs::read(dir.join(f)).unwrap();
+        // sysfs values end at the newline; LACT pads its copies with NULs.
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        text.split(['\n', '\0']).next().unwrap().trim().to_string()
+    };
+    for (capture, id) in captures {
+        let dir = root.join(capture);
+        let speed = read(&dir, "max_link_speed");
+        let generation = match speed.as_str() {
+            "2.5 GT/s PCIe" => 1,
+            "5.0 GT/s PCIe" => 2,
+            "8.0 GT/s PCIe" => 3,
+            "16.0 GT/s PCIe" => 4,
+            "32.0 GT/s PCIe" => 5,
+            "64.0 GT/s PCIe" => 6,
+            other => panic!("{capture}: max_link_speed {other:?}"),
+        };
+        let lanes: u32 = read(&dir, "max_link_width").parse().unwrap();
+        let uevent =
+            String::from_utf8_lossy(&std::fs::read(dir.join("uevent")).unwrap()).into_owned();
+        let pci_id = uevent
+            .lines()
+            .find_map(|l| l.strip_prefix("PCI_ID="))
+            .unwrap()
+            .to_ascii_lowercase();
+        let e = ai_hwaccel::spec::by_id(id).unwrap();
+        assert!(
+            e.pci_ids.iter().any(|p| p.eq_ignore_ascii_case(&pci_id)),
+            "{id}: {pci_id}"
+        );
+        let p = e.pcie.as_ref().unwrap_or_else(|| panic!("{id}: no pcie"));
+        assert_eq!(
+            (p.generation, p.lanes),
+            (generation, lanes),
+            "{id}: {capture}"
+        );
+    }
+    for e in ai_hwaccel::spec::all() {
+        if let Some(n) = e
+            .notes
+            .as_deref()
+            .filter(|n| n.contains("tests/fixtures/sysfs-"))
+        {
+            assert!(
+                captures
+                    .iter()
+                    .any(|(c, id)| *id == e.id && n.contains(c.trim_end_matches("/device"))),
+                "{}: cites a sysfs capture the test does not check",
+                e.id
+            );
+        }
+    }
+}
+
+/// `pcie` against `amd-smi static` captures: each GPU record's BUS block
+/// gives the device's maximum link (`MAX_PCIE_SPEED`, a transfer rate, and
+/// `MAX_PCIE_WIDTH` or, in older and Windows builds, `MAX_PCIE_LANES`); its
+/// `DEVICE_ID` names the part when one entry alone lists that id.
+#[test]
+fn spec_pcie_agrees_with_amd_smi_static_captures() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/amd-smi-text");
+    let generation_of = |rate: &str| match rate.trim() {
+        "2.5 GT/s" => Some(1),
+        "5 GT/s" => Some(2),
+        "8 GT/s" => Some(3),
+        "16 GT/s" => Some(4),
+        "32 GT/s" => Some(5),
+        "64 GT/s" => Some(6),
+        _ => None,
+    };
+    let mut checked = std::collections::BTreeSet::new();
+    let mut records = 0;
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let path = f.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // One record per GPU: "GPU: N" (Linux) or "GPU N:" (Windows) at the
+        // start of a line, up to the next record of any kind.
+        let mut blocks: Vec<Vec<&str>> = Vec::new();
+        let mut in_gpu = false;
+        for line in text.lines() {
+            let t = line.trim_start();
+            let indent = line.len() - t.len();
+            if indent <= 4
+                && (t.starts_with("GPU: ") || (t.starts_with("GPU ") && t.ends_with(':')))
+            {
+                blocks.push(Vec::new());
+                in_gpu = true;
+            } else if indent <= 4 && t.starts_with("CPU") {
+                in_gpu = false;
+            } else if in_gpu {
+                blocks.last_mut().unwrap().push(t);
+            }
+        }
+        for b in blocks {
+            let field = |k: &str| {
+                b.iter()
+                    .find_map(|l| l.strip_prefix(k).and_then(|r| r.strip_prefix(':')))
+                    .map(str::trim)
+            };
+            let (Some(id), Some(speed)) = (field("DEVICE_ID"), field("MAX_PCIE_SPEED")) else {
+                continue;
+            };
+            // An APU's record has no PCIe link ("N/A").
+            if speed == "N/A" {
+                continue;
+            }
+            let device = u16::from_str_radix(id.trim_start_matches("0x"), 16).unwrap();
+            let generation =
+                generation_of(speed).unwrap_or_else(|| panic!("{speed}: {}", path.display()));
+            let lanes: u32 = field("MAX_PCIE_WIDTH")
+                .or_else(|| field("MAX_PCIE_LANES"))
+                .and_then(|w| w.parse().ok())
+                .unwrap_or_else(|| panic!("no width: {}", path.display()));
+            records += 1;
+            let Some(e) = ai_hwaccel::spec::by_pci_id(0x1002, device) else {
+                continue;
+            };
+            let Some(p) = &e.pcie else { continue };
+            assert_eq!(
+                (p.generation, p.lanes),
+                (generation, lanes),
+                "{}: {}",
+                e.id,
+                path.display()
+            );
+            checked.insert(e.id.clone());
+        }
+    }
+    for e in ai_hwaccel::spec::all() {
+        if e.pcie.is_some()
+            && e.notes
+                .as_deref()
+                .is_some_and(|n| n.contains("amd-smi static capture"))
+        {
+            assert!(
+                checked.contains(&e.id),
+                "{}: cites a capture the test did not check",
+                e.id
+            );
+        }
+    }
+    assert!(records >= 7, "{records} GPU records with a maximum link");
+    assert!(
+        checked.contains("mi300x") && checked.contains("mi300a"),
+        "{checked:?}"
+    );
+}

@@ -553,7 +553,7 @@ const GPU_GAPS: &[(&str, &str)] = &[
     ("arc-a770", "Intel ARK gives no TFLOPS"),
     (
         "m3-gpu",
-        "Apple states no TFLOPS and no source read states the GPU clock",
+        "fp32 from a measured GPU clock; no 16-bit rate measured for this generation",
     ),
     (
         "m3-pro-gpu",
@@ -561,7 +561,7 @@ const GPU_GAPS: &[(&str, &str)] = &[
     ),
     (
         "m3-max-gpu",
-        "Apple states no TFLOPS and no source read states the GPU clock",
+        "fp32 from a measured GPU clock; no 16-bit rate measured for this generation",
     ),
     (
         "m3-ultra-gpu",
@@ -573,7 +573,7 @@ const GPU_GAPS: &[(&str, &str)] = &[
     ),
     (
         "m4-pro-gpu",
-        "Apple states no TFLOPS and no source read states the GPU clock",
+        "fp32 from a measured GPU clock; no 16-bit rate measured for this generation",
     ),
     (
         "m4-max-gpu",
@@ -846,6 +846,22 @@ fn gpu_core_variants_are_configurations_with_their_own_rate() {
         config_for(by_id("m1-max-gpu").unwrap(), 32 * GIB).map(|e| e.id.as_str()),
         Some("m1-max-32gb")
     );
+    // M3 Max: 30-core (36 / 96 GB) and 40-core GPUs, fp32 from the measured
+    // 1.380 GHz clock (cores x 128 x 2 x 1.380 GHz); no 16-bit rate stored.
+    let m3_30 = by_id("m3-max-36gb").unwrap();
+    assert_eq!(
+        (m3_30.compute_units, m3_30.tflops.fp32),
+        (Some(30), Some(10.6))
+    );
+    assert_eq!(m3_30.tflops.fp16, None);
+    let m3_40 = by_id("m3-max-48gb").unwrap();
+    assert_eq!(
+        (m3_40.compute_units, m3_40.tflops.fp32),
+        (Some(40), Some(14.13))
+    );
+    assert_eq!(by_id("m3-max-gpu").unwrap().tflops.fp32, Some(14.13));
+    assert_eq!(by_id("m3-16gb").unwrap().tflops.fp32, Some(3.43));
+    assert_eq!(by_id("m4-pro-48gb").unwrap().tflops.fp32, Some(8.08));
     let set = parse_device_set("1xm1-7core-8gb,2xm2-ultra-60core-192gb").unwrap();
     assert_eq!(set[0].1.tflops.fp32, Some(2.29));
     assert_eq!((set[1].0, set[1].1.tflops.fp32), (2, Some(21.47)));
