@@ -474,8 +474,10 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   bytes, PR 2959). llama.cpp's 2- and 3-bit kernels of 2023-2024 reach
   about half the bandwidth of its 4-bit ones on the same card; newer
   builds may do better, and no row measures them.
-- Prefill, worst rows: the RX 6800's llama 8B Q3_K_S pp2048 (PR 8495's
-  baseline, ROCm, 485.44 tok/s; AMD cards use the pooled cell) and the
+- Prefill, worst rows: the MI100's llama 13B Q5_K_M pp1024 (PR 14949's
+  baseline, ROCm, 850.12 tok/s; Instinct parts use the pooled cell), the
+  RX 6800's llama 8B Q3_K_S pp2048 (PR 8495's baseline, ROCm, 485.44
+  tok/s) and the
   4090's llama-2-7b q4_0 pp512 in the source's "LLaMA table" (3961.34
   tok/s). The same snapshot's other table prints 5531.19 for that cell, 40 %
   more; the fit follows the source's later (May 2024) rows of that card,
@@ -496,14 +498,20 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   only); the shares in the line under the table are of the rows that
   measure the quantity.
 - Rows without an estimate are devices the print does not resolve to one
-  spec entry ("A100 80GB": PCIe or SXM not said; "RTX 4000 Ada", "3080 Ti",
-  RX 5700 XT have no entry) and Apple M3/M4 entries without a 16/32-bit
-  rate (Apple publishes none and no source gives their GPU clock; none is
-  estimated).
-- The fitted corpus is llama.cpp only (CUDA and Metal, a few ROCm and
-  Vulkan rows). AMD and Intel devices have too few rows for a fit of their
-  own and use the pooled fit ("any"); 8-bit formats have too few rows
-  (fewer than 3) for any fit and use the defaults.
+  spec entry ("A100 80GB": PCIe or SXM not said; an MI50 without its
+  memory size; "RTX 4000 Ada", "3080 Ti", RX 5700 XT, Arc B580 have no
+  entry) and GPUs without a matrix rate (the Radeon 8060S: AMD states
+  none). The M3 and M3 Max entries have an fp32 rate from GPU clocks
+  measured with powermetrics (cited in their notes); Apple states none.
+- Decode, worst row: the Arc A770's Gemma 2 2B Q4_K_M on Vulkan (PR
+  14001's Windows baseline, 96.42 tok/s, held out): Intel cards have no
+  rows of their own in the fit and use the pooled cell. PR 14001's rows of
+  the same cards under Ubuntu's Mesa driver (under half the Windows
+  speed) are left out of the corpus, as its header says.
+- The fitted corpus is llama.cpp (CUDA and Metal; ROCm and Vulkan on
+  Radeon cards and the Radeon 8060S). Radeon cards have a decode fit of
+  their own ("amd"); AMD Instinct parts ("amd-datacenter") and Intel cards
+  have too few rows and use the pooled fit ("any").
 - vLLM is fitted on the latency.csv rows alone (AccelMark: Llama-3-8B,
   Llama-3.1-8B at 28650-token prompts and Qwen2.5-0.5B, BF16/FP16 on one
   A100, H100, H200, L4, RTX 3090/4090/5090, RTX 6000 Ada, RTX A6000 or T4;
