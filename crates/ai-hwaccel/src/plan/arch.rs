@@ -345,6 +345,12 @@ pub struct ModelSpec {
     /// Per-head RMSNorm on queries and keys (Qwen3, Gemma 3).
     #[serde(default)]
     pub qk_norm: bool,
+    /// The q/k norms hold one weight vector per head instead of one shared
+    /// by all heads (Cohere's `use_qk_norm`, Command R+: transformers
+    /// `CohereLayerNorm((num_heads, head_dim))` without bias): `n_h·d + n_kv·d`
+    /// parameters per layer, not `2·d`. Only with [`Self::qk_norm`].
+    #[serde(default)]
+    pub qk_norm_per_head: bool,
     /// Biases on the q/k/v projections.
     #[serde(default)]
     pub qkv_bias: bool,
@@ -561,6 +567,9 @@ impl ModelSpec {
                 ),
             ));
         }
+        if self.qk_norm_per_head && !self.qk_norm {
+            return Err(arch_err("qk_norm_per_head", "set without qk_norm"));
+        }
         if self.norms_per_layer > 8 {
             return Err(arch_err("norms_per_layer", "more than 8"));
         }
@@ -742,7 +751,11 @@ impl ModelSpec {
                     p.attention_sharded += heads * d;
                     p.attention_kv += 2 * kv * d;
                 }
-                if self.qk_norm {
+                if self.qk_norm && self.qk_norm_per_head {
+                    // One vector per head: split with the heads they norm.
+                    p.attention_sharded += heads * d;
+                    p.attention_kv += kv * d;
+                } else if self.qk_norm {
                     p.replicated += 2 * d;
                 }
             }
@@ -1023,6 +1036,7 @@ mod tests {
             norm: NormKind::Rms,
             norms_per_layer: 2,
             qk_norm: false,
+            qk_norm_per_head: false,
             qkv_bias: false,
             attention_output_bias: false,
             attention_sinks: false,

@@ -95,6 +95,17 @@ pub struct CpuSpec {
     /// `owner/repo@commit:path` ([`is_pinned_copy`]), so a reviewer can
     /// re-read every figure byte for byte.
     pub copy: String,
+    /// The vendor's document the memory figures (channels' transfer rate,
+    /// type) come from when `source` states none: AWS gives Graviton4's
+    /// DDR5-5600 on its instance page, not in its Graviton guide; Ampere
+    /// states the Altra family's memory once in its product brief, not per
+    /// SKU. Set with `memory_copy` or not at all (tested).
+    #[serde(default)]
+    pub memory_source: Option<String>,
+    /// The public copy of `memory_source` the memory figures were read
+    /// from, `owner/repo@commit:path` ([`is_pinned_copy`]).
+    #[serde(default)]
+    pub memory_copy: Option<String>,
     /// Free text.
     #[serde(default)]
     pub notes: Option<String>,
@@ -298,6 +309,14 @@ mod tests {
             assert!(c.cores > 0 && c.base_clock_ghz > 0.5 && c.base_clock_ghz < 6.0);
             assert!(c.boost_clock_ghz.is_none_or(|b| b >= c.base_clock_ghz));
             assert!((1..=16).contains(&c.memory_channels), "{}", c.id);
+            match (&c.memory_source, &c.memory_copy) {
+                (None, None) => {}
+                (Some(s), Some(copy)) => {
+                    assert!(s.starts_with("https://"), "{}", c.id);
+                    assert!(is_pinned_copy(copy), "{}: {copy}", c.id);
+                }
+                _ => panic!("{}: memory_source and memory_copy go together", c.id),
+            }
         }
         for m in &d.microarchitecture {
             assert!(m.source.starts_with("https://"), "{}", m.id);

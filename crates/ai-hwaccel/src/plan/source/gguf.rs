@@ -911,6 +911,7 @@ pub fn to_model(
             2
         },
         qk_norm: has("blk.0.attn_q_norm.weight"),
+        qk_norm_per_head: false,
         qkv_bias: has("blk.0.attn_q.bias") || has("blk.0.attn_qkv.bias"),
         attention_output_bias: has("blk.0.attn_output.bias"),
         attention_sinks: false,

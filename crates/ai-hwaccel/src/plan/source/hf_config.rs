@@ -531,19 +531,19 @@ fn glm4_moe(f: &Fields, warnings: &mut Vec<String>) -> Result<ModelSpec, ModelEr
 /// Command R (transformers `models/cohere/modeling_cohere.py`,
 /// `CohereConfig`): a parallel block — attention and a gated MLP both read
 /// the one `input_layernorm`'s output — LayerNorms without bias, the LM
-/// head tied to the embedding by default. Per-head q/k LayerNorms
-/// (`use_qk_norm`, Command R+) are refused: they hold `n_h·d + n_kv·d`
-/// weights, not the shared `2·d` [`ModelSpec::qk_norm`] counts.
+/// head tied to the embedding by default. `use_qk_norm` (Command R+) adds
+/// per-head q/k LayerNorms without bias (`CohereLayerNorm((n_h, d))` and
+/// `((n_kv, d))`): [`ModelSpec::qk_norm_per_head`], `n_h·d + n_kv·d`
+/// weights per layer.
 fn cohere(f: &Fields) -> Result<ModelSpec, ModelError> {
-    if f.bool_opt("use_qk_norm")?.unwrap_or(false) {
-        return Err(f.unsupported("use_qk_norm true (per-head q/k LayerNorms)".into()));
-    }
     let mut spec = base(f, "cohere")?;
     let bias = f.bool_opt("attention_bias")?.unwrap_or(false);
     spec.qkv_bias = bias;
     spec.attention_output_bias = bias;
     spec.norm = NormKind::LayerNoBias;
     spec.norms_per_layer = 1;
+    spec.qk_norm = f.bool_opt("use_qk_norm")?.unwrap_or(false);
+    spec.qk_norm_per_head = spec.qk_norm;
     spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(true);
     Ok(spec)
 }
@@ -593,6 +593,7 @@ fn nomic_bert(f: &Fields) -> Result<ModelSpec, ModelError> {
         norm: NormKind::Layer,
         norms_per_layer: 2,
         qk_norm: false,
+        qk_norm_per_head: false,
         qkv_bias: bias,
         attention_output_bias: bias,
         attention_sinks: false,
@@ -824,6 +825,7 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         norm: NormKind::Rms,
         norms_per_layer: 2,
         qk_norm: false,
+        qk_norm_per_head: false,
         qkv_bias: false,
         attention_output_bias: false,
         attention_sinks: false,
@@ -1117,6 +1119,7 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         norm: NormKind::Layer,
         norms_per_layer: 2,
         qk_norm: false,
+        qk_norm_per_head: false,
         qkv_bias: bias,
         attention_output_bias: bias,
         attention_sinks: false,
@@ -1194,6 +1197,7 @@ fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<Model
         norm: NormKind::Layer,
         norms_per_layer: 2,
         qk_norm: false,
+        qk_norm_per_head: false,
         qkv_bias: true,
         attention_output_bias: true,
         attention_sinks: false,
@@ -1653,11 +1657,15 @@ mod tests {
         let layer = 4 * 8192 * 8192 + 3 * 8192 * 22528 + 8192;
         assert_eq!(s.parameters(), 40 * layer + 256_000 * 8192 + 8192);
         assert_eq!(s.parameters(), 34_980_831_232);
-        let qk = c.replace("\"max_position", "\"use_qk_norm\": true, \"max_position");
-        assert!(matches!(
-            parse(&qk, "c").unwrap_err(),
-            ModelError::Unsupported { .. }
-        ));
+        // use_qk_norm (Command R+): one q vector per head and one k vector
+        // per KV head in every layer, split with the heads they norm.
+        let qk = parse_ok(&c.replace("\"max_position", "\"use_qk_norm\": true, \"max_position"));
+        assert!(qk.qk_norm && qk.qk_norm_per_head);
+        assert_eq!(qk.parameters() - s.parameters(), 40 * (64 + 64) * 128);
+        let (plain, normed) = (s.layer_params(0), qk.layer_params(0));
+        assert_eq!(normed.attention_sharded - plain.attention_sharded, 64 * 128);
+        assert_eq!(normed.attention_kv - plain.attention_kv, 64 * 128);
+        assert_eq!(normed.replicated, plain.replicated);
     }
 
     #[test]

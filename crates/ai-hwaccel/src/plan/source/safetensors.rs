@@ -810,8 +810,11 @@ pub fn infer_spec(
     })?;
     let (kv_rows, _) = two(&l0("self_attn.k_proj.weight"))
         .ok_or_else(|| unsupported("no model.layers.0.self_attn.k_proj.weight".into()))?;
-    let head_dim = match shapes.get(l0("self_attn.q_norm.weight").as_str()) {
-        Some([d]) => *d,
+    // q/k norms give the head size: one vector shared by the heads, or
+    // one per head (Cohere's `[n_h, d]`).
+    let (head_dim, qk_norm_per_head) = match shapes.get(l0("self_attn.q_norm.weight").as_str()) {
+        Some([d]) => (*d, false),
+        Some([_, d]) => (*d, true),
         _ => {
             let d = [128, 64]
                 .into_iter()
@@ -824,7 +827,7 @@ pub fn infer_spec(
             warnings.push(format!(
                 "attention heads are not stored: assumed a head size of {d}"
             ));
-            d
+            (d, false)
         }
     };
     let heads = u32::try_from(q_rows / head_dim).unwrap_or(u32::MAX);
@@ -919,6 +922,7 @@ pub fn infer_spec(
         norm: NormKind::Rms,
         norms_per_layer: u32::try_from(norms).unwrap_or(2),
         qk_norm: has(&l0("self_attn.q_norm.weight")),
+        qk_norm_per_head,
         qkv_bias: has(&l0("self_attn.q_proj.bias")),
         attention_output_bias: has(&l0("self_attn.o_proj.bias")),
         attention_sinks: has(&l0("self_attn.sinks")),
@@ -982,6 +986,50 @@ mod tests {
 
     fn field(e: FormatError) -> String {
         e.field
+    }
+
+    #[test]
+    fn per_head_qk_norms_give_the_head_size_and_count_per_head() {
+        // A one-layer Cohere-style checkpoint: 2 query heads and 1 KV head
+        // of 4, q/k norms stored per head ([n_h, d], [n_kv, d]).
+        let shapes: [(&str, &[u64]); 11] = [
+            ("model.embed_tokens.weight", &[16, 8]),
+            ("model.layers.0.input_layernorm.weight", &[8]),
+            ("model.layers.0.self_attn.q_proj.weight", &[8, 8]),
+            ("model.layers.0.self_attn.k_proj.weight", &[4, 8]),
+            ("model.layers.0.self_attn.v_proj.weight", &[4, 8]),
+            ("model.layers.0.self_attn.o_proj.weight", &[8, 8]),
+            ("model.layers.0.self_attn.q_norm.weight", &[2, 4]),
+            ("model.layers.0.self_attn.k_norm.weight", &[1, 4]),
+            ("model.layers.0.mlp.gate_proj.weight", &[12, 8]),
+            ("model.layers.0.mlp.up_proj.weight", &[12, 8]),
+            ("model.layers.0.mlp.down_proj.weight", &[8, 12]),
+        ];
+        let mut header = serde_json::Map::new();
+        let mut at = 0u64;
+        for (name, shape) in shapes {
+            let bytes = 2 * shape.iter().product::<u64>();
+            header.insert(
+                name.into(),
+                serde_json::json!({"dtype": "BF16", "shape": shape, "data_offsets": [at, at + bytes]}),
+            );
+            at += bytes;
+        }
+        let t = parse_header(&file(&serde_json::Value::Object(header).to_string())).unwrap();
+        let (spec, warnings) = infer_spec(&t, "m.safetensors").unwrap();
+        assert_eq!(
+            (spec.head_dim, spec.num_attention_heads, spec.num_kv_heads),
+            (4, 2, 1)
+        );
+        assert!(spec.qk_norm && spec.qk_norm_per_head);
+        assert!(
+            !warnings.iter().any(|w| w.contains("head size")),
+            "{warnings:?}"
+        );
+        let l = spec.layer_params(0);
+        // q_proj, o_proj and the 2 × 4 q-norm weights; k, v and the 4 k-norm weights.
+        assert_eq!(l.attention_sharded, 2 * 64 + 2 * 4);
+        assert_eq!(l.attention_kv, 2 * 32 + 4);
     }
 
     #[test]
