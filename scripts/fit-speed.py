@@ -503,15 +503,20 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   entry) and GPUs without a matrix rate (the Radeon 8060S: AMD states
   none). The M3 and M3 Max entries have an fp32 rate from GPU clocks
   measured with powermetrics (cited in their notes); Apple states none.
-- Decode, worst row: the Arc A770's Gemma 2 2B Q4_K_M on Vulkan (PR
-  14001's Windows baseline, 96.42 tok/s, held out): Intel cards have no
-  rows of their own in the fit and use the pooled cell. PR 14001's rows of
-  the same cards under Ubuntu's Mesa driver (under half the Windows
-  speed) are left out of the corpus, as its header says.
+- Decode, worst rows: the Data Center GPU Max 1100's llama-2-7b Q4_K_M
+  (PR 12972, SYCL, 38.98 tok/s) and the Arc A770's Gemma 2 2B Q4_K_M on
+  Vulkan (PR 14001's Windows baseline, 96.42 tok/s, held out). Intel cards
+  have a decode fit of their own, on few rows whose builds differ widely
+  (the A770's SYCL decode ranges over 2.5x across the sources' builds and
+  settings). PR 14001's rows of the same cards under Ubuntu's Mesa driver
+  (under half the Windows speed) are left out of the corpus, as its header
+  says. No Intel entry has a matrix rate, so Intel rows get no prefill
+  estimate.
 - The fitted corpus is llama.cpp (CUDA and Metal; ROCm and Vulkan on
-  Radeon cards and the Radeon 8060S). Radeon cards have a decode fit of
-  their own ("amd"); AMD Instinct parts ("amd-datacenter") and Intel cards
-  have too few rows and use the pooled fit ("any").
+  Radeon cards and the Radeon 8060S; SYCL and Vulkan on Intel). Radeon
+  cards ("amd") and Intel cards have decode fits of their own; AMD Instinct
+  parts ("amd-datacenter") have too few rows and use the pooled fit
+  ("any").
 - vLLM is fitted on the latency.csv rows alone (AccelMark: Llama-3-8B,
   Llama-3.1-8B at 28650-token prompts and Qwen2.5-0.5B, BF16/FP16 on one
   A100, H100, H200, L4, RTX 3090/4090/5090, RTX 6000 Ada, RTX A6000 or T4;

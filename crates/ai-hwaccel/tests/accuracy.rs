@@ -609,10 +609,7 @@ fn speed_estimates_against_published_measurements() {
     // The goals, or where a goal is not met honestly, what is
     // achieved (docs/accuracy.md says which and why).
     assert!(dm <= GOAL_DECODE_MEDIAN, "decode median {dm}");
-    assert!(
-        dw <= ACHIEVED_DECODE_WORST.max(GOAL_DECODE_WORST),
-        "decode worst {dw}"
-    );
+    assert!(dw <= GOAL_DECODE_WORST, "decode worst {dw}");
     assert!(pm <= GOAL_PREFILL_MEDIAN, "prefill median {pm}");
     assert!(
         pw <= ACHIEVED_PREFILL_WORST.max(GOAL_PREFILL_WORST),
@@ -681,11 +678,9 @@ struct LatErr {
 }
 
 // Where a goal is not met, what is achieved (docs/accuracy.md says why).
-// Decode, worst: the Arc A770's Gemma 2 2B Q4_K_M tg128 on Vulkan (PR
-// 14001's baseline under Windows, 96.42 tok/s; 70 % over, held out):
-// Intel cards have no rows of their own in the fit and use the pooled
-// cell, and llama.cpp's Vulkan decode on the A770 reached under a third of
-// its datasheet bandwidth. The other rows meet the goal (30.3 % worst).
+// Decode meets the goal: Intel cards have a fit of their own (SYCL rows
+// of the A770, Flex 170 and Data Center GPU Max 1100); the worst row is
+// the Max 1100's llama-2-7b Q4_K_M tg128 (PR 12972, 38.98 tok/s, 37 %).
 // Prefill, worst: the MI100's llama 13B Q5_K_M pp1024 (PR 14949's
 // baseline, ROCm, 850.12 tok/s: AMD Instinct parts use the pooled cell)
 // and the RX 6800's llama 8B Q3_K_S pp2048 (PR 8495's baseline, ROCm,
@@ -695,12 +690,12 @@ struct LatErr {
 // for the same cell). Rows without an estimate are devices the source
 // names ambiguously ("A100 80GB", an MI50 without its memory size) or
 // that have no entry, and GPUs without a 16-bit matrix rate in the spec
-// database (the Radeon 8060S, whose rate AMD does not state). The Apple
+// database (the Radeon 8060S, whose rate AMD does not state; the Intel
+// entries, whose matrix-engine rates Intel states for none of these). The Apple
 // M3 and M3 Max rows have an fp32 rate from measured GPU clocks.
-const ACHIEVED_DECODE_WORST: f64 = 0.71;
 const ACHIEVED_PREFILL_WORST: f64 = 0.95;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.89;
-const ACHIEVED_PREFILL_ESTIMATED: f64 = 0.78;
+const ACHIEVED_PREFILL_ESTIMATED: f64 = 0.76;
 
 // Other runtimes' speed.csv rows (with the default efficiencies where the
 // runtime has no fitted cells): the rows with a decode estimate and, where there are any, the median and
