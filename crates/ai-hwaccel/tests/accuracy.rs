@@ -711,7 +711,7 @@ type Other = (&'static str, usize, Option<(f64, f64)>);
 
 // latency.csv (AccelMark's interactive scenario): per runtime, the rows with
 // a TPOT and a TTFT estimate and bounds on the median and worst TPOT and
-// TTFT error over all its rows (fit and held-out). vLLM: 57 rows, of which
+// TTFT error over all its rows (fit and held-out). vLLM: 58 rows, of which
 // 20 name no spec entry (A800, H20-3e, RTX 4090 D, RTX 4000 Ada, V100S);
 // the two tp-8 rows over RTX 4090s (PCIe) are estimated with the link the
 // rtx-4090 entry has from a real nvidia-smi capture (25.78 ms against 29.79
@@ -721,12 +721,20 @@ type Other = (&'static str, usize, Option<(f64, f64)>);
 // Qwen2.5-0.5B (5.17 ms printed; the H100 prints 2.21 ms for the same
 // run). TTFT: the 95- and 280-token prompts take 10 to 160 ms, mostly the
 // request's fixed cost; the fitted seconds per request (REQUEST_SECONDS,
-// about 12 ms for vLLM) brought the median from 56.5 % to 39 %, the rest
-// varies with the serving stack more than one constant follows. SGLang (3
-// rows, A100 40GB) is not fitted.
+// about 12 ms for vLLM) brought the median from 56.5 % to 36 %, the rest
+// varies with the serving stack more than one constant follows. The vLLM
+// row from gpustack's performance lab (Qwen3-8B on an H100) is fitted like
+// AccelMark's. SGLang is not fitted: 3 rows on one GPU (A100 40GB) and 12
+// from sgl-cookbook at tensor parallelism 8 (B200, MI300X, A100), which a
+// fit never takes. On those the plan's TPOT is 5 to 28 times too short
+// and its TTFT 10 to 80 times: with the default efficiencies and no fitted
+// per-layer or per-request time, a step is only its bytes over eight
+// GPUs' bandwidth (1.25 ms for DeepSeek-R1 on 8 B200s against 9.15 ms
+// printed), while a served step at batch 1 also pays kernel launches,
+// the per-layer all-reduces' latency and the scheduler.
 const ACHIEVED_LATENCY: &[Latency] = &[
-    ("sglang", (3, 3), (0.287, 0.439, 0.170, 0.964)),
-    ("vllm", (39, 39), (0.116, 0.564, 0.391, 0.718)),
+    ("sglang", (13, 13), (0.87, 0.97, 0.97, 1.0)),
+    ("vllm", (40, 40), (0.119, 0.57, 0.36, 0.72)),
 ];
 
 /// Runtime, (rows with a TPOT, with a TTFT estimate), bounds (TPOT median,

@@ -487,11 +487,11 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::NvidiaDatacenter,
         runtime: RuntimeKind::Vllm,
         width: FormatWidth::Bits16,
-        decode: Some(0.7509),
-        decode_layer_s: Some(8.268e-05),
-        prefill: Some(1.027),
-        prefill_layer_s: Some(1.357e-06),
-        rows: (15, 15),
+        decode: Some(0.772),
+        decode_layer_s: Some(8.190e-05),
+        prefill: Some(1.104),
+        prefill_layer_s: Some(1.456e-06),
+        rows: (16, 16),
     },
     SpeedFit {
         class: DeviceClass::Amd,
@@ -597,11 +597,11 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Any,
         runtime: RuntimeKind::Vllm,
         width: FormatWidth::Bits16,
-        decode: Some(0.8545),
-        decode_layer_s: Some(9.842e-05),
-        prefill: Some(0.8792),
-        prefill_layer_s: Some(1.471e-06),
-        rows: (26, 26),
+        decode: Some(0.8647),
+        decode_layer_s: Some(9.749e-05),
+        prefill: Some(0.9072),
+        prefill_layer_s: Some(1.544e-06),
+        rows: (27, 27),
     },
 ];
 
@@ -612,7 +612,7 @@ pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
 /// runtime.
-pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 1.1891e-02)];
+pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 1.2235e-02)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
@@ -620,8 +620,8 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
     DeviceFit {
         spec_id: "a100-80gb",
         runtime: RuntimeKind::Vllm,
-        decode: Some(1.001),
-        prefill: Some(0.7833),
+        decode: Some(0.9692),
+        prefill: Some(0.7655),
         rows: (5, 5),
     },
     DeviceFit {
@@ -630,6 +630,13 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         decode: Some(0.9769),
         prefill: Some(0.4788),
         rows: (8, 8),
+    },
+    DeviceFit {
+        spec_id: "h100-sxm",
+        runtime: RuntimeKind::Vllm,
+        decode: Some(1.107),
+        prefill: Some(43.26),
+        rows: (4, 4),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
