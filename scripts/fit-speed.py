@@ -276,6 +276,8 @@ def main():
             # class's cell, then the pooled one; then the same at the
             # coarser width.
             widths = [r["width"]] + ([COARSER[r["width"]]] if r["width"] in COARSER else [])
+            # Then the 16-bit cells, as speed.rs `cells` ends.
+            widths += ["16-bit"] if r["width"] != "16-bit" else []
             for w in widths:
                 for cls in (r["cls"], "any"):
                     c = cells.get((cls, runtime, w), {}).get(q)
@@ -435,10 +437,12 @@ median ≤ 25 %, worst ≤ 60 %; ≥ 90 % of rows estimated.
 
 The lines by class and format, and the goals, cover the llama.cpp rows (the
 tokens/s corpus the goals were stated for). A runtime without fitted cells
-("not fitted") is estimated with the `--decode-efficiency`/`--prefill-efficiency`
-defaults (0.6/0.5), with fused attention and on the row's tensor-parallel
-degree; its line ("all (defaults)") is what those defaults achieve on rows no
-fit saw.
+of its own ("not fitted": SGLang, TensorRT-LLM) is estimated with vLLM's
+cells (`fit_runtime` in `src/plan/speed.rs`: the same kind of serving
+engine), with fused attention and on the row's tensor-parallel degree; its
+line ("all (unfitted)") is what those cells achieve on rows no fit saw. A
+format width no row of a runtime measures (vLLM's FP8 and FP4) takes the
+runtime's 16-bit cells.
 
 The "latency.csv" lines compare the plan's time per output token (decode
 columns) and time to first token (prefill columns) with single-request

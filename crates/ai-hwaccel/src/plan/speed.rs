@@ -691,8 +691,8 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9607),
-        prefill: Some(0.9235),
-        rows: (21, 21),
+        prefill: Some(0.9333),
+        rows: (21, 22),
     },
     DeviceFit {
         spec_id: "rtx-4070",
@@ -761,18 +761,26 @@ fn cells(class: DeviceClass, width: FormatWidth) -> Vec<(DeviceClass, FormatWidt
     } else {
         &[class, DeviceClass::Any]
     };
+    // Last, a width no row of the runtime measures takes the 16-bit cells:
+    // the runtime's per-layer time and bandwidth efficiency on 16-bit
+    // weights, the nearest evidence (vLLM's rows are all 16-bit; its FP8
+    // and FP4 plans, and SGLang's through it, would otherwise pay no
+    // per-layer time at all).
     std::iter::once(width)
         .chain(width.coarser())
+        .chain((width != FormatWidth::Bits16).then_some(FormatWidth::Bits16))
         .flat_map(|w| classes.iter().map(move |&c| (c, w)))
         .collect()
 }
 
 /// The cell for a device, runtime and format: the first with a fitted value
 /// of the class's cell at the format's finest width, the pooled one there,
-/// the class's at the coarser width, the pooled one there (none pooled for
-/// [`DeviceClass::Other`]). Decode and prefill fall back separately; the
-/// overhead comes with its efficiency.
+/// the class's at the coarser width, the pooled one there, then the same at
+/// 16 bits (none pooled for [`DeviceClass::Other`]), among the cells of
+/// [`fit_runtime`]. Decode and prefill fall back separately; the overhead
+/// comes with its efficiency.
 pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
+    let runtime = fit_runtime(runtime);
     let tried: Vec<&SpeedFit> = cells(class, FormatWidth::of(q))
         .into_iter()
         .filter_map(|(c, w)| {
@@ -806,7 +814,26 @@ pub fn request_seconds(opts: &super::InferenceOptions) -> f64 {
     if !opts.calibrated_speed {
         return 0.0;
     }
-    per_runtime(REQUEST_SECONDS, opts.runtime)
+    per_runtime(REQUEST_SECONDS, fit_runtime(opts.runtime))
+}
+
+/// The runtime whose fitted cells a runtime's plans use: its own where it
+/// has any; SGLang and TensorRT-LLM, which have none, use vLLM's. All three
+/// serve with a paged KV cache, continuous batching and CUDA-graph decode
+/// steps, so at batch 1 a step pays the same kinds of per-layer costs
+/// (kernel launches, all-reduces) beside its bytes; with the default
+/// efficiencies and no per-layer time SGLang's published single-request
+/// time per output token was 5 to 28 times the estimate at TP 8
+/// (docs/accuracy.md, latency.csv lines: its rows are never fitted, so
+/// they measure this choice).
+pub fn fit_runtime(runtime: RuntimeKind) -> RuntimeKind {
+    if FITTED.iter().any(|f| f.runtime == runtime) {
+        return runtime;
+    }
+    match runtime {
+        RuntimeKind::Sglang | RuntimeKind::Trtllm => RuntimeKind::Vllm,
+        r => r,
+    }
 }
 
 /// A runtime's value in a fitted per-runtime table; 0 when it has none.
@@ -825,7 +852,7 @@ pub fn fitted_for(d: &PlanDevice, runtime: RuntimeKind, q: Quant) -> Applied {
     if let Some(f) = d.spec_id.as_deref().and_then(|id| {
         FITTED_DEVICES
             .iter()
-            .find(|f| f.spec_id == id && f.runtime == runtime)
+            .find(|f| f.spec_id == id && f.runtime == fit_runtime(runtime))
     }) {
         a.decode = a.decode.map(|e| e * f.decode.unwrap_or(1.0));
         a.prefill = a.prefill.map(|e| e * f.prefill.unwrap_or(1.0));
@@ -925,6 +952,8 @@ mod tests {
                     (DeviceClass::Any, w),
                     (class, FormatWidth::Low),
                     (DeviceClass::Any, FormatWidth::Low),
+                    (class, FormatWidth::Bits16),
+                    (DeviceClass::Any, FormatWidth::Bits16),
                 ]
                 .into_iter()
                 .filter_map(|(c, w)| cell(c, w))
@@ -935,6 +964,42 @@ mod tests {
         }
         // A CPU gets nothing pooled from the GPU fits.
         assert_eq!(fitted(DeviceClass::Other, rt, Quant::Q2K).decode, None);
+    }
+
+    #[test]
+    fn runtimes_without_cells_use_vllms_and_widths_without_cells_the_16_bit_ones() {
+        // SGLang and TensorRT-LLM have no rows of their own in the fit.
+        for rt in [RuntimeKind::Sglang, RuntimeKind::Trtllm] {
+            assert!(!FITTED.iter().any(|f| f.runtime == rt), "{rt:?}");
+            assert_eq!(fit_runtime(rt), RuntimeKind::Vllm);
+            for q in [Quant::Bf16, Quant::Fp8] {
+                assert_eq!(
+                    fitted(DeviceClass::NvidiaDatacenter, rt, q),
+                    fitted(DeviceClass::NvidiaDatacenter, RuntimeKind::Vllm, q)
+                );
+            }
+        }
+        assert_eq!(fit_runtime(RuntimeKind::LlamaCpp), RuntimeKind::LlamaCpp);
+        // vLLM's rows are 16-bit: its FP8 plans take the 16-bit cell, per-layer
+        // time included, rather than no fit at all.
+        assert!(
+            !FITTED
+                .iter()
+                .any(|f| f.runtime == RuntimeKind::Vllm && f.width == FormatWidth::Bits8)
+        );
+        let fp8 = fitted(DeviceClass::NvidiaDatacenter, RuntimeKind::Vllm, Quant::Fp8);
+        let bf16 = fitted(
+            DeviceClass::NvidiaDatacenter,
+            RuntimeKind::Vllm,
+            Quant::Bf16,
+        );
+        assert!(bf16.decode.is_some() && bf16.decode_layer_s > 0.0);
+        assert_eq!(fp8, bf16);
+        // A CPU still gets nothing.
+        assert_eq!(
+            fitted(DeviceClass::Other, RuntimeKind::Vllm, Quant::Bf16).decode,
+            None
+        );
     }
 
     #[test]
