@@ -749,6 +749,66 @@ mod tests {
         );
     }
 
+    fn kfd_node(props: &str) -> KfdNode {
+        KfdNode {
+            node: 1,
+            props: kfd::parse_properties(props).0,
+            gpu_id: Some(1),
+            mem_bytes: None,
+            io_links: Vec::new(),
+            p2p_links: Vec::new(),
+        }
+    }
+
+    fn tool_gpu(vendor: &str, address: Option<PciAddress>) -> ToolGpu {
+        let mut d = Device::new("rocm-smi:card0", "x", vendor, Family::Gpu, "rocm-smi");
+        d.pci_address = address;
+        d.memory_bytes = Some(7);
+        ToolGpu {
+            name: None,
+            device: d,
+        }
+    }
+
+    /// A DCU seen only through KFD (no PCI scan): its node's vendor_id
+    /// (0x1d94 = 7572) makes it Hygon's, and its device id (0x740f = 29711,
+    /// an AMD Instinct MI210's) is not looked up in the AMD table.
+    #[test]
+    fn hygon_kfd_node_is_not_named_from_the_amd_table() {
+        let n = kfd_node("simd_count 8\nvendor_id 7572\ndevice_id 29711\nlocation_id 14080\n");
+        let (d, w) = assemble(&[], &[], &[n], &[], None, &|_: &str| None);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].id, "pci:0000:37:00.0");
+        assert_eq!(d[0].vendor, "hygon");
+        assert_eq!(d[0].name, "Hygon DCU [1d94:740f]");
+        // The same node with AMD's vendor id is the MI210.
+        let n = kfd_node("simd_count 8\nvendor_id 4098\ndevice_id 29711\nlocation_id 14080\n");
+        let (d, _) = assemble(&[], &[], &[n], &[], None, &|_: &str| None);
+        assert_eq!(
+            (d[0].vendor.as_str(), d[0].name.as_str()),
+            ("amd", "AMD Instinct MI210")
+        );
+    }
+
+    #[test]
+    fn only_a_lone_card_without_address_is_placed() {
+        let a: PciAddress = "0000:37:00.0".parse().unwrap();
+        let b: PciAddress = "0000:3a:00.0".parse().unwrap();
+        let (placed, left) = place_tool_gpus(&[tool_gpu("hygon", None)], &[a]);
+        assert_eq!((placed.len(), left.len()), (1, 0));
+        assert_eq!(placed[0].device.pci_address, Some(a));
+        assert_eq!(placed[0].device.id, "pci:0000:37:00.0");
+        // Two devices, or two cards: no guess.
+        let (placed, left) = place_tool_gpus(&[tool_gpu("hygon", None)], &[a, b]);
+        assert_eq!((placed.len(), left.len()), (0, 1));
+        let two = [tool_gpu("hygon", None), tool_gpu("hygon", None)];
+        assert_eq!(place_tool_gpus(&two, &[a]).1.len(), 2);
+        // A card with an address stays where it is.
+        let (placed, left) = place_tool_gpus(&[tool_gpu("amd", Some(b))], &[a]);
+        assert_eq!((placed[0].device.pci_address, left.len()), (Some(b), 0));
+    }
+
     proptest::proptest! {
         #[test]
         fn never_panics(s in "(?s).{0,60}", v in ".{0,30}") {
