@@ -752,6 +752,147 @@ fn no_amd_gpu_runs_no_tool() {
     assert!(r.devices.iter().all(|d| d.vendor != "amd"));
 }
 
+// ------------------------------------------------ Hygon DCUs (hy-smi, DTK rocm-smi)
+
+const MIB: u64 = 1 << 20;
+const HY_SMI_CAPTURE: &str =
+    "rocm-smi-json/llm-monitor-test__hygon-bw-2cards__hy-smi-json-missing-commas.json";
+
+fn amd_warnings(r: &Registry) -> Vec<&str> {
+    r.warnings
+        .iter()
+        .filter(|w| w.backend == "amd")
+        .map(|w| w.message.as_str())
+        .collect()
+}
+
+/// Only hyhal's `hy-smi` (no PCI scan, no KFD, as in a container given
+/// `/opt/hyhal`): its two BW cards, from the production capture with the
+/// missing commas, are listed with their memory, use and power.
+#[test]
+fn hy_smi_alone_end_to_end() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    fake_tool(&root.join("bin"), "hy-smi", HY_SMI_CAPTURE);
+    let r = run(root, &[]);
+    let args = std::fs::read_to_string(root.join("bin/hy-smi.ran")).unwrap();
+    assert_eq!(
+        args.trim(),
+        "--showproductname --showmeminfo vram --showbus --showuniqueid --showserial --showuse --json"
+    );
+    let w = amd_warnings(&r);
+    assert!(
+        w.iter()
+            .any(|m| m.starts_with("hy-smi: ") && m.contains("inserting 4 missing comma(s)")),
+        "{w:?}"
+    );
+    assert_eq!(r.devices.len(), 2, "{:?}", r.devices);
+    for (id, used_mib, power, temp) in [
+        ("hy-smi:card0", 64169, 91.0, 54.0),
+        ("hy-smi:card1", 64104, 84.0, 52.0),
+    ] {
+        let d = dev(&r, id);
+        assert_eq!(d.name, "Hygon BW");
+        assert_eq!(d.vendor, "hygon");
+        assert_eq!(d.family, ai_hwaccel::Family::Gpu);
+        assert_eq!(d.source, "hy-smi");
+        assert_eq!(d.memory_bytes, Some(65520 * MIB));
+        assert_eq!(d.memory_free_bytes, Some((65520 - used_mib) * MIB));
+        assert_eq!(d.utilization_percent, Some(0.0));
+        assert_eq!(d.power_draw_watts, Some(power));
+        assert_eq!(d.temperature_celsius, Some(temp));
+        assert!(d.spec.is_none(), "{:?}", d.spec);
+    }
+}
+
+/// A Hygon DCU on the PCI bus (co-processor class, as lspci shows the
+/// K100_AI) with DTK's `rocm-smi`: AMD's `amd-smi` is not asked, and the one
+/// card the tool printed without a PCI Bus is the one device found.
+#[test]
+fn hygon_dcu_from_pci_with_dtk_rocm_smi() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    mkpci(
+        root,
+        "0000:37:00.0",
+        "1d94",
+        "6210",
+        "0b4000",
+        Some("hycu"),
+        0,
+    );
+    let bin = root.join("bin");
+    fake_tool(
+        &bin,
+        "rocm-smi",
+        "rocm-smi-json/gpustack__hygon-dcu-0x6210__dtk-24.04.3.json",
+    );
+    fake_tool(
+        &bin,
+        "amd-smi",
+        "amd-smi-json/amdsmi-changelog__topology-json__2gpu.json",
+    );
+    let r = run(root, &[]);
+    assert!(root.join("bin/rocm-smi.ran").exists());
+    assert!(!root.join("bin/amd-smi.ran").exists());
+    assert_eq!(r.devices.len(), 1, "{:?}", r.devices);
+    let d = dev(&r, "pci:0000:37:00.0");
+    assert_eq!(d.vendor, "hygon");
+    assert_eq!(d.family, ai_hwaccel::Family::Gpu);
+    assert_eq!(d.name, "Hygon DCU xxxx");
+    assert_eq!(d.source, "rocm-smi+pci-sysfs");
+    assert_eq!(d.memory_bytes, Some(65520 * MIB));
+    assert_eq!(d.memory_free_bytes, Some(65518 * MIB));
+    assert_eq!(d.utilization_percent, Some(0.0));
+    assert_eq!(d.power_draw_watts, Some(80.0));
+    assert_eq!(
+        d.extra.get("unique_id").map(String::as_str),
+        Some("7100fa8866904061")
+    );
+    assert!(d.spec.is_none(), "{:?}", d.spec);
+    assert_eq!(amd_warnings(&r), ["rocm-smi: card0: no readable PCI Bus"]);
+}
+
+/// Two Hygon DCUs on the bus, `hy-smi` and `rocm-smi` installed: hy-smi runs
+/// first; its two cards carry no PCI Bus, so they are not guessed onto the
+/// devices (a warning says so) and the PCI facts stand.
+#[test]
+fn hygon_prefers_hy_smi_and_does_not_guess_card_order() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    for a in ["0000:37:00.0", "0000:3a:00.0"] {
+        mkpci(root, a, "1d94", "6210", "0b4000", Some("hycu"), 0);
+    }
+    let bin = root.join("bin");
+    fake_tool(&bin, "hy-smi", HY_SMI_CAPTURE);
+    fake_tool(
+        &bin,
+        "rocm-smi",
+        "rocm-smi-json/gpustack__hygon-dcu-0x6210__dtk-24.04.3.json",
+    );
+    let r = run(root, &[]);
+    assert!(root.join("bin/hy-smi.ran").exists());
+    assert!(!root.join("bin/rocm-smi.ran").exists());
+    assert_eq!(r.devices.len(), 2, "{:?}", r.devices);
+    for a in ["0000:37:00.0", "0000:3a:00.0"] {
+        let d = dev(&r, &format!("pci:{a}"));
+        assert_eq!(
+            (d.vendor.as_str(), d.family),
+            ("hygon", ai_hwaccel::Family::Gpu)
+        );
+        // No tool facts and no amdgpu sysfs: the pci backend's device.
+        assert_eq!(d.source, "pci-sysfs");
+        assert_eq!(d.memory_bytes, None);
+        assert!(d.spec.is_none());
+    }
+    let w = amd_warnings(&r);
+    assert!(
+        w.iter().any(|m| m
+            == &"hy-smi: 2 GPU(s) printed without a PCI Bus, not matched to the 2 device(s) found; their tool facts are left out"),
+        "{w:?}"
+    );
+}
+
 // ------------------------------------------- captured MI210 xGMI hives (KFD io_links)
 
 /// The two xGMI hives of the MI210 capture, as its io_links define them:

@@ -108,7 +108,7 @@ pub static FORMATS: &[Format] = &[
     },
     Format {
         name: "rocm-smi-json",
-        produced_by: "rocm-smi --showproductname --showmeminfo vram --showbus --showdriverversion --json (any flag set)",
+        produced_by: "rocm-smi --showproductname --showmeminfo vram --showbus --showdriverversion --json (any flag set); also Hygon's hy-smi --json and DTK's rocm-smi",
         parse: super::amd::rocm_smi::parse_format,
     },
     Format {

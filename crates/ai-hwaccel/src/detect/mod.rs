@@ -79,7 +79,8 @@ pub enum BackendId {
     System = 0,
     /// Accelerators seen on the PCI bus (sysfs), whatever their driver.
     Pci = 1,
-    /// AMD GPUs: amdgpu sysfs, KFD topology, one amd-smi / rocm-smi run.
+    /// AMD GPUs and Hygon DCUs: amdgpu sysfs, KFD topology, one amd-smi /
+    /// rocm-smi / hy-smi run.
     Amd = 30,
     /// Intel GPUs: i915/xe sysfs, one `xpu-smi discovery -j` run.
     Intel = 31,

@@ -103,6 +103,13 @@ pub static VENDORS: &[Vendor] = &[
         key: "mthreads",
         name: "Moore Threads",
     },
+    // pci.ids 2023.04.10: `1d94  Chengdu Haiguang IC Design Co., Ltd.`, the
+    // vendor of Hygon's CPUs' own functions and of its DCUs.
+    Vendor {
+        id: 0x1d94,
+        key: "hygon",
+        name: "Hygon",
+    },
     // AI ASIC vendors of pci.ids (2023.04.10).
     Vendor {
         id: 0x1d95,
@@ -449,7 +456,16 @@ const ALL_ACCELERATOR_VENDORS: &[u16] = &[0x1da3, 0x1e52, 0x1de0];
 
 /// Vendors whose display controllers are compute-capable GPUs (BMC and
 /// virtual display adapters of other vendors are not accelerators).
-const GPU_VENDORS: &[u16] = &[0x10de, 0x1002, 0x8086, 0x1ed5];
+const GPU_VENDORS: &[u16] = &[0x10de, 0x1002, 0x8086, 0x1ed5, HYGON_VENDOR_ID];
+
+/// Hygon (Chengdu Haiguang). Its DCUs enumerate as co-processors (class
+/// 0x0b40): `37:00.0 Co-processor: Chengdu Haiguang IC Design Co., Ltd.
+/// Device 6210 (rev 01)` for a K100_AI (PaddlePaddle/PaddleNLP@af062ede
+/// `llm/docs/dcu_install.md`, the lspci check it asks for, which greps for
+/// display controllers as well). The same vendor id
+/// carries the host bridges, IOMMU, PSP/CCP and NTB functions of Hygon CPUs
+/// (other classes), which are left out.
+pub const HYGON_VENDOR_ID: u16 = 0x1d94;
 
 /// Decide whether a PCI function is an AI-relevant device and of which
 /// family: the known table first, then whole-accelerator vendors, then the
@@ -466,6 +482,7 @@ pub fn classify(vendor: u16, device: u16, class: Option<u32>) -> Option<Family> 
     let (base, sub) = ((class >> 16) & 0xff, (class >> 8) & 0xff);
     match (base, sub) {
         (0x03, _) if GPU_VENDORS.contains(&vendor) => Some(Family::Gpu),
+        (0x0b, 0x40) | (0x12, _) if vendor == HYGON_VENDOR_ID => Some(Family::Gpu),
         (0x12, _) if vendor == 0x8086 => Some(Family::Npu),
         (0x12, _) if vendor == 0x10ee || vendor == 0x1172 => Some(Family::Fpga),
         (0x12, _) => Some(Family::AiAsic),
@@ -526,6 +543,13 @@ mod tests {
         // Amazon's NICs and NVMe share the vendor id with Neuron devices.
         assert_eq!(classify(0x1d0f, 0xec20, Some(0x020000)), None);
         assert_eq!(classify(0x1d0f, 0x7164, Some(0x088000)), Some(AiAsic));
+        // A Hygon DCU is a co-processor (0x0b40) that is a GPU, not an
+        // offload engine; the host bridge and PSP/CCP functions of Hygon CPUs
+        // (14c0 0x0600, 14c6 0x1080) are nothing of ours.
+        assert_eq!(classify(0x1d94, 0x6210, Some(0x0b4000)), Some(Gpu));
+        assert_eq!(classify(0x1d94, 0x14c0, Some(0x060000)), None);
+        assert_eq!(classify(0x1d94, 0x14c6, Some(0x108000)), None);
+        assert_eq!(vendor(0x1d94).map(|v| v.key), Some("hygon"));
     }
 
     #[test]

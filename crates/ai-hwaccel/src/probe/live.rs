@@ -57,8 +57,13 @@ impl Default for ProbeOptions {
 /// tools that `PATH` often lacks. `/usr/lib/wsl/lib` holds the `nvidia-smi`
 /// and `libnvidia-ml.so.1` that the Windows NVIDIA driver maps into WSL 2
 /// (NVIDIA, "CUDA on WSL User Guide"; the directory is not on every
-/// distribution's `PATH`).
-pub const VENDOR_TOOL_DIRS: &[&str] = &["/usr/lib/wsl/lib"];
+/// distribution's `PATH`). `/opt/hyhal/bin` holds `hy-smi`, installed with
+/// the Hygon DCU driver, and `/opt/dtk/bin` the DTK's `rocm-smi`; neither is
+/// on `PATH` outside the DTK's environment script (a benchmark script notes
+/// that a non-interactive ssh `PATH` lacks `/opt/hyhal/bin` and looks for
+/// `/opt/hyhal/bin/hy-smi` and `/opt/dtk/bin/rocm-smi` by path, code-search
+/// file id 69139788802).
+pub const VENDOR_TOOL_DIRS: &[&str] = &["/usr/lib/wsl/lib", "/opt/hyhal/bin", "/opt/dtk/bin"];
 
 /// Reads the machine (or a directory tree standing for it).
 #[derive(Clone, Debug)]
@@ -235,17 +240,23 @@ mod tests {
             env: env("/usr/bin:relative:/bin"),
             ..ProbeOptions::default()
         });
-        let want: Vec<PathBuf> = ["/usr/bin", "/bin", "/usr/lib/wsl/lib"]
-            .iter()
-            .map(PathBuf::from)
-            .collect();
+        let want: Vec<PathBuf> = [
+            "/usr/bin",
+            "/bin",
+            "/usr/lib/wsl/lib",
+            "/opt/hyhal/bin",
+            "/opt/dtk/bin",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
         assert_eq!(live.search, want);
         // Already on PATH: not searched twice.
         let live = LiveProbe::new(ProbeOptions {
             env: env("/usr/lib/wsl/lib:/usr/bin"),
             ..ProbeOptions::default()
         });
-        assert_eq!(live.search.len(), 2);
+        assert_eq!(live.search.len(), 4);
         let fake = LiveProbe::new(ProbeOptions {
             root: PathBuf::from("/tmp/fake-root"),
             env: env("/usr/bin"),

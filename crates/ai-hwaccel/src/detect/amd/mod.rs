@@ -3,6 +3,12 @@
 //! and, when installed, one vendor tool run (`amd-smi static --json`, else
 //! `rocm-smi ... --json`) for marketing names, driver and firmware versions.
 //!
+//! Hygon DCUs (PCI vendor 0x1d94, a ROCm fork: same KFD, `rocm-smi` forked
+//! as hyhal's `hy-smi`) are read the same way and reported with vendor
+//! `hygon`; their tool is `hy-smi` (then DTK's `rocm-smi`), which also runs
+//! when the PCI scan and KFD show nothing, since a container may be given
+//! `/opt/hyhal` without them.
+//!
 //! Facts are joined by PCI address. On MI300-class parts split into compute
 //! partitions (CPX, …) the physical GPU is listed with `partition` set and
 //! `available = false`, and each partition (one KFD node, one HIP device) is
@@ -23,7 +29,7 @@ use crate::model::{
 };
 use crate::probe::{Probe, ProbeError, ProbeExt};
 
-use super::pci_ids::known_device;
+use super::pci_ids::{HYGON_VENDOR_ID, known_device};
 use super::{BackendOutput, Context};
 use kfd::KfdNode;
 use sysfs::AmdgpuCard;
@@ -132,17 +138,40 @@ pub fn apply_visibility(
 /// A tool output parser: GPUs and warnings.
 type ToolParser = fn(&[u8]) -> (Vec<ToolGpu>, Vec<String>);
 
-/// Run the one vendor tool: `amd-smi static --json`, else rocm-smi.
-fn run_tool(probe: &dyn Probe, warnings: &mut Vec<String>) -> Vec<ToolGpu> {
-    let attempts: [(&str, &[&str], ToolParser); 2] = [
-        ("amd-smi", &["static", "--json"], amd_smi::parse_gpus),
-        ("rocm-smi", rocm_smi::ARGS, rocm_smi::parse_gpus),
-    ];
-    for (tool, args, parse) in attempts {
+/// A vendor tool the backend may run: name, arguments, parser.
+type ToolRun = (&'static str, &'static [&'static str], ToolParser);
+
+const AMD_SMI: ToolRun = ("amd-smi", &["static", "--json"], amd_smi::parse_gpus);
+const ROCM_SMI: ToolRun = ("rocm-smi", rocm_smi::ARGS, rocm_smi::parse_gpus);
+const HY_SMI: ToolRun = ("hy-smi", rocm_smi::HY_SMI_ARGS, rocm_smi::parse_gpus);
+
+/// The tools to try, in order, until one is found: AMD's own first; on a
+/// machine with Hygon DCUs hyhal's `hy-smi` (installed with the driver),
+/// then the DTK's `rocm-smi` fork.
+fn tool_order(hygon: bool) -> &'static [ToolRun] {
+    if hygon {
+        &[HY_SMI, ROCM_SMI]
+    } else {
+        &[AMD_SMI, ROCM_SMI, HY_SMI]
+    }
+}
+
+/// Run the first of `tools` that is installed. Devices from `hy-smi` carry
+/// its name as their source (the parser is rocm-smi's).
+fn run_tool(probe: &dyn Probe, tools: &[ToolRun], warnings: &mut Vec<String>) -> Vec<ToolGpu> {
+    for &(tool, args, parse) in tools {
         match probe.run(tool, args) {
             Ok(out) if out.success() => {
-                let (gpus, w) = parse(&out.stdout);
+                let (mut gpus, w) = parse(&out.stdout);
                 warnings.extend(w.into_iter().map(|m| format!("{tool}: {m}")));
+                if tool == HY_SMI.0 {
+                    for g in &mut gpus {
+                        g.device.source = tool.to_string();
+                        if let Some(card) = g.device.id.strip_prefix("rocm-smi:") {
+                            g.device.id = format!("{tool}:{card}");
+                        }
+                    }
+                }
                 return gpus;
             }
             Ok(out) => {
@@ -253,8 +282,48 @@ fn apu_memory(c: &AmdgpuCard, gfx_target_version: u64) -> (Option<u64>, Option<u
     (usable.filter(|&u| u > 0), free, shared)
 }
 
-/// Build devices from the joined facts. Pure apart from nothing: every input
-/// is already read, so tests can call it on parsed fixtures.
+/// Tool GPUs placed at PCI addresses. A tool that printed no `PCI Bus`
+/// (rocm-smi and hy-smi without `--showbus`) cannot be joined card by card:
+/// rocm-smi's card order is its library's, not the bus order (an 8-GPU MI60
+/// server listed `GPU[0]` at `43:00.0` and `GPU[3]` at `03:00.0`,
+/// ROCm/rccl deviceIdMapping README). Only a lone card on a machine whose
+/// other sources know one device is placed there. Returns the tool GPUs that
+/// have an address and those left without one.
+pub fn place_tool_gpus(tool: &[ToolGpu], known: &[PciAddress]) -> (Vec<ToolGpu>, Vec<ToolGpu>) {
+    let (mut placed, mut left): (Vec<ToolGpu>, Vec<ToolGpu>) = tool
+        .iter()
+        .cloned()
+        .partition(|t| t.device.pci_address.is_some());
+    if let ([one], [], [only]) = (known, placed.as_slice(), left.as_slice()) {
+        let mut g = only.clone();
+        g.device.pci_address = Some(*one);
+        g.device.id = format!("pci:{one}");
+        placed.push(g);
+        left.clear();
+    }
+    (placed, left)
+}
+
+/// Whether the device at an address is a Hygon DCU: its PCI vendor, its KFD
+/// node's `vendor_id`, or a tool that took it for one.
+fn is_hygon_device(p: Option<&super::PciDevice>, nodes: &[&KfdNode], t: Option<&ToolGpu>) -> bool {
+    p.map(|p| p.vendor_id == HYGON_VENDOR_ID)
+        .or_else(|| {
+            nodes
+                .first()
+                .and_then(|n| n.prop("vendor_id"))
+                .map(|v| v == u64::from(HYGON_VENDOR_ID))
+        })
+        .unwrap_or(false)
+        || t.is_some_and(|t| t.device.vendor == "hygon")
+}
+
+/// Build devices from the joined facts, and warnings. Pure apart from
+/// nothing: every input is already read, so tests can call it on parsed
+/// fixtures. Tool GPUs without an address are placed by
+/// [`place_tool_gpus`]; those it cannot place are listed as their own
+/// devices when no other source found any, and otherwise left out with a
+/// warning (they would duplicate the devices found).
 pub fn assemble(
     pci: &[&super::PciDevice],
     cards: &[AmdgpuCard],
@@ -262,8 +331,16 @@ pub fn assemble(
     tool: &[ToolGpu],
     driver_version: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Vec<Device> {
-    let tool_name = tool.first().map(|t| {
+) -> (Vec<Device>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let mut known: Vec<PciAddress> = pci.iter().map(|p| p.address).collect();
+    known.extend(cards.iter().filter_map(|c| c.card.as_ref()?.address));
+    known.extend(nodes.iter().filter_map(KfdNode::pci_address));
+    known.sort();
+    known.dedup();
+    let (tool, unplaced) = place_tool_gpus(tool, &known);
+    let tool = tool.as_slice();
+    let tool_name = tool.iter().chain(&unplaced).next().map(|t| {
         t.device
             .source
             .split('+')
@@ -271,9 +348,7 @@ pub fn assemble(
             .unwrap_or_default()
             .to_string()
     });
-    let mut addrs: Vec<PciAddress> = pci.iter().map(|p| p.address).collect();
-    addrs.extend(cards.iter().filter_map(|c| c.card.as_ref()?.address));
-    addrs.extend(nodes.iter().filter_map(KfdNode::pci_address));
+    let mut addrs = known.clone();
     addrs.extend(tool.iter().filter_map(|t| t.device.pci_address));
     addrs.sort();
     addrs.dedup();
@@ -300,24 +375,38 @@ pub fn assemble(
                 .and_then(|n| n.prop("device_id"))
                 .and_then(|d| u16::try_from(d).ok())
         });
-        let name = t
-            .and_then(|t| t.name.clone())
-            .or_else(|| {
-                card.and_then(|c| c.product_name.clone())
-                    .map(|n| amd_name(Some(&n), None).unwrap_or(n))
-            })
-            .or_else(|| amd_name(None, pci_dev_id))
-            .unwrap_or_else(|| match pci_dev_id {
-                Some(d) => format!("AMD GPU [1002:{d:04x}]"),
-                None => "AMD GPU".to_string(),
-            });
+        let hygon = is_hygon_device(p.copied(), &my_nodes, t);
+        let name = if hygon {
+            // Never the AMD id table: Hygon's device ids are its own.
+            t.and_then(|t| t.name.clone())
+                .or_else(|| {
+                    card.and_then(|c| c.product_name.as_deref())
+                        .map(rocm_smi::hygon_name)
+                })
+                .unwrap_or_else(|| match pci_dev_id {
+                    Some(d) => format!("Hygon DCU [1d94:{d:04x}]"),
+                    None => "Hygon DCU".to_string(),
+                })
+        } else {
+            t.and_then(|t| t.name.clone())
+                .or_else(|| {
+                    card.and_then(|c| c.product_name.clone())
+                        .map(|n| amd_name(Some(&n), None).unwrap_or(n))
+                })
+                .or_else(|| amd_name(None, pci_dev_id))
+                .unwrap_or_else(|| match pci_dev_id {
+                    Some(d) => format!("AMD GPU [1002:{d:04x}]"),
+                    None => "AMD GPU".to_string(),
+                })
+        };
+        let vendor = if hygon { "hygon" } else { "amd" };
         let id = format!("pci:{a}");
         let source = source_of(
             card.is_some(),
             !my_nodes.is_empty(),
             t.and(tool_name.as_deref()),
         );
-        let mut d = Device::new(id.clone(), name, "amd", Family::Gpu, &source);
+        let mut d = Device::new(id.clone(), name, vendor, Family::Gpu, &source);
         d.pci_address = Some(*a);
         if let Some(p) = p {
             d.numa_node = p.numa_node;
@@ -420,7 +509,7 @@ pub fn assemble(
                 let mut c = Device::new(
                     cid.clone(),
                     parent.name.clone(),
-                    "amd",
+                    parent.vendor.clone(),
                     Family::Gpu,
                     &parent.source,
                 );
@@ -480,6 +569,18 @@ pub fn assemble(
         }
     }
 
+    if known.is_empty() {
+        // Only the tool saw these GPUs: list them as it printed them.
+        devices.extend(unplaced.into_iter().map(|t| t.device));
+    } else if !unplaced.is_empty() {
+        warnings.push(format!(
+            "{}: {} GPU(s) printed without a PCI Bus, not matched to the {} device(s) found; their tool facts are left out",
+            tool_name.as_deref().unwrap_or("tool"),
+            unplaced.len(),
+            known.len()
+        ));
+    }
+
     // Enumeration order the runtime uses: KFD GPU nodes in node order; without
     // KFD, the devices in address order.
     let order: Vec<usize> = if node_ids.is_empty() {
@@ -510,48 +611,55 @@ pub fn assemble(
             }
         }
     }
-    devices
+    (devices, warnings)
 }
 
 /// The `amd` backend.
 pub(crate) fn detect(ctx: &Context) -> BackendOutput {
     let mut out = BackendOutput::default();
     let probe = ctx.probe;
-    let pci: Vec<&super::PciDevice> = ctx
-        .pci()
+    let scan = ctx.pci();
+    let pci: Vec<&super::PciDevice> = scan
         .by_vendor(AMD_VENDOR_ID)
+        .chain(scan.by_vendor(HYGON_VENDOR_ID))
         .filter(|d| d.family == Family::Gpu)
         .collect();
     let kfd_present = probe.list_dir("/sys/class/kfd").is_ok();
-    if pci.is_empty() && !kfd_present {
+    let mut nodes = Vec::new();
+    let mut cards = Vec::new();
+    if !pci.is_empty() || kfd_present {
+        let topo = kfd::read_topology(probe, kfd::TOPOLOGY_DIR);
+        out.warnings.extend(topo.warnings);
+        nodes = topo.gpus;
+        let is_amd = |c: &sysfs::DrmCard| {
+            c.driver.as_deref() == Some("amdgpu")
+                || c.address
+                    .is_some_and(|a| pci.iter().any(|p| p.address == a))
+        };
+        cards = sysfs::drm_cards(probe)
+            .iter()
+            .filter(|c| is_amd(c))
+            .map(|c| sysfs::read_amdgpu_card(probe, c))
+            .collect();
+    }
+    let found = !(pci.is_empty() && nodes.is_empty() && cards.is_empty());
+    let hygon = pci.iter().any(|p| p.vendor_id == HYGON_VENDOR_ID)
+        || nodes
+            .iter()
+            .any(|n| n.prop("vendor_id") == Some(u64::from(HYGON_VENDOR_ID)));
+    // With nothing found, only hy-smi: it may be all a container was given
+    // (`/opt/hyhal` mounted), and no other machine has it.
+    let tools: &[ToolRun] = if found { tool_order(hygon) } else { &[HY_SMI] };
+    let tool = run_tool(probe, tools, &mut out.warnings);
+    if !found && tool.is_empty() {
         return out;
     }
-    let topo = kfd::read_topology(probe, kfd::TOPOLOGY_DIR);
-    out.warnings.extend(topo.warnings);
-    let is_amd = |c: &sysfs::DrmCard| {
-        c.driver.as_deref() == Some("amdgpu")
-            || c.address
-                .is_some_and(|a| pci.iter().any(|p| p.address == a))
-    };
-    let cards: Vec<AmdgpuCard> = sysfs::drm_cards(probe)
-        .iter()
-        .filter(|c| is_amd(c))
-        .map(|c| sysfs::read_amdgpu_card(probe, c))
-        .collect();
-    if pci.is_empty() && topo.gpus.is_empty() && cards.is_empty() {
-        return out;
-    }
-    let tool = run_tool(probe, &mut out.warnings);
     let driver_version = probe.read_trimmed("/sys/module/amdgpu/version");
     let env = |k: &str| probe.env(k);
-    out.devices = assemble(
-        &pci,
-        &cards,
-        &topo.gpus,
-        &tool,
-        driver_version.as_deref(),
-        &env,
-    );
+    let (devices, warnings) =
+        assemble(&pci, &cards, &nodes, &tool, driver_version.as_deref(), &env);
+    out.devices = devices;
+    out.warnings.extend(warnings);
     if out.devices.iter().any(|d| d.shared_memory.is_some()) {
         let pool = ctx
             .probe
@@ -639,6 +747,66 @@ mod tests {
             amd_name(None, Some(0x740f)).as_deref(),
             Some("AMD Instinct MI210")
         );
+    }
+
+    fn kfd_node(props: &str) -> KfdNode {
+        KfdNode {
+            node: 1,
+            props: kfd::parse_properties(props).0,
+            gpu_id: Some(1),
+            mem_bytes: None,
+            io_links: Vec::new(),
+            p2p_links: Vec::new(),
+        }
+    }
+
+    fn tool_gpu(vendor: &str, address: Option<PciAddress>) -> ToolGpu {
+        let mut d = Device::new("rocm-smi:card0", "x", vendor, Family::Gpu, "rocm-smi");
+        d.pci_address = address;
+        d.memory_bytes = Some(7);
+        ToolGpu {
+            name: None,
+            device: d,
+        }
+    }
+
+    /// A DCU seen only through KFD (no PCI scan): its node's vendor_id
+    /// (0x1d94 = 7572) makes it Hygon's, and its device id (0x740f = 29711,
+    /// an AMD Instinct MI210's) is not looked up in the AMD table.
+    #[test]
+    fn hygon_kfd_node_is_not_named_from_the_amd_table() {
+        let n = kfd_node("simd_count 8\nvendor_id 7572\ndevice_id 29711\nlocation_id 14080\n");
+        let (d, w) = assemble(&[], &[], &[n], &[], None, &|_: &str| None);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].id, "pci:0000:37:00.0");
+        assert_eq!(d[0].vendor, "hygon");
+        assert_eq!(d[0].name, "Hygon DCU [1d94:740f]");
+        // The same node with AMD's vendor id is the MI210.
+        let n = kfd_node("simd_count 8\nvendor_id 4098\ndevice_id 29711\nlocation_id 14080\n");
+        let (d, _) = assemble(&[], &[], &[n], &[], None, &|_: &str| None);
+        assert_eq!(
+            (d[0].vendor.as_str(), d[0].name.as_str()),
+            ("amd", "AMD Instinct MI210")
+        );
+    }
+
+    #[test]
+    fn only_a_lone_card_without_address_is_placed() {
+        let a: PciAddress = "0000:37:00.0".parse().unwrap();
+        let b: PciAddress = "0000:3a:00.0".parse().unwrap();
+        let (placed, left) = place_tool_gpus(&[tool_gpu("hygon", None)], &[a]);
+        assert_eq!((placed.len(), left.len()), (1, 0));
+        assert_eq!(placed[0].device.pci_address, Some(a));
+        assert_eq!(placed[0].device.id, "pci:0000:37:00.0");
+        // Two devices, or two cards: no guess.
+        let (placed, left) = place_tool_gpus(&[tool_gpu("hygon", None)], &[a, b]);
+        assert_eq!((placed.len(), left.len()), (0, 1));
+        let two = [tool_gpu("hygon", None), tool_gpu("hygon", None)];
+        assert_eq!(place_tool_gpus(&two, &[a]).1.len(), 2);
+        // A card with an address stays where it is.
+        let (placed, left) = place_tool_gpus(&[tool_gpu("amd", Some(b))], &[a]);
+        assert_eq!((placed[0].device.pci_address, left.len()), (Some(b), 0));
     }
 
     proptest::proptest! {

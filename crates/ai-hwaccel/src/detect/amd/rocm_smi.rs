@@ -54,6 +54,28 @@ pub const ARGS: &[&str] = &[
     "--json",
 ];
 
+/// The command the backend runs for hyhal's `hy-smi` (Hygon DCUs): the
+/// rocm-smi flags it shares, `--showuse` for the `HCU use (%)` /
+/// `DCU use (%)` it prints, and no `--showdriverversion`, which hy-smi does
+/// not print in JSON (a STAR-CCM+ GPU preflight module that runs each
+/// query on real BW nodes: "`--showdriverversion`（不支持 --json）",
+/// code-search file id 69012839144). GPUStack's Hygon install guide runs
+/// `/opt/hyhal/bin/hy-smi -i --showmeminfo vram --showpower --showserial
+/// --showuse --showtemp --showproductname --showuniqueid --json` in one call
+/// (code-search file id 10309627447), and another project
+/// `hy-smi --showuse --showmeminfo vram --showpids --showbus --json`
+/// (code-search file id 66393164255).
+pub const HY_SMI_ARGS: &[&str] = &[
+    "--showproductname",
+    "--showmeminfo",
+    "vram",
+    "--showbus",
+    "--showuniqueid",
+    "--showserial",
+    "--showuse",
+    "--json",
+];
+
 /// A card's value for the first of `labels` present (case-insensitive),
 /// skipping `N/A` and empty strings.
 fn field(card: &BTreeMap<String, String>, labels: &[&str]) -> Option<String> {
@@ -198,9 +220,17 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
         .collect();
     crate::detect::formats::cap_records(&mut cards, "rocm-smi", &mut warnings);
     cards.sort_by_key(|(n, _)| *n);
+    // The address is the value's first word: hyhal's `hy-smi --showbus` on
+    // BW cards follows it with the serial and OAM slot (`<bus id> --> SN:
+    // <serial> --> OAM ID: <n>`, the shape a STAR-CCM+ GPU preflight module
+    // reads from real 8-card BW nodes; code-search file id 69012839144,
+    // `_HYGON_BUS_LINE_RE`).
     let addresses: BTreeMap<u32, PciAddress> = cards
         .iter()
-        .filter_map(|(n, c)| Some((*n, field(c, &["PCI Bus"])?.parse().ok()?)))
+        .filter_map(|(n, c)| {
+            let bus = field(c, &["PCI Bus"])?;
+            Some((*n, bus.split_whitespace().next()?.parse().ok()?))
+        })
         .collect();
     let peer_name = |n: u32| {
         addresses
@@ -369,6 +399,18 @@ mod tests {
         assert_eq!(g[0].device.links[0].kind, "xgmi");
         assert_eq!(g[1].device.links[0].peer, "pci:0000:1e:00.0");
         assert_eq!(g[0].name.as_deref(), Some("AMD Instinct MI100"));
+    }
+
+    #[test]
+    fn pci_bus_is_the_first_word() {
+        // hy-smi on BW prints serial and OAM slot after the bus id.
+        let (g, w) = parse_gpus(
+            br#"{"card0":{"PCI Bus":"0000:37:00.0 --> SN: X --> OAM ID: 3","HCU use (%)":"7.0"}}"#,
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(g[0].device.id, "pci:0000:37:00.0");
+        assert_eq!(g[0].device.vendor, "hygon");
+        assert_eq!(g[0].device.utilization_percent, Some(7.0));
     }
 
     #[test]
