@@ -37,6 +37,8 @@
 //! gives it a meaning); a value that is not an index list is not applied
 //! and becomes a warning.
 
+pub mod monitor;
+
 use crate::model::{Device, DeviceLink, Family, Labels, PciAddress, SizeUnit, parse_size};
 use crate::probe::{ProbeExt, join};
 
