@@ -51,7 +51,7 @@ use serde_json::{Map, Value};
 use crate::model::{Device, Family};
 
 use super::chip_of_instance;
-use crate::detect::formats::{ParseOutput, device_cap_reached};
+use crate::detect::formats::{MAX_WARNINGS_PER_OUTPUT, ParseOutput, device_cap_reached};
 
 /// Most NeuronCore entries read from one report (a trn2.48xlarge has 128
 /// physical cores); further ones are ignored with a warning.
@@ -148,6 +148,17 @@ pub struct DeviceLoad {
     pub ecc: Option<EccCounts>,
 }
 
+/// Keep a warning while fewer than [`MAX_WARNINGS_PER_OUTPUT`] are kept, and
+/// say once that the rest are not shown (a forged report of a million bad
+/// core keys must not become a million warnings).
+fn note(warnings: &mut Vec<String>, msg: String) {
+    if warnings.len() < MAX_WARNINGS_PER_OUTPUT {
+        warnings.push(msg);
+    } else if warnings.len() == MAX_WARNINGS_PER_OUTPUT {
+        warnings.push("neuron-monitor: further warnings not shown".into());
+    }
+}
+
 fn obj<'a>(v: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
     v.get(key)?.as_object()
 }
@@ -198,14 +209,17 @@ fn group<'a>(
         .iter()
         .find_map(|n| report.get(*n).filter(|g| !g.is_null()).map(|g| (*n, g)))?;
     if !g.is_object() {
-        warnings.push(format!("{who}{name} is not an object"));
+        note(warnings, format!("{who}{name} is not an object"));
         return None;
     }
     if let Some(e) = group_error(g) {
-        warnings.push(format!(
-            "{who}{name}: {}",
-            crate::model::excerpt(e, crate::model::EXCERPT_CHARS)
-        ));
+        note(
+            warnings,
+            format!(
+                "{who}{name}: {}",
+                crate::model::excerpt(e, crate::model::EXCERPT_CHARS)
+            ),
+        );
         return None;
     }
     Some(g)
@@ -236,7 +250,10 @@ fn read_ecc(g: &Value, into: &mut BTreeMap<u32, EccCounts>, warnings: &mut Vec<S
         return;
     };
     let Some(list) = list.as_array() else {
-        warnings.push("hardware counters: the device list is not an array".into());
+        note(
+            warnings,
+            "hardware counters: the device list is not an array".into(),
+        );
         return;
     };
     let period = g.get("period").and_then(Value::as_f64);
@@ -245,7 +262,10 @@ fn read_ecc(g: &Value, into: &mut BTreeMap<u32, EccCounts>, warnings: &mut Vec<S
             break;
         }
         let Some(index) = small(first(d, &["neuron_device_index", "device_index"])) else {
-            warnings.push("hardware counters: an entry without a device index".into());
+            note(
+                warnings,
+                "hardware counters: an entry without a device index".into(),
+            );
             continue;
         };
         let c = EccCounts {
@@ -292,10 +312,13 @@ fn read_runtime(
         _ => format!("runtime #{pos}: "),
     };
     if let Some(e) = group_error(r) {
-        warnings.push(format!(
-            "{who}{}",
-            crate::model::excerpt(e, crate::model::EXCERPT_CHARS)
-        ));
+        note(
+            warnings,
+            format!(
+                "{who}{}",
+                crate::model::excerpt(e, crate::model::EXCERPT_CHARS)
+            ),
+        );
         return None;
     }
     let report = r.get("report").filter(|v| v.is_object())?;
@@ -303,22 +326,29 @@ fn read_runtime(
         if let Some(cores) = obj(g, "neuroncores_in_use") {
             for (k, v) in cores {
                 if rt.cores.len() >= MAX_CORES {
-                    warnings.push(format!(
-                        "{who}more than {MAX_CORES} NeuronCores; the rest are ignored"
-                    ));
+                    note(
+                        warnings,
+                        format!("{who}more than {MAX_CORES} NeuronCores; the rest are ignored"),
+                    );
                     break;
                 }
                 let Some(i) = core_index(k) else {
-                    warnings.push(format!("{who}NeuronCore key {k:?} is not an index"));
+                    note(
+                        warnings,
+                        format!("{who}NeuronCore key {k:?} is not an index"),
+                    );
                     continue;
                 };
                 let u = v.get("neuroncore_utilization");
                 let p = percent(u);
                 if p.is_none() && u.is_some_and(|u| !u.is_null()) {
-                    warnings.push(format!(
-                        "{who}NeuronCore {i}: utilization {u:?} is not a percentage",
-                        u = u.map(Value::to_string).unwrap_or_default()
-                    ));
+                    note(
+                        warnings,
+                        format!(
+                            "{who}NeuronCore {i}: utilization {u:?} is not a percentage",
+                            u = u.map(Value::to_string).unwrap_or_default()
+                        ),
+                    );
                 }
                 rt.cores.entry(i).or_default().utilization_percent = p;
             }
@@ -369,19 +399,25 @@ pub fn parse_neuron_monitor(text: &str) -> MonitorReport {
     let root = match values.next() {
         Some(Ok(v)) => v,
         Some(Err(e)) => {
-            rep.warnings
-                .push(format!("not a neuron-monitor JSON report: {e}"));
+            note(
+                &mut rep.warnings,
+                format!("not a neuron-monitor JSON report: {e}"),
+            );
             return rep;
         }
         None => {
-            rep.warnings
-                .push("no neuron-monitor report (empty output)".into());
+            note(
+                &mut rep.warnings,
+                "no neuron-monitor report (empty output)".into(),
+            );
             return rep;
         }
     };
     if !root.is_object() {
-        rep.warnings
-            .push("not a neuron-monitor report: the JSON value is not an object".into());
+        note(
+            &mut rep.warnings,
+            "not a neuron-monitor report: the JSON value is not an object".into(),
+        );
         return rep;
     }
     if let Some(i) = first(&root, &["instance_info", "instance_data"]) {
@@ -389,10 +425,13 @@ pub fn parse_neuron_monitor(text: &str) -> MonitorReport {
     }
     if let Some(h) = root.get("neuron_hardware_info").filter(|h| h.is_object()) {
         if let Some(e) = group_error(h) {
-            rep.warnings.push(format!(
-                "neuron_hardware_info: {}",
-                crate::model::excerpt(e, crate::model::EXCERPT_CHARS)
-            ));
+            note(
+                &mut rep.warnings,
+                format!(
+                    "neuron_hardware_info: {}",
+                    crate::model::excerpt(e, crate::model::EXCERPT_CHARS)
+                ),
+            );
         }
         rep.device_type = string(h.get("neuron_device_type"));
         rep.device_version = string(h.get("neuron_device_version"));
@@ -406,9 +445,10 @@ pub fn parse_neuron_monitor(text: &str) -> MonitorReport {
         None => {}
         Some(Value::Array(list)) => {
             if list.len() > MAX_RUNTIMES {
-                rep.warnings.push(format!(
-                    "more than {MAX_RUNTIMES} runtimes; the rest are ignored"
-                ));
+                note(
+                    &mut rep.warnings,
+                    format!("more than {MAX_RUNTIMES} runtimes; the rest are ignored"),
+                );
             }
             for (pos, r) in list.iter().take(MAX_RUNTIMES).enumerate() {
                 if let Some(rt) = read_runtime(r, pos, &mut rep.ecc, &mut rep.warnings) {
@@ -416,7 +456,7 @@ pub fn parse_neuron_monitor(text: &str) -> MonitorReport {
                 }
             }
         }
-        Some(_) => rep.warnings.push("the runtime list is not an array".into()),
+        Some(_) => note(&mut rep.warnings, "the runtime list is not an array".into()),
     }
     if let Some(sys) = root.get("system_data").filter(|s| s.is_object()) {
         if let Some(g) = group(sys, &["neuron_hw_counters"], "", &mut rep.warnings) {
@@ -606,7 +646,7 @@ pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
         devices.push(d);
     }
     if devices.is_empty() && warnings.is_empty() {
-        warnings.push("the report names no Neuron device".into());
+        note(&mut warnings, "the report names no Neuron device".into());
     }
     ParseOutput { devices, warnings }
 }
@@ -795,6 +835,15 @@ mod tests {
         // Nesting past serde_json's limit is an error, not a stack overflow.
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         assert!(!parse_neuron_monitor(&deep).warnings.is_empty());
+        // A million bad core keys are not a million warnings.
+        let keys: String = (0..5000)
+            .map(|i| format!("\"x{i}\":{{}}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let r = parse_neuron_monitor(&format!(
+            "{{\"neuron_runtime_data\":[{{\"report\":{{\"neuroncore_counters\":{{\"neuroncores_in_use\":{{{keys}}}}}}}}}]}}"
+        ));
+        assert_eq!(r.warnings.len(), MAX_WARNINGS_PER_OUTPUT + 1);
         // A forged device count is capped.
         let huge = r#"{"neuron_hardware_info":{"neuron_device_count":4000000000}}"#;
         let out = parse_format(huge.as_bytes());
