@@ -460,6 +460,23 @@ fn snapshot_records_tool_runs_and_environment() {
     ));
 }
 
+#[test]
+fn snapshot_records_a_first_line_run_and_replays_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write_script(
+        dir.path(),
+        "stream",
+        "echo '{\"r\":1}'; while :; do sleep 30; echo more; done",
+    );
+    let rec = RecordingProbe::new(LiveProbe::new(tool_probe_opts(dir.path())));
+    let a = rec.run_first_line("stream", &[]).unwrap();
+    assert_eq!(a.stdout_text(), "{\"r\":1}\n");
+    let snap = dir.path().join("snap");
+    rec.save(&snap, &[]).unwrap();
+    let replay = ReplayProbe::open(&snap).unwrap();
+    assert_eq!(replay.run_first_line("stream", &[]).unwrap(), a);
+}
+
 fn tool_probe_opts(dir: &Path) -> ProbeOptions {
     ProbeOptions {
         root: dir.to_path_buf(),
