@@ -7,10 +7,11 @@
 //! [`crate::probe::Probe::run_first_line`]); [`parse_neuron_monitor`] reads
 //! the first JSON value of any text, one line or pretty-printed.
 //!
-//! Layouts accepted, by the keys AWS documented for each (aws-neuron-sdk
-//! `docs/neuron-tools/neuron-monitor-user-guide.md` of 2020-09,
-//! `neuron-guide/neuron-tools/neuron-tools-v1/neuron-monitor-user-guide_v1.rst`,
-//! `tools/neuron-sys-tools/neuron-monitor-user-guide.rst` of 2.x):
+//! Layouts accepted, by the keys AWS documented for each (aws-neuron/aws-neuron-sdk
+//! `docs/neuron-tools/neuron-monitor-user-guide.md` at 4bd60a0d2ec4, 2020-09;
+//! `neuron-guide/neuron-tools/neuron-tools-v1/neuron-monitor-user-guide_v1.rst`
+//! at 98d57f183387, 1.x; `tools/neuron-sys-tools/neuron-monitor-user-guide.rst`
+//! at 81ce03ae261e, 2.x):
 //! - runtimes: `neuron_runtime_data` (1.x later, 2.x) or `runtime_data`
 //!   (2020), each with `error` and a `report` of metric groups, each group
 //!   with its own `error`;
