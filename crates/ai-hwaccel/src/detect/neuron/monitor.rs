@@ -31,8 +31,11 @@
 //!   with `mem_ecc_corrected`, `mem_ecc_uncorrected`,
 //!   `sram_ecc_uncorrected` and (2.x) `sram_ecc_corrected`. The 1.x guide
 //!   says they count events "for the captured period", and AWS's
-//!   `neuron-monitor-prometheus.py` adds each report's values to a counter:
-//!   they are per-report counts, not totals since the driver loaded;
+//!   `neuron-monitor-prometheus.py` adds each report's values to a counter
+//!   (`process_neuron_hw_counters`: `Counter(...).inc(device[counter])`, as
+//!   in the copies of the script indexed by code search, e.g. file ids
+//!   10181912804 and 39520268906): they are per-report counts, not totals
+//!   since the driver loaded;
 //! - `neuron_hardware_info` (1.16+): `neuron_device_count`,
 //!   `neuroncore_per_device_count`, and in 2.x `neuron_device_type`,
 //!   `neuron_device_version`, `neuroncore_version`,
