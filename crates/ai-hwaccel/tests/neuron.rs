@@ -415,5 +415,16 @@ proptest::proptest! {
         let mut j = DERIVED_JSON.as_bytes().to_vec();
         j.truncate(cut % (j.len() + 1));
         let _ = parse("neuron-ls-json", &j);
+        for report in [
+            std::fs::read(support::fixture(
+                "neuron-monitor/all-smi__trn1.2xlarge__neuron-monitor-no-runtime.json",
+            ))
+            .unwrap(),
+            MONITOR_2X.as_bytes().to_vec(),
+        ] {
+            let out = parse("neuron-monitor", &support::damaged(report, cut, flip, byte));
+            // One changed byte makes a count or index of two digits at most.
+            proptest::prop_assert!(out.devices.len() < 100, "{}", out.devices.len());
+        }
     }
 }
