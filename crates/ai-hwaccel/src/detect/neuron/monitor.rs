@@ -159,7 +159,7 @@ fn note(warnings: &mut Vec<String>, msg: String) {
     if warnings.len() < MAX_WARNINGS_PER_OUTPUT {
         warnings.push(msg);
     } else if warnings.len() == MAX_WARNINGS_PER_OUTPUT {
-        warnings.push("neuron-monitor: further warnings not shown".into());
+        warnings.push("further warnings not shown".into());
     }
 }
 
