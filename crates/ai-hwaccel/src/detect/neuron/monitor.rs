@@ -482,6 +482,12 @@ pub fn device_loads(
     let n_devices = rep.device_count.or(device_count);
     let mut out: BTreeMap<u32, DeviceLoad> = BTreeMap::new();
     // Per core over all runtimes: the highest utilization, the memory summed.
+    // Each runtime may list every core, with 0 for cores it does not use: a
+    // report of four runtimes on an inf1.xlarge pasted into a copy of
+    // neuron-monitor-prometheus.py (code-search file id 42733302911, a
+    // Python literal, so no fixture) lists cores 0–3 under each runtime, one
+    // of them non-zero in both `neuroncores_in_use` and
+    // `neuroncore_memory_usage`.
     let mut util: BTreeMap<u32, f64> = BTreeMap::new();
     let mut mem: BTreeMap<u32, u64> = BTreeMap::new();
     for rt in &rep.runtimes {
