@@ -280,6 +280,9 @@ impl Probe for EnvTracking<'_> {
     fn run(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError> {
         self.inner.run(tool, args)
     }
+    fn run_first_line(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError> {
+        self.inner.run_first_line(tool, args)
+    }
     fn env(&self, name: &str) -> Option<String> {
         if let Ok(mut n) = self.names.lock() {
             n.insert(name.to_string());

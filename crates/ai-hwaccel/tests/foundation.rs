@@ -305,6 +305,36 @@ fn hanging_tool_is_killed_at_the_timeout() {
 }
 
 #[test]
+fn a_streaming_tool_is_stopped_after_its_first_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // A line in two writes, then a report every 30 s (neuron-monitor's shape).
+    write_script(
+        dir.path(),
+        "stream",
+        "printf '{\"a\":'; sleep 0.2; echo '1}'; while :; do sleep 30; echo next; done",
+    );
+    write_script(dir.path(), "silent", "sleep 30");
+    let p = tool_probe(dir.path(), Duration::from_secs(20), 1 << 20);
+    let t = Instant::now();
+    let out = p.run_first_line("stream", &[]).unwrap();
+    assert_eq!(out.stdout_text(), "{\"a\":1}\n");
+    assert_eq!(out.status, None, "ended by our kill");
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t.elapsed()
+    );
+    // No line before the timeout: the timeout, as for `run`.
+    let p = tool_probe(dir.path(), Duration::from_millis(300), 1 << 20);
+    let r = p.run_first_line("silent", &[]);
+    assert!(matches!(r, Err(ProbeError::Timeout { .. })), "{r:?}");
+    // A tool that exits after writing is read to its end, like `run`.
+    write_script(dir.path(), "two", "echo one; echo two");
+    let out = p.run_first_line("two", &[]).unwrap();
+    assert!(out.stdout_text().starts_with("one\n"));
+}
+
+#[test]
 fn tool_leaving_a_background_child_returns_promptly() {
     let dir = tempfile::tempdir().unwrap();
     write_script(dir.path(), "fork", "sleep 30 & echo done");
@@ -428,6 +458,23 @@ fn snapshot_records_tool_runs_and_environment() {
         replay.read("/etc/passwd"),
         Err(ProbeError::NotFound { .. })
     ));
+}
+
+#[test]
+fn snapshot_records_a_first_line_run_and_replays_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write_script(
+        dir.path(),
+        "stream",
+        "echo '{\"r\":1}'; while :; do sleep 30; echo more; done",
+    );
+    let rec = RecordingProbe::new(LiveProbe::new(tool_probe_opts(dir.path())));
+    let a = rec.run_first_line("stream", &[]).unwrap();
+    assert_eq!(a.stdout_text(), "{\"r\":1}\n");
+    let snap = dir.path().join("snap");
+    rec.save(&snap, &[]).unwrap();
+    let replay = ReplayProbe::open(&snap).unwrap();
+    assert_eq!(replay.run_first_line("stream", &[]).unwrap(), a);
 }
 
 fn tool_probe_opts(dir: &Path) -> ProbeOptions {

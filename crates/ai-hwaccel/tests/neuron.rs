@@ -283,6 +283,115 @@ fn json_tool_end_to_end() {
     assert!(r.devices[0].links.is_empty());
 }
 
+/// A fake `neuron-monitor` that streams `report` as its first line and then
+/// a report every 30 s, as the daemon does; `neuron-ls --json-output`
+/// lists the trn1.2xlarge's one device with its 2 NeuronCores.
+fn monitor_tools(bin: &Path, report: &str) {
+    let ls = r#"[{"neuron_device": 0, "bdf": "00:1e.0", "connected_to": null, "nc_count": 2, "memory_size": 34359738368}]"#;
+    std::fs::write(bin.join("ls.json"), ls).unwrap();
+    std::fs::write(bin.join("report.json"), report).unwrap();
+    write_script(
+        bin,
+        "neuron-ls",
+        &format!(
+            "[ \"$1\" = --json-output ] && cat '{}'\n",
+            bin.join("ls.json").display()
+        ),
+    );
+    write_script(
+        bin,
+        "neuron-monitor",
+        &format!(
+            "[ $# -eq 0 ] || exit 2\nwhile :; do cat '{}'; echo; sleep 30; done",
+            bin.join("report.json").display()
+        ),
+    );
+}
+
+#[test]
+fn monitor_without_a_runtime_adds_no_values() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    trn1_root(root.path(), Some("neuron"));
+    let capture = std::fs::read_to_string(support::fixture(
+        "neuron-monitor/all-smi__trn1.2xlarge__neuron-monitor-no-runtime.json",
+    ))
+    .unwrap();
+    monitor_tools(bin.path(), &capture);
+    let t = std::time::Instant::now();
+    let r = run(root.path(), bin.path());
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(4),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let d = &r.devices[0];
+    assert_eq!(d.utilization_percent, None, "no runtime: unknown, not 0 %");
+    assert!(!d.extra.contains_key("memory_used_bytes"));
+}
+
+/// A report in the 2.x user guide's layout (values chosen here): one
+/// runtime using both NeuronCores of device 0, and its ECC counts.
+const MONITOR_2X: &str = r#"{"neuron_runtime_data":[{"pid":4242,"neuron_runtime_tag":"4242","error":"","report":{"neuroncore_counters":{"period":1.0,"neuroncores_in_use":{"0":{"neuroncore_utilization":80},"1":{"neuroncore_utilization":40}},"error":""},"memory_used":{"period":1.0,"neuron_runtime_used_bytes":{"host":1000,"neuron_device":300,"usage_breakdown":{"neuroncore_memory_usage":{"0":{"constants":100,"model_code":50,"model_shared_scratchpad":0,"runtime_memory":0,"tensors":50},"1":{"constants":100}}}},"error":""}}}],"system_data":{"neuron_hw_counters":{"period":1.0,"neuron_devices":[{"neuron_device_index":0,"mem_ecc_corrected":2,"mem_ecc_uncorrected":0,"sram_ecc_uncorrected":1,"sram_ecc_corrected":0}],"error":""}},"instance_info":{"instance_type":"trn1.2xlarge","error":""},"neuron_hardware_info":{"neuron_device_count":1,"neuroncore_per_device_count":2,"error":""}}"#;
+
+#[test]
+fn monitor_values_reach_the_device_and_the_exporter() {
+    use ai_hwaccel::telemetry::{Telemetry, merge_detected, metrics};
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    trn1_root(root.path(), Some("neuron"));
+    monitor_tools(bin.path(), MONITOR_2X);
+    let t = std::time::Instant::now();
+    let r = run(root.path(), bin.path());
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(4),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let d = r.device("pci:0000:00:1e.0").unwrap();
+    assert_eq!(d.utilization_percent, Some(60.0));
+    assert_eq!(d.extra["memory_used_bytes"], "300");
+    assert_eq!(d.extra["neuroncore_utilization_percent"], "0:80,1:40");
+    assert_eq!(d.extra["neuron_monitor_mem_ecc_corrected"], "2");
+    assert_eq!(d.extra["neuron_monitor_sram_ecc_uncorrected"], "1");
+    assert_eq!(d.ecc_uncorrected_errors, None);
+    let mut tel = Telemetry::default();
+    merge_detected(&mut tel, &r);
+    let s = tel.device(&d.id).unwrap();
+    assert_eq!(s.utilization_ratio, Some(0.6));
+    assert_eq!(s.memory_used_bytes, Some(300));
+    let om = metrics::encode_openmetrics(&r, &tel, &metrics::Options::default());
+    for line in [
+        "ai_hwaccel_device_utilization_ratio{id=\"pci:0000:00:1e.0\"} 0.6",
+        "ai_hwaccel_device_memory_used_bytes{id=\"pci:0000:00:1e.0\"} 300.0",
+    ] {
+        assert!(om.contains(line), "{line} missing from\n{om}");
+    }
+}
+
+#[test]
+fn a_broken_monitor_is_a_warning() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    trn1_root(root.path(), Some("neuron"));
+    monitor_tools(bin.path(), "{\"neuron_runtime_data\":[{\"report\"");
+    let r = run(root.path(), bin.path());
+    assert_eq!(
+        r.devices[0].memory_bytes,
+        Some(32 * GIB),
+        "neuron-ls facts stay"
+    );
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("neuron-monitor")),
+        "{:?}",
+        r.warnings
+    );
+}
+
 #[test]
 fn driverless_device_without_tool() {
     let root = tempfile::tempdir().unwrap();
@@ -306,5 +415,16 @@ proptest::proptest! {
         let mut j = DERIVED_JSON.as_bytes().to_vec();
         j.truncate(cut % (j.len() + 1));
         let _ = parse("neuron-ls-json", &j);
+        for report in [
+            std::fs::read(support::fixture(
+                "neuron-monitor/all-smi__trn1.2xlarge__neuron-monitor-no-runtime.json",
+            ))
+            .unwrap(),
+            MONITOR_2X.as_bytes().to_vec(),
+        ] {
+            let out = parse("neuron-monitor", &support::damaged(report, cut, flip, byte));
+            // One changed byte makes a count or index of two digits at most.
+            proptest::prop_assert!(out.devices.len() < 100, "{}", out.devices.len());
+        }
     }
 }

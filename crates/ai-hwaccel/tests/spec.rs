@@ -392,6 +392,7 @@ const FIXTURE_FORMATS: &[(&str, &str)] = &[
     ("clinfo", "clinfo"),
     ("hl-smi", "hl-smi"),
     ("neuron-ls", "neuron-ls"),
+    ("neuron-monitor", "neuron-monitor"),
     ("npu-smi", "npu-smi"),
     ("nvidia-smi-csv", "nvidia-smi-csv"),
     ("nvidia-smi-q", "nvidia-smi-q"),

@@ -182,6 +182,11 @@ pub static FORMATS: &[Format] = &[
         parse: super::neuron::parse_format_json,
     },
     Format {
+        name: "neuron-monitor",
+        produced_by: "neuron-monitor (one JSON report; the first line of its stream)",
+        parse: super::neuron::monitor::parse_format,
+    },
+    Format {
         name: "tpu-info",
         produced_by: "tpu-info (plain, --metric or --process views)",
         parse: super::tpu::parse_format,

@@ -142,6 +142,16 @@ fn kill_group(child: &mut Child) {
     let _ = child.kill();
 }
 
+/// When a run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Until {
+    /// When the tool exits (or the timeout passes).
+    Exit,
+    /// As soon as stdout holds a complete line: the group is killed then.
+    /// For tools that stream reports without end (`neuron-monitor`).
+    FirstLine,
+}
+
 /// Run `exe` with `args`. `name` is used in errors.
 pub(crate) fn run(
     name: &str,
@@ -149,6 +159,7 @@ pub(crate) fn run(
     args: &[&str],
     timeout: Duration,
     cap: usize,
+    until: Until,
 ) -> Result<ToolOutput, ProbeError> {
     let spawn = || {
         Command::new(exe)
@@ -187,6 +198,8 @@ pub(crate) fn run(
     // (exit status, when it was seen, whether the group was killed since)
     let mut exited: Option<(std::process::ExitStatus, Instant, bool)> = None;
     loop {
+        let line_in =
+            until == Until::FirstLine && out.as_ref().is_some_and(|p| p.kept.contains(&b'\n'));
         let mut pipes: Vec<&mut Pipe> = out.iter_mut().chain(err.iter_mut()).collect();
         let any_open = pipes.iter().any(|p| p.open);
         let now = Instant::now();
@@ -195,6 +208,20 @@ pub(crate) fn run(
                 Ok(Some(st)) => {
                     exited = Some((st, now, false));
                     continue;
+                }
+                Ok(None) if line_in => {
+                    // The first line is in: end the stream. Reading stops
+                    // here; what the pipes still hold is not waited for.
+                    kill_group(&mut child);
+                    let status = child.wait().ok();
+                    let (stdout, t1) = out.map(|p| (p.kept, p.truncated)).unwrap_or_default();
+                    let (stderr, t2) = err.map(|p| (p.kept, p.truncated)).unwrap_or_default();
+                    return Ok(ToolOutput {
+                        status: status.and_then(|s| s.code()),
+                        stdout,
+                        stderr,
+                        truncated: t1 || t2,
+                    });
                 }
                 Ok(None) if now >= deadline => {
                     kill_group(&mut child);

@@ -190,6 +190,38 @@ impl Probe for LiveProbe {
     }
 
     fn run(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError> {
+        self.run_until(tool, args, exec::Until::Exit)
+    }
+
+    fn run_first_line(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError> {
+        self.run_until(tool, args, exec::Until::FirstLine)
+    }
+
+    fn env(&self, name: &str) -> Option<String> {
+        match &self.opts.env {
+            Some(env) => env.get(name).cloned(),
+            None => std::env::var(name).ok(),
+        }
+    }
+
+    fn allows_native_libraries(&self) -> bool {
+        self.opts.root == Path::new("/") && !self.opts.no_exec
+    }
+
+    fn refusals(&self) -> Vec<String> {
+        self.refusals.messages()
+    }
+}
+
+impl LiveProbe {
+    /// Resolve `tool` and run it under the options' timeout (cut to what is
+    /// left of the shared deadline) and output cap.
+    fn run_until(
+        &self,
+        tool: &str,
+        args: &[&str],
+        until: exec::Until,
+    ) -> Result<ToolOutput, ProbeError> {
         if self.opts.no_exec {
             return Err(ProbeError::ExecDisabled {
                 tool: tool.to_string(),
@@ -210,22 +242,7 @@ impl Probe for LiveProbe {
             timeout = timeout.min(left);
         }
         tracing::debug!(tool, ?args, exe = %exe.display(), "running tool");
-        exec::run(tool, &exe, args, timeout, self.opts.output_cap)
-    }
-
-    fn env(&self, name: &str) -> Option<String> {
-        match &self.opts.env {
-            Some(env) => env.get(name).cloned(),
-            None => std::env::var(name).ok(),
-        }
-    }
-
-    fn allows_native_libraries(&self) -> bool {
-        self.opts.root == Path::new("/") && !self.opts.no_exec
-    }
-
-    fn refusals(&self) -> Vec<String> {
-        self.refusals.messages()
+        exec::run(tool, &exe, args, timeout, self.opts.output_cap, until)
     }
 }
 

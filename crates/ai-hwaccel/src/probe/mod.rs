@@ -189,6 +189,15 @@ pub trait Probe: Send + Sync {
     /// Run `tool` (a bare name looked up on the search path) with `args`,
     /// without a shell, stdin closed, under the timeout and output cap.
     fn run(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError>;
+    /// Run a tool that streams reports without end (`neuron-monitor`) as
+    /// [`Probe::run`] does, but stop it once stdout holds a complete line:
+    /// its process group is killed then, so `status` is `None` and stdout
+    /// holds that line (and whatever followed it in the same read). A
+    /// recorded snapshot answers from its record of the same tool and
+    /// arguments; the default is [`Probe::run`].
+    fn run_first_line(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError> {
+        self.run(tool, args)
+    }
     /// An environment variable of the probed process.
     fn env(&self, name: &str) -> Option<String>;
     /// Whether detection may load vendor libraries (NVML) into this process.

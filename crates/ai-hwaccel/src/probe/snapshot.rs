@@ -296,6 +296,33 @@ impl<P: Probe> RecordingProbe<P> {
     }
 }
 
+impl<P: Probe> RecordingProbe<P> {
+    /// Keep one tool run in the manifest and hand it on.
+    fn record_run(
+        &self,
+        tool: &str,
+        args: &[&str],
+        r: Result<ToolOutput, ProbeError>,
+    ) -> Result<ToolOutput, ProbeError> {
+        let mut rec = lock(&self.rec);
+        let result = match &r {
+            Ok(out) => Outcome::Ok(ToolRun {
+                status: out.status,
+                stdout: rec.blob(&out.stdout),
+                stderr: rec.blob(&out.stderr),
+                truncated: out.truncated,
+            }),
+            Err(e) => Outcome::Error(ErrorRecord::from_error(e)),
+        };
+        rec.manifest.tools.push(ToolRecord {
+            tool: tool.to_string(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            result,
+        });
+        r
+    }
+}
+
 impl<P: Probe> Probe for RecordingProbe<P> {
     fn read(&self, path: &str) -> Result<Vec<u8>, ProbeError> {
         self.read_limited(path, DEFAULT_READ_LIMIT)
@@ -344,22 +371,12 @@ impl<P: Probe> Probe for RecordingProbe<P> {
 
     fn run(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError> {
         let r = self.inner.run(tool, args);
-        let mut rec = lock(&self.rec);
-        let result = match &r {
-            Ok(out) => Outcome::Ok(ToolRun {
-                status: out.status,
-                stdout: rec.blob(&out.stdout),
-                stderr: rec.blob(&out.stderr),
-                truncated: out.truncated,
-            }),
-            Err(e) => Outcome::Error(ErrorRecord::from_error(e)),
-        };
-        rec.manifest.tools.push(ToolRecord {
-            tool: tool.to_string(),
-            args: args.iter().map(|s| s.to_string()).collect(),
-            result,
-        });
-        r
+        self.record_run(tool, args, r)
+    }
+
+    fn run_first_line(&self, tool: &str, args: &[&str]) -> Result<ToolOutput, ProbeError> {
+        let r = self.inner.run_first_line(tool, args);
+        self.record_run(tool, args, r)
     }
 
     fn env(&self, name: &str) -> Option<String> {

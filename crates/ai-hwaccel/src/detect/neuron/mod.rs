@@ -5,6 +5,8 @@
 //! the shared scan, or entries under `/sys/class/neuron_device`. Facts come
 //! from `neuron-ls --json-output`, else the `neuron-ls` table, else sysfs
 //! (`/sys/class/neuron_device/neuron<N>/device` → the PCI function).
+//! When `neuron-ls` listed devices, the first report of `neuron-monitor`
+//! adds their dynamic values ([`monitor`]).
 //!
 //! `neuron-ls` prints memory as `32 GB` per device: the driver's byte count
 //! divided by 2^30 (Trainium1 carries 32 GiB of HBM), so GB is read as GiB.
@@ -36,6 +38,8 @@
 //! `hidden by <VAR>`. An empty value is treated as unset (neither document
 //! gives it a meaning); a value that is not an index list is not applied
 //! and becomes a warning.
+
+pub mod monitor;
 
 use crate::model::{Device, DeviceLink, Family, Labels, PciAddress, SizeUnit, parse_size};
 use crate::probe::{ProbeExt, join};
@@ -475,6 +479,7 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
     }
     let mut rep = rep.unwrap_or_default();
     out.warnings.append(&mut rep.warnings);
+    let listed_by_tool = !rep.devices.is_empty();
     // Devices the tool did not list: from sysfs, then from PCI.
     for name in &in_sysfs {
         let Ok(index) = name.trim_start_matches("neuron").parse::<u32>() else {
@@ -537,6 +542,9 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
         }
     }
     apply_visibility(ctx, &mut devices, &mut out.warnings);
+    if listed_by_tool {
+        read_monitor(ctx, &mut devices, &mut out.warnings);
+    }
     for p in &on_pci {
         if !devices.iter().any(|d| d.pci_address == Some(p.address)) {
             let name = known_device(p.vendor_id, p.device_id)
@@ -564,6 +572,48 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
     }
     out.devices = devices;
     out
+}
+
+/// Put the first `neuron-monitor` report's values (NeuronCore utilization,
+/// device memory in use, ECC counts) on the devices neuron-ls listed,
+/// matched by device index. The tool streams reports without end; only its
+/// first line is read, under the run's deadline. It prints that line at
+/// once: "emits a complete record immediately at t≈0 and then every 5 s",
+/// measured on a trn1.2xlarge with aws-neuronx-tools 2.28.23.0
+/// (lablup/all-smi@8c418345b0d5 `src/device/readers/neuron.rs`,
+/// `MONITOR_FIRST_RECORD_TIMEOUT`).
+fn read_monitor(ctx: &Context, devices: &mut [Device], warnings: &mut Vec<String>) {
+    let o = match ctx.probe.run_first_line("neuron-monitor", &[]) {
+        Err(e) if e.is_absent() => return,
+        Err(e) => {
+            warnings.push(e.to_string());
+            return;
+        }
+        Ok(o) => o,
+    };
+    let text = o.stdout_text();
+    if text.trim().is_empty() {
+        if o.status != Some(0) {
+            warnings.push(format!(
+                "neuron-monitor: no report; exited with {}: {}",
+                o.status
+                    .map_or_else(|| "a signal".to_string(), |s| s.to_string()),
+                o.stderr_line()
+            ));
+        }
+        return;
+    }
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let rep = monitor::parse_neuron_monitor(first);
+    warnings.extend(rep.warnings.iter().map(|w| format!("neuron-monitor: {w}")));
+    let cores = devices.iter().find_map(|d| d.compute_units);
+    let count = u32::try_from(devices.iter().filter(|d| d.index.is_some()).count()).ok();
+    let loads = monitor::device_loads(&rep, cores, count);
+    for d in devices.iter_mut() {
+        if let Some(l) = d.index.and_then(|i| loads.get(&i)) {
+            monitor::apply_load(d, l);
+        }
+    }
 }
 
 /// Mark the devices the visibility variables hide as unavailable (they stay
