@@ -561,6 +561,7 @@ fn every_accelerator_in_the_fixtures_resolves() {
                     ai_hwaccel::detect::format("neuron-ls-json").unwrap()
                 }
                 (&"xpu-smi", Some("json")) => format,
+                (&"xpu-smi", Some("txt")) => ai_hwaccel::detect::format("xpu-smi-text").unwrap(),
                 (&"xpu-smi", _) => continue,
                 _ => format,
             };
