@@ -444,6 +444,79 @@ fn drm_sysfs_card_end_to_end() {
     assert!(d.available);
 }
 
+/// Three more real amdgpu DRM trees, from LACT's test snapshots (provenance
+/// in SOURCES.md; LACT pads some files with NULs after the newline): each
+/// card placed at the PCI address its `uevent` names, and the values its
+/// files hold read back. Strix Point is an APU, but LACT kept no KFD
+/// topology, and the KFD `gfx_target_version` is what marks an APU here, so
+/// its memory is not checked (the tree alone cannot tell the 512 MiB
+/// carve-out from a discrete card's VRAM); its GTT total is.
+#[test]
+fn lact_drm_cards_end_to_end() {
+    // (capture, PCI_SLOT_NAME, (mem_info_vram_total, mem_info_vram_used) of a
+    // discrete card, mem_info_gtt_total, vbios_version, current link)
+    type Card<'a> = (
+        &'a str,
+        &'a str,
+        Option<(u64, u64)>,
+        &'a str,
+        &'a str,
+        (f64, u32),
+    );
+    let cards: [Card; 3] = [
+        (
+            "lact__vega56-card0",
+            "0000:0b:00.0",
+            Some((8_573_157_376, 16_613_376)),
+            "8342863872",
+            "115-D050PIL-100",
+            (8.0, 16),
+        ),
+        (
+            "lact__r7-240-card1",
+            "0000:01:00.0",
+            Some((2_147_483_648, 495_321_088)),
+            "4069261312",
+            "13-C86901_216",
+            (5.0, 4),
+        ),
+        (
+            "lact__strixpoint-card1",
+            "0000:c1:00.0",
+            None,
+            "16441004032",
+            "113-STRIXEMU-001",
+            (16.0, 16),
+        ),
+    ];
+    for (capture, addr, vram, gtt, vbios, (speed, width)) in cards {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        copy_tree(
+            &fixture(&format!("sysfs-drm-amdgpu/{capture}/device")),
+            &root.join("sys/devices/pci0000:00").join(addr),
+        );
+        link_pci(root, addr, None);
+        drm_card(root, "card0", addr);
+        let r = run(root, &[]);
+        let d = dev(&r, &format!("pci:{addr}"));
+        assert_eq!(d.vendor, "amd", "{capture}");
+        if let Some((total, used)) = vram {
+            assert_eq!(d.memory_bytes, Some(total), "{capture}");
+            assert_eq!(d.memory_free_bytes, Some(total - used), "{capture}");
+        }
+        assert_eq!(d.extra["gtt_total_bytes"], gtt, "{capture}");
+        assert_eq!(d.firmware_version.as_deref(), Some(vbios), "{capture}");
+        assert_eq!(d.driver.as_deref(), Some("amdgpu"), "{capture}: uevent");
+        let link = d.pci.as_ref().unwrap().link.as_ref().unwrap();
+        assert_eq!(
+            (link.current_speed_gts, link.current_width),
+            (Some(speed), Some(width)),
+            "{capture}"
+        );
+    }
+}
+
 /// KFD location_id of each MI210 node → PCI address (bus = location_id >> 8).
 const MI210: [(u32, &str); 8] = [
     (2, "0000:63:00.0"),

@@ -2,7 +2,8 @@
 //! (headless M3 Max, M1 Pro with three displays), real `SPHardwareDataType`
 //! captures (M1 16 GB, M5 Max 128 GB, a macOS 26 runner VM; without a chip:
 //! an Intel iMac Pro, the macOS 15 Intel runner, an M1 under Rosetta), the
-//! two runners' real `sysctl` outputs, corrupted copies, fake macOS machines (no
+//! two runners' real `sysctl` outputs, four Macs' full `sysctl hw` outputs
+//! (M1, M2, a 128 GiB M3, M4 Pro), corrupted copies, fake macOS machines (no
 //! `/proc`, fake system_profiler and sysctl printing the captures) and a
 //! fake Asahi Linux root (device-tree `compatible`, an `asahi` DRM card,
 //! `/proc/meminfo`).
@@ -196,6 +197,41 @@ fn sysctl_capture() {
         "the runner's capture has no iogpu key"
     );
     assert_eq!(f.brand.as_deref(), Some("Apple M1 (Virtual)"));
+}
+
+/// Full `sysctl hw` outputs of four Apple silicon Macs (zacky1972's Qiita
+/// articles; provenance in SOURCES.md): the `hw.memsize` each prints, read
+/// by eye. `sysctl hw` lists no `machdep.` or `iogpu.` key, so the brand and
+/// the wired limit stay unknown; `hw.memsize_usable` (a smaller figure on
+/// the M3 and M4 Pro) must not be taken for the pool, and the
+/// `hw.osenvironment: ` line with an empty value is no warning.
+#[test]
+fn full_sysctl_hw_captures() {
+    for (rel, memsize) in [
+        (
+            "sysctl/zacky1972-qiita__sysctl-hw__m1-8core-16gb-j313.txt",
+            17_179_869_184u64,
+        ),
+        (
+            "sysctl/zacky1972-qiita__sysctl-hw__m2-8core-24gb-j413.txt",
+            25_769_803_776,
+        ),
+        (
+            "sysctl/zacky1972-qiita__sysctl-hw__m3-family-16core-128gb-j516c.txt",
+            137_438_953_472,
+        ),
+        (
+            "sysctl/zacky1972-qiita__sysctl-hw__m4-pro-14core-64gb-j773s.txt",
+            68_719_476_736,
+        ),
+    ] {
+        let mut w = Vec::new();
+        let f = ai_hwaccel::detect::parse_macos_sysctl(&read(rel), &mut w);
+        assert!(w.is_empty(), "{rel}: {w:?}");
+        assert_eq!(f.memsize_bytes, Some(memsize), "{rel}");
+        assert_eq!(f.wired_limit_mb, None, "{rel}");
+        assert_eq!(f.brand, None, "{rel}");
+    }
 }
 
 #[test]

@@ -103,6 +103,7 @@ fn format_of(folder: &str, file: &Path) -> Option<&'static str> {
     let name = match (folder, ext) {
         ("neuron-ls", "json") => "neuron-ls-json",
         ("hl-smi", "csv") => "hl-smi-csv",
+        ("xpu-smi", "txt") => "xpu-smi-text",
         _ => FOLDER_FORMATS
             .iter()
             .find(|(f, _)| *f == folder)

@@ -430,6 +430,10 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
         "an APU's integrated GPU; AMD publishes no figures for it",
     ),
     ("Huawei Ascend NPU", "the capture redacts the chip name"),
+    (
+        "Huawei Ascend 310P3",
+        "the 310P chip of both the Atlas 300I Pro (one chip) and the Atlas 300I Duo (two; ascend-deployer CHIPS_DICT subsystems 0x0100 / 0x0110); the ascend-310p entry holds the 300I Pro card's figures and npu-smi's name does not say which card",
+    ),
     ("Hygon DCU xxxx", "the capture redacts the DCU model"),
     (
         "Hygon BW",
@@ -558,6 +562,7 @@ fn every_accelerator_in_the_fixtures_resolves() {
                     ai_hwaccel::detect::format("neuron-ls-json").unwrap()
                 }
                 (&"xpu-smi", Some("json")) => format,
+                (&"xpu-smi", Some("txt")) => ai_hwaccel::detect::format("xpu-smi-text").unwrap(),
                 (&"xpu-smi", _) => continue,
                 _ => format,
             };

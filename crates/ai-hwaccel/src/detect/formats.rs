@@ -122,6 +122,11 @@ pub static FORMATS: &[Format] = &[
         parse: super::intel::xpu_smi::parse_format,
     },
     Format {
+        name: "xpu-smi-text",
+        produced_by: "xpu-smi discovery (or discovery -d N): the Device ID | Device Information table",
+        parse: super::intel::xpu_smi::parse_text_format,
+    },
+    Format {
         name: "nvidia-smi-xml",
         produced_by: "nvidia-smi -q -x",
         parse: super::nvidia::smi_xml::parse,

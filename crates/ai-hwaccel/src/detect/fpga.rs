@@ -179,6 +179,22 @@ enum Section {
     Devices,
 }
 
+/// A row of the header-less list: `xilinx_u30_gen3x4_base_1` alone (XRT
+/// 2.10), or followed by a bracketed UUID and the device id, as XRT 2.12
+/// printed it: `xilinx_u200_gen3x16_xdma_base_1 [15FB8DA1-…] user(inst=129)`.
+/// The list does not say which UUID it shows, so it is kept as `UUID`.
+fn list_row(rest: &str, dev: &mut XbutilDevice) {
+    let mut tokens = rest.split_whitespace();
+    dev.shell = tokens.next().and_then(not_na);
+    for tok in tokens {
+        if let Some(u) = tok.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            dev.uuid = not_na(u).map(|u| ("UUID".to_string(), u));
+        } else if (tok.starts_with("user(") || tok.starts_with("mgmt(")) && tok.ends_with(')') {
+            dev.device_id = Some(tok.to_string());
+        }
+    }
+}
+
 /// Parse the host report of `xbutil examine` / `xbmgmt examine`. Never panics.
 pub fn parse_xbutil_examine(text: &str) -> XbutilReport {
     let mut rep = XbutilReport::default();
@@ -294,7 +310,7 @@ pub fn parse_xbutil_examine(text: &str) -> XbutilReport {
                             }
                         }
                     }
-                    None => dev.shell = not_na(rest),
+                    None => list_row(rest, &mut dev),
                 }
                 rep.devices.push(dev);
             }
@@ -701,5 +717,33 @@ mod tests {
             Some("xilinx_u55c_gen3x16_xdma_base_3")
         );
         assert_eq!(rep.warnings.len(), 1);
+    }
+
+    #[test]
+    fn list_rows_with_a_uuid_and_device_id() {
+        // The row of XRT 2.12.0 in Xilinx/XRT pull 5750 (the capture
+        // xrt-pr5750__xbutil-examine__u200-list-with-uuid-and-inst__xrt-2.12.0.txt):
+        // the shell is the first word, not the whole rest of the line.
+        let t = "Devices present\n  [0000:17:00.1] : xilinx_u200_gen3x16_xdma_base_1 [15FB8DA1-F552-A9F9-23DE-6DC54AA8968F] user(inst=129) \n";
+        let rep = parse_xbutil_examine(t);
+        assert!(rep.warnings.is_empty(), "{:?}", rep.warnings);
+        let d = &rep.devices[0];
+        assert_eq!(d.bdf, "0000:17:00.1".parse().ok());
+        assert_eq!(d.shell.as_deref(), Some("xilinx_u200_gen3x16_xdma_base_1"));
+        assert_eq!(
+            d.uuid,
+            Some((
+                "UUID".to_string(),
+                "15FB8DA1-F552-A9F9-23DE-6DC54AA8968F".to_string()
+            ))
+        );
+        assert_eq!(d.device_id.as_deref(), Some("user(inst=129)"));
+        assert_eq!(d.role(), Some(FpgaRole::User));
+        // The XRT 2.10 row (video-sdk capture): a shell and a trailing space.
+        let rep =
+            parse_xbutil_examine("Devices present\n  [0000:e3:00.1] : xilinx_u30_gen3x4_base_1 \n");
+        let d = &rep.devices[0];
+        assert_eq!(d.shell.as_deref(), Some("xilinx_u30_gen3x4_base_1"));
+        assert_eq!((d.uuid.as_ref(), d.device_id.as_ref()), (None, None));
     }
 }

@@ -133,6 +133,89 @@ pub fn parse_format(bytes: &[u8]) -> ParseOutput {
     }
 }
 
+/// Parse the table `xpu-smi discovery` (and `discovery -d N`) prints: a
+/// `Device ID | Device Information` header, then per device a row whose
+/// first cell holds the index and whose second holds `Key: Value`, the
+/// following rows leaving the first cell empty. Read are `Device Name`,
+/// `PCI BDF Address`, `PCI Device ID`, `UUID` (`SOC UUID` in xpu-smi 1.3+),
+/// `Driver Version` and `Memory Physical Size` (`"{:.2f} MiB"`, the field
+/// the JSON calls `memory_physical_size`). Never panics.
+pub fn parse_text(bytes: &[u8]) -> (Vec<XpuGpu>, Vec<String>) {
+    let text = crate::model::text::decode(bytes);
+    let mut list: Vec<XpuGpu> = Vec::new();
+    let mut warnings = Vec::new();
+    let mut in_table = false;
+    for line in text.lines() {
+        if crate::detect::formats::past_cap(list.len()) {
+            break;
+        }
+        let t = line.trim();
+        let Some(inner) = t.strip_prefix('|').and_then(|r| r.strip_suffix('|')) else {
+            continue;
+        };
+        let Some((id_cell, info)) = inner.split_once('|') else {
+            continue;
+        };
+        let (id_cell, info) = (id_cell.trim(), info.trim());
+        if id_cell == "Device ID" {
+            in_table = true;
+            continue;
+        }
+        if !in_table {
+            continue;
+        }
+        if !id_cell.is_empty() {
+            match id_cell.parse::<u32>() {
+                Ok(i) => list.push(XpuGpu {
+                    index: Some(i),
+                    name: None,
+                    address: None,
+                    pci_device_id: None,
+                    uuid: None,
+                    memory_bytes: None,
+                    driver_version: None,
+                }),
+                Err(_) => {
+                    warnings.push(format!("xpu-smi: device id {id_cell:?} is not a number"));
+                    continue;
+                }
+            }
+        }
+        let (Some(g), Some((key, value))) = (list.last_mut(), info.split_once(':')) else {
+            continue;
+        };
+        let value = value.trim();
+        let known = || Some(value.to_string()).filter(|v| !v.is_empty() && v != "unknown");
+        match key.trim() {
+            "Device Name" => g.name = known(),
+            "PCI BDF Address" => g.address = value.parse().ok(),
+            "PCI Device ID" => g.pci_device_id = crate::detect::sysfs::parse_hex_u16(value),
+            "UUID" | "SOC UUID" => g.uuid = known(),
+            "Driver Version" => g.driver_version = known(),
+            "Memory Physical Size" => {
+                g.memory_bytes =
+                    crate::model::parse_size(value, None, crate::model::Labels::Binary)
+                        .filter(|&b| b > 0);
+            }
+            _ => {}
+        }
+    }
+    if list.is_empty() {
+        warnings.push("xpu-smi discovery table lists no device".to_string());
+    }
+    crate::detect::formats::cap_records(&mut list, "xpu-smi", &mut warnings);
+    (list, warnings)
+}
+
+/// The `xpu-smi-text` format.
+pub fn parse_text_format(bytes: &[u8]) -> ParseOutput {
+    let (gpus, warnings) = parse_text(bytes);
+    ParseOutput {
+        devices: gpus.iter().map(to_device).collect(),
+        warnings,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,10 +230,60 @@ mod tests {
         assert_eq!(g[0].memory_bytes, Some(14_250 << 20));
     }
 
+    #[test]
+    fn discovery_table_rows() {
+        // Rows of the Windows guide's `xpu-smi.exe discovery -d 0` (intel/
+        // xpumanager doc/xpum_win_user_guide.md, the capture
+        // xpumanager-win-guide__discovery-d__flex-170-14336mib.txt), with its
+        // empty `PCI Slot:` value and blank separator rows.
+        let t = "\
++-----------+--------------------------------------------------------------------------------------+
+| Device ID | Device Information                                                                   |
++-----------+--------------------------------------------------------------------------------------+
+| 0         | Device Type: GPU                                                                     |
+|           | Device Name: Intel(R) Data Center GPU Flex Series 170                                |
+|           | UUID: 01000000-0000-004d-0000-000856c08086                                           |
+|           |                                                                                      |
+|           | Driver Version: 16999259                                                             |
+|           | PCI BDF Address: 0000:4d:00.0                                                        |
+|           | PCI Slot:                                                                            |
+|           | Memory Physical Size: 14336.00 MiB                                                   |
++-----------+--------------------------------------------------------------------------------------+
+";
+        let (g, w) = parse_text(t.as_bytes());
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(g.len(), 1);
+        let g = &g[0];
+        assert_eq!(g.index, Some(0));
+        assert_eq!(
+            g.name.as_deref(),
+            Some("Intel(R) Data Center GPU Flex Series 170")
+        );
+        assert_eq!(g.address, "0000:4d:00.0".parse().ok());
+        assert_eq!(
+            g.uuid.as_deref(),
+            Some("01000000-0000-004d-0000-000856c08086")
+        );
+        assert_eq!(g.driver_version.as_deref(), Some("16999259"));
+        assert_eq!(g.memory_bytes, Some(14_336 << 20));
+        // A second device starts at the next number in the first column.
+        let two = "| Device ID | Device Information |\n| 0 | Device Name: A |\n| 1 | Device Name: B |\n|   | PCI BDF Address: 0000:9a:00.0 |\n";
+        let (g, _) = parse_text(two.as_bytes());
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[1].name.as_deref(), Some("B"));
+        assert_eq!(g[1].address, "0000:9a:00.0".parse().ok());
+        assert_eq!(g[0].address, None);
+        // No table, no device.
+        let (g, w) = parse_text(b"xpu-smi: command not found\n");
+        assert!(g.is_empty());
+        assert_eq!(w, ["xpu-smi discovery table lists no device"]);
+    }
+
     proptest::proptest! {
         #[test]
         fn never_panics(s in "(?s).{0,200}") {
             let _ = parse_format(s.as_bytes());
+            let _ = parse_text_format(s.as_bytes());
         }
     }
 }
