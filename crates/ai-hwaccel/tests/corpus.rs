@@ -61,14 +61,6 @@ const NOT_FORMATS: &[(&str, &str)] = &[
         "pinned runtime argument definitions (tests/emit.rs)",
     ),
     (
-        "sysctl",
-        "macOS sysctl host memory facts, not devices (tests/apple.rs)",
-    ),
-    (
-        "system-profiler-hardware-json",
-        "SPHardwareDataType host memory facts, not devices (tests/apple.rs)",
-    ),
-    (
         "roots",
         "fake sysfs/procfs trees (tests/foundation.rs and others)",
     ),
