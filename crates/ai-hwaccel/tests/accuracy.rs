@@ -171,16 +171,21 @@ fn latency_rows() -> Vec<Row> {
 }
 
 fn rows() -> Vec<Row> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/calibration/speed.csv");
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty());
-    let header = fields(lines.next().unwrap());
+    speed_rows("speed.csv")
+        .into_iter()
+        .map(|(row, _)| row)
+        .collect()
+}
+
+/// The rows of a file with speed.csv's columns, each with a lookup of its
+/// other columns by name (split.csv adds `gpus` and `split_mode`).
+fn speed_rows(file: &str) -> Vec<(Row, std::collections::BTreeMap<String, String>)> {
+    let (header, lines) = data_lines(file);
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
     lines
+        .into_iter()
         .map(|line| {
-            let c = fields(line);
+            let c = fields(&line);
             assert_eq!(c.len(), header.len(), "{line}");
             let len = |name: &str, default: u64| {
                 let v = &c[col(name)];
@@ -196,8 +201,8 @@ fn rows() -> Vec<Row> {
             };
             let notes: Vec<&str> = c[col("notes")].split([',', ';']).map(str::trim).collect();
             let runtime = c[col("runtime")].clone();
-            Row {
-                line: line.to_string(),
+            let row = Row {
+                line: line.clone(),
                 device: c[col("device")].clone(),
                 spec_id: c[col("spec_id")].clone(),
                 model: c[col("catalog_model")].clone(),
@@ -211,7 +216,9 @@ fn rows() -> Vec<Row> {
                 tg: rate("tg_tok_s"),
                 tpot_ms: None,
                 ttft_ms: None,
-            }
+            };
+            let extra = header.iter().cloned().zip(c.iter().cloned()).collect();
+            (row, extra)
         })
         .collect()
 }
@@ -746,49 +753,13 @@ const ACHIEVED_LATENCY: &[Latency] = &[
 type Latency = (&'static str, (usize, usize), (f64, f64, f64, f64));
 
 /// The rows of split.csv: one model spread over `gpus` devices by
-/// llama.cpp's layer split.
+/// llama.cpp's layer or tensor split.
 fn split_rows() -> Vec<(Row, u32, String)> {
-    let (header, lines) = data_lines("split.csv");
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    lines
+    speed_rows("split.csv")
         .into_iter()
-        .map(|line| {
-            let c = fields(&line);
-            assert_eq!(c.len(), header.len(), "{line}");
-            let rate = |name: &str| {
-                let v = &c[col(name)];
-                (!v.is_empty()).then(|| v.parse::<f64>().unwrap())
-            };
-            let len = |name: &str, default: u64| {
-                let v = &c[col(name)];
-                if v.is_empty() {
-                    default
-                } else {
-                    v.parse().unwrap()
-                }
-            };
-            let notes: Vec<&str> = c[col("notes")].split([',', ';']).map(str::trim).collect();
-            let row = Row {
-                device: c[col("device")].clone(),
-                spec_id: c[col("spec_id")].clone(),
-                model: c[col("catalog_model")].clone(),
-                format: c[col("format")].clone(),
-                flash_attention: notes.contains(&"fa 1"),
-                tp: 1,
-                runtime: c[col("runtime")].clone(),
-                pp_tokens: len("pp_tokens", DEFAULT_PP),
-                tg_tokens: len("tg_tokens", DEFAULT_TG),
-                pp: rate("pp_tok_s"),
-                tg: rate("tg_tok_s"),
-                tpot_ms: None,
-                ttft_ms: None,
-                line: line.clone(),
-            };
-            (
-                row,
-                c[col("gpus")].parse().unwrap(),
-                c[col("split_mode")].clone(),
-            )
+        .map(|(row, extra)| {
+            let gpus = extra["gpus"].parse().unwrap();
+            (row, gpus, extra["split_mode"].clone())
         })
         .collect()
 }
