@@ -51,7 +51,9 @@
 //!   [`DEFAULT_PREFILL_EFFICIENCY`]).
 //! - **Calibrated** (the default, [`InferenceOptions::calibrated_speed`]):
 //!   where [`crate::plan::speed::FITTED`] has a cell for the device class,
-//!   runtime and format width, its fitted efficiencies replace the two
+//!   runtime and format width (SGLang and TensorRT-LLM, with no rows of
+//!   their own, use vLLM's: [`crate::plan::speed::fit_runtime`]; a width
+//!   without a cell takes the 16-bit one), its fitted efficiencies replace the two
 //!   defaults and its per-layer overhead is added per step (decode) and per
 //!   token (prefill); prefill is measured against the matrix rate the
 //!   runtime's kernels run at ([`crate::plan::speed::reference_tflops`]).
@@ -1280,23 +1282,29 @@ fn evaluate_replica_with(
     // (`src/llama-context.cpp`: "pipeline parallelism enabled" when the
     // model is split by layers over several GPUs with every layer
     // offloaded; `ggml_backend_sched` keeps up to GGML_SCHED_MAX_COPIES = 4
-    // micro-batches in flight). A batch of `m` micro-batches then takes
-    // the stages' sum once plus the slowest stage `m − 1` more times,
-    // instead of `m` sums. One prompt of at most `n_ubatch` tokens, or one
-    // stage, gains nothing.
+    // micro-batches in flight, as many as a default batch holds). A batch
+    // of `T` tokens in `m` micro-batches of `T / m` takes the slowest
+    // stage for all `T` tokens plus the other stages for one micro-batch,
+    // instead of every stage for all `T`. A prompt of at most `n_ubatch`
+    // tokens, or one stage, gains nothing.
     if opts.runtime == RuntimeKind::LlamaCpp
         && stage_prefill.len() > 1
         && replica.stages.iter().flatten().all(|d| !d.host)
         && let Some(times) = stage_prefill.iter().copied().collect::<Option<Vec<f64>>>()
     {
+        use super::runtime::llamacpp::{N_BATCH, N_UBATCH};
         let prompt = opts.input_len.unwrap_or(context).max(1);
-        let batch = prompt.min(super::runtime::llamacpp::N_BATCH);
-        let m = batch
-            .div_ceil(super::runtime::llamacpp::N_UBATCH)
-            .min(super::runtime::llamacpp::SCHED_MAX_COPIES) as f64;
         let sum: f64 = times.iter().sum();
         let slowest = times.iter().copied().fold(0.0, f64::max);
-        prefill_s = Some((sum + (m - 1.0) * slowest) / m);
+        let mut total = 0.0;
+        let mut left = prompt;
+        while left > 0 {
+            let t = left.min(N_BATCH);
+            let m = t.div_ceil(N_UBATCH);
+            total += slowest * t as f64 + (sum - slowest) * t as f64 / m as f64;
+            left -= t;
+        }
+        prefill_s = Some(total / prompt as f64);
     }
     Ok(Evaluated {
         plan_devices: per_device,
@@ -1623,7 +1631,7 @@ fn plan_level(
     let max_group = devices.len() as u32;
     for tp in 1..=max_group {
         // llama.cpp's tensor parallelism is `--split-mode tensor`, with its
-        // own conditions (`llamacpp_tensor_split`).
+        // own conditions (`llamacpp::tensor_split_allowed`).
         if tp > 1
             && opts.runtime == RuntimeKind::LlamaCpp
             && let Err(reason) = super::runtime::llamacpp::tensor_split_allowed(spec, kv, tp, opts)

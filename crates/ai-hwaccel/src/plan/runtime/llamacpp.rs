@@ -20,11 +20,6 @@ pub const N_UBATCH: u64 = 512;
 /// (`common/common.h`, `n_batch = 2048`; llama-bench's default too).
 pub const N_BATCH: u64 = 2048;
 
-/// Micro-batches `ggml_backend_sched` keeps in flight with pipeline
-/// parallelism (`GGML_SCHED_MAX_COPIES`, 4 by default:
-/// `ggml/CMakeLists.txt`, `ggml/src/ggml-backend.cpp`).
-pub const SCHED_MAX_COPIES: u64 = 4;
-
 /// The argument definitions the emitted flags are checked against: the
 /// llama.cpp vendored in this llama-cpp-python source distribution
 /// (`tests/fixtures/runtimes/llama.cpp.json`, written by
@@ -198,6 +193,11 @@ pub const TENSOR_SPLIT_UNSUPPORTED: &[&str] = &[
     "minimax",
     "minimax_m2",
     "kimi_linear",
+    // The `model_type`s vLLM 0.33.0's config classes declare for three of
+    // them (`vllm/transformers_utils/configs`).
+    "kimi_k3",
+    "dots3_note",
+    "minimax_m3_text",
 ];
 
 /// Whether llama.cpp runs `spec` with tensor parallelism over `tp`
