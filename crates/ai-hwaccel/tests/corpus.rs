@@ -45,6 +45,10 @@ const NOT_FORMATS: &[(&str, &str)] = &[
     ),
     ("prices", "cloud price files (tests/cost.rs)"),
     (
+        "cpuinfo",
+        "/proc/cpuinfo of hosts (src/detect/cpu.rs, tests/runtime_memory.rs)",
+    ),
+    (
         "runtime-logs",
         "runtime start-up logs (tests/runtime_logs.rs)",
     ),

@@ -700,6 +700,7 @@ fn offload_puts_the_most_layers_that_fit_on_the_gpu() {
         cpu_features: vec!["avx2".into()],
         cpu_spec_id: None,
         bandwidth_basis: None,
+        compute_basis: None,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,
@@ -787,6 +788,7 @@ fn moe_offload_keeps_the_first_layers_experts_in_host_memory() {
         cpu_features: vec!["avx2".into()],
         cpu_spec_id: None,
         bandwidth_basis: None,
+        compute_basis: None,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,
@@ -907,6 +909,7 @@ fn offload_over_two_gpus_splits_the_last_layers_between_them() {
         cpu_features: vec!["avx2".into()],
         cpu_spec_id: None,
         bandwidth_basis: None,
+        compute_basis: None,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,
@@ -1026,6 +1029,7 @@ fn moe_offload_over_two_gpus() {
         cpu_features: vec!["avx2".into()],
         cpu_spec_id: None,
         bandwidth_basis: None,
+        compute_basis: None,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,

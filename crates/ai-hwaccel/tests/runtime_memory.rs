@@ -286,3 +286,75 @@ fn the_host_cpu_is_the_device_without_accelerators() {
     );
     assert!(p.plans[0].decode_tokens_per_s.unwrap() > 1.0);
 }
+
+/// A masked model name (this project's build VM: "AMD EPYC", no cpufreq
+/// driver) matches no CPU table row, but its CPUID family 25 and model 17
+/// are Zen 4 by the kernel's ranges: the peak FP32 rate is the cores ×
+/// `cpu MHz` × 32 FLOPs per cycle, so prefill gets an estimate; the
+/// bandwidth stays unknown (decode too) until measured.
+#[test]
+fn a_masked_cpu_name_gets_rates_from_its_cpuid_core_design() {
+    use ai_hwaccel::{DetectOptions, ProbeOptions, detect};
+    let t = tempfile::tempdir().unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    std::fs::create_dir_all(t.path().join("proc")).unwrap();
+    std::fs::copy(
+        fixtures.join("cpuinfo/build-vm__amd-epyc-masked__zen4-2vcpu.txt"),
+        t.path().join("proc/cpuinfo"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixtures.join("roots/container-cgroup-v2/proc/meminfo"),
+        t.path().join("proc/meminfo"),
+    )
+    .unwrap();
+    let detect_at = |root: &std::path::Path| {
+        detect(
+            &ProbeOptions {
+                root: root.to_path_buf(),
+                env: Some(Default::default()),
+                ..Default::default()
+            },
+            &DetectOptions::default(),
+        )
+    };
+    let reg = detect_at(t.path());
+    let c = &reg.system.cpu;
+    assert_eq!((c.cpuid_family, c.cpuid_model), (Some(25), Some(17)));
+    assert_eq!(c.clock_mhz, Some(2596.15));
+    assert_eq!(c.clock_source.as_deref(), Some("/proc/cpuinfo cpu MHz"));
+    let cpu = PlanDevice::host_cpu(&reg).unwrap();
+    assert_eq!(cpu.cpu_spec_id, None);
+    // 2 cores (cpuinfo core ids) × 2.59615 GHz × 32 ÷ 1000.
+    assert!((cpu.tflops.fp32.unwrap() - 2.0 * 2.59615 * 32.0 / 1000.0).abs() < 1e-9);
+    assert_eq!(cpu.bandwidth_bytes_per_s, None);
+    assert!(cpu.compute_basis.as_deref().unwrap().contains("zen4"));
+    let spec = load_model("llama-3.2-1b").unwrap().spec;
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        ..Default::default()
+    };
+    let p = plan_inference(&spec, std::slice::from_ref(&cpu), &opts);
+    assert!(p.plans[0].prefill_tokens_per_s.is_some());
+    assert_eq!(p.plans[0].decode_tokens_per_s, None);
+    assert!(
+        p.warnings.iter().any(|w| w.contains("zen4")),
+        "{:?}",
+        p.warnings
+    );
+
+    // A frequency-scaling driver without a base frequency: `cpu MHz` is the
+    // clock of that instant, so no clock and no rate.
+    let drv = t.path().join("sys/devices/system/cpu/cpu0/cpufreq");
+    std::fs::create_dir_all(&drv).unwrap();
+    std::fs::write(drv.join("scaling_driver"), "acpi-cpufreq\n").unwrap();
+    let reg = detect_at(t.path());
+    assert_eq!(reg.system.cpu.clock_mhz, None);
+    assert_eq!(PlanDevice::host_cpu(&reg).unwrap().tflops.fp32, None);
+    // intel_pstate's base_frequency (kHz) is taken.
+    std::fs::write(drv.join("base_frequency"), "2400000\n").unwrap();
+    let reg = detect_at(t.path());
+    assert_eq!(reg.system.cpu.clock_mhz, Some(2400.0));
+    let cpu = PlanDevice::host_cpu(&reg).unwrap();
+    assert!((cpu.tflops.fp32.unwrap() - 2.0 * 2.4 * 32.0 / 1000.0).abs() < 1e-9);
+}

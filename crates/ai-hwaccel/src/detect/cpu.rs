@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 /// What one /proc/cpuinfo says.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CpuinfoFacts {
     /// `model name` (x86) or a name derived from the ARM implementer/part.
     pub model: Option<String>,
@@ -20,6 +20,14 @@ pub struct CpuinfoFacts {
     pub cores: BTreeSet<(u32, u32)>,
     /// Normalized inference-relevant ISA features.
     pub features: Vec<String>,
+    /// x86 `cpu family` (CPUID family, decimal) of the first processor.
+    pub family: Option<u32>,
+    /// x86 `model` (CPUID model, decimal) of the first processor.
+    pub model_number: Option<u32>,
+    /// x86 `cpu MHz` of the first processor: the clock the kernel reports
+    /// (the current frequency where it can read one; on a virtual machine
+    /// without frequency scaling, the host's nominal TSC frequency).
+    pub mhz: Option<f64>,
 }
 
 /// x86 flags that matter for inference, as the kernel names them.
@@ -121,6 +129,14 @@ pub fn parse_cpuinfo(text: &str) -> CpuinfoFacts {
                 phys = None;
             }
             "model name" if f.model.is_none() && !v.is_empty() => f.model = Some(v.to_string()),
+            "cpu family" if f.family.is_none() => f.family = v.parse().ok(),
+            "model" if f.model_number.is_none() => f.model_number = v.parse().ok(),
+            "cpu MHz" if f.mhz.is_none() => {
+                f.mhz = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|m| m.is_finite() && (1.0..100_000.0).contains(m))
+            }
             "vendor_id" if f.vendor.is_none() => {
                 f.vendor = Some(
                     match v {
@@ -234,6 +250,26 @@ mod tests {
             ["neon", "dotprod", "i8mm", "bf16", "sve", "sve2"]
         );
         assert!(f.packages.is_empty(), "arm cpuinfo has no topology");
+    }
+
+    /// A real capture: this project's build VM, whose model name is masked
+    /// to "AMD EPYC"; the CPUID family and model still name the core.
+    #[test]
+    fn masked_vm_keeps_family_model_and_clock() {
+        let f = parse_cpuinfo(include_str!(
+            "../../tests/fixtures/cpuinfo/build-vm__amd-epyc-masked__zen4-2vcpu.txt"
+        ));
+        assert_eq!(f.model.as_deref(), Some("AMD EPYC"));
+        assert_eq!(f.vendor.as_deref(), Some("amd"));
+        assert_eq!((f.family, f.model_number), (Some(25), Some(17)));
+        assert_eq!(f.mhz, Some(2596.15));
+        assert_eq!((f.processors, f.cores.len()), (2, 2));
+        assert!(f.features.contains(&"avx512f".to_string()));
+        // arm64 has neither field; garbage is no number.
+        let arm = parse_cpuinfo("processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n");
+        assert_eq!((arm.family, arm.model_number, arm.mhz), (None, None, None));
+        let bad = parse_cpuinfo("cpu family\t: x\nmodel\t\t: -1\ncpu MHz\t\t: NaN\n");
+        assert_eq!((bad.family, bad.model_number, bad.mhz), (None, None, None));
     }
 
     proptest::proptest! {

@@ -162,6 +162,28 @@ fn detect_cpu(probe: &dyn Probe, warnings: &mut Vec<String>) -> CpuInfo {
         }
     }
 
+    // A clock of this machine: the base frequency the scaling driver
+    // exports (intel_pstate's `base_frequency`, kHz;
+    // Documentation/admin-guide/pm/intel_pstate.rst); without any cpufreq
+    // driver (most virtual machines) the kernel's `cpu MHz`, which there is
+    // the nominal TSC frequency. A scaling driver without `base_frequency`
+    // gives none: its `cpu MHz` is whatever the clock was at that instant.
+    let cpufreq = "/sys/devices/system/cpu/cpu0/cpufreq";
+    let (clock_mhz, clock_source) = match probe
+        .read_trimmed(&format!("{cpufreq}/base_frequency"))
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|&khz| (1_000..100_000_000).contains(&khz))
+    {
+        Some(khz) => (Some(khz as f64 / 1000.0), Some("cpufreq base_frequency")),
+        None if probe
+            .read_trimmed(&format!("{cpufreq}/scaling_driver"))
+            .is_none() =>
+        {
+            (facts.mhz, facts.mhz.map(|_| "/proc/cpuinfo cpu MHz"))
+        }
+        None => (None, None),
+    };
+
     CpuInfo {
         model: facts.model,
         vendor: facts.vendor,
@@ -171,5 +193,9 @@ fn detect_cpu(probe: &dyn Probe, warnings: &mut Vec<String>) -> CpuInfo {
         sockets,
         usable_cpus: None,
         features: facts.features,
+        cpuid_family: facts.family,
+        cpuid_model: facts.model_number,
+        clock_mhz,
+        clock_source: clock_source.map(str::to_string),
     }
 }

@@ -24,6 +24,23 @@ pub struct CpuInfo {
     /// ISA features that matter for inference, normalized names
     /// (`avx2`, `avx512f`, `avx512_bf16`, `avx512_vnni`, `amx_tile`, `amx_bf16`, `neon`, `sve`, …).
     pub features: Vec<String>,
+    /// x86 CPUID family (`cpu family` in /proc/cpuinfo, decimal); `None`
+    /// elsewhere. With `cpuid_model` it names the core design when the model
+    /// name is masked (`crate::spec::cpu::microarchitecture_by_cpuid`).
+    #[serde(default)]
+    pub cpuid_family: Option<u32>,
+    /// x86 CPUID model (`model` in /proc/cpuinfo, decimal).
+    #[serde(default)]
+    pub cpuid_model: Option<u32>,
+    /// A clock read from this machine, in MHz: the cpufreq `base_frequency`
+    /// where the scaling driver exports it, else (only without a cpufreq
+    /// driver, as on most virtual machines) `cpu MHz` of /proc/cpuinfo.
+    #[serde(default)]
+    pub clock_mhz: Option<f64>,
+    /// Which of the two `clock_mhz` is: `"cpufreq base_frequency"` or
+    /// `"/proc/cpuinfo cpu MHz"`.
+    #[serde(default)]
+    pub clock_source: Option<String>,
 }
 
 /// Host memory. `*_bytes` are bytes.

@@ -55,6 +55,13 @@ pub struct PlanDevice {
     /// (their datasheet's) and where the bandwidth is unknown.
     #[serde(default)]
     pub bandwidth_basis: Option<String>,
+    /// Where a host CPU's peak rates (`tflops`) come from, in words: its
+    /// CPU table entry at the entry's base clock, or — for a model name the
+    /// table lacks — its core design named by CPUID family and model
+    /// ([`crate::spec::cpu::microarchitecture_by_cpuid`]) at a clock read
+    /// from the machine. `None` for accelerators and where no rate is known.
+    #[serde(default)]
+    pub compute_basis: Option<String>,
 }
 
 impl PlanDevice {
@@ -94,6 +101,7 @@ impl PlanDevice {
                 cpu_features: Vec::new(),
                 cpu_spec_id: None,
                 bandwidth_basis: None,
+                compute_basis: None,
             })
             .collect()
     }
@@ -157,6 +165,7 @@ impl PlanDevice {
             cpu_features: Vec::new(),
             cpu_spec_id: None,
             bandwidth_basis: None,
+            compute_basis: None,
         }
     }
 
@@ -191,15 +200,55 @@ impl PlanDevice {
             .as_deref()
             .and_then(crate::spec::cpu::match_model_name);
         let sockets = u64::from(info.sockets.unwrap_or(1).max(1));
+        // Peak rates: the table entry's cores at its base clock; else the
+        // core design CPUID names, at the clock detection read, over the
+        // cores this process may use.
+        let (tflops, compute_basis) = match entry {
+            Some(e) => {
+                let cores = usable_cores(info, Some(e.cores));
+                let t = e.peak_tflops(cores);
+                let basis = (t != Tflops::default()).then(|| {
+                    format!(
+                        "CPU table entry {}: {cores} cores at its base clock {} GHz",
+                        e.id, e.base_clock_ghz
+                    )
+                });
+                (t, basis)
+            }
+            None => match (
+                info.vendor.as_deref(),
+                info.cpuid_family,
+                info.cpuid_model,
+                info.clock_mhz,
+            ) {
+                (Some(v), Some(f), Some(m), Some(mhz)) => {
+                    match crate::spec::cpu::microarchitecture_by_cpuid(v, f, m) {
+                        Some(u) => {
+                            let cores = usable_cores(info, None);
+                            let t = u.peak_tflops(cores, mhz / 1000.0);
+                            let basis = (t != Tflops::default()).then(|| {
+                                format!(
+                                    "core design {} (CPUID family {f}, model {m}): {cores} cores \
+                                     at {mhz:.0} MHz ({})",
+                                    u.id,
+                                    info.clock_source.as_deref().unwrap_or("detected clock")
+                                )
+                            });
+                            (t, basis)
+                        }
+                        None => (Tflops::default(), None),
+                    }
+                }
+                _ => (Tflops::default(), None),
+            },
+        };
         Some(PlanDevice {
             id: cpu.id.clone(),
             name: cpu.name.clone(),
             spec_id: None,
             capacity_bytes: Some(capacity),
             bandwidth_bytes_per_s: entry.map(|e| e.memory_bandwidth_bytes_per_s() * sockets),
-            tflops: entry
-                .map(|e| e.peak_tflops(usable_cores(info, e)))
-                .unwrap_or_default(),
+            tflops,
             native_dtypes: None,
             link: None,
             link_bandwidth_bytes_per_s: None,
@@ -209,6 +258,7 @@ impl PlanDevice {
             cpu_features: info.features.clone(),
             cpu_spec_id: entry.map(|e| e.id.clone()),
             bandwidth_basis: entry.map(|_| "theoretical".to_string()),
+            compute_basis,
         })
     }
 
@@ -271,18 +321,20 @@ impl PlanDevice {
 
 /// The physical cores this process may run on: the detected physical
 /// cores (else the logical CPUs, an upper bound, else the table's cores ×
-/// sockets) scaled by the share of logical CPUs it may use (affinity mask
-/// and cpuset: 8 usable of 192 logical on a 96-core part with SMT are 4
-/// cores), rounded up, at least 1 and at most the table's cores × sockets.
+/// sockets, else 1) scaled by the share of logical CPUs it may use
+/// (affinity mask and cpuset: 8 usable of 192 logical on a 96-core part
+/// with SMT are 4 cores), rounded up, at least 1 and at most the table's
+/// cores × sockets where the CPU has a table entry (`cores_per_socket`).
 /// A virtual machine shows only its own vCPUs, so a 4-vCPU slice of a
 /// 96-core part gets the rates of at most 4 cores.
-pub fn usable_cores(info: &crate::model::CpuInfo, entry: &crate::spec::cpu::CpuSpec) -> u32 {
-    let total = entry.cores.saturating_mul(info.sockets.unwrap_or(1).max(1));
+pub fn usable_cores(info: &crate::model::CpuInfo, cores_per_socket: Option<u32>) -> u32 {
+    let total = cores_per_socket.map(|c| c.saturating_mul(info.sockets.unwrap_or(1).max(1)));
     let physical = info
         .physical_cores
         .or(info.logical_cpus)
-        .unwrap_or(total)
-        .min(total)
+        .or(total)
+        .unwrap_or(1)
+        .min(total.unwrap_or(u32::MAX))
         .max(1);
     match (info.usable_cpus, info.logical_cpus) {
         (Some(u), Some(l)) if l > 0 && u < l => (u64::from(physical) * u64::from(u))
@@ -298,7 +350,7 @@ mod tests {
 
     #[test]
     fn usable_cores_follow_the_cpus_this_process_may_use() {
-        let e = crate::spec::cpu::by_id("epyc-9654").unwrap();
+        let e = Some(crate::spec::cpu::by_id("epyc-9654").unwrap().cores);
         let info = |physical, logical, usable, sockets| crate::model::CpuInfo {
             physical_cores: physical,
             logical_cpus: logical,
@@ -322,6 +374,16 @@ mod tests {
         assert_eq!(usable_cores(&info(None, None, None, None), e), 96);
         // Never more than the table's cores × sockets.
         assert_eq!(usable_cores(&info(Some(500), None, None, Some(1)), e), 96);
+        // Without a table entry: what was detected, or 1.
+        assert_eq!(
+            usable_cores(&info(Some(2), Some(2), Some(2), Some(1)), None),
+            2
+        );
+        assert_eq!(
+            usable_cores(&info(Some(96), Some(192), Some(8), Some(1)), None),
+            4
+        );
+        assert_eq!(usable_cores(&info(None, None, None, None), None), 1);
     }
 
     #[test]

@@ -1922,6 +1922,15 @@ pub fn plan_inference(
                     d.cpu_spec_id.as_deref().unwrap_or("?")
                 ));
             }
+            if d.cpu_spec_id.is_none()
+                && let Some(basis) = &d.compute_basis
+            {
+                warnings.push(format!(
+                    "{} ({}) is the host CPU: its model name matches no entry of the CPU table, so \
+                     its peak compute rates are those of its {basis}, a peak, not a measurement",
+                    d.id, d.name
+                ));
+            }
             if !unknown.is_empty() {
                 warnings.push(format!(
                     "{} ({}) is the host CPU; unknown: its {}, so {} not estimated{}",
@@ -1935,10 +1944,14 @@ pub fn plan_inference(
                     } else {
                         "prefill speed is"
                     },
-                    match &d.cpu_spec_id {
-                        None =>
-                            " (its model name matches no entry of the CPU table, spec/cpus.toml)",
-                        Some(_) => " (its CPU table entry has no per-cycle figure for its cores)",
+                    match (&d.cpu_spec_id, &d.compute_basis) {
+                        (None, None) =>
+                            " (its model name matches no entry of the CPU table, spec/cpus.toml, \
+                             and its CPUID family and model name no core design the table has \
+                             a per-cycle figure and a clock for)",
+                        (None, Some(_)) => "",
+                        (Some(_), _) =>
+                            " (its CPU table entry has no per-cycle figure for its cores)",
                     }
                 ));
             }

@@ -55,6 +55,73 @@ pub struct Microarchitecture {
     /// Free text.
     #[serde(default)]
     pub notes: Option<String>,
+    /// The x86 CPUID family and model numbers of this core design, as the
+    /// Linux kernel assigns them (`cpuid_source`): what identifies the core
+    /// of a CPU whose model name is masked or matches no [`CpuSpec`] (a
+    /// cloud VM's `AMD EPYC`, QEMU's `Intel Xeon Processor (SapphireRapids)`).
+    #[serde(default)]
+    pub cpuid: Vec<CpuidRange>,
+    /// The document the `cpuid` ranges come from; set with `cpuid_copy`
+    /// whenever `cpuid` is not empty (tested).
+    #[serde(default)]
+    pub cpuid_source: Option<String>,
+    /// The public copy of `cpuid_source` the ranges were read from,
+    /// `owner/repo@commit:path` ([`is_pinned_copy`]).
+    #[serde(default)]
+    pub cpuid_copy: Option<String>,
+}
+
+/// CPUID family and model ranges of one vendor (`/proc/cpuinfo`'s
+/// `vendor_id`, `cpu family` and `model`, decimal there).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CpuidRange {
+    /// Lowercase vendor as detection reports it (`amd`, `intel`).
+    pub vendor: String,
+    /// CPUID family (`cpu family`, e.g. 25 = 0x19 for AMD Zen 3/4).
+    pub family: u32,
+    /// Inclusive model ranges `[first, last]` within the family.
+    pub models: Vec<[u32; 2]>,
+}
+
+impl CpuidRange {
+    /// Whether `vendor`, `family` and `model` fall in this range.
+    pub fn contains(&self, vendor: &str, family: u32, model: u32) -> bool {
+        self.vendor == vendor
+            && self.family == family
+            && self.models.iter().any(|&[a, b]| (a..=b).contains(&model))
+    }
+}
+
+impl Microarchitecture {
+    /// Peak dense rates of `cores` cores at `clock_ghz`: `fp32` from the
+    /// vector FMA units, `bf16` and `int8` from a matrix unit where the core
+    /// has one; a rate this design gives no per-cycle figure for is `None`.
+    /// TFLOPS = cores × GHz × FLOPs per cycle ÷ 1000.
+    pub fn peak_tflops(&self, cores: u32, clock_ghz: f64) -> Tflops {
+        let rate = |per_cycle: Option<u32>| {
+            per_cycle.map(|f| f64::from(cores) * clock_ghz * f64::from(f) / 1000.0)
+        };
+        Tflops {
+            fp32: rate(self.fp32_flops_per_cycle),
+            bf16: rate(self.amx_bf16_flops_per_cycle),
+            int8: rate(self.amx_int8_ops_per_cycle),
+            ..Tflops::default()
+        }
+    }
+}
+
+/// The core design a CPU's CPUID vendor, family and model name
+/// ([`Microarchitecture::cpuid`]); `None` for a design the table does not
+/// list.
+pub fn microarchitecture_by_cpuid(
+    vendor: &str,
+    family: u32,
+    model: u32,
+) -> Option<&'static Microarchitecture> {
+    DB.microarchitectures
+        .iter()
+        .find(|m| m.cpuid.iter().any(|r| r.contains(vendor, family, model)))
 }
 
 /// One CPU product.
@@ -135,16 +202,9 @@ impl CpuSpec {
     /// has one; a rate the microarchitecture gives no per-cycle figure for
     /// is `None`. TFLOPS = cores × GHz × FLOPs per cycle ÷ 1000.
     pub fn peak_tflops(&self, cores: u32) -> Tflops {
-        let m = self.microarchitecture();
-        let rate = |per_cycle: Option<u32>| {
-            per_cycle.map(|f| f64::from(cores) * self.base_clock_ghz * f64::from(f) / 1000.0)
-        };
-        Tflops {
-            fp32: rate(m.and_then(|m| m.fp32_flops_per_cycle)),
-            bf16: rate(m.and_then(|m| m.amx_bf16_flops_per_cycle)),
-            int8: rate(m.and_then(|m| m.amx_int8_ops_per_cycle)),
-            ..Tflops::default()
-        }
+        self.microarchitecture()
+            .map(|m| m.peak_tflops(cores, self.base_clock_ghz))
+            .unwrap_or_default()
     }
 }
 
@@ -330,7 +390,63 @@ mod tests {
                     m.id
                 );
             }
+            if !m.cpuid.is_empty() {
+                assert!(
+                    m.cpuid_source
+                        .as_deref()
+                        .is_some_and(|s| s.starts_with("https://"))
+                        && m.cpuid_copy.as_deref().is_some_and(is_pinned_copy),
+                    "{}: CPUID ranges need their source and pinned copy",
+                    m.id
+                );
+            }
+            for r in &m.cpuid {
+                assert!(!r.models.is_empty(), "{}", m.id);
+                for &[a, b] in &r.models {
+                    assert!(a <= b && b <= 0xff, "{}: model range {a:#x}-{b:#x}", m.id);
+                    // No two designs claim one (vendor, family, model).
+                    for model in a..=b {
+                        let claims = d
+                            .microarchitecture
+                            .iter()
+                            .filter(|o| {
+                                o.cpuid
+                                    .iter()
+                                    .any(|x| x.contains(&r.vendor, r.family, model))
+                            })
+                            .count();
+                        assert_eq!(claims, 1, "{} {:#x}/{model:#x}", r.vendor, r.family);
+                    }
+                }
+            }
         }
+    }
+
+    /// The Linux kernel's ranges (`cpuid_copy`): family 0x19 models
+    /// 0x10-0x1f and 0x60-0xaf are Zen 4 (this build machine's masked
+    /// "AMD EPYC" reads family 25, model 17); Sapphire Rapids is 6/0x8f;
+    /// Zen 3 (0x19/0x01) and GRANITERAPIDS_D (6/0xae) have no entry.
+    #[test]
+    fn cpuid_names_the_core_design() {
+        let id = |v, f, m| microarchitecture_by_cpuid(v, f, m).map(|m| m.id.as_str());
+        assert_eq!(id("amd", 25, 17), Some("zen4"));
+        assert_eq!(id("amd", 0x19, 0x61), Some("zen4"));
+        assert_eq!(id("amd", 0x19, 0xa0), Some("zen4"));
+        assert_eq!(id("amd", 0x19, 0x01), None);
+        assert_eq!(id("amd", 0x19, 0x20), None);
+        assert_eq!(id("amd", 0x1a, 0x11), None);
+        assert_eq!(id("intel", 6, 0x8f), Some("sapphire-rapids"));
+        assert_eq!(id("intel", 6, 0xcf), Some("emerald-granite-rapids"));
+        assert_eq!(id("intel", 6, 0xad), Some("emerald-granite-rapids"));
+        assert_eq!(id("intel", 6, 0xae), None);
+        assert_eq!(id("intel", 0x19, 0x11), None, "the family counts");
+        assert_eq!(id("amd", 6, 0x8f), None, "the vendor counts");
+        // 2 Zen 4 cores at 2.596 GHz: 2 x 2.596 x 32 / 1000 TFLOPS fp32.
+        let t = microarchitecture_by_cpuid("amd", 25, 17)
+            .unwrap()
+            .peak_tflops(2, 2.596);
+        assert!((t.fp32.unwrap() - 0.166_144).abs() < 1e-9, "{t:?}");
+        assert_eq!((t.bf16, t.int8), (None, None));
     }
 
     /// A row without its vendor source or without the pinned copy its
