@@ -521,11 +521,11 @@ const GPU_GAPS: &[(&str, &str)] = &[
     ("gtx-1070-ti", "product page gives no TFLOPS"),
     (
         "gtx-1660",
-        "product page gives neither bandwidth nor TFLOPS",
+        "product page gives no TFLOPS (bandwidth from its bus width and data rate)",
     ),
     (
         "gtx-1660-ti",
-        "product page gives neither bandwidth nor TFLOPS",
+        "product page gives no TFLOPS (bandwidth from its bus width and data rate)",
     ),
     (
         "rtx-3060",
@@ -603,6 +603,68 @@ fn every_gpu_has_bandwidth_and_a_16_bit_rate_or_a_stated_gap() {
     for (id, _) in GPU_GAPS {
         assert!(by_id(id).is_some(), "GPU_GAPS lists unknown id {id}");
     }
+}
+
+/// Numbers before a suffix in `text` ("192-bit" -> 192 for "-bit"), as
+/// written, distinct.
+fn numbers_before(text: &str, suffix: &str) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    for (i, _) in text.match_indices(suffix) {
+        let head = &text[..i];
+        let start = head
+            .rfind(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .map_or(0, |j| j + 1);
+        if let Ok(v) = head[start..].parse::<f64>() {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// Where an entry's notes state one memory bus width ("192-bit") and one
+/// per-pin data rate ("12 Gbps"), its bandwidth is width x rate / 8: the
+/// product-page derivation the GTX 16 entries use, and what every entry that
+/// quotes both figures beside a stated bandwidth agrees with.
+#[test]
+fn bandwidth_agrees_with_stated_bus_width_and_data_rate() {
+    let mut checked = Vec::new();
+    for e in all() {
+        let Some(n) = e.notes.as_deref() else {
+            continue;
+        };
+        let (bits, gbps) = (numbers_before(n, "-bit"), numbers_before(n, " Gbps"));
+        if bits.len() != 1 || gbps.len() != 1 {
+            continue;
+        }
+        let want = bits[0] * gbps[0] / 8.0 * 1e9;
+        let got = e.memory_bandwidth_bytes_per_s.unwrap_or_else(|| {
+            panic!(
+                "{}: states {bits:?}-bit and {gbps:?} Gbps but no bandwidth",
+                e.id
+            )
+        });
+        assert!(
+            (got as f64 - want).abs() < 1.0,
+            "{}: {got} B/s, {}-bit x {} Gbps / 8 = {want}",
+            e.id,
+            bits[0],
+            gbps[0]
+        );
+        checked.push(e.id.as_str());
+    }
+    for id in ["gtx-1660", "gtx-1660-ti", "gtx-1070-ti", "rtx-3090-ti"] {
+        assert!(checked.contains(&id), "{id} not checked: {checked:?}");
+    }
+    assert_eq!(
+        by_id("gtx-1660").unwrap().memory_bandwidth_bytes_per_s,
+        Some(192_000_000_000)
+    );
+    assert_eq!(
+        by_id("gtx-1660-ti").unwrap().memory_bandwidth_bytes_per_s,
+        Some(288_000_000_000)
+    );
 }
 
 #[test]
