@@ -672,8 +672,12 @@ fn model_numbers_pick_the_base_product_and_variants_stay_distinct() {
         // Unified-memory systems.
         ("NVIDIA GB10", "gb10"),
         ("dgx spark", "gb10"),
-        ("agx orin", "jetson-agx-orin-64gb"),
-        ("orin nano", "jetson-orin-nano-8gb"),
+        ("jetson agx orin 64gb", "jetson-agx-orin-64gb"),
+        ("NVIDIA Jetson AGX Orin 32GB", "jetson-agx-orin-32gb"),
+        ("jetson orin nano 8gb", "jetson-orin-nano-8gb"),
+        ("NVIDIA Jetson Orin Nano 4GB", "jetson-orin-nano-4gb"),
+        ("jetson-orin-nx-16gb", "jetson-orin-nx-16gb"),
+        ("NVIDIA Jetson Orin NX 8GB", "jetson-orin-nx-8gb"),
         ("AMD Ryzen AI Max+ 395", "radeon-8060s"),
         ("ryzen-ai-max-395-128gb", "ryzen-ai-max-395-128gb"),
     ] {
@@ -684,6 +688,24 @@ fn model_numbers_pick_the_base_product_and_variants_stay_distinct() {
         );
     }
     assert!(matches!(lookup("7900"), Lookup::Ambiguous(v) if v.len() == 3));
+    // Jetson modules of one name differ in memory and GPU: the bare name lists them.
+    for (q, want) in [
+        ("agx orin", ["jetson-agx-orin-64gb", "jetson-agx-orin-32gb"]),
+        (
+            "orin nano",
+            ["jetson-orin-nano-8gb", "jetson-orin-nano-4gb"],
+        ),
+        ("orin nx", ["jetson-orin-nx-16gb", "jetson-orin-nx-8gb"]),
+    ] {
+        let Lookup::Ambiguous(v) = lookup(q) else {
+            panic!("{q} names two modules: {:?}", lookup(q))
+        };
+        let mut ids: Vec<&str> = v.iter().map(|e| e.id.as_str()).collect();
+        ids.sort_unstable();
+        let mut want = want.to_vec();
+        want.sort_unstable();
+        assert_eq!(ids, want, "{q}");
+    }
     // Memory sizes of one model are distinct products: the bare name lists both.
     let Lookup::Ambiguous(v) = lookup("5060 ti") else {
         panic!("5060 ti has two memory sizes")
