@@ -296,6 +296,80 @@ fn datasheet_spot_checks() {
     assert_eq!(by_id("a100-80gb").unwrap().pci_ids, ["10de:20b2"]);
 }
 
+/// Jetson modules: GPU-only dense rates from the module data sheets (the
+/// DLA's TOPS taken out where the module has one), at MAXN_SUPER for the
+/// Orin NX and Nano as for the Orin Nano 8GB.
+#[test]
+fn jetson_modules_carry_their_gpu_share() {
+    // (id, memory GiB, bandwidth B/s, fp16 = bf16, int8, fp32, tdp)
+    for (id, gib, bw, fp16, int8, fp32, tdp) in [
+        (
+            "jetson-agx-orin-32gb",
+            32,
+            204_800_000_000,
+            27.0,
+            54.0,
+            3.365,
+            40,
+        ),
+        (
+            "jetson-orin-nx-16gb",
+            16,
+            102_000_000_000,
+            19.0,
+            38.0,
+            2.4,
+            40,
+        ),
+        (
+            "jetson-orin-nx-8gb",
+            8,
+            102_000_000_000,
+            19.0,
+            38.0,
+            2.4,
+            40,
+        ),
+        (
+            "jetson-orin-nano-4gb",
+            4,
+            51_000_000_000,
+            8.5,
+            17.0,
+            1.04,
+            25,
+        ),
+    ] {
+        let e = by_id(id).unwrap();
+        assert_eq!(e.memory_bytes, Some(gib << 30), "{id}");
+        assert_eq!(e.memory_bandwidth_bytes_per_s, Some(bw), "{id}");
+        assert_eq!(e.tflops.fp16, Some(fp16), "{id}");
+        assert_eq!(e.tflops.bf16, Some(fp16), "{id}");
+        assert_eq!(e.tflops.int8, Some(int8), "{id}");
+        assert_eq!(e.tflops.fp32, Some(fp32), "{id}");
+        assert_eq!(e.tdp_watts, Some(tdp), "{id}");
+        assert!(e.unified_memory, "{id}");
+        assert_eq!(e.architecture.as_deref(), Some("8.7"), "{id}");
+    }
+    // The NX GPU's dense INT8 is the module's minus the DLAs' (sparse / 2).
+    let nx16 = by_id("jetson-orin-nx-16gb").unwrap();
+    assert_eq!(nx16.tflops.int8, Some(78.0 - 80.0 / 2.0));
+    // A GPU share never exceeds the module's dense TOPS.
+    assert!(by_id("jetson-orin-nx-8gb").unwrap().tflops.int8.unwrap() <= 58.0);
+}
+
+/// Apple M4 Pro: the 16-bit rate is the 32-bit one (measured ratio 1).
+#[test]
+fn m4_pro_sixteen_bit_rate_is_its_fp32_rate() {
+    let e = by_id("m4-pro-gpu").unwrap();
+    assert_eq!(e.tflops.fp32, Some(8.08));
+    assert_eq!(e.tflops.fp16, e.tflops.fp32);
+    // The M3 generation is not given the M4's measured ratio.
+    for id in ["m3-gpu", "m3-max-gpu"] {
+        assert_eq!(by_id(id).unwrap().tflops.fp16, None, "{id}");
+    }
+}
+
 #[test]
 fn name_normalization() {
     let cases = [
@@ -572,10 +646,6 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "Apple states no TFLOPS and no source read states the GPU clock",
     ),
     (
-        "m4-pro-gpu",
-        "fp32 from a measured GPU clock; no 16-bit rate measured for this generation",
-    ),
-    (
         "m4-max-gpu",
         "Apple states no TFLOPS and no source read states the GPU clock",
     ),
@@ -734,8 +804,12 @@ fn model_numbers_pick_the_base_product_and_variants_stay_distinct() {
         // Unified-memory systems.
         ("NVIDIA GB10", "gb10"),
         ("dgx spark", "gb10"),
-        ("agx orin", "jetson-agx-orin-64gb"),
-        ("orin nano", "jetson-orin-nano-8gb"),
+        ("jetson agx orin 64gb", "jetson-agx-orin-64gb"),
+        ("NVIDIA Jetson AGX Orin 32GB", "jetson-agx-orin-32gb"),
+        ("jetson orin nano 8gb", "jetson-orin-nano-8gb"),
+        ("NVIDIA Jetson Orin Nano 4GB", "jetson-orin-nano-4gb"),
+        ("jetson-orin-nx-16gb", "jetson-orin-nx-16gb"),
+        ("NVIDIA Jetson Orin NX 8GB", "jetson-orin-nx-8gb"),
         ("AMD Ryzen AI Max+ 395", "radeon-8060s"),
         ("ryzen-ai-max-395-128gb", "ryzen-ai-max-395-128gb"),
     ] {
@@ -746,6 +820,24 @@ fn model_numbers_pick_the_base_product_and_variants_stay_distinct() {
         );
     }
     assert!(matches!(lookup("7900"), Lookup::Ambiguous(v) if v.len() == 3));
+    // Jetson modules of one name differ in memory and GPU: the bare name lists them.
+    for (q, want) in [
+        ("agx orin", ["jetson-agx-orin-64gb", "jetson-agx-orin-32gb"]),
+        (
+            "orin nano",
+            ["jetson-orin-nano-8gb", "jetson-orin-nano-4gb"],
+        ),
+        ("orin nx", ["jetson-orin-nx-16gb", "jetson-orin-nx-8gb"]),
+    ] {
+        let Lookup::Ambiguous(v) = lookup(q) else {
+            panic!("{q} names two modules: {:?}", lookup(q))
+        };
+        let mut ids: Vec<&str> = v.iter().map(|e| e.id.as_str()).collect();
+        ids.sort_unstable();
+        let mut want = want.to_vec();
+        want.sort_unstable();
+        assert_eq!(ids, want, "{q}");
+    }
     // Memory sizes of one model are distinct products: the bare name lists both.
     let Lookup::Ambiguous(v) = lookup("5060 ti") else {
         panic!("5060 ti has two memory sizes")
