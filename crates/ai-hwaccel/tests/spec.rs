@@ -493,10 +493,6 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
         "the generic name amd-smi and rocminfo print for APU GPUs (here 1002:150e, Strix Point's Radeon 880M/890M)",
     ),
     (
-        "AMD Radeon Pro W7500",
-        "no spec entry yet (Navi 33, 1002:7489); reported by the captures helper to the specs owner",
-    ),
-    (
         "NVIDIA GeForce GTX 680",
         "Kepler (compute capability 3.0), which CUDA 11 already dropped: no current ML runtime plans on it",
     ),

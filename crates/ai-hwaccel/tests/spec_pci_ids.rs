@@ -41,8 +41,20 @@ const EXCEPTIONS: &[(u16, u16, &str)] = &[
     (
         0x1002,
         0x73df,
-        "shared by RX 6700, 6700 XT, 6750 XT, 6800M and 6850M XT; the RX 6700 and the \
-         laptop parts are not in the database, so listing it would mislabel them",
+        "shared by RX 6700, 6700 XT, 6750 XT, 6800M and 6850M XT; the laptop parts are \
+         not in the database, so listing it would mislabel them",
+    ),
+    (
+        0x1002,
+        0x731f,
+        "shared by the RX 5600 OEM, 5600 XT, 5700 and 5700 XT (only the 5700 XT is in the \
+         database): listing it would call every RX 5600 / 5700 a 5700 XT",
+    ),
+    (
+        0x1002,
+        0x743f,
+        "shared by the RX 6400, RX 6500 XT (4 and 8 GB) and the RX 6500M laptop part (not in \
+         the database), so no single entry may claim it",
     ),
     (
         0x1002,
