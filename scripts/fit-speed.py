@@ -26,7 +26,8 @@ Deterministic: same corpus, same planner -> same constants.
    sum(((x*a_w + L*c) / t_measured - 1)^2): one a_w per format width
    (efficiency = 1/a_w), one per-layer overhead c per class. A negative c
    is set to 0 and the widths refitted. A class with fewer rows than its
-   parameters + 2 is not fitted on its own (the pooled fit applies). The same fit with every class
+   parameters + 2, or with rows of fewer than three devices, is not fitted
+   on its own (the pooled fit applies). The same fit with every class
    pooled is the fallback ("any") for classes without rows. Rows run with
    tensor parallelism (notes item "tp N", N > 1) are not fitted: their time
    includes all-reduces, which the efficiency and per-layer overhead do not
@@ -170,6 +171,14 @@ def least_squares(samples, widths, with_overhead, score=None):
 SPARE_ROWS = 2
 
 
+# A class is fitted on its own only when its rows measure at least this many
+# different devices (spec entries); a cell fitted on one or two cards
+# describes those cards, not the class (AMD Instinct: the MI50 and MI100
+# rows alone put the MI300X's prompt rate ten times over what AMD's
+# multi-GPU runs measure), so the pooled fit applies until then.
+MIN_CLASS_DEVICES = 3
+
+
 # A format width is fitted only with at least this many rows; a width with
 # fewer falls back to the pooled fit or, without one, the options' defaults.
 MIN_WIDTH_ROWS = 3
@@ -242,6 +251,16 @@ def main():
                     and (r["cls"] == cls or (cls == "any" and r["cls"] != "other"))
                 ]
                 if not samples:
+                    continue
+                if cls != "any" and len({
+                    r["spec_id"]
+                    for r in rows
+                    if r["part"] == "fit"
+                    and r["runtime"] == runtime
+                    and r["cls"] == cls
+                    and r[ideal]
+                    and r[meas]
+                }) < MIN_CLASS_DEVICES:
                     continue
                 # Coarse level: the widths below 8 bits pooled into one
                 # ("<8-bit"); every cell it fits is kept. Fine level: each
@@ -478,10 +497,13 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   bytes, PR 2959). llama.cpp's 2- and 3-bit kernels of 2023-2024 reach
   about half the bandwidth of its 4-bit ones on the same card; newer
   builds may do better, and no row measures them.
-- Prefill, worst rows: the MI100's llama 13B Q5_K_M pp1024 (PR 14949's
-  baseline, ROCm, 850.12 tok/s; Instinct parts use the pooled cell), the
-  RX 6800's llama 8B Q3_K_S pp2048 (PR 8495's baseline, ROCm, 485.44
-  tok/s) and the
+- Prefill, worst rows: the RX 5700 XT's llama 7B Q4_0 pp512 on Vulkan
+  (RADV, PR 5835's Mar 2024 table, 318.71 tok/s; the same card's other
+  row prints 468.06 in another build): RDNA 1 has neither matrix nor dot
+  instructions and rests on the Radeon cell; the MI100's llama 13B Q5_K_M
+  pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, where the same card's
+  IQ4 rows of PR 22051 run 20 % above the estimate); the RX 6800's llama
+  8B Q3_K_S pp2048 (PR 8495's baseline, ROCm, 485.44 tok/s); and the
   4090's llama-2-7b q4_0 pp512 in the source's "LLaMA table" (3961.34
   tok/s). The same snapshot's other table prints 5531.19 for that cell, 40 %
   more; the fit follows the source's later (May 2024) rows of that card,
@@ -490,7 +512,8 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   baseline). The CUDA baselines of K-quant prompt processing in PRs 7860
   and 7921 (RTX 3090 Q6_K, RTX 4090 Q2_K, master before those PRs brought
   int8 tensor cores to these types) run at about two thirds of the
-  estimate.
+  estimate. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
+  quants) spread widest: the Radeon prefill median is 44 %.
 - Long prompts: the prefill rows ran llama-bench's default `-fa 0`, which
   materialises the attention scores, except those whose notes say `fa 1`
   (PR 21024's RTX 3090 rows), which are estimated with fused attention.
@@ -502,11 +525,13 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   only); the shares in the line under the table are of the rows that
   measure the quantity.
 - Rows without an estimate are devices the print does not resolve to one
-  spec entry ("A100 80GB": PCIe or SXM not said; an MI50 without its
-  memory size; "RTX 4000 Ada", "3080 Ti", RX 5700 XT, Arc B580 have no
-  entry) and GPUs without a matrix rate (the Radeon 8060S: AMD states
-  none). The M3 and M3 Max entries have an fp32 rate from GPU clocks
-  measured with powermetrics (cited in their notes); Apple states none.
+  spec entry ("A100 80GB": PCIe or SXM not said; "RTX 4000 Ada", "3080 Ti"
+  and Arc B580 have no entry: no vendor page of theirs was readable here)
+  and GPUs without a matrix rate (the Radeon 8060S: AMD states none; the
+  Intel entries). The MI50 rows, which print no memory size, use the 16 GB
+  entry: AMD's table gives both sizes the same bandwidth and rates. The M3
+  and M3 Max entries have an fp32 rate from GPU clocks measured with
+  powermetrics (cited in their notes); Apple states none.
 - Decode, worst rows: the Data Center GPU Max 1100's llama-2-7b Q4_K_M
   (PR 12972, SYCL, 38.98 tok/s) and the Arc A770's Gemma 2 2B Q4_K_M on
   Vulkan (PR 14001's Windows baseline, 96.42 tok/s, held out). Intel cards
