@@ -58,6 +58,7 @@ CLASSES = {
     "amd": "Amd",
     "amd-datacenter": "AmdDatacenter",
     "intel": "Intel",
+    "cpu": "Cpu",
     "other": "Other",
     "any": "Any",
 }
@@ -248,7 +249,9 @@ def main():
                     and r["runtime"] == runtime
                     and r[ideal]
                     and r[meas]
-                    and (r["cls"] == cls or (cls == "any" and r["cls"] != "other"))
+                    # The pool is the GPUs': host CPUs (cpu.csv) are a class
+                    # apart and never pooled.
+                    and (r["cls"] == cls or (cls == "any" and r["cls"] not in ("other", "cpu")))
                 ]
                 if not samples:
                     continue
@@ -298,7 +301,7 @@ def main():
             # Then the 16-bit cells, as speed.rs `cells` ends.
             widths += ["16-bit"] if r["width"] != "16-bit" else []
             for w in widths:
-                for cls in (r["cls"], "any"):
+                for cls in (r["cls"],) if r["cls"] == "cpu" else (r["cls"], "any"):
                     c = cells.get((cls, runtime, w), {}).get(q)
                     if c:
                         return c
@@ -430,11 +433,15 @@ def main():
     rc2, text2 = cargo_test(["--nocapture", "--exact", "layer_split_estimates_against_published_measurements"])
     split_lines = "".join(line + "\n" for line in text2.splitlines() if line.startswith("| several GPUs"))
     split_status = "passes" if rc2 == 0 else "FAILS"
+    rc3, text3 = cargo_test(["--nocapture", "--exact", "cpu_rows_against_published_measurements"])
+    cpu_lines = "".join(line + "\n" for line in text3.splitlines() if line.startswith("| CPUs"))
+    cpu_status = "passes" if rc3 == 0 else "FAILS"
     DOC.write_text(
         DOC_HEAD
         + table
         + DOC_TAIL.format(status=status, above_one=above_one)
         + DOC_SPLIT.format(status=split_status, lines=split_lines)
+        + DOC_CPU.format(status=cpu_status, lines=cpu_lines)
     )
     print(table)
     print("accuracy test", status)
@@ -610,6 +617,39 @@ split and 26 % under with the layer split. The AMD rows are 8 × MI300X runs fro
 AMD's ROCm blogs (early-2025 builds), where llama.cpp decoded at about half
 the estimate and processed DeepSeek V3's prompts (MoE on ROCm) at a small
 fraction of it; the AMD cells of the fit come from single Radeon cards.
+"""
+
+DOC_CPU = """
+## CPUs: llama.cpp without an accelerator
+
+[`crates/ai-hwaccel/tests/calibration/cpu.csv`](../crates/ai-hwaccel/tests/calibration/cpu.csv)
+holds published llama.cpp runs on CPUs alone (llama-bench tables and
+`llama-cli` timings with the CPU and its thread count printed; one source URL
+per row). The test `cpu_rows_against_published_measurements` checks every
+row resolves (model, format, CPU table id) and plans the rows whose CPU is
+in the CPU table (`src/spec/cpus.toml`) on that CPU: its theoretical
+bandwidth × sockets and the peak rates of the cores the run's threads use.
+
+| rows | all | with a CPU table entry | decode rows | decode median | decode worst | prefill rows | prefill median | prefill worst |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+{lines}
+The test {status}. Most published CPU runs are on parts the CPU table has no
+vendor-checked row for (65 rows on a Ryzen 9 7950X, whose memory transfer
+rate no copy of AMD's table gives; Graviton3, Threadripper PRO 5000, an
+engineering-sample Xeon), so the CPU class ("cpu") is not fitted: a class
+needs rows of three devices, and the GPU cells are never pooled with it.
+CPU plans use the options' efficiencies (`--decode-efficiency`,
+`--prefill-efficiency`) against the table's theoretical bandwidth, and an
+efficiency of 1 against a measured one (`plan --measure` times the same
+streaming reads decoding does). On this project's build VM (2 Zen 4 vCPUs,
+llama-bench of the pinned llama.cpp on a 1.1B Llama-shaped GGUF with random
+weights, 2026-11-26): tg128 41.94 tok/s (Q4_0) and 16.16 (F16) against
+41.7 and 16.3 planned with `--measure` (25.9 and 34.2 GB/s measured just
+before: the figure varies from run to run on this shared VM, 26 to 34
+GB/s); pp512 83.21 (Q4_0) and 55.75 to 65.47 (F16, two runs) against 39.7
+planned from the core design's peak at the default prefill efficiency of
+0.5, so the CPU prompt estimates are low by about half until CPU rows can
+be fitted.
 """
 
 if __name__ == "__main__":

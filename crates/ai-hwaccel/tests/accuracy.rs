@@ -101,6 +101,9 @@ struct Row {
     /// `None`.
     tpot_ms: Option<f64>,
     ttft_ms: Option<f64>,
+    /// cpu.csv rows: the sockets and threads the run used (`spec_id` is
+    /// then a CPU table id); `None` for GPU rows.
+    host: Option<(u32, u32)>,
 }
 
 impl Row {
@@ -164,6 +167,7 @@ fn latency_rows() -> Vec<Row> {
                 tp: tp_of(&notes),
                 tpot_ms: Some(num("tpot_ms")),
                 ttft_ms: Some(num("ttft_ms")),
+                host: None,
                 line,
             }
         })
@@ -216,11 +220,93 @@ fn speed_rows(file: &str) -> Vec<(Row, std::collections::BTreeMap<String, String
                 tg: rate("tg_tok_s"),
                 tpot_ms: None,
                 ttft_ms: None,
+                host: None,
             };
             let extra = header.iter().cloned().zip(c.iter().cloned()).collect();
             (row, extra)
         })
         .collect()
+}
+
+/// The rows of cpu.csv: llama.cpp on a CPU alone (`spec_id` holds the
+/// row's CPU table id, `host` its sockets and threads).
+fn cpu_rows() -> Vec<Row> {
+    let (header, lines) = data_lines("cpu.csv");
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("cpu.csv: no column {name}"))
+    };
+    lines
+        .into_iter()
+        .map(|line| {
+            let c = fields(&line);
+            assert_eq!(c.len(), header.len(), "{line}");
+            let len = |name: &str, default: u64| {
+                let v = &c[col(name)];
+                if v.is_empty() {
+                    default
+                } else {
+                    v.parse().unwrap()
+                }
+            };
+            let rate = |name: &str| {
+                let v = &c[col(name)];
+                (!v.is_empty()).then(|| v.parse::<f64>().unwrap())
+            };
+            let notes: Vec<&str> = c[col("notes")].split([',', ';']).map(str::trim).collect();
+            let sockets = c[col("sockets")].parse().unwrap_or(1);
+            let threads = c[col("threads")]
+                .parse()
+                .unwrap_or_else(|_| panic!("cpu.csv row without threads: {line}"));
+            Row {
+                device: c[col("cpu")].clone(),
+                spec_id: c[col("cpu_spec_id")].clone(),
+                model: c[col("catalog_model")].clone(),
+                format: c[col("format")].clone(),
+                runtime: "llama.cpp".to_string(),
+                flash_attention: notes.contains(&"fa 1"),
+                tp: 1,
+                pp_tokens: len("pp_tokens", DEFAULT_PP),
+                tg_tokens: len("tg_tokens", DEFAULT_TG),
+                pp: rate("pp_tok_s"),
+                tg: rate("tg_tok_s"),
+                tpot_ms: None,
+                ttft_ms: None,
+                host: Some((sockets, threads)),
+                line,
+            }
+        })
+        .collect()
+}
+
+/// A cpu.csv row's CPU as the planner's host device: the CPU table's
+/// theoretical bandwidth × sockets and the peak rates of the cores the run
+/// used (its threads, at most the physical cores: SMT threads share a
+/// core's units). The capacity is not the row's (it prints none) and does
+/// not enter the speeds; it only keeps the plan feasible.
+fn cpu_device(id: &str, sockets: u32, threads: u32) -> PlanDevice {
+    let e = ai_hwaccel::spec::cpu::by_id(id).unwrap_or_else(|| panic!("cpu table id {id}"));
+    let cores = threads.min(e.cores * sockets).max(1);
+    PlanDevice {
+        id: "cpu".into(),
+        name: e.name.clone(),
+        spec_id: None,
+        capacity_bytes: Some(1 << 42),
+        bandwidth_bytes_per_s: Some(e.memory_bandwidth_bytes_per_s() * u64::from(sockets)),
+        tflops: e.peak_tflops(cores),
+        native_dtypes: None,
+        link: None,
+        link_bandwidth_bytes_per_s: None,
+        domain: 0,
+        pcie_bandwidth_bytes_per_s: None,
+        host: true,
+        cpu_features: Vec::new(),
+        cpu_spec_id: Some(e.id.clone()),
+        bandwidth_basis: Some("theoretical".into()),
+        compute_basis: None,
+    }
 }
 
 struct Estimate {
@@ -241,7 +327,10 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
     if r.spec_id.is_empty() {
         return None;
     }
-    let devices = PlanDevice::from_device_string(&format!("{}x{}", r.tp, r.spec_id)).unwrap();
+    let devices = match r.host {
+        Some((sockets, threads)) => vec![cpu_device(&r.spec_id, sockets, threads)],
+        None => PlanDevice::from_device_string(&format!("{}x{}", r.tp, r.spec_id)).unwrap(),
+    };
     let spec = load_model(&r.model).unwrap().spec;
     let quant = Quant::parse(&r.format.to_ascii_lowercase()).unwrap();
     let runtime = r.runtime_kind();
@@ -295,8 +384,9 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
         tpot_ms: dec.as_ref().and_then(|p| p.tpot_ms),
         ttft_ms: pre.as_ref().and_then(|p| p.ttft_ms),
         layers: spec.num_layers,
-        // With fused attention no score goes through memory.
-        score_s: if r.flash_attention {
+        // With fused attention no score goes through memory; the fitted
+        // bytes per score are the GPU kernels' (a CPU's plan applies none).
+        score_s: if r.flash_attention || r.host.is_some() {
             0.0
         } else {
             f64::from(spec.num_layers)
@@ -316,7 +406,7 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
 #[test]
 #[ignore = "run by scripts/fit-speed.py"]
 fn ideal_rates_for_fit() {
-    for r in rows().into_iter().chain(latency_rows()) {
+    for r in rows().into_iter().chain(latency_rows()).chain(cpu_rows()) {
         let e = estimate(&r, true);
         let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
         let m = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
@@ -887,3 +977,99 @@ const ACHIEVED_LAYER_SPLIT: &[LayerSplit] = &[
     ("amd-datacenter", (9, 12), (1.25, 1.62, 5.39, 19.5)),
     ("nvidia-consumer", (82, 84), (0.10, 0.28, 0.12, 2.25)),
 ];
+
+/// cpu.csv: published llama.cpp runs on CPUs alone, against the plan on the
+/// row's CPU (`cpu_device`: the CPU table's theoretical bandwidth and the
+/// peak rates of the threads' cores). Only rows whose CPU is in the CPU
+/// table (`cpu_spec_id`) can be planned: most published CPU runs are on
+/// desktop or older parts the table has no vendor-checked row for, so the
+/// CPU class is not fitted yet (a class needs rows of three devices) and
+/// plans on CPUs use the options' efficiencies. Every row is checked for
+/// what the planner needs (its model, format and CPU id resolve); the rows
+/// with a CPU entry are compared and reported (docs/accuracy.md, "CPUs").
+#[test]
+fn cpu_rows_against_published_measurements() {
+    let rows = cpu_rows();
+    assert!(rows.len() >= 50, "{}", rows.len());
+    let mut lines = Vec::new();
+    let (mut dec, mut pre) = (Vec::new(), Vec::new());
+    let mut with_entry = 0;
+    for r in &rows {
+        assert!(r.line.starts_with("https://"), "{}", r.line);
+        assert!(
+            load_model(&r.model).is_ok(),
+            "{}: model {}",
+            r.line,
+            r.model
+        );
+        assert!(
+            Quant::parse(&r.format.to_ascii_lowercase()).is_some(),
+            "{}: format {}",
+            r.line,
+            r.format
+        );
+        let (_, threads) = r.host.unwrap();
+        assert!(threads > 0, "{}", r.line);
+        assert!(r.tg.is_some() || r.pp.is_some(), "{}", r.line);
+        if r.spec_id.is_empty() {
+            continue;
+        }
+        with_entry += 1;
+        let entry = ai_hwaccel::spec::cpu::by_id(&r.spec_id).unwrap();
+        let e = estimate(r, false).unwrap();
+        assert_eq!(e.class, DeviceClass::Cpu);
+        // A table CPU always has a bandwidth; a prompt rate where its core
+        // design has a per-cycle figure.
+        assert_eq!(e.decode.is_some(), r.tg.is_some(), "{}", r.line);
+        let has_rate = entry
+            .microarchitecture()
+            .is_some_and(|m| m.fp32_flops_per_cycle.is_some());
+        assert_eq!(
+            e.prefill.is_some(),
+            r.pp.is_some() && has_rate,
+            "{}",
+            r.line
+        );
+        dec.extend(e.decode.zip(r.tg).map(|(e, m)| (e / m - 1.0).abs()));
+        pre.extend(e.prefill.zip(r.pp).map(|(e, m)| (e / m - 1.0).abs()));
+        println!(
+            "cpu {:40} {:12} {:7} t{:<3} tg {:>8} est {:>8} | pp {:>8} est {:>8}",
+            r.device,
+            r.model,
+            r.format,
+            r.host.unwrap().1,
+            r.tg.map_or("-".into(), |v| v.to_string()),
+            e.decode.map_or("-".into(), |v| format!("{v:.2}")),
+            r.pp.map_or("-".into(), |v| v.to_string()),
+            e.prefill.map_or("-".into(), |v| format!("{v:.1}")),
+        );
+    }
+    let cell = |v: &mut Vec<f64>| {
+        if v.is_empty() {
+            ("–".to_string(), "–".to_string())
+        } else {
+            let (m, w) = median_worst(v);
+            (format!("{:.1} %", 100.0 * m), format!("{:.1} %", 100.0 * w))
+        }
+    };
+    let (dm, dw) = cell(&mut dec);
+    let (pm, pw) = cell(&mut pre);
+    lines.push(format!(
+        "| CPUs (cpu.csv) | {} | {with_entry} | {} | {dm} | {dw} | {} | {pm} | {pw} |",
+        rows.len(),
+        dec.len(),
+        pre.len()
+    ));
+    println!("BEGIN CPU TABLE\n{}\nEND CPU TABLE", lines.join("\n"));
+    // What the rows reach now: one row has a CPU table entry (Graviton4 on
+    // an r8g.16xlarge, 64 of its 96 cores: the table's bandwidth is the
+    // whole chip's, so the estimate is over), no prompt row does.
+    assert_eq!((with_entry, dec.len(), pre.len()), ACHIEVED_CPU.0);
+    if let Some(&worst) = dec.iter().max_by(|a, b| a.total_cmp(b)) {
+        assert!(worst <= ACHIEVED_CPU.1, "cpu decode worst {worst}");
+    }
+}
+
+/// cpu.csv: (rows with a CPU table entry, decode estimates, prefill
+/// estimates), and the worst decode error reached.
+const ACHIEVED_CPU: ((usize, usize, usize), f64) = ((1, 1, 0), 0.20);

@@ -1835,7 +1835,7 @@ pub(crate) fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKin
         // quality falls steeply (llama-quantize's option table,
         // tools/quantize/quantize.cpp: Q2_K +3.5199 ppl on Llama-3-8B
         // against +0.1754 for Q4_K_M), so the lowest suggestion is Q3_K_S.
-        .filter(|&q| q != Quant::Q2K)
+        .filter(|&q| !matches!(q, Quant::Q2K | Quant::Q2KS))
         // The legacy Q4_1, Q5_0 and Q5_1 are planned when asked for, never
         // suggested: a K-quant mix no larger is better on each (the same
         // table: Q4_1 4.78G +0.4511 ppl against Q4_K_M 4.58G +0.1754, Q5_0

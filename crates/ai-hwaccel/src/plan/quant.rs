@@ -80,6 +80,10 @@ pub enum Quant {
     Q3KS,
     /// GGUF Q2_K (weight-only).
     Q2K,
+    /// GGUF Q2_K_S: Q2_K with fewer raised tensors (attn_v at Q4_K only
+    /// with grouped-query attention of 4 or more, the first eighth of
+    /// ffn_down at Q4_K; llama-quant.cpp `LLAMA_FTYPE_MOSTLY_Q2_K_S`).
+    Q2KS,
 }
 
 impl Quant {
@@ -87,7 +91,7 @@ impl Quant {
     /// by bits per weight, so a format with more bits (block scales
     /// included) counts as the higher fidelity.
     /// Mixes of one base type follow their per-tensor extras (M before S).
-    pub const ALL: [Quant; 25] = [
+    pub const ALL: [Quant; 26] = [
         Quant::Fp32,
         Quant::Bf16,
         Quant::Fp16,
@@ -113,6 +117,7 @@ impl Quant {
         Quant::Q3K,
         Quant::Q3KS,
         Quant::Q2K,
+        Quant::Q2KS,
     ];
 
     /// The CLI / JSON spelling.
@@ -143,6 +148,7 @@ impl Quant {
             Quant::Q3K => "q3_k",
             Quant::Q3KS => "q3_k_s",
             Quant::Q2K => "q2_k",
+            Quant::Q2KS => "q2_k_s",
         }
     }
 
@@ -180,6 +186,7 @@ impl Quant {
             // `Q2_K_M`: llama-bench's "Q2_K - Medium" as llama.cpp PR tables
             // print it (e.g. ggml-org/llama.cpp PR 7921).
             "q2_k" | "q2_k_m" => Quant::Q2K,
+            "q2_k_s" => Quant::Q2KS,
             _ => return None,
         })
     }
@@ -235,7 +242,7 @@ impl Quant {
             Quant::Mxfp4 => super::arch::MXFP4_BITS_PER_WEIGHT,
             Quant::Nf4 => 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0),
             Quant::Q3KL | Quant::Q3K | Quant::Q3KS => 110.0 * 8.0 / 256.0,
-            Quant::Q2K => 84.0 * 8.0 / 256.0,
+            Quant::Q2K | Quant::Q2KS => 84.0 * 8.0 / 256.0,
         }
     }
 
@@ -259,6 +266,7 @@ impl Quant {
                 | Quant::Q3K
                 | Quant::Q3KS
                 | Quant::Q2K
+                | Quant::Q2KS
         )
     }
 
@@ -590,7 +598,7 @@ impl GgufMix {
         let b = |x: Quant| x.bits_per_weight();
         let eight = facts.experts == 8;
         let mut v = match q {
-            Q::Q2K if facts.gqa >= 4 => b(Q::Q4K),
+            Q::Q2K | Q::Q2KS if facts.gqa >= 4 => b(Q::Q4K),
             Q::Q2K => b(Q::Q3K),
             Q::Iq4Nl | Q::Iq4Xs if facts.gqa >= 4 => b(Q::Q5K),
             Q::Q3K if i < 2 => b(Q::Q5K),
@@ -609,6 +617,7 @@ impl GgufMix {
         let k = if eight { b(Q::Q8_0) } else { base };
         let down = match q {
             Q::Q2K => b(Q::Q3K),
+            Q::Q2KS if i < n / 8 => b(Q::Q4K),
             Q::Q3K if i < n / 16 => b(Q::Q5K),
             Q::Q3K => b(Q::Q4K),
             Q::Q3KL => b(Q::Q5K),
@@ -731,6 +740,12 @@ mod gguf_mix_tests {
         // Q2_K: attn_v Q4_K (GQA >= 4) or Q3_K, ffn_down Q3_K, attn_output Q3_K.
         assert_eq!(lb(Quant::Q2K, 9, &f), (2.625, 4.5, 3.4375, 3.4375));
         assert_eq!(lb(Quant::Q2K, 9, &facts(32, 1)).1, 3.4375);
+        // Q2_K_S: attn_v Q4_K only with GQA >= 4 (else Q2_K), ffn_down
+        // Q4_K in the first eighth of the layers, attn_output Q2_K.
+        assert_eq!(lb(Quant::Q2KS, 3, &f), (2.625, 4.5, 4.5, 2.625));
+        assert_eq!(lb(Quant::Q2KS, 9, &f), (2.625, 4.5, 2.625, 2.625));
+        assert_eq!(lb(Quant::Q2KS, 9, &facts(32, 1)).1, 2.625);
+        assert_eq!(Quant::parse("Q2_K_S"), Some(Quant::Q2KS));
         // Llama 70B: Q4_K attn_v becomes Q5_K.
         let l70 = GgufFacts {
             llama_70b: true,

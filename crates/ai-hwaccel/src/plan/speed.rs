@@ -134,8 +134,12 @@ pub enum DeviceClass {
     AmdDatacenter,
     /// Intel GPUs.
     Intel,
-    /// CPUs and other accelerators: no fit applies (the corpus has GPUs
-    /// only), the options' efficiencies do.
+    /// A host CPU running the model itself (llama.cpp's CPU backend):
+    /// fitted on `tests/calibration/cpu.csv` alone, never pooled with the
+    /// GPUs.
+    Cpu,
+    /// Other accelerators: no fit applies (the corpus has none), the
+    /// options' efficiencies do.
     Other,
     /// In [`FITTED`]: the fit pooled over every GPU class, the fallback for
     /// a GPU class without rows of its own.
@@ -145,6 +149,9 @@ pub enum DeviceClass {
 impl DeviceClass {
     /// The class of a planned device, from its spec entry (`Any` without one).
     pub fn of(d: &PlanDevice) -> DeviceClass {
+        if d.host {
+            return DeviceClass::Cpu;
+        }
         let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
             return DeviceClass::Other;
         };
@@ -177,6 +184,7 @@ impl DeviceClass {
             DeviceClass::Amd => "amd",
             DeviceClass::AmdDatacenter => "amd-datacenter",
             DeviceClass::Intel => "intel",
+            DeviceClass::Cpu => "cpu",
             DeviceClass::Other => "other",
             DeviceClass::Any => "any",
         }
@@ -746,7 +754,12 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
 /// [`DeviceClass::Other`] gets nothing pooled: nothing fitted on GPUs applies
 /// to a CPU.
 fn cells(class: DeviceClass, width: FormatWidth) -> Vec<(DeviceClass, FormatWidth)> {
-    let classes: &[DeviceClass] = if class == DeviceClass::Other || class == DeviceClass::Any {
+    // The pooled cells are the GPUs': a CPU, another accelerator, or the
+    // pool itself takes only its own.
+    let classes: &[DeviceClass] = if matches!(
+        class,
+        DeviceClass::Other | DeviceClass::Any | DeviceClass::Cpu
+    ) {
         &[class]
     } else {
         &[class, DeviceClass::Any]
@@ -788,7 +801,7 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
         prefill_layer_s: pre.and_then(|f| f.prefill_layer_s).unwrap_or(0.0),
         // A property of the runtime's attention kernels, whatever the
         // weight format; fitted on GPUs only.
-        score_bytes: if class != DeviceClass::Other {
+        score_bytes: if !matches!(class, DeviceClass::Other | DeviceClass::Cpu) {
             per_runtime(SCORE_BYTES, runtime)
         } else {
             0.0
@@ -839,7 +852,16 @@ fn per_runtime(table: &[(RuntimeKind, f64)], runtime: RuntimeKind) -> f64 {
 /// enough rows.
 pub fn fitted_for(d: &PlanDevice, runtime: RuntimeKind, q: Quant) -> Applied {
     let mut a = fitted(DeviceClass::of(d), runtime, q);
-    if let Some(f) = d.spec_id.as_deref().and_then(|id| {
+    // A host CPU's fitted decode efficiency relates its speed to the CPU
+    // table's theoretical bandwidth; a measured bandwidth (`plan
+    // --measure`: streaming reads by every usable thread, what decoding
+    // does to the weights) is already what it sustains, so only the
+    // per-layer time applies to it.
+    if d.host && d.bandwidth_basis.as_deref() == Some("measured") {
+        a.decode = Some(1.0);
+    }
+    let own_id = d.spec_id.as_deref().or(d.cpu_spec_id.as_deref());
+    if let Some(f) = own_id.and_then(|id| {
         FITTED_DEVICES
             .iter()
             .find(|f| f.spec_id == id && f.runtime == fit_runtime(runtime))

@@ -313,6 +313,7 @@ pub fn quant_of_model(model: &str) -> Option<crate::plan::Quant> {
         ("Q3_K - SMALL", Quant::Q3KS),
         ("Q3_K - LARGE", Quant::Q3KL),
         ("Q2_K - MEDIUM", Quant::Q2K),
+        ("Q2_K - SMALL", Quant::Q2KS),
         ("IQ4_NL - 4.5 BPW", Quant::Iq4Nl),
         ("IQ4_XS - 4.25 BPW", Quant::Iq4Xs),
         ("Q6_K", Quant::Q6K),
