@@ -504,9 +504,9 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   bytes, PR 2959). llama.cpp's 2- and 3-bit kernels of 2023-2024 reach
   about half the bandwidth of its 4-bit ones on the same card; newer
   builds may do better, and no row measures them.
-- Prefill, worst rows: the RX 5700 XT's llama 7B Q4_0 pp512 on Vulkan
-  (RADV, PR 5835's Mar 2024 table, 318.71 tok/s; the same card's other
-  row prints 468.06 in another build): RDNA 1 has neither matrix nor dot
+- Prefill, worst rows: the RX 5700 XT's llama 7B Q4_0 pp512 under ROCm
+  (a comment in PR 5835, Mar 2024, 318.71 tok/s; the same card on Vulkan
+  in May 2025, PR 13324, prints 468.06): RDNA 1 has no matrix
   instructions and rests on the Radeon cell; the MI100's llama 13B Q5_K_M
   pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, where the same card's
   IQ4 rows of PR 22051 run 20 % above the estimate); the RX 6800's llama

@@ -778,9 +778,9 @@ struct LatErr {
 // Decode meets the goal: Intel cards have a fit of their own (SYCL rows
 // of the A770, Flex 170 and Data Center GPU Max 1100); the worst row is
 // the Max 1100's llama-2-7b Q4_K_M tg128 (PR 12972, 38.98 tok/s, 37 %).
-// Prefill, worst: the RX 5700 XT's llama 7B Q4_0 pp512 on Vulkan (PR
-// 5835, 318.71 tok/s; the same card prints 468.06 in another build: RDNA 1
-// has no matrix or dot instructions), the MI100's llama 13B Q5_K_M pp1024
+// Prefill, worst: the RX 5700 XT's llama 7B Q4_0 pp512 under ROCm (PR
+// 5835, Mar 2024, 318.71 tok/s; the same card on Vulkan prints 468.06 in
+// May 2025: RDNA 1 has no matrix instructions), the MI100's llama 13B Q5_K_M pp1024
 // (PR 14949's baseline, ROCm, 850.12 tok/s) and the RX 6800's llama 8B
 // Q3_K_S pp2048 (PR 8495's baseline, ROCm, 485.44 tok/s): ROCm's and
 // Vulkan's prompt kernels of 2024-2025 on those cards. Next is the 4090's
@@ -793,7 +793,7 @@ struct LatErr {
 // rates no Intel document readable here states). The Apple M3 and M3 Max
 // rows have an fp32 rate from measured GPU clocks. Decode coverage meets
 // the goal (205 of 226 decode rows).
-const ACHIEVED_PREFILL_WORST: f64 = 1.15;
+const ACHIEVED_PREFILL_WORST: f64 = 1.24;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.90;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = 0.79;
 
