@@ -181,6 +181,20 @@ fn rows() -> Vec<Row> {
         .collect()
 }
 
+/// A test length column: its value, `default` when empty.
+fn length_field(v: &str, default: u64) -> u64 {
+    if v.is_empty() {
+        default
+    } else {
+        v.parse().unwrap()
+    }
+}
+
+/// A tokens/s column: `None` when empty (the source prints no such test).
+fn rate_field(v: &str) -> Option<f64> {
+    (!v.is_empty()).then(|| v.parse::<f64>().unwrap())
+}
+
 /// The rows of a file with speed.csv's columns, each with a lookup of its
 /// other columns by name (split.csv adds `gpus` and `split_mode`).
 fn speed_rows(file: &str) -> Vec<(Row, std::collections::BTreeMap<String, String>)> {
@@ -191,18 +205,8 @@ fn speed_rows(file: &str) -> Vec<(Row, std::collections::BTreeMap<String, String
         .map(|line| {
             let c = fields(&line);
             assert_eq!(c.len(), header.len(), "{line}");
-            let len = |name: &str, default: u64| {
-                let v = &c[col(name)];
-                if v.is_empty() {
-                    default
-                } else {
-                    v.parse().unwrap()
-                }
-            };
-            let rate = |name: &str| {
-                let v = &c[col(name)];
-                (!v.is_empty()).then(|| v.parse::<f64>().unwrap())
-            };
+            let len = |name: &str, default: u64| length_field(&c[col(name)], default);
+            let rate = |name: &str| rate_field(&c[col(name)]);
             let notes: Vec<&str> = c[col("notes")].split([',', ';']).map(str::trim).collect();
             let runtime = c[col("runtime")].clone();
             let row = Row {
@@ -243,18 +247,8 @@ fn cpu_rows() -> Vec<Row> {
         .map(|line| {
             let c = fields(&line);
             assert_eq!(c.len(), header.len(), "{line}");
-            let len = |name: &str, default: u64| {
-                let v = &c[col(name)];
-                if v.is_empty() {
-                    default
-                } else {
-                    v.parse().unwrap()
-                }
-            };
-            let rate = |name: &str| {
-                let v = &c[col(name)];
-                (!v.is_empty()).then(|| v.parse::<f64>().unwrap())
-            };
+            let len = |name: &str, default: u64| length_field(&c[col(name)], default);
+            let rate = |name: &str| rate_field(&c[col(name)]);
             let notes: Vec<&str> = c[col("notes")].split([',', ';']).map(str::trim).collect();
             let sockets = c[col("sockets")].parse().unwrap_or(1);
             let threads = c[col("threads")]
@@ -289,24 +283,7 @@ fn cpu_rows() -> Vec<Row> {
 fn cpu_device(id: &str, sockets: u32, threads: u32) -> PlanDevice {
     let e = ai_hwaccel::spec::cpu::by_id(id).unwrap_or_else(|| panic!("cpu table id {id}"));
     let cores = threads.min(e.cores * sockets).max(1);
-    PlanDevice {
-        id: "cpu".into(),
-        name: e.name.clone(),
-        spec_id: None,
-        capacity_bytes: Some(1 << 42),
-        bandwidth_bytes_per_s: Some(e.memory_bandwidth_bytes_per_s() * u64::from(sockets)),
-        tflops: e.peak_tflops(cores),
-        native_dtypes: None,
-        link: None,
-        link_bandwidth_bytes_per_s: None,
-        domain: 0,
-        pcie_bandwidth_bytes_per_s: None,
-        host: true,
-        cpu_features: Vec::new(),
-        cpu_spec_id: Some(e.id.clone()),
-        bandwidth_basis: Some("theoretical".into()),
-        compute_basis: None,
-    }
+    PlanDevice::from_cpu_entry(e, sockets, cores, Some(1 << 42))
 }
 
 struct Estimate {

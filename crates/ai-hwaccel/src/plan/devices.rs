@@ -199,67 +199,92 @@ impl PlanDevice {
             .model
             .as_deref()
             .and_then(crate::spec::cpu::match_model_name);
-        let sockets = u64::from(info.sockets.unwrap_or(1).max(1));
-        // Peak rates: the table entry's cores at its base clock; else the
-        // core design CPUID names, at the clock detection read, over the
-        // cores this process may use.
-        let (tflops, compute_basis) = match entry {
-            Some(e) => {
-                let cores = usable_cores(info, Some(e.cores));
-                let t = e.peak_tflops(cores);
-                let basis = (t != Tflops::default()).then(|| {
-                    format!(
-                        "CPU table entry {}: {cores} cores at its base clock {} GHz",
-                        e.id, e.base_clock_ghz
-                    )
-                });
-                (t, basis)
-            }
-            None => match (
-                info.vendor.as_deref(),
-                info.cpuid_family,
-                info.cpuid_model,
-                info.clock_mhz,
-            ) {
-                (Some(v), Some(f), Some(m), Some(mhz)) => {
-                    match crate::spec::cpu::microarchitecture_by_cpuid(v, f, m) {
-                        Some(u) => {
-                            let cores = usable_cores(info, None);
-                            let t = u.peak_tflops(cores, mhz / 1000.0);
-                            let basis = (t != Tflops::default()).then(|| {
-                                format!(
-                                    "core design {} (CPUID family {f}, model {m}): {cores} cores \
-                                     at {mhz:.0} MHz ({})",
-                                    u.id,
-                                    info.clock_source.as_deref().unwrap_or("detected clock")
-                                )
-                            });
-                            (t, basis)
-                        }
-                        None => (Tflops::default(), None),
-                    }
+        let sockets = info.sockets.unwrap_or(1).max(1);
+        // The table entry's figures over the cores this process may use;
+        // else the core design CPUID names, at the clock detection read.
+        let mut d = match entry {
+            Some(e) => Self::from_cpu_entry(
+                e,
+                sockets,
+                usable_cores(info, Some(e.cores)),
+                Some(capacity),
+            ),
+            None => {
+                let mut d = Self::host_base(Some(capacity));
+                if let (Some(v), Some(f), Some(m), Some(mhz)) = (
+                    info.vendor.as_deref(),
+                    info.cpuid_family,
+                    info.cpuid_model,
+                    info.clock_mhz,
+                ) && let Some(u) = crate::spec::cpu::microarchitecture_by_cpuid(v, f, m)
+                {
+                    let cores = usable_cores(info, None);
+                    d.tflops = u.peak_tflops(cores, mhz / 1000.0);
+                    d.compute_basis = (d.tflops != Tflops::default()).then(|| {
+                        format!(
+                            "core design {} (CPUID family {f}, model {m}): {cores} cores at \
+                             {mhz:.0} MHz ({})",
+                            u.id,
+                            info.clock_source.as_deref().unwrap_or("detected clock")
+                        )
+                    });
                 }
-                _ => (Tflops::default(), None),
-            },
+                d
+            }
         };
-        Some(PlanDevice {
-            id: cpu.id.clone(),
-            name: cpu.name.clone(),
+        d.id = cpu.id.clone();
+        d.name = cpu.name.clone();
+        d.cpu_features = info.features.clone();
+        Some(d)
+    }
+
+    /// A host CPU with nothing known of it but the memory it may use.
+    fn host_base(capacity_bytes: Option<u64>) -> PlanDevice {
+        PlanDevice {
+            id: "cpu".into(),
+            name: "cpu".into(),
             spec_id: None,
-            capacity_bytes: Some(capacity),
-            bandwidth_bytes_per_s: entry.map(|e| e.memory_bandwidth_bytes_per_s() * sockets),
-            tflops,
+            capacity_bytes,
+            bandwidth_bytes_per_s: None,
+            tflops: Tflops::default(),
             native_dtypes: None,
             link: None,
             link_bandwidth_bytes_per_s: None,
             domain: 0,
             pcie_bandwidth_bytes_per_s: None,
             host: true,
-            cpu_features: info.features.clone(),
-            cpu_spec_id: entry.map(|e| e.id.clone()),
-            bandwidth_basis: entry.map(|_| "theoretical".to_string()),
-            compute_basis,
-        })
+            cpu_features: Vec::new(),
+            cpu_spec_id: None,
+            bandwidth_basis: None,
+            compute_basis: None,
+        }
+    }
+
+    /// A CPU of the CPU table as the host device, without detecting it:
+    /// the entry's theoretical bandwidth × `sockets` (`bandwidth_basis`
+    /// `"theoretical"`) and the peak rates of `cores` cores at its base
+    /// clock; `capacity_bytes` is the memory the plan may use (the table
+    /// has none: it depends on the DIMMs). Id `cpu`, the entry's name.
+    pub fn from_cpu_entry(
+        e: &crate::spec::cpu::CpuSpec,
+        sockets: u32,
+        cores: u32,
+        capacity_bytes: Option<u64>,
+    ) -> PlanDevice {
+        let mut d = Self::host_base(capacity_bytes);
+        d.name = e.name.clone();
+        d.bandwidth_bytes_per_s =
+            Some(e.memory_bandwidth_bytes_per_s() * u64::from(sockets.max(1)));
+        d.bandwidth_basis = Some("theoretical".into());
+        d.cpu_spec_id = Some(e.id.clone());
+        d.tflops = e.peak_tflops(cores);
+        d.compute_basis = (d.tflops != Tflops::default()).then(|| {
+            format!(
+                "CPU table entry {}: {cores} cores at its base clock {} GHz",
+                e.id, e.base_clock_ghz
+            )
+        });
+        d
     }
 
     /// [`PlanDevice::from_registry`], or the host CPU when the registry has
