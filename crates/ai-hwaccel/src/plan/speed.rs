@@ -147,7 +147,8 @@ pub enum DeviceClass {
 }
 
 impl DeviceClass {
-    /// The class of a planned device, from its spec entry (`Any` without one).
+    /// The class of a planned device: `Cpu` for the host CPU, else from its
+    /// spec entry (`Other` without one).
     pub fn of(d: &PlanDevice) -> DeviceClass {
         if d.host {
             return DeviceClass::Cpu;
