@@ -68,7 +68,8 @@ AiHwaccelStatus ai_hwaccel_plan(const char *request, char **out);
 // As [`ai_hwaccel_call`].
 AiHwaccelStatus ai_hwaccel_train(const char *request, char **out);
 
-// Datasheet entries (`specs [QUERY] --json`): key `query`.
+// Datasheet entries (`specs [QUERY] --json`): keys `query`, `cpu` (the
+// CPU table, `specs --cpu`).
 //
 // # Safety
 // As [`ai_hwaccel_call`].

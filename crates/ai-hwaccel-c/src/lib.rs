@@ -188,7 +188,8 @@ pub unsafe extern "C" fn ai_hwaccel_train(
     unsafe { call(c"train".as_ptr(), request, out) }
 }
 
-/// Datasheet entries (`specs [QUERY] --json`): key `query`.
+/// Datasheet entries (`specs [QUERY] --json`): keys `query`, `cpu` (the
+/// CPU table, `specs --cpu`).
 ///
 /// # Safety
 /// As [`ai_hwaccel_call`].

@@ -87,6 +87,11 @@ enum Command {
         /// Print JSON (an array of entries) instead of a table.
         #[arg(long)]
         json: bool,
+        /// The CPU table instead (host CPUs: cores, clocks, memory channels,
+        /// theoretical bandwidth, peak rates); QUERY is then a CPU id, a model
+        /// name or a filter word (`zen4`, `xeon`).
+        #[arg(long)]
+        cpu: bool,
     },
     /// Show a model's architecture: parameters, active parameters, KV cache
     /// bytes per token and per-layer sizes. MODEL is a catalog name, a path
@@ -467,7 +472,11 @@ fn run(cli: Cli) -> Result<()> {
                 out(&topo::text(&reg))
             }
         }
-        Command::Specs { query, json } => out(&specs::run(query, json)?),
+        Command::Specs { query, json, cpu } => out(&if cpu {
+            specs::run_cpu(query, json)?
+        } else {
+            specs::run(query, json)?
+        }),
         Command::Model {
             list: true, json, ..
         } => out(&planning::model_list(json)?),

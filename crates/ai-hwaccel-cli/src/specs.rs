@@ -1,4 +1,5 @@
-//! `ai-hwaccel specs [QUERY] [--json]`: print entries of the spec database.
+//! `ai-hwaccel specs [QUERY] [--json] [--cpu]`: print entries of the spec
+//! database, or with `--cpu` of the CPU table.
 //!
 //! QUERY is first resolved as one device (id, tool-reported name, or PCI id
 //! `vvvv:dddd`); failing that, it filters entries whose id, name, aliases,
@@ -128,6 +129,68 @@ pub fn run(query: Option<String>, json: bool) -> Result<String> {
             }
             s += &crate::render::wrap("configs: ", configs, 100);
         }
+        s += &format!("source: {}\n", one.source);
+        if let Some(n) = &one.notes {
+            s += &crate::render::wrap("notes:  ", n.split_whitespace(), 100);
+        }
+    }
+    Ok(s)
+}
+
+/// The text `specs --cpu` prints: pretty JSON (an array of entries with
+/// their derived bandwidth and peak rates) or a table.
+pub fn run_cpu(query: Option<String>, json: bool) -> Result<String> {
+    use ai_hwaccel::spec::cpu;
+    let entries = cpu::select(query.as_deref()).map_err(|ids| {
+        anyhow::anyhow!(
+            "no CPU table entry matches {:?}{} (run `ai-hwaccel specs --cpu` for the list)",
+            query.as_deref().unwrap_or_default(),
+            ai_hwaccel::suggest::hint(&ids)
+        )
+    })?;
+    if json {
+        let views: Vec<_> = entries.iter().map(|e| e.view()).collect();
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&views)?));
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(100)
+        .set_header(vec![
+            "ID", "NAME", "CORE", "CORES", "GHz", "MEMORY", "GB/s", "FP32",
+        ]);
+    for e in &entries {
+        let v = e.view();
+        t.add_row(vec![
+            e.id.clone(),
+            e.name.clone(),
+            e.microarchitecture.clone(),
+            e.cores.to_string(),
+            format!("{}", e.base_clock_ghz),
+            format!(
+                "{}x {}-{}",
+                e.memory_channels, e.memory_type, e.memory_mt_per_s
+            ),
+            format!("{:.1}", v.memory_bandwidth_bytes_per_s as f64 / 1e9),
+            v.peak_tflops.fp32.map_or("-".into(), |r| format!("{r:.2}")),
+        ]);
+    }
+    for i in [0, 3, 4, 5, 6, 7] {
+        if let Some(c) = t.column_mut(i) {
+            c.set_constraint(ColumnConstraint::ContentWidth);
+        }
+    }
+    let mut s = format!("{t}\n");
+    s += &crate::render::wrap(
+        "",
+        "Per socket. GHz: base clock · MEMORY: channels x type-MT/s · GB/s: theoretical \
+         bandwidth · FP32: peak TFLOPS of all cores at the base clock (- where the core design \
+         has no sourced figure)."
+            .split_whitespace(),
+        100,
+    );
+    s += "`specs --cpu ID --json` shows every field and its source.\n";
+    if let [one] = entries.as_slice() {
         s += &format!("source: {}\n", one.source);
         if let Some(n) = &one.notes {
             s += &crate::render::wrap("notes:  ", n.split_whitespace(), 100);

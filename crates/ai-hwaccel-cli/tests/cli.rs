@@ -795,6 +795,8 @@ fn one_exit_code_rule_for_every_command() {
         // specs
         (&["specs", "h100"], 0),
         (&["specs", "no-such-device-xyz"], 1),
+        (&["specs", "--cpu", "zen4"], 0),
+        (&["specs", "--cpu", "no-such-cpu-xyz"], 1),
         // model
         (&["model", "llama-3.1-8b"], 0),
         (&["model", "lama-3.1-8b"], 1),
@@ -1553,4 +1555,35 @@ fn plan_latencies_and_targets() {
     ] {
         assert_eq!(run(args).status.code(), Some(2), "{args:?}");
     }
+}
+
+/// `specs --cpu`: the CPU table with the bandwidth and peak the planner
+/// derives (EPYC 9654: 12 x DDR5-4800 x 8 bytes = 460.8 GB/s; 96 cores x
+/// 2.4 GHz x 32 FP32 FLOPs per cycle = 7.37 TFLOPS), a near miss suggests.
+#[test]
+fn specs_cpu_lists_the_cpu_table() {
+    let text = success_text(run(&["specs", "--cpu", "epyc-9654"]));
+    assert!(
+        text.contains("epyc-9654") && text.contains("460.8"),
+        "{text}"
+    );
+    assert!(text.contains("7.37"), "{text}");
+    let v = json(&[
+        "specs",
+        "--cpu",
+        "AMD EPYC 9654 96-Core Processor",
+        "--json",
+    ]);
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["memory_bandwidth_bytes_per_s"], 460_800_000_000u64);
+    assert_eq!(v[0]["microarchitecture"], "zen4");
+    let all = json(&["specs", "--cpu", "--json"]);
+    assert!(all.as_array().unwrap().len() >= 24);
+    let out = run(&["specs", "--cpu", "epyc-9655x"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("did you mean") && err.contains("epyc-9654"),
+        "{err}"
+    );
 }

@@ -129,7 +129,7 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "specs",
-        keys: &["query"],
+        keys: &["query", "cpu"],
         run: specs,
     },
     Command {
@@ -629,6 +629,19 @@ fn topology(r: &mut Request) -> Result<Value, Error> {
 fn specs(r: &mut Request) -> Result<Value, Error> {
     use ai_hwaccel::spec;
     let query = r.string("query")?;
+    if r.flag("cpu")? {
+        return match spec::cpu::select(query.as_deref()) {
+            Ok(entries) => {
+                let views: Vec<_> = entries.iter().map(|e| e.view()).collect();
+                to_value(r, &views)
+            }
+            Err(ids) => Err(failed(format!(
+                "no CPU table entry matches {:?}{} (run `ai-hwaccel specs --cpu` for the list)",
+                query.as_deref().unwrap_or_default(),
+                ai_hwaccel::suggest::hint(&ids)
+            ))),
+        };
+    }
     let Some(q) = query.as_deref().map(str::trim).filter(|q| !q.is_empty()) else {
         return to_value(r, &spec::all());
     };
@@ -1278,6 +1291,17 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::NotFound, "{e}");
         let e = call("specs", "[1]").unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        let e = call("specs", r#"{"cpu": "yes"}"#).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        let e = call("specs", r#"{"cpu": true, "query": "no-such-cpu-xyz"}"#).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Failed);
+        let zen4: Value =
+            serde_json::from_str(&call("specs", r#"{"cpu": true, "query": "zen4"}"#).unwrap())
+                .unwrap();
+        let zen4 = zen4.as_array().unwrap();
+        assert!(zen4.len() > 3);
+        assert!(zen4.iter().all(|e| e["microarchitecture"] == "zen4"
+            && e["memory_bandwidth_bytes_per_s"].as_u64().unwrap() > 0));
         let e = call("nope", "{}").unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
         let e = call(

@@ -55,6 +55,12 @@ def test_specs(cli, query):
     assert ai_hwaccel.specs(query) == cli_json(cli, *args)
 
 
+@pytest.mark.parametrize("query", [None, "epyc-9654", "AMD EPYC 9654 96-Core Processor", "zen4"])
+def test_specs_cpu(cli, query):
+    args = ["specs", "--cpu"] + ([query] if query else []) + ["--json"]
+    assert ai_hwaccel.specs(query, cpu=True) == cli_json(cli, *args)
+
+
 def test_models_and_model(cli):
     catalog = ai_hwaccel.models()
     assert catalog == cli_json(cli, "model", "--list", "--json")

@@ -245,9 +245,10 @@ def topology(**options: Any) -> Dict[str, Any]:
     return result
 
 
-def specs(query: Optional[str] = None) -> List[Dict[str, Any]]:
-    """Datasheet entries (``ai-hwaccel specs [QUERY] --json``)."""
-    result: List[Dict[str, Any]] = _json("specs", {"query": query})
+def specs(query: Optional[str] = None, *, cpu: bool = False) -> List[Dict[str, Any]]:
+    """Datasheet entries (``ai-hwaccel specs [QUERY] --json``); with
+    ``cpu=True`` the CPU table (``ai-hwaccel specs --cpu [QUERY] --json``)."""
+    result: List[Dict[str, Any]] = _json("specs", {"query": query, "cpu": cpu})
     return result
 
 

@@ -346,6 +346,67 @@ pub fn match_model_name(name: &str) -> Option<&'static CpuSpec> {
         .map(|&(_, i)| &DB.cpus[i])
 }
 
+/// A CPU-table entry with what the planner derives from it, as
+/// `ai-hwaccel specs --cpu --json` prints it: the entry's own fields, its
+/// theoretical bandwidth per socket ([`CpuSpec::memory_bandwidth_bytes_per_s`])
+/// and the peak rates of all its cores at the base clock
+/// ([`CpuSpec::peak_tflops`]; `null` where the core design has no sourced
+/// per-cycle figure).
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuView<'a> {
+    /// The entry, as stored.
+    #[serde(flatten)]
+    pub entry: &'a CpuSpec,
+    /// Channels × transfer rate × 8 bytes, per socket.
+    pub memory_bandwidth_bytes_per_s: u64,
+    /// Dense peak rates of one socket's cores at the base clock.
+    pub peak_tflops: Tflops,
+}
+
+impl CpuSpec {
+    /// The entry with its derived figures ([`CpuView`]).
+    pub fn view(&self) -> CpuView<'_> {
+        CpuView {
+            entry: self,
+            memory_bandwidth_bytes_per_s: self.memory_bandwidth_bytes_per_s(),
+            peak_tflops: self.peak_tflops(self.cores),
+        }
+    }
+}
+
+/// The entries a query names, for `specs --cpu`: every entry without a
+/// query; the one entry whose id is the query or whose name a model name
+/// matches ([`match_model_name`]); else the entries whose id, name, vendor
+/// or microarchitecture contains it (case-insensitive). `Err` carries the
+/// ids to suggest when nothing matches.
+pub fn select(query: Option<&str>) -> Result<Vec<&'static CpuSpec>, Vec<&'static str>> {
+    let Some(q) = query.map(str::trim).filter(|q| !q.is_empty()) else {
+        return Ok(all().iter().collect());
+    };
+    if let Some(e) = by_id(&q.to_ascii_lowercase()).or_else(|| match_model_name(q)) {
+        return Ok(vec![e]);
+    }
+    let needle = q.to_ascii_lowercase();
+    let contains = |s: &str| s.to_ascii_lowercase().contains(&needle);
+    let hits: Vec<&CpuSpec> = all()
+        .iter()
+        .filter(|e| {
+            contains(&e.id)
+                || contains(&e.name)
+                || contains(&e.vendor)
+                || contains(&e.microarchitecture)
+        })
+        .collect();
+    if hits.is_empty() {
+        Err(crate::suggest::suggest(
+            &needle,
+            all().iter().map(|e| e.id.as_str()),
+        ))
+    } else {
+        Ok(hits)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,6 +481,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `specs --cpu`: an id or a model name picks one entry, a word
+    /// filters, a miss suggests ids; the view derives bandwidth and peaks.
+    #[test]
+    fn select_and_view() {
+        assert_eq!(select(None).unwrap().len(), all().len());
+        let one = select(Some("EPYC-9654")).unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].id, "epyc-9654");
+        let named = select(Some("AMD EPYC 9654 96-Core Processor")).unwrap();
+        assert_eq!(named[0].id, "epyc-9654");
+        let zen4 = select(Some("zen4")).unwrap();
+        assert!(zen4.len() > 3 && zen4.iter().all(|e| e.microarchitecture == "zen4"));
+        let miss = select(Some("epyc-9655x")).unwrap_err();
+        assert!(miss.contains(&"epyc-9654"), "{miss:?}");
+        assert!(select(Some("zzzz-no-cpu")).is_err());
+        let v = serde_json::to_value(by_id("epyc-9654").unwrap().view()).unwrap();
+        // 12 channels x DDR5-4800 x 8 bytes; 96 cores x 2.4 GHz x 32.
+        assert_eq!(v["memory_bandwidth_bytes_per_s"], 460_800_000_000u64);
+        assert!(
+            (v["peak_tflops"]["fp32"].as_f64().unwrap() - 96.0 * 2.4 * 32.0 / 1000.0).abs() < 1e-9
+        );
+        assert_eq!(v["id"], "epyc-9654");
+        assert_eq!(v["memory_channels"], 12);
     }
 
     /// The Linux kernel's ranges (`cpuid_copy`): family 0x19 models
