@@ -844,3 +844,72 @@ fn spec_pcie_agrees_with_amd_smi_static_captures() {
         "{checked:?}"
     );
 }
+
+/// `pcie` against `xpu-smi discovery -d` captures: each device block's
+/// `PCIe Generation` and `PCIe Max Link Width` are Level Zero's
+/// `maxSpeed.gen` / `maxSpeed.width`, the device's maximum link; its
+/// `Device Name` names the part.
+#[test]
+fn spec_pcie_agrees_with_xpu_smi_discovery_captures() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/xpu-smi");
+    let mut checked = std::collections::BTreeSet::new();
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let path = f.unwrap().path();
+        if path.extension().is_none_or(|e| e != "txt") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Table rows: "| <id> | Key: value |"; a new device starts at its
+        // "Device Type" row.
+        let mut devices: Vec<std::collections::BTreeMap<String, String>> = Vec::new();
+        for line in text.lines() {
+            let Some(cell) = line.split('|').nth(2).map(str::trim) else {
+                continue;
+            };
+            let Some((k, v)) = cell.split_once(": ") else {
+                continue;
+            };
+            if k == "Device Type" || devices.is_empty() {
+                devices.push(Default::default());
+            }
+            let d = devices.last_mut().unwrap();
+            d.insert(k.trim().to_string(), v.trim().to_string());
+        }
+        for d in devices {
+            let (Some(name), Some(generation), Some(width)) = (
+                d.get("Device Name"),
+                d.get("PCIe Generation").and_then(|g| g.parse::<u32>().ok()),
+                d.get("PCIe Max Link Width")
+                    .and_then(|w| w.parse::<u32>().ok()),
+            ) else {
+                continue;
+            };
+            let Some(e) = ai_hwaccel::spec::by_name(name) else {
+                continue;
+            };
+            let Some(p) = &e.pcie else { continue };
+            assert_eq!(
+                (p.generation, p.lanes),
+                (generation, width),
+                "{}: {}",
+                e.id,
+                path.display()
+            );
+            checked.insert(e.id.clone());
+        }
+    }
+    for e in ai_hwaccel::spec::all() {
+        if e.pcie.is_some()
+            && e.notes
+                .as_deref()
+                .is_some_and(|n| n.contains("xpu-smi discovery capture"))
+        {
+            assert!(
+                checked.contains(&e.id),
+                "{}: cites a capture the test did not check",
+                e.id
+            );
+        }
+    }
+    assert!(checked.contains("flex-170"), "{checked:?}");
+}
