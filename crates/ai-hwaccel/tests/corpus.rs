@@ -81,6 +81,10 @@ const NOT_FORMATS: &[(&str, &str)] = &[
         "Jetson Linux release files, not a tool output (detect/nvidia/tegra.rs, tests/platforms.rs)",
     ),
     (
+        "amdgpu-top-json",
+        "amdgpu_top --dump --json captures: the PCIe link facts of spec entries (src/spec/devices.toml notes, tests/spec.rs)",
+    ),
+    (
         "sysfs-drm-amdgpu",
         "sysfs trees read through a fake root (tests/amd.rs)",
     ),

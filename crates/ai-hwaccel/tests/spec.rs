@@ -844,3 +844,136 @@ fn spec_pcie_agrees_with_amd_smi_static_captures() {
         "{checked:?}"
     );
 }
+
+/// `pcie` against `xpu-smi discovery -d` captures: each device block's
+/// `PCIe Generation` and `PCIe Max Link Width` are Level Zero's
+/// `maxSpeed.gen` / `maxSpeed.width`, the device's maximum link; its
+/// `Device Name` names the part.
+#[test]
+fn spec_pcie_agrees_with_xpu_smi_discovery_captures() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/xpu-smi");
+    let mut checked = std::collections::BTreeSet::new();
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let path = f.unwrap().path();
+        if path.extension().is_none_or(|e| e != "txt") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Table rows: "| <id> | Key: value |"; a new device starts at its
+        // "Device Type" row.
+        let mut devices: Vec<std::collections::BTreeMap<String, String>> = Vec::new();
+        for line in text.lines() {
+            let Some(cell) = line.split('|').nth(2).map(str::trim) else {
+                continue;
+            };
+            let Some((k, v)) = cell.split_once(": ") else {
+                continue;
+            };
+            if k == "Device Type" || devices.is_empty() {
+                devices.push(Default::default());
+            }
+            let d = devices.last_mut().unwrap();
+            d.insert(k.trim().to_string(), v.trim().to_string());
+        }
+        for d in devices {
+            let (Some(name), Some(generation), Some(width)) = (
+                d.get("Device Name"),
+                d.get("PCIe Generation").and_then(|g| g.parse::<u32>().ok()),
+                d.get("PCIe Max Link Width")
+                    .and_then(|w| w.parse::<u32>().ok()),
+            ) else {
+                continue;
+            };
+            let Some(e) = ai_hwaccel::spec::by_name(name) else {
+                continue;
+            };
+            let Some(p) = &e.pcie else { continue };
+            assert_eq!(
+                (p.generation, p.lanes),
+                (generation, width),
+                "{}: {}",
+                e.id,
+                path.display()
+            );
+            checked.insert(e.id.clone());
+        }
+    }
+    for e in ai_hwaccel::spec::all() {
+        if e.pcie.is_some()
+            && e.notes
+                .as_deref()
+                .is_some_and(|n| n.contains("xpu-smi discovery capture"))
+        {
+            assert!(
+                checked.contains(&e.id),
+                "{}: cites a capture the test did not check",
+                e.id
+            );
+        }
+    }
+    assert!(checked.contains("flex-170"), "{checked:?}");
+}
+
+/// `pcie` against `amdgpu_top --json --dump` captures: a device's
+/// `PCIe Link`.`max_gpu_link` is the maximum speed and width of the card's
+/// own PCIe port (above the GPU's internal switch on Navi parts, not the
+/// host's `max_system_link`). The capture names a product shared by memory
+/// variants, so each is tied to its entry here and its `VRAM Size` must be
+/// the entry's memory (within 1 %).
+#[test]
+fn spec_pcie_agrees_with_amdgpu_top_dumps() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/amdgpu-top-json");
+    // (capture, DeviceName, entry)
+    let captures = [
+        (
+            "amdgpu-top-docs__dump__rx-9060-xt-16gb.json",
+            "AMD Radeon RX 9060 XT",
+            "rx-9060-xt-16gb",
+        ),
+        (
+            "amdgpu-top-docs__dump__rx-6600.json",
+            "AMD Radeon RX 6600",
+            "rx-6600",
+        ),
+    ];
+    for (file, name, id) in captures {
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join(file)).unwrap()).unwrap();
+        let d = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["DeviceName"] == name)
+            .unwrap_or_else(|| panic!("{file}: no {name}"));
+        let e = ai_hwaccel::spec::by_id(id).unwrap();
+        let vram = d["VRAM Size"].as_u64().unwrap();
+        let mem = e.memory_bytes.unwrap();
+        assert!(
+            vram.abs_diff(mem) * 100 < mem,
+            "{id}: {file} has {vram} B of VRAM"
+        );
+        let link = &d["PCIe Link"]["max_gpu_link"];
+        let got = (
+            link["gen"].as_u64().unwrap() as u32,
+            link["width"].as_u64().unwrap() as u32,
+        );
+        let p = e.pcie.as_ref().unwrap_or_else(|| panic!("{id}: no pcie"));
+        assert_eq!((p.generation, p.lanes), got, "{id}: {file}");
+    }
+    for e in ai_hwaccel::spec::all() {
+        if let Some(n) = e
+            .notes
+            .as_deref()
+            .filter(|n| n.contains("tests/fixtures/amdgpu-top-json/"))
+        {
+            assert!(
+                captures
+                    .iter()
+                    .any(|(f, _, id)| *id == e.id && n.contains(f)),
+                "{}: cites an amdgpu_top capture the test does not check",
+                e.id
+            );
+        }
+    }
+}
