@@ -54,6 +54,12 @@ pub struct FitArgs {
 /// `ai-hwaccel fit`.
 pub fn run(args: &FitArgs) -> Result<String> {
     let (devices, origin) = devices_from(args.devices.as_ref(), args.registry.as_deref(), true)?;
+    if devices.len() > 1 && devices.iter().any(|d| d.host) && !args.offload {
+        anyhow::bail!(crate::Usage(
+            "a host CPU (`cpu:ID@SIZE`) with accelerators fits with llama.cpp's offload: add --offload"
+                .into()
+        ));
+    }
     if devices.is_empty() {
         eprintln!("{}", no_devices_note(&origin));
     } else if devices.iter().all(|d| d.host) && matches!(origin, DeviceOrigin::Machine) {
@@ -73,16 +79,25 @@ pub fn run(args: &FitArgs) -> Result<String> {
         max_params: args.max_params,
     };
     let rows = if args.offload {
-        let reg = match &args.registry {
-            Some(file) => crate::planning::read_registry(file)?,
-            None => ai_hwaccel::detect(
-                &ai_hwaccel::ProbeOptions::default(),
-                &ai_hwaccel::DetectOptions::default(),
-            ),
+        // The device string's host CPU (`cpu:ID@SIZE`), else the registry's
+        // (this machine's without one).
+        let host = match devices.iter().find(|d| d.host) {
+            Some(h) => h.clone(),
+            None => {
+                let reg = match &args.registry {
+                    Some(file) => crate::planning::read_registry(file)?,
+                    None => ai_hwaccel::detect(
+                        &ai_hwaccel::ProbeOptions::default(),
+                        &ai_hwaccel::DetectOptions::default(),
+                    ),
+                };
+                ai_hwaccel::plan::PlanDevice::host_cpu(&reg).ok_or_else(|| {
+                    anyhow::anyhow!("--offload: no host memory figure for the CPU")
+                })?
+            }
         };
-        let host = ai_hwaccel::plan::PlanDevice::host_cpu(&reg)
-            .ok_or_else(|| anyhow::anyhow!("--offload: no host memory figure for the CPU"))?;
-        ai_hwaccel::plan::fit::fit_with_offload(&devices, &host, &opts, &filter)
+        let gpus: Vec<_> = devices.iter().filter(|d| !d.host).cloned().collect();
+        ai_hwaccel::plan::fit::fit_with_offload(&gpus, &host, &opts, &filter)
     } else {
         fit_filtered(&devices, &opts, &filter)
     };

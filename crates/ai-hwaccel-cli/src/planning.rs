@@ -471,6 +471,9 @@ pub fn devices_and_registry<'a>(
         }
     };
     match (list, registry) {
+        (Some(l), _) if !host_fallback && l.0.iter().any(|d| d.host) => anyhow::bail!(
+            "this command plans accelerators: a host CPU (`cpu:ID@SIZE`) is not one of its devices"
+        ),
         (Some(l), _) => Ok((l.0.clone(), DeviceOrigin::String, None)),
         (None, Some(file)) => {
             let reg = read_registry(file)?;
@@ -533,13 +536,20 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
     let m = load(&args.model)?;
     let (mut devices, origin, registry) =
         devices_and_registry(args.devices.as_ref(), args.registry.as_deref(), true)?;
+    if devices.len() > 1 && devices.iter().any(|d| d.host) && !args.offload {
+        anyhow::bail!(crate::Usage(
+            "a host CPU (`cpu:ID@SIZE`) with accelerators plans llama.cpp's offload: add --offload"
+                .into()
+        ));
+    }
     let host = devices.len() == 1 && devices[0].host;
     if host {
         eprintln!(
-            "note: no accelerator{}: planning for the host CPU ({}, {} of memory available)",
+            "note: {}planning for the host CPU ({}, {} of memory available)",
             match &origin {
-                DeviceOrigin::Registry(f) => format!(" in {}", f.display()),
-                _ => String::new(),
+                DeviceOrigin::Registry(f) => format!("no accelerator in {}: ", f.display()),
+                DeviceOrigin::String => String::new(),
+                _ => "no accelerator: ".to_string(),
             },
             devices[0].name,
             human_bytes(devices[0].capacity_bytes.unwrap_or(0))
@@ -668,16 +678,23 @@ fn offload_plan(
         .iter()
         .max_by_key(|d| d.capacity_bytes.unwrap_or(0))
         .ok_or_else(|| anyhow::anyhow!("--offload needs a GPU: none among the devices"))?;
-    // The registry the devices came from; with a device string, this machine's.
-    let reg = match registry {
-        Some(r) => r,
-        None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
+    // The host: the device string's `cpu:ID@SIZE`; else the registry's
+    // (with a device string, this machine's).
+    let cpu = match devices.iter().find(|d| d.host) {
+        Some(h) => h.clone(),
+        None => {
+            let reg = match registry {
+                Some(r) => r,
+                None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
+            };
+            let mut cpu = PlanDevice::host_cpu(&reg)
+                .ok_or_else(|| anyhow::anyhow!("--offload: no host memory figure for the CPU"))?;
+            if args.measure && args.registry.is_none() {
+                measure_host(&mut cpu);
+            }
+            cpu
+        }
     };
-    let mut cpu = PlanDevice::host_cpu(&reg)
-        .ok_or_else(|| anyhow::anyhow!("--offload: no host memory figure for the CPU"))?;
-    if args.measure && args.registry.is_none() {
-        measure_host(&mut cpu);
-    }
     let mut all = vec![cpu.clone()];
     all.extend(gpus.iter().cloned());
     let mut p = plan_inference(&m.spec, &all, opts);

@@ -1587,3 +1587,65 @@ fn specs_cpu_lists_the_cpu_table() {
         "{err}"
     );
 }
+
+/// `--devices cpu:ID@SIZE`: plan and fit for a CPU-table CPU without the
+/// machine (its theoretical bandwidth: EPYC 9654, 460.8 GB/s per socket),
+/// offload with a GPU and that CPU as the host, and the usage errors.
+#[test]
+fn a_cpu_of_the_table_is_a_device_string() {
+    let v = json(&[
+        "plan",
+        "llama-3.1-8b",
+        "--devices",
+        "2xcpu:epyc-9654@768g",
+        "--quant",
+        "q4_k",
+        "--json",
+    ]);
+    let d = &v["devices"][0];
+    assert_eq!(d["host"], true);
+    assert_eq!(d["bandwidth_bytes_per_s"], 921_600_000_000u64);
+    assert_eq!(d["capacity_bytes"], 768u64 << 30);
+    assert!(v["plans"][0]["decode_tokens_per_s"].as_f64().unwrap() > 1.0);
+    assert!(v["plans"][0]["prefill_tokens_per_s"].as_f64().unwrap() > 1.0);
+    // Offload: the GPU and the device string's CPU (not this machine's).
+    let v = json(&[
+        "plan",
+        "llama-3.1-70b",
+        "--devices",
+        "1xrtx-4090,cpu:epyc-9654@256g",
+        "--offload",
+        "--quant",
+        "q4_k",
+        "--json",
+    ]);
+    let host = &v["plans"][0]["per_device"][0];
+    assert_eq!(host["device"], "cpu:epyc-9654", "{host}");
+    let fit = json(&["fit", "--devices", "cpu:epyc-9654@64g", "--json"]);
+    assert_eq!(fit["devices"][0]["id"], "cpu:epyc-9654");
+    assert!(!fit["models"].as_array().unwrap().is_empty());
+    for (args, want) in [
+        (
+            &[
+                "plan",
+                "llama-3.1-8b",
+                "--devices",
+                "1xrtx-4090,cpu:epyc-9654@64g",
+            ][..],
+            "add --offload",
+        ),
+        (
+            &["plan", "llama-3.1-8b", "--devices", "cpu:epyc-9654"][..],
+            "no memory size",
+        ),
+        (
+            &["train", "llama-3.1-8b", "--devices", "cpu:epyc-9654@64g"][..],
+            "host CPU",
+        ),
+    ] {
+        let out = run(args);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

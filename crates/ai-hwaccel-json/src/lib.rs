@@ -505,6 +505,18 @@ fn device_list(r: &Request) -> Result<Option<Vec<PlanDevice>>, Error> {
     }
 }
 
+/// A device string's host CPU (`cpu:ID@SIZE`) is planned alone, or with
+/// accelerators under llama.cpp's offload (`offload`), as the CLI checks.
+fn check_host_mix(r: &Request, devices: &[PlanDevice], offload: bool) -> Result<(), Error> {
+    if devices.len() > 1 && devices.iter().any(|d| d.host) && !offload {
+        return Err(invalid(format!(
+            "{}: a host CPU (`cpu:ID@SIZE`) with accelerators plans llama.cpp's offload: set \"offload\"",
+            r.command
+        )));
+    }
+    Ok(())
+}
+
 /// The devices to plan for and the registry they came from, as the CLI's
 /// `planning::devices_and_registry`.
 fn devices_and_registry(
@@ -848,6 +860,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         }
         None => devices_and_registry(r, true)?,
     };
+    check_host_mix(r, &devices, offload)?;
     let host = devices.len() == 1 && devices[0].host;
     if host && measure && machine {
         measure_host(&mut devices[0]);
@@ -936,15 +949,22 @@ fn offload_plan(
     if gpus.is_empty() {
         return Err(failed("offload needs a GPU: none among the devices"));
     }
-    let reg = match registry {
-        Some(r) => r,
-        None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
+    // The device string's host CPU, else the registry's (this machine's).
+    let cpu = match devices.iter().find(|d| d.host) {
+        Some(h) => h.clone(),
+        None => {
+            let reg = match registry {
+                Some(r) => r,
+                None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
+            };
+            let mut cpu = PlanDevice::host_cpu(&reg)
+                .ok_or_else(|| failed("offload: no host memory figure for the CPU"))?;
+            if measure {
+                measure_host(&mut cpu);
+            }
+            cpu
+        }
     };
-    let mut cpu = PlanDevice::host_cpu(&reg)
-        .ok_or_else(|| failed("offload: no host memory figure for the CPU"))?;
-    if measure {
-        measure_host(&mut cpu);
-    }
     let mut all = vec![cpu.clone()];
     all.extend(gpus.iter().cloned());
     let mut p = plan_inference(&m.spec, &all, opts);
@@ -966,6 +986,7 @@ fn fit(r: &mut Request) -> Result<Value, Error> {
     let context = r.int("context", 1, 100_000_000)?;
     let offload = r.flag("offload")?;
     let (devices, registry, _) = devices_and_registry(r, true)?;
+    check_host_mix(r, &devices, offload)?;
     let opts = InferenceOptions {
         context,
         runtime: if offload {
@@ -985,15 +1006,21 @@ fn fit(r: &mut Request) -> Result<Value, Error> {
         max_params: param_bound(r, "max_params")?,
     };
     let rows = if offload {
-        // As the CLI's `fit --offload`: the registry's host CPU, else this
-        // machine's.
-        let reg = match registry {
-            Some(reg) => reg,
-            None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
+        // As the CLI's `fit --offload`: the device string's host CPU, else
+        // the registry's, else this machine's.
+        let host = match devices.iter().find(|d| d.host) {
+            Some(h) => h.clone(),
+            None => {
+                let reg = match registry {
+                    Some(reg) => reg,
+                    None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
+                };
+                PlanDevice::host_cpu(&reg)
+                    .ok_or_else(|| failed("fit: offload: no host memory figure for the CPU"))?
+            }
         };
-        let host = PlanDevice::host_cpu(&reg)
-            .ok_or_else(|| failed("fit: offload: no host memory figure for the CPU"))?;
-        ai_hwaccel::plan::fit::fit_with_offload(&devices, &host, &opts, &filter)
+        let gpus: Vec<PlanDevice> = devices.iter().filter(|d| !d.host).cloned().collect();
+        ai_hwaccel::plan::fit::fit_with_offload(&gpus, &host, &opts, &filter)
     } else {
         ai_hwaccel::plan::fit::fit_filtered(&devices, &opts, &filter)
     };
@@ -1154,6 +1181,11 @@ fn train(r: &mut Request) -> Result<Value, Error> {
         Some(d) => d,
         None => devices_and_registry(r, false)?.0,
     };
+    if devices.iter().any(|d| d.host) {
+        return Err(invalid(
+            "train: a host CPU (`cpu:ID@SIZE`) is not a training device",
+        ));
+    }
     let opts = TrainingOptions {
         method,
         objective,
@@ -1291,6 +1323,29 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::NotFound, "{e}");
         let e = call("specs", "[1]").unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        let e = call(
+            "plan",
+            r#"{"model": "7b", "devices": "1xrtx-4090,cpu:epyc-9654@64g"}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument, "{e}");
+        assert!(e.message.contains("offload"), "{e}");
+        let e = call(
+            "train",
+            r#"{"model": "7b", "devices": "cpu:epyc-9654@64g"}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument, "{e}");
+        let p: Value = serde_json::from_str(
+            &call(
+                "plan",
+                r#"{"model": "llama-3.1-8b", "devices": "cpu:epyc-9654@64g", "quant": "q4_k"}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(p["devices"][0]["cpu_spec_id"], "epyc-9654");
+        assert!(p["plans"][0]["decode_tokens_per_s"].as_f64().unwrap() > 1.0);
         let e = call("specs", r#"{"cpu": "yes"}"#).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
         let e = call("specs", r#"{"cpu": true, "query": "no-such-cpu-xyz"}"#).unwrap_err();

@@ -543,7 +543,7 @@ fn tensor_parallel_spans_nvlink_bridged_pairs_over_pcie_with_a_speed() {
     let tp = l4.plans.iter().find(|p| p.tensor_parallel == 4).unwrap();
     assert!(tp.decode_tokens_per_s.is_some());
     // Without a known PCIe bandwidth the plan is offered, unestimated, and
-    // said so (the rtx-3070 entry has no `pcie`); the rtx-4090 entry's link
+    // said so (the rtx-2080-ti entry has no `pcie`); the rtx-4090 entry's link
     // (gen 4 x16, from a real nvidia-smi capture) gives TP 2 a speed.
     let two = |id: &str| {
         plan_inference(
@@ -555,7 +555,7 @@ fn tensor_parallel_spans_nvlink_bridged_pairs_over_pcie_with_a_speed() {
             },
         )
     };
-    let rtx = two("rtx-3070");
+    let rtx = two("rtx-2080-ti");
     let tp2 = rtx.plans.iter().find(|p| p.tensor_parallel == 2).unwrap();
     assert_eq!(tp2.decode_tokens_per_s, None);
     assert!(rtx.warnings.iter().any(|w| w.contains("PCIe bandwidth")));

@@ -122,6 +122,40 @@ impl PlanDevice {
     /// # Ok::<(), ai_hwaccel::spec::SpecError>(())
     /// ```
     pub fn from_device_string(s: &str) -> Result<Vec<PlanDevice>, SpecError> {
+        // Host-CPU tokens (`[N x]cpu:ID@SIZE`) first; the rest are
+        // accelerators of the spec database.
+        let mut host: Option<PlanDevice> = None;
+        let mut accel: Vec<&str> = Vec::new();
+        for token in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            match cpu_token(token) {
+                None => accel.push(token),
+                Some(Err(e)) => return Err(e),
+                Some(Ok(_)) if host.is_some() => {
+                    return Err(SpecError::HostCpu {
+                        token: token.to_string(),
+                        reason: "a second host CPU (a device string names one host; its \
+                                 sockets are the count, `2xcpu:ID@SIZE`)"
+                            .into(),
+                        suggestions: Vec::new(),
+                    });
+                }
+                Some(Ok(d)) => host = Some(d),
+            }
+        }
+        let mut out = if accel.is_empty() && host.is_some() {
+            Vec::new()
+        } else {
+            Self::from_accelerator_string(&accel.join(","))?
+        };
+        if let Some(mut h) = host {
+            h.domain = out.iter().map(|d| d.domain + 1).max().unwrap_or(0);
+            out.insert(0, h);
+        }
+        Ok(out)
+    }
+
+    /// [`PlanDevice::from_device_string`] for accelerator tokens only.
+    fn from_accelerator_string(s: &str) -> Result<Vec<PlanDevice>, SpecError> {
         let set = spec::parse_device_set(s)?;
         let mut out: Vec<PlanDevice> = Vec::new();
         for (count, entry) in set {
@@ -344,6 +378,84 @@ impl PlanDevice {
     }
 }
 
+/// A host-CPU token of a device string, `[N x]cpu:ID@SIZE`: the CPU-table
+/// entry ID (an id, or a model name as /proc/cpuinfo prints it), N sockets
+/// (1 without a count) and SIZE the memory the plan may use, `768g`,
+/// `768gb` or `768gib` (GiB; `t`, `tb`, `tib`: TiB) — the table has no
+/// memory size, which depends on the DIMMs. The device is
+/// [`PlanDevice::from_cpu_entry`] with every core of every socket. `None`
+/// when the token is not a `cpu:` token.
+fn cpu_token(token: &str) -> Option<Result<PlanDevice, SpecError>> {
+    let digits = token.chars().take_while(char::is_ascii_digit).count();
+    let (count, rest) = match token[digits..].trim_start().strip_prefix(['x', 'X', '*']) {
+        Some(rest) if digits > 0 => (token[..digits].parse::<u32>().ok(), rest.trim()),
+        _ => (Some(1), token),
+    };
+    let body = rest
+        .get(..4)
+        .filter(|p| p.eq_ignore_ascii_case("cpu:"))
+        .map(|_| &rest[4..])?;
+    let err = |reason: String, suggestions: Vec<String>| {
+        Some(Err(SpecError::HostCpu {
+            token: token.to_string(),
+            reason,
+            suggestions,
+        }))
+    };
+    let sockets = match count {
+        Some(n @ 1..=8) => n,
+        _ => return err("the socket count must be 1 to 8".into(), Vec::new()),
+    };
+    let Some((id, size)) = body.rsplit_once('@') else {
+        return err(
+            "no memory size: the CPU table has none (it depends on the DIMMs); give the \
+             memory the plan may use, e.g. cpu:epyc-9654@768g"
+                .into(),
+            Vec::new(),
+        );
+    };
+    let Some(bytes) = parse_host_size(size) else {
+        return err(
+            format!("memory size {size:?} is not a size such as 512g or 1.5t (GiB, TiB)"),
+            Vec::new(),
+        );
+    };
+    let id = id.trim();
+    let entry = crate::spec::cpu::by_id(&id.to_ascii_lowercase())
+        .or_else(|| crate::spec::cpu::match_model_name(id));
+    let Some(e) = entry else {
+        let ids = crate::suggest::suggest(
+            &id.to_ascii_lowercase(),
+            crate::spec::cpu::all().iter().map(|e| e.id.as_str()),
+        );
+        return err(
+            format!("{id:?} is no entry of the CPU table (`ai-hwaccel specs --cpu` lists them)"),
+            ids.into_iter().map(str::to_string).collect(),
+        );
+    };
+    let mut d = PlanDevice::from_cpu_entry(e, sockets, e.cores * sockets, Some(bytes));
+    d.id = format!("cpu:{}", e.id);
+    Some(Ok(d))
+}
+
+/// `768g`, `768gb`, `768gib` (GiB) or `1.5t`, `1.5tb`, `1.5tib` (TiB) as
+/// bytes; `None` for anything else or a size outside 1 GiB to 64 TiB.
+fn parse_host_size(s: &str) -> Option<u64> {
+    let s = s.trim().to_ascii_lowercase();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num.parse().ok().filter(|n: &f64| n.is_finite())?;
+    let scale = match unit {
+        "g" | "gb" | "gib" => (1u64 << 30) as f64,
+        "t" | "tb" | "tib" => (1u64 << 40) as f64,
+        _ => return None,
+    };
+    let bytes = n * scale;
+    ((1u64 << 30) as f64..=(64u64 << 40) as f64)
+        .contains(&bytes)
+        .then_some(bytes as u64)
+}
+
 /// The physical cores this process may run on: the detected physical
 /// cores (else the logical CPUs, an upper bound, else the table's cores ×
 /// sockets, else 1) scaled by the share of logical CPUs it may use
@@ -409,6 +521,45 @@ mod tests {
             4
         );
         assert_eq!(usable_cores(&info(None, None, None, None), None), 1);
+    }
+
+    /// `[N x]cpu:ID@SIZE`: a CPU-table CPU as the host device, by id or
+    /// model name, its sockets' bandwidth and cores, the memory given;
+    /// each way a token can be wrong is an error naming it.
+    #[test]
+    fn host_cpu_tokens() {
+        let d = PlanDevice::from_device_string("cpu:epyc-9654@768g").unwrap();
+        assert_eq!(d.len(), 1);
+        let h = &d[0];
+        assert!(h.host);
+        assert_eq!(h.id, "cpu:epyc-9654");
+        assert_eq!(h.cpu_spec_id.as_deref(), Some("epyc-9654"));
+        assert_eq!(h.capacity_bytes, Some(768 << 30));
+        assert_eq!(h.bandwidth_bytes_per_s, Some(460_800_000_000));
+        assert_eq!(h.bandwidth_basis.as_deref(), Some("theoretical"));
+        assert!((h.tflops.fp32.unwrap() - 96.0 * 2.4 * 32.0 / 1000.0).abs() < 1e-9);
+        // Two sockets: both sockets' channels and cores; TiB sizes.
+        let two = PlanDevice::from_device_string("2xcpu:EPYC-9654@1.5tib").unwrap();
+        assert_eq!(two[0].bandwidth_bytes_per_s, Some(921_600_000_000));
+        assert_eq!(two[0].capacity_bytes, Some(3 << 39));
+        assert!((two[0].tflops.fp32.unwrap() - 192.0 * 2.4 * 32.0 / 1000.0).abs() < 1e-9);
+        // A model name as /proc/cpuinfo prints it; with accelerators the
+        // host comes first, in a domain of its own.
+        let mix =
+            PlanDevice::from_device_string("2xrtx-4090, cpu:AMD EPYC 9654 96-Core Processor@256gb")
+                .unwrap();
+        assert_eq!(mix.len(), 3);
+        assert!(mix[0].host && !mix[1].host && !mix[2].host);
+        assert_ne!(mix[0].domain, mix[1].domain);
+        let err = |s: &str| PlanDevice::from_device_string(s).unwrap_err().to_string();
+        assert!(err("cpu:epyc-9654").contains("no memory size"));
+        assert!(err("cpu:epyc-9654@lots").contains("not a size"));
+        assert!(err("cpu:epyc-9654@0.5g").contains("not a size"));
+        assert!(err("cpu:epyc-9655@64g").contains("did you mean epyc-9654"));
+        assert!(err("9xcpu:epyc-9654@64g").contains("1 to 8"));
+        assert!(err("cpu:epyc-9654@64g,cpu:epyc-9454@64g").contains("second host CPU"));
+        // Not a cpu token: the accelerator rules apply.
+        assert!(err("cpux:epyc-9654@64g").contains("unknown device"));
     }
 
     #[test]

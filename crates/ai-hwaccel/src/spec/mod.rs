@@ -388,6 +388,17 @@ pub enum SpecError {
         /// Ids of every entry it matches.
         candidates: Vec<String>,
     },
+    /// A host-CPU token (`cpu:ID@SIZE`) that cannot be planned: an unknown
+    /// CPU-table id, a missing or bad memory size, or a second CPU.
+    #[error("host CPU {token:?}: {reason}{}", crate::suggest::hint(suggestions))]
+    HostCpu {
+        /// The offending token.
+        token: String,
+        /// What is wrong with it.
+        reason: String,
+        /// CPU-table ids it may have meant.
+        suggestions: Vec<String>,
+    },
 }
 
 #[derive(Deserialize)]
