@@ -351,7 +351,17 @@ fn a_masked_cpu_name_gets_rates_from_its_cpuid_core_design() {
     let reg = detect_at(t.path());
     assert_eq!(reg.system.cpu.clock_mhz, None);
     assert_eq!(PlanDevice::host_cpu(&reg).unwrap().tflops.fp32, None);
-    // intel_pstate's base_frequency (kHz) is taken.
+    // ACPI CPPC's nominal frequency (MHz) under such a driver is.
+    let cppc = t.path().join("sys/devices/system/cpu/cpu0/acpi_cppc");
+    std::fs::create_dir_all(&cppc).unwrap();
+    std::fs::write(cppc.join("nominal_freq"), "2000\n").unwrap();
+    let reg = detect_at(t.path());
+    assert_eq!(reg.system.cpu.clock_mhz, Some(2000.0));
+    assert_eq!(
+        reg.system.cpu.clock_source.as_deref(),
+        Some("ACPI CPPC nominal_freq")
+    );
+    // intel_pstate's base_frequency (kHz) comes first.
     std::fs::write(drv.join("base_frequency"), "2400000\n").unwrap();
     let reg = detect_at(t.path());
     assert_eq!(reg.system.cpu.clock_mhz, Some(2400.0));

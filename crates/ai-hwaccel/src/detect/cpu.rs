@@ -20,9 +20,11 @@ pub struct CpuinfoFacts {
     pub cores: BTreeSet<(u32, u32)>,
     /// Normalized inference-relevant ISA features.
     pub features: Vec<String>,
-    /// x86 `cpu family` (CPUID family, decimal) of the first processor.
+    /// x86 `cpu family` (CPUID family, decimal) of the first processor;
+    /// arm64: its `CPU implementer` (MIDR implementer code).
     pub family: Option<u32>,
-    /// x86 `model` (CPUID model, decimal) of the first processor.
+    /// x86 `model` (CPUID model, decimal) of the first processor; arm64:
+    /// its `CPU part` (MIDR part number).
     pub model_number: Option<u32>,
     /// x86 `cpu MHz` of the first processor: the clock the kernel reports
     /// (the current frequency where it can read one; on a virtual machine
@@ -197,6 +199,8 @@ pub fn parse_cpuinfo(text: &str) -> CpuinfoFacts {
             .filter(|(k, _)| arm_features.contains(*k))
             .map(|(_, n)| n.to_string())
             .collect();
+        f.family = implementer;
+        f.model_number = part;
         let vendor = implementer.and_then(arm_implementer);
         if f.vendor.is_none() {
             f.vendor = vendor.map(str::to_string);
@@ -265,9 +269,13 @@ mod tests {
         assert_eq!(f.mhz, Some(2596.15));
         assert_eq!((f.processors, f.cores.len()), (2, 2));
         assert!(f.features.contains(&"avx512f".to_string()));
-        // arm64 has neither field; garbage is no number.
+        // arm64: the MIDR implementer and part number; no clock line.
         let arm = parse_cpuinfo("processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n");
-        assert_eq!((arm.family, arm.model_number, arm.mhz), (None, None, None));
+        assert_eq!(
+            (arm.family, arm.model_number, arm.mhz),
+            (Some(0x41), Some(0xd0c), None)
+        );
+        // Garbage is no number.
         let bad = parse_cpuinfo("cpu family\t: x\nmodel\t\t: -1\ncpu MHz\t\t: NaN\n");
         assert_eq!((bad.family, bad.model_number, bad.mhz), (None, None, None));
     }

@@ -166,15 +166,26 @@ fn detect_cpu(probe: &dyn Probe, warnings: &mut Vec<String>) -> CpuInfo {
     // exports (intel_pstate's `base_frequency`, kHz;
     // Documentation/admin-guide/pm/intel_pstate.rst); without any cpufreq
     // driver (most virtual machines) the kernel's `cpu MHz`, which there is
-    // the nominal TSC frequency. A scaling driver without `base_frequency`
-    // gives none: its `cpu MHz` is whatever the clock was at that instant.
+    // the nominal TSC frequency. A scaling driver without either gives
+    // none: its `cpu MHz` is whatever the clock was at that instant.
+    // ACPI CPPC's `nominal_freq` (MHz; Documentation/ABI/testing/
+    // sysfs-devices-system-cpu, "acpi_cppc"), the sustained all-core
+    // frequency firmware states, comes next: amd-pstate and Arm servers'
+    // cppc_cpufreq export no `base_frequency`.
     let cpufreq = "/sys/devices/system/cpu/cpu0/cpufreq";
+    let nominal = || {
+        probe
+            .read_trimmed("/sys/devices/system/cpu/cpu0/acpi_cppc/nominal_freq")
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|&mhz| (100..100_000).contains(&mhz))
+    };
     let (clock_mhz, clock_source) = match probe
         .read_trimmed(&format!("{cpufreq}/base_frequency"))
         .and_then(|s| s.parse::<u64>().ok())
         .filter(|&khz| (1_000..100_000_000).contains(&khz))
     {
         Some(khz) => (Some(khz as f64 / 1000.0), Some("cpufreq base_frequency")),
+        None if let Some(mhz) = nominal() => (Some(mhz as f64), Some("ACPI CPPC nominal_freq")),
         None if probe
             .read_trimmed(&format!("{cpufreq}/scaling_driver"))
             .is_none() =>

@@ -24,21 +24,24 @@ pub struct CpuInfo {
     /// ISA features that matter for inference, normalized names
     /// (`avx2`, `avx512f`, `avx512_bf16`, `avx512_vnni`, `amx_tile`, `amx_bf16`, `neon`, `sve`, …).
     pub features: Vec<String>,
-    /// x86 CPUID family (`cpu family` in /proc/cpuinfo, decimal); `None`
-    /// elsewhere. With `cpuid_model` it names the core design when the model
-    /// name is masked (`crate::spec::cpu::microarchitecture_by_cpuid`).
+    /// x86 CPUID family (`cpu family` in /proc/cpuinfo, decimal); arm64:
+    /// the MIDR implementer code (`CPU implementer`, 65 = 0x41 = Arm Ltd).
+    /// With `cpuid_model` it names the core design when the model name is
+    /// masked (`crate::spec::cpu::microarchitecture_by_cpuid`).
     #[serde(default)]
     pub cpuid_family: Option<u32>,
-    /// x86 CPUID model (`model` in /proc/cpuinfo, decimal).
+    /// x86 CPUID model (`model` in /proc/cpuinfo, decimal); arm64: the MIDR
+    /// part number (`CPU part`, 3340 = 0xd0c = Neoverse N1).
     #[serde(default)]
     pub cpuid_model: Option<u32>,
     /// A clock read from this machine, in MHz: the cpufreq `base_frequency`
-    /// where the scaling driver exports it, else (only without a cpufreq
-    /// driver, as on most virtual machines) `cpu MHz` of /proc/cpuinfo.
+    /// where the scaling driver exports it, else ACPI CPPC's
+    /// `nominal_freq`, else (only without a cpufreq driver, as on most
+    /// virtual machines) `cpu MHz` of /proc/cpuinfo.
     #[serde(default)]
     pub clock_mhz: Option<f64>,
-    /// Which of the two `clock_mhz` is: `"cpufreq base_frequency"` or
-    /// `"/proc/cpuinfo cpu MHz"`.
+    /// Which of the three `clock_mhz` is: `"cpufreq base_frequency"`,
+    /// `"ACPI CPPC nominal_freq"` or `"/proc/cpuinfo cpu MHz"`.
     #[serde(default)]
     pub clock_source: Option<String>,
 }
