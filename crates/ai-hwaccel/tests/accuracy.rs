@@ -1040,7 +1040,10 @@ fn cpu_rows_against_published_measurements() {
     println!("BEGIN CPU TABLE\n{}\nEND CPU TABLE", lines.join("\n"));
     // What the rows reach now: one row has a CPU table entry (Graviton4 on
     // an r8g.16xlarge, 64 of its 96 cores: the table's bandwidth is the
-    // whole chip's, so the estimate is over), no prompt row does.
+    // whole chip's, so the estimate is over); its prompt rate is estimated
+    // too since Neoverse V2 has a per-cycle figure (LLVM's model: 32 FP32
+    // FLOPs/cycle), and comes out under the measured one (llama.cpp's
+    // Q4_0 kernels use int8 dot products, not FP32 FMAs).
     assert_eq!((with_entry, dec.len(), pre.len()), ACHIEVED_CPU.0);
     if let Some(&worst) = dec.iter().max_by(|a, b| a.total_cmp(b)) {
         assert!(worst <= ACHIEVED_CPU.1, "cpu decode worst {worst}");
@@ -1049,4 +1052,4 @@ fn cpu_rows_against_published_measurements() {
 
 /// cpu.csv: (rows with a CPU table entry, decode estimates, prefill
 /// estimates), and the worst decode error reached.
-const ACHIEVED_CPU: ((usize, usize, usize), f64) = ((1, 1, 0), 0.20);
+const ACHIEVED_CPU: ((usize, usize, usize), f64) = ((1, 1, 1), 0.20);

@@ -20,12 +20,12 @@ fn real_model_names_match_their_entries() {
         rows += 1;
         matched += usize::from(want.is_some());
     }
-    // 10 names match a sourced row (one an Ampere Altra's firmware string);
-    // 10 match none (cloud custom parts, masked names, an arm64 core name,
+    // 15 names match a sourced row (one an Ampere Altra's firmware string);
+    // 12 match none (cloud custom parts, masked names, an arm64 core name,
     // and EPYC 9005 / Ryzen desktop parts the table leaves out for want of
     // a checkable copy of AMD's figures).
     assert!(
-        rows >= 20 && matched >= 10,
+        rows >= 27 && matched >= 15,
         "{rows} rows, {matched} matched"
     );
 }
@@ -253,6 +253,7 @@ fn every_row_matches_the_vendor_figures_it_cites() {
     }
     let mut checked = 0;
     let mut code_names = 0;
+    let mut zen_named = 0;
     let mut arm = 0;
     for c in cpu::all() {
         if ARM_COPIES.contains(&c.copy.as_str()) {
@@ -314,10 +315,29 @@ fn every_row_matches_the_vendor_figures_it_cites() {
                     "emerald-granite-rapids"
                 }
                 "Products formerly Arrow Lake" => "intel-hybrid",
+                "Products formerly Ice Lake" => "icelake-server",
                 other => panic!("{}: code name {other:?} has no entry", c.id),
             };
             assert_eq!(c.microarchitecture, want, "{}", c.id);
             code_names += 1;
+        }
+        // AMD rows whose table row names the core ("AMD Zen 3 Core
+        // Architecture", "AMD \"Zen 3\" Core Architecture"): the row's
+        // microarchitecture is that core.
+        if let Some(tech) = row.get("Supported Technologies") {
+            let zen = tech
+                .replace('"', "")
+                .split_once("Zen ")
+                .map(|(_, rest)| {
+                    rest.chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect::<String>()
+                })
+                .filter(|n| !n.is_empty());
+            if let Some(n) = zen {
+                assert_eq!(c.microarchitecture, format!("zen{n}"), "{}: {tech}", c.id);
+                zen_named += 1;
+            }
         }
         // Intel rows: the FP32 rate of the microarchitecture is the page's
         // AVX-512 FMA units × 16 FP32 lanes × 2 FLOPs per FMA.
@@ -329,7 +349,9 @@ fn every_row_matches_the_vendor_figures_it_cites() {
         checked += 1;
     }
     assert_eq!(checked + arm, cpu::all().len());
-    assert!(checked >= 24 && arm >= 13, "{checked} + {arm}");
+    assert!(checked >= 111 && arm >= 13, "{checked} + {arm}");
+    // The Threadripper PRO 5000 WX rows name their core (Zen 3).
+    assert!(zen_named >= 5, "{zen_named}");
     let intel = cpu::all().iter().filter(|c| c.vendor == "intel").count();
     assert_eq!(code_names, intel, "every Intel row's code name was read");
 }

@@ -510,20 +510,38 @@ mod tests {
 
     /// The Linux kernel's ranges (`cpuid_copy`): family 0x19 models
     /// 0x10-0x1f and 0x60-0xaf are Zen 4 (this build machine's masked
-    /// "AMD EPYC" reads family 25, model 17); Sapphire Rapids is 6/0x8f;
-    /// Zen 3 (0x19/0x01) and GRANITERAPIDS_D (6/0xae) have no entry.
+    /// "AMD EPYC" reads family 25, model 17), 0x00-0x0f and 0x20-0x5f
+    /// Zen 3 (an EPYC 7763 reads 25/1); family 0x17 models 0x30-0x4f,
+    /// 0x60-0x7f, 0x90-0x91, 0xa0-0xaf Zen 2 (an EPYC 7742 reads 23/49);
+    /// family 0x1a models 0x00-0x2f, 0x40-0x4f, 0x60-0x7f Zen 5; Sapphire
+    /// Rapids is 6/0x8f, ICELAKE_X 6/0x6a; Zen 1 (0x17/0x01), ICELAKE_D
+    /// (6/0x6c, one AVX-512 FMA unit) and GRANITERAPIDS_D (6/0xae) have no
+    /// entry.
     #[test]
     fn cpuid_names_the_core_design() {
         let id = |v, f, m| microarchitecture_by_cpuid(v, f, m).map(|m| m.id.as_str());
         assert_eq!(id("amd", 25, 17), Some("zen4"));
         assert_eq!(id("amd", 0x19, 0x61), Some("zen4"));
         assert_eq!(id("amd", 0x19, 0xa0), Some("zen4"));
-        assert_eq!(id("amd", 0x19, 0x01), None);
-        assert_eq!(id("amd", 0x19, 0x20), None);
-        assert_eq!(id("amd", 0x1a, 0x11), None);
+        assert_eq!(id("amd", 25, 1), Some("zen3"));
+        assert_eq!(id("amd", 0x19, 0x0f), Some("zen3"));
+        assert_eq!(id("amd", 0x19, 0x21), Some("zen3"));
+        assert_eq!(id("amd", 0x19, 0x5f), Some("zen3"));
+        assert_eq!(id("amd", 0x19, 0xb0), None);
+        assert_eq!(id("amd", 23, 49), Some("zen2"));
+        assert_eq!(id("amd", 0x17, 0x71), Some("zen2"));
+        assert_eq!(id("amd", 0x17, 0x01), None, "Zen 1");
+        assert_eq!(id("amd", 0x17, 0x92), None);
+        assert_eq!(id("amd", 0x1a, 0x02), Some("zen5"));
+        assert_eq!(id("amd", 0x1a, 0x11), Some("zen5"));
+        assert_eq!(id("amd", 0x1a, 0x44), Some("zen5"));
+        assert_eq!(id("amd", 0x1a, 0x70), Some("zen5"));
+        assert_eq!(id("amd", 0x1a, 0x50), None, "not Zen 5 by the kernel");
         assert_eq!(id("intel", 6, 0x8f), Some("sapphire-rapids"));
         assert_eq!(id("intel", 6, 0xcf), Some("emerald-granite-rapids"));
         assert_eq!(id("intel", 6, 0xad), Some("emerald-granite-rapids"));
+        assert_eq!(id("intel", 6, 106), Some("icelake-server"));
+        assert_eq!(id("intel", 6, 0x6c), None, "ICELAKE_D: 1 FMA unit");
         assert_eq!(id("intel", 6, 0xae), None);
         assert_eq!(id("intel", 0x19, 0x11), None, "the family counts");
         assert_eq!(id("amd", 6, 0x8f), None, "the vendor counts");
@@ -533,6 +551,17 @@ mod tests {
             .peak_tflops(2, 2.596);
         assert!((t.fp32.unwrap() - 0.166_144).abs() < 1e-9, "{t:?}");
         assert_eq!((t.bf16, t.int8), (None, None));
+        // A masked Zen 3 VM (AWS's EPYC 7R13 reads 25/1), 4 cores at
+        // 2.65 GHz: 4 x 2.65 x 32 / 1000 TFLOPS fp32.
+        let t = microarchitecture_by_cpuid("amd", 25, 1)
+            .unwrap()
+            .peak_tflops(4, 2.65);
+        assert!((t.fp32.unwrap() - 0.3392).abs() < 1e-9, "{t:?}");
+        // A Zen 5 one: the model's 32 per cycle, 8 cores at 3.0 GHz.
+        let t = microarchitecture_by_cpuid("amd", 0x1a, 0x11)
+            .unwrap()
+            .peak_tflops(8, 3.0);
+        assert!((t.fp32.unwrap() - 0.768).abs() < 1e-9, "{t:?}");
     }
 
     /// A row without its vendor source or without the pinned copy its
@@ -635,6 +664,25 @@ mod tests {
         let t = by_id("epyc-9654").unwrap().peak_tflops(96);
         assert!((t.fp32.unwrap() - 7.3728).abs() < 1e-9);
         assert_eq!((t.bf16, t.int8), (None, None));
+        // EPYC 7763 (Zen 3: 2 FMA pipes x 8 FP32 lanes x 2 = 32/cycle):
+        // 64 x 2.45 GHz x 32 = 5.0176 TFLOPS; EPYC 7742 (Zen 2, 32/cycle):
+        // 64 x 2.25 x 32 = 4.608.
+        let t = by_id("epyc-7763").unwrap().peak_tflops(64);
+        assert!((t.fp32.unwrap() - 5.0176).abs() < 1e-9);
+        let t = by_id("epyc-7742").unwrap().peak_tflops(64);
+        assert!((t.fp32.unwrap() - 4.608).abs() < 1e-9);
+        // Xeon Platinum 8380 (Ice Lake: 2 AVX-512 FMA units, 64/cycle, no
+        // AMX): 40 x 2.3 x 64 = 5.888 TFLOPS.
+        let t = by_id("xeon-platinum-8380").unwrap().peak_tflops(40);
+        assert!((t.fp32.unwrap() - 5.888).abs() < 1e-9);
+        assert_eq!((t.bf16, t.int8), (None, None));
+        // Arm: Neoverse N1 (2 pipes x 4 lanes x 2 = 16/cycle), Altra Q80-30:
+        // 80 x 3.0 x 16 = 3.84; Neoverse V2 (4 x 4 x 2 = 32), Graviton4:
+        // 96 x 2.8 x 32 = 8.6016.
+        let t = by_id("altra-q80-30").unwrap().peak_tflops(80);
+        assert!((t.fp32.unwrap() - 3.84).abs() < 1e-9);
+        let t = by_id("graviton4").unwrap().peak_tflops(96);
+        assert!((t.fp32.unwrap() - 8.6016).abs() < 1e-9);
         // Hybrid client parts: no sourced per-cycle figure, so unknown, not
         // guessed.
         assert_eq!(
