@@ -997,16 +997,11 @@ fn cpu_rows_against_published_measurements() {
         assert_eq!(e.class, DeviceClass::Cpu);
         // A table CPU always has a bandwidth; a prompt rate where its core
         // design has a per-cycle figure.
-        assert_eq!(e.decode.is_some(), r.tg.is_some(), "{}", r.line);
+        assert!(e.decode.is_some(), "{}", r.line);
         let has_rate = entry
             .microarchitecture()
             .is_some_and(|m| m.fp32_flops_per_cycle.is_some());
-        assert_eq!(
-            e.prefill.is_some(),
-            r.pp.is_some() && has_rate,
-            "{}",
-            r.line
-        );
+        assert_eq!(e.prefill.is_some(), has_rate, "{}", r.line);
         dec.extend(e.decode.zip(r.tg).map(|(e, m)| (e / m - 1.0).abs()));
         pre.extend(e.prefill.zip(r.pp).map(|(e, m)| (e / m - 1.0).abs()));
         println!(
@@ -1038,12 +1033,13 @@ fn cpu_rows_against_published_measurements() {
         pre.len()
     ));
     println!("BEGIN CPU TABLE\n{}\nEND CPU TABLE", lines.join("\n"));
-    // What the rows reach now: one row has a CPU table entry (Graviton4 on
-    // an r8g.16xlarge, 64 of its 96 cores: the table's bandwidth is the
-    // whole chip's, so the estimate is over); its prompt rate is estimated
-    // too since Neoverse V2 has a per-cycle figure (LLVM's model: 32 FP32
-    // FLOPs/cycle), and comes out under the measured one (llama.cpp's
-    // Q4_0 kernels use int8 dot products, not FP32 FMAs).
+    // What the rows reach now: six rows have a CPU table entry. Decode:
+    // Threadripper PRO 5995WX (64 threads) 10 % under; Graviton4 on an
+    // r8g.16xlarge (64 of its 96 cores; the table's bandwidth is the whole
+    // chip's) 19 % over; the Threadripper PRO 5975WX at 8 threads 89 % and
+    // 137 % over: the plan reads the weights at all eight channels' peak,
+    // which eight threads do not draw. Prefill at the default efficiency:
+    // 2 % (5995WX), 12 % and 25 % (5975WX) and 43 % (Graviton4) under.
     assert_eq!((with_entry, dec.len(), pre.len()), ACHIEVED_CPU.0);
     if let Some(&worst) = dec.iter().max_by(|a, b| a.total_cmp(b)) {
         assert!(worst <= ACHIEVED_CPU.1, "cpu decode worst {worst}");
@@ -1052,4 +1048,4 @@ fn cpu_rows_against_published_measurements() {
 
 /// cpu.csv: (rows with a CPU table entry, decode estimates, prefill
 /// estimates), and the worst decode error reached.
-const ACHIEVED_CPU: ((usize, usize, usize), f64) = ((1, 1, 1), 0.20);
+const ACHIEVED_CPU: ((usize, usize, usize), f64) = ((6, 4, 4), 1.37);

@@ -368,3 +368,48 @@ fn a_masked_cpu_name_gets_rates_from_its_cpuid_core_design() {
     let cpu = PlanDevice::host_cpu(&reg).unwrap();
     assert!((cpu.tflops.fp32.unwrap() - 2.0 * 2.4 * 32.0 / 1000.0).abs() < 1e-9);
 }
+
+/// arm64: /proc/cpuinfo names only the core (MIDR implementer 0x41, part
+/// 0xd4f: Neoverse V2), the CPPC driver states the nominal clock: the peak
+/// is the cores × 2.8 GHz × 32 FP32 FLOPs per cycle of that core design.
+#[test]
+fn an_arm64_host_gets_rates_from_its_midr_core_and_cppc_clock() {
+    use ai_hwaccel::{DetectOptions, ProbeOptions, detect};
+    let t = tempfile::tempdir().unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    std::fs::create_dir_all(t.path().join("proc")).unwrap();
+    let mut cpuinfo = String::new();
+    for cpu in 0..4 {
+        cpuinfo += &format!(
+            "processor\t: {cpu}\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd evtstrm aes sve sve2 i8mm bf16\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\nCPU revision\t: 1\n\n"
+        );
+    }
+    std::fs::write(t.path().join("proc/cpuinfo"), cpuinfo).unwrap();
+    std::fs::copy(
+        fixtures.join("roots/container-cgroup-v2/proc/meminfo"),
+        t.path().join("proc/meminfo"),
+    )
+    .unwrap();
+    let cpu0 = t.path().join("sys/devices/system/cpu/cpu0");
+    std::fs::create_dir_all(cpu0.join("cpufreq")).unwrap();
+    std::fs::create_dir_all(cpu0.join("acpi_cppc")).unwrap();
+    std::fs::write(cpu0.join("cpufreq/scaling_driver"), "cppc_cpufreq\n").unwrap();
+    std::fs::write(cpu0.join("acpi_cppc/nominal_freq"), "2800\n").unwrap();
+    let reg = detect(
+        &ProbeOptions {
+            root: t.path().to_path_buf(),
+            env: Some(Default::default()),
+            ..Default::default()
+        },
+        &DetectOptions::default(),
+    );
+    let c = &reg.system.cpu;
+    assert_eq!(c.model.as_deref(), Some("Neoverse-V2"));
+    assert_eq!((c.cpuid_family, c.cpuid_model), (Some(0x41), Some(0xd4f)));
+    assert_eq!(c.clock_mhz, Some(2800.0));
+    let host = PlanDevice::host_cpu(&reg).unwrap();
+    let cores = f64::from(c.physical_cores.or(c.logical_cpus).unwrap());
+    assert_eq!(cores, 4.0);
+    assert!((host.tflops.fp32.unwrap() - cores * 2.8 * 32.0 / 1000.0).abs() < 1e-9);
+    assert!(host.compute_basis.unwrap().contains("neoverse-v2"));
+}

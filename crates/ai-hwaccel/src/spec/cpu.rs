@@ -76,7 +76,9 @@ pub struct Microarchitecture {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CpuidRange {
-    /// Lowercase vendor as detection reports it (`amd`, `intel`).
+    /// Lowercase vendor as detection reports it (`amd`, `intel`; `arm` for
+    /// Arm Ltd's cores, whose family is the MIDR implementer 0x41 and model
+    /// the part number).
     pub vendor: String,
     /// CPUID family (`cpu family`, e.g. 25 = 0x19 for AMD Zen 3/4).
     pub family: u32,
@@ -464,7 +466,9 @@ mod tests {
             for r in &m.cpuid {
                 assert!(!r.models.is_empty(), "{}", m.id);
                 for &[a, b] in &r.models {
-                    assert!(a <= b && b <= 0xff, "{}: model range {a:#x}-{b:#x}", m.id);
+                    // x86 models are 8 bits; an arm64 MIDR part number 12.
+                    let max = if r.vendor == "arm" { 0xfff } else { 0xff };
+                    assert!(a <= b && b <= max, "{}: model range {a:#x}-{b:#x}", m.id);
                     // No two designs claim one (vendor, family, model).
                     for model in a..=b {
                         let claims = d
@@ -544,6 +548,11 @@ mod tests {
         assert_eq!(id("intel", 6, 0x6c), None, "ICELAKE_D: 1 FMA unit");
         assert_eq!(id("intel", 6, 0xae), None);
         assert_eq!(id("intel", 0x19, 0x11), None, "the family counts");
+        // arm64: MIDR implementer and part (Linux cputype.h).
+        assert_eq!(id("arm", 0x41, 0xd0c), Some("neoverse-n1"));
+        assert_eq!(id("arm", 0x41, 0xd4f), Some("neoverse-v2"));
+        assert_eq!(id("arm", 0x41, 0xd40), None, "Neoverse V1 has no entry");
+        assert_eq!(id("ampere", 0xc0, 0xd0c), None, "the implementer counts");
         assert_eq!(id("amd", 6, 0x8f), None, "the vendor counts");
         // 2 Zen 4 cores at 2.596 GHz: 2 x 2.596 x 32 / 1000 TFLOPS fp32.
         let t = microarchitecture_by_cpuid("amd", 25, 17)
