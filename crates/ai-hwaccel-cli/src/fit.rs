@@ -81,22 +81,21 @@ pub fn run(args: &FitArgs) -> Result<String> {
     let rows = if args.offload {
         // The device string's host CPU (`cpu:ID@SIZE`), else the registry's
         // (this machine's without one).
-        let host = match devices.iter().find(|d| d.host) {
-            Some(h) => h.clone(),
-            None => {
-                let reg = match &args.registry {
-                    Some(file) => crate::planning::read_registry(file)?,
-                    None => ai_hwaccel::detect(
-                        &ai_hwaccel::ProbeOptions::default(),
-                        &ai_hwaccel::DetectOptions::default(),
-                    ),
-                };
-                ai_hwaccel::plan::PlanDevice::host_cpu(&reg).ok_or_else(|| {
-                    anyhow::anyhow!("--offload: no host memory figure for the CPU")
-                })?
+        let reg = match &args.registry {
+            Some(file) if !devices.iter().any(|d| d.host) => {
+                Some(crate::planning::read_registry(file)?)
             }
+            _ => None,
         };
-        let gpus: Vec<_> = devices.iter().filter(|d| !d.host).cloned().collect();
+        let (host, gpus, _) = ai_hwaccel::plan::PlanDevice::offload_host(&devices, || {
+            reg.unwrap_or_else(|| {
+                ai_hwaccel::detect(
+                    &ai_hwaccel::ProbeOptions::default(),
+                    &ai_hwaccel::DetectOptions::default(),
+                )
+            })
+        })
+        .ok_or_else(|| anyhow::anyhow!("--offload: no host memory figure for the CPU"))?;
         ai_hwaccel::plan::fit::fit_with_offload(&gpus, &host, &opts, &filter)
     } else {
         fit_filtered(&devices, &opts, &filter)

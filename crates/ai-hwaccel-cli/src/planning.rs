@@ -673,28 +673,24 @@ fn offload_plan(
     registry: Option<ai_hwaccel::Registry>,
     opts: &InferenceOptions,
 ) -> Result<InferencePlan> {
-    let gpus: Vec<PlanDevice> = devices.iter().filter(|d| !d.host).cloned().collect();
+    if devices.iter().all(|d| d.host) {
+        anyhow::bail!("--offload needs a GPU: none among the devices");
+    }
+    // The host: the device string's `cpu:ID@SIZE`; else the registry's
+    // (with a device string, this machine's).
+    let (mut cpu, gpus, from_registry) = PlanDevice::offload_host(devices, || {
+        registry.unwrap_or_else(|| {
+            ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default())
+        })
+    })
+    .ok_or_else(|| anyhow::anyhow!("--offload: no host memory figure for the CPU"))?;
     let gpu = gpus
         .iter()
         .max_by_key(|d| d.capacity_bytes.unwrap_or(0))
         .ok_or_else(|| anyhow::anyhow!("--offload needs a GPU: none among the devices"))?;
-    // The host: the device string's `cpu:ID@SIZE`; else the registry's
-    // (with a device string, this machine's).
-    let cpu = match devices.iter().find(|d| d.host) {
-        Some(h) => h.clone(),
-        None => {
-            let reg = match registry {
-                Some(r) => r,
-                None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
-            };
-            let mut cpu = PlanDevice::host_cpu(&reg)
-                .ok_or_else(|| anyhow::anyhow!("--offload: no host memory figure for the CPU"))?;
-            if args.measure && args.registry.is_none() {
-                measure_host(&mut cpu);
-            }
-            cpu
-        }
-    };
+    if from_registry && args.measure && args.registry.is_none() {
+        measure_host(&mut cpu);
+    }
     let mut all = vec![cpu.clone()];
     all.extend(gpus.iter().cloned());
     let mut p = plan_inference(&m.spec, &all, opts);

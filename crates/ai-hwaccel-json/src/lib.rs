@@ -945,26 +945,19 @@ fn offload_plan(
     opts: &InferenceOptions,
     measure: bool,
 ) -> Result<InferencePlan, Error> {
-    let gpus: Vec<PlanDevice> = devices.iter().filter(|d| !d.host).cloned().collect();
-    if gpus.is_empty() {
+    if devices.iter().all(|d| d.host) {
         return Err(failed("offload needs a GPU: none among the devices"));
     }
     // The device string's host CPU, else the registry's (this machine's).
-    let cpu = match devices.iter().find(|d| d.host) {
-        Some(h) => h.clone(),
-        None => {
-            let reg = match registry {
-                Some(r) => r,
-                None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
-            };
-            let mut cpu = PlanDevice::host_cpu(&reg)
-                .ok_or_else(|| failed("offload: no host memory figure for the CPU"))?;
-            if measure {
-                measure_host(&mut cpu);
-            }
-            cpu
-        }
-    };
+    let (mut cpu, gpus, from_registry) = PlanDevice::offload_host(devices, || {
+        registry.unwrap_or_else(|| {
+            ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default())
+        })
+    })
+    .ok_or_else(|| failed("offload: no host memory figure for the CPU"))?;
+    if from_registry && measure {
+        measure_host(&mut cpu);
+    }
     let mut all = vec![cpu.clone()];
     all.extend(gpus.iter().cloned());
     let mut p = plan_inference(&m.spec, &all, opts);
@@ -1008,18 +1001,12 @@ fn fit(r: &mut Request) -> Result<Value, Error> {
     let rows = if offload {
         // As the CLI's `fit --offload`: the device string's host CPU, else
         // the registry's, else this machine's.
-        let host = match devices.iter().find(|d| d.host) {
-            Some(h) => h.clone(),
-            None => {
-                let reg = match registry {
-                    Some(reg) => reg,
-                    None => ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default()),
-                };
-                PlanDevice::host_cpu(&reg)
-                    .ok_or_else(|| failed("fit: offload: no host memory figure for the CPU"))?
-            }
-        };
-        let gpus: Vec<PlanDevice> = devices.iter().filter(|d| !d.host).cloned().collect();
+        let (host, gpus, _) = PlanDevice::offload_host(&devices, || {
+            registry.unwrap_or_else(|| {
+                ai_hwaccel::detect(&ProbeOptions::default(), &DetectOptions::default())
+            })
+        })
+        .ok_or_else(|| failed("fit: offload: no host memory figure for the CPU"))?;
         ai_hwaccel::plan::fit::fit_with_offload(&gpus, &host, &opts, &filter)
     } else {
         ai_hwaccel::plan::fit::fit_filtered(&devices, &opts, &filter)

@@ -321,6 +321,23 @@ impl PlanDevice {
         d
     }
 
+    /// The host of an offload plan and the accelerators: the devices' own
+    /// host CPU (a device string's `cpu:ID@SIZE`), else the host CPU of
+    /// `registry` (called only then; the caller's registry, or this machine
+    /// detected). The flag says the host came from `registry`, where a
+    /// measurement of this machine may apply. `None` when the registry has
+    /// no host memory figure.
+    pub fn offload_host(
+        devices: &[PlanDevice],
+        registry: impl FnOnce() -> Registry,
+    ) -> Option<(PlanDevice, Vec<PlanDevice>, bool)> {
+        let gpus: Vec<PlanDevice> = devices.iter().filter(|d| !d.host).cloned().collect();
+        match devices.iter().find(|d| d.host) {
+            Some(h) => Some((h.clone(), gpus, false)),
+            None => Self::host_cpu(&registry()).map(|h| (h, gpus, true)),
+        }
+    }
+
     /// [`PlanDevice::from_registry`], or the host CPU when the registry has
     /// no available accelerator.
     pub fn from_registry_or_host(r: &Registry) -> Vec<PlanDevice> {
