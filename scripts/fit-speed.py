@@ -633,17 +633,17 @@ bandwidth × sockets and the peak rates of the cores the run's threads use.
 | rows | all | with a CPU table entry | decode rows | decode median | decode worst | prefill rows | prefill median | prefill worst |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {lines}
-The test {status}. Six rows are on CPUs of the table (Threadripper PRO
-5975WX and 5995WX, Graviton4). The 5975WX's decode rows ran 8 threads,
-which do not draw the eight channels' peak the plan reads at (89 % and
-137 % over); the 5995WX at 64 threads is 10 % under. Most published CPU runs
-are on parts the table has no vendor-checked row for (65 rows on a Ryzen 9
-7950X, whose memory transfer rate no copy of AMD's table gives; Graviton3,
-an engineering-sample Xeon), so the CPU class ("cpu") is not fitted: its
-four decode rows of the fit part are fewer than a cell needs (one per
-width, an overhead and two spare; three per width), and the GPU cells are
-never pooled with it.
-CPU plans use the options' efficiencies (`--decode-efficiency`,
+The test {status}. Ten rows are on CPUs of the table (Threadripper PRO
+5975WX and 5995WX, Graviton4, EPYC 7702 and 9534). The rows are compared,
+never fitted: they differ most in what the plan does not model. The
+5975WX's decode rows ran 8 threads, which do not draw the eight channels'
+peak the plan reads at (89 % and 137 % over); the EPYC 9534 rows ran with 4
+NUMA nodes and clocks scaled to 45-70 % (220 % over); the 5995WX at 64
+threads is 10 % under. Most published CPU runs are on parts the table has
+no vendor-checked row for (65 rows on a Ryzen 9 7950X, whose memory
+transfer rate no copy of AMD's table gives; Graviton3, an
+engineering-sample Xeon). The CPU class ("cpu") is never pooled with the
+GPU cells. CPU plans use the options' efficiencies (`--decode-efficiency`,
 `--prefill-efficiency`) against the table's theoretical bandwidth, and an
 efficiency of 1 against a measured one (`plan --measure` times the same
 streaming reads decoding does). On this project's build VM (2 Zen 4 vCPUs,

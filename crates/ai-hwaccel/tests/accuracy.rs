@@ -383,7 +383,8 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
 #[test]
 #[ignore = "run by scripts/fit-speed.py"]
 fn ideal_rates_for_fit() {
-    for r in rows().into_iter().chain(latency_rows()).chain(cpu_rows()) {
+    // cpu.csv rows are compared, never fitted (cpu_rows_against_published_measurements).
+    for r in rows().into_iter().chain(latency_rows()) {
         let e = estimate(&r, true);
         let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
         let m = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
@@ -1033,13 +1034,16 @@ fn cpu_rows_against_published_measurements() {
         pre.len()
     ));
     println!("BEGIN CPU TABLE\n{}\nEND CPU TABLE", lines.join("\n"));
-    // What the rows reach now: six rows have a CPU table entry. Decode:
+    // What the rows reach now, with the default efficiencies (these rows
+    // are never fitted): ten rows have a CPU table entry. Decode: the
     // Threadripper PRO 5995WX (64 threads) 10 % under; Graviton4 on an
     // r8g.16xlarge (64 of its 96 cores; the table's bandwidth is the whole
     // chip's) 19 % over; the Threadripper PRO 5975WX at 8 threads 89 % and
-    // 137 % over: the plan reads the weights at all eight channels' peak,
-    // which eight threads do not draw. Prefill at the default efficiency:
-    // 2 % (5995WX), 12 % and 25 % (5975WX) and 43 % (Graviton4) under.
+    // 137 % over, the EPYC 7702 (64 threads) 73 % and 239 % over and the
+    // EPYC 9534 (64 threads, 4 NUMA nodes, clocks scaled to 45-70 %) over
+    // 220 %: the plan reads the weights at every channel's peak, which few
+    // threads, NUMA layouts and limited clocks do not draw. Prefill: 2 %
+    // to 62 % off.
     assert_eq!((with_entry, dec.len(), pre.len()), ACHIEVED_CPU.0);
     if let Some(&worst) = dec.iter().max_by(|a, b| a.total_cmp(b)) {
         assert!(worst <= ACHIEVED_CPU.1, "cpu decode worst {worst}");
@@ -1048,4 +1052,4 @@ fn cpu_rows_against_published_measurements() {
 
 /// cpu.csv: (rows with a CPU table entry, decode estimates, prefill
 /// estimates), and the worst decode error reached.
-const ACHIEVED_CPU: ((usize, usize, usize), f64) = ((6, 4, 4), 1.37);
+const ACHIEVED_CPU: ((usize, usize, usize), f64) = ((10, 8, 6), 2.40);

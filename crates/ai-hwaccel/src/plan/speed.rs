@@ -135,8 +135,10 @@ pub enum DeviceClass {
     /// Intel GPUs.
     Intel,
     /// A host CPU running the model itself (llama.cpp's CPU backend):
-    /// fitted on `tests/calibration/cpu.csv` alone, never pooled with the
-    /// GPUs.
+    /// never pooled with the GPUs. No cells yet: `tests/calibration/cpu.csv`
+    /// is compared, not fitted (its runs differ in threads, NUMA layout and
+    /// clocks, which the plan does not model), so the options'
+    /// efficiencies apply, and efficiency 1 on a measured bandwidth.
     Cpu,
     /// Other accelerators: no fit applies (the corpus has none), the
     /// options' efficiencies do.
