@@ -15,7 +15,8 @@ use crate::planning::{DeviceList, DeviceOrigin, devices_from, no_devices_note, p
 #[derive(Args)]
 pub struct FitArgs {
     /// Devices to fit models on (default: this machine's accelerators, else
-    /// its CPU), names as `ai-hwaccel specs` finds them.
+    /// its CPU), names as `ai-hwaccel specs` finds them; `[N x]cpu:ID@SIZE`
+    /// is a CPU of `specs --cpu` with N sockets and SIZE of memory.
     #[arg(long, value_name = "SPEC", conflicts_with = "registry", value_parser = parse_devices)]
     pub devices: Option<DeviceList>,
     /// The accelerators of a saved `detect --json` registry.

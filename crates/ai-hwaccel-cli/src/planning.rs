@@ -19,7 +19,9 @@ pub struct PlanArgs {
     pub model: String,
     /// Devices to plan for, e.g. `8xh100-sxm` or `2xa100-80gb,1xl4`, at most
     /// 4096 in all; names as `ai-hwaccel specs` finds them (default: this
-    /// machine's accelerators).
+    /// machine's accelerators). `[N x]cpu:ID@SIZE` is a CPU of `specs --cpu`
+    /// with N sockets and SIZE of memory (`768g`), alone or as the
+    /// `--offload` host.
     #[arg(long, value_name = "SPEC", conflicts_with = "registry", value_parser = parse_devices)]
     pub devices: Option<DeviceList>,
     /// Plan for the accelerators of a saved `detect --json` registry (another

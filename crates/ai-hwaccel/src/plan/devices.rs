@@ -579,6 +579,18 @@ mod tests {
         assert!(err("cpux:epyc-9654@64g").contains("unknown device"));
     }
 
+    proptest::proptest! {
+        /// Hostile device strings around the host-CPU syntax: an error or
+        /// devices, never a panic (multibyte text at the `cpu:` boundary,
+        /// huge counts and sizes, stray `@`s and commas).
+        #[test]
+        fn cpu_tokens_never_panic(
+            s in "([0-9]{0,12}[xX*]?)?(cpu|CPU|cpü|c)?:?[a-zé0-9 \\-]{0,16}(@[0-9.]{0,20}(g|gb|gib|t|tb|tib|x)?)?(,[0-9a-z:@ ]{0,12})?"
+        ) {
+            let _ = PlanDevice::from_device_string(&s);
+        }
+    }
+
     #[test]
     fn device_strings_make_domains() {
         let d = PlanDevice::from_device_string("16xh100-sxm").unwrap();
