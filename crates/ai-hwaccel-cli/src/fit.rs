@@ -55,7 +55,7 @@ pub struct FitArgs {
 /// `ai-hwaccel fit`.
 pub fn run(args: &FitArgs) -> Result<String> {
     let (devices, origin) = devices_from(args.devices.as_ref(), args.registry.as_deref(), true)?;
-    if devices.len() > 1 && devices.iter().any(|d| d.host) && !args.offload {
+    if ai_hwaccel::plan::PlanDevice::mixes_host_and_accelerators(&devices) && !args.offload {
         anyhow::bail!(crate::Usage(
             "a host CPU (`cpu:ID@SIZE`) with accelerators fits with llama.cpp's offload: add --offload"
                 .into()

@@ -538,7 +538,7 @@ pub fn plan(args: &PlanArgs) -> Result<String> {
     let m = load(&args.model)?;
     let (mut devices, origin, registry) =
         devices_and_registry(args.devices.as_ref(), args.registry.as_deref(), true)?;
-    if devices.len() > 1 && devices.iter().any(|d| d.host) && !args.offload {
+    if PlanDevice::mixes_host_and_accelerators(&devices) && !args.offload {
         anyhow::bail!(crate::Usage(
             "a host CPU (`cpu:ID@SIZE`) with accelerators plans llama.cpp's offload: add --offload"
                 .into()

@@ -508,7 +508,7 @@ fn device_list(r: &Request) -> Result<Option<Vec<PlanDevice>>, Error> {
 /// A device string's host CPU (`cpu:ID@SIZE`) is planned alone, or with
 /// accelerators under llama.cpp's offload (`offload`), as the CLI checks.
 fn check_host_mix(r: &Request, devices: &[PlanDevice], offload: bool) -> Result<(), Error> {
-    if devices.len() > 1 && devices.iter().any(|d| d.host) && !offload {
+    if PlanDevice::mixes_host_and_accelerators(devices) && !offload {
         return Err(invalid(format!(
             "{}: a host CPU (`cpu:ID@SIZE`) with accelerators plans llama.cpp's offload: set \"offload\"",
             r.command

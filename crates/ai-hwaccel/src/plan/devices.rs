@@ -321,6 +321,13 @@ impl PlanDevice {
         d
     }
 
+    /// Whether a device list holds a host CPU beside accelerators: what
+    /// only llama.cpp's offload plans (the CLI and the JSON API refuse it
+    /// otherwise).
+    pub fn mixes_host_and_accelerators(devices: &[PlanDevice]) -> bool {
+        devices.iter().any(|d| d.host) && devices.iter().any(|d| !d.host)
+    }
+
     /// The host of an offload plan and the accelerators: the devices' own
     /// host CPU (a device string's `cpu:ID@SIZE`), else the host CPU of
     /// `registry` (called only then; the caller's registry, or this machine
@@ -403,10 +410,9 @@ impl PlanDevice {
 /// [`PlanDevice::from_cpu_entry`] with every core of every socket. `None`
 /// when the token is not a `cpu:` token.
 fn cpu_token(token: &str) -> Option<Result<PlanDevice, SpecError>> {
-    let digits = token.chars().take_while(char::is_ascii_digit).count();
-    let (count, rest) = match token[digits..].trim_start().strip_prefix(['x', 'X', '*']) {
-        Some(rest) if digits > 0 => (token[..digits].parse::<u32>().ok(), rest.trim()),
-        _ => (Some(1), token),
+    let (count, rest) = match spec::split_count(token) {
+        Some((n, rest)) => (n.parse::<u32>().ok(), rest),
+        None => (Some(1), token),
     };
     let body = rest
         .get(..4)
@@ -455,22 +461,13 @@ fn cpu_token(token: &str) -> Option<Result<PlanDevice, SpecError>> {
     Some(Ok(d))
 }
 
-/// `768g`, `768gb`, `768gib` (GiB) or `1.5t`, `1.5tb`, `1.5tib` (TiB) as
-/// bytes; `None` for anything else or a size outside 1 GiB to 64 TiB.
+/// A memory size with its unit, read as [`crate::model::units::parse_size`]
+/// reads the tools' sizes (`768g`, `768 GB`, `768GiB`, `1.5t`: powers of
+/// 1024, as DIMM capacities are); `None` without a unit or outside 1 GiB to
+/// 64 TiB.
 fn parse_host_size(s: &str) -> Option<u64> {
-    let s = s.trim().to_ascii_lowercase();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num.parse().ok().filter(|n: &f64| n.is_finite())?;
-    let scale = match unit {
-        "g" | "gb" | "gib" => (1u64 << 30) as f64,
-        "t" | "tb" | "tib" => (1u64 << 40) as f64,
-        _ => return None,
-    };
-    let bytes = n * scale;
-    ((1u64 << 30) as f64..=(64u64 << 40) as f64)
-        .contains(&bytes)
-        .then_some(bytes as u64)
+    use crate::model::units::{Labels, parse_size};
+    parse_size(s, None, Labels::Binary).filter(|b| ((1u64 << 30)..=(64u64 << 40)).contains(b))
 }
 
 /// The physical cores this process may run on: the detected physical

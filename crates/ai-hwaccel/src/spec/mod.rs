@@ -831,6 +831,16 @@ pub fn lookup(query: &str) -> Lookup {
     }
 }
 
+/// A device-string token's count prefix: `("4", "h100-sxm")` for
+/// `4xh100-sxm` (also `4X`, `4*`, spaces around the sign); `None` without
+/// one. The digits are not parsed (a count too large for `u32` is the
+/// caller's error).
+pub(crate) fn split_count(token: &str) -> Option<(&str, &str)> {
+    let digits = token.chars().take_while(char::is_ascii_digit).count();
+    let rest = token[digits..].trim_start().strip_prefix(['x', 'X', '*'])?;
+    (digits > 0).then(|| (&token[..digits], rest.trim()))
+}
+
 /// Parse a device string naming hardware to plan for: comma-separated
 /// `COUNTxDEVICE` items (`4xh100-sxm`, `2xa100-80gb,1xl4`; the count
 /// defaults to 1), each DEVICE a name [`lookup`] finds exactly one entry for.
@@ -839,12 +849,12 @@ pub fn parse_device_set(s: &str) -> Result<Vec<(u32, &'static SpecEntry)>, SpecE
     let mut total: u64 = 0;
     for token in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         let digits = token.chars().take_while(char::is_ascii_digit).count();
-        let (count, device) = match token[digits..].trim_start().strip_prefix(['x', 'X', '*']) {
-            Some(rest) if digits > 0 => {
-                let n: u32 = token[..digits].parse().map_err(|_| SpecError::BadCount {
+        let (count, device) = match split_count(token) {
+            Some((n, rest)) => {
+                let n: u32 = n.parse().map_err(|_| SpecError::BadCount {
                     token: token.to_string(),
                 })?;
-                (n, rest.trim())
+                (n, rest)
             }
             _ if digits > 0 && token[digits..].trim().is_empty() => {
                 return Err(SpecError::UnknownDevice {
