@@ -436,12 +436,16 @@ def main():
     rc3, text3 = cargo_test(["--nocapture", "--exact", "cpu_rows_against_published_measurements"])
     cpu_lines = "".join(line + "\n" for line in text3.splitlines() if line.startswith("| CPUs"))
     cpu_status = "passes" if rc3 == 0 else "FAILS"
+    rc4, text4 = cargo_test(["--nocapture", "--exact", "lent_h200_measurements_against_the_planner"])
+    lent_lines = "".join(line + "\n" for line in text4.splitlines() if line.startswith("| lent H200"))
+    lent_status = "passes" if rc4 == 0 else "FAILS"
     DOC.write_text(
         DOC_HEAD
         + table
         + DOC_TAIL.format(status=status, above_one=above_one)
         + DOC_SPLIT.format(status=split_status, lines=split_lines)
         + DOC_CPU.format(status=cpu_status, lines=cpu_lines)
+        + DOC_LENT.format(status=lent_status, lines=lent_lines)
     )
     print(table)
     print("accuracy test", status)
@@ -656,6 +660,24 @@ planned from the core design's peak at the default prefill efficiency of
 0.5, so the CPU prompt estimates are low by about half until CPU rows can
 be fitted.
 """
+
+
+DOC_LENT = """
+## Measured on a lent H200
+
+Not published, so never fitted: this project's own llama-bench runs on an
+NVIDIA H200 lent to a development session (2026-11-26; driver 580.159.04,
+CUDA 13.0; llama.cpp from the llama-cpp-python 0.3.36 source distribution,
+built for sm_90 with `-DGGML_CUDA_FA=OFF`), a Llama-2-7B-shaped GGUF with
+random weights, `-ngl 99 -fa 0 -p 512 -n 128 -r 3`. The JSON llama-bench
+printed is in `crates/ai-hwaccel/tests/fixtures/lent-h200/` (provenance in
+its SOURCES.md); the test is `lent_h200_measurements_against_the_planner`
+(it {status}). Measured: llama-bench's `avg_ts` (its first pp512 repetition
+runs while the GPU clocks rise from idle, and is in the mean).
+
+| device | format | test | measured tok/s | estimate | error |
+| --- | --- | --- | ---: | ---: | ---: |
+{lines}"""
 
 if __name__ == "__main__":
     main()

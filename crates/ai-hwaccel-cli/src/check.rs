@@ -81,10 +81,22 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     let bytes = crate::input::read_prefix(&args.log, MAX_LOG)?;
     let text = String::from_utf8_lossy(&bytes);
     let bench = ai_hwaccel::plan::runtime::bench::parse_llama_bench(&text);
-    if !bench.is_empty() {
-        return check_bench(args, bench);
-    }
     let log = parse_llamacpp_log(&text);
+    if !bench.is_empty() {
+        let speeds = check_bench(args, bench)?;
+        // `llama-bench -v`: its start-up lines too (buffers of the last
+        // model loaded), the JSON under `startup`.
+        if log.model_buffers.is_empty() {
+            return Ok(speeds);
+        }
+        let memory = check_llamacpp(args, log)?;
+        if !args.json {
+            return Ok(format!("{memory}\n{speeds}"));
+        }
+        let mut v: serde_json::Value = serde_json::from_str(&speeds)?;
+        v["startup"] = serde_json::from_str(&memory)?;
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&v)?));
+    }
     if log.is_empty() {
         let sg = parse_sglang_log(&text);
         if !sg.is_empty() {
@@ -103,6 +115,11 @@ pub fn check(args: &CheckArgs) -> Result<String> {
         }
         return check_vllm(args, v);
     }
+    check_llamacpp(args, log)
+}
+
+/// A llama.cpp start-up log against the llama.cpp rule's plan.
+fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
     let seqs = log.n_seq_max.unwrap_or(1).max(1);
     let ctx = log.n_ctx.map(|c| c / seqs);
     let kv = log.type_k.as_deref().and_then(kv_dtype);
@@ -117,22 +134,59 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     let logged_weights = LlamaCppLog::total(&weight_bufs);
     let logged_repack = LlamaCppLog::total(&repack_bufs);
     let logged_kv = log.kv_total_bytes.or(LlamaCppLog::total(&log.kv_buffers));
-    let logged_compute = match (
-        LlamaCppLog::total(&log.compute_buffers),
-        LlamaCppLog::total(&log.output_buffers),
-    ) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    let cpu_only = log
+        .model_buffers
+        .iter()
+        .chain(&log.kv_buffers)
+        .chain(&log.compute_buffers)
+        .all(|b| b.buffer.starts_with("CPU"));
+    // With an accelerator, the planner's buffers are the device's: the
+    // pinned host buffers (`CUDA_Host` compute and output buffers) are host
+    // memory, named in a note instead.
+    let on_host = |b: &&ai_hwaccel::plan::runtime::log::LoggedBuffer| {
+        b.buffer.starts_with("CPU") || b.buffer.ends_with("_Host")
     };
+    let (host_bufs, device_bufs): (Vec<_>, Vec<_>) = log
+        .compute_buffers
+        .iter()
+        .map(|b| ("compute", b))
+        .chain(log.output_buffers.iter().map(|b| ("output", b)))
+        .partition(|(_, b)| on_host(b));
+    let device_bufs: Vec<_> = device_bufs.into_iter().map(|(_, b)| b.clone()).collect();
+    let logged_compute = if cpu_only {
+        match (
+            LlamaCppLog::total(&log.compute_buffers),
+            LlamaCppLog::total(&log.output_buffers),
+        ) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        }
+    } else {
+        if !host_bufs.is_empty() {
+            notes.push(format!(
+                "host-side buffers not compared with the device's: {}",
+                host_bufs
+                    .iter()
+                    .map(|(kind, b)| format!(
+                        "{} {kind} {:.2} MiB",
+                        b.buffer,
+                        b.bytes as f64 / 1048576.0
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        LlamaCppLog::total(&device_bufs)
+    };
+    // The weights' format the log names (`print_info: file type = Q4_0`):
+    // a catalog model or a config is planned at it, as the runtime ran it.
+    let logged_quant = log
+        .file_type
+        .as_deref()
+        .and_then(ai_hwaccel::plan::runtime::bench::quant_of_model);
     let mut predicted = (None, None, None, None);
     if let Some(model) = &args.model {
         let m = crate::planning::load(model)?;
-        let cpu_only = log
-            .model_buffers
-            .iter()
-            .chain(&log.kv_buffers)
-            .chain(&log.compute_buffers)
-            .all(|b| b.buffer.starts_with("CPU"));
         let (devices, _) = devices_from(args.devices.as_ref(), None, true)?;
         if cpu_only && args.devices.is_none() && !devices.iter().all(|d| d.host) {
             notes.push("the log's buffers are all CPU buffers, but this machine has accelerators: pass --devices".into());
@@ -145,7 +199,10 @@ pub fn check(args: &CheckArgs) -> Result<String> {
             runtime: RuntimeKind::LlamaCpp,
             ..InferenceOptions::default()
         };
-        let opts = ai_hwaccel::plan::options_for(&m, &opts);
+        let mut opts = ai_hwaccel::plan::options_for(&m, &opts);
+        if opts.quant.is_none() {
+            opts.quant = logged_quant;
+        }
         let p = plan_inference(&m.spec, &devices, &opts);
         match p.plans.first() {
             Some(best) => {

@@ -594,6 +594,62 @@ fn check_compares_a_published_llama_bench_table() {
     assert!((ratio - 1.0).abs() <= 0.25, "{}", rows[1]);
 }
 
+/// `check` on a `llama-bench -v` log of a real CUDA run (this project's,
+/// on a lent H200: `tests/fixtures/lent-h200`): the start-up lines under
+/// `startup` beside the speeds. The log names the weights' format (Q4_0),
+/// at which the catalog model is planned; the CUDA0 buffers are compared
+/// with the plan's device, the pinned host buffers (`CUDA_Host`) named
+/// apart. On that GPU the weights and KV cache the planner predicts are the
+/// bytes llama.cpp allocated, and its compute buffer within 1 %.
+#[test]
+fn check_reads_a_cuda_llama_bench_verbose_log() {
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ai-hwaccel/tests/fixtures/lent-h200/llama-bench-v__l7b-q4_0.log");
+    let o = bin()
+        .arg("check")
+        .arg(&log)
+        .args(["--model", "llama-2-7b", "--devices", "1xh200", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["runtime"], "llama-bench");
+    assert_eq!(r["rows"][0]["test"], "pp512");
+    assert_eq!(r["rows"][0]["logged_tokens_per_s"], 7586.82);
+    let s = &r["startup"];
+    assert_eq!(s["log"]["file_type"], "Q4_0");
+    assert_eq!(
+        row(s, "weights")["logged_bytes"],
+        3_825_068_934u64,
+        "3647.87 MiB"
+    );
+    assert!((ratio(s, "weights") - 1.0).abs() < 1e-5);
+    assert_eq!(ratio(s, "kv_cache"), 1.0);
+    assert_eq!(
+        row(s, "compute_and_output_buffers")["logged_bytes"],
+        102_246_646u64,
+        "CUDA0's 97.51 MiB alone"
+    );
+    assert!((ratio(s, "compute_and_output_buffers") - 1.0).abs() < 0.01);
+    let note = s["notes"].as_array().unwrap().iter().any(|n| {
+        n.as_str()
+            .is_some_and(|n| n.contains("CUDA_Host compute 33.01 MiB"))
+    });
+    assert!(note, "{s}");
+    // The text report holds both tables.
+    let o = bin()
+        .arg("check")
+        .arg(&log)
+        .args(["--model", "llama-2-7b", "--devices", "1xh200"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("kv_cache") && text.contains("pp512"),
+        "{text}"
+    );
+}
+
 /// `check` on TensorRT-LLM logs from public threads: the 2024 spelling
 /// (bytes and tokens) and the 2025 one (GiB and tokens in one line); the
 /// pool's bytes per token equal the planner's for the model's shape.

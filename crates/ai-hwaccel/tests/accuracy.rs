@@ -1053,3 +1053,83 @@ fn cpu_rows_against_published_measurements() {
 /// cpu.csv: (rows with a CPU table entry, decode estimates, prefill
 /// estimates), and the worst decode error reached.
 const ACHIEVED_CPU: ((usize, usize, usize), f64) = ((10, 8, 6), 2.40);
+
+/// This project's own llama-bench runs on a lent H200 (`tests/fixtures/lent-h200`,
+/// provenance in its SOURCES.md section): a Llama-2-7B-shaped model at
+/// Q4_0, Q4_K_M and F16, pp512 and tg128, `-fa 0`, a 2026 llama.cpp build.
+/// Not published, so never fitted: a check of the fitted cells on a
+/// device and a build no calibration row measures. Figures as llama-bench
+/// printed them (`avg_ts`, the mean of three repetitions).
+#[test]
+fn lent_h200_measurements_against_the_planner() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lent-h200");
+    let mut lines = Vec::new();
+    let (mut dec, mut pre) = (Vec::new(), Vec::new());
+    for file in [
+        "llama-bench__l7b-q4_0-f16.json",
+        "llama-bench__l7b-q4_k_m.json",
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let results: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+        for r in &results {
+            let model_type = r["model_type"].as_str().unwrap();
+            let quant = ai_hwaccel::plan::runtime::bench::quant_of_model(model_type)
+                .unwrap_or_else(|| panic!("{file}: {model_type}"));
+            assert_eq!(r["gpu_info"], "NVIDIA H200");
+            assert_eq!(r["flash_attn"], 0);
+            assert_eq!(r["model_n_params"], 6_738_415_616u64, "Llama 2 7B's count");
+            let (n_prompt, n_gen) = (
+                r["n_prompt"].as_u64().unwrap(),
+                r["n_gen"].as_u64().unwrap(),
+            );
+            let measured = r["avg_ts"].as_f64().unwrap();
+            let row = Row {
+                line: format!("lent-h200/{file}"),
+                device: "NVIDIA H200".into(),
+                spec_id: "h200".into(),
+                model: "llama-2-7b".into(),
+                format: quant.to_string(),
+                runtime: "llama.cpp".into(),
+                pp_tokens: n_prompt.max(512),
+                tg_tokens: n_gen.max(128),
+                pp: (n_prompt > 0).then_some(measured),
+                tg: (n_gen > 0).then_some(measured),
+                flash_attention: false,
+                tp: 1,
+                tpot_ms: None,
+                ttft_ms: None,
+                host: None,
+            };
+            let e = estimate(&row, false).unwrap();
+            let (test, est) = if n_prompt > 0 {
+                ("pp512", e.prefill.unwrap())
+            } else {
+                ("tg128", e.decode.unwrap())
+            };
+            let err = est / measured - 1.0;
+            if n_prompt > 0 { &mut pre } else { &mut dec }.push(err.abs());
+            lines.push(format!(
+                "| lent H200 | {quant} | {test} | {measured:.1} | {est:.1} | {:+.1} % |",
+                100.0 * err
+            ));
+        }
+    }
+    println!("BEGIN LENT TABLE\n{}\nEND LENT TABLE", lines.join("\n"));
+    assert_eq!(
+        (dec.len(), pre.len()),
+        (3, 3),
+        "three formats, pp and tg each"
+    );
+    let worst = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let (wd, wp) = (worst(&dec), worst(&pre));
+    assert!(wd <= ACHIEVED_LENT.0, "lent H200 decode worst {wd}");
+    assert!(wp <= ACHIEVED_LENT.1, "lent H200 prefill worst {wp}");
+}
+
+/// The lent H200's worst decode and prefill errors reached (never fitted):
+/// every estimate is under what the 2026 build ran. Decode 28 % to 38 %
+/// under (the fitted datacenter cells come from Dec 2023 H100 PCIe rows:
+/// the per-layer time they carry is what kernel launches cost then, more
+/// than a build with CUDA graphs spends); prefill 11 % (Q4_K_M) to 54 %
+/// (F16, cuBLAS on Hopper's tensor cores) under.
+const ACHIEVED_LENT: (f64, f64) = (0.39, 0.55);

@@ -45,6 +45,14 @@ const NOT_FORMATS: &[(&str, &str)] = &[
     ),
     ("prices", "cloud price files (tests/cost.rs)"),
     (
+        "lent-h200",
+        "this project's measurements on a lent H200 (tests/runtime_memory.rs, tests/accuracy.rs)",
+    ),
+    (
+        "lent-h100",
+        "this project's measurement on a lent H100 (tests/runtime_memory.rs)",
+    ),
+    (
         "cpuinfo",
         "/proc/cpuinfo of hosts (src/detect/cpu.rs, tests/runtime_memory.rs)",
     ),

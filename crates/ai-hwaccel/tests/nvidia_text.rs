@@ -606,7 +606,7 @@ fn q_agrees_with_csv_captured_on_the_same_machine() {
             }
         }
     }
-    assert_eq!(pairs, 10, "ten machines have both captures");
+    assert_eq!(pairs, 12, "twelve machines have both captures");
 }
 
 /// Keys of a device's JSON that hold a value, with `extra.*` keys.

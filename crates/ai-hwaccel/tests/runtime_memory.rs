@@ -413,3 +413,84 @@ fn an_arm64_host_gets_rates_from_its_midr_core_and_cppc_clock() {
     assert!((host.tflops.fp32.unwrap() - cores * 2.8 * 32.0 / 1000.0).abs() < 1e-9);
     assert!(host.compute_basis.unwrap().contains("neoverse-v2"));
 }
+
+/// What a CUDA runtime can see of a detected NVIDIA GPU is the board's
+/// memory less what the driver reserves (issue 16 item 1: "usable memory is
+/// what the runtime can see"). On a lent H200 and a lent H100 every
+/// nvidia-smi report printed the reserve, and PyTorch's
+/// `torch.cuda.mem_get_info()` gave as the total what the planner now uses
+/// as capacity (within nvidia-smi's rounding to MiB); a public H100 80GB
+/// HBM3 capture's total less its reserve is the 79.18 GiB vLLM logged on
+/// such a GPU.
+#[test]
+fn a_detected_nvidia_gpu_plans_with_the_memory_cuda_reports() {
+    use ai_hwaccel::detect::format;
+    use ai_hwaccel::model::MEMORY_RESERVED_KEY;
+    const MIB: u64 = 1 << 20;
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for (lent, stem, total_mib, reserved_mib) in [
+        (
+            "lent-h200",
+            "lent-firecracker__nvidia-h200__580.159.04__idle",
+            143_771,
+            616,
+        ),
+        (
+            "lent-h100",
+            "lent-firecracker__nvidia-h100-80gb-hbm3__580.159.04__idle",
+            81_559,
+            480,
+        ),
+    ] {
+        let torch =
+            std::fs::read_to_string(fixtures.join(lent).join("torch-mem-get-info.txt")).unwrap();
+        let first: serde_json::Value = serde_json::from_str(torch.lines().next().unwrap()).unwrap();
+        let cuda_total = first["total"].as_u64().unwrap();
+        for (fmt, file) in [
+            ("nvidia-smi-q", format!("nvidia-smi-q/{stem}.txt")),
+            ("nvidia-smi-xml", format!("nvidia-smi-xml/{stem}.xml")),
+            ("nvidia-smi-csv", format!("nvidia-smi-csv/{stem}.csv")),
+        ] {
+            let out = (format(fmt).unwrap().parse)(&std::fs::read(fixtures.join(&file)).unwrap());
+            let d = &out.devices[0];
+            assert_eq!(d.memory_bytes, Some(total_mib * MIB), "{file}");
+            assert_eq!(
+                d.extra.get(MEMORY_RESERVED_KEY),
+                Some(&(reserved_mib * MIB).to_string()),
+                "{file}"
+            );
+            let cap = PlanDevice::from_device(d).capacity_bytes.unwrap();
+            assert_eq!(cap, (total_mib - reserved_mib) * MIB, "{file}");
+            assert!(
+                cap.abs_diff(cuda_total) < MIB,
+                "{file}: {cap} against CUDA's {cuda_total}"
+            );
+        }
+    }
+    let h100 = (format("nvidia-smi-q").unwrap().parse)(
+        &std::fs::read(
+            fixtures.join("nvidia-smi-q/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01__idle.txt"),
+        )
+        .unwrap(),
+    );
+    let cap = PlanDevice::from_device(&h100.devices[0])
+        .capacity_bytes
+        .unwrap();
+    assert!(
+        (cap as f64 / GIB - 79.18).abs() < 0.005,
+        "{}",
+        cap as f64 / GIB
+    );
+    // Without a reserve (a capture of a driver before r510, a datasheet
+    // device) the capacity is the total as given.
+    let mut old = h100.devices[0].clone();
+    old.extra.remove(MEMORY_RESERVED_KEY);
+    assert_eq!(
+        PlanDevice::from_device(&old).capacity_bytes,
+        old.memory_bytes
+    );
+    // Planning from the datasheet, vLLM sizes its share from CUDA's total
+    // (the lent H200's within the two drivers' 2 MiB reserve difference).
+    let visible = ai_hwaccel::plan::runtime::cuda_visible_bytes(Some("h200"), 141 * (1 << 30));
+    assert!(visible.abs_diff(150_109_880_320) < 3 * MIB, "{visible}");
+}

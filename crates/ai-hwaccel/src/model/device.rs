@@ -203,6 +203,12 @@ pub struct PciInfo {
     pub link: Option<PcieLink>,
 }
 
+/// `extra` key of the device memory the driver keeps for itself, in bytes
+/// (NVIDIA: `nvmlMemory_v2_t.reserved`, nvidia-smi's "FB Memory Usage /
+/// Reserved", `memory.reserved`). CUDA, and so every CUDA runtime, sees
+/// `memory_bytes` less this as the device's total.
+pub const MEMORY_RESERVED_KEY: &str = "memory_reserved_bytes";
+
 /// One device: an accelerator, an offload engine or the CPU.
 ///
 /// Every measured value is an `Option`: `None` means unknown, never zero.
@@ -296,7 +302,8 @@ pub struct Device {
     #[serde(default)]
     pub links: Vec<DeviceLink>,
     /// Other vendor facts worth keeping (`persistence_mode`, `compute_mode`,
-    /// `cuda_driver_version`, `mig_mode`, …), as strings.
+    /// `cuda_driver_version`, `mig_mode`, [`MEMORY_RESERVED_KEY`], …), as
+    /// strings.
     #[serde(default)]
     pub extra: std::collections::BTreeMap<String, String>,
     /// Datasheet facts from the spec database (`crate::spec`), when the

@@ -11,7 +11,9 @@ mod system;
 pub mod text;
 pub mod units;
 
-pub use device::{Device, DeviceLink, Family, PciInfo, PcieLink, SharedMemory};
+pub use device::{
+    Device, DeviceLink, Family, MEMORY_RESERVED_KEY, PciInfo, PcieLink, SharedMemory,
+};
 pub use excerpt::{EXCERPT_CHARS, excerpt};
 pub use host::{
     BlockDevice, CloudInstance, ContainerInfo, EnvironmentInfo, FilesystemInfo, KubernetesInfo,

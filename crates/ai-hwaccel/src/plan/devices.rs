@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Device, Registry};
+use crate::model::{Device, MEMORY_RESERVED_KEY, Registry};
 use crate::spec::{self, Dtype, SpecEntry, SpecError, Tflops};
 
 /// One device as the planner sees it.
@@ -171,14 +171,26 @@ impl PlanDevice {
 
     /// A detected device: capacity from detection (the datasheet's when
     /// detection had none), rates from its spec entry. Devices of one host
-    /// sharing a product form one domain.
+    /// sharing a product form one domain. The capacity is what a runtime
+    /// can see: the total less what the driver reserves where detection
+    /// read that ([`MEMORY_RESERVED_KEY`]): CUDA reports an H100 80GB
+    /// HBM3's 81559 MiB less its 479 MiB reserve, the 79.18 GiB vLLM logs
+    /// (see `runtime::cuda_visible_bytes`), and an H200's 143771 MiB less
+    /// 616 MiB (`torch.cuda.mem_get_info` on a lent H200, driver 580.159.04).
     pub fn from_device(d: &Device) -> PlanDevice {
         let entry = d.spec.as_ref().and_then(|s| spec::by_id(&s.id));
+        let reserved = d
+            .extra
+            .get(MEMORY_RESERVED_KEY)
+            .and_then(|v| v.parse::<u64>().ok());
+        let visible = d
+            .memory_bytes
+            .map(|total| total.saturating_sub(reserved.filter(|&r| r < total).unwrap_or(0)));
         PlanDevice {
             id: d.id.clone(),
             name: d.name.clone(),
             spec_id: entry.map(|e| e.id.clone()),
-            capacity_bytes: d.memory_bytes.or(entry.and_then(|e| e.memory_bytes)),
+            capacity_bytes: visible.or(entry.and_then(|e| e.memory_bytes)),
             bandwidth_bytes_per_s: entry.and_then(|e| e.memory_bandwidth_bytes_per_s),
             tflops: entry.map(|e| e.tflops.clone()).unwrap_or_default(),
             native_dtypes: entry.map(|e| e.native_dtypes.clone()),

@@ -215,6 +215,48 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(void *dev, nvmlMemory_t *mem) {
     return NVML_SUCCESS;
 }
 
+#if SCENARIO == 1
+/* nvmlMemory_v2_t (r510+): the capture's "Reserved : 479 MiB" kept apart
+ * from "Used : 59 MiB" (v1's used, 538 MiB, counts both); the MIG devices'
+ * "Shared FB Memory Usage" prints Reserved 0 MiB. Scenario 2 has no v2
+ * entry point, as before r510: the backend falls back to v1. */
+typedef struct {
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+#define NVML_MEMORY_V2 ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
+#define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
+static const unsigned long long RESERVED_MIB = 479;
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(void *dev, nvmlMemory_v2_t *mem) {
+    DEVICE_OR_FAIL;
+    if (mem->version != NVML_MEMORY_V2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    unsigned long long reserved = m ? 0 : RESERVED_MIB;
+    mem->total = (m ? m->total_mib : g->total_mib) * MIB;
+    mem->free = (m ? m->free_mib : g->free_mib) * MIB;
+    mem->reserved = reserved * MIB;
+    mem->used = ((m ? m->used_mib : g->used_mib) - reserved) * MIB;
+    return NVML_SUCCESS;
+}
+
+/* The capture's "GPU Power Readings / Average Power Draw : 71.27 W" (on
+ * Hopper nvmlDeviceGetPowerUsage is the one-second average nvidia-smi prints
+ * as power.draw); its "Utilization / GPU : N/A" in MIG mode is
+ * NVML_ERROR_NOT_SUPPORTED. */
+nvmlReturn_t nvmlDeviceGetPowerUsage(void *dev, unsigned int *mw) {
+    DEVICE_OR_FAIL;
+    if (m) return NVML_ERROR_NOT_SUPPORTED;
+    *mw = 71270;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(void *dev, void *util) {
+    DEVICE_OR_FAIL;
+    (void)util;
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+#endif
+
 #if SCENARIO == 4
 nvmlReturn_t nvmlInit(void) { return do_init(); }
 nvmlReturn_t nvmlDeviceGetCount(unsigned int *n) { return do_count(n); }

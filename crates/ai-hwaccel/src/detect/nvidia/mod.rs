@@ -38,8 +38,8 @@ pub(crate) mod tegra;
 use std::collections::BTreeMap;
 
 use crate::model::{
-    Device, DeviceLink, Family, Labels, PciAddress, PciInfo, PcieLink, SharedMemory, SizeUnit,
-    parse_size,
+    Device, DeviceLink, Family, Labels, MEMORY_RESERVED_KEY, PciAddress, PciInfo, PcieLink,
+    SharedMemory, SizeUnit, parse_size,
 };
 use crate::probe::{Probe, ProbeExt, join};
 
@@ -733,6 +733,12 @@ fn devices_from_nvml(s: &nvml::Snapshot) -> Vec<Device> {
             d.extra
                 .insert("memory_used_bytes".to_string(), u.to_string());
         }
+        if let Some(r) = g.memory_reserved {
+            d.extra
+                .insert(MEMORY_RESERVED_KEY.to_string(), r.to_string());
+        }
+        d.utilization_percent = g.dynamic.utilization_gpu_percent.map(f64::from);
+        d.power_draw_watts = g.dynamic.power_usage_mw.map(|mw| f64::from(mw) / 1000.0);
         if let Some(v) = &s.cuda_driver_version {
             d.extra.insert("cuda_driver_version".to_string(), v.clone());
         }

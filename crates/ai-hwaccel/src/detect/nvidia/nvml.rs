@@ -53,6 +53,23 @@ struct Memory {
     used: c_ulonglong,
 }
 
+/// `nvmlMemory_v2_t` (`nvmlDeviceGetMemoryInfo_v2`, r510 and later), bytes:
+/// `reserved` is what the driver and firmware keep (nvidia-smi's "FB Memory
+/// Usage / Reserved"), and `used` no longer counts it as v1's does.
+#[repr(C)]
+#[derive(Default)]
+struct MemoryV2 {
+    version: c_uint,
+    total: c_ulonglong,
+    reserved: c_ulonglong,
+    free: c_ulonglong,
+    used: c_ulonglong,
+}
+
+/// `nvmlMemory_v2`: `NVML_STRUCT_VERSION(Memory, 2)`, the struct's size
+/// with the version in the top byte (nvml.h).
+const MEMORY_V2: c_uint = std::mem::size_of::<MemoryV2>() as c_uint | (2 << 24);
+
 /// `nvmlPciInfo_t` as filled by `nvmlDeviceGetPciInfo_v3` and
 /// `nvmlDeviceGetNvLinkRemotePciInfo_v2`.
 #[repr(C)]
@@ -203,6 +220,9 @@ pub(crate) struct GpuInfo {
     pub memory_total: Option<u64>,
     pub memory_free: Option<u64>,
     pub memory_used: Option<u64>,
+    /// Memory the driver reserves (`nvmlMemory_v2_t.reserved`); `None`
+    /// where only the v1 call answers.
+    pub memory_reserved: Option<u64>,
     pub compute_capability: Option<(i32, i32)>,
     pub vbios: Option<String>,
     pub architecture: Option<&'static str>,
@@ -421,6 +441,20 @@ impl Nvml {
         ok(unsafe { f(dev, &mut m) }).then_some(m)
     }
 
+    /// `nvmlDeviceGetMemoryInfo_v2`: `None` where the library lacks it
+    /// (before r510) or refuses the version.
+    fn memory_v2(&self, dev: Handle) -> Option<MemoryV2> {
+        // SAFETY: nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t, nvmlMemory_v2_t*).
+        let f: nvml_fn!(fn(Handle, *mut MemoryV2)) =
+            unsafe { sym(&self.lib, b"nvmlDeviceGetMemoryInfo_v2\0")? };
+        let mut m = MemoryV2 {
+            version: MEMORY_V2,
+            ..MemoryV2::default()
+        };
+        // SAFETY: `m` is a valid nvmlMemory_v2_t with its version set.
+        ok(unsafe { f(dev, &mut m) }).then_some(m)
+    }
+
     fn pci(&self, dev: Handle) -> Option<PciInfo> {
         // SAFETY: nvmlDeviceGetPciInfo_v3(nvmlDevice_t, nvmlPciInfo_t*).
         let f: nvml_fn!(fn(Handle, *mut PciInfo)) =
@@ -620,7 +654,12 @@ impl Nvml {
             g.pci_device_id = Some(p.pci_device_id);
             g.pci_subsystem_id = Some(p.pci_sub_system_id);
         }
-        if let Some(m) = self.memory(dev) {
+        if let Some(m) = self.memory_v2(dev).filter(|m| m.total > 0) {
+            g.memory_total = Some(m.total);
+            g.memory_free = Some(m.free);
+            g.memory_used = Some(m.used);
+            g.memory_reserved = Some(m.reserved);
+        } else if let Some(m) = self.memory(dev) {
             g.memory_total = Some(m.total);
             g.memory_free = Some(m.free);
             g.memory_used = Some(m.used);
@@ -952,6 +991,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<EventData>(), 8 + 8 + 8 + 4 + 4);
         assert_eq!(std::mem::size_of::<PciInfo>(), 16 + 5 * 4 + 32);
         assert_eq!(std::mem::size_of::<Memory>(), 24);
+        assert_eq!(std::mem::size_of::<MemoryV2>(), 40);
+        assert_eq!(MEMORY_V2, 0x0200_0028, "nvmlMemory_v2 of nvml.h");
         assert_eq!(std::mem::size_of::<Attributes>(), 8 * 4 + 8);
     }
 

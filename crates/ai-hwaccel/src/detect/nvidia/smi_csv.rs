@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use crate::detect::ParseOutput;
-use crate::model::{Device, Family, PciAddress, PcieLink};
+use crate::model::{Device, Family, MEMORY_RESERVED_KEY, PciAddress, PcieLink};
 
 use super::{
     VENDOR, enabled, gen_to_gts, gpu_id, known, parse_enabled, parse_memory, parse_uint,
@@ -182,6 +182,10 @@ impl Row<'_> {
         if let Some(u) = self.memory("memory.used") {
             d.extra
                 .insert("memory_used_bytes".to_string(), u.to_string());
+        }
+        if let Some(r) = self.memory("memory.reserved") {
+            d.extra
+                .insert(MEMORY_RESERVED_KEY.to_string(), r.to_string());
         }
         let link = PcieLink {
             current_speed_gts: self.uint("pcie.link.gen.current").and_then(gen_to_gts),

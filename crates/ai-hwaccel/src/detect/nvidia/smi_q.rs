@@ -14,7 +14,7 @@
 
 use crate::detect::ParseOutput;
 use crate::detect::sysfs::parse_hex;
-use crate::model::{Device, Family, PcieLink};
+use crate::model::{Device, Family, MEMORY_RESERVED_KEY, PcieLink};
 
 use super::{
     VENDOR, enabled, gen_to_gts, gpu_id, known, mig_device, mig_profile_from_name, parse_enabled,
@@ -268,6 +268,11 @@ fn parse_gpu(t: &Tree, g: usize, pos: usize, warnings: &mut Vec<String>) -> Devi
     if let Some(used) = mem("Used") {
         d.extra
             .insert("memory_used_bytes".to_string(), used.to_string());
+    }
+    // "Reserved" (drivers of 2022 on: r510+) is not counted in "Used".
+    if let Some(r) = mem("Reserved") {
+        d.extra
+            .insert(MEMORY_RESERVED_KEY.to_string(), r.to_string());
     }
     let link_uint = |sec: &str, f: &str| {
         t.raw(g, &["PCI", "GPU Link Info", sec, f])

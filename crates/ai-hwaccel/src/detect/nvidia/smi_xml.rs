@@ -10,7 +10,7 @@ use crate::detect::sysfs::parse_hex;
 use roxmltree::{Document, Node};
 
 use crate::detect::ParseOutput;
-use crate::model::{Device, DeviceLink, Family, PciAddress, PcieLink};
+use crate::model::{Device, DeviceLink, Family, MEMORY_RESERVED_KEY, PciAddress, PcieLink};
 
 use super::{
     VENDOR, enabled, gen_to_gts, gpu_id, known, mig_device, mig_profile_from_name, parse_enabled,
@@ -227,6 +227,10 @@ fn parse_gpu(g: Node, pos: usize, warnings: &mut Vec<String>) -> Option<Device> 
     if let Some(used) = checked(&["fb_memory_usage", "used"], &mib) {
         d.extra
             .insert("memory_used_bytes".to_string(), used.to_string());
+    }
+    if let Some(r) = checked(&["fb_memory_usage", "reserved"], &mib) {
+        d.extra
+            .insert(MEMORY_RESERVED_KEY.to_string(), r.to_string());
     }
     let link_info = ["pci", "pci_gpu_link_info"];
     let sub = |a: &str, b: &str| -> Option<u32> {

@@ -50,6 +50,10 @@ pub struct LlamaCppLog {
     pub compute_buffers: Vec<LoggedBuffer>,
     /// Output (logits) buffers.
     pub output_buffers: Vec<LoggedBuffer>,
+    /// The weights' format as printed (`print_info: file type = Q4_0`;
+    /// `llm_load_print_meta: model ftype = Q4_K - Medium` before 2025).
+    #[serde(default)]
+    pub file_type: Option<String>,
     /// Model hyper-parameters printed by `print_info:` / `llm_load_print_meta:`
     /// (`n_layer`, `n_embd`, `n_head`, `n_head_kv`, `n_ff`, `n_vocab`, …).
     pub hparams: std::collections::BTreeMap<String, String>,
@@ -174,6 +178,9 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
         if tag == "print_info" || tag == "llm_load_print_meta" {
             if let Some((k, v)) = rest.split_once('=') {
                 let k = k.trim();
+                if k == "file type" || k == "model ftype" {
+                    l.file_type = Some(v.trim().chars().take(64).collect());
+                }
                 if l.hparams.len() < 256 && !k.is_empty() && !k.contains(' ') {
                     l.hparams.insert(k.to_string(), v.trim().to_string());
                 }

@@ -50,11 +50,25 @@ pub const NON_TORCH_BYTES_SINGLE_GPU: u64 = (0.13 * GIB) as u64;
 /// buffers): 0.55 GiB for Llama-3.3-70B FP8 at TP=2 on H100s (same source).
 pub const NON_TORCH_BYTES_MULTI_GPU: u64 = (0.55 * GIB) as u64;
 
-/// Total memory CUDA reports (what vLLM multiplies by the utilization) for
-/// devices where a vLLM log printed it, by spec id: the H100 80GB's
-/// "Free memory on device: 78.57/79.18 GiB on startup" (llm-d-benchmark's
-/// log table). Other devices use their capacity as given.
-pub const CUDA_VISIBLE_TOTAL: &[(&str, f64)] = &[("h100-sxm", 79.18)];
+/// Total memory CUDA reports (what vLLM multiplies by the utilization), in
+/// GiB, by spec id, for planning from the datasheet (`--devices`; a
+/// detected device's capacity already excludes the reserve detection
+/// read). CUDA's total is the board's memory less what the driver reserves
+/// (nvidia-smi "FB Memory Usage / Reserved", `nvmlMemory_v2_t.reserved`):
+/// the H100 80GB's "Free memory on device: 78.57/79.18 GiB on startup" of a
+/// vLLM log (llm-d-benchmark's log table) is the 81559 MiB less the 479 MiB
+/// reserved of `tests/fixtures/nvidia-smi-q/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01__idle.txt`
+/// (81080 MiB = 79.18 GiB), and on a lent H200 `torch.cuda.mem_get_info`
+/// reported as its total NVML's total less its reserve to the byte. The
+/// other rows are that difference in real captures: the H200's
+/// 143771 − 614 MiB (`nvidia-smi-q/linux-x86_64__nvidia-h200__590.48.01__idle.txt`),
+/// the L40S's 46068 − 609 MiB (`nvidia-smi-q/linux-x86_64__nvidia-l40s__595.80__idle.txt`).
+/// Other devices use their capacity as given.
+pub const CUDA_VISIBLE_TOTAL: &[(&str, f64)] = &[
+    ("h100-sxm", 79.18),
+    ("h200", (143_771.0 - 614.0) / 1024.0),
+    ("l40s", (46_068.0 - 609.0) / 1024.0),
+];
 
 /// What CUDA reports as the device's total for a device of spec `spec_id`
 /// and planner capacity `capacity_bytes`: `CUDA_VISIBLE_TOTAL` where a

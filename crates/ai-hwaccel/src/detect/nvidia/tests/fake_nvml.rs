@@ -82,7 +82,15 @@ fn h100_in_mig_mode() {
     assert_eq!(g.index, Some(0));
     assert_eq!(g.memory_bytes, Some(81_559 * MIB));
     assert_eq!(g.memory_free_bytes, Some(81_022 * MIB));
-    assert_eq!(extra(g, "memory_used_bytes"), Some("564133888"), "538 MiB");
+    // nvmlMemory_v2_t: the 479 MiB the driver reserves apart from the 59 MiB used.
+    assert_eq!(extra(g, "memory_used_bytes"), Some("61865984"), "59 MiB");
+    assert_eq!(
+        extra(g, "memory_reserved_bytes"),
+        Some("502267904"),
+        "479 MiB"
+    );
+    assert_eq!(g.power_draw_watts, Some(71.27));
+    assert_eq!(g.utilization_percent, None, "N/A in MIG mode");
     assert_eq!(g.compute_capability.as_deref(), Some("9.0"));
     assert_eq!(g.architecture.as_deref(), Some("Hopper"));
     assert_eq!(g.driver_version.as_deref(), Some("590.48.01"));
@@ -170,6 +178,17 @@ fn hgx_h100_nvswitch_links_make_one_domain() {
     assert!(p.runs().is_empty(), "NVML answered: no tool runs");
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
     assert_eq!(out.devices.len(), 8);
+    // No nvmlDeviceGetMemoryInfo_v2 (as before r510): v1's figures, and the
+    // reserved memory unknown rather than zero.
+    for d in &out.devices {
+        assert_eq!(extra(d, "memory_reserved_bytes"), None, "{}", d.id);
+        let used: u64 = extra(d, "memory_used_bytes").unwrap().parse().unwrap();
+        assert_eq!(
+            Some(used),
+            d.memory_bytes.zip(d.memory_free_bytes).map(|(t, f)| t - f),
+            "v1's used is total - free"
+        );
+    }
     let switches: Vec<(String, String, Option<u32>)> = (0x83..=0x86)
         .zip([5, 4, 4, 5])
         .map(|(bus, n)| {
@@ -327,9 +346,13 @@ fn nvml_agrees_with_nvidia_smi_q_of_the_same_gpu() {
             ] {
                 assert_eq!(extra(n, key), extra(s, key), "{key}");
             }
-            // nvmlMemory_t v1 counts the reserved memory as used; -q lists it apart.
-            assert_eq!(extra(n, "memory_used_bytes"), Some("564133888"));
-            assert_eq!(extra(s, "memory_used_bytes"), Some("61865984"), "59 MiB");
+            // nvmlMemory_v2_t keeps the reserved memory apart, as -q does.
+            for key in ["memory_used_bytes", "memory_reserved_bytes"] {
+                assert!(extra(n, key).is_some(), "{key}");
+                assert_eq!(extra(n, key), extra(s, key), "{key}");
+            }
+            assert_eq!(n.power_draw_watts, s.power_draw_watts);
+            assert_eq!(n.utilization_percent, s.utilization_percent);
         }
     }
 }
