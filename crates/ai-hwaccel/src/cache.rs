@@ -292,6 +292,12 @@ impl Probe for EnvTracking<'_> {
     fn allows_native_libraries(&self) -> bool {
         self.inner.allows_native_libraries()
     }
+    fn record_native(&self, library: &str, answer: &[u8]) {
+        self.inner.record_native(library, answer);
+    }
+    fn native_answer(&self, library: &str) -> Option<Vec<u8>> {
+        self.inner.native_answer(library)
+    }
 }
 
 /// A stored registry that is still valid for `current`, or why not.

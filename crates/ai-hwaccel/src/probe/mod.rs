@@ -206,6 +206,15 @@ pub trait Probe: Send + Sync {
     fn allows_native_libraries(&self) -> bool {
         false
     }
+    /// Keep what a native library (NVML) answered, serialized, under
+    /// `library`: a recording probe writes it into the snapshot, since a
+    /// replay cannot call the library. Other probes ignore it.
+    fn record_native(&self, _library: &str, _answer: &[u8]) {}
+    /// What a native library answered when the snapshot was recorded
+    /// (`None` on a live machine and in a snapshot without one).
+    fn native_answer(&self, _library: &str) -> Option<Vec<u8>> {
+        None
+    }
     /// Reads this probe refused so far because of what was at the path (not
     /// a regular file, too large, …), one message each naming the path.
     /// Detection adds them to the registry's warnings, since the callers of

@@ -154,6 +154,8 @@ struct Manifest {
     links: BTreeMap<String, Outcome<String>>,
     tools: Vec<ToolRecord>,
     env: BTreeMap<String, Option<String>>,
+    /// Native library → blob of its serialized answer (`nvml`).
+    native: BTreeMap<String, String>,
 }
 
 #[derive(Default)]
@@ -393,6 +395,19 @@ impl<P: Probe> Probe for RecordingProbe<P> {
         self.inner.allows_native_libraries()
     }
 
+    fn record_native(&self, library: &str, answer: &[u8]) {
+        self.inner.record_native(library, answer);
+        let mut rec = lock(&self.rec);
+        if !rec.manifest.native.contains_key(library) {
+            let b = rec.blob(answer);
+            rec.manifest.native.insert(library.to_string(), b);
+        }
+    }
+
+    fn native_answer(&self, library: &str) -> Option<Vec<u8>> {
+        self.inner.native_answer(library)
+    }
+
     fn refusals(&self) -> Vec<String> {
         self.inner.refusals()
     }
@@ -470,6 +485,7 @@ impl ReplayProbe {
                 names.insert(&run.stderr);
             }
         }
+        names.extend(manifest.native.values());
         let refusals = RefusalLog::default();
         let mut blobs = BTreeMap::new();
         let mut budget = MAX_SNAPSHOT_BYTES;
@@ -601,6 +617,11 @@ impl Probe for ReplayProbe {
 
     fn env(&self, name: &str) -> Option<String> {
         self.manifest.env.get(name).cloned().flatten()
+    }
+
+    fn native_answer(&self, library: &str) -> Option<Vec<u8>> {
+        let name = self.manifest.native.get(library)?;
+        self.blob(name, library).ok()
     }
 
     fn refusals(&self) -> Vec<String> {

@@ -59,6 +59,9 @@ const PROC_DRIVER_DIR: &str = "/proc/driver/nvidia";
 /// Driver version file of the NVIDIA kernel module.
 const PROC_VERSION: &str = "/proc/driver/nvidia/version";
 
+/// Name of NVML's answer in a snapshot (`Probe::record_native`).
+const NVML_RECORD: &str = "nvml";
+
 /// Bytes in one MiB: nvidia-smi and NVML report memory in MiB (2^20 bytes).
 #[cfg(test)]
 pub(crate) const MIB: u64 = 1 << 20;
@@ -91,10 +94,25 @@ pub(crate) fn detect_using(ctx: &Context, nvml_libraries: &[&str]) -> BackendOut
         // more (its absence is no warning).
     } else if ctx.probe.allows_native_libraries() {
         match nvml::query(nvml_libraries) {
-            Ok(snapshot) => devices = Some(devices_from_nvml(&snapshot)),
+            Ok(snapshot) => {
+                // A snapshot keeps the answer: NVML is no file or tool a
+                // replay could read again.
+                ctx.probe.record_native(NVML_RECORD, &snapshot.to_json());
+                devices = Some(devices_from_nvml(&snapshot));
+            }
             Err(e) => {
                 tracing::debug!(error = %e, "NVML not usable; trying nvidia-smi");
                 missing.push(format!("NVML: {e}"));
+            }
+        }
+    } else if let Some(bytes) = ctx.probe.native_answer(NVML_RECORD) {
+        match nvml::Snapshot::from_recorded(&bytes) {
+            Ok(snapshot) => devices = Some(devices_from_nvml(&snapshot)),
+            Err(e) => {
+                out.warnings.push(format!(
+                    "the snapshot's recorded NVML answer is unusable: {e}"
+                ));
+                missing.push("NVML: recorded answer unusable".to_string());
             }
         }
     } else {
@@ -717,7 +735,7 @@ fn devices_from_nvml(s: &nvml::Snapshot) -> Vec<Device> {
         d.compute_capability = g.compute_capability.map(|(a, b)| format!("{a}.{b}"));
         d.driver_version.clone_from(&s.driver_version);
         d.firmware_version.clone_from(&g.vbios);
-        d.architecture = g.architecture.map(str::to_string);
+        d.architecture.clone_from(&g.architecture);
         d.power_limit_watts = g.power_limit_mw.map(|mw| f64::from(mw) / 1000.0);
         d.temperature_celsius = g.temperature.map(f64::from);
         d.ecc_enabled = g.ecc_enabled;

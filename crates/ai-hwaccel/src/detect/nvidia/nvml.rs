@@ -187,7 +187,8 @@ pub(crate) enum NvmlError {
 }
 
 /// One MIG device as NVML reports it.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub(crate) struct MigInfo {
     pub index: Option<u32>,
     pub name: Option<String>,
@@ -200,20 +201,24 @@ pub(crate) struct MigInfo {
 }
 
 /// One active NVLink.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub(crate) struct NvLink {
+    #[serde(with = "pci_text")]
     pub remote: Option<PciAddress>,
     pub remote_is_switch: bool,
 }
 
 /// One GPU as NVML reports it. Every field is `None` when the call failed
 /// or the symbol is missing.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub(crate) struct GpuInfo {
     pub index: Option<u32>,
     pub name: Option<String>,
     pub uuid: Option<String>,
     pub serial: Option<String>,
+    #[serde(with = "pci_text")]
     pub pci_address: Option<PciAddress>,
     pub pci_device_id: Option<u32>,
     pub pci_subsystem_id: Option<u32>,
@@ -225,7 +230,7 @@ pub(crate) struct GpuInfo {
     pub memory_reserved: Option<u64>,
     pub compute_capability: Option<(i32, i32)>,
     pub vbios: Option<String>,
-    pub architecture: Option<&'static str>,
+    pub architecture: Option<String>,
     pub minor_number: Option<u32>,
     pub pcie_gen_current: Option<u32>,
     pub pcie_gen_max: Option<u32>,
@@ -247,7 +252,8 @@ pub(crate) struct GpuInfo {
 /// The values NVML reports that change while a GPU runs. `None`: the call
 /// failed or the symbol is missing (NVML returns NOT_SUPPORTED for, e.g.,
 /// power on some boards and ECC on parts without it).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub(crate) struct Dynamic {
     /// `nvmlDeviceGetUtilizationRates`: percent of the last sample period
     /// a kernel ran / device memory was read or written.
@@ -269,11 +275,63 @@ pub(crate) struct Dynamic {
 }
 
 /// What one NVML session answered.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub(crate) struct Snapshot {
     pub driver_version: Option<String>,
     pub cuda_driver_version: Option<String>,
     pub gpus: Vec<GpuInfo>,
+}
+
+/// Most GPUs, MIG devices per GPU and active links per GPU a recorded NVML
+/// answer is read with (`Snapshot::bounded`): a hostile snapshot cannot
+/// make detection build more.
+const MAX_RECORDED_GPUS: usize = 256;
+const MAX_RECORDED_MIGS: usize = 64;
+
+impl Snapshot {
+    /// The answer as a snapshot records it (`Probe::record_native`).
+    pub(crate) fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// A recorded answer read back, cut to what NVML could report (its
+    /// GPUs, MIG devices and links bounded); `Err` names what is wrong.
+    pub(crate) fn from_recorded(bytes: &[u8]) -> Result<Snapshot, String> {
+        let de = &mut serde_json::Deserializer::from_slice(bytes);
+        let mut s: Snapshot = serde_path_to_error::deserialize(de)
+            .map_err(|e| format!("field {}: {}", e.path(), e.inner()))?;
+        s.gpus.truncate(MAX_RECORDED_GPUS);
+        for g in &mut s.gpus {
+            g.migs.truncate(MAX_RECORDED_MIGS);
+            g.nvlinks.truncate(NVLINK_MAX_LINKS as usize);
+        }
+        Ok(s)
+    }
+}
+
+/// `Option<PciAddress>` as its text (`0000:3b:00.0`) in a recorded answer.
+mod pci_text {
+    use crate::model::PciAddress;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(
+        a: &Option<PciAddress>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match a {
+            Some(a) => s.serialize_some(&a.to_string()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<PciAddress>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|t| t.parse().map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 /// Text of a NUL-terminated C buffer; `None` when empty.
@@ -621,7 +679,8 @@ impl Nvml {
             vbios: self.get_string(b"nvmlDeviceGetVbiosVersion\0", dev, VBIOS_BUFFER),
             architecture: self
                 .get_u32(b"nvmlDeviceGetArchitecture\0", dev)
-                .and_then(architecture_name),
+                .and_then(architecture_name)
+                .map(str::to_string),
             minor_number: self.get_u32(b"nvmlDeviceGetMinorNumber\0", dev),
             compute_capability: self.compute_capability(dev),
             pcie_gen_current: self.get_u32(b"nvmlDeviceGetCurrPcieLinkGeneration\0", dev),

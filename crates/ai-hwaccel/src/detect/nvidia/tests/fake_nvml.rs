@@ -413,3 +413,52 @@ fn nvml_events_report_xids_once_with_their_gpu() {
         assert!(e.contains(want), "{scenario}: {e}");
     }
 }
+
+/// `snapshot` on an NVML machine: NVML is a library, not a file or a tool a
+/// replay could read again, so the recording keeps its answer, and the
+/// replay (which never loads a library) gives the same devices: memory,
+/// reserve, MIG devices and all. A recorded answer that is not NVML's is a
+/// warning naming it, and the GPUs fall back to what the files show.
+#[test]
+fn a_snapshot_keeps_what_nvml_answered() {
+    use crate::probe::{RecordingProbe, ReplayProbe};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = build(1, dir.path()) else {
+        return;
+    };
+    let p = native().pci("0000:00:09.0", "2330", 1, Some("nvidia"));
+    let rec = RecordingProbe::new(p);
+    let live = detect_using(&Context::new(&rec), &[lib.to_str().unwrap()]);
+    assert_eq!(live.devices.len(), 5);
+    let snap = dir.path().join("snap");
+    rec.save(&snap, &[]).unwrap();
+    let replay = ReplayProbe::open(&snap).unwrap();
+    assert!(!replay.allows_native_libraries());
+    let again = detect_using(&Context::new(&replay), &["/nonexistent/libnvidia-ml.so.1"]);
+    assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+    assert_eq!(
+        serde_json::to_value(&again.devices).unwrap(),
+        serde_json::to_value(&live.devices).unwrap()
+    );
+    assert_eq!(
+        extra(&again.devices[0], "memory_reserved_bytes"),
+        Some("502267904")
+    );
+
+    // A hostile recording: the answer's blob replaced by something else.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(snap.join("manifest.json")).unwrap()).unwrap();
+    let blob = manifest["native"]["nvml"].as_str().unwrap().to_string();
+    for bad in [&b"{\"gpus\": 7}"[..], b"\xff\xfe not json"] {
+        std::fs::write(snap.join("blobs").join(&blob), bad).unwrap();
+        let replay = ReplayProbe::open(&snap).unwrap();
+        let out = detect_using(&Context::new(&replay), &[]);
+        assert!(
+            out.warnings
+                .iter()
+                .any(|w| w.contains("recorded NVML answer is unusable")),
+            "{:?}",
+            out.warnings
+        );
+    }
+}
