@@ -629,6 +629,13 @@ split and 26 % under with the layer split. The AMD rows are 8 × MI300X runs fro
 AMD's ROCm blogs (early-2025 builds), where llama.cpp decoded at about half
 the estimate and processed DeepSeek V3's prompts (MoE on ROCm) at a small
 fraction of it; the AMD cells of the fit come from single Radeon cards.
+The NVIDIA datacenter and workstation rows are the four-GPU rows of
+XiongjieDai's Professional GPUs table (May 2024; A40, L40S, A100 PCIe and
+SXM 80GB, H100 PCIe, RTX A6000, RTX 5000 and 6000 Ada). Their worst prefill
+rows are Llama 3 70B Q4_K_M's over four L40S, A100 SXM, RTX 5000 Ada or A40,
+estimated at 2 to 2.5 times the printed rate; their worst decode rows are
+the A100 SXM 80GB × 4's 8B rows, up to 35 % over (that machine's tg is 12
+to 17 % below the A100 PCIe 80GB × 4's in the same table).
 """
 
 DOC_CPU = """

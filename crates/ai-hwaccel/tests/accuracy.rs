@@ -949,11 +949,17 @@ fn layer_split_estimates_against_published_measurements() {
 /// Llama 3.1 70B, early-2025 ROCm builds), where llama.cpp decodes at
 /// 40-60 % of the estimate and DeepSeek V3's prompt processing (MoE on
 /// ROCm) ran at a fifth of it; the AMD cells of the fit come from single
-/// Radeon cards.
+/// Radeon cards. NVIDIA datacenter and workstation: the four-GPU rows of
+/// XiongjieDai's Professional GPUs table (May 2024), whose worst prefill
+/// rows are Llama 3 70B Q4_K_M over four L40S, A100 SXM, RTX 5000 Ada or
+/// A40 (2 to 2.5 times the printed rate estimated) and worst decode rows
+/// the A100 SXM 80GB × 4's 8B rows (up to 35 % over).
 type LayerSplit = (&'static str, (usize, usize), (f64, f64, f64, f64));
 const ACHIEVED_LAYER_SPLIT: &[LayerSplit] = &[
     ("amd-datacenter", (9, 12), (1.25, 1.62, 5.71, 20.0)),
     ("nvidia-consumer", (82, 84), (0.10, 0.28, 0.131, 2.53)),
+    ("nvidia-datacenter", (80, 72), (0.094, 0.351, 0.221, 1.468)),
+    ("nvidia-workstation", (44, 40), (0.023, 0.16, 0.316, 1.307)),
 ];
 
 /// cpu.csv: published llama.cpp runs on CPUs alone, against the plan on the
