@@ -520,8 +520,8 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   and 7921 (RTX 3090 Q6_K, RTX 4090 Q2_K, master before those PRs brought
   int8 tensor cores to these types) run at about two thirds of the
   estimate. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
-  quants) spread widest: the Radeon prefill median is 51 %. The A40's
-  Llama 3 70B Q4_K_M pp512 (May 2024, 209.38 tok/s) runs at 61 % of the
+  quants) spread widest: the Radeon prefill median is 54 %. The A40's
+  Llama 3 70B Q4_K_M pp512 (May 2024, 209.38 tok/s) runs at 60 % of the
   estimate; its pp rises to 291.13 at 8192 tokens, unlike the card's 8B
   rows and the other cards' 70B rows in that table.
 - NVIDIA datacenter and workstation cells rest on one source's May 2024
@@ -532,7 +532,11 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   (PR 12183's baseline). No H100 SXM, H200, GH200 or Blackwell row is in
   the corpus: their plans use the cells of those 2023-2024 builds, whose
   fitted per-layer decode overhead (`decode_layer_s`) later builds may not
-  have.
+  have. The one Blackwell card with rows, the RTX PRO 6000 Workstation
+  Edition (lhl's notes, a Sep 2025 build, `fa 1`), decodes above its
+  estimate (llama-2-7b Q4_0 tg128 278.95 tok/s against 228.5) and
+  processes dense prompts faster than estimated (pp512 16634.04 against
+  9809), its Qwen3 30B-A3B prompts (MoE) slower.
 - Long prompts: the prefill rows ran llama-bench's default `-fa 0`, which
   materialises the attention scores, except those whose notes say `fa 1`
   (PR 21024's RTX 3090 rows), which are estimated with fused attention.
