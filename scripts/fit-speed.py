@@ -639,7 +639,11 @@ SXM 80GB, H100 PCIe, RTX A6000, RTX 5000 and 6000 Ada). Their worst prefill
 rows are Llama 3 70B Q4_K_M's over four L40S, A100 SXM, RTX 5000 Ada or A40,
 estimated at 2 to 2.5 times the printed rate; their worst decode rows are
 the A100 SXM 80GB × 4's 8B rows, up to 35 % over (that machine's tg is 12
-to 17 % below the A100 PCIe 80GB × 4's in the same table).
+to 17 % below the A100 PCIe 80GB × 4's in the same table), but for
+lhl's DeepSeek V3 Q5_K_M over 8 H100 (a Jan 2025 build), which decodes at
+44 % of the estimate and processes its 512-token prompt at a tenth of it,
+as the MI300X's DeepSeek V3 rows do: the class's worst figures are that
+row's.
 """
 
 DOC_CPU = """

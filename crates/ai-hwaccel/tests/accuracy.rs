@@ -953,12 +953,15 @@ fn layer_split_estimates_against_published_measurements() {
 /// XiongjieDai's Professional GPUs table (May 2024), whose worst prefill
 /// rows are Llama 3 70B Q4_K_M over four L40S, A100 SXM, RTX 5000 Ada or
 /// A40 (2 to 2.5 times the printed rate estimated) and worst decode rows
-/// the A100 SXM 80GB × 4's 8B rows (up to 35 % over).
+/// the A100 SXM 80GB × 4's 8B rows (up to 35 % over); and lhl's DeepSeek
+/// V3 Q5_K_M over 8 H100 (Jan 2025 build), which decodes at 44 % of the
+/// estimate and processes its prompt at a tenth of it, like the MI300X's
+/// DeepSeek V3 rows.
 type LayerSplit = (&'static str, (usize, usize), (f64, f64, f64, f64));
 const ACHIEVED_LAYER_SPLIT: &[LayerSplit] = &[
     ("amd-datacenter", (9, 12), (1.25, 1.62, 6.28, 21.5)),
     ("nvidia-consumer", (82, 84), (0.10, 0.28, 0.139, 2.68)),
-    ("nvidia-datacenter", (80, 72), (0.094, 0.351, 0.231, 1.486)),
+    ("nvidia-datacenter", (81, 73), (0.094, 1.293, 0.232, 8.989)),
     ("nvidia-workstation", (44, 40), (0.046, 0.20, 0.237, 1.008)),
 ];
 
