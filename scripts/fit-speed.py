@@ -524,7 +524,23 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   and 7921 (RTX 3090 Q6_K, RTX 4090 Q2_K, master before those PRs brought
   int8 tensor cores to these types) run at about two thirds of the
   estimate. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
-  quants) spread widest: the Radeon prefill median is 44 %.
+  quants) spread widest: the Radeon prefill median is 54 %. The A40's
+  Llama 3 70B Q4_K_M pp512 (May 2024, 209.38 tok/s) runs at 60 % of the
+  estimate; its pp rises to 291.13 at 8192 tokens, unlike the card's 8B
+  rows and the other cards' 70B rows in that table.
+- NVIDIA datacenter and workstation cells rest on one source's May 2024
+  llama-bench snapshot (XiongjieDai's Professional GPUs table: A40, L40S,
+  A100 PCIe and SXM 80GB, H100 PCIe, RTX A6000, RTX 5000 and 6000 Ada;
+  Llama 3 8B and 70B, pp and tg at 512 to 8192 tokens) and its Dec 2023
+  H100 PCIe rows; the one datacenter row of a 2025 build is a V100's
+  (PR 12183's baseline). No H100 SXM, H200, GH200 or Blackwell row is in
+  the corpus: their plans use the cells of those 2023-2024 builds, whose
+  fitted per-layer decode overhead (`decode_layer_s`) later builds may not
+  have. The one Blackwell card with rows, the RTX PRO 6000 Workstation
+  Edition (lhl's notes, a Sep 2025 build, `fa 1`), decodes above its
+  estimate (llama-2-7b Q4_0 tg128 278.95 tok/s against 228.5) and
+  processes dense prompts faster than estimated (pp512 16634.04 against
+  9809), its Qwen3 30B-A3B prompts (MoE) slower.
 - Long prompts: the prefill rows ran llama-bench's default `-fa 0`, which
   materialises the attention scores, except those whose notes say `fa 1`
   (PR 21024's RTX 3090 rows), which are estimated with fused attention.
@@ -621,6 +637,17 @@ split and 26 % under with the layer split. The AMD rows are 8 × MI300X runs fro
 AMD's ROCm blogs (early-2025 builds), where llama.cpp decoded at about half
 the estimate and processed DeepSeek V3's prompts (MoE on ROCm) at a small
 fraction of it; the AMD cells of the fit come from single Radeon cards.
+The NVIDIA datacenter and workstation rows are the four-GPU rows of
+XiongjieDai's Professional GPUs table (May 2024; A40, L40S, A100 PCIe and
+SXM 80GB, H100 PCIe, RTX A6000, RTX 5000 and 6000 Ada). Their worst prefill
+rows are Llama 3 70B Q4_K_M's over four L40S, A100 SXM, RTX 5000 Ada or A40,
+estimated at 2 to 2.5 times the printed rate; their worst decode rows are
+the A100 SXM 80GB × 4's 8B rows, up to 35 % over (that machine's tg is 12
+to 17 % below the A100 PCIe 80GB × 4's in the same table), but for
+lhl's DeepSeek V3 Q5_K_M over 8 H100 (a Jan 2025 build), which decodes at
+44 % of the estimate and processes its 512-token prompt at a tenth of it,
+as the MI300X's DeepSeek V3 rows do: the class's worst figures are that
+row's.
 """
 
 DOC_CPU = """
