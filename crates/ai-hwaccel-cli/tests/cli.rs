@@ -268,6 +268,49 @@ fn snapshot_and_replay_through_the_cli() {
     assert_eq!(replayed["warnings"], recorded["warnings"]);
 }
 
+/// A snapshot recorded on a real NVML machine (a lent H100 80GB HBM3 in a
+/// Firecracker VM, driver 580.159.04; `tests/fixtures/snapshots`): the
+/// replay, which loads no library, gives the registry recorded live, NVML's
+/// answer included (its v2 memory call's 480 MiB reserve, the power it
+/// read), and a plan from it sizes the GPU as CUDA does.
+#[test]
+fn a_real_nvml_machine_snapshot_replays() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../ai-hwaccel/tests/fixtures/snapshots/lent-h100-firecracker");
+    let replayed = json(&["detect", "--json", "--from", dir.to_str().unwrap()]);
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("registry.json")).unwrap()).unwrap();
+    assert_eq!(replayed["devices"], recorded["devices"]);
+    assert_eq!(replayed["system"], recorded["system"]);
+    assert_eq!(replayed["warnings"], serde_json::json!([]));
+    let gpu = &replayed["devices"][1];
+    assert_eq!(gpu["name"], "NVIDIA H100 80GB HBM3");
+    assert_eq!(gpu["source"], "nvml+pci-sysfs");
+    assert_eq!(gpu["memory_bytes"], 81_559u64 << 20);
+    assert_eq!(
+        gpu["extra"]["memory_reserved_bytes"], "503316480",
+        "480 MiB"
+    );
+    assert_eq!(gpu["extra"]["memory_used_bytes"], "0");
+    assert_eq!(gpu["power_draw_watts"], 75.418);
+    assert_eq!(gpu["spec"]["id"], "h100-sxm");
+    assert_eq!(gpu["pci"]["link"]["current_speed_gts"], 32.0);
+    assert_eq!(gpu["pci"]["link"]["current_width"], 16);
+    let reg = dir.join("registry.json");
+    let plan = json(&[
+        "plan",
+        "llama-3-8b",
+        "--registry",
+        reg.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        plan["plans"][0]["per_device"][0]["capacity_bytes"],
+        (81_559u64 - 480) << 20,
+        "CUDA's total: 79.18 GiB"
+    );
+}
+
 #[test]
 fn broken_pipe_is_not_an_error() {
     use std::process::Stdio;

@@ -49,6 +49,10 @@ const NOT_FORMATS: &[(&str, &str)] = &[
         "this project's measurements on a lent H200 (tests/runtime_memory.rs, tests/accuracy.rs)",
     ),
     (
+        "snapshots",
+        "snapshots of real machines for `detect --from` (crates/ai-hwaccel-cli/tests/cli.rs)",
+    ),
+    (
         "lent-h100",
         "this project's measurement on a lent H100 (tests/runtime_memory.rs)",
     ),
