@@ -41,6 +41,9 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
         }
         Err(e) => warnings.push(e.to_string()),
     }
+    if let Some(w) = numa_memory_shortfall(&numa_nodes, memory.total_bytes) {
+        warnings.push(w);
+    }
     let limit = cgroup.as_ref().and_then(|c| c.memory_limit_bytes);
     memory.usable_bytes = match (memory.total_bytes, limit) {
         (Some(t), Some(l)) => Some(t.min(l)),
@@ -208,5 +211,59 @@ fn detect_cpu(probe: &dyn Probe, warnings: &mut Vec<String>) -> CpuInfo {
         cpuid_model: facts.model_number,
         clock_mhz,
         clock_source: clock_source.map(str::to_string),
+    }
+}
+
+/// A warning when the NUMA nodes' memory falls far short of the machine's:
+/// every node reports a `MemTotal`, yet they sum to less than nine tenths
+/// of /proc/meminfo's. Seen on the lent Firecracker VMs (node 0: 4.8 GiB of
+/// 125.9 GiB): memory the kernel does not count per node, so per-node
+/// figures understate what a process placed there can use.
+fn numa_memory_shortfall(nodes: &[crate::model::NumaNode], total: Option<u64>) -> Option<String> {
+    let total = total?;
+    let per_node: Option<Vec<u64>> = nodes.iter().map(|n| n.memory_bytes).collect();
+    let sum: u64 = per_node.filter(|v| !v.is_empty())?.iter().sum();
+    const GIB: f64 = (1u64 << 30) as f64;
+    (sum.saturating_mul(10) < total.saturating_mul(9)).then(|| {
+        format!(
+            "NUMA nodes' MemTotal (/sys/devices/system/node/node*/meminfo) sums to {:.1} GiB, \
+             /proc/meminfo's MemTotal is {:.1} GiB: the kernel does not count all memory per node \
+             here, so per-node memory figures are low",
+            sum as f64 / GIB,
+            total as f64 / GIB
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numa_memory_shortfall;
+    use crate::model::NumaNode;
+
+    fn node(id: u32, kib: Option<u64>) -> NumaNode {
+        NumaNode {
+            id,
+            cpus: vec![id],
+            memory_bytes: kib.map(|k| k * 1024),
+            memory_free_bytes: None,
+            distances: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn numa_memory_far_below_the_machines_is_a_warning() {
+        // The lent H100 VM's snapshot: node 0 MemTotal 5074416 kB,
+        // /proc/meminfo MemTotal 131981020 kB.
+        let total = Some(131_981_020 * 1024);
+        let w = numa_memory_shortfall(&[node(0, Some(5_074_416))], total).unwrap();
+        assert!(w.contains("4.8 GiB") && w.contains("125.9 GiB"), "{w}");
+        // Nodes that account for the machine's memory (a 2-socket host's
+        // nodes sum to a little less than the total: kernel reservations).
+        let two = [node(0, Some(65_000_000)), node(1, Some(65_500_000))];
+        assert_eq!(numa_memory_shortfall(&two, total), None);
+        // Unknown node memory, no nodes, no total: nothing to compare.
+        assert_eq!(numa_memory_shortfall(&[node(0, None)], total), None);
+        assert_eq!(numa_memory_shortfall(&[], total), None);
+        assert_eq!(numa_memory_shortfall(&two, None), None);
     }
 }
