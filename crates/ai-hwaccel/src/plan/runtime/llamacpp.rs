@@ -295,7 +295,11 @@ impl Runtime for LlamaCpp {
                         as u64
                 }
             } else {
-                FIT_TARGET_BYTES.min(ctx.capacity_bytes)
+                // Its fit starts from what CUDA reports free, so what CUDA
+                // never reports (the driver's reserve) is outside too.
+                let cap = ctx.capacity_bytes;
+                let hidden = cap - super::cuda_visible_bytes(ctx.device.spec_id.as_deref(), cap);
+                (hidden + FIT_TARGET_BYTES).min(cap)
             },
             activation_bytes: compute_buffer_bytes(ctx)
                 + if ctx.last_stage {

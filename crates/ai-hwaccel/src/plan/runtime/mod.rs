@@ -344,11 +344,19 @@ mod tests {
         assert_eq!(m.activation_bytes, 0);
         let m = runtime(RuntimeKind::Sglang).memory(&ctx(&d, 24, 1, 10), &opts, &none);
         assert_eq!(m.reserve_bytes, (2.9 * GIB) as u64);
-        // 80 GiB, 40 GiB of weights, 2 GiB of buffers: 0.1 × 38 GiB stays free.
+        // 80 GiB of which CUDA reports 79.18, 40 GiB of weights, 2 GiB of
+        // buffers: the 0.82 GiB never reported, and 0.1 × 37.18 GiB stays free.
         let two = |_t: u64| 2u64 << 30;
         let m = runtime(RuntimeKind::Trtllm).memory(&ctx(&d, 80, 1, 40), &opts, &two);
         assert_eq!(m.activation_bytes, 2 << 30);
-        assert_eq!(m.reserve_bytes, (3.8 * GIB).ceil() as u64);
+        let free = visible - (42u64 << 30);
+        assert_eq!(
+            m.reserve_bytes,
+            ((80u64 << 30) - visible) + (free as f64 * 0.1).ceil() as u64
+        );
+        // llama.cpp: its 1 GiB fit margin below what CUDA reports.
+        let m = runtime(RuntimeKind::LlamaCpp).memory(&ctx(&d, 80, 1, 40), &opts, &two);
+        assert_eq!(m.reserve_bytes, ((80u64 << 30) - visible) + (1 << 30));
     }
 
     #[test]

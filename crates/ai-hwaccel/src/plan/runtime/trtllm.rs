@@ -48,12 +48,16 @@ impl Runtime for TrtLlm {
         forward: &dyn Fn(u64) -> u64,
     ) -> RuntimeMemory {
         let act = forward(MAX_NUM_TOKENS);
-        let free = ctx
-            .capacity_bytes
+        // The fraction is of what CUDA reports free: the driver's reserve
+        // is never part of it.
+        let cap = ctx.capacity_bytes;
+        let visible = super::cuda_visible_bytes(ctx.device.spec_id.as_deref(), cap);
+        let free = visible
             .saturating_sub(ctx.weights_bytes)
             .saturating_sub(act);
         RuntimeMemory {
-            reserve_bytes: (free as f64 * (1.0 - FREE_GPU_MEMORY_FRACTION)).ceil() as u64,
+            reserve_bytes: (cap - visible)
+                + (free as f64 * (1.0 - FREE_GPU_MEMORY_FRACTION)).ceil() as u64,
             activation_bytes: act,
         }
     }
