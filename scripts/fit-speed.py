@@ -508,12 +508,22 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   bytes, PR 2959). llama.cpp's 2- and 3-bit kernels of 2023-2024 reach
   about half the bandwidth of its 4-bit ones on the same card; newer
   builds may do better, and no row measures them.
-- Prefill, worst rows: the RX 5700 XT's llama 7B Q4_0 pp512 under ROCm
+- Decode, worst rows: the MI300X's llama-2-7b Q4_0 tg128 (lhl's
+  single-GPU runs, a build of Oct 2024: 157.84 tok/s with `fa 1`, 183.18
+  without, against 249.9 estimated). They are the only single-GPU decode
+  rows of an AMD Instinct part, so the class takes the pooled decode cell;
+  that build's ROCm kernels used a small part of the card (lhl: prompt
+  processing "slower than a single 7900 XT"). They put the decode worst
+  (58 %) above the goal; the next worst row is 37 % (below).
+- Prefill, worst rows: the same MI300X runs (pp512 1272.03 and 1334.37
+  tok/s, near three times over: the amd-datacenter prefill cell is fitted
+  on them with the MI50 and MI100 rows, whose builds ran closer to the
+  cards' rates); the RX 5700 XT's llama 7B Q4_0 pp512 under ROCm
   (a comment in PR 5835, Mar 2024, 318.71 tok/s; the same card on Vulkan
   in May 2025, PR 13324, prints 468.06): RDNA 1 has no matrix
   instructions and rests on the Radeon cell; the MI100's llama 13B Q5_K_M
   pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, where the same card's
-  IQ4 rows of PR 22051 run 20 % above the estimate); the RX 6800's llama
+  IQ4 rows of PR 22051 run 43 % above the estimate); the RX 6800's llama
   8B Q3_K_S pp2048 (PR 8495's baseline, ROCm, 485.44 tok/s); and the
   4090's llama-2-7b q4_0 pp512 in the source's "LLaMA table" (3961.34
   tok/s). The same snapshot's other table prints 5531.19 for that cell, 40 %
@@ -524,7 +534,10 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   and 7921 (RTX 3090 Q6_K, RTX 4090 Q2_K, master before those PRs brought
   int8 tensor cores to these types) run at about two thirds of the
   estimate. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
-  quants) spread widest: the Radeon prefill median is 54 %. The A40's
+  quants) spread widest; the Radeon PRO W7900's rows (lhl's notes, 2024
+  builds, ROCm and Vulkan) gave the Radeon class a prefill cell of its own
+  (fit median 12 %; its Vulkan pp512, 1813.49 tok/s against 2661 estimated,
+  is the W7900's worst). The A40's
   Llama 3 70B Q4_K_M pp512 (May 2024, 209.38 tok/s) runs at 60 % of the
   estimate; its pp rises to 291.13 at 8192 tokens, unlike the card's 8B
   rows and the other cards' 70B rows in that table.
@@ -571,8 +584,9 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
 - The fitted corpus is llama.cpp (CUDA and Metal; ROCm and Vulkan on
   Radeon cards and the Radeon 8060S; SYCL and Vulkan on Intel). Radeon
   cards ("amd") and Intel cards have decode fits of their own; AMD Instinct
-  parts ("amd-datacenter") have too few rows and use the pooled fit
-  ("any").
+  parts ("amd-datacenter") have a prefill cell of their own (MI50, MI100
+  and MI300X rows) and take the pooled decode cell ("any"): their only
+  single-GPU decode rows are lhl's two MI300X runs of one Oct 2024 build.
 - vLLM is fitted on the latency.csv rows alone (AccelMark: Llama-3-8B,
   Llama-3.1-8B at 28650-token prompts and Qwen2.5-0.5B, BF16/FP16 on one
   A100, H100, H200, L4, RTX 3090/4090/5090, RTX 6000 Ada, RTX A6000 or T4;
@@ -636,7 +650,9 @@ its single-GPU rows are over too); its decode is 7 % over under the tensor
 split and 26 % under with the layer split. The AMD rows are 8 × MI300X runs from
 AMD's ROCm blogs (early-2025 builds), where llama.cpp decoded at about half
 the estimate and processed DeepSeek V3's prompts (MoE on ROCm) at a small
-fraction of it; the AMD cells of the fit come from single Radeon cards.
+fraction of it, and lhl's llama-2-7b Q4_0 over 8 MI300X (an Oct 2024 build,
+decode 43 % over); the class's prefill cell comes from single MI50, MI100
+and MI300X rows, its decode cell is the pooled one.
 The NVIDIA datacenter and workstation rows are the four-GPU rows of
 XiongjieDai's Professional GPUs table (May 2024; A40, L40S, A100 PCIe and
 SXM 80GB, H100 PCIe, RTX A6000, RTX 5000 and 6000 Ada). Their worst prefill
