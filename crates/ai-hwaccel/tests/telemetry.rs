@@ -712,3 +712,30 @@ fn amdgpu_throttle_state_from_gpu_metrics() {
     assert_eq!(s.throttle_reasons, Some(vec![]));
     assert_eq!(s.temperatures_celsius["junction"], 59.0);
 }
+
+/// A snapshot of a real NVML machine (the lent H100): sampling through the
+/// replay gives what NVML read when it was recorded (power, clocks, energy,
+/// memory), the values `serve --from` and `watch --from` export.
+#[test]
+fn a_replayed_nvml_snapshot_samples_what_nvml_read() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/snapshots/lent-h100-firecracker");
+    let replay = ai_hwaccel::ReplayProbe::open(&dir).unwrap();
+    let reg = ai_hwaccel::detect::detect_with(&replay, &Default::default());
+    let t = ai_hwaccel::telemetry::sample(&replay, &reg);
+    let s = t
+        .devices
+        .iter()
+        .find(|s| s.device_id == "pci:0000:00:06.0")
+        .expect("the H100 sampled");
+    assert!(s.source.starts_with("nvml"), "{}", s.source);
+    assert_eq!(s.power_watts, Some(75.418));
+    assert_eq!(s.memory_total_bytes, Some(81_559 << 20));
+    assert_eq!(s.power_limit_watts, Some(700.0));
+    assert!(
+        s.clocks_hertz.contains_key("memory"),
+        "{:?}",
+        s.clocks_hertz
+    );
+    assert!(s.energy_joules.is_some_and(|j| j > 0.0));
+}

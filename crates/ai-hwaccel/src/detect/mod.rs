@@ -58,6 +58,15 @@ pub(crate) fn nvml_samples(
     nvidia::nvml_samples(libraries)
 }
 
+/// The NVML samples a replayed snapshot recorded, when it recorded NVML's
+/// answer (`None`: it did not; `Err`: the recording is unusable).
+pub(crate) fn nvml_samples_recorded(
+    probe: &dyn crate::probe::Probe,
+) -> Option<Result<Vec<crate::telemetry::DeviceSample>, String>> {
+    let bytes = probe.native_answer(nvidia::NVML_RECORD)?;
+    Some(nvidia::nvml_samples_recorded(&bytes))
+}
+
 pub use apple::{SysctlFacts, parse_sysctl as parse_macos_sysctl};
 pub use cgroup::parse_cgroup_paths;
 pub use cpu::{CpuinfoFacts, parse_cpuinfo};

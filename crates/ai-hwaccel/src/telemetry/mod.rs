@@ -210,7 +210,8 @@ pub fn merge_detected(t: &mut Telemetry, registry: &Registry) {
 
 /// Sample the dynamic values of a registry's devices now, through `probe`.
 ///
-/// Bounded: one NVML session (live machine only), a few small sysfs reads
+/// Bounded: one NVML session (live machine only; a replayed snapshot gives
+/// the answer it recorded), a few small sysfs reads
 /// per DRM card; no vendor tool runs here (detection runs those, under its
 /// deadline). Detection's own values fill what sampling did not read
 /// ([`merge_detected`]).
@@ -229,14 +230,21 @@ pub fn sample_with(probe: &dyn Probe, registry: &Registry, nvml_libraries: &[&st
         .devices
         .iter()
         .any(|d| d.vendor == "nvidia" && d.family == crate::model::Family::Gpu);
-    if has_nvidia && probe.allows_native_libraries() {
-        match crate::detect::nvml_samples(nvml_libraries) {
-            Ok(samples) => t.devices.extend(samples),
-            Err(e) => t.warnings.push(Warning {
-                backend: "telemetry".to_string(),
-                message: format!("NVML: {e}"),
-            }),
-        }
+    // A replayed snapshot answers with what NVML read when it was recorded.
+    let nvml = if !has_nvidia {
+        None
+    } else if probe.allows_native_libraries() {
+        Some(crate::detect::nvml_samples(nvml_libraries))
+    } else {
+        crate::detect::nvml_samples_recorded(probe)
+    };
+    match nvml {
+        Some(Ok(samples)) => t.devices.extend(samples),
+        Some(Err(e)) => t.warnings.push(Warning {
+            backend: "telemetry".to_string(),
+            message: format!("NVML: {e}"),
+        }),
+        None => {}
     }
     for s in gpu_sysfs::sample_drm_cards(probe, &mut t.warnings) {
         let id = registry

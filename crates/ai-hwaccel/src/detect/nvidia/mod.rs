@@ -60,7 +60,7 @@ const PROC_DRIVER_DIR: &str = "/proc/driver/nvidia";
 const PROC_VERSION: &str = "/proc/driver/nvidia/version";
 
 /// Name of NVML's answer in a snapshot (`Probe::record_native`).
-const NVML_RECORD: &str = "nvml";
+pub(crate) const NVML_RECORD: &str = "nvml";
 
 /// Bytes in one MiB: nvidia-smi and NVML report memory in MiB (2^20 bytes).
 #[cfg(test)]
@@ -663,6 +663,19 @@ pub(crate) fn nvml_samples(
     libraries: &[&str],
 ) -> Result<Vec<crate::telemetry::DeviceSample>, String> {
     let s = nvml::query(libraries).map_err(|e| e.to_string())?;
+    Ok(s.gpus
+        .iter()
+        .enumerate()
+        .map(|(pos, g)| nvml_sample(g, pos))
+        .collect())
+}
+
+/// The samples of an NVML answer a snapshot recorded (`serve`/`watch
+/// --from`): the values read when it was recorded.
+pub(crate) fn nvml_samples_recorded(
+    bytes: &[u8],
+) -> Result<Vec<crate::telemetry::DeviceSample>, String> {
+    let s = nvml::Snapshot::from_recorded(bytes)?;
     Ok(s.gpus
         .iter()
         .enumerate()
