@@ -202,6 +202,11 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
         let mut opts = ai_hwaccel::plan::options_for(&m, &opts);
         if opts.quant.is_none() {
             opts.quant = logged_quant;
+            if let (None, Some(t)) = (logged_quant, &log.file_type) {
+                notes.push(format!(
+                    "the log's file type {t:?} is no format the planner knows: planned at the model's default"
+                ));
+            }
         }
         let p = plan_inference(&m.spec, &devices, &opts);
         match p.plans.first() {

@@ -292,7 +292,7 @@ impl Probe for EnvTracking<'_> {
     fn allows_native_libraries(&self) -> bool {
         self.inner.allows_native_libraries()
     }
-    fn record_native(&self, library: &str, answer: &[u8]) {
+    fn record_native(&self, library: &str, answer: &dyn Fn() -> Vec<u8>) {
         self.inner.record_native(library, answer);
     }
     fn native_answer(&self, library: &str) -> Option<Vec<u8>> {

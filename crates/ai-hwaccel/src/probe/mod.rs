@@ -206,10 +206,11 @@ pub trait Probe: Send + Sync {
     fn allows_native_libraries(&self) -> bool {
         false
     }
-    /// Keep what a native library (NVML) answered, serialized, under
-    /// `library`: a recording probe writes it into the snapshot, since a
-    /// replay cannot call the library. Other probes ignore it.
-    fn record_native(&self, _library: &str, _answer: &[u8]) {}
+    /// Keep what a native library (NVML) answered, serialized by `answer`,
+    /// under `library`: a recording probe writes it into the snapshot, since
+    /// a replay cannot call the library. Other probes ignore it and never
+    /// call `answer` (no serialization on a plain detection).
+    fn record_native(&self, _library: &str, _answer: &dyn Fn() -> Vec<u8>) {}
     /// What a native library answered when the snapshot was recorded
     /// (`None` on a live machine and in a snapshot without one).
     fn native_answer(&self, _library: &str) -> Option<Vec<u8>> {

@@ -395,11 +395,11 @@ impl<P: Probe> Probe for RecordingProbe<P> {
         self.inner.allows_native_libraries()
     }
 
-    fn record_native(&self, library: &str, answer: &[u8]) {
+    fn record_native(&self, library: &str, answer: &dyn Fn() -> Vec<u8>) {
         self.inner.record_native(library, answer);
         let mut rec = lock(&self.rec);
         if !rec.manifest.native.contains_key(library) {
-            let b = rec.blob(answer);
+            let b = rec.blob(&answer());
             rec.manifest.native.insert(library.to_string(), b);
         }
     }

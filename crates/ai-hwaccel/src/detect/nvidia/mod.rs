@@ -97,7 +97,7 @@ pub(crate) fn detect_using(ctx: &Context, nvml_libraries: &[&str]) -> BackendOut
             Ok(snapshot) => {
                 // A snapshot keeps the answer: NVML is no file or tool a
                 // replay could read again.
-                ctx.probe.record_native(NVML_RECORD, &snapshot.to_json());
+                ctx.probe.record_native(NVML_RECORD, &|| snapshot.to_json());
                 devices = Some(devices_from_nvml(&snapshot));
             }
             Err(e) => {
