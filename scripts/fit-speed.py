@@ -33,6 +33,12 @@ Deterministic: same corpus, same planner -> same constants.
    includes all-reduces, which the efficiency and per-layer overhead do not
    describe; they are reported by the accuracy test only. A runtime without
    fitted rows keeps the options' default efficiencies.
+   Build date (decode): a row's per-layer time is L * c * exp(d * age),
+   age in years between its build's month (builds.csv) and the newest
+   build month of its runtime's rows, so c is the newest builds' per-layer
+   time; d, one per runtime, is the value in DECAYS whose fit (cells and
+   device factors) leaves the least squared relative decode error over the
+   runtime's fit rows. Rows without a build month (other runtimes) keep 1.
 3. The table is written between the BEGIN/END FITTED markers of
    crates/ai-hwaccel/src/plan/speed.rs, the accuracy test is run, and its
    table goes into docs/accuracy.md.
@@ -40,6 +46,7 @@ Deterministic: same corpus, same planner -> same constants.
 Usage: python3 scripts/fit-speed.py   (from the repository root)
 """
 
+import math
 import re
 import subprocess
 import sys
@@ -90,7 +97,7 @@ def ideal_rows():
         if not line.startswith("IDEAL\t"):
             continue
         (_, part, cls, width, runtime, tg, dec, pp, pre, layers, spec_id, z, tp,
-         tpot, ttft, input_len) = line.split("\t")
+         tpot, ttft, input_len, build) = line.split("\t")
         if tpot:
             # A latency.csv row: tokens/s from the printed milliseconds.
             assert not tg and not pp
@@ -114,6 +121,10 @@ def ideal_rows():
                 # latency.csv rows: the printed TTFT (seconds) and prompt.
                 ttft_s=float(ttft) / 1000.0 if ttft else None,
                 input_len=int(input_len) if input_len else None,
+                # The build's month as a count of months (year * 12 +
+                # month - 1); None where the row has none (builds.csv
+                # dates llama.cpp rows only).
+                month=int(build[:4]) * 12 + int(build[5:7]) - 1 if build else None,
             )
         )
     return rows
@@ -227,9 +238,102 @@ def device_factor(rows):
     return den / num if num > 0 else None
 
 
+# Device groups with a build-date decay of their own, by backend: NVIDIA's
+# (CUDA, whose builds run batch-1 decode as CUDA graphs since May 2024, one
+# launch per token), AMD's (HIP builds leave graphs off by default:
+# GGML_HIP_GRAPHS; Vulkan), Apple's (Metal) and Intel's (SYCL, Vulkan).
+def group(cls):
+    for g in ("nvidia", "amd", "apple", "intel"):
+        if cls.startswith(g):
+            return g
+    return None
+
+
+# A group gets a decay only when its fit rows' builds span at least this
+# many months: a shorter span cannot tell a build's speed from a card's.
+MIN_SPAN_MONTHS = 12
+
+
+def era(r, decays):
+    """The build-date factor on a row's per-layer decode time:
+    exp(decay * age), age in years before the newest build of the row's
+    runtime and device group, decay that group's (1 for rows without a
+    build month or a group without a decay)."""
+    key = (r["runtime"], group(r["cls"]))
+    if r["month"] is None or key not in decays:
+        return 1.0
+    decay, newest = decays[key]
+    return math.exp(decay * max(0, newest - r["month"]) / 12.0)
+
+
+def cell_for(cells, runtime, r, q):
+    """The order of speed.rs `cells`: at the finest width the class's
+    cell, then the pooled one; then the same at the coarser width."""
+    widths = [r["width"]] + ([COARSER[r["width"]]] if r["width"] in COARSER else [])
+    # Then the 16-bit cells, as speed.rs `cells` ends.
+    widths += ["16-bit"] if r["width"] != "16-bit" else []
+    for w in widths:
+        for cls in (r["cls"],) if r["cls"] == "cpu" else (r["cls"], "any"):
+            c = cells.get((cls, runtime, w), {}).get(q)
+            if c:
+                return c
+    return None
+
+
+def decode_error(rows, runtime, decays, cells, devices):
+    """Sum of squared relative decode errors over a runtime's fit rows, as
+    the planner estimates them with these cells and device factors."""
+    total = 0.0
+    for r in rows:
+        if r["part"] != "fit" or r["runtime"] != runtime or not r["dec"] or not r["tg"]:
+            continue
+        c = cell_for(cells, runtime, r, "decode")
+        if c is None or r["cls"] == "other":
+            continue
+        eff, over, _ = c
+        k = devices.get((r["spec_id"], runtime), {}).get("decode", (1.0, 0))[0]
+        t = (1.0 / r["dec"]) / (eff * k) + r["layers"] * era(r, decays) * over
+        total += (t * r["tg"] - 1.0) ** 2
+    return total
+
+
+# Build-date decay rates tried (per year), from none to a halving in about
+# five months; the one with the least decode error is kept.
+DECAYS = [i * 0.05 for i in range(0, 41)]
+
+
 def main():
     # Tensor-parallel rows are reported, never fitted (see the docstring).
     rows = [r for r in ideal_rows() if r["tp"] == 1]
+    # Each group's newest and oldest build month over its decode fit rows.
+    spans = {}
+    for r in rows:
+        g = group(r["cls"])
+        if r["month"] is None or g is None or r["part"] != "fit" or not (r["dec"] and r["tg"]):
+            continue
+        lo, hi = spans.get((r["runtime"], g), (r["month"], r["month"]))
+        spans[(r["runtime"], g)] = (min(lo, r["month"]), max(hi, r["month"]))
+    decays = {k: (0.0, hi) for k, (lo, hi) in spans.items() if hi - lo >= MIN_SPAN_MONTHS}
+    # Coordinate descent over the groups' decays, each the value in DECAYS
+    # with the least decode error with the others held (three sweeps).
+    for _ in range(3):
+        for key in sorted(decays):
+            runtime = key[0]
+
+            def error(d):
+                trial = dict(decays)
+                trial[key] = (d, decays[key][1])
+                cells, _, devices, _ = fit_all(rows, trial)
+                return decode_error(rows, runtime, trial, cells, devices)
+
+            decays[key] = (min(DECAYS, key=error), decays[key][1])
+    cells, scores, devices, requests = fit_all(rows, decays)
+    write(rows, cells, scores, devices, requests, decays)
+
+
+def fit_all(rows, decays):
+    """Every cell, score, device factor and request time, with the
+    build-date decay of each runtime (`decays`; none: 0)."""
     cells = {}
     scores = {}
     devices = {}
@@ -242,7 +346,9 @@ def main():
         for cls in ["any"] + classes:
             for q, ideal, meas in (("decode", "dec", "tg"), ("prefill", "pre", "pp")):
                 samples = [
-                    (r["width"], 1.0 / r[ideal], r["layers"], r["z"] if q == "prefill" else 0.0,
+                    (r["width"], 1.0 / r[ideal],
+                     r["layers"] * (era(r, decays) if q == "decode" else 1.0),
+                     r["z"] if q == "prefill" else 0.0,
                      1.0 / r[meas])
                     for r in rows
                     if r["part"] == "fit"
@@ -293,31 +399,21 @@ def main():
                         cell = cells.setdefault((cls, runtime, w), {})
                         cell[q] = (1.0 / aw, c, n)
 
-        def cell_for(r, q):
-            # The order of speed.rs `cells`: at the finest width the
-            # class's cell, then the pooled one; then the same at the
-            # coarser width.
-            widths = [r["width"]] + ([COARSER[r["width"]]] if r["width"] in COARSER else [])
-            # Then the 16-bit cells, as speed.rs `cells` ends.
-            widths += ["16-bit"] if r["width"] != "16-bit" else []
-            for w in widths:
-                for cls in (r["cls"],) if r["cls"] == "cpu" else (r["cls"], "any"):
-                    c = cells.get((cls, runtime, w), {}).get(q)
-                    if c:
-                        return c
-            return None
-
         for q, ideal, meas in (("decode", "dec", "tg"), ("prefill", "pre", "pp")):
             for sid in sorted({r["spec_id"] for r in rows if r["spec_id"]}):
                 dev_rows = []
                 for r in rows:
                     if r["part"] != "fit" or r["runtime"] != runtime or r["spec_id"] != sid:
                         continue
-                    c = cell_for(r, q)
+                    c = cell_for(cells, runtime, r, q)
                     if not r[ideal] or not r[meas] or c is None or r["cls"] == "other":
                         continue
                     eff, over, _ = c
-                    rest = r["layers"] * over + (r["z"] * scores.get(runtime, 0.0) if q == "prefill" else 0.0)
+                    rest = (
+                        r["layers"] * over * era(r, decays)
+                        if q == "decode"
+                        else r["layers"] * over + r["z"] * scores.get(runtime, 0.0)
+                    )
                     dev_rows.append((1.0 / r[ideal] / eff, rest, 1.0 / r[meas]))
                 if len(dev_rows) < MIN_DEVICE_ROWS:
                     continue
@@ -334,7 +430,7 @@ def main():
         for r in rows:
             if r["part"] != "fit" or r["runtime"] != runtime or not r["ttft_s"] or not r["pre"]:
                 continue
-            c = cell_for(r, "prefill")
+            c = cell_for(cells, runtime, r, "prefill")
             if c is None or r["cls"] == "other":
                 continue
             eff, over, _ = c
@@ -346,6 +442,10 @@ def main():
         if den > 0 and num > 0:
             requests[runtime] = num / den
 
+    return cells, scores, devices, requests
+
+
+def write(rows, cells, scores, devices, requests, decays):
     def opt(v, fmtstr):
         return "None" if v is None else f"Some({v:{fmtstr}})"
 
@@ -381,6 +481,18 @@ def main():
         out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {sec:.4e}),")
     out.append("];")
     out.append("")
+    out.append("/// Fitted build-date term of the per-layer decode time: per runtime and")
+    out.append("/// device class, the decay per year and the newest build month of the")
+    out.append("/// class's device group (NVIDIA, AMD, Apple, Intel) in the fit rows.")
+    out.append("pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth)] = &[")
+    for (runtime, g), (d, m) in sorted(decays.items()):
+        for cls in CLASSES:
+            if group(cls) != g:
+                continue
+            out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, DeviceClass::{CLASSES[cls]}, {d:.2}, "
+                       f"BuildMonth::ym({m // 12}, {m % 12 + 1})),")
+    out.append("];")
+    out.append("")
     out.append("/// Fitted factors of the devices with enough rows of their own.")
     out.append("#[allow(clippy::approx_constant)] // fitted values, not constants")
     out.append("pub const FITTED_DEVICES: &[DeviceFit] = &[")
@@ -406,6 +518,7 @@ def main():
         print(cls, runtime, w, {k: (round(v[0], 4), f"{v[1]:.2e}", v[2]) for k, v in cell.items()})
     print("bytes per attention score", scores)
     print("seconds per request", requests)
+    print("build-date decay per year", decays)
     for key, d in sorted(devices.items()):
         print(key, {q: (round(v[0], 4), v[1]) for q, v in d.items()})
 

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use ai_hwaccel::plan::runtime::log::{
     LlamaCppLog, SglangLog, VllmLog, parse_llamacpp_log, parse_sglang_log, parse_vllm_log,
 };
+use ai_hwaccel::plan::speed::BuildMonth;
 use ai_hwaccel::plan::{InferenceOptions, KvDtype, RuntimeKind, plan_inference};
 use anyhow::{Result, bail};
 use clap::Args;
@@ -615,6 +616,11 @@ pub struct BenchCheck {
     pub predicted_tokens_per_s: Option<f64>,
     /// predicted ÷ logged.
     pub ratio: Option<f64>,
+    /// The llama.cpp build month the prediction is for (from the printed
+    /// build number or run time; `None`: the newest fitted build).
+    pub planned_build: Option<BuildMonth>,
+    /// Whether the prediction is for fused (flash) attention.
+    pub planned_flash_attention: bool,
 }
 
 /// `check` on llama-bench output.
@@ -624,6 +630,10 @@ pub struct BenchReport {
     pub rows: Vec<BenchCheck>,
     pub notes: Vec<String>,
 }
+
+/// The first llama-bench builds whose `-fa` default is `auto` (by
+/// September 2025 llama.cpp's flags take on/off/auto: PR 15746).
+const FA_AUTO_SINCE: BuildMonth = BuildMonth::ym(2025, 9);
 
 /// llama-bench results against the planner's speeds for the same model,
 /// format and devices at batch 1, the way `tests/accuracy.rs` compares the
@@ -648,17 +658,41 @@ fn check_bench(
     } else {
         notes.push("pass --model (and --devices) to compare with the planner's speeds".into());
     }
-    let mut cache: std::collections::BTreeMap<
-        (String, u64),
-        Option<ai_hwaccel::plan::inference::Plan>,
-    > = Default::default();
+    type Key = (String, u64, bool, Option<BuildMonth>);
+    let mut cache: std::collections::BTreeMap<Key, Option<ai_hwaccel::plan::inference::Plan>> =
+        Default::default();
     let mut out = Vec::new();
+    let mut assumed = std::collections::BTreeSet::new();
     for r in rows {
+        // The build the run used: its printed number's month, else the
+        // month it ran (no older than its build); the planner's per-layer
+        // decode time follows it.
+        let build = r
+            .build_number
+            .and_then(ai_hwaccel::plan::runtime::bench::build_month)
+            .or(r.run_month);
+        // Flash attention as printed; where not, llama-bench's default of
+        // that build: `-fa 0` until its `auto` default (on/off/auto by
+        // September 2025, llama.cpp PR 15746), unknown builds as the old.
+        let fused = r.flash_attn.unwrap_or_else(|| {
+            let auto = build.is_some_and(|b| b >= FA_AUTO_SINCE);
+            assumed.insert(if auto {
+                "flash attention not printed: planned on (llama-bench's default `-fa auto` from its September 2025 builds)"
+            } else {
+                "flash attention not printed: planned off (llama-bench's default `-fa 0` before September 2025)"
+            });
+            auto
+        });
         let predicted = match &model {
             Some(m) if !devices.is_empty() && (r.n_prompt == 0) != (r.n_gen == 0) => {
                 let quant = quant_of_model(&r.model);
                 let context = (r.n_depth + (r.n_prompt + r.n_gen) / 2).max(1);
-                let key = (quant.map_or("-".to_string(), |q| q.to_string()), context);
+                let key = (
+                    quant.map_or("-".to_string(), |q| q.to_string()),
+                    context,
+                    fused,
+                    build,
+                );
                 let plan = cache.entry(key).or_insert_with(|| {
                     let opts = InferenceOptions {
                         quant,
@@ -666,6 +700,8 @@ fn check_bench(
                         batch: 1,
                         max_plans: 1,
                         runtime: RuntimeKind::LlamaCpp,
+                        fused_attention: fused,
+                        runtime_build: build,
                         ..InferenceOptions::default()
                     };
                     let opts = ai_hwaccel::plan::options_for(m, &opts);
@@ -693,7 +729,24 @@ fn check_bench(
             ratio: predicted
                 .filter(|_| r.tokens_per_s > 0.0)
                 .map(|p| p / r.tokens_per_s),
+            planned_build: build,
+            planned_flash_attention: fused,
         });
+    }
+    notes.extend(assumed.into_iter().map(str::to_string));
+    let builds: std::collections::BTreeSet<String> = out
+        .iter()
+        .filter(|r| r.predicted_tokens_per_s.is_some())
+        .map(|r| {
+            r.planned_build
+                .map_or("the newest fitted".to_string(), |b| b.to_string())
+        })
+        .collect();
+    if !builds.is_empty() {
+        notes.push(format!(
+            "decode planned for llama.cpp builds of {} (from the printed build number or run time; the per-layer time of older builds is longer: docs/accuracy.md)",
+            builds.into_iter().collect::<Vec<_>>().join(", ")
+        ));
     }
     if out.iter().any(|r| r.test.contains('+')) {
         notes.push("combined pp+tg tests are shown without a prediction".into());

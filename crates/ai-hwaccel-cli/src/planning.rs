@@ -76,6 +76,12 @@ pub struct PlanArgs {
     /// score, and the emitted llama.cpp command turns flash attention off.
     #[arg(long)]
     pub unfused_attention: bool,
+    /// Month of the runtime's build (YYYY-MM), for its per-layer decode
+    /// time: llama.cpp's builds have cut it year by year (fitted on the
+    /// calibration rows' build dates, docs/accuracy.md). Default: the
+    /// newest build those rows measure.
+    #[arg(long, value_name = "YYYY-MM", value_parser = parse_build_month)]
+    pub runtime_build: Option<ai_hwaccel::plan::speed::BuildMonth>,
     /// Tokens per prefill step (activation workspace), at most 10000000.
     #[arg(long, value_name = "N", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_CHUNK, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub prefill_chunk: u64,
@@ -197,6 +203,12 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
         Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
         _ => Err(format!("{s:?} is not a fraction in (0, 1]")),
     }
+}
+
+/// A clap value parser for a build month: `YYYY-MM`.
+pub fn parse_build_month(s: &str) -> Result<ai_hwaccel::plan::speed::BuildMonth, String> {
+    ai_hwaccel::plan::speed::BuildMonth::parse(s)
+        .ok_or_else(|| format!("{s:?} is not a month YYYY-MM (2000-01 to 2999-12)"))
 }
 
 /// A clap value parser for a latency target: milliseconds in (0, 3600000].
@@ -633,6 +645,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         tpot_ms: args.tpot_ms,
         expert_parallel: args.expert_parallel,
         fused_attention: !args.unfused_attention,
+        runtime_build: args.runtime_build,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: args.max_plans as usize,

@@ -592,6 +592,13 @@ fn check_compares_a_published_llama_bench_table() {
     assert!(rows[0]["ratio"].is_null(), "{}", rows[0]);
     let ratio = rows[1]["ratio"].as_f64().unwrap();
     assert!((ratio - 1.0).abs() <= 0.25, "{}", rows[1]);
+    // Planned for the printed build (b1786: January 2024) with llama-bench's
+    // default of then, `-fa 0`, and said so.
+    assert_eq!(rows[1]["planned_build"], "2024-01");
+    assert_eq!(rows[1]["planned_flash_attention"], false);
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("builds of 2024-01"), "{notes}");
+    assert!(notes.contains("planned off"), "{notes}");
 }
 
 /// `check` on a `llama-bench -v` log of a real CUDA run (this project's,

@@ -165,6 +165,7 @@ pub const COMMANDS: &[Command] = &[
             "tpot_ms",
             "expert_parallel",
             "unfused_attention",
+            "runtime_build",
             "measure",
             "emit",
             "plan",
@@ -785,6 +786,13 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let tpot_ms = r.number("tpot_ms", 0.0, false, 3_600_000.0)?;
     let expert_parallel = r.flag("expert_parallel")?;
     let fused_attention = !r.flag("unfused_attention")?;
+    let runtime_build = match r.string("runtime_build")? {
+        Some(s) => Some(
+            ai_hwaccel::plan::speed::BuildMonth::parse(&s)
+                .ok_or_else(|| r.bad("runtime_build", "a month YYYY-MM"))?,
+        ),
+        None => None,
+    };
     // Targets choose each layout's batch; offload plans have no layouts.
     conflict(r, "ttft_ms", &["batch", "offload"])?;
     conflict(r, "tpot_ms", &["batch", "offload"])?;
@@ -813,6 +821,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         tpot_ms,
         expert_parallel,
         fused_attention,
+        runtime_build,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: max_plans as usize,

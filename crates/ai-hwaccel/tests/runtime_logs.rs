@@ -254,7 +254,17 @@ fn llama_bench_in_all_four_output_formats_reads_the_same_rows() {
         assert_eq!((rows[0].n_prompt, rows[0].n_gen), (64, 0));
         assert_eq!((rows[1].n_prompt, rows[1].n_gen), (0, 16));
         assert_eq!(rows[0].n_gpu_layers, Some(-1));
+        // `-fa auto` (-1, llama-bench's default there), build number 0 (a
+        // build outside llama.cpp's tree: unknown), run on 2026-11-24.
+        assert_eq!(rows[0].flash_attn, Some(true));
+        assert_eq!(rows[0].build_number, None);
+        assert_eq!(
+            rows[0].run_month,
+            ai_hwaccel::plan::speed::BuildMonth::parse("2026-11")
+        );
     }
+    // `build: unknown (0)` under the table dates nothing.
+    assert_eq!(md[0].build_number, None);
     // Each format is its own run: the same tests, their own speeds.
     assert_eq!(json[0].tokens_per_s, 1174.951621);
     assert_eq!(jsonl[0].tokens_per_s, 1599.095461);
@@ -279,6 +289,9 @@ fn llama_bench_tables_from_public_threads() {
     );
     assert_eq!(old[0].n_gpu_layers, Some(99));
     assert_eq!(quant_of_model(&old[0].model), Some(Quant::Q4_0));
+    // The build line under the table dates every row; no `fa` column.
+    assert!(old.iter().all(|r| r.build_number == Some(1786)));
+    assert!(old.iter().all(|r| r.flash_attn.is_none()));
     // 2025: combined pp+tg tests, MiB sizes, K-quant names.
     let new = parse_llama_bench(&fixture(
         "llama-bench-geerlingguy-ai-benchmarks-issue43__rtx4090-vulkan.md",
@@ -289,6 +302,8 @@ fn llama_bench_tables_from_public_threads() {
     assert_eq!(new[0].params, Some(1_100_000_000));
     assert_eq!(quant_of_model(&new[0].model), Some(Quant::Q4K));
     assert_eq!(new[0].backend.as_deref(), Some("Vulkan"));
+    // This paste prints the build line above the table.
+    assert!(new.iter().all(|r| r.build_number == Some(7340)));
     // Other runtimes' logs hold no benchmark rows.
     for f in [
         "vllm-issue10517__rtx3090-llama3.1-8b-20k.log",

@@ -203,6 +203,13 @@ pub struct InferenceOptions {
     /// score fitted in [`crate::plan::speed::SCORE_BYTES`].
     #[serde(default = "fused_default")]
     pub fused_attention: bool,
+    /// The month of the runtime's build (`YYYY-MM`), for the per-layer
+    /// decode time, which llama.cpp's builds have cut year by year
+    /// ([`crate::plan::speed::build_factor`]); `None`: the newest build
+    /// the calibration rows measure on the device's vendor
+    /// ([`crate::plan::speed::newest_build`]).
+    #[serde(default)]
+    pub runtime_build: Option<super::speed::BuildMonth>,
 }
 
 impl InferenceOptions {
@@ -244,6 +251,7 @@ impl Default for InferenceOptions {
             tpot_ms: None,
             expert_parallel: false,
             fused_attention: true,
+            runtime_build: None,
         }
     }
 }
@@ -1231,7 +1239,7 @@ fn evaluate_replica_with(
         // (plan::speed) unless overridden; the matrix rate is the one the
         // runtime's kernels run at (plan::speed::reference_tflops).
         let fit = if opts.calibrated_speed {
-            super::speed::fitted_for(group[0], opts.runtime, quant)
+            super::speed::fitted_for(group[0], opts.runtime, quant, opts.runtime_build)
         } else {
             super::speed::Applied::NONE
         };

@@ -350,8 +350,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8477),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.7367),
-        prefill_layer_s: Some(7.749e-07),
+        prefill: Some(0.7365),
+        prefill_layer_s: Some(7.766e-07),
         rows: (19, 19),
     },
     SpeedFit {
@@ -360,8 +360,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.613),
-        prefill_layer_s: Some(7.749e-07),
+        prefill: Some(0.6128),
+        prefill_layer_s: Some(7.766e-07),
         rows: (37, 37),
     },
     SpeedFit {
@@ -370,48 +370,48 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.613),
-        prefill_layer_s: Some(7.749e-07),
+        prefill: Some(0.6128),
+        prefill_layer_s: Some(7.766e-07),
         rows: (37, 37),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
-        decode: Some(0.9977),
-        decode_layer_s: Some(1.448e-04),
-        prefill: Some(0.6651),
-        prefill_layer_s: Some(1.446e-06),
+        decode: Some(0.9906),
+        decode_layer_s: Some(9.248e-05),
+        prefill: Some(0.6646),
+        prefill_layer_s: Some(1.451e-06),
         rows: (14, 14),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
-        decode: Some(1.183),
-        decode_layer_s: Some(1.448e-04),
-        prefill: Some(0.4688),
-        prefill_layer_s: Some(1.446e-06),
-        rows: (39, 38),
+        decode: Some(1.109),
+        decode_layer_s: Some(9.248e-05),
+        prefill: Some(0.4685),
+        prefill_layer_s: Some(1.451e-06),
+        rows: (42, 38),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits4,
-        decode: Some(1.064),
-        decode_layer_s: Some(1.210e-04),
-        prefill: Some(0.4732),
-        prefill_layer_s: Some(1.431e-06),
-        rows: (36, 34),
+        decode: Some(1.045),
+        decode_layer_s: Some(8.198e-05),
+        prefill: Some(0.4729),
+        prefill_layer_s: Some(1.436e-06),
+        rows: (39, 34),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Below4,
-        decode: Some(0.4262),
-        decode_layer_s: Some(1.210e-04),
+        decode: Some(0.4317),
+        decode_layer_s: Some(8.198e-05),
         prefill: Some(0.4226),
-        prefill_layer_s: Some(1.431e-06),
+        prefill_layer_s: Some(1.436e-06),
         rows: (3, 4),
     },
     SpeedFit {
@@ -428,60 +428,60 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::NvidiaWorkstation,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
-        decode: Some(0.869),
-        decode_layer_s: Some(5.517e-05),
-        prefill: Some(0.4299),
-        prefill_layer_s: Some(9.436e-07),
+        decode: Some(0.8932),
+        decode_layer_s: Some(4.927e-05),
+        prefill: Some(0.4292),
+        prefill_layer_s: Some(9.442e-07),
         rows: (20, 20),
     },
     SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
-        decode: Some(0.8092),
-        decode_layer_s: Some(5.517e-05),
-        prefill: Some(0.3694),
-        prefill_layer_s: Some(9.436e-07),
+        decode: Some(0.8612),
+        decode_layer_s: Some(4.927e-05),
+        prefill: Some(0.3691),
+        prefill_layer_s: Some(9.442e-07),
         rows: (33, 33),
     },
     SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits4,
-        decode: Some(0.8092),
-        decode_layer_s: Some(5.517e-05),
-        prefill: Some(0.3694),
-        prefill_layer_s: Some(9.436e-07),
+        decode: Some(0.8612),
+        decode_layer_s: Some(4.927e-05),
+        prefill: Some(0.3691),
+        prefill_layer_s: Some(9.442e-07),
         rows: (33, 33),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
-        decode: Some(0.7928),
-        decode_layer_s: Some(1.496e-04),
-        prefill: Some(0.7089),
-        prefill_layer_s: Some(2.317e-06),
+        decode: Some(0.7971),
+        decode_layer_s: Some(9.906e-05),
+        prefill: Some(0.7085),
+        prefill_layer_s: Some(2.319e-06),
         rows: (18, 13),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
-        decode: Some(0.8369),
-        decode_layer_s: Some(1.496e-04),
-        prefill: Some(0.4019),
-        prefill_layer_s: Some(2.317e-06),
+        decode: Some(0.8287),
+        decode_layer_s: Some(9.906e-05),
+        prefill: Some(0.4016),
+        prefill_layer_s: Some(2.319e-06),
         rows: (37, 37),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits4,
-        decode: Some(0.8369),
-        decode_layer_s: Some(1.496e-04),
-        prefill: Some(0.4019),
-        prefill_layer_s: Some(2.317e-06),
+        decode: Some(0.8287),
+        decode_layer_s: Some(9.906e-05),
+        prefill: Some(0.4016),
+        prefill_layer_s: Some(2.319e-06),
         rows: (37, 37),
     },
     SpeedFit {
@@ -498,8 +498,8 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Amd,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits8,
-        decode: Some(0.9083),
-        decode_layer_s: Some(1.500e-04),
+        decode: Some(0.9122),
+        decode_layer_s: Some(5.825e-05),
         prefill: None,
         prefill_layer_s: None,
         rows: (5, 0),
@@ -508,20 +508,20 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Amd,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
-        decode: Some(0.9099),
-        decode_layer_s: Some(1.500e-04),
-        prefill: Some(0.4681),
-        prefill_layer_s: Some(1.848e-06),
+        decode: Some(0.8271),
+        decode_layer_s: Some(5.825e-05),
+        prefill: Some(0.4679),
+        prefill_layer_s: Some(1.850e-06),
         rows: (26, 16),
     },
     SpeedFit {
         class: DeviceClass::Amd,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits4,
-        decode: Some(0.9099),
-        decode_layer_s: Some(1.500e-04),
-        prefill: Some(0.5371),
-        prefill_layer_s: Some(2.876e-06),
+        decode: Some(0.8271),
+        decode_layer_s: Some(5.825e-05),
+        prefill: Some(0.5369),
+        prefill_layer_s: Some(2.878e-06),
         rows: (26, 15),
     },
     SpeedFit {
@@ -530,7 +530,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8452),
+        prefill: Some(0.845),
         prefill_layer_s: Some(7.886e-06),
         rows: (0, 8),
     },
@@ -540,7 +540,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8452),
+        prefill: Some(0.845),
         prefill_layer_s: Some(7.886e-06),
         rows: (0, 8),
     },
@@ -548,8 +548,8 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Intel,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
-        decode: Some(0.727),
-        decode_layer_s: Some(4.435e-04),
+        decode: Some(0.6509),
+        decode_layer_s: Some(3.296e-04),
         prefill: None,
         prefill_layer_s: None,
         rows: (5, 0),
@@ -558,8 +558,8 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Intel,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits4,
-        decode: Some(0.727),
-        decode_layer_s: Some(4.435e-04),
+        decode: Some(0.6509),
+        decode_layer_s: Some(3.296e-04),
         prefill: None,
         prefill_layer_s: None,
         rows: (5, 0),
@@ -568,18 +568,18 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Any,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
-        decode: Some(0.8449),
-        decode_layer_s: Some(9.912e-05),
-        prefill: Some(0.7674),
-        prefill_layer_s: Some(2.489e-06),
+        decode: Some(0.8371),
+        decode_layer_s: Some(6.379e-05),
+        prefill: Some(0.7681),
+        prefill_layer_s: Some(2.503e-06),
         rows: (71, 66),
     },
     SpeedFit {
         class: DeviceClass::Any,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits8,
-        decode: Some(0.9459),
-        decode_layer_s: Some(9.912e-05),
+        decode: Some(0.9483),
+        decode_layer_s: Some(6.379e-05),
         prefill: None,
         prefill_layer_s: None,
         rows: (7, 0),
@@ -588,30 +588,30 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Any,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
-        decode: Some(0.8004),
-        decode_layer_s: Some(9.912e-05),
-        prefill: Some(0.5584),
-        prefill_layer_s: Some(2.489e-06),
-        rows: (179, 169),
+        decode: Some(0.7937),
+        decode_layer_s: Some(6.379e-05),
+        prefill: Some(0.5571),
+        prefill_layer_s: Some(2.503e-06),
+        rows: (185, 172),
     },
     SpeedFit {
         class: DeviceClass::Any,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits4,
-        decode: Some(0.7989),
-        decode_layer_s: Some(9.711e-05),
-        prefill: Some(0.5604),
-        prefill_layer_s: Some(2.478e-06),
-        rows: (176, 164),
+        decode: Some(0.7929),
+        decode_layer_s: Some(6.265e-05),
+        prefill: Some(0.5591),
+        prefill_layer_s: Some(2.492e-06),
+        rows: (182, 167),
     },
     SpeedFit {
         class: DeviceClass::Any,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Below4,
-        decode: Some(0.3931),
-        decode_layer_s: Some(9.711e-05),
-        prefill: Some(0.4458),
-        prefill_layer_s: Some(2.478e-06),
+        decode: Some(0.3906),
+        decode_layer_s: Some(6.265e-05),
+        prefill: Some(0.4464),
+        prefill_layer_s: Some(2.492e-06),
         rows: (3, 5),
     },
     SpeedFit {
@@ -628,12 +628,60 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 29.9), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 29.6), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
 /// runtime.
 pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 1.2235e-02)];
+
+/// Fitted build-date term of the per-layer decode time: per runtime and
+/// device class, the decay per year and the newest build month of the
+/// class's device group (NVIDIA, AMD, Apple, Intel) in the fit rows.
+pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth)] = &[
+    (
+        RuntimeKind::LlamaCpp,
+        DeviceClass::Amd,
+        0.5,
+        BuildMonth::ym(2026, 8),
+    ),
+    (
+        RuntimeKind::LlamaCpp,
+        DeviceClass::AmdDatacenter,
+        0.5,
+        BuildMonth::ym(2026, 8),
+    ),
+    (
+        RuntimeKind::LlamaCpp,
+        DeviceClass::Intel,
+        0.3,
+        BuildMonth::ym(2026, 4),
+    ),
+    (
+        RuntimeKind::LlamaCpp,
+        DeviceClass::NvidiaConsumer,
+        0.2,
+        BuildMonth::ym(2026, 5),
+    ),
+    (
+        RuntimeKind::LlamaCpp,
+        DeviceClass::NvidiaWorkstation,
+        0.2,
+        BuildMonth::ym(2026, 5),
+    ),
+    (
+        RuntimeKind::LlamaCpp,
+        DeviceClass::NvidiaDatacenter,
+        0.2,
+        BuildMonth::ym(2026, 5),
+    ),
+    (
+        RuntimeKind::LlamaCpp,
+        DeviceClass::NvidiaSoc,
+        0.2,
+        BuildMonth::ym(2026, 5),
+    ),
+];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
@@ -641,8 +689,8 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
     DeviceFit {
         spec_id: "a100-80gb",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.7757),
-        prefill: Some(1.156),
+        decode: Some(0.7753),
+        prefill: Some(1.157),
         rows: (11, 8),
     },
     DeviceFit {
@@ -655,22 +703,22 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
     DeviceFit {
         spec_id: "a100-80gb-pcie",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.7949),
+        decode: Some(0.7931),
         prefill: Some(1.13),
         rows: (10, 10),
     },
     DeviceFit {
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.062),
-        prefill: Some(0.8834),
+        decode: Some(1.064),
+        prefill: Some(0.8832),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.008),
-        prefill: Some(0.644),
+        decode: Some(1.028),
+        prefill: Some(0.6438),
         rows: (17, 17),
     },
     DeviceFit {
@@ -683,15 +731,15 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
     DeviceFit {
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.246),
-        prefill: Some(0.985),
+        decode: Some(1.245),
+        prefill: Some(0.9845),
         rows: (7, 5),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7855),
-        prefill: Some(0.5303),
+        prefill: Some(0.5305),
         rows: (4, 4),
     },
     DeviceFit {
@@ -712,7 +760,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "m3-max-48gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.175),
-        prefill: Some(1.078),
+        prefill: Some(1.079),
         rows: (4, 4),
     },
     DeviceFit {
@@ -725,77 +773,77 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
     DeviceFit {
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.8041),
+        decode: Some(0.909),
         prefill: Some(0.7344),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.9378),
-        prefill: Some(1.11),
+        decode: Some(0.9587),
+        prefill: Some(1.109),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.995),
+        decode: Some(1.02),
         prefill: Some(1.246),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.961),
-        prefill: Some(0.9026),
+        decode: Some(0.9432),
+        prefill: Some(0.903),
         rows: (21, 22),
     },
     DeviceFit {
         spec_id: "rtx-4070",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.077),
+        decode: Some(1.016),
         prefill: None,
         rows: (4, 0),
     },
     DeviceFit {
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.033),
+        decode: Some(1.063),
         prefill: Some(1.047),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.069),
-        prefill: Some(1.011),
-        rows: (9, 12),
+        decode: Some(1.048),
+        prefill: Some(1.01),
+        rows: (12, 12),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.037),
-        prefill: Some(0.9162),
+        decode: Some(1.036),
+        prefill: Some(0.9158),
         rows: (14, 14),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.9749),
-        prefill: Some(0.684),
+        decode: Some(0.9809),
+        prefill: Some(0.6839),
         rows: (19, 19),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.9708),
-        prefill: Some(1.103),
+        decode: Some(0.9686),
+        prefill: Some(1.104),
         rows: (17, 17),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.006),
+        decode: Some(1.004),
         prefill: None,
         rows: (16, 0),
     },
@@ -905,11 +953,115 @@ fn per_runtime(table: &[(RuntimeKind, f64)], runtime: RuntimeKind) -> f64 {
         .map_or(0.0, |(_, v)| *v)
 }
 
+/// The month a runtime was built (`YYYY-MM`), for the build-date term of
+/// the per-layer decode time ([`build_factor`]).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(try_from = "String", into = "String")]
+#[schemars(with = "String")]
+pub struct BuildMonth(u32);
+
+impl BuildMonth {
+    /// Year and month (1-12); months out of range wrap into the year, as
+    /// only generated constants call it.
+    pub const fn ym(year: u32, month: u32) -> BuildMonth {
+        BuildMonth(year * 12 + month.saturating_sub(1))
+    }
+
+    /// `YYYY-MM` (year 2000 to 2999, month 01 to 12); `None` otherwise.
+    pub fn parse(text: &str) -> Option<BuildMonth> {
+        let (y, m) = text.trim().split_once('-')?;
+        if y.len() != 4 || m.len() != 2 {
+            return None;
+        }
+        let year: u32 = y.parse().ok()?;
+        let month: u32 = m.parse().ok()?;
+        ((2000..=2999).contains(&year) && (1..=12).contains(&month))
+            .then(|| BuildMonth::ym(year, month))
+    }
+
+    /// Months since year 0.
+    fn months(self) -> u32 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for BuildMonth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:04}-{:02}", self.0 / 12, self.0 % 12 + 1)
+    }
+}
+
+impl TryFrom<String> for BuildMonth {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        BuildMonth::parse(&s).ok_or_else(|| format!("build month {s:?}: expected YYYY-MM"))
+    }
+}
+
+impl From<BuildMonth> for String {
+    fn from(b: BuildMonth) -> String {
+        b.to_string()
+    }
+}
+
+/// The factor on a runtime's fitted per-layer decode time for a device
+/// class and a build of `build`'s month: `exp(decay × years before the
+/// newest build the runtime's rows measure on the class's device group)`
+/// ([`DECODE_BUILD_DECAY`]). 1 for that newest build, for a later one (no extrapolation past the data),
+/// without a month (`None`: plan for current builds), and for runtimes and
+/// classes without the term.
+pub fn build_factor(runtime: RuntimeKind, class: DeviceClass, build: Option<BuildMonth>) -> f64 {
+    let runtime = fit_runtime(runtime);
+    match (
+        build,
+        DECODE_BUILD_DECAY
+            .iter()
+            .find(|(r, c, _, _)| *r == runtime && *c == class),
+    ) {
+        (Some(b), Some((_, _, decay, newest))) => {
+            let years = f64::from(newest.months().saturating_sub(b.months())) / 12.0;
+            (decay * years).exp()
+        }
+        _ => 1.0,
+    }
+}
+
+/// The newest build month a runtime's fitted rows measure on a device
+/// class's group: the build its fitted per-layer decode time is of (`None`:
+/// no build-date term).
+pub fn newest_build(runtime: RuntimeKind, class: DeviceClass) -> Option<BuildMonth> {
+    let runtime = fit_runtime(runtime);
+    DECODE_BUILD_DECAY
+        .iter()
+        .find(|(r, c, _, _)| *r == runtime && *c == class)
+        .map(|(_, _, _, b)| *b)
+}
+
 /// What applies to one planned device: its class's cell ([`fitted`]) with
 /// the device's own factors ([`FITTED_DEVICES`]) where its spec entry has
-/// enough rows.
-pub fn fitted_for(d: &PlanDevice, runtime: RuntimeKind, q: Quant) -> Applied {
-    let mut a = fitted(DeviceClass::of(d), runtime, q);
+/// enough rows, and the per-layer decode time of a build of `build`'s month
+/// ([`build_factor`]; `None`: the newest).
+pub fn fitted_for(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    build: Option<BuildMonth>,
+) -> Applied {
+    let class = DeviceClass::of(d);
+    let mut a = fitted(class, runtime, q);
+    a.decode_layer_s *= build_factor(runtime, class, build);
     // A host CPU's fitted decode efficiency relates its speed to the CPU
     // table's theoretical bandwidth; a measured bandwidth (`plan
     // --measure`: streaming reads by every usable thread, what decoding
@@ -1111,7 +1263,7 @@ mod tests {
             };
             let d = &PlanDevice::from_device_string(&format!("1x{}", f.spec_id)).unwrap()[0];
             let class = fitted(DeviceClass::of(d), rt, q);
-            let own = fitted_for(d, rt, q);
+            let own = fitted_for(d, rt, q, None);
             if let (Some(c), Some(o), Some(k)) = (class.decode, own.decode, f.decode) {
                 assert!((o - c * k).abs() < 1e-12, "{}", f.spec_id);
             }
@@ -1125,9 +1277,55 @@ mod tests {
         let d = &PlanDevice::from_device_string("1xrtx-4060").unwrap()[0];
         assert!(FITTED_DEVICES.iter().all(|f| f.spec_id != "rtx-4060"));
         assert_eq!(
-            fitted_for(d, rt, q),
+            fitted_for(d, rt, q, None),
             fitted(DeviceClass::NvidiaConsumer, rt, q)
         );
+    }
+
+    #[test]
+    fn build_month_parses_and_prints() {
+        let b = BuildMonth::parse("2024-05").unwrap();
+        assert_eq!(b, BuildMonth::ym(2024, 5));
+        assert_eq!(b.to_string(), "2024-05");
+        assert!(BuildMonth::parse("2023-12").unwrap() < b);
+        for bad in [
+            "2024-13", "2024-00", "24-05", "2024-5", "1999-01", "2024/05", "", "x",
+        ] {
+            assert_eq!(BuildMonth::parse(bad), None, "{bad}");
+        }
+        let json = serde_json::to_string(&b).unwrap();
+        assert_eq!(json, "\"2024-05\"");
+        assert_eq!(serde_json::from_str::<BuildMonth>(&json).unwrap(), b);
+        assert!(serde_json::from_str::<BuildMonth>("\"May 2024\"").is_err());
+    }
+
+    #[test]
+    fn older_builds_pay_more_per_layer() {
+        let rt = RuntimeKind::LlamaCpp;
+        let class = DeviceClass::NvidiaDatacenter;
+        let (_, _, decay, newest) = *DECODE_BUILD_DECAY
+            .iter()
+            .find(|(r, c, _, _)| *r == rt && *c == class)
+            .unwrap();
+        assert!(decay > 0.0, "the fit found no build-date effect on NVIDIA");
+        assert_eq!(newest_build(rt, class), Some(newest));
+        assert_eq!(build_factor(rt, class, None), 1.0);
+        assert_eq!(build_factor(rt, class, Some(newest)), 1.0);
+        // Past the newest build: no extrapolation.
+        assert_eq!(build_factor(rt, class, Some(BuildMonth::ym(2999, 1))), 1.0);
+        let two_years = BuildMonth(newest.months() - 24);
+        let f = build_factor(rt, class, Some(two_years));
+        assert!((f - (2.0 * decay).exp()).abs() < 1e-12);
+        let d = &PlanDevice::from_device_string("1xh100-pcie").unwrap()[0];
+        let now = fitted_for(d, rt, Quant::Q4K, None);
+        let then = fitted_for(d, rt, Quant::Q4K, Some(two_years));
+        assert!((then.decode_layer_s - now.decode_layer_s * f).abs() < 1e-15);
+        assert!(then.decode_layer_s > now.decode_layer_s);
+        assert_eq!(then.decode, now.decode);
+        assert_eq!(then.prefill_layer_s, now.prefill_layer_s);
+        // A runtime or class without the term.
+        assert_eq!(build_factor(RuntimeKind::Vllm, class, Some(two_years)), 1.0);
+        assert_eq!(build_factor(rt, DeviceClass::Cpu, Some(two_years)), 1.0);
     }
 
     #[test]

@@ -32,6 +32,20 @@ pub struct BenchRow {
     pub tokens_per_s: f64,
     /// Its standard deviation, when printed.
     pub stddev: Option<f64>,
+    /// Flash attention as the run set it (`fa` column, JSON `flash_attn`:
+    /// 0/1, `on`/`off`, `true`/`false`; `auto`, -1, resolves on for GPUs);
+    /// `None` where the output does not show it (the build's default).
+    #[serde(default)]
+    pub flash_attn: Option<bool>,
+    /// llama.cpp's build number (`build: 32d9f7d9 (1786)` under a table,
+    /// JSON/CSV `build_number`); `None` where not printed or 0 (a build
+    /// outside llama.cpp's tree, such as a vendored copy).
+    #[serde(default)]
+    pub build_number: Option<u64>,
+    /// The month the run was made (JSON/CSV `test_time`), an upper bound on
+    /// the build's month.
+    #[serde(default)]
+    pub run_month: Option<crate::plan::speed::BuildMonth>,
 }
 
 impl BenchRow {
@@ -123,6 +137,79 @@ fn rate(s: &str) -> Option<(f64, Option<f64>)> {
     (m.is_finite() && m >= 0.0).then_some((m, d.filter(|d| d.is_finite() && *d >= 0.0)))
 }
 
+/// `0`/`1`, `off`/`on`, `false`/`true`, `auto`/`-1` → whether flash
+/// attention ran (auto: on, as llama.cpp resolves it where the backend
+/// supports it).
+fn flash(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "on" | "true" | "enabled" | "auto" | "-1" => Some(true),
+        "0" | "off" | "false" | "disabled" => Some(false),
+        _ => None,
+    }
+}
+
+/// The build number of a `build: <commit> (<number>)` line; `None` for
+/// another line, 0, or a number past any build llama.cpp has tagged.
+fn build_line(line: &str) -> Option<u64> {
+    let rest = line.trim().strip_prefix("build:")?;
+    let (_, n) = rest.trim().split_once('(')?;
+    let n: u64 = n.strip_suffix(')')?.trim().parse().ok()?;
+    (n > 0 && n < 1_000_000).then_some(n)
+}
+
+/// `2026-11-26T19:06:47Z` → its month.
+fn run_month(v: &str) -> Option<crate::plan::speed::BuildMonth> {
+    crate::plan::speed::BuildMonth::parse(v.get(..7)?)
+}
+
+/// llama.cpp build numbers whose month a calibration source prints beside
+/// them (`tests/calibration/builds.csv`: b1786 in PR 4812, b2701 and b2725
+/// in lhl's W7900 notes, b3891 and b4418 in his MI300X and DeepSeek notes,
+/// b4276 and b4327 in his RDNA3 and SYCL notes, b5376 in PR 12972, b5583 in
+/// PR 14001, b5863 in lhl's strix-halo-testing, b6413 in his RTX PRO 6000
+/// notes, b6918 in llama.cpp's benches/dgx-spark.md, b7199 in
+/// anant-pathak's A30 runs, b10298 in issue 26663), increasing.
+const BUILD_MONTHS: &[(u64, u32, u32)] = &[
+    (1786, 2024, 1),
+    (2701, 2024, 4),
+    (2725, 2024, 4),
+    (3891, 2024, 10),
+    (4276, 2024, 12),
+    (4327, 2024, 12),
+    (4418, 2025, 1),
+    (5376, 2025, 5),
+    (5583, 2025, 6),
+    (5863, 2025, 7),
+    (6413, 2025, 9),
+    (6918, 2025, 11),
+    (7199, 2025, 12),
+    (10298, 2026, 8),
+];
+
+/// The month of llama.cpp build `number`: linear in the build number
+/// between the two anchors of [`BUILD_MONTHS`] around it (llama.cpp tags
+/// a build per merged commit, so numbers grow steadily with time), the
+/// first anchor's month before it (at least that old) and the last's after
+/// it (at least that new).
+pub fn build_month(number: u64) -> Option<crate::plan::speed::BuildMonth> {
+    use crate::plan::speed::BuildMonth;
+    let month = |(_, y, m): (u64, u32, u32)| f64::from(y * 12 + m - 1);
+    let first = *BUILD_MONTHS.first()?;
+    let last = *BUILD_MONTHS.last()?;
+    let index = if number <= first.0 {
+        month(first)
+    } else if number >= last.0 {
+        month(last)
+    } else {
+        let w = BUILD_MONTHS.windows(2).find(|w| number <= w[1].0)?;
+        let (a, b) = (w[0], w[1]);
+        let t = (number - a.0) as f64 / (b.0 - a.0) as f64;
+        month(a) + t * (month(b) - month(a))
+    };
+    let index = index.round() as u32;
+    BuildMonth::parse(&format!("{:04}-{:02}", index / 12, index % 12 + 1))
+}
+
 fn cells(line: &str) -> Vec<String> {
     line.trim()
         .trim_matches('|')
@@ -133,11 +220,25 @@ fn cells(line: &str) -> Vec<String> {
 
 fn markdown(text: &str, out: &mut Vec<BenchRow>) {
     let mut header: Option<Vec<String>> = None;
+    // The first row of the table being read: llama-bench prints its build
+    // line under each table.
+    let mut table_start = out.len();
+    // The last build line: a paste that puts it above the table instead
+    // (the only one in the text) still dates the rows below it.
+    let mut last_build = None;
     for line in text.lines() {
         if out.len() >= MAX_ROWS {
-            return;
+            break;
         }
         let t = line.trim();
+        if let Some(n) = build_line(t) {
+            for r in &mut out[table_start..] {
+                r.build_number.get_or_insert(n);
+            }
+            table_start = out.len();
+            last_build = Some(n);
+            continue;
+        }
         if !t.starts_with('|') {
             header = None;
             continue;
@@ -172,7 +273,15 @@ fn markdown(text: &str, out: &mut Vec<BenchRow>) {
             n_depth,
             tokens_per_s,
             stddev,
+            flash_attn: col("fa").and_then(flash),
+            build_number: None,
+            run_month: None,
         });
+    }
+    if let Some(n) = last_build {
+        for r in &mut out[table_start..] {
+            r.build_number.get_or_insert(n);
+        }
     }
 }
 
@@ -201,6 +310,14 @@ fn from_object(o: &serde_json::Map<String, serde_json::Value>) -> Option<BenchRo
         n_depth: u("n_depth").unwrap_or(0),
         tokens_per_s,
         stddev: f("stddev_ts").filter(|v| v.is_finite() && *v >= 0.0),
+        flash_attn: match o.get("flash_attn") {
+            Some(serde_json::Value::Bool(b)) => Some(*b),
+            Some(serde_json::Value::Number(n)) => flash(&n.to_string()),
+            Some(serde_json::Value::String(v)) => flash(v),
+            _ => None,
+        },
+        build_number: u("build_number").filter(|n| *n > 0 && *n < 1_000_000),
+        run_month: s("test_time").as_deref().and_then(run_month),
     })
 }
 
@@ -332,6 +449,75 @@ pub fn quant_of_model(model: &str) -> Option<crate::plan::Quant> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn build_numbers_date_their_builds() {
+        use crate::plan::speed::BuildMonth;
+        // Every anchor gives its own month.
+        for &(n, y, m) in BUILD_MONTHS {
+            assert_eq!(build_month(n), Some(BuildMonth::ym(y, m)), "b{n}");
+        }
+        // Between anchors: in between, and never decreasing.
+        assert_eq!(build_month(3141), Some(BuildMonth::ym(2024, 6)));
+        let mut last = build_month(1).unwrap();
+        for n in (1..12_000).step_by(37) {
+            let b = build_month(n).unwrap();
+            assert!(b >= last, "b{n}");
+            last = b;
+        }
+        // Outside the anchors: the nearest anchor's month.
+        assert_eq!(build_month(1000), Some(BuildMonth::ym(2024, 1)));
+        assert_eq!(build_month(99_999), Some(BuildMonth::ym(2026, 8)));
+        assert!(BUILD_MONTHS.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    #[test]
+    fn build_lines_flash_columns_and_run_times() {
+        assert_eq!(build_line("build: 32d9f7d9 (1786)"), Some(1786));
+        assert_eq!(build_line("  build: unknown (0)"), None);
+        assert_eq!(build_line("build: x (99999999)"), None);
+        assert_eq!(build_line("rebuild: 1 (2)"), None);
+        for (v, want) in [
+            ("1", Some(true)),
+            ("on", Some(true)),
+            ("auto", Some(true)),
+            ("-1", Some(true)),
+            ("0", Some(false)),
+            ("off", Some(false)),
+            ("2", None),
+        ] {
+            assert_eq!(flash(v), want, "{v}");
+        }
+        let md = "| model | test | fa | t/s |\n| --- | --- | -: | --: |\n\
+                  | llama 7B Q4_0 | tg128 | 1 | 100.0 |\n\nbuild: abc (5000)\n\n\
+                  | model | test | t/s |\n| --- | --- | --: |\n| llama 7B Q4_0 | pp512 | 9.0 |\n";
+        let rows = parse_llama_bench(md);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].flash_attn, rows[0].build_number),
+            (Some(true), Some(5000))
+        );
+        // The second table has no build line of its own: the last one.
+        assert_eq!(
+            (rows[1].flash_attn, rows[1].build_number),
+            (None, Some(5000))
+        );
+        let json = r#"[{"model_type":"llama 7B Q4_0","n_prompt":0,"n_gen":128,"avg_ts":1.5,
+            "flash_attn":false,"build_number":7340,"test_time":"2026-11-24T08:53:34Z"}]"#;
+        let r = &parse_llama_bench(json)[0];
+        assert_eq!(r.flash_attn, Some(false));
+        assert_eq!(r.build_number, Some(7340));
+        assert_eq!(
+            r.run_month,
+            Some(crate::plan::speed::BuildMonth::ym(2026, 11))
+        );
+        let json = r#"[{"model_type":"x","n_gen":1,"avg_ts":1,"flash_attn":-1,"build_number":0,"test_time":"bad"}]"#;
+        let r = &parse_llama_bench(json)[0];
+        assert_eq!(
+            (r.flash_attn, r.build_number, r.run_month),
+            (Some(true), None, None)
+        );
+    }
 
     #[test]
     fn tests_and_rates_in_every_spelling() {
