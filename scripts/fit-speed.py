@@ -35,10 +35,13 @@ Deterministic: same corpus, same planner -> same constants.
    fitted rows keeps the options' default efficiencies.
    Build date (decode): a row's per-layer time is L * c * exp(d * age),
    age in years between its build's month (builds.csv) and the newest
-   build month of its runtime's rows, so c is the newest builds' per-layer
-   time; d, one per runtime, is the value in DECAYS whose fit (cells and
-   device factors) leaves the least squared relative decode error over the
-   runtime's fit rows. Rows without a build month (other runtimes) keep 1.
+   build month of its vendor group's fit rows (NVIDIA, AMD, Intel, Apple),
+   so c is the newest builds' per-layer time; d, one per group, is the
+   value in DECAYS whose fit (cells and device factors) leaves the least
+   squared relative decode error over the runtime's fit rows (coordinate
+   descent over the groups). A group whose rows span under MIN_SPAN_MONTHS,
+   or with fewer than MIN_RECENT_ROWS rows in the last such span, gets no
+   term; rows without a build month (other runtimes) keep 1.
 3. The table is written between the BEGIN/END FITTED markers of
    crates/ai-hwaccel/src/plan/speed.rs, the accuracy test is run, and its
    table goes into docs/accuracy.md.
@@ -238,10 +241,10 @@ def device_factor(rows):
     return den / num if num > 0 else None
 
 
-# Device groups with a build-date decay of their own, by backend: NVIDIA's
-# (CUDA, whose builds run batch-1 decode as CUDA graphs since May 2024, one
-# launch per token), AMD's (HIP builds leave graphs off by default:
-# GGML_HIP_GRAPHS; Vulkan), Apple's (Metal) and Intel's (SYCL, Vulkan).
+# Device groups with a build-date decay of their own, by vendor (each its own
+# backends, kernels and launch path): NVIDIA's (CUDA, whose builds launch a
+# batch-1 token as one CUDA graph since spring 2024, PR 6766; Vulkan), AMD's
+# (HIP, Vulkan), Apple's (Metal) and Intel's (SYCL, Vulkan).
 def group(cls):
     for g in ("nvidia", "amd", "apple", "intel"):
         if cls.startswith(g):
@@ -250,8 +253,11 @@ def group(cls):
 
 
 # A group gets a decay only when its fit rows' builds span at least this
-# many months: a shorter span cannot tell a build's speed from a card's.
+# many months, and at least MIN_RECENT_ROWS of them are of builds within that
+# span of its newest: a shorter span cannot tell a build's speed from a
+# card's, and one recent row would set the decay of every plan alone.
 MIN_SPAN_MONTHS = 12
+MIN_RECENT_ROWS = 3
 
 
 def era(r, decays):
@@ -313,7 +319,24 @@ def main():
             continue
         lo, hi = spans.get((r["runtime"], g), (r["month"], r["month"]))
         spans[(r["runtime"], g)] = (min(lo, r["month"]), max(hi, r["month"]))
-    decays = {k: (0.0, hi) for k, (lo, hi) in spans.items() if hi - lo >= MIN_SPAN_MONTHS}
+    def recent(key):
+        hi = spans[key][1]
+        return sum(
+            1
+            for r in rows
+            if (r["runtime"], group(r["cls"])) == key
+            and r["part"] == "fit"
+            and r["dec"]
+            and r["tg"]
+            and r["month"] is not None
+            and hi - r["month"] < MIN_SPAN_MONTHS
+        )
+
+    decays = {
+        k: (0.0, hi)
+        for k, (lo, hi) in spans.items()
+        if hi - lo >= MIN_SPAN_MONTHS and recent(k) >= MIN_RECENT_ROWS
+    }
     # Coordinate descent over the groups' decays, each the value in DECAYS
     # with the least decode error with the others held (three sweeps).
     for _ in range(3):
@@ -543,6 +566,9 @@ def write(rows, cells, scores, devices, requests, decays):
         if over
         else ""
     )
+    decay_text = ", ".join(
+        f"{g} {d:.2f} (newest build {m // 12}-{m % 12 + 1:02d})" for (_, g), (d, m) in sorted(decays.items())
+    )
     rc2, text2 = cargo_test(["--nocapture", "--exact", "layer_split_estimates_against_published_measurements"])
     split_lines = "".join(line + "\n" for line in text2.splitlines() if line.startswith("| several GPUs"))
     split_status = "passes" if rc2 == 0 else "FAILS"
@@ -555,7 +581,7 @@ def write(rows, cells, scores, devices, requests, decays):
     DOC.write_text(
         DOC_HEAD
         + table
-        + DOC_TAIL.format(status=status, above_one=above_one)
+        + DOC_TAIL.format(status=status, above_one=above_one, decays=decay_text)
         + DOC_SPLIT.format(status=split_status, lines=split_lines)
         + DOC_CPU.format(status=cpu_status, lines=cpu_lines)
         + DOC_LENT.format(status=lent_status, lines=lent_lines)
@@ -621,17 +647,34 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   bytes, PR 2959). llama.cpp's 2- and 3-bit kernels of 2023-2024 reach
   about half the bandwidth of its 4-bit ones on the same card; newer
   builds may do better, and no row measures them.
-- Decode, worst rows: the MI300X's llama-2-7b Q4_0 tg128 (lhl's
-  single-GPU runs, a build of Oct 2024: 157.84 tok/s with `fa 1`, 183.18
-  without, against 249.9 estimated). They are the only single-GPU decode
-  rows of an AMD Instinct part, so the class takes the pooled decode cell;
-  that build's ROCm kernels used a small part of the card (lhl: prompt
-  processing "slower than a single 7900 XT"). They put the decode worst
-  (58 %) above the goal; the next worst row is 37 % (below).
-- Prefill, worst rows: the same MI300X runs (pp512 1272.03 and 1334.37
+- Build date: llama.cpp's per-token time beyond the bytes has fallen
+  build by build (CUDA graphs since spring 2024, PR 6766; op fusion in
+  2025), so each llama.cpp row is dated (`tests/calibration/builds.csv`)
+  and the per-layer decode time scales as `exp(decay × age)` before the
+  newest build of the row's vendor group ("Build date" in
+  `src/plan/speed.rs`). Fitted decays per year: {decays}. Apple's rows are
+  all of Sep 2023 to May 2024 builds but one (an M3 Ultra, Dec 2025), too
+  few to fit a decay on, so Apple plans keep the fitted per-layer time of
+  those builds. Without the term the decode worst was 58 % (the MI300X's
+  Oct 2024 rows) and the lent H200 below decoded 31 to 41 % faster than
+  planned.
+- Decode, worst rows: the Data Center GPU Max 1100's llama-2-7b Q4_K_M
+  (PR 12972, SYCL, 38.98 tok/s, 36 % over) and the Arc A770's Gemma 2 2B
+  Q4_K_M on Vulkan (PR 14001's Windows baseline, held out, 34 % under);
+  the MI300X's llama-2-7b Q4_0 tg128 (lhl, Oct 2024 build: 157.84 tok/s
+  with `fa 1`, 183.18 without) is within 8 %. The A30's qwen3-8b Q5_K_M
+  tg128 (Dec 2025, 75.79 tok/s, 28 % over) was built with
+  `GGML_CUDA_GRAPHS:BOOL=OFF` (its source prints the build configuration),
+  so it pays a kernel launch per operation that default builds do not.
+- Prefill, worst rows: the MI300X's runs above (pp512 1272.03 and 1334.37
   tok/s, near three times over: the amd-datacenter prefill cell is fitted
   on them with the MI50 and MI100 rows, whose builds ran closer to the
-  cards' rates); the RX 5700 XT's llama 7B Q4_0 pp512 under ROCm
+  cards' rates); the GB10's pp2048 rows (llama.cpp's own
+  benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`: 68 to 115 % over,
+  gpt-oss 120B the worst; the spec entry's 125 TFLOPS fp16 is NVIDIA's
+  sparse FP4 petaflop halved and scaled by Blackwell's FP4 : FP16 ratio,
+  no measured or stated 16-bit rate, and the class takes the pooled
+  prefill cell; its decode rows are within 18 %); the RX 5700 XT's llama 7B Q4_0 pp512 under ROCm
   (a comment in PR 5835, Mar 2024, 318.71 tok/s; the same card on Vulkan
   in May 2025, PR 13324, prints 468.06): RDNA 1 has no matrix
   instructions and rests on the Radeon cell; the MI100's llama 13B Q5_K_M
@@ -658,15 +701,15 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   llama-bench snapshot (XiongjieDai's Professional GPUs table: A40, L40S,
   A100 PCIe and SXM 80GB, H100 PCIe, RTX A6000, RTX 5000 and 6000 Ada;
   Llama 3 8B and 70B, pp and tg at 512 to 8192 tokens) and its Dec 2023
-  H100 PCIe rows; the one datacenter row of a 2025 build is a V100's
-  (PR 12183's baseline). No H100 SXM, H200, GH200 or Blackwell row is in
-  the corpus: their plans use the cells of those 2023-2024 builds, whose
-  fitted per-layer decode overhead (`decode_layer_s`) later builds may not
-  have. The one Blackwell card with rows, the RTX PRO 6000 Workstation
-  Edition (lhl's notes, a Sep 2025 build, `fa 1`), decodes above its
-  estimate (llama-2-7b Q4_0 tg128 278.95 tok/s against 228.5) and
-  processes dense prompts faster than estimated (pp512 16634.04 against
-  9809), its Qwen3 30B-A3B prompts (MoE) slower.
+  H100 PCIe rows; the datacenter rows of 2025 builds are a V100's (PR
+  12183's baseline) and the A30's above. No H100 SXM, H200, GH200 or B200
+  row is in the corpus: their decode takes the class's cells at the newest
+  NVIDIA builds' per-layer time (the build-date term, fitted on every
+  NVIDIA class's rows: GeForce, workstation and GB10 rows of 2025-2026
+  builds beside the 2023-2024 ones). The one Blackwell card with rows, the
+  RTX PRO 6000 Workstation Edition (lhl's notes, a Sep 2025 build, `fa 1`),
+  processes dense prompts faster than estimated (pp512 16634.04 tok/s
+  against about 9800), its Qwen3 30B-A3B prompts (MoE) slower.
 - Long prompts: the prefill rows ran llama-bench's default `-fa 0`, which
   materialises the attention scores, except those whose notes say `fa 1`
   (PR 21024's RTX 3090 rows), which are estimated with fused attention.
@@ -722,12 +765,12 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
 - Other runtimes use the `--decode-efficiency`/`--prefill-efficiency`
   defaults (0.6/0.5). speed.csv holds vLLM rows (mlc-ai/llm-perf-bench:
   Llama2-70B at batch 1, FP16 and AWQ, tensor parallel over 2 to 8 A100,
-  A10G or RTX 4090 cards, vLLM of October 2023), but none has an estimate:
-  the source does not say which A100 (40 or 80 GB, PCIe or SXM), the a10g
-  entry has no memory bandwidth (AWS publishes none), and the rtx-4090 entry
-  has no PCIe link, so the planner leaves tensor parallelism over it
-  without a speed. Rows run with tensor parallelism are never fitted (their
-  time includes the all-reduces). No published batch-1 tokens/s of
+  A10G or RTX 4090 cards, vLLM of October 2023); one has an estimate, the
+  Llama2-70B AWQ over 2 RTX 4090s (TP 2 over PCIe, 23.8 tok/s, 60 % over):
+  the source does not say which A100 (40 or 80 GB, PCIe or SXM) and the
+  a10g entry has no memory bandwidth (AWS publishes none). Rows run with
+  tensor parallelism are never fitted (their time includes the
+  all-reduces). No published batch-1 tokens/s of
   TensorRT-LLM on one GPU with the GPU, model and lengths all printed was
   found for this corpus yet; its accuracy is not measured here.
 - The rows of the Dec 2023 tables state no lengths; llama-bench's defaults

@@ -46,6 +46,32 @@
 //! M1 Max reaches about 45 % of its datasheet 400 GB/s in llama.cpp decode,
 //! the M2 Ultra over 60 % of its 800 GB/s.
 //!
+//! # Build date
+//!
+//! llama.cpp's per-token time beyond the bytes has fallen build by build:
+//! CUDA builds launch a batch-1 token's kernels as one CUDA graph since
+//! spring 2024 (llama.cpp PR 6766, opened in April 2024: 143 to 164 tok/s
+//! for llama-2-7b Q4_K_M on an H100 PCIe), and 2025's builds fuse many of
+//! the small per-layer operations. On the same RTX 3090, llama 7B Q4_0 decoded at 121 tok/s in
+//! the Dec 2023 builds and 139.6 tok/s in Aug 2025's (PR 14903's baseline),
+//! and the fitted per-layer time of the 2023-2024 datacenter rows (0.15 ms)
+//! was more than the whole 3.4 ms token a 2026 build took on an H200. So the
+//! per-layer decode time of a build `age` years older than the newest build
+//! its vendor's rows measure is `layer_overhead × exp(decay × age)`
+//! ([`build_factor`], [`DECODE_BUILD_DECAY`]): every llama.cpp row is dated
+//! (`tests/calibration/builds.csv`: the month its source states, or for a
+//! PR's baseline the month the PR was opened), and the fit scales each row's
+//! per-layer time by its age, so `layer_overhead` is the newest builds'.
+//! One decay per vendor group (NVIDIA, AMD, Intel, Apple: each its own
+//! backends, kernels and launch path), chosen from a grid by
+//! least decode error with everything else refitted; a group whose rows'
+//! builds span less than a year gets none (Apple's rows are all of
+//! Sep 2023 to May 2024). Plans are for the newest build unless
+//! [`InferenceOptions::runtime_build`](crate::plan::InferenceOptions::runtime_build)
+//! names an older one (`plan --runtime-build`; `check` uses the build a
+//! llama-bench output prints); a later month than the data changes nothing
+//! (no extrapolation). Prefill and the other runtimes have no such term.
+//!
 //! A served request also waits beyond its prompt's prefill before its
 //! first token (scheduling, the first decode step, the stream's first
 //! chunk): one constant per runtime, [`REQUEST_SECONDS`], fitted last on the
@@ -350,8 +376,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8477),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.7365),
-        prefill_layer_s: Some(7.766e-07),
+        prefill: Some(0.7261),
+        prefill_layer_s: Some(1.490e-07),
         rows: (19, 19),
     },
     SpeedFit {
@@ -360,9 +386,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6128),
-        prefill_layer_s: Some(7.766e-07),
-        rows: (37, 37),
+        prefill: Some(0.6096),
+        prefill_layer_s: Some(1.490e-07),
+        rows: (37, 38),
     },
     SpeedFit {
         class: DeviceClass::Apple,
@@ -370,9 +396,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6128),
-        prefill_layer_s: Some(7.766e-07),
-        rows: (37, 37),
+        prefill: Some(0.6096),
+        prefill_layer_s: Some(1.490e-07),
+        rows: (37, 38),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -380,8 +406,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9906),
         decode_layer_s: Some(9.248e-05),
-        prefill: Some(0.6646),
-        prefill_layer_s: Some(1.451e-06),
+        prefill: Some(0.6651),
+        prefill_layer_s: Some(1.446e-06),
         rows: (14, 14),
     },
     SpeedFit {
@@ -390,8 +416,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(1.109),
         decode_layer_s: Some(9.248e-05),
-        prefill: Some(0.4685),
-        prefill_layer_s: Some(1.451e-06),
+        prefill: Some(0.4688),
+        prefill_layer_s: Some(1.446e-06),
         rows: (42, 38),
     },
     SpeedFit {
@@ -400,8 +426,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(1.045),
         decode_layer_s: Some(8.198e-05),
-        prefill: Some(0.4729),
-        prefill_layer_s: Some(1.436e-06),
+        prefill: Some(0.4733),
+        prefill_layer_s: Some(1.431e-06),
         rows: (39, 34),
     },
     SpeedFit {
@@ -411,7 +437,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.4317),
         decode_layer_s: Some(8.198e-05),
         prefill: Some(0.4226),
-        prefill_layer_s: Some(1.436e-06),
+        prefill_layer_s: Some(1.431e-06),
         rows: (3, 4),
     },
     SpeedFit {
@@ -430,8 +456,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8932),
         decode_layer_s: Some(4.927e-05),
-        prefill: Some(0.4292),
-        prefill_layer_s: Some(9.442e-07),
+        prefill: Some(0.4299),
+        prefill_layer_s: Some(9.435e-07),
         rows: (20, 20),
     },
     SpeedFit {
@@ -440,8 +466,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8612),
         decode_layer_s: Some(4.927e-05),
-        prefill: Some(0.3691),
-        prefill_layer_s: Some(9.442e-07),
+        prefill: Some(0.3694),
+        prefill_layer_s: Some(9.435e-07),
         rows: (33, 33),
     },
     SpeedFit {
@@ -450,8 +476,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8612),
         decode_layer_s: Some(4.927e-05),
-        prefill: Some(0.3691),
-        prefill_layer_s: Some(9.442e-07),
+        prefill: Some(0.3694),
+        prefill_layer_s: Some(9.435e-07),
         rows: (33, 33),
     },
     SpeedFit {
@@ -460,8 +486,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.7971),
         decode_layer_s: Some(9.906e-05),
-        prefill: Some(0.7085),
-        prefill_layer_s: Some(2.319e-06),
+        prefill: Some(0.7089),
+        prefill_layer_s: Some(2.317e-06),
         rows: (18, 13),
     },
     SpeedFit {
@@ -470,8 +496,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8287),
         decode_layer_s: Some(9.906e-05),
-        prefill: Some(0.4016),
-        prefill_layer_s: Some(2.319e-06),
+        prefill: Some(0.4019),
+        prefill_layer_s: Some(2.317e-06),
         rows: (37, 37),
     },
     SpeedFit {
@@ -480,8 +506,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8287),
         decode_layer_s: Some(9.906e-05),
-        prefill: Some(0.4016),
-        prefill_layer_s: Some(2.319e-06),
+        prefill: Some(0.4019),
+        prefill_layer_s: Some(2.317e-06),
         rows: (37, 37),
     },
     SpeedFit {
@@ -510,8 +536,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8271),
         decode_layer_s: Some(5.825e-05),
-        prefill: Some(0.4679),
-        prefill_layer_s: Some(1.850e-06),
+        prefill: Some(0.4681),
+        prefill_layer_s: Some(1.848e-06),
         rows: (26, 16),
     },
     SpeedFit {
@@ -520,8 +546,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8271),
         decode_layer_s: Some(5.825e-05),
-        prefill: Some(0.5369),
-        prefill_layer_s: Some(2.878e-06),
+        prefill: Some(0.5371),
+        prefill_layer_s: Some(2.876e-06),
         rows: (26, 15),
     },
     SpeedFit {
@@ -530,9 +556,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.845),
-        prefill_layer_s: Some(7.886e-06),
-        rows: (0, 8),
+        prefill: Some(0.8578),
+        prefill_layer_s: Some(8.298e-06),
+        rows: (0, 9),
     },
     SpeedFit {
         class: DeviceClass::AmdDatacenter,
@@ -540,9 +566,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.845),
-        prefill_layer_s: Some(7.886e-06),
-        rows: (0, 8),
+        prefill: Some(0.8578),
+        prefill_layer_s: Some(8.298e-06),
+        rows: (0, 9),
     },
     SpeedFit {
         class: DeviceClass::Intel,
@@ -570,8 +596,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8371),
         decode_layer_s: Some(6.379e-05),
-        prefill: Some(0.7681),
-        prefill_layer_s: Some(2.503e-06),
+        prefill: Some(0.7695),
+        prefill_layer_s: Some(2.507e-06),
         rows: (71, 66),
     },
     SpeedFit {
@@ -590,9 +616,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7937),
         decode_layer_s: Some(6.379e-05),
-        prefill: Some(0.5571),
-        prefill_layer_s: Some(2.503e-06),
-        rows: (185, 172),
+        prefill: Some(0.5595),
+        prefill_layer_s: Some(2.507e-06),
+        rows: (185, 174),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -600,9 +626,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7929),
         decode_layer_s: Some(6.265e-05),
-        prefill: Some(0.5591),
-        prefill_layer_s: Some(2.492e-06),
-        rows: (182, 167),
+        prefill: Some(0.5615),
+        prefill_layer_s: Some(2.496e-06),
+        rows: (182, 169),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -610,8 +636,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.3906),
         decode_layer_s: Some(6.265e-05),
-        prefill: Some(0.4464),
-        prefill_layer_s: Some(2.492e-06),
+        prefill: Some(0.447),
+        prefill_layer_s: Some(2.496e-06),
         rows: (3, 5),
     },
     SpeedFit {
@@ -628,7 +654,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 29.6), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 29.9), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -690,7 +716,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7753),
-        prefill: Some(1.157),
+        prefill: Some(1.156),
         rows: (11, 8),
     },
     DeviceFit {
@@ -711,14 +737,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.064),
-        prefill: Some(0.8832),
+        prefill: Some(0.8834),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.028),
-        prefill: Some(0.6438),
+        prefill: Some(0.644),
         rows: (17, 17),
     },
     DeviceFit {
@@ -732,43 +758,50 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.245),
-        prefill: Some(0.9845),
+        prefill: Some(0.985),
         rows: (7, 5),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7855),
-        prefill: Some(0.5305),
+        prefill: Some(0.5322),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7061),
-        prefill: Some(0.8329),
+        prefill: Some(0.835),
         rows: (11, 11),
     },
     DeviceFit {
         spec_id: "m2-ultra-192gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.011),
-        prefill: Some(1.013),
+        prefill: Some(1.007),
         rows: (21, 21),
     },
     DeviceFit {
         spec_id: "m3-max-48gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.175),
-        prefill: Some(1.079),
+        prefill: Some(1.073),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "m3-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.088),
-        prefill: Some(1.132),
+        prefill: Some(1.131),
         rows: (9, 9),
+    },
+    DeviceFit {
+        spec_id: "mi100",
+        runtime: RuntimeKind::LlamaCpp,
+        decode: None,
+        prefill: Some(1.795),
+        rows: (0, 4),
     },
     DeviceFit {
         spec_id: "radeon-pro-w7900",
@@ -781,7 +814,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9587),
-        prefill: Some(1.109),
+        prefill: Some(1.11),
         rows: (4, 4),
     },
     DeviceFit {
@@ -795,7 +828,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9432),
-        prefill: Some(0.903),
+        prefill: Some(0.9025),
         rows: (21, 22),
     },
     DeviceFit {
@@ -816,28 +849,28 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.048),
-        prefill: Some(1.01),
+        prefill: Some(1.011),
         rows: (12, 12),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.9158),
+        prefill: Some(0.9162),
         rows: (14, 14),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9809),
-        prefill: Some(0.6839),
+        prefill: Some(0.684),
         rows: (19, 19),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9686),
-        prefill: Some(1.104),
+        prefill: Some(1.103),
         rows: (17, 17),
     },
     DeviceFit {

@@ -187,7 +187,7 @@ const BUILD_MONTHS: &[(u64, u32, u32)] = &[
 ];
 
 /// The month of llama.cpp build `number`: linear in the build number
-/// between the two anchors of [`BUILD_MONTHS`] around it (llama.cpp tags
+/// between the two anchors of `BUILD_MONTHS` around it (llama.cpp tags
 /// a build per merged commit, so numbers grow steadily with time), the
 /// first anchor's month before it (at least that old) and the last's after
 /// it (at least that new).
