@@ -947,6 +947,26 @@ fn render_plan(p: &InferencePlan) -> String {
             if o_.has_targets() { "\n" } else { " " },
             p.context,
         );
+        // Whose build the fitted per-layer decode time is for (a runtime
+        // with a build-date term only).
+        if o_.calibrated_speed
+            && let Some(d) = p.devices.first()
+        {
+            use ai_hwaccel::plan::speed::{DeviceClass, newest_build};
+            let newest = newest_build(p.runtime, DeviceClass::of(d));
+            match (o_.runtime_build, newest) {
+                (Some(b), Some(_)) => {
+                    o += &format!("decode speeds for {} builds of {b}\n", p.runtime)
+                }
+                (None, Some(n)) => {
+                    o += &format!(
+                        "decode speeds for {} builds of {n} (the newest the calibration rows measure; --runtime-build for another)\n",
+                        p.runtime
+                    )
+                }
+                _ => {}
+            }
+        }
         if timed {
             o += &format!(
                 "latency per plan: TTFT for a {}-token prompt on an idle replica (no queueing),\n\
