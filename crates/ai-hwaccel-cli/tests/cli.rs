@@ -1697,3 +1697,51 @@ fn a_cpu_of_the_table_is_a_device_string() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// `--runtime-build`: an older llama.cpp build pays more per layer in
+/// decode (the fitted build-date term), prefill is unchanged, the plan's
+/// options echo the month, the table names the build its speeds are for,
+/// and a malformed month is a usage error.
+#[test]
+fn plan_for_an_older_llama_cpp_build() {
+    let base = [
+        "plan",
+        "llama-3-8b",
+        "--devices",
+        "1xrtx-4090",
+        "--runtime",
+        "llama.cpp",
+        "--quant",
+        "q4_k_m",
+        "--context",
+        "512",
+    ];
+    let now = json(&[&base[..], &["--json"]].concat());
+    let old = json(&[&base[..], &["--json", "--runtime-build", "2024-05"]].concat());
+    let d = |v: &serde_json::Value| {
+        v["plans"][0]["decode_tokens_per_s_per_sequence"]
+            .as_f64()
+            .unwrap()
+    };
+    let p = |v: &serde_json::Value| v["plans"][0]["prefill_tokens_per_s"].as_f64().unwrap();
+    assert!(d(&old) < d(&now), "{} vs {}", d(&old), d(&now));
+    assert_eq!(p(&old), p(&now));
+    assert_eq!(old["options"]["runtime_build"], "2024-05");
+    assert!(now["options"]["runtime_build"].is_null());
+    // A build after the newest the rows measure is planned as the newest.
+    let later = json(&[&base[..], &["--json", "--runtime-build", "2999-01"]].concat());
+    assert_eq!(d(&later), d(&now));
+    let text = String::from_utf8(run(&base).stdout).unwrap();
+    assert!(
+        text.contains("decode speeds for llama.cpp builds of 20"),
+        "{text}"
+    );
+    for bad in ["2024-13", "May 2024", "24-05"] {
+        let o = run(&[&base[..], &["--runtime-build", bad]].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("YYYY-MM"),
+            "{bad}"
+        );
+    }
+}

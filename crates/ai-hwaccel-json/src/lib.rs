@@ -1275,6 +1275,29 @@ mod tests {
     }
 
     #[test]
+    fn plan_takes_a_runtime_build_month() {
+        let req = |b: &str| {
+            format!(
+                r#"{{"model": "llama-3-8b", "devices": "1xrtx-4090", "runtime": "llama.cpp", "context": 512{b}}}"#
+            )
+        };
+        let now: Value = serde_json::from_str(&call("plan", &req("")).unwrap()).unwrap();
+        let old: Value =
+            serde_json::from_str(&call("plan", &req(r#", "runtime_build": "2024-05""#)).unwrap())
+                .unwrap();
+        assert_eq!(old["options"]["runtime_build"], "2024-05");
+        let d = |v: &Value| {
+            v["plans"][0]["decode_tokens_per_s_per_sequence"]
+                .as_f64()
+                .unwrap()
+        };
+        assert!(d(&old) < d(&now));
+        let e = call("plan", &req(r#", "runtime_build": "2024-13""#)).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        assert!(e.message.contains("\"runtime_build\""), "{e}");
+    }
+
+    #[test]
     fn errors_have_kinds_and_name_the_field() {
         let e = call("plan", r#"{"model": "7b", "batch": 0}"#).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
