@@ -794,7 +794,12 @@ fitted), and compares decode per sequence and prefill:
 | --- | --- | --- | --- | --- | --- | --- |
 {lines}
 The test {status}; it holds each class to what it reaches
-(`ACHIEVED_LAYER_SPLIT`). Prefill over a layer split is pipelined as
+(`ACHIEVED_LAYER_SPLIT`). Three tests have no estimate: the 6 × RTX 3090
+Llama 3 70B F16 rows at 4096 and 8192 tokens, run with `-fa 0`, whose
+compute buffer holds every attention score (1 GiB per card at 8192
+tokens) beside 21.9 GiB of weights per 24 GiB card; the plan follows
+llama-server's rule, which leaves `--fit`'s 1 GiB free per device, and
+llama-bench does not fit. Prefill over a layer split is pipelined as
 llama.cpp runs it (`src/plan/inference.rs`, "llama.cpp pipelines a prompt"):
 each logical batch of 2048 tokens is cut into micro-batches of 512, and the
 stages work on successive micro-batches at once, so a prompt of up to 512

@@ -192,12 +192,25 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
         if cpu_only && args.devices.is_none() && !devices.iter().all(|d| d.host) {
             notes.push("the log's buffers are all CPU buffers, but this machine has accelerators: pass --devices".into());
         }
+        // Flash attention as the log prints it (`llama_context: flash_attn
+        // = disabled`): without it the compute buffer holds every score.
+        let fused = match log.flash_attn.as_deref().map(str::to_ascii_lowercase) {
+            Some(v) if matches!(v.as_str(), "0" | "false" | "off" | "disabled") => false,
+            Some(_) => true,
+            None => {
+                notes.push(
+                    "the log does not print flash_attn: planned with flash attention on".into(),
+                );
+                true
+            }
+        };
         let opts = InferenceOptions {
             context: ctx,
             batch: seqs,
             kv_dtype: kv,
             max_plans: 1,
             runtime: RuntimeKind::LlamaCpp,
+            fused_attention: fused,
             ..InferenceOptions::default()
         };
         let mut opts = ai_hwaccel::plan::options_for(&m, &opts);

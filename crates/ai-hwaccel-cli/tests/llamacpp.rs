@@ -106,6 +106,17 @@ fn http(method: &str, url: &str, body: Option<&str>) -> (u16, String) {
 
 /// Plan, emit, run, complete, check; returns `check --json`.
 fn run_model(server: &Path, model: &Path, dir: &Path) -> serde_json::Value {
+    run_model_with(server, model, dir, "2048", &[])
+}
+
+/// As [`run_model`], at a context and with more `plan` options.
+fn run_model_with(
+    server: &Path,
+    model: &Path,
+    dir: &Path,
+    context: &str,
+    plan: &[&str],
+) -> serde_json::Value {
     let o = bin()
         .args(["plan"])
         .arg(model)
@@ -113,10 +124,11 @@ fn run_model(server: &Path, model: &Path, dir: &Path) -> serde_json::Value {
             "--runtime",
             "llama.cpp",
             "--context",
-            "2048",
+            context,
             "--kv-dtype",
             "fp16",
         ])
+        .args(plan)
         .args(["--emit", "llama.cpp", "--json"])
         .output()
         .unwrap();
@@ -248,6 +260,39 @@ fn emitted_llama_server_commands_run_and_the_plan_matches_the_log() {
             "{dtype}: buffers predicted/logged {buf}"
         );
     }
+}
+
+/// Planned with `--unfused-attention`, the emitted command runs llama.cpp
+/// with flash attention off (`-fa off`), whose compute buffer holds every
+/// attention score (KQ: heads × context × micro-batch f32) and an f32 mask:
+/// `check` reads `flash_attn = disabled` from the log and plans the same.
+/// At `-c 8192` the scores are most of the buffer (83 MiB against 14.5
+/// with flash attention).
+#[test]
+fn flash_attention_off_buffers_match_too() {
+    let Some((server, py)) = requirements() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = make_model(&py, dir.path(), "F16");
+    let report = run_model_with(
+        &server,
+        &model,
+        dir.path(),
+        "8192",
+        &["--unfused-attention"],
+    );
+    assert_eq!(report["log"]["flash_attn"], "disabled", "{report}");
+    assert_eq!(report["context_per_sequence"], 8192, "{report}");
+    let logged = row(&report, "compute_and_output_buffers")["logged_bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(logged > 80 << 20, "scores in the buffer: {logged}");
+    let buf = ratio(&report, "compute_and_output_buffers");
+    assert!(
+        (buf - 1.0).abs() <= 0.02,
+        "fa off buffers predicted/logged {buf}"
+    );
 }
 
 /// A mixture of experts (Mixtral's layout: 4 experts, 2 per token, a

@@ -991,8 +991,20 @@ fn layer_split_estimates_against_published_measurements() {
         assert!(pm <= bounds.2, "{class} prefill median {pm}");
         assert!(pw <= bounds.3, "{class} prefill worst {pw}");
     }
-    assert_eq!(unestimated, 0, "split.csv rows without an estimate");
+    assert_eq!(
+        unestimated, SPLIT_UNPLANNED,
+        "split.csv rows without an estimate"
+    );
 }
+
+/// split.csv tests the plan finds no room for: the 6 × RTX 3090 Llama 3 70B
+/// F16 rows at 4096 and 8192 tokens (decode at 8192, prefill at both).
+/// llama-bench ran them with `-fa 0`, whose compute buffer holds every
+/// attention score (1 GiB per card at 8192 tokens), in 24 GiB cards holding
+/// 21.9 GiB of weights each; the plan follows llama-server's rule, which
+/// also leaves `--fit`'s 1 GiB free per device, and llama-bench does not
+/// fit.
+const SPLIT_UNPLANNED: usize = 3;
 
 /// split.csv per device class: (decode rows, prefill rows) estimated, and
 /// the bounds (decode median, decode worst, prefill median, prefill worst)
@@ -1014,7 +1026,7 @@ fn layer_split_estimates_against_published_measurements() {
 type LayerSplit = (&'static str, (usize, usize), (f64, f64, f64, f64));
 const ACHIEVED_LAYER_SPLIT: &[LayerSplit] = &[
     ("amd-datacenter", (10, 13), (1.12, 1.31, 2.48, 10.19)),
-    ("nvidia-consumer", (82, 84), (0.10, 0.41, 0.139, 2.68)),
+    ("nvidia-consumer", (81, 82), (0.10, 0.41, 0.139, 2.68)),
     ("nvidia-datacenter", (81, 73), (0.098, 1.444, 0.233, 8.989)),
     ("nvidia-workstation", (44, 40), (0.046, 0.20, 0.237, 1.015)),
 ];

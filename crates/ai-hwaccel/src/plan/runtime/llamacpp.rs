@@ -53,6 +53,18 @@ pub const FIT_TARGET_BYTES: u64 = (1024.0 * MIB) as u64;
 /// vocabulary — the formula gives 8.50, 14.50, 4.25, 15.00 and 7.50 MiB
 /// (`tests/llamacpp.rs` runs the first two on every test run).
 ///
+/// Without flash attention (`-fa off`; llama-bench's default before its
+/// `auto`), the attention materialises every score: the mask stays f32
+/// (`n_ctx_seq × n_ubatch` × 4 B; flash attention casts it to f16) and one
+/// layer's `KQ` product, `n_head × n_ctx_seq × n_ubatch` f32, is live beside
+/// the attention's other tensors (`soft_max_ext` runs in place on it), so
+/// the attention term becomes `n_ctx_seq × n_ubatch × 4 B × n_head` plus the
+/// one above. Checked on the same llama-server with `-fa off`: 23.01 MiB
+/// logged for the 256-wide model (4 heads) at `-c 2048`, 83.01 at `-c 8192`,
+/// 13.01 at `-c 4096 -np 4`, and for a 512-wide, 8-head model 79.01 at
+/// `-c 4096`, 39.50 at `-ub 256` and 25.01 at `-c 1024`; the formula gives
+/// 23.00, 83.00, 13.00, 79.00, 39.50 and 25.00 MiB.
+///
 /// A mixture-of-experts layer (`build_moe_ffn`) holds the gate, up and
 /// gated products of every expert a token uses at once
 /// (`mul_mat_id` outputs of `n_ff_exp × n_expert_used × n_ubatch`), so its
@@ -61,10 +73,11 @@ pub const FIT_TARGET_BYTES: u64 = (1024.0 * MIB) as u64;
 /// Checked on the same llama-server: a 4-expert, 2-per-token variant of the
 /// 256-wide model logs 13.006 MiB; the formula gives 13.000 (the router's
 /// logits and selection, a few KiB, are not counted).
-pub fn compute_buffer_bytes(ctx: &DeviceContext) -> u64 {
+pub fn compute_buffer_bytes(ctx: &DeviceContext, fused_attention: bool) -> u64 {
     let m = ctx.spec;
     let ub = N_UBATCH.min(ctx.context.saturating_mul(ctx.sequences).max(1));
-    let mask = ctx.context.saturating_mul(ub).saturating_mul(2);
+    let cells = ctx.context.saturating_mul(ub);
+    let mask = cells.saturating_mul(if fused_attention { 2 } else { 4 });
     let e = m.hidden_size;
     let ff_mats = match m.mlp {
         crate::plan::arch::MlpKind::Gated => 3,
@@ -89,7 +102,14 @@ pub fn compute_buffer_bytes(ctx: &DeviceContext) -> u64 {
     };
     let q = u64::from(m.num_attention_heads) * m.head_dim;
     let kv = u64::from(m.num_kv_heads) * m.head_dim;
-    let attn = ub * 4 * (q + 2 * kv + 4 * e);
+    let mut attn = ub * 4 * (q + 2 * kv + 4 * e);
+    if !fused_attention {
+        attn = attn.saturating_add(
+            cells
+                .saturating_mul(4)
+                .saturating_mul(u64::from(m.num_attention_heads)),
+        );
+    }
     mask.saturating_add(ffn.max(attn))
 }
 
@@ -301,7 +321,7 @@ impl Runtime for LlamaCpp {
                 let hidden = cap - super::cuda_visible_bytes(ctx.device.spec_id.as_deref(), cap);
                 (hidden + FIT_TARGET_BYTES).min(cap)
             },
-            activation_bytes: compute_buffer_bytes(ctx)
+            activation_bytes: compute_buffer_bytes(ctx, opts.fused_attention)
                 + if ctx.last_stage {
                     output_buffer_bytes(ctx)
                 } else {
