@@ -81,6 +81,8 @@ PLANS: List[Dict[str, Any]] = [
     {"model": "llama-3.1-405b", "devices": "1xh100-sxm"},  # does not fit: advice
     {"model": "llama-3.1-8b", "devices": "1xh100-sxm", "emit": "vllm"},
     {"model": "llama-3.1-70b", "devices": "4xh100-sxm", "emit": "sglang", "plan": 2},
+    {"model": "llama-3-8b", "devices": "1xrtx-4090", "runtime": "llama.cpp", "runtime_build": "2024-05",
+     "unfused_attention": True},
 ]
 
 
