@@ -52,8 +52,9 @@
 //! CUDA builds launch a batch-1 token's kernels as one CUDA graph since
 //! spring 2024 (llama.cpp PR 6766, opened in April 2024: 143 to 164 tok/s
 //! for llama-2-7b Q4_K_M on an H100 PCIe), and 2025's builds fuse many of
-//! the small per-layer operations. On the same RTX 3090, llama 7B Q4_0 decoded at 121 tok/s in
-//! the Dec 2023 builds and 139.6 tok/s in Aug 2025's (PR 14903's baseline),
+//! the small per-layer operations. On the same RTX 3090, llama 7B Q4_0
+//! decoded at 121 tok/s in the Dec 2023 builds and 139.6 tok/s in Aug
+//! 2025's (PR 14903's baseline),
 //! and the fitted per-layer time of the 2023-2024 datacenter rows (0.15 ms)
 //! was more than the whole 3.4 ms token a 2026 build took on an H200. So the
 //! per-layer decode time of a build `age` years older than the newest build
@@ -65,8 +66,9 @@
 //! One decay per vendor group (NVIDIA, AMD, Intel, Apple: each its own
 //! backends, kernels and launch path), chosen from a grid by
 //! least decode error with everything else refitted; a group whose rows'
-//! builds span less than a year gets none (Apple's rows are all of
-//! Sep 2023 to May 2024). Plans are for the newest build unless
+//! builds span less than a year, or with fewer than three rows in the year
+//! before its newest, gets none (Apple: its rows are of Sep 2023 to May
+//! 2024 builds but one M3 Ultra row of Dec 2025). Plans are for the newest build unless
 //! [`InferenceOptions::runtime_build`](crate::plan::InferenceOptions::runtime_build)
 //! names an older one (`plan --runtime-build`; `check` uses the build a
 //! llama-bench output prints); a later month than the data changes nothing
