@@ -142,13 +142,39 @@ fn llama_cpp_command_splits_layers_as_the_plan_does() {
         .split(',')
         .map(|x| x.parse().unwrap())
         .collect();
-    let planned: Vec<u32> = choice
+    // By layer count, the output layer counted on the last stage: llama.cpp
+    // splits the 33 offloaded units (`-ngl`) by these cumulative fractions.
+    let mut planned: Vec<u32> = choice
         .per_device
         .iter()
         .map(|d| d.layers.1 - d.layers.0)
         .collect();
+    *planned.last_mut().unwrap() += 1;
     assert_eq!(split, planned);
-    assert_eq!(split.iter().sum::<u32>(), 32);
+    assert_eq!(split.iter().sum::<u32>(), 33);
+    // What llama.cpp does with them (`src/llama-model.cpp`,
+    // `get_layer_buft_list`: unit `il` goes to the first device whose
+    // cumulative fraction exceeds `il / ngl`) is the planned stages.
+    let total: u32 = split.iter().sum();
+    let mut cumulative = Vec::new();
+    let mut acc = 0.0f32;
+    for x in &split {
+        acc += *x as f32;
+        cumulative.push(acc);
+    }
+    let cumulative: Vec<f32> = cumulative.iter().map(|c| c / total as f32).collect();
+    let device_of = |il: u32| {
+        cumulative
+            .iter()
+            .position(|&c| c > il as f32 / total as f32)
+            .unwrap()
+    };
+    for (i, d) in choice.per_device.iter().enumerate() {
+        for il in d.layers.0..d.layers.1 {
+            assert_eq!(device_of(il), i, "layer {il}");
+        }
+    }
+    assert_eq!(device_of(32), 1, "the output layer on the last stage");
     assert_eq!(value(&l.argv, "-fa"), "on");
     // Planned with unfused attention: the command turns flash attention
     // off, and the long-prompt prefill pays for the scores.
@@ -977,8 +1003,9 @@ fn offload_over_two_gpus_splits_the_last_layers_between_them() {
         format!(
             "{},{}",
             d[1].layers.1 - d[1].layers.0,
-            d[2].layers.1 - d[2].layers.0
-        )
+            d[2].layers.1 - d[2].layers.0 + 1
+        ),
+        "the output layer counted on the last stage"
     );
     // One GPU: plan_offload's answer; none: nothing.
     assert_eq!(
@@ -1088,7 +1115,7 @@ fn moe_offload_over_two_gpus() {
     assert_eq!(value(&l.argv, "--n-cpu-moe"), n.to_string());
     assert_eq!(
         value(&l.argv, "--tensor-split"),
-        format!("{},{}", d[1].layers.1, 48 - d[2].layers.0)
+        format!("{},{}", d[1].layers.1, 48 - d[2].layers.0 + 1)
     );
     // With these sizes: the experts of 10 layers on the host, 29 layers on
     // the first card and 19 and the output layer on the second.

@@ -360,7 +360,8 @@ fn cache_type(kv: crate::plan::KvDtype) -> Result<&'static str, String> {
 impl LlamaCpp {
     /// `llama-server` for a plan: one replica (data parallelism is one
     /// server per replica), layers split over devices as the plan's stages
-    /// hold them (`--split-mode layer`, `--tensor-split` by layer count),
+    /// hold them (`--split-mode layer`, `--tensor-split` by layer count, the
+    /// output layer counted on the last stage),
     /// all layers offloaded (`-ngl` = layers + 1 for the output layer) or
     /// none on the host CPU, `-c` = context × sequences with `-np`
     /// sequences, the cache type, `-ub` 512 (the compute buffer the plan
@@ -448,9 +449,18 @@ impl LlamaCpp {
                 // Weights and KV split evenly over the devices (no `-ts`).
                 argv.extend(["--split-mode".into(), "tensor".into()]);
             } else if devices.len() > 1 {
+                // llama.cpp splits the offloaded layers and the output
+                // layer (one unit more) by the cumulative `-ts` fractions:
+                // unit `il` goes to the first device whose fraction exceeds
+                // `il / (ngl)` (`src/llama-model.cpp`, `get_layer_buft_list`;
+                // the output layer is unit `n_layer`). So the last stage's
+                // share counts the output layer too: `-ts` by layer count
+                // alone gives the first devices a layer more than planned.
+                let last = devices.len() - 1;
                 let split: Vec<String> = devices
                     .iter()
-                    .map(|d| (d.layers.1 - d.layers.0).to_string())
+                    .enumerate()
+                    .map(|(i, d)| (d.layers.1 - d.layers.0 + u32::from(i == last)).to_string())
                     .collect();
                 argv.extend([
                     "--split-mode".into(),
