@@ -61,7 +61,42 @@ pub struct Report {
     pub sequences: Option<u64>,
     pub kv_dtype: Option<KvDtype>,
     pub rows: Vec<Row>,
+    /// A llama.cpp log of several devices: each device's buffers beside
+    /// the planned stage in the same order (a layer split).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_device: Vec<DeviceCheck>,
     pub notes: Vec<String>,
+}
+
+/// One device of a multi-device llama.cpp log against its planned stage.
+#[derive(Serialize)]
+pub struct DeviceCheck {
+    /// The backend device as logged (`CUDA1`, `RPC0[127.0.0.1:50052]`).
+    pub device: String,
+    /// The planned device it is compared with.
+    pub planned_device: String,
+    /// The planned stage's layers (first, one past the last).
+    pub planned_layers: (u32, u32),
+    pub rows: Vec<Row>,
+}
+
+/// The accelerator devices a llama.cpp log allocated buffers on, in the
+/// order it lists them (the host's `CPU*` and pinned `*_Host` buffers
+/// left out).
+fn logged_devices(log: &LlamaCppLog) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for b in log
+        .model_buffers
+        .iter()
+        .chain(&log.kv_buffers)
+        .chain(&log.compute_buffers)
+    {
+        if !(b.buffer.starts_with("CPU") || b.buffer.ends_with("_Host")) && !out.contains(&b.buffer)
+        {
+            out.push(b.buffer.clone());
+        }
+    }
+    out
 }
 
 /// llama.cpp's cache type name as the planner's KV dtype.
@@ -186,6 +221,7 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
         .as_deref()
         .and_then(ai_hwaccel::plan::runtime::bench::quant_of_model);
     let mut predicted = (None, None, None, None);
+    let mut per_device = Vec::new();
     if let Some(model) = &args.model {
         let m = crate::planning::load(model)?;
         let (devices, _) = devices_from(args.devices.as_ref(), None, true)?;
@@ -204,11 +240,16 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
                 true
             }
         };
+        let host_ids: Vec<String> = devices
+            .iter()
+            .filter(|d| d.host)
+            .map(|d| d.id.clone())
+            .collect();
         let opts = InferenceOptions {
             context: ctx,
             batch: seqs,
             kv_dtype: kv,
-            max_plans: 1,
+            max_plans: 64,
             runtime: RuntimeKind::LlamaCpp,
             fused_attention: fused,
             ..InferenceOptions::default()
@@ -223,7 +264,80 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
             }
         }
         let p = plan_inference(&m.spec, &devices, &opts);
-        match p.plans.first() {
+        // Several devices in the log: llama.cpp's default layer split, one
+        // stage per device, when the planner has that layout.
+        let stages = logged_devices(&log).len() as u32;
+        let chosen = p
+            .plans
+            .iter()
+            .find(|c| {
+                stages > 1
+                    && c.tensor_parallel == 1
+                    && c.data_parallel == 1
+                    && c.per_device
+                        .iter()
+                        .filter(|d| !host_ids.contains(&d.device))
+                        .count()
+                        == stages as usize
+            })
+            .or(p.plans.first());
+        if let Some(c) = chosen {
+            let planned: Vec<&ai_hwaccel::plan::inference::DeviceMemory> = c
+                .per_device
+                .iter()
+                .filter(|d| d.replica == 0 && !host_ids.contains(&d.device))
+                .collect();
+            let logged = logged_devices(&log);
+            if logged.len() > 1 && logged.len() == planned.len() {
+                let of = |list: &[ai_hwaccel::plan::runtime::log::LoggedBuffer], name: &str| {
+                    let v: u64 = list
+                        .iter()
+                        .filter(|b| b.buffer == name)
+                        .map(|b| b.bytes)
+                        .sum();
+                    list.iter().any(|b| b.buffer == name).then_some(v)
+                };
+                per_device = logged
+                    .iter()
+                    .zip(&planned)
+                    .map(|(name, d)| DeviceCheck {
+                        device: name.clone(),
+                        planned_device: d.device.clone(),
+                        planned_layers: d.layers,
+                        rows: vec![
+                            make_row(
+                                "weights",
+                                of(&log.model_buffers, name),
+                                Some(d.weights_bytes),
+                            ),
+                            make_row(
+                                "kv_cache",
+                                of(&log.kv_buffers, name),
+                                Some(d.kv_cache_bytes),
+                            ),
+                            make_row(
+                                "compute_and_output_buffers",
+                                match (
+                                    of(&log.compute_buffers, name),
+                                    of(&log.output_buffers, name),
+                                ) {
+                                    (None, None) => None,
+                                    (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+                                },
+                                Some(d.activation_bytes),
+                            ),
+                        ],
+                    })
+                    .collect();
+            } else if logged.len() > 1 {
+                notes.push(format!(
+                    "the log has {} devices and the plan {} stages: devices not compared one by one",
+                    logged.len(),
+                    planned.len()
+                ));
+            }
+        }
+        match chosen {
             Some(best) => {
                 let sum = |f: &dyn Fn(&ai_hwaccel::plan::inference::DeviceMemory) -> u64| {
                     Some(
@@ -282,6 +396,7 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
             ),
         ],
         log,
+        per_device,
         notes,
     };
     if args.json {
@@ -316,6 +431,24 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
             mib(r.predicted_bytes),
             r.ratio.map_or("—".into(), |x| format!("{x:.3}"))
         );
+    }
+    for d in &report.per_device {
+        s += &format!(
+            "{} (planned {}, layers {}-{}):\n",
+            d.device,
+            d.planned_device,
+            d.planned_layers.0,
+            d.planned_layers.1.saturating_sub(1)
+        );
+        for r in &d.rows {
+            s += &format!(
+                "  {:<26} {:>14} {:>14} {:>10}\n",
+                r.component,
+                mib(r.logged_bytes),
+                mib(r.predicted_bytes),
+                r.ratio.map_or("—".into(), |x| format!("{x:.3}"))
+            );
+        }
     }
     for n in &report.notes {
         s += &format!("note: {n}\n");
@@ -424,6 +557,7 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
         vllm_log: Some(v),
         sglang_log: None,
         trtllm_log: None,
+        per_device: Vec::new(),
         notes,
     };
     if args.json {
@@ -595,6 +729,7 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
         ],
         sglang_log: Some(l),
         trtllm_log: None,
+        per_device: Vec::new(),
         notes,
     };
     if args.json {
@@ -747,19 +882,24 @@ fn check_bench(
         });
     }
     notes.extend(assumed.into_iter().map(str::to_string));
-    let builds: std::collections::BTreeSet<String> = out
+    let predicted: Vec<&BenchCheck> = out
         .iter()
         .filter(|r| r.predicted_tokens_per_s.is_some())
-        .map(|r| {
-            r.planned_build
-                .map_or("the newest fitted".to_string(), |b| b.to_string())
-        })
+        .collect();
+    let builds: std::collections::BTreeSet<String> = predicted
+        .iter()
+        .filter_map(|r| r.planned_build.map(|b| b.to_string()))
         .collect();
     if !builds.is_empty() {
         notes.push(format!(
             "decode planned for llama.cpp builds of {} (from the printed build number or run time; the per-layer time of older builds is longer: docs/accuracy.md)",
             builds.into_iter().collect::<Vec<_>>().join(", ")
         ));
+    }
+    if predicted.iter().any(|r| r.planned_build.is_none()) {
+        notes.push(
+            "no build number or run time printed: decode planned for the newest llama.cpp builds the calibration rows measure".into(),
+        );
     }
     if out.iter().any(|r| r.test.contains('+')) {
         notes.push("combined pp+tg tests are shown without a prediction".into());
@@ -865,6 +1005,7 @@ fn check_trtllm(args: &CheckArgs, l: ai_hwaccel::plan::runtime::log::TrtllmLog) 
         ],
         sglang_log: None,
         trtllm_log: Some(l),
+        per_device: Vec::new(),
         notes,
     };
     if args.json {

@@ -745,3 +745,171 @@ fn check_reads_tensorrt_llm_logs() {
         3_731_744
     );
 }
+
+/// llama.cpp's `ggml-rpc-server`, or why a test that needs it is skipped.
+fn rpc_server_tool() -> Option<PathBuf> {
+    let r = std::env::var_os("AI_HWACCEL_LLAMA_RPC_SERVER").map(PathBuf::from);
+    if r.is_none() {
+        eprintln!(
+            "skipped: AI_HWACCEL_LLAMA_RPC_SERVER is not set (scripts/test.sh builds ggml-rpc-server)"
+        );
+    }
+    r
+}
+
+/// A layer split as llama.cpp runs it, on two devices: two `ggml-rpc-server`
+/// processes on this machine are llama.cpp devices (`RPC0[host:port]`) with
+/// async compute and events, so llama-server runs the emitted `--split-mode
+/// layer --tensor-split` command over them with pipeline parallelism on,
+/// as it would over two GPUs. `check` pairs each logged device with its
+/// planned stage: the layers llama.cpp placed on each (its weights and KV
+/// buffers) and each compute buffer, with the pipeline's input copies,
+/// match the plan's.
+#[test]
+fn a_layer_split_over_two_devices_matches_each_stage() {
+    let Some((server, py)) = requirements() else {
+        return;
+    };
+    let Some(rpc) = rpc_server_tool() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = make_model_with(&py, dir.path(), "F16", &["--layers", "8"]);
+    // The planner's two-stage layout on two (any) equal devices.
+    let plan_args = |extra: &[&str]| {
+        let mut c = bin();
+        c.args(["plan"]).arg(&model).args([
+            "--devices",
+            "2xl4",
+            "--runtime",
+            "llama.cpp",
+            "--context",
+            "2048",
+            "--kv-dtype",
+            "fp16",
+            "--max-plans",
+            "10",
+        ]);
+        c.args(extra);
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let plan = plan_args(&["--json"]);
+    let index = plan["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|p| p["pipeline_parallel"] == 2 && p["tensor_parallel"] == 1)
+        .expect("a two-stage layout");
+    let launch = plan_args(&[
+        "--emit",
+        "llama.cpp",
+        "--plan",
+        &(index + 1).to_string(),
+        "--json",
+    ]);
+    let argv: Vec<String> = launch["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        argv.iter()
+            .position(|a| a == "--tensor-split")
+            .map(|i| argv[i + 1].as_str()),
+        Some("4,5"),
+        "4 layers each, the output layer on the second"
+    );
+    let ports = [free_port(), free_port()];
+    let mut rpcs: Vec<std::process::Child> = ports
+        .iter()
+        .map(|p| {
+            Command::new(&rpc)
+                .args(["-H", "127.0.0.1", "-p", &p.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Each rpc-server listens once it has started.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while ports
+        .iter()
+        .any(|p| std::net::TcpStream::connect(("127.0.0.1", *p)).is_err())
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let port = free_port();
+    let log_path = dir.path().join("split.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let endpoints = format!("127.0.0.1:{},127.0.0.1:{}", ports[0], ports[1]);
+    let mut child = Command::new(&server)
+        .args(&argv[1..])
+        .args([
+            "--rpc",
+            &endpoints,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "-lv",
+            "4",
+        ])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut healthy = false;
+    while Instant::now() < deadline {
+        if child.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        if http("GET", &format!("{base}/health"), None).0 == 200 {
+            healthy = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    for r in &mut rpcs {
+        let _ = r.kill();
+        let _ = r.wait();
+    }
+    let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    assert!(
+        healthy,
+        "llama-server over two RPC devices never became healthy:\n{text}"
+    );
+    assert!(text.contains("pipeline parallelism enabled"), "{text}");
+    let o = bin()
+        .arg("check")
+        .arg(&log_path)
+        .arg("--model")
+        .arg(&model)
+        .args(["--devices", "2xl4", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let per_device = report["per_device"].as_array().expect("per-device rows");
+    assert_eq!(per_device.len(), 2, "{report}");
+    for (i, d) in per_device.iter().enumerate() {
+        assert!(d["device"].as_str().unwrap().starts_with("RPC"), "{report}");
+        assert_eq!(d["planned_layers"][0], 4 * i, "{report}");
+        for r in d["rows"].as_array().unwrap() {
+            let ratio = r["ratio"].as_f64().unwrap_or_else(|| panic!("{report}"));
+            assert!(
+                (ratio - 1.0).abs() <= 0.01,
+                "device {i} {}: predicted/logged {ratio}",
+                r["component"]
+            );
+        }
+    }
+}

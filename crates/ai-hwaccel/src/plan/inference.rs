@@ -886,6 +886,7 @@ fn split_layers(
     if n == 0 || n > layers {
         return None;
     }
+    let on_accelerators = stages.iter().all(|(_, d)| !d.host);
     let room: Vec<f64> = stages
         .iter()
         .enumerate()
@@ -897,7 +898,7 @@ fn split_layers(
                 sizer,
                 d,
                 cap,
-                n,
+                (n, on_accelerators),
                 last,
                 fixed_weights,
                 opts,
@@ -960,6 +961,7 @@ fn replica_memory(
     batch: u64,
 ) -> Vec<(u64, u64, u64, u64, u64)> {
     let n = replica.stages.len();
+    let on_accelerators = replica.stages.iter().flatten().all(|d| !d.host);
     let mut out = Vec::new();
     for (k, group) in replica.stages.iter().enumerate() {
         let (a, b) = layout.layers[k];
@@ -970,7 +972,17 @@ fn replica_memory(
             let wf = sizer.device_weights(a, b, first, last, d, opts.runtime);
             let w = wf.ceil() as u64;
             let kv = sizer.kv(a, b, context, batch).ceil() as u64;
-            let m = runtime_memory(sizer, d, cap, n as u32, last, wf, opts, context, batch);
+            let m = runtime_memory(
+                sizer,
+                d,
+                cap,
+                (n as u32, on_accelerators),
+                last,
+                wf,
+                opts,
+                context,
+                batch,
+            );
             out.push((w, kv, m.activation_bytes, m.reserve_bytes, cap));
         }
     }
@@ -979,17 +991,20 @@ fn replica_memory(
 
 /// The runtime's reserve and activation workspace on one device.
 #[allow(clippy::too_many_arguments)]
+/// `stages`: the layout's pipeline stages and whether all of them are
+/// accelerators (no host-CPU stage or host-kept tensors).
 fn runtime_memory(
     sizer: &Sizer,
     device: &PlanDevice,
     cap: u64,
-    stages: u32,
+    stages: (u32, bool),
     last: bool,
     weights: f64,
     opts: &InferenceOptions,
     context: u64,
     batch: u64,
 ) -> super::runtime::RuntimeMemory {
+    let (stages, stages_on_accelerators) = stages;
     let ctx = DeviceContext {
         device,
         capacity_bytes: cap,
@@ -1001,6 +1016,7 @@ fn runtime_memory(
         spec: sizer.spec,
         context,
         sequences: batch.max(1),
+        stages_on_accelerators,
     };
     let forward = |tokens: u64| sizer.activations(context, batch, tokens, last).ceil() as u64;
     runtime(opts.runtime).memory(&ctx, opts, &forward)

@@ -77,7 +77,18 @@ fn several(
             let cap = g.capacity_bytes.unwrap_or(0);
             let w = sizer.weights(a, b, false, last);
             let kvb = sizer.kv(a, b, context, opts.batch).ceil() as u64;
-            let m = runtime_memory(&sizer, g, cap, stages, last, w, opts, context, opts.batch);
+            // The host holds the first layers: no pipeline parallelism.
+            let m = runtime_memory(
+                &sizer,
+                g,
+                cap,
+                (stages, false),
+                last,
+                w,
+                opts,
+                context,
+                opts.batch,
+            );
             (w.ceil() as u64)
                 .saturating_add(kvb)
                 .saturating_add(m.activation_bytes)

@@ -203,7 +203,8 @@ impl Split<'_> {
             self.sizer,
             g,
             cap,
-            self.stages(),
+            // Host-kept experts (tensor overrides): no pipeline parallelism.
+            (self.stages(), false),
             last,
             w,
             self.opts,
@@ -228,7 +229,8 @@ impl Split<'_> {
             self.sizer,
             self.cpu,
             cap,
-            self.stages(),
+            // Host-kept experts (tensor overrides): no pipeline parallelism.
+            (self.stages(), false),
             false,
             w,
             self.opts,

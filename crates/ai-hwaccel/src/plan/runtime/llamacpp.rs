@@ -113,6 +113,45 @@ pub fn compute_buffer_bytes(ctx: &DeviceContext, fused_attention: bool) -> u64 {
     mask.saturating_add(ffn.max(attn))
 }
 
+/// Graph-input copies ggml's scheduler keeps per device for pipeline
+/// parallelism: `GGML_SCHED_MAX_COPIES` (4) copies of every input a
+/// device's split reads, each flagged so the allocator never reuses it
+/// (`ggml/src/ggml-backend.cpp`, `ggml_backend_sched_split_graph` with
+/// more than one copy). llama.cpp turns pipeline parallelism on for a layer split over
+/// several accelerators with every layer and the output offloaded, no
+/// tensor overrides and backends with async compute and events (CUDA, HIP,
+/// Vulkan, SYCL, RPC; `src/llama-context.cpp`).
+pub const SCHED_COPIES: u64 = 4;
+
+/// What pipeline parallelism adds to one device's compute buffer: the
+/// three extra copies of the inputs its split reads, the attention mask
+/// (the size [`compute_buffer_bytes`] counts), the hidden state handed
+/// over from the previous device (`n_ubatch × n_embd` f32) and, without
+/// flash attention (V cache stored transposed), the V rows' scatter
+/// indices (`n_ubatch × n_embd_v` int64). Checked on the pinned llama.cpp
+/// built with `GGML_RPC` (two and three `rpc-server` devices on this
+/// machine, `--split-mode layer`, `pipeline parallelism enabled` logged):
+/// 16.04 MiB per device logged for the 256-wide test model at `-c 2048`
+/// (8.51 without pipeline parallelism), 40.04 at `-c 8192`, 38.02 with
+/// `-fa off`, 12.04 at `-c 4096 -np 4`, and 32.04 for a 512-wide model at
+/// `-c 4096`; with this term the plan gives 16.00, 40.00, 38.00, 12.00 and
+/// 32.00 MiB (the last of three devices logs 15.54 against 16.00).
+pub fn pipeline_copy_bytes(ctx: &DeviceContext, fused_attention: bool) -> u64 {
+    let m = ctx.spec;
+    let ub = N_UBATCH.min(ctx.context.saturating_mul(ctx.sequences).max(1));
+    let mask = ctx
+        .context
+        .saturating_mul(ub)
+        .saturating_mul(if fused_attention { 2 } else { 4 });
+    let hidden = ub * 4 * m.hidden_size;
+    let v_rows = if fused_attention {
+        0
+    } else {
+        ub * 8 * u64::from(m.num_kv_heads) * m.head_dim
+    };
+    (SCHED_COPIES - 1).saturating_mul(mask + hidden + v_rows)
+}
+
 /// The output buffer: `n_vocab` fp32 logits for each of `n_seq_max`
 /// sequences (`src/llama-context.cpp`, `output_reserve`; 0.12 MiB logged for
 /// a 32,000-token vocabulary and one sequence, 0.49 MiB for four).
@@ -322,6 +361,15 @@ impl Runtime for LlamaCpp {
                 (hidden + FIT_TARGET_BYTES).min(cap)
             },
             activation_bytes: compute_buffer_bytes(ctx, opts.fused_attention)
+                + if ctx.pipeline_parallel > 1
+                    && ctx.tensor_parallel == 1
+                    && ctx.stages_on_accelerators
+                    && !ctx.device.host
+                {
+                    pipeline_copy_bytes(ctx, opts.fused_attention)
+                } else {
+                    0
+                }
                 + if ctx.last_stage {
                     output_buffer_bytes(ctx)
                 } else {

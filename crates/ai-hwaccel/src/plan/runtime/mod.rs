@@ -106,6 +106,10 @@ pub struct DeviceContext<'a> {
     pub context: u64,
     /// Sequences served together (the batch).
     pub sequences: u64,
+    /// Every stage of the layout is an accelerator: no layers or tensors
+    /// kept in host memory (llama.cpp runs a layer split over such stages
+    /// with pipeline parallelism, whose input copies take memory).
+    pub stages_on_accelerators: bool,
 }
 
 /// A runtime's own share of one device.
@@ -323,6 +327,7 @@ mod tests {
             spec: &crate::plan::catalog::all()[0].spec,
             context: 4096,
             sequences: 1,
+            stages_on_accelerators: true,
         }
     }
 
