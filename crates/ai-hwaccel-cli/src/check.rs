@@ -91,8 +91,8 @@ fn logged_devices(log: &LlamaCppLog) -> Vec<String> {
         .chain(&log.kv_buffers)
         .chain(&log.compute_buffers)
     {
-        if !(b.buffer.starts_with("CPU") || b.buffer.ends_with("_Host")) && !out.contains(&b.buffer)
-        {
+        let host = b.buffer.starts_with("CPU") || b.buffer.ends_with("_Host");
+        if !host && !out.contains(&b.buffer) {
             out.push(b.buffer.clone());
         }
     }
