@@ -770,9 +770,17 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   the source does not say which A100 (40 or 80 GB, PCIe or SXM) and the
   a10g entry has no memory bandwidth (AWS publishes none). Rows run with
   tensor parallelism are never fitted (their time includes the
-  all-reduces). No published batch-1 tokens/s of
-  TensorRT-LLM on one GPU with the GPU, model and lengths all printed was
-  found for this corpus yet; its accuracy is not measured here.
+  all-reduces).
+- TensorRT-LLM ("runtime trtllm"): six batch-1 rows of NVIDIA's
+  TensorRT-Model-Optimizer benchmark table (H200, TensorRT-LLM v0.15,
+  trtllm-bench, 2048 input and 128 output tokens; Llama 3.1 8B and 70B in
+  BF16, FP8 and INT4 AWQ), too few for cells of its own: they are
+  estimated with vLLM's cells and reported ("all (unfitted)"). BF16 and
+  FP8 come 10 to 17 % under; INT4 AWQ is over (the 70B by 34 %: its 4-bit
+  weights are read at the 16-bit cell's rate, while TensorRT-LLM's W4A16
+  decode runs barely faster than its FP8). Whether the table's tokens/s
+  counts the prompt's prefill in the time is not said; if it does, the
+  decode rate is a few per cent above the printed figure.
 - The rows of the Dec 2023 tables state no lengths; llama-bench's defaults
   (pp512, tg128) are assumed for them.
 """

@@ -168,7 +168,11 @@ impl Quant {
             "q6_k" => Quant::Q6K,
             "q5_k" | "q5_k_m" => Quant::Q5K,
             "q5_k_s" => Quant::Q5KS,
-            "int4" | "i4" | "gptq" | "awq" | "w4a16" => Quant::Int4,
+            // TensorRT-LLM and ModelOpt spell AWQ's 4-bit weights
+            // `int4_awq` / "INT4 AWQ" and `w4a16_awq`.
+            "int4" | "i4" | "gptq" | "awq" | "w4a16" | "int4_awq" | "int4 awq" | "w4a16_awq" => {
+                Quant::Int4
+            }
             "q4_k" | "q4_k_m" => Quant::Q4K,
             "q4_k_s" => Quant::Q4KS,
             "q4_0" => Quant::Q4_0,
@@ -411,6 +415,9 @@ mod tests {
         }
         assert_eq!(Quant::parse("Q4_K_M"), Some(Quant::Q4K));
         assert_eq!(Quant::parse("GPTQ"), Some(Quant::Int4));
+        assert_eq!(Quant::parse("INT4 AWQ"), Some(Quant::Int4));
+        assert_eq!(Quant::parse("int4_awq"), Some(Quant::Int4));
+        assert_eq!(Quant::parse("W4A16-AWQ"), Some(Quant::Int4));
         assert_eq!(Quant::parse("Q2_K_M"), Some(Quant::Q2K));
         assert_eq!(Quant::parse("bfloat16"), Some(Quant::Bf16));
         assert_eq!(Quant::parse("q9"), None);
