@@ -949,23 +949,16 @@ fn render_plan(p: &InferencePlan) -> String {
         );
         // Whose build the fitted per-layer decode time is for (a runtime
         // with a build-date term only).
-        if o_.calibrated_speed
-            && let Some(d) = p.devices.first()
-        {
-            use ai_hwaccel::plan::speed::{DeviceClass, newest_build};
-            let newest = newest_build(p.runtime, DeviceClass::of(d));
-            match (o_.runtime_build, newest) {
-                (Some(b), Some(_)) => {
-                    o += &format!("decode speeds for {} builds of {b}\n", p.runtime)
+        if let Some(b) = p.speed_build {
+            o += &format!(
+                "decode speeds for {} builds of {b}{}\n",
+                p.runtime,
+                if o_.runtime_build.is_some() {
+                    ""
+                } else {
+                    " (the newest the calibration rows measure; --runtime-build for another)"
                 }
-                (None, Some(n)) => {
-                    o += &format!(
-                        "decode speeds for {} builds of {n} (the newest the calibration rows measure; --runtime-build for another)\n",
-                        p.runtime
-                    )
-                }
-                _ => {}
-            }
+            );
         }
         if timed {
             o += &format!(

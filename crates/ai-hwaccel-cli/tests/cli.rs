@@ -1728,9 +1728,15 @@ fn plan_for_an_older_llama_cpp_build() {
     assert_eq!(p(&old), p(&now));
     assert_eq!(old["options"]["runtime_build"], "2024-05");
     assert!(now["options"]["runtime_build"].is_null());
+    // The plan says which build its speeds are for: the option's, else the
+    // newest the calibration rows measure.
+    assert_eq!(old["speed_build"], "2024-05");
+    let newest = now["speed_build"].as_str().unwrap().to_string();
+    assert!(newest.as_str() > "2025-01", "{newest}");
     // A build after the newest the rows measure is planned as the newest.
     let later = json(&[&base[..], &["--json", "--runtime-build", "2999-01"]].concat());
     assert_eq!(d(&later), d(&now));
+    assert_eq!(later["speed_build"], newest.as_str());
     let text = String::from_utf8(run(&base).stdout).unwrap();
     assert!(
         text.contains("decode speeds for llama.cpp builds of 20"),

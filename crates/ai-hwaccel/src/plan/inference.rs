@@ -476,6 +476,12 @@ pub struct InferencePlan {
     pub advice: Vec<String>,
     /// Things to know (unknown device facts, approximations).
     pub warnings: Vec<String>,
+    /// The month of the runtime build the fitted decode speeds are for:
+    /// `options.runtime_build`, else the newest build the calibration rows
+    /// measure on the first device's vendor; `None` where no build-date
+    /// term applies (other runtimes, uncalibrated speeds).
+    #[serde(default)]
+    pub speed_build: Option<super::speed::BuildMonth>,
     /// The efficiencies and reserve used.
     pub options: InferenceOptions,
 }
@@ -2096,6 +2102,12 @@ pub fn plan_inference(
         rejected,
         advice,
         warnings,
+        speed_build: devices.first().and_then(|d| {
+            let class = super::speed::DeviceClass::of(d);
+            super::speed::newest_build(opts.runtime, class)
+                .filter(|_| opts.calibrated_speed)
+                .map(|newest| opts.runtime_build.map_or(newest, |b| b.min(newest)))
+        }),
         options: opts.clone(),
     }
 }
