@@ -498,6 +498,9 @@ struct Sizer<'a> {
     read_prefix: Vec<f64>,
     /// Prefix sums of active parameters (for prefill FLOPs) on one rank.
     active_prefix: Vec<f64>,
+    /// Prefix sums of the routed experts' active parameters per token (the
+    /// part of `active_prefix` that runs as per-expert GEMMs).
+    routed_prefix: Vec<f64>,
     /// Prefix sums of routed-expert weight bytes alone, stored and read per
     /// decode step (what MoE expert offload moves to host memory).
     expert_prefix: Vec<f64>,
@@ -577,6 +580,7 @@ impl<'a> Sizer<'a> {
         let mut weight_prefix = Vec::with_capacity(n + 1);
         let mut read_prefix = Vec::with_capacity(n + 1);
         let mut active_prefix = Vec::with_capacity(n + 1);
+        let mut routed_prefix = vec![0.0];
         let mut sliding_prefix = Vec::with_capacity(n + 1);
         let mut linear_prefix = Vec::with_capacity(n + 1);
         let mut lin = 0u32;
@@ -651,6 +655,7 @@ impl<'a> Sizer<'a> {
             expert_prefix.push(expert_prefix[i as usize] + expert_bytes);
             expert_read_prefix.push(expert_read_prefix[i as usize] + expert_bytes * touched);
             a += split + other + p.replicated as f64 + p.experts_active as f64 / t;
+            routed_prefix.push(routed_prefix[i as usize] + p.experts_active as f64 / t);
             match spec.attention_kind(i) {
                 AttentionKind::Sliding => s += 1,
                 AttentionKind::Linear => lin += 1,
@@ -683,6 +688,7 @@ impl<'a> Sizer<'a> {
             weight_prefix,
             read_prefix,
             active_prefix,
+            routed_prefix,
             expert_prefix,
             expert_read_prefix,
             sliding_prefix,
@@ -827,6 +833,12 @@ impl<'a> Sizer<'a> {
         layer + logits
     }
 
+    /// The routed experts' share of [`Sizer::flops_per_token`]: FLOPs per
+    /// token of their GEMMs on one rank of the stage.
+    fn routed_flops_per_token(&self, a: u32, b: u32) -> f64 {
+        2.0 * (self.routed_prefix[b as usize] - self.routed_prefix[a as usize])
+    }
+
     /// FLOPs per token on one rank of the stage.
     fn flops_per_token(&self, a: u32, b: u32, context: u64, last: bool) -> f64 {
         let s = self.spec;
@@ -844,6 +856,20 @@ impl<'a> Sizer<'a> {
         };
         2.0 * active + 2.0 * f64::from(b - a) * context as f64 * d_attn / f64::from(self.tp)
     }
+}
+
+/// FLOPs per prompt token of the whole model on one device at a mean
+/// attention context, and the routed experts' part of them (0 for a dense
+/// model): what the prefill estimate divides by the matrix rate
+/// (`tests/accuracy.rs` and `scripts/fit-speed.py` fit the routed part's
+/// own factor, [`crate::plan::speed::MOE_PREFILL`]).
+pub fn prefill_flops_per_token(spec: &ModelSpec, mean_context: u64) -> (f64, f64) {
+    let sizer = Sizer::new(spec, Quant::Bf16, KvDtype::Bf16, 1, 1, 1, 1.0);
+    let layers = spec.num_layers;
+    (
+        sizer.flops_per_token(0, layers, mean_context, true),
+        sizer.routed_flops_per_token(0, layers),
+    )
 }
 
 /// MoE expert offload (llama.cpp `--n-cpu-moe`): see [`moe_offload`].
@@ -1293,7 +1319,10 @@ fn evaluate_replica_with(
         // input.
         let prompt = opts.input_len.unwrap_or(context);
         let mean_context = if spec.encoder { prompt } else { prompt / 2 };
-        let flops = sizer.flops_per_token(a, b, mean_context, last);
+        // A mixture of experts' routed GEMMs run at their own fitted
+        // fraction of the rate (`moe_prefill`, see plan::speed).
+        let flops = sizer.flops_per_token(a, b, mean_context, last)
+            + (fit.moe_prefill - 1.0) * sizer.routed_flops_per_token(a, b);
         let scores = fit.score_seconds(
             opts.fused_attention,
             layers,

@@ -74,6 +74,19 @@
 //! llama-bench output prints); a later month than the data changes nothing
 //! (no extrapolation). Prefill and the other runtimes have no such term.
 //!
+//! # Mixture-of-experts prefill
+//!
+//! A micro-batch of prompt tokens spreads over the routed experts: each
+//! expert multiplies only the few tokens routed to it (512 tokens × 4 of
+//! 128 experts: 16 each on average, in llama.cpp's `mul_mat_id`), far from
+//! the batch a dense GEMM runs at, so the routed experts' FLOPs run at a
+//! lower fraction of the matrix rate than the rest. Their prefill time is
+//! multiplied by a factor fitted per runtime ([`MOE_PREFILL`]) on the rows of
+//! mixture-of-experts models, with each row's routed share of the prefill
+//! FLOPs (`plan::inference::prefill_flops_per_token`); a runtime without
+//! three such rows gets none. Without it, every MoE prompt row was over its
+//! estimate (gpt-oss 20B/120B, Qwen3 30B-A3B: 41 % to 115 %).
+//!
 //! A served request also waits beyond its prompt's prefill before its
 //! first token (scheduling, the first decode step, the stream's first
 //! chunk): one constant per runtime, [`REQUEST_SECONDS`], fitted last on the
@@ -318,6 +331,9 @@ pub struct Applied {
     /// Bytes moved per attention score in prefill when the runtime
     /// materialises the scores (no fused attention); 0 when not fitted.
     pub score_bytes: f64,
+    /// Factor on the prefill time of a mixture of experts' routed GEMMs
+    /// ([`MOE_PREFILL`]); 1 when not fitted.
+    pub moe_prefill: f64,
 }
 
 impl Applied {
@@ -328,6 +344,7 @@ impl Applied {
         prefill: None,
         prefill_layer_s: 0.0,
         score_bytes: 0.0,
+        moe_prefill: 1.0,
     };
 
     /// Seconds per prompt token for the attention scores `layers` layers
@@ -378,8 +395,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8477),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.7261),
-        prefill_layer_s: Some(1.490e-07),
+        prefill: Some(0.7268),
+        prefill_layer_s: Some(1.479e-07),
         rows: (19, 19),
     },
     SpeedFit {
@@ -388,8 +405,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6096),
-        prefill_layer_s: Some(1.490e-07),
+        prefill: Some(0.6102),
+        prefill_layer_s: Some(1.479e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -398,8 +415,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6096),
-        prefill_layer_s: Some(1.490e-07),
+        prefill: Some(0.6102),
+        prefill_layer_s: Some(1.479e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -408,8 +425,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9906),
         decode_layer_s: Some(9.248e-05),
-        prefill: Some(0.6651),
-        prefill_layer_s: Some(1.446e-06),
+        prefill: Some(0.6631),
+        prefill_layer_s: Some(1.411e-06),
         rows: (14, 14),
     },
     SpeedFit {
@@ -418,8 +435,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(1.109),
         decode_layer_s: Some(9.248e-05),
-        prefill: Some(0.4688),
-        prefill_layer_s: Some(1.446e-06),
+        prefill: Some(0.4778),
+        prefill_layer_s: Some(1.411e-06),
         rows: (42, 38),
     },
     SpeedFit {
@@ -428,8 +445,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(1.045),
         decode_layer_s: Some(8.198e-05),
-        prefill: Some(0.4733),
-        prefill_layer_s: Some(1.431e-06),
+        prefill: Some(0.4825),
+        prefill_layer_s: Some(1.387e-06),
         rows: (39, 34),
     },
     SpeedFit {
@@ -438,8 +455,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.4317),
         decode_layer_s: Some(8.198e-05),
-        prefill: Some(0.4226),
-        prefill_layer_s: Some(1.431e-06),
+        prefill: Some(0.4209),
+        prefill_layer_s: Some(1.387e-06),
         rows: (3, 4),
     },
     SpeedFit {
@@ -458,8 +475,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8932),
         decode_layer_s: Some(4.927e-05),
-        prefill: Some(0.4299),
-        prefill_layer_s: Some(9.435e-07),
+        prefill: Some(0.4153),
+        prefill_layer_s: Some(7.396e-07),
         rows: (20, 20),
     },
     SpeedFit {
@@ -468,8 +485,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8612),
         decode_layer_s: Some(4.927e-05),
-        prefill: Some(0.3694),
-        prefill_layer_s: Some(9.435e-07),
+        prefill: Some(0.3585),
+        prefill_layer_s: Some(7.396e-07),
         rows: (33, 33),
     },
     SpeedFit {
@@ -478,8 +495,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8612),
         decode_layer_s: Some(4.927e-05),
-        prefill: Some(0.3694),
-        prefill_layer_s: Some(9.435e-07),
+        prefill: Some(0.3585),
+        prefill_layer_s: Some(7.396e-07),
         rows: (33, 33),
     },
     SpeedFit {
@@ -488,8 +505,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.7971),
         decode_layer_s: Some(9.906e-05),
-        prefill: Some(0.7089),
-        prefill_layer_s: Some(2.317e-06),
+        prefill: Some(0.7101),
+        prefill_layer_s: Some(2.308e-06),
         rows: (18, 13),
     },
     SpeedFit {
@@ -498,8 +515,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8287),
         decode_layer_s: Some(9.906e-05),
-        prefill: Some(0.4019),
-        prefill_layer_s: Some(2.317e-06),
+        prefill: Some(0.403),
+        prefill_layer_s: Some(2.308e-06),
         rows: (37, 37),
     },
     SpeedFit {
@@ -508,8 +525,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8287),
         decode_layer_s: Some(9.906e-05),
-        prefill: Some(0.4019),
-        prefill_layer_s: Some(2.317e-06),
+        prefill: Some(0.403),
+        prefill_layer_s: Some(2.308e-06),
         rows: (37, 37),
     },
     SpeedFit {
@@ -538,8 +555,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8271),
         decode_layer_s: Some(5.825e-05),
-        prefill: Some(0.4681),
-        prefill_layer_s: Some(1.848e-06),
+        prefill: Some(0.4685),
+        prefill_layer_s: Some(1.842e-06),
         rows: (26, 16),
     },
     SpeedFit {
@@ -548,8 +565,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8271),
         decode_layer_s: Some(5.825e-05),
-        prefill: Some(0.5371),
-        prefill_layer_s: Some(2.876e-06),
+        prefill: Some(0.5376),
+        prefill_layer_s: Some(2.869e-06),
         rows: (26, 15),
     },
     SpeedFit {
@@ -558,8 +575,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8578),
-        prefill_layer_s: Some(8.298e-06),
+        prefill: Some(0.8582),
+        prefill_layer_s: Some(8.292e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -568,8 +585,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8578),
-        prefill_layer_s: Some(8.298e-06),
+        prefill: Some(0.8582),
+        prefill_layer_s: Some(8.292e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -598,8 +615,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8371),
         decode_layer_s: Some(6.379e-05),
-        prefill: Some(0.7695),
-        prefill_layer_s: Some(2.507e-06),
+        prefill: Some(0.7655),
+        prefill_layer_s: Some(2.448e-06),
         rows: (71, 66),
     },
     SpeedFit {
@@ -618,8 +635,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7937),
         decode_layer_s: Some(6.379e-05),
-        prefill: Some(0.5595),
-        prefill_layer_s: Some(2.507e-06),
+        prefill: Some(0.5612),
+        prefill_layer_s: Some(2.448e-06),
         rows: (185, 174),
     },
     SpeedFit {
@@ -628,8 +645,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7929),
         decode_layer_s: Some(6.265e-05),
-        prefill: Some(0.5615),
-        prefill_layer_s: Some(2.496e-06),
+        prefill: Some(0.5632),
+        prefill_layer_s: Some(2.436e-06),
         rows: (182, 169),
     },
     SpeedFit {
@@ -638,8 +655,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.3906),
         decode_layer_s: Some(6.265e-05),
-        prefill: Some(0.447),
-        prefill_layer_s: Some(2.496e-06),
+        prefill: Some(0.4443),
+        prefill_layer_s: Some(2.436e-06),
         rows: (3, 5),
     },
     SpeedFit {
@@ -656,12 +673,16 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 29.9), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 30.7), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
 /// runtime.
 pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 1.2235e-02)];
+
+/// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
+/// per runtime.
+pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.6)];
 
 /// Fitted build-date term of the per-layer decode time: per runtime and
 /// device class, the decay per year and the newest build month of the
@@ -739,14 +760,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.064),
-        prefill: Some(0.8834),
+        prefill: Some(0.8839),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.028),
-        prefill: Some(0.644),
+        prefill: Some(0.6445),
         rows: (17, 17),
     },
     DeviceFit {
@@ -760,21 +781,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.245),
-        prefill: Some(0.985),
+        prefill: Some(0.9867),
         rows: (7, 5),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7855),
-        prefill: Some(0.5322),
+        prefill: Some(0.5318),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7061),
-        prefill: Some(0.835),
+        prefill: Some(0.8351),
         rows: (11, 11),
     },
     DeviceFit {
@@ -788,21 +809,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "m3-max-48gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.175),
-        prefill: Some(1.073),
+        prefill: Some(1.072),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "m3-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.088),
-        prefill: Some(1.131),
+        prefill: Some(1.132),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "mi100",
         runtime: RuntimeKind::LlamaCpp,
         decode: None,
-        prefill: Some(1.795),
+        prefill: Some(1.796),
         rows: (0, 4),
     },
     DeviceFit {
@@ -816,21 +837,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9587),
-        prefill: Some(1.11),
+        prefill: Some(1.09),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.02),
-        prefill: Some(1.246),
+        prefill: Some(1.222),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9432),
-        prefill: Some(0.9025),
+        prefill: Some(0.9259),
         rows: (21, 22),
     },
     DeviceFit {
@@ -844,35 +865,35 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.063),
-        prefill: Some(1.047),
+        prefill: Some(1.033),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.048),
-        prefill: Some(1.011),
+        prefill: Some(0.9963),
         rows: (12, 12),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.9162),
+        prefill: Some(0.9158),
         rows: (14, 14),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9809),
-        prefill: Some(0.684),
+        prefill: Some(0.6866),
         rows: (19, 19),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9686),
-        prefill: Some(1.103),
+        prefill: Some(1.118),
         rows: (17, 17),
     },
     DeviceFit {
@@ -947,6 +968,12 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
         } else {
             0.0
         },
+        // Fitted on GPU rows, like the bytes per score.
+        moe_prefill: MOE_PREFILL
+            .iter()
+            .find(|(r, _)| *r == runtime)
+            .filter(|_| !matches!(class, DeviceClass::Other | DeviceClass::Cpu))
+            .map_or(1.0, |(_, m)| *m),
     }
 }
 

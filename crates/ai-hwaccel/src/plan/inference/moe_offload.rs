@@ -379,7 +379,8 @@ impl Split<'_> {
             prefill_s = prefill_s
                 .zip(speed::reference_tflops(g, opts.runtime, compute))
                 .map(|(t, rate)| {
-                    t + sizer.flops_per_token(a, b, mean_context, last)
+                    t + (sizer.flops_per_token(a, b, mean_context, last)
+                        + (f.moe_prefill - 1.0) * sizer.routed_flops_per_token(a, b))
                         / (rate * 1e12 * f.prefill.unwrap_or(opts.prefill_efficiency))
                         + l * f.prefill_layer_s
                         + scores
