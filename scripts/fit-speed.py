@@ -294,22 +294,6 @@ def cell_for(cells, runtime, r, q):
     return None
 
 
-def prefill_error(rows, runtime, moes, cells, devices, scores):
-    """Sum of squared relative prefill errors over a runtime's fit rows."""
-    total = 0.0
-    for r in rows:
-        if r["part"] != "fit" or r["runtime"] != runtime or not r["pre"] or not r["pp"]:
-            continue
-        c = cell_for(cells, runtime, r, "prefill")
-        if c is None or r["cls"] == "other":
-            continue
-        eff, over, _ = c
-        k = devices.get((r["spec_id"], runtime), {}).get("prefill", (1.0, 0))[0]
-        t = (1.0 / r["pre"]) * moe(r, moes) / (eff * k) + r["layers"] * over + r["z"] * scores.get(runtime, 0.0)
-        total += (t * r["pp"] - 1.0) ** 2
-    return total
-
-
 # Factors tried for the routed experts' prefill time.
 MOE_FACTORS = [1.0 + i * 0.1 for i in range(0, 31)]
 # A runtime gets a factor only with this many fit rows of mixture-of-experts
@@ -317,20 +301,29 @@ MOE_FACTORS = [1.0 + i * 0.1 for i in range(0, 31)]
 MIN_MOE_ROWS = 3
 
 
-def decode_error(rows, runtime, decays, cells, devices):
-    """Sum of squared relative decode errors over a runtime's fit rows, as
-    the planner estimates them with these cells and device factors."""
+def fit_error(rows, runtime, q, decays, moes, cells, devices, scores):
+    """Sum of squared relative errors of quantity q ("decode" or "prefill")
+    over a runtime's fit rows, as the planner estimates them with these
+    cells, device factors, build-date decays and MoE factors."""
+    ideal, meas = ("dec", "tg") if q == "decode" else ("pre", "pp")
     total = 0.0
     for r in rows:
-        if r["part"] != "fit" or r["runtime"] != runtime or not r["dec"] or not r["tg"]:
+        if r["part"] != "fit" or r["runtime"] != runtime or not r[ideal] or not r[meas]:
             continue
-        c = cell_for(cells, runtime, r, "decode")
+        c = cell_for(cells, runtime, r, q)
         if c is None or r["cls"] == "other":
             continue
         eff, over, _ = c
-        k = devices.get((r["spec_id"], runtime), {}).get("decode", (1.0, 0))[0]
-        t = (1.0 / r["dec"]) / (eff * k) + r["layers"] * era(r, decays) * over
-        total += (t * r["tg"] - 1.0) ** 2
+        k = devices.get((r["spec_id"], runtime), {}).get(q, (1.0, 0))[0]
+        if q == "decode":
+            t = (1.0 / r[ideal]) / (eff * k) + r["layers"] * era(r, decays) * over
+        else:
+            t = (
+                (1.0 / r[ideal]) * moe(r, moes) / (eff * k)
+                + r["layers"] * over
+                + r["z"] * scores.get(runtime, 0.0)
+            )
+        total += (t * r[meas] - 1.0) ** 2
     return total
 
 
@@ -377,8 +370,8 @@ def main():
             def error(d):
                 trial = dict(decays)
                 trial[key] = (d, decays[key][1])
-                cells, _, devices, _ = fit_all(rows, trial, {})
-                return decode_error(rows, runtime, trial, cells, devices)
+                cells, scores, devices, _ = fit_all(rows, trial, {})
+                return fit_error(rows, runtime, "decode", trial, {}, cells, devices, scores)
 
             decays[key] = (min(DECAYS, key=error), decays[key][1])
     moes = {}
@@ -393,7 +386,7 @@ def main():
         def perror(m):
             trial = {runtime: m}
             cells, scores, devices, _ = fit_all(rows, decays, trial)
-            return prefill_error(rows, runtime, trial, cells, devices, scores)
+            return fit_error(rows, runtime, "prefill", decays, trial, cells, devices, scores)
 
         moes[runtime] = min(MOE_FACTORS, key=perror)
     cells, scores, devices, requests = fit_all(rows, decays, moes)

@@ -423,14 +423,19 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
         "{:<28} {:>14} {:>14} {:>10}\n",
         "component", "logged", "predicted", "pred/log"
     );
-    for r in &report.rows {
-        s += &format!(
-            "{:<28} {:>14} {:>14} {:>10}\n",
+    // One line per component, indented under a device of a split.
+    let line = |indent: &str, r: &Row| {
+        format!(
+            "{indent}{:<w$} {:>14} {:>14} {:>10}\n",
             r.component,
             mib(r.logged_bytes),
             mib(r.predicted_bytes),
-            r.ratio.map_or("—".into(), |x| format!("{x:.3}"))
-        );
+            r.ratio.map_or("—".into(), |x| format!("{x:.3}")),
+            w = 28 - indent.len()
+        )
+    };
+    for r in &report.rows {
+        s += &line("", r);
     }
     for d in &report.per_device {
         s += &format!(
@@ -441,13 +446,7 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
             d.planned_layers.1.saturating_sub(1)
         );
         for r in &d.rows {
-            s += &format!(
-                "  {:<26} {:>14} {:>14} {:>10}\n",
-                r.component,
-                mib(r.logged_bytes),
-                mib(r.predicted_bytes),
-                r.ratio.map_or("—".into(), |x| format!("{x:.3}"))
-            );
+            s += &line("  ", r);
         }
     }
     for n in &report.notes {

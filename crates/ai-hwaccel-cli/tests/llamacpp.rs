@@ -104,6 +104,59 @@ fn http(method: &str, url: &str, body: Option<&str>) -> (u16, String) {
     }
 }
 
+/// Start llama-server with `args` and `extra`, listening on a free port
+/// with `-lv 4` (this llama.cpp logs its buffer sizes at verbosity 4; the
+/// default, 3, hides them) and logging to `log_path`; wait until it is
+/// healthy (panicking with the log if it exits or never is), ask for a
+/// short completion, stop it; returns the completion's status and body.
+fn serve(server: &Path, args: &[String], extra: &[&str], log_path: &Path) -> (u16, String) {
+    let port = free_port();
+    let log = std::fs::File::create(log_path).unwrap();
+    let mut child = Command::new(server)
+        .args(args)
+        .args(extra)
+        .args([
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "-lv",
+            "4",
+        ])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut healthy = false;
+    while Instant::now() < deadline {
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!(
+                "llama-server exited ({st}) with the arguments {args:?} {extra:?}:\n{}",
+                std::fs::read_to_string(log_path).unwrap_or_default()
+            );
+        }
+        if http("GET", &format!("{base}/health"), None).0 == 200 {
+            healthy = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let completion = healthy.then(|| {
+        http(
+            "POST",
+            &format!("{base}/completion"),
+            Some(r#"{"prompt": "hello", "n_predict": 8}"#),
+        )
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let log_text = std::fs::read_to_string(log_path).unwrap_or_default();
+    assert!(healthy, "llama-server never became healthy:\n{log_text}");
+    completion.unwrap()
+}
+
 /// Plan, emit, run, complete, check; returns `check --json`.
 fn run_model(server: &Path, model: &Path, dir: &Path) -> serde_json::Value {
     run_model_with(server, model, dir, "2048", &[])
@@ -141,56 +194,11 @@ fn run_model_with(
         .map(|a| a.as_str().unwrap().to_string())
         .collect();
     assert_eq!(argv[0], "llama-server");
-    let port = free_port();
     let log_path = dir.join(format!(
         "{}.log",
         model.file_stem().unwrap().to_string_lossy()
     ));
-    let log = std::fs::File::create(&log_path).unwrap();
-    let mut child = Command::new(server)
-        .args(&argv[1..])
-        // Where to listen, and -lv 4: this llama.cpp logs its buffer sizes
-        // at verbosity 4 (the default, 3, hides them).
-        .args([
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "-lv",
-            "4",
-        ])
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut healthy = false;
-    while Instant::now() < deadline {
-        if let Ok(Some(st)) = child.try_wait() {
-            panic!(
-                "llama-server exited ({st}) with the emitted arguments {argv:?}:\n{}",
-                std::fs::read_to_string(&log_path).unwrap_or_default()
-            );
-        }
-        if http("GET", &format!("{base}/health"), None).0 == 200 {
-            healthy = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let completion = healthy.then(|| {
-        http(
-            "POST",
-            &format!("{base}/completion"),
-            Some(r#"{"prompt": "hello", "n_predict": 8}"#),
-        )
-    });
-    let _ = child.kill();
-    let _ = child.wait();
-    let log_text = std::fs::read_to_string(&log_path).unwrap_or_default();
-    assert!(healthy, "llama-server never became healthy:\n{log_text}");
-    let (code, body) = completion.unwrap();
+    let (code, body) = serve(server, &argv[1..], &[], &log_path);
     assert_eq!(code, 200, "{body}");
     let c: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert!(c["tokens_predicted"].as_u64().unwrap_or(0) > 0, "{body}");
@@ -823,17 +831,29 @@ fn a_layer_split_over_two_devices_matches_each_stage() {
         "4 layers each, the output layer on the second"
     );
     let ports = [free_port(), free_port()];
-    let mut rpcs: Vec<std::process::Child> = ports
-        .iter()
-        .map(|p| {
-            Command::new(&rpc)
-                .args(["-H", "127.0.0.1", "-p", &p.to_string()])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    // Stopped when the test ends, passing or not.
+    struct Stop(Vec<std::process::Child>);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            for c in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let rpcs = Stop(
+        ports
+            .iter()
+            .map(|p| {
+                Command::new(&rpc)
+                    .args(["-H", "127.0.0.1", "-p", &p.to_string()])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect(),
+    );
     // Each rpc-server listens once it has started.
     let deadline = Instant::now() + Duration::from_secs(30);
     while ports
@@ -843,50 +863,13 @@ fn a_layer_split_over_two_devices_matches_each_stage() {
     {
         std::thread::sleep(Duration::from_millis(100));
     }
-    let port = free_port();
     let log_path = dir.path().join("split.log");
-    let log = std::fs::File::create(&log_path).unwrap();
     let endpoints = format!("127.0.0.1:{},127.0.0.1:{}", ports[0], ports[1]);
-    let mut child = Command::new(&server)
-        .args(&argv[1..])
-        .args([
-            "--rpc",
-            &endpoints,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "-lv",
-            "4",
-        ])
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut healthy = false;
-    while Instant::now() < deadline {
-        if child.try_wait().ok().flatten().is_some() {
-            break;
-        }
-        if http("GET", &format!("{base}/health"), None).0 == 200 {
-            healthy = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    for r in &mut rpcs {
-        let _ = r.kill();
-        let _ = r.wait();
-    }
+    let (code, body) = serve(&server, &argv[1..], &["--rpc", &endpoints], &log_path);
+    drop(rpcs);
+    // The split model generates.
+    assert_eq!(code, 200, "{body}");
     let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-    assert!(
-        healthy,
-        "llama-server over two RPC devices never became healthy:\n{text}"
-    );
     assert!(text.contains("pipeline parallelism enabled"), "{text}");
     let o = bin()
         .arg("check")
