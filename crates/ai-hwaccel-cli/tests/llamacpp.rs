@@ -41,15 +41,19 @@ fn requirements() -> Option<(PathBuf, String)> {
     Some((server, py))
 }
 
+/// A llama.cpp tool scripts/test.sh builds, from its environment variable,
+/// or why a test that needs it is skipped.
+fn tool(var: &str, name: &str) -> Option<PathBuf> {
+    let t = std::env::var_os(var).map(PathBuf::from);
+    if t.is_none() {
+        eprintln!("skipped: {var} is not set (scripts/test.sh builds {name})");
+    }
+    t
+}
+
 /// llama.cpp's `llama-quantize`, or why a test that needs it is skipped.
 fn quantize_tool() -> Option<PathBuf> {
-    let q = std::env::var_os("AI_HWACCEL_LLAMA_QUANTIZE").map(PathBuf::from);
-    if q.is_none() {
-        eprintln!(
-            "skipped: AI_HWACCEL_LLAMA_QUANTIZE is not set (scripts/test.sh builds llama-quantize)"
-        );
-    }
-    q
+    tool("AI_HWACCEL_LLAMA_QUANTIZE", "llama-quantize")
 }
 
 fn make_model(py: &str, dir: &Path, dtype: &str) -> PathBuf {
@@ -756,13 +760,7 @@ fn check_reads_tensorrt_llm_logs() {
 
 /// llama.cpp's `ggml-rpc-server`, or why a test that needs it is skipped.
 fn rpc_server_tool() -> Option<PathBuf> {
-    let r = std::env::var_os("AI_HWACCEL_LLAMA_RPC_SERVER").map(PathBuf::from);
-    if r.is_none() {
-        eprintln!(
-            "skipped: AI_HWACCEL_LLAMA_RPC_SERVER is not set (scripts/test.sh builds ggml-rpc-server)"
-        );
-    }
-    r
+    tool("AI_HWACCEL_LLAMA_RPC_SERVER", "ggml-rpc-server")
 }
 
 /// A layer split as llama.cpp runs it, on two devices: two `ggml-rpc-server`
