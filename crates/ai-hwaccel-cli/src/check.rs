@@ -810,6 +810,13 @@ fn check_bench(
         Default::default();
     let mut out = Vec::new();
     let mut assumed = std::collections::BTreeSet::new();
+    // The newest build the fitted rows measure for the devices' vendor.
+    let newest = devices.first().and_then(|d| {
+        ai_hwaccel::plan::speed::newest_build(
+            RuntimeKind::LlamaCpp,
+            ai_hwaccel::plan::speed::DeviceClass::of(d),
+        )
+    });
     for r in rows {
         // The build the run used: its printed number's month, else the
         // month it ran (no older than its build); the planner's per-layer
@@ -876,7 +883,9 @@ fn check_bench(
             ratio: predicted
                 .filter(|_| r.tokens_per_s > 0.0)
                 .map(|p| p / r.tokens_per_s),
-            planned_build: build,
+            // A build after the newest the calibration rows measure is
+            // planned as that one (no extrapolation).
+            planned_build: build.map(|b| newest.map_or(b, |n| b.min(n))),
             planned_flash_attention: fused,
         });
     }

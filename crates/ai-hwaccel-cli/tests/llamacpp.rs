@@ -658,6 +658,33 @@ fn check_compares_a_published_llama_bench_table() {
     assert!(notes.contains("planned off"), "{notes}");
 }
 
+/// `check` on llama-bench JSON of a real 2026 build (this project's lent
+/// H200 run; `build_number` 0, so its `test_time` dates it): a month after
+/// the newest the calibration rows measure is planned as that newest, and
+/// the row says so; its `flash_attn` 0 is planned as printed.
+#[test]
+fn check_dates_a_json_run_by_its_test_time() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ai-hwaccel/tests/fixtures/lent-h200/llama-bench__l7b-q4_0-f16.json");
+    let o = bin()
+        .arg("check")
+        .arg(&path)
+        .args(["--model", "llama-2-7b", "--devices", "1xh200", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let newest = ai_hwaccel::plan::speed::newest_build(
+        ai_hwaccel::plan::RuntimeKind::LlamaCpp,
+        ai_hwaccel::plan::speed::DeviceClass::NvidiaDatacenter,
+    )
+    .unwrap();
+    for row in r["rows"].as_array().unwrap() {
+        assert_eq!(row["planned_build"], newest.to_string(), "{row}");
+        assert_eq!(row["planned_flash_attention"], false, "{row}");
+    }
+}
+
 /// `check` on a `llama-bench -v` log of a real CUDA run (this project's,
 /// on a lent H200: `tests/fixtures/lent-h200`): the start-up lines under
 /// `startup` beside the speeds. The log names the weights' format (Q4_0),
