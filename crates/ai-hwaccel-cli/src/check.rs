@@ -80,9 +80,20 @@ pub struct DeviceCheck {
     pub rows: Vec<Row>,
 }
 
-/// The accelerator devices a llama.cpp log allocated buffers on, in the
-/// order it lists them (the host's `CPU*` and pinned `*_Host` buffers
-/// left out).
+/// Whether a llama.cpp buffer is host memory: the CPU's (`CPU`,
+/// `CPU_Mapped`, `CPU_REPACK`) or an accelerator's pinned host buffer
+/// (`CUDA_Host`, `ROCm_Host`).
+fn host_buffer(name: &str) -> bool {
+    name.starts_with("CPU") || name.ends_with("_Host")
+}
+
+/// The accelerator devices a llama.cpp log allocated buffers on (host
+/// buffers left out), in llama.cpp's device order: llama.cpp prints
+/// buffers by buffer type, in no fixed device order, so each is placed by
+/// the `using device NAME (DESCRIPTION)` line it belongs to (its buffer is
+/// `NAME`, or `…[DESCRIPTION]` for an RPC device, `RPC0[host:port]`); a log
+/// without those lines is ordered by the number ending the device name
+/// (`CUDA2` before `CUDA10`).
 fn logged_devices(log: &LlamaCppLog) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for b in log
@@ -91,10 +102,31 @@ fn logged_devices(log: &LlamaCppLog) -> Vec<String> {
         .chain(&log.kv_buffers)
         .chain(&log.compute_buffers)
     {
-        let host = b.buffer.starts_with("CPU") || b.buffer.ends_with("_Host");
-        if !host && !out.contains(&b.buffer) {
+        if !host_buffer(&b.buffer) && !out.contains(&b.buffer) {
             out.push(b.buffer.clone());
         }
+    }
+    let listed = |b: &str| {
+        log.devices.iter().position(|(name, desc)| {
+            b == name || (!desc.is_empty() && b.ends_with(&format!("[{desc}]")))
+        })
+    };
+    let number = |b: &str| -> Option<u64> {
+        let head = b.split('[').next().unwrap_or(b);
+        let digits: String = head
+            .chars()
+            .rev()
+            .take_while(char::is_ascii_digit)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        digits.parse().ok()
+    };
+    if out.iter().all(|b| listed(b).is_some()) {
+        out.sort_by_key(|b| listed(b));
+    } else if out.iter().all(|b| number(b).is_some()) {
+        out.sort_by_key(|b| number(b));
     }
     out
 }
@@ -179,9 +211,7 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
     // With an accelerator, the planner's buffers are the device's: the
     // pinned host buffers (`CUDA_Host` compute and output buffers) are host
     // memory, named in a note instead.
-    let on_host = |b: &&ai_hwaccel::plan::runtime::log::LoggedBuffer| {
-        b.buffer.starts_with("CPU") || b.buffer.ends_with("_Host")
-    };
+    let on_host = |b: &&ai_hwaccel::plan::runtime::log::LoggedBuffer| host_buffer(&b.buffer);
     let (host_bufs, device_bufs): (Vec<_>, Vec<_>) = log
         .compute_buffers
         .iter()
@@ -230,12 +260,16 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
         }
         // Flash attention as the log prints it (`llama_context: flash_attn
         // = disabled`): without it the compute buffer holds every score.
-        let fused = match log.flash_attn.as_deref().map(str::to_ascii_lowercase) {
-            Some(v) if matches!(v.as_str(), "0" | "false" | "off" | "disabled") => false,
-            Some(_) => true,
+        let fused = match log
+            .flash_attn
+            .as_deref()
+            .and_then(ai_hwaccel::plan::runtime::bench::flash)
+        {
+            Some(f) => f,
             None => {
                 notes.push(
-                    "the log does not print flash_attn: planned with flash attention on".into(),
+                    "the log prints no flash_attn setting this reads: planned with flash attention on"
+                        .into(),
                 );
                 true
             }
@@ -266,7 +300,8 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
         let p = plan_inference(&m.spec, &devices, &opts);
         // Several devices in the log: llama.cpp's default layer split, one
         // stage per device, when the planner has that layout.
-        let stages = logged_devices(&log).len() as u32;
+        let logged = logged_devices(&log);
+        let stages = logged.len() as u32;
         let chosen = p
             .plans
             .iter()
@@ -287,7 +322,6 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
                 .iter()
                 .filter(|d| d.replica == 0 && !host_ids.contains(&d.device))
                 .collect();
-            let logged = logged_devices(&log);
             if logged.len() > 1 && logged.len() == planned.len() {
                 let of = |list: &[ai_hwaccel::plan::runtime::log::LoggedBuffer], name: &str| {
                     let v: u64 = list
@@ -1023,4 +1057,42 @@ fn check_trtllm(args: &CheckArgs, l: ai_hwaccel::plan::runtime::log::TrtllmLog) 
         &format!("TensorRT-LLM log: {tp} rank(s)"),
         &report,
     ))
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "the tests read fixtures")]
+mod tests {
+    use super::*;
+
+    fn log(name: &str) -> LlamaCppLog {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../ai-hwaccel/tests/fixtures/runtime-logs")
+            .join(name);
+        parse_llamacpp_log(&std::fs::read_to_string(path).unwrap())
+    }
+
+    #[test]
+    fn logged_devices_follow_llama_cpps_device_order() {
+        // Buffers printed second device first; the device lines decide.
+        assert_eq!(
+            logged_devices(&log(
+                "llama-server-local__2x-rpc-layer-split-reversed-buffers.log"
+            )),
+            ["RPC0[127.0.0.1:50888]", "RPC0[127.0.0.1:50313]"]
+        );
+        // A 2024 log without device lines: by the number ending the name.
+        assert_eq!(
+            logged_devices(&log("llama.cpp-pr6122__2x-cuda-old-format.log")),
+            ["CUDA0", "CUDA1"]
+        );
+        let mut l = LlamaCppLog::default();
+        for name in ["CUDA10", "CUDA_Host", "CUDA2", "CPU"] {
+            l.compute_buffers
+                .push(ai_hwaccel::plan::runtime::log::LoggedBuffer {
+                    buffer: name.into(),
+                    bytes: 1,
+                });
+        }
+        assert_eq!(logged_devices(&l), ["CUDA2", "CUDA10"]);
+    }
 }

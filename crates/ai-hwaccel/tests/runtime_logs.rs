@@ -350,3 +350,37 @@ fn tensorrt_llm_logs_of_2024_and_2025() {
         assert!(parse_trtllm_log(&fixture(f)).is_empty(), "{f}");
     }
 }
+
+/// A real layer split over two llama.cpp RPC devices (this VM's run):
+/// llama.cpp prints its buffers sorted by buffer name, here the second
+/// device's first, while its `using device` lines give the device order.
+#[test]
+fn llamacpp_log_lists_its_devices_in_order() {
+    use ai_hwaccel::plan::runtime::log::parse_llamacpp_log;
+    let l = parse_llamacpp_log(&fixture(
+        "llama-server-local__2x-rpc-layer-split-reversed-buffers.log",
+    ));
+    assert_eq!(
+        l.devices,
+        [
+            ("RPC0".to_string(), "127.0.0.1:50888".to_string()),
+            ("RPC1".to_string(), "127.0.0.1:50313".to_string()),
+        ]
+    );
+    let names: Vec<&str> = l
+        .model_buffers
+        .iter()
+        .map(|b| b.buffer.as_str())
+        .filter(|b| b.starts_with("RPC"))
+        .collect();
+    assert_eq!(names, ["RPC0[127.0.0.1:50313]", "RPC0[127.0.0.1:50888]"]);
+    // The second device holds the output layer: its weights are larger.
+    assert_eq!(
+        l.model_buffers
+            .iter()
+            .find(|b| b.buffer == "RPC0[127.0.0.1:50313]")
+            .map(|b| b.bytes),
+        Some((6.51f64 * 1_048_576.0).round() as u64)
+    );
+    assert_eq!(l.flash_attn.as_deref(), Some("enabled"));
+}

@@ -137,10 +137,11 @@ fn rate(s: &str) -> Option<(f64, Option<f64>)> {
     (m.is_finite() && m >= 0.0).then_some((m, d.filter(|d| d.is_finite() && *d >= 0.0)))
 }
 
-/// `0`/`1`, `off`/`on`, `false`/`true`, `auto`/`-1` → whether flash
-/// attention ran (auto: on, as llama.cpp resolves it where the backend
-/// supports it).
-fn flash(v: &str) -> Option<bool> {
+/// `0`/`1`, `off`/`on`, `false`/`true`, `disabled`/`enabled`, `auto`/`-1`
+/// (llama-bench's `fa` column and `flash_attn` field, llama.cpp's
+/// `llama_context: flash_attn = …` log line) → whether flash attention ran
+/// (auto: on, as llama.cpp resolves it where the backend supports it).
+pub fn flash(v: &str) -> Option<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "1" | "on" | "true" | "enabled" | "auto" | "-1" => Some(true),
         "0" | "off" | "false" | "disabled" => Some(false),
@@ -148,12 +149,23 @@ fn flash(v: &str) -> Option<bool> {
     }
 }
 
-/// The build number of a `build: <commit> (<number>)` line; `None` for
-/// another line, 0, or a number past any build llama.cpp has tagged.
+/// The build number of a build line in any spelling llama.cpp's tools
+/// print: llama-bench's `build: <commit> (<number>)` under a table, the
+/// 2023-2024 tools' `main: build = <number> (<commit>)` and today's
+/// `build: <number> (<commit>) with <compiler> for <target>`; `None` for
+/// another line, 0 (a build outside llama.cpp's tree), or a number past any
+/// build llama.cpp has tagged.
 fn build_line(line: &str) -> Option<u64> {
-    let rest = line.trim().strip_prefix("build:")?;
-    let (_, n) = rest.trim().split_once('(')?;
-    let n: u64 = n.strip_suffix(')')?.trim().parse().ok()?;
+    let t = line.trim();
+    let t = t.strip_prefix("main:").map_or(t, str::trim_start);
+    let rest = t.strip_prefix("build")?.trim_start();
+    let rest = rest
+        .strip_prefix(':')
+        .or_else(|| rest.strip_prefix('='))?
+        .trim();
+    let (head, tail) = rest.split_once('(')?;
+    let inner = tail.split_once(')')?.0.trim();
+    let n: u64 = inner.parse().ok().or_else(|| head.trim().parse().ok())?;
     (n > 0 && n < 1_000_000).then_some(n)
 }
 
@@ -477,6 +489,14 @@ mod tests {
         assert_eq!(build_line("  build: unknown (0)"), None);
         assert_eq!(build_line("build: x (99999999)"), None);
         assert_eq!(build_line("rebuild: 1 (2)"), None);
+        // The other tools' spellings: number first, commit in parentheses.
+        assert_eq!(build_line("main: build = 1761 (cb1e281)"), Some(1761));
+        assert_eq!(
+            build_line("build: 6918 (2f68ce7cf) with cc (GCC) 13.3.0 for x86_64-linux-gnu"),
+            Some(6918)
+        );
+        assert_eq!(build_line("main: build = 0 (unknown)"), None);
+        assert_eq!(build_line("build: abc (def)"), None);
         for (v, want) in [
             ("1", Some(true)),
             ("on", Some(true)),
@@ -484,6 +504,8 @@ mod tests {
             ("-1", Some(true)),
             ("0", Some(false)),
             ("off", Some(false)),
+            ("disabled", Some(false)),
+            ("Enabled", Some(true)),
             ("2", None),
         ] {
             assert_eq!(flash(v), want, "{v}");

@@ -54,6 +54,12 @@ pub struct LlamaCppLog {
     /// `llm_load_print_meta: model ftype = Q4_K - Medium` before 2025).
     #[serde(default)]
     pub file_type: Option<String>,
+    /// The devices the model runs on, in llama.cpp's order (`using device
+    /// RPC1 (127.0.0.1:50153) …`, `using device CUDA0 (NVIDIA H200) …`):
+    /// name and description. Buffers are listed in no fixed device order
+    /// (by buffer type), so this order pairs them with a plan's stages.
+    #[serde(default)]
+    pub devices: Vec<(String, String)>,
     /// Model hyper-parameters printed by `print_info:` / `llm_load_print_meta:`
     /// (`n_layer`, `n_embd`, `n_head`, `n_head_kv`, `n_ff`, `n_vocab`, …).
     pub hparams: std::collections::BTreeMap<String, String>,
@@ -131,7 +137,12 @@ fn strip_ansi(s: &str) -> String {
 /// The part of a line from a llama.cpp function tag on (`load_tensors: …`),
 /// dropping any logger prefix before it.
 fn from_tag(line: &str) -> Option<(&str, &str)> {
-    const TAGS: [&str; 10] = [
+    const TAGS: [&str; 12] = [
+        // The devices the model runs on (`using device …`): 2025's
+        // `llama_model_load_from_file_impl:`, today's
+        // `llama_prepare_model_devices:`.
+        "llama_prepare_model_devices:",
+        "llama_model_load_from_file_impl:",
         "llm_load_tensors:",
         "load_tensors:",
         "llama_new_context_with_model:",
@@ -184,6 +195,18 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
                 if l.hparams.len() < 256 && !k.is_empty() && !k.contains(' ') {
                     l.hparams.insert(k.to_string(), v.trim().to_string());
                 }
+            }
+            continue;
+        }
+        if let Some(d) = rest.strip_prefix("using device ") {
+            let (name, after) = d.split_once(' ').unwrap_or((d, ""));
+            let desc = after
+                .trim_start()
+                .strip_prefix('(')
+                .and_then(|a| a.split_once(')'))
+                .map_or("", |(x, _)| x);
+            if l.devices.len() < 64 && !l.devices.iter().any(|(n, _)| n == name) {
+                l.devices.push((name.to_string(), desc.to_string()));
             }
             continue;
         }
