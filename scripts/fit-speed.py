@@ -270,7 +270,7 @@ def era(r, decays):
     key = (r["runtime"], group(r["cls"]))
     if r["month"] is None or key not in decays:
         return 1.0
-    decay, newest = decays[key]
+    decay, newest, _ = decays[key]
     return math.exp(decay * max(0, newest - r["month"]) / 12.0)
 
 
@@ -357,7 +357,7 @@ def main():
         )
 
     decays = {
-        k: (0.0, hi)
+        k: (0.0, hi, lo)
         for k, (lo, hi) in spans.items()
         if hi - lo >= MIN_SPAN_MONTHS and recent(k) >= MIN_RECENT_ROWS
     }
@@ -369,11 +369,11 @@ def main():
 
             def error(d):
                 trial = dict(decays)
-                trial[key] = (d, decays[key][1])
+                trial[key] = (d,) + decays[key][1:]
                 cells, scores, devices, _ = fit_all(rows, trial, {})
                 return fit_error(rows, runtime, "decode", trial, {}, cells, devices, scores)
 
-            decays[key] = (min(DECAYS, key=error), decays[key][1])
+            decays[key] = (min(DECAYS, key=error),) + decays[key][1:]
     moes = {}
     for runtime in sorted({r["runtime"] for r in rows}):
         moe_rows = [
@@ -556,15 +556,15 @@ def write(rows, cells, scores, devices, requests, decays, moes):
     out.append("];")
     out.append("")
     out.append("/// Fitted build-date term of the per-layer decode time: per runtime and")
-    out.append("/// device class, the decay per year and the newest build month of the")
-    out.append("/// class's device group (NVIDIA, AMD, Apple, Intel) in the fit rows.")
-    out.append("pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth)] = &[")
-    for (runtime, g), (d, m) in sorted(decays.items()):
+    out.append("/// device class, the decay per year and the newest and oldest build months")
+    out.append("/// of the class's device group (NVIDIA, AMD, Apple, Intel) in the fit rows.")
+    out.append("pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, BuildMonth)] = &[")
+    for (runtime, g), (d, m, lo) in sorted(decays.items()):
         for cls in CLASSES:
             if group(cls) != g:
                 continue
             out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, DeviceClass::{CLASSES[cls]}, {d:.2}, "
-                       f"BuildMonth::ym({m // 12}, {m % 12 + 1})),")
+                       f"BuildMonth::ym({m // 12}, {m % 12 + 1}), BuildMonth::ym({lo // 12}, {lo % 12 + 1})),")
     out.append("];")
     out.append("")
     out.append("/// Fitted factors of the devices with enough rows of their own.")
@@ -619,7 +619,8 @@ def write(rows, cells, scores, devices, requests, decays, moes):
         else ""
     )
     decay_text = ", ".join(
-        f"{g} {d:.2f} (newest build {m // 12}-{m % 12 + 1:02d})" for (_, g), (d, m) in sorted(decays.items())
+        f"{g} {d:.2f} (builds {lo // 12}-{lo % 12 + 1:02d} to {m // 12}-{m % 12 + 1:02d})"
+        for (_, g), (d, m, lo) in sorted(decays.items())
     )
     moe_text = ", ".join(f"{rt} {m:.1f}" for rt, m in sorted(moes.items())) or "none"
     rc2, text2 = cargo_test(["--nocapture", "--exact", "layer_split_estimates_against_published_measurements"])

@@ -685,50 +685,57 @@ pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 1.2235e
 pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.6)];
 
 /// Fitted build-date term of the per-layer decode time: per runtime and
-/// device class, the decay per year and the newest build month of the
-/// class's device group (NVIDIA, AMD, Apple, Intel) in the fit rows.
-pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth)] = &[
+/// device class, the decay per year and the newest and oldest build months
+/// of the class's device group (NVIDIA, AMD, Apple, Intel) in the fit rows.
+pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, BuildMonth)] = &[
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::Amd,
         0.5,
         BuildMonth::ym(2026, 8),
+        BuildMonth::ym(2024, 1),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::AmdDatacenter,
         0.5,
         BuildMonth::ym(2026, 8),
+        BuildMonth::ym(2024, 1),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::Intel,
         0.3,
         BuildMonth::ym(2026, 4),
+        BuildMonth::ym(2025, 2),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::NvidiaConsumer,
         0.2,
         BuildMonth::ym(2026, 5),
+        BuildMonth::ym(2023, 12),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::NvidiaWorkstation,
         0.2,
         BuildMonth::ym(2026, 5),
+        BuildMonth::ym(2023, 12),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::NvidiaDatacenter,
         0.2,
         BuildMonth::ym(2026, 5),
+        BuildMonth::ym(2023, 12),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::NvidiaSoc,
         0.2,
         BuildMonth::ym(2026, 5),
+        BuildMonth::ym(2023, 12),
     ),
 ];
 
@@ -1081,7 +1088,8 @@ impl From<BuildMonth> for String {
 /// The factor on a runtime's fitted per-layer decode time for a device
 /// class and a build of `build`'s month: `exp(decay × years before the
 /// newest build the runtime's rows measure on the class's device group)`
-/// ([`DECODE_BUILD_DECAY`]). 1 for that newest build, for a later one (no extrapolation past the data),
+/// ([`DECODE_BUILD_DECAY`]); a month before the oldest build those rows
+/// measure counts as that oldest (no extrapolation either way). 1 for that newest build, for a later one (no extrapolation past the data),
 /// without a month (`None`: plan for current builds), and for runtimes and
 /// classes without the term.
 pub fn build_factor(runtime: RuntimeKind, class: DeviceClass, build: Option<BuildMonth>) -> f64 {
@@ -1090,9 +1098,10 @@ pub fn build_factor(runtime: RuntimeKind, class: DeviceClass, build: Option<Buil
         build,
         DECODE_BUILD_DECAY
             .iter()
-            .find(|(r, c, _, _)| *r == runtime && *c == class),
+            .find(|(r, c, _, _, _)| *r == runtime && *c == class),
     ) {
-        (Some(b), Some((_, _, decay, newest))) => {
+        (Some(b), Some((_, _, decay, newest, oldest))) => {
+            let b = b.max(*oldest);
             let years = f64::from(newest.months().saturating_sub(b.months())) / 12.0;
             (decay * years).exp()
         }
@@ -1107,8 +1116,8 @@ pub fn newest_build(runtime: RuntimeKind, class: DeviceClass) -> Option<BuildMon
     let runtime = fit_runtime(runtime);
     DECODE_BUILD_DECAY
         .iter()
-        .find(|(r, c, _, _)| *r == runtime && *c == class)
-        .map(|(_, _, _, b)| *b)
+        .find(|(r, c, _, _, _)| *r == runtime && *c == class)
+        .map(|(_, _, _, b, _)| *b)
 }
 
 /// What applies to one planned device: its class's cell ([`fitted`]) with
@@ -1365,9 +1374,9 @@ mod tests {
     fn older_builds_pay_more_per_layer() {
         let rt = RuntimeKind::LlamaCpp;
         let class = DeviceClass::NvidiaDatacenter;
-        let (_, _, decay, newest) = *DECODE_BUILD_DECAY
+        let (_, _, decay, newest, oldest) = *DECODE_BUILD_DECAY
             .iter()
-            .find(|(r, c, _, _)| *r == rt && *c == class)
+            .find(|(r, c, _, _, _)| *r == rt && *c == class)
             .unwrap();
         assert!(decay > 0.0, "the fit found no build-date effect on NVIDIA");
         assert_eq!(newest_build(rt, class), Some(newest));
@@ -1375,7 +1384,14 @@ mod tests {
         assert_eq!(build_factor(rt, class, Some(newest)), 1.0);
         // Past the newest build: no extrapolation.
         assert_eq!(build_factor(rt, class, Some(BuildMonth::ym(2999, 1))), 1.0);
+        // Before the oldest fitted build: no extrapolation either.
+        let age = f64::from(newest.months() - oldest.months()) / 12.0;
+        assert!(
+            (build_factor(rt, class, Some(BuildMonth::ym(2000, 1))) - (decay * age).exp()).abs()
+                < 1e-9
+        );
         let two_years = BuildMonth(newest.months() - 24);
+        assert!(two_years >= oldest);
         let f = build_factor(rt, class, Some(two_years));
         assert!((f - (2.0 * decay).exp()).abs() < 1e-12);
         let d = &PlanDevice::from_device_string("1xh100-pcie").unwrap()[0];
