@@ -1022,9 +1022,9 @@ fn replica_memory(
 }
 
 /// The runtime's reserve and activation workspace on one device.
-#[allow(clippy::too_many_arguments)]
 /// `stages`: the layout's pipeline stages and whether all of them are
 /// accelerators (no host-CPU stage or host-kept tensors).
+#[allow(clippy::too_many_arguments)]
 fn runtime_memory(
     sizer: &Sizer,
     device: &PlanDevice,

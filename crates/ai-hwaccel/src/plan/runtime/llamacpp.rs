@@ -75,9 +75,8 @@ pub const FIT_TARGET_BYTES: u64 = (1024.0 * MIB) as u64;
 /// logits and selection, a few KiB, are not counted).
 pub fn compute_buffer_bytes(ctx: &DeviceContext, fused_attention: bool) -> u64 {
     let m = ctx.spec;
-    let ub = N_UBATCH.min(ctx.context.saturating_mul(ctx.sequences).max(1));
+    let (ub, mask) = ubatch_and_mask(ctx, fused_attention);
     let cells = ctx.context.saturating_mul(ub);
-    let mask = cells.saturating_mul(if fused_attention { 2 } else { 4 });
     let e = m.hidden_size;
     let ff_mats = match m.mlp {
         crate::plan::arch::MlpKind::Gated => 3,
@@ -113,6 +112,18 @@ pub fn compute_buffer_bytes(ctx: &DeviceContext, fused_attention: bool) -> u64 {
     mask.saturating_add(ffn.max(attn))
 }
 
+/// The micro-batch of the reserved graph (`n_ubatch`, at most the tokens
+/// the context holds) and the attention mask's bytes: `n_ctx_seq ×
+/// n_ubatch`, f16 with flash attention, f32 without.
+fn ubatch_and_mask(ctx: &DeviceContext, fused_attention: bool) -> (u64, u64) {
+    let ub = N_UBATCH.min(ctx.context.saturating_mul(ctx.sequences).max(1));
+    let mask = ctx
+        .context
+        .saturating_mul(ub)
+        .saturating_mul(if fused_attention { 2 } else { 4 });
+    (ub, mask)
+}
+
 /// Graph-input copies ggml's scheduler keeps per device for pipeline
 /// parallelism: `GGML_SCHED_MAX_COPIES` (4) copies of every input a
 /// device's split reads, each flagged so the allocator never reuses it
@@ -138,11 +149,7 @@ pub const SCHED_COPIES: u64 = 4;
 /// 32.00 MiB (the last of three devices logs 15.54 against 16.00).
 pub fn pipeline_copy_bytes(ctx: &DeviceContext, fused_attention: bool) -> u64 {
     let m = ctx.spec;
-    let ub = N_UBATCH.min(ctx.context.saturating_mul(ctx.sequences).max(1));
-    let mask = ctx
-        .context
-        .saturating_mul(ub)
-        .saturating_mul(if fused_attention { 2 } else { 4 });
+    let (ub, mask) = ubatch_and_mask(ctx, fused_attention);
     let hidden = ub * 4 * m.hidden_size;
     let v_rows = if fused_attention {
         0
