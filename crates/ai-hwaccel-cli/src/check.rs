@@ -844,13 +844,10 @@ fn check_bench(
         Default::default();
     let mut out = Vec::new();
     let mut assumed = std::collections::BTreeSet::new();
-    // The newest build the fitted rows measure for the devices' vendor.
-    let newest = devices.first().and_then(|d| {
-        ai_hwaccel::plan::speed::newest_build(
-            RuntimeKind::LlamaCpp,
-            ai_hwaccel::plan::speed::DeviceClass::of(d),
-        )
-    });
+    // The devices' class, for the builds the fitted rows measure.
+    let class = devices
+        .first()
+        .map(ai_hwaccel::plan::speed::DeviceClass::of);
     for r in rows {
         // The build the run used: its printed number's month, else the
         // month it ran (no older than its build); the planner's per-layer
@@ -917,9 +914,15 @@ fn check_bench(
             ratio: predicted
                 .filter(|_| r.tokens_per_s > 0.0)
                 .map(|p| p / r.tokens_per_s),
-            // A build after the newest the calibration rows measure is
-            // planned as that one (no extrapolation).
-            planned_build: build.map(|b| newest.map_or(b, |n| b.min(n))),
+            // Kept within the builds the calibration rows measure (no
+            // extrapolation).
+            planned_build: build.map(|b| {
+                class
+                    .and_then(|c| {
+                        ai_hwaccel::plan::speed::planned_build(RuntimeKind::LlamaCpp, c, Some(b))
+                    })
+                    .unwrap_or(b)
+            }),
             planned_flash_attention: fused,
         });
     }

@@ -477,8 +477,8 @@ pub struct InferencePlan {
     /// Things to know (unknown device facts, approximations).
     pub warnings: Vec<String>,
     /// The month of the runtime build the fitted decode speeds are for:
-    /// `options.runtime_build`, else the newest build the calibration rows
-    /// measure on the first device's vendor; `None` where no build-date
+    /// `options.runtime_build` within the builds the calibration rows
+    /// measure on the first device's vendor, else the newest of them; `None` where no build-date
     /// term applies (other runtimes, uncalibrated speeds).
     #[serde(default)]
     pub speed_build: Option<super::speed::BuildMonth>,
@@ -2131,12 +2131,16 @@ pub fn plan_inference(
         rejected,
         advice,
         warnings,
-        speed_build: devices.first().and_then(|d| {
-            let class = super::speed::DeviceClass::of(d);
-            super::speed::newest_build(opts.runtime, class)
-                .filter(|_| opts.calibrated_speed)
-                .map(|newest| opts.runtime_build.map_or(newest, |b| b.min(newest)))
-        }),
+        speed_build: devices
+            .first()
+            .filter(|_| opts.calibrated_speed)
+            .and_then(|d| {
+                super::speed::planned_build(
+                    opts.runtime,
+                    super::speed::DeviceClass::of(d),
+                    opts.runtime_build,
+                )
+            }),
         options: opts.clone(),
     }
 }

@@ -1120,6 +1120,22 @@ pub fn newest_build(runtime: RuntimeKind, class: DeviceClass) -> Option<BuildMon
         .map(|(_, _, _, b, _)| *b)
 }
 
+/// The build month a runtime's fitted per-layer decode time is planned for
+/// on a device class: `build` kept within the oldest and newest builds the
+/// runtime's rows measure on the class's group, [`newest_build`] without
+/// one; `None` without a build-date term.
+pub fn planned_build(
+    runtime: RuntimeKind,
+    class: DeviceClass,
+    build: Option<BuildMonth>,
+) -> Option<BuildMonth> {
+    let runtime = fit_runtime(runtime);
+    DECODE_BUILD_DECAY
+        .iter()
+        .find(|(r, c, _, _, _)| *r == runtime && *c == class)
+        .map(|(_, _, _, newest, oldest)| build.map_or(*newest, |b| b.clamp(*oldest, *newest)))
+}
+
 /// What applies to one planned device: its class's cell ([`fitted`]) with
 /// the device's own factors ([`FITTED_DEVICES`]) where its spec entry has
 /// enough rows, and the per-layer decode time of a build of `build`'s month
@@ -1392,6 +1408,17 @@ mod tests {
         );
         let two_years = BuildMonth(newest.months() - 24);
         assert!(two_years >= oldest);
+        assert_eq!(planned_build(rt, class, None), Some(newest));
+        assert_eq!(planned_build(rt, class, Some(two_years)), Some(two_years));
+        assert_eq!(
+            planned_build(rt, class, Some(BuildMonth::ym(2000, 1))),
+            Some(oldest)
+        );
+        assert_eq!(
+            planned_build(rt, class, Some(BuildMonth::ym(2999, 1))),
+            Some(newest)
+        );
+        assert_eq!(planned_build(rt, DeviceClass::Cpu, None), None);
         let f = build_factor(rt, class, Some(two_years));
         assert!((f - (2.0 * decay).exp()).abs() < 1e-12);
         let d = &PlanDevice::from_device_string("1xh100-pcie").unwrap()[0];
