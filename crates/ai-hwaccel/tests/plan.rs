@@ -421,6 +421,40 @@ fn bare_size_plans_are_flagged() {
     assert!(p.warnings.iter().any(|w| w.contains("approximate")));
 }
 
+
+/// A feasible plan without a speed says which spec entry lacks what: the M4
+/// Max entry has bandwidth but no 16-bit rate (prefill unknown, decode
+/// estimated), the RTX 3060 entry neither; an entry with both gets no such
+/// warning, and two devices of one entry give one warning.
+#[test]
+fn unknown_speeds_name_the_spec_entry_that_lacks_a_rate() {
+    let m = spec("llama-3.1-8b");
+    let opts = with_quant(Quant::Q4K);
+    let mac = plan_inference(&m, &devices("2xm4-max"), &opts);
+    let best = &mac.plans[0];
+    assert!(best.decode_tokens_per_s.is_some() && best.prefill_tokens_per_s.is_none());
+    let said: Vec<&String> = mac
+        .warnings
+        .iter()
+        .filter(|w| w.contains("spec entry m4-max-gpu states no"))
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", mac.warnings);
+    assert!(said[0].contains("bf16 matrix rate") && said[0].contains("prefill speed"));
+    assert!(!said[0].contains("memory bandwidth"), "{}", said[0]);
+
+    let r3060 = plan_inference(&m, &devices("1xrtx-3060"), &opts);
+    assert!(r3060.plans[0].decode_tokens_per_s.is_none());
+    assert!(
+        r3060.warnings.iter().any(|w| w.contains("rtx-3060 states no memory bandwidth and")
+            && w.contains("decode and prefill speeds")),
+        "{:?}",
+        r3060.warnings
+    );
+
+    let h100 = plan_inference(&m, &devices("1xh100-sxm"), &opts);
+    assert!(h100.plans[0].prefill_tokens_per_s.is_some());
+    assert!(!h100.warnings.iter().any(|w| w.contains("states no")));
+}
 fn model_strategy() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec![
         "llama-3.2-1b",

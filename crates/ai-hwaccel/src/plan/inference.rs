@@ -2111,6 +2111,7 @@ pub fn plan_inference(
             p.tensor_parallel
         ));
     }
+    warnings.extend(unestimated_speeds(devices, quant, opts, &plans));
     plans.truncate(opts.max_plans.max(1));
     InferencePlan {
         model: spec.name.clone(),
@@ -2146,6 +2147,69 @@ pub fn plan_inference(
 }
 
 /// What would make an infeasible request fit.
+/// Why a feasible plan has no decode or prefill speed: for each accelerator
+/// whose spec entry lacks the memory bandwidth (decode) or the matrix rate
+/// the runtime's kernels would run at (prefill), one warning naming the
+/// entry, so that "unknown" in the table has its reason. Host CPUs and
+/// devices without an entry have warnings of their own above.
+fn unestimated_speeds(
+    devices: &[PlanDevice],
+    quant: Quant,
+    opts: &InferenceOptions,
+    plans: &[Plan],
+) -> Vec<String> {
+    let no_decode = plans.iter().any(|p| p.decode_tokens_per_s.is_none());
+    let no_prefill = plans.iter().any(|p| p.prefill_tokens_per_s.is_none());
+    if !(no_decode || no_prefill) {
+        return Vec::new();
+    }
+    let half = if quant == Quant::Fp16 {
+        Dtype::Fp16
+    } else {
+        Dtype::Bf16
+    };
+    let mut out: Vec<String> = Vec::new();
+    for d in devices.iter().filter(|d| !d.host && d.native_dtypes.is_some()) {
+        let compute = if marlin(quant, d, opts.runtime) {
+            half
+        } else {
+            quant.compute_dtype(half)
+        };
+        let missing: Vec<String> = [
+            (
+                "memory bandwidth".to_string(),
+                no_decode && d.bandwidth_bytes_per_s.is_none(),
+            ),
+            (
+                format!("{compute} matrix rate"),
+                no_prefill && super::speed::reference_tflops(d, opts.runtime, compute).is_none(),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(what, gap)| gap.then_some(what))
+        .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let entry = d.spec_id.as_deref().unwrap_or(d.name.as_str());
+        let what = match (no_decode && d.bandwidth_bytes_per_s.is_none(), missing.len()) {
+            (true, 2) => "decode and prefill speeds (and the time to first token) are",
+            (true, _) => "decode speed is",
+            _ => "prefill speed and the time to first token are",
+        };
+        let w = format!(
+            "{}: its spec entry {entry} states no {}, so {what} not estimated \
+             (`ai-hwaccel specs {entry}` says why)",
+            d.name,
+            missing.join(" and ")
+        );
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
 fn advise(
     spec: &ModelSpec,
     devices: &[PlanDevice],
