@@ -31,7 +31,12 @@ Deterministic: same corpus, same planner -> same constants.
    pooled is the fallback ("any") for classes without rows. Rows run with
    tensor parallelism (notes item "tp N", N > 1) are not fitted: their time
    includes all-reduces, which the efficiency and per-layer overhead do not
-   describe; they are reported by the accuracy test only. A runtime without
+   describe; they are reported by the accuracy test only, and give one
+   constant: the further seconds a tensor-parallel request waits for its
+   first token (fit_requests_tp). A latency row's time per prompt token
+   also holds r/n, its runtime's seconds per request over the prompt
+   length: the pooled prefill fit fits r beside the rest and the class
+   fits hold it fixed. A runtime without
    fitted rows keeps the options' default efficiencies.
    Build date (decode): a row's per-layer time is L * c * exp(d * age),
    age in years between its build's month (builds.csv) and the newest
@@ -130,6 +135,10 @@ def ideal_rows():
                 month=int(build[:4]) * 12 + int(build[5:7]) - 1 if build else None,
                 # The routed experts' share of the row's prefill FLOPs.
                 share=float(share) if share else 0.0,
+                # 1 / prompt length for a latency.csv row (its time per
+                # prompt token also holds 1/n of the request's own time),
+                # else 0.
+                inv_n=1.0 / int(input_len) if tpot else 0.0,
             )
         )
     return rows
@@ -152,22 +161,35 @@ def solve(a, b):
     return [m[i][n] / m[i][i] for i in range(n)]
 
 
-def least_squares(samples, widths, with_overhead, score=None):
-    """samples: (width, x, L, z, t). score: None to fit the bytes per
-    attention score s beside the rest, else s fixed. Returns
-    ({width: a}, c, s) or None."""
-    cols = list(widths) + (["c"] if with_overhead else []) + (["s"] if score is None else [])
+def least_squares(samples, widths, with_overhead, score=None, request=0.0):
+    """samples: (width, x, L, z, t, 1/n). score: None to fit the bytes per
+    attention score s beside the rest, else s fixed; request: None to fit
+    the seconds r each request adds to its prompt (a latency row's time per
+    prompt token holds r/n), else r fixed. Returns ({width: a}, c, s, r) or
+    None."""
+    cols = (
+        list(widths)
+        + (["c"] if with_overhead else [])
+        + (["s"] if score is None else [])
+        + (["r"] if request is None else [])
+    )
     k = len(cols)
     ata = [[0.0] * k for _ in range(k)]
     atb = [0.0] * k
-    for w, x, layers, z, t in samples:
+    for w, x, layers, z, t, inv_n in samples:
         row = [0.0] * k
         row[cols.index(w)] = x / t
         if with_overhead:
             row[cols.index("c")] = layers / t
         if score is None:
             row[cols.index("s")] = z / t
-        target = 1.0 - (z * score / t if score is not None else 0.0)
+        if request is None:
+            row[cols.index("r")] = inv_n / t
+        target = (
+            1.0
+            - (z * score / t if score is not None else 0.0)
+            - (inv_n * request / t if request is not None else 0.0)
+        )
         for i in range(k):
             atb[i] += row[i] * target
             for j in range(k):
@@ -178,7 +200,8 @@ def least_squares(samples, widths, with_overhead, score=None):
     a = {w: sol[i] for i, w in enumerate(widths)}
     c = sol[cols.index("c")] if with_overhead else 0.0
     s = sol[cols.index("s")] if score is None else score
-    return a, c, s
+    r = sol[cols.index("r")] if request is None else request
+    return a, c, s, r
 
 
 # A class is fitted on its own only with at least two rows more than the
@@ -201,9 +224,11 @@ MIN_CLASS_DEVICES = 3
 MIN_WIDTH_ROWS = 3
 
 
-def fit(samples, score=0.0):
+def fit(samples, score=0.0, request=0.0):
     """score: the bytes per attention score, fixed; None fits it too (only
-    kept when not negative, else fixed at 0)."""
+    kept when not negative, else fixed at 0). request: the seconds per
+    request, likewise (fitted only where latency rows are among the
+    samples)."""
     counts = {}
     for s in samples:
         counts[s[0]] = counts.get(s[0], 0) + 1
@@ -213,16 +238,23 @@ def fit(samples, score=0.0):
         return None
     # An overhead needs more than one model size per class to be separable.
     sizes = {s[2] for s in samples}
+    latency = any(s[5] > 0 for s in samples)
     for sc in ([None, 0.0] if score is None else [score]):
-        res = (
-            least_squares(samples, widths, len(sizes) > 1, sc)
-            if len(samples) > len(widths)
-            else None
-        )
-        if res is None or res[1] < 0:
-            res = least_squares(samples, widths, False, sc)
-        if res is not None and res[2] >= 0 and all(v > 0 for v in res[0].values()):
-            return res
+        for rq in ([None, 0.0] if request is None and latency else [request or 0.0]):
+            res = (
+                least_squares(samples, widths, len(sizes) > 1, sc, rq)
+                if len(samples) > len(widths)
+                else None
+            )
+            if res is None or res[1] < 0:
+                res = least_squares(samples, widths, False, sc, rq)
+            if (
+                res is not None
+                and res[2] >= 0
+                and res[3] >= 0
+                and all(v > 0 for v in res[0].values())
+            ):
+                return res
     return None
 
 
@@ -301,7 +333,7 @@ MOE_FACTORS = [1.0 + i * 0.1 for i in range(0, 31)]
 MIN_MOE_ROWS = 3
 
 
-def fit_error(rows, runtime, q, decays, moes, cells, devices, scores):
+def fit_error(rows, runtime, q, decays, moes, cells, devices, scores, requests=None):
     """Sum of squared relative errors of quantity q ("decode" or "prefill")
     over a runtime's fit rows, as the planner estimates them with these
     cells, device factors, build-date decays and MoE factors."""
@@ -322,6 +354,7 @@ def fit_error(rows, runtime, q, decays, moes, cells, devices, scores):
                 (1.0 / r[ideal]) * moe(r, moes) / (eff * k)
                 + r["layers"] * over
                 + r["z"] * scores.get(runtime, 0.0)
+                + r["inv_n"] * (requests or {}).get(runtime, 0.0)
             )
         total += (t * r[meas] - 1.0) ** 2
     return total
@@ -333,8 +366,10 @@ DECAYS = [i * 0.05 for i in range(0, 41)]
 
 
 def main():
-    # Tensor-parallel rows are reported, never fitted (see the docstring).
-    rows = [r for r in ideal_rows() if r["tp"] == 1]
+    # Tensor-parallel rows are reported, never fitted (see the docstring),
+    # but for the wait they add to a request's first token.
+    every = ideal_rows()
+    rows = [r for r in every if r["tp"] == 1]
     # Each group's newest and oldest build month over its decode fit rows.
     spans = {}
     for r in rows:
@@ -390,7 +425,42 @@ def main():
 
         moes[runtime] = min(MOE_FACTORS, key=perror)
     cells, scores, devices, requests = fit_all(rows, decays, moes)
-    write(rows, cells, scores, devices, requests, decays, moes)
+    requests_tp = fit_requests_tp(every, cells, scores, devices, requests, moes)
+    write(rows, cells, scores, devices, requests, decays, moes, requests_tp)
+
+
+def fit_requests_tp(every, cells, scores, devices, requests, moes):
+    """Per runtime, the seconds a request served with tensor parallelism
+    waits for its first token beyond what the single-device model gives
+    (its prompt's prefill, with the all-reduces the planner counts, and the
+    per-request time): the r >= 0 minimising sum(((e + r) / TTFT - 1)^2)
+    over the runtime's tensor-parallel latency.csv fit rows, e the
+    estimate, r = sum((TTFT - e) / TTFT^2) / sum(1 / TTFT^2). Everything
+    else stays as fitted on the single-device rows."""
+    out = {}
+    for runtime in sorted({r["runtime"] for r in every}):
+        num = den = 0.0
+        for r in every:
+            if (r["part"] != "fit" or r["runtime"] != runtime or r["tp"] <= 1
+                    or not r["ttft_s"] or not r["pre"] or r["cls"] == "other"):
+                continue
+            c = cell_for(cells, runtime, r, "prefill")
+            if c is None:
+                continue
+            eff, over, _ = c
+            k = devices.get((r["spec_id"], runtime), {}).get("prefill", (1.0, 0))[0]
+            per_token = (
+                (1.0 / r["pre"]) * moe(r, moes) / (eff * k)
+                + r["layers"] * over
+                + r["z"] * scores.get(runtime, 0.0)
+            )
+            e = r["input_len"] * per_token + requests.get(runtime, 0.0)
+            t = r["ttft_s"]
+            num += (t - e) / (t * t)
+            den += 1.0 / (t * t)
+        if den > 0 and num > 0:
+            out[runtime] = num / den
+    return out
 
 
 def fit_all(rows, decays, moes):
@@ -411,7 +481,8 @@ def fit_all(rows, decays, moes):
                     (r["width"], 1.0 / r[ideal] * (moe(r, moes) if q == "prefill" else 1.0),
                      r["layers"] * (era(r, decays) if q == "decode" else 1.0),
                      r["z"] if q == "prefill" else 0.0,
-                     1.0 / r[meas])
+                     1.0 / r[meas],
+                     r["inv_n"] if q == "prefill" else 0.0)
                     for r in rows
                     if r["part"] == "fit"
                     and r["runtime"] == runtime
@@ -444,16 +515,23 @@ def fit_all(rows, decays, moes):
                         lv = [(COARSER.get(s[0], s[0]),) + s[1:] for s in samples]
                     else:
                         lv = samples
+                    # The pooled coarse prefill fit also gives the bytes per
+                    # score and the seconds per request, which the others
+                    # then hold fixed.
+                    pooled = q == "prefill" and cls == "any" and level == "coarse"
                     if q == "prefill":
-                        score = None if cls == "any" and level == "coarse" else scores.get(runtime, 0.0)
+                        score = None if pooled else scores.get(runtime, 0.0)
+                        request = None if pooled else requests.get(runtime, 0.0)
                     else:
-                        score = 0.0
-                    res = fit(lv, score)
+                        score = request = 0.0
+                    res = fit(lv, score, request)
                     if res is None:
                         continue
-                    a, c, sc = res
-                    if q == "prefill" and cls == "any" and level == "coarse":
+                    a, c, sc, rq = res
+                    if pooled:
                         scores[runtime] = sc
+                        if rq > 0:
+                            requests[runtime] = rq
                     for w, aw in a.items():
                         if level == "fine" and w not in COARSER:
                             continue
@@ -474,7 +552,9 @@ def fit_all(rows, decays, moes):
                     rest = (
                         r["layers"] * over * era(r, decays)
                         if q == "decode"
-                        else r["layers"] * over + r["z"] * scores.get(runtime, 0.0)
+                        else r["layers"] * over
+                        + r["z"] * scores.get(runtime, 0.0)
+                        + r["inv_n"] * requests.get(runtime, 0.0)
                     )
                     x = 1.0 / r[ideal] * (moe(r, moes) if q == "prefill" else 1.0)
                     dev_rows.append((x / eff, rest, 1.0 / r[meas]))
@@ -484,35 +564,10 @@ def fit_all(rows, decays, moes):
                 if k is not None:
                     devices.setdefault((sid, runtime), {})[q] = (k, len(dev_rows))
 
-        # Per request: the time a single request spends beyond its prompt's
-        # prefill before its first token, fitted on the TTFT rows with the
-        # prefill model above fixed: the r >= 0 minimising
-        # sum(((n t_token + r) / TTFT - 1)^2), r = sum((TTFT - n t)/TTFT^2)
-        # / sum(1/TTFT^2).
-        num = den = 0.0
-        for r in rows:
-            if r["part"] != "fit" or r["runtime"] != runtime or not r["ttft_s"] or not r["pre"]:
-                continue
-            c = cell_for(cells, runtime, r, "prefill")
-            if c is None or r["cls"] == "other":
-                continue
-            eff, over, _ = c
-            k = devices.get((r["spec_id"], runtime), {}).get("prefill", (1.0, 0))[0]
-            per_token = (
-                (1.0 / r["pre"]) * moe(r, moes) / (eff * k)
-                + r["layers"] * over
-                + r["z"] * scores.get(runtime, 0.0)
-            )
-            t = r["ttft_s"]
-            num += (t - r["input_len"] * per_token) / (t * t)
-            den += 1.0 / (t * t)
-        if den > 0 and num > 0:
-            requests[runtime] = num / den
-
     return cells, scores, devices, requests
 
 
-def write(rows, cells, scores, devices, requests, decays, moes):
+def write(rows, cells, scores, devices, requests, decays, moes, requests_tp):
     def opt(v, fmtstr):
         return "None" if v is None else f"Some({v:{fmtstr}})"
 
@@ -545,6 +600,13 @@ def write(rows, cells, scores, devices, requests, decays, moes):
     out.append("/// runtime.")
     out.append("pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[")
     for runtime, sec in sorted(requests.items()):
+        out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {sec:.4e}),")
+    out.append("];")
+    out.append("")
+    out.append("/// Fitted further seconds a request served with tensor parallelism waits")
+    out.append("/// for its first token, per runtime (fitted on tensor-parallel TTFT rows).")
+    out.append("pub const REQUEST_SECONDS_TP: &[(RuntimeKind, f64)] = &[")
+    for runtime, sec in sorted(requests_tp.items()):
         out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {sec:.4e}),")
     out.append("];")
     out.append("")
@@ -812,18 +874,23 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   Time per output token comes within the figures above; time to first token
   less so: the short prompts of the Qwen2.5-0.5B rows (median 95 tokens)
   and Llama rows (280) take 10 to 160 ms, most of it the request's fixed
-  cost (scheduling, the first decode step, the stream's first chunk). After
-  the per-token fit, one constant per runtime is fitted on the TTFT rows'
-  remainder (`REQUEST_SECONDS`, seconds per request, added to every plan's
-  TTFT under that runtime; about 12 ms for vLLM), which takes the TTFT
-  median from 56.5 % to 39 %; the per-token fit still splits the difference
-  between the short prompts and the 28650-token ones, where the FLOPs
-  dominate (its per-layer prefill overhead, a cost per prompt token,
-  overstates the long prompts). The same model and card can differ by two
+  cost (scheduling, the first decode step, the stream's first chunk). One
+  constant per runtime (`REQUEST_SECONDS`, seconds per request, added to
+  every plan's TTFT under that runtime; about 15 ms for vLLM) is fitted
+  together with the pooled prefill cell: a TTFT row's time per prompt token
+  holds 1/n of it. Fitted after the per-token cells instead (until Nov
+  2026), the request's time went into the per-layer prefill time, a cost
+  per prompt token, and put long prompts far over (Qwen3-235B-A22B at
+  4,194 tokens on 8 B200s: 596 ms estimated, 114.85 printed). A request
+  served at tensor parallelism waits a further `REQUEST_SECONDS_TP` (about
+  41 ms for vLLM), fitted last on the tensor-parallel TTFT rows (all of
+  them TP 8, so TP 2 and 4 are an extrapolation) with everything else
+  fixed. The same model and card can differ by two
   between vLLM versions (A100 80GB, Llama-3.1-8B at 28650 tokens: TPOT 30.57
   ms with 0.7.3, 13.1 ms with 0.20.1). SGLang has 3 rows (A100 40GB,
   SGLang 0.5.6), too few for a fit, and uses the defaults. Rows run with
-  tensor parallelism (suites B and G, 8 cards) are reported, not fitted.
+  tensor parallelism (suites B and G, 8 cards) are reported, not fitted,
+  but for `REQUEST_SECONDS_TP`.
 - Other runtimes use the `--decode-efficiency`/`--prefill-efficiency`
   defaults (0.6/0.5). speed.csv holds vLLM rows (mlc-ai/llm-perf-bench:
   Llama2-70B at batch 1, FP16 and AWQ, tensor parallel over 2 to 8 A100,

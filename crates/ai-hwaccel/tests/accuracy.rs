@@ -874,25 +874,33 @@ type Other = (&'static str, usize, Option<(f64, f64)>);
 // 93.4 % and TTFT 61.7 % / 99.5 % (median / worst). Worst TPOT: the H200's
 // Qwen2.5-0.5B (5.17 ms printed; the H100 prints 2.21 ms for the same
 // run). TTFT: the 95- and 280-token prompts take 10 to 160 ms, mostly the
-// request's fixed cost; the fitted seconds per request (REQUEST_SECONDS,
-// about 12 ms for vLLM) brought the median from 56.5 % to 36 %, the rest
-// varies with the serving stack more than one constant follows. The vLLM
+// request's fixed cost. The seconds per request (REQUEST_SECONDS, about 15
+// ms for vLLM) are fitted together with the pooled prefill cell, each TTFT
+// row's time per prompt token holding 1/n of them: fitted after the cells
+// (as until Nov 2026), the per-request time went into the per-layer time
+// per prompt token instead (an efficiency of 1.10 of the datasheet rate and
+// a factor of 43 on the H100 SXM's), which put 4,194-token prompts at TP 8
+// five times over (Qwen3-235B-A22B: 596 ms estimated against 114.85). A
+// request served at tensor parallelism waits a further REQUEST_SECONDS_TP
+// (about 41 ms), fitted on the tp-8 rows (the only degree these rows run;
+// at TP 2 or 4 it is an extrapolation). Together they took vLLM's TTFT from
+// 36 % / 72 % to 25 % / 63 %; SGLang's worst TTFT went from 419 % to 83 %
+// and its median from 14 % to 26 % (its short prompts at TP 8 had been
+// right through the same per-layer time). The vLLM
 // row from gpustack's performance lab (Qwen3-8B on an H100) is fitted like
 // AccelMark's. SGLang is not fitted (3 rows on one GPU, A100 40GB, and 12
 // from sgl-cookbook at tensor parallelism 8 on B200, MI300X and A100,
 // which a fit never takes): it is estimated with vLLM's cells
 // (speed::fit_runtime), which took its time per output token from 86 % /
 // 96 % (median / worst) with the default efficiencies to 25 % / 48 %, and
-// its time to first token from 96 % / 99.8 % to 14 % at the median. The
-// worst TTFT rows are the 4,194-token prompts at TP 8 (Qwen3-235B-A22B:
-// 596 ms estimated against 114.85): the fitted prefill time per layer and
-// token is not divided over the TP ranks. vLLM's TPOT median is 13.7 %
+// its time to first token from 96 % / 99.8 % to 26 % at the median. vLLM's
+// TPOT median is 13.7 %
 // since a class needs rows of three devices for a cell of its own: the two
 // workstation cards (RTX 6000 Ada, RTX A6000) take the pooled cell (11.9 %
 // with a cell fitted on those two).
 const ACHIEVED_LATENCY: &[Latency] = &[
-    ("sglang", (13, 13), (0.25, 0.48, 0.14, 4.2)),
-    ("vllm", (40, 40), (0.138, 0.57, 0.36, 0.72)),
+    ("sglang", (13, 13), (0.25, 0.48, 0.26, 0.84)),
+    ("vllm", (40, 40), (0.138, 0.57, 0.26, 0.63)),
 ];
 
 /// Runtime, (rows with a TPOT, with a TTFT estimate), bounds (TPOT median,

@@ -421,7 +421,6 @@ fn bare_size_plans_are_flagged() {
     assert!(p.warnings.iter().any(|w| w.contains("approximate")));
 }
 
-
 /// A feasible plan without a speed says which spec entry lacks what: the M4
 /// Max entry has bandwidth but no 16-bit rate (prefill unknown, decode
 /// estimated), the RTX 3060 entry neither; an entry with both gets no such
@@ -445,8 +444,11 @@ fn unknown_speeds_name_the_spec_entry_that_lacks_a_rate() {
     let r3060 = plan_inference(&m, &devices("1xrtx-3060"), &opts);
     assert!(r3060.plans[0].decode_tokens_per_s.is_none());
     assert!(
-        r3060.warnings.iter().any(|w| w.contains("rtx-3060 states no memory bandwidth and")
-            && w.contains("decode and prefill speeds")),
+        r3060
+            .warnings
+            .iter()
+            .any(|w| w.contains("rtx-3060 states no memory bandwidth and")
+                && w.contains("decode and prefill speeds")),
         "{:?}",
         r3060.warnings
     );
@@ -543,6 +545,67 @@ fn latency_objective_ranks_tp8_first_for_70b_on_8xh100_and_throughput_ranks_by_t
             p.max_batch * u64::from(p.data_parallel)
         );
     }
+}
+
+/// A prompt token's activations are all-reduced twice per layer under
+/// tensor parallelism, as a decode step's are: with the fitted fractions
+/// off (efficiency 1, no per-layer time), TP 2 over two RTX 4090s' PCIe
+/// links takes half the single card's time per prompt token plus
+/// 2 × layers × the all-reduce of one token's hidden state (ring: 2 (t − 1)
+/// / t of the bytes each way over half the bidirectional link).
+#[test]
+fn tensor_parallel_prefill_pays_its_all_reduces() {
+    let m = spec("llama-3.1-8b");
+    let opts = InferenceOptions {
+        quant: Some(Quant::Bf16),
+        calibrated_speed: false,
+        decode_efficiency: 1.0,
+        prefill_efficiency: 1.0,
+        fused_attention: true,
+        input_len: Some(512),
+        ..Default::default()
+    };
+    let one = plan_inference(&m, &devices("1xrtx-4090"), &opts);
+    let devs = devices("2xrtx-4090");
+    let link = devs[0].pcie_bandwidth_bytes_per_s.unwrap() as f64;
+    let two = plan_inference(&m, &devs, &opts);
+    let tp2 = two.plans.iter().find(|p| p.tensor_parallel == 2).unwrap();
+    assert_eq!(tp2.tensor_parallel_link.as_deref(), Some("PCIe"));
+    let t1 = 1.0 / one.plans[0].prefill_tokens_per_s.unwrap();
+    let t2 = 1.0 / tp2.prefill_tokens_per_s.unwrap();
+    let bytes = m.hidden_size as f64 * 2.0;
+    let comm = 2.0 * f64::from(m.num_layers) * (2.0 * 0.5 * bytes / (link / 2.0));
+    assert!(
+        ((t2 - (t1 / 2.0 + comm)) / t2).abs() < 0.02,
+        "TP2 {t2} s/token against {} + {comm}",
+        t1 / 2.0
+    );
+}
+
+/// A unified-memory system on a chip is a computer of its own: two M4 Max
+/// or two GB10 are two hosts, so their plans split layers or replicate,
+/// never tensor-parallel "over PCIe"; MI300A APUs on one Infinity Fabric
+/// board still form TP groups.
+#[test]
+fn unified_memory_systems_are_separate_hosts() {
+    let m = spec("llama-3.1-70b");
+    for set in ["2xm4-max-128gb", "2xgb10", "4xjetson-agx-orin-64gb"] {
+        let p = plan_inference(&m, &devices(set), &with_quant(Quant::Q4K));
+        assert!(!p.plans.is_empty(), "{set}");
+        assert!(
+            p.plans.iter().all(|p| p.tensor_parallel == 1),
+            "{set}: {:?}",
+            p.plans
+                .iter()
+                .map(|p| (p.tensor_parallel, p.tensor_parallel_link.clone()))
+                .collect::<Vec<_>>()
+        );
+    }
+    let apu = plan_inference(&m, &devices("4xmi300a"), &with_quant(Quant::Bf16));
+    assert!(
+        apu.plans.iter().any(|p| p.tensor_parallel == 4
+            && p.tensor_parallel_link.as_deref() == Some("Infinity Fabric"))
+    );
 }
 
 #[test]

@@ -68,7 +68,9 @@ impl PlanDevice {
     /// Devices of a spec entry, `count` of them, with domains numbered from
     /// `first_domain`: the entry's scale-up domain size groups them (eight
     /// per NVLink board); products without a scale-up link (PCIe cards)
-    /// form one PCIe domain.
+    /// form one PCIe domain. A unified-memory system on a chip without one
+    /// (Apple M-series, GB10, Jetson, Ryzen AI Max) is a computer of its
+    /// own: each is its own domain, joined to the others by the network.
     fn from_entry(
         entry: &SpecEntry,
         count: u32,
@@ -80,7 +82,11 @@ impl PlanDevice {
             .as_ref()
             .and_then(|i| i.domain_size)
             .filter(|&n| n > 1)
-            .unwrap_or(count.max(1));
+            .unwrap_or(if entry.unified_memory {
+                1
+            } else {
+                count.max(1)
+            });
         (0..count)
             .map(|k| PlanDevice {
                 id: format!("{}#{}", entry.id, ids_from + k),

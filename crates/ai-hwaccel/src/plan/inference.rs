@@ -1330,8 +1330,20 @@ fn evaluate_replica_with(
             mean_context as f64,
             slowest_bw,
         );
-        let stage =
-            rate.map(|r| flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s + scores);
+        // Tensor parallelism all-reduces each layer's output twice for every
+        // prompt token too (the same bytes per token as a decode step's, at
+        // the stage's link): a prompt's all-reduces are large, so their time
+        // is the bytes over the link. Unknown link, unknown speed, as in decode.
+        let stage_prefill_comm = if tp > 1 {
+            link.map(|l| {
+                2.0 * layers * allreduce_seconds(spec.hidden_size as f64 * 2.0, tp, l as f64)
+            })
+        } else {
+            Some(0.0)
+        };
+        let stage = rate
+            .zip(stage_prefill_comm)
+            .map(|(r, c)| flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s + scores + c);
         stage_prefill.push(stage);
         prefill_s = prefill_s.zip(stage).map(|(t, st)| t + st);
     }
@@ -1390,6 +1402,10 @@ fn evaluate_replica_with(
 /// PCIe; a device without a spec entry comes from one host's registry.
 fn pcie_card(d: &PlanDevice) -> bool {
     match d.spec_id.as_deref().and_then(crate::spec::by_id) {
+        // A unified-memory system on a chip (Apple M-series, GB10, Jetson,
+        // Ryzen AI Max) is a whole computer, not a card: two of them are two
+        // hosts joined by the network, never PCIe peers.
+        Some(e) if e.unified_memory => false,
         Some(e) => e
             .interconnect
             .as_ref()
@@ -1542,7 +1558,7 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         per_sequence,
         opts.input_len.unwrap_or(context),
         opts.output_len,
-        super::speed::request_seconds(opts),
+        super::speed::request_seconds(opts, tp),
     );
     Ok(Plan {
         tensor_parallel: tp,
@@ -2169,7 +2185,10 @@ fn unestimated_speeds(
         Dtype::Bf16
     };
     let mut out: Vec<String> = Vec::new();
-    for d in devices.iter().filter(|d| !d.host && d.native_dtypes.is_some()) {
+    for d in devices
+        .iter()
+        .filter(|d| !d.host && d.native_dtypes.is_some())
+    {
         let compute = if marlin(quant, d, opts.runtime) {
             half
         } else {
@@ -2192,7 +2211,10 @@ fn unestimated_speeds(
             continue;
         }
         let entry = d.spec_id.as_deref().unwrap_or(d.name.as_str());
-        let what = match (no_decode && d.bandwidth_bytes_per_s.is_none(), missing.len()) {
+        let what = match (
+            no_decode && d.bandwidth_bytes_per_s.is_none(),
+            missing.len(),
+        ) {
             (true, 2) => "decode and prefill speeds (and the time to first token) are",
             (true, _) => "decode speed is",
             _ => "prefill speed and the time to first token are",
@@ -2425,7 +2447,7 @@ fn offload_plan(
         per_sequence,
         opts.input_len.unwrap_or(context),
         opts.output_len,
-        super::speed::request_seconds(opts),
+        super::speed::request_seconds(opts, 1),
     );
     Plan {
         tensor_parallel: 1,

@@ -89,9 +89,17 @@
 //!
 //! A served request also waits beyond its prompt's prefill before its
 //! first token (scheduling, the first decode step, the stream's first
-//! chunk): one constant per runtime, [`REQUEST_SECONDS`], fitted last on the
-//! single-request time-to-first-token rows with everything else fixed, is
-//! added to every plan's time to first token ([`request_seconds`]).
+//! chunk): one constant per runtime, [`REQUEST_SECONDS`], is added to every
+//! plan's time to first token ([`request_seconds`]). It is fitted together
+//! with the pooled prefill cell on the single-request time-to-first-token
+//! rows, whose time per prompt token holds 1/n of it for an n-token prompt
+//! (fitted after the cells, it had gone into the per-layer prefill time, a
+//! cost per prompt token, and put 4,194-token prompts five times over). A
+//! request served with tensor parallelism waits a further
+//! [`REQUEST_SECONDS_TP`], fitted last on the tensor-parallel rows (all at
+//! TP 8: other degrees are an extrapolation) with everything else fixed.
+//! Tensor parallelism also all-reduces every prompt token's activations,
+//! twice per layer, at the group's link (`plan::inference`), as in decode.
 //!
 //! # How the table is made
 //!
@@ -465,9 +473,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(1.196),
         decode_layer_s: Some(1.400e-04),
-        prefill: None,
-        prefill_layer_s: None,
-        rows: (5, 0),
+        prefill: Some(1.426),
+        prefill_layer_s: Some(1.069e-06),
+        rows: (5, 5),
     },
     SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
@@ -535,8 +543,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.772),
         decode_layer_s: Some(8.190e-05),
-        prefill: Some(1.104),
-        prefill_layer_s: Some(1.456e-06),
+        prefill: Some(0.6048),
+        prefill_layer_s: Some(1.397e-07),
         rows: (16, 16),
     },
     SpeedFit {
@@ -665,8 +673,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8647),
         decode_layer_s: Some(9.749e-05),
-        prefill: Some(0.9072),
-        prefill_layer_s: Some(1.544e-06),
+        prefill: Some(0.7306),
+        prefill_layer_s: Some(4.283e-07),
         rows: (27, 27),
     },
 ];
@@ -678,7 +686,11 @@ pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
 /// runtime.
-pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 1.2235e-02)];
+pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 1.5107e-02)];
+
+/// Fitted further seconds a request served with tensor parallelism waits
+/// for its first token, per runtime (fitted on tensor-parallel TTFT rows).
+pub const REQUEST_SECONDS_TP: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 4.0831e-02)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
@@ -753,7 +765,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb",
         runtime: RuntimeKind::Vllm,
         decode: Some(0.9692),
-        prefill: Some(0.7655),
+        prefill: Some(1.189),
         rows: (5, 5),
     },
     DeviceFit {
@@ -781,7 +793,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "h100-sxm",
         runtime: RuntimeKind::Vllm,
         decode: Some(1.107),
-        prefill: Some(43.26),
+        prefill: Some(0.9691),
         rows: (4, 4),
     },
     DeviceFit {
@@ -986,13 +998,21 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
 
 /// Seconds a request waits beyond its prompt's prefill before its first
 /// token, fitted per runtime on the single-request TTFT rows
-/// ([`REQUEST_SECONDS`]): 0 without a fit or when the options turn the
+/// ([`REQUEST_SECONDS`]), plus, for a replica of tensor-parallel degree
+/// `tp` above 1, the further wait fitted on the tensor-parallel rows
+/// ([`REQUEST_SECONDS_TP`]): 0 without a fit or when the options turn the
 /// calibrated speeds off.
-pub fn request_seconds(opts: &super::InferenceOptions) -> f64 {
+pub fn request_seconds(opts: &super::InferenceOptions, tp: u32) -> f64 {
     if !opts.calibrated_speed {
         return 0.0;
     }
-    per_runtime(REQUEST_SECONDS, fit_runtime(opts.runtime))
+    let runtime = fit_runtime(opts.runtime);
+    per_runtime(REQUEST_SECONDS, runtime)
+        + if tp > 1 {
+            per_runtime(REQUEST_SECONDS_TP, runtime)
+        } else {
+            0.0
+        }
 }
 
 /// The runtime whose fitted cells a runtime's plans use: its own where it

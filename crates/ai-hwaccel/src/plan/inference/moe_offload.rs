@@ -416,7 +416,7 @@ impl Split<'_> {
             per_sequence,
             opts.input_len.unwrap_or(context),
             opts.output_len,
-            speed::request_seconds(opts),
+            speed::request_seconds(opts, 1),
         );
 
         Plan {
