@@ -1454,6 +1454,33 @@ mod tests {
     }
 
     #[test]
+    fn tensor_parallel_requests_wait_longer_and_uncalibrated_plans_not_at_all() {
+        let vllm = crate::plan::InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            ..Default::default()
+        };
+        let one = request_seconds(&vllm, 1);
+        assert_eq!(one, per_runtime(REQUEST_SECONDS, RuntimeKind::Vllm));
+        assert!(one > 0.0);
+        let tp = per_runtime(REQUEST_SECONDS_TP, RuntimeKind::Vllm);
+        assert!(tp > 0.0);
+        for degree in [2, 8] {
+            assert_eq!(request_seconds(&vllm, degree), one + tp);
+        }
+        // SGLang has no cells of its own and takes vLLM's.
+        let sglang = crate::plan::InferenceOptions {
+            runtime: RuntimeKind::Sglang,
+            ..vllm.clone()
+        };
+        assert_eq!(request_seconds(&sglang, 8), one + tp);
+        let off = crate::plan::InferenceOptions {
+            calibrated_speed: false,
+            ..vllm
+        };
+        assert_eq!(request_seconds(&off, 8), 0.0);
+    }
+
+    #[test]
     fn scores_cost_only_unfused_attention() {
         let a = Applied {
             score_bytes: 10.0,
