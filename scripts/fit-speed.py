@@ -821,6 +821,20 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   Llama 3 70B Q4_K_M pp512 (May 2024, 209.38 tok/s) runs at 60 % of the
   estimate; its pp rises to 291.13 at 8192 tokens, unlike the card's 8B
   rows and the other cards' 70B rows in that table.
+- Prefill terms tried and not kept (Nov 2026, same corpus): a build-date
+  factor on the prefill FLOPs time like decode's (exp(d × age) per vendor
+  group, d from the same grid) took the medians from 10.7 % / 13.7 % (fit
+  / held-out) to 9.2 % / 10.7 % but the worst from 184 % to 209 % (MI300X),
+  and its newest-build 16-bit efficiencies came out above 1 (nvidia-
+  datacenter 1.36, nvidia-consumer 1.27 of the fp16-accumulate rate):
+  extrapolated, not physical. A step at llama.cpp's switch of quantized
+  prompts to int8 tensor-core MMQ (PR 8075, June 2024) cut the fit's
+  squared error by 10 % and moved no median or worst by more than a
+  point. Cells per backend (Vulkan apart from ROCm, SYCL and CUDA) left
+  the fit alike and the held-out decode worst at 75 %. The AMD rows'
+  measured prefill is 0.22 to 0.66 of the ideal rate at efficiency 1
+  (RDNA 1 to 4, MI50, MI100 and MI300X; ROCm and Vulkan; legacy, K- and
+  I-quants): a spread one efficiency per class cannot hold within 60 %.
 - NVIDIA datacenter and workstation cells rest on one source's May 2024
   llama-bench snapshot (XiongjieDai's Professional GPUs table: A40, L40S,
   A100 PCIe and SXM 80GB, H100 PCIe, RTX A6000, RTX 5000 and 6000 Ada;
