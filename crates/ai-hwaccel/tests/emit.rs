@@ -176,6 +176,8 @@ fn llama_cpp_command_splits_layers_as_the_plan_does() {
     }
     assert_eq!(device_of(32), 1, "the output layer on the last stage");
     assert_eq!(value(&l.argv, "-fa"), "on");
+    // Two cards of one machine: no RPC.
+    assert!(!l.argv.iter().any(|a| a == "--rpc"));
     // Planned with unfused attention: the command turns flash attention
     // off, and the long-prompt prefill pays for the scores.
     let unfused = plan_inference(
@@ -248,6 +250,70 @@ fn llama_cpp_command_splits_layers_as_the_plan_does() {
 /// attention on, a 16-bit KV cache, an architecture it implements — with
 /// weights and KV split over the devices, never beside a pipeline; the
 /// command names the mode and offloads every layer once.
+/// Layers split over machines: two or three GB10s (each a computer of its
+/// own) are reached over llama.cpp's RPC backend. llama-server runs on the
+/// last stage's machine; the others run `ggml-rpc-server`, listed in
+/// `--rpc` in stage order, since llama.cpp puts RPC devices at the front of
+/// its device list (`src/llama.cpp`), so `--tensor-split` stays in stage
+/// order. Boards of eight SXM GPUs are machines too.
+#[test]
+fn llama_cpp_layer_split_across_machines_uses_rpc() {
+    let gguf = ModelOrigin::Gguf {
+        path: "/models/Llama-3.1-70B-Q4_K_M.gguf".into(),
+    };
+    let spec = load_model("llama-3.1-70b").unwrap().spec;
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        quant: Some(Quant::Q4K),
+        max_plans: 100,
+        ..Default::default()
+    };
+    for (set, machines) in [("2xgb10", 2), ("3xgb10", 3)] {
+        let devs = PlanDevice::from_device_string(set).unwrap();
+        assert_eq!(
+            devs.iter().map(|d| d.machine).collect::<Vec<_>>(),
+            (1..=machines).collect::<Vec<u32>>()
+        );
+        let p = plan_inference(&spec, &devs, &opts);
+        let (i, choice) = p
+            .plans
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.pipeline_parallel == machines && c.data_parallel == 1)
+            .unwrap_or_else(|| panic!("{set}: a plan over every machine"));
+        let l = emit(&p, i, &gguf).unwrap();
+        assert_llama_cpp_accepts(&l);
+        let servers: Vec<String> = (1..machines).map(|k| format!("HOST{k}:50052")).collect();
+        assert_eq!(value(&l.argv, "--rpc"), servers.join(","), "{set}");
+        let mut planned: Vec<u32> = choice
+            .per_device
+            .iter()
+            .map(|d| d.layers.1 - d.layers.0)
+            .collect();
+        *planned.last_mut().unwrap() += 1;
+        let split: Vec<u32> = value(&l.argv, "--tensor-split")
+            .split(',')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(split, planned, "{set}: stage order, RPC machines first");
+        assert!(
+            l.notes
+                .iter()
+                .any(|n| n.contains("ggml-rpc-server -H 0.0.0.0 -p 50052")
+                    && n.contains(&format!("spans {machines} machines"))),
+            "{:?}",
+            l.notes
+        );
+    }
+    // Two 8-GPU boards are two machines; PCIe cards and bridged pairs share one.
+    let boards = PlanDevice::from_device_string("16xh100-sxm").unwrap();
+    assert_eq!((boards[0].machine, boards[8].machine), (1, 2));
+    for set in ["4xa100-80gb-pcie", "8xrtx-4090"] {
+        let cards = PlanDevice::from_device_string(set).unwrap();
+        assert!(cards.iter().all(|d| d.machine == 0), "{set}");
+    }
+}
+
 #[test]
 fn llama_cpp_tensor_split_plans_and_command() {
     let spec = load_model("llama-3.1-8b").unwrap().spec;
@@ -727,6 +793,7 @@ fn offload_puts_the_most_layers_that_fit_on_the_gpu() {
         cpu_spec_id: None,
         bandwidth_basis: None,
         compute_basis: None,
+        machine: 0,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,
@@ -815,6 +882,7 @@ fn moe_offload_keeps_the_first_layers_experts_in_host_memory() {
         cpu_spec_id: None,
         bandwidth_basis: None,
         compute_basis: None,
+        machine: 0,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,
@@ -936,6 +1004,7 @@ fn offload_over_two_gpus_splits_the_last_layers_between_them() {
         cpu_spec_id: None,
         bandwidth_basis: None,
         compute_basis: None,
+        machine: 0,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,
@@ -1057,6 +1126,7 @@ fn moe_offload_over_two_gpus() {
         cpu_spec_id: None,
         bandwidth_basis: None,
         compute_basis: None,
+        machine: 0,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,

@@ -62,6 +62,16 @@ pub struct PlanDevice {
     /// from the machine. `None` for accelerators and where no rate is known.
     #[serde(default)]
     pub compute_basis: Option<String>,
+    /// Which machine of the set the device sits in. 0: the one machine a
+    /// detected registry describes, and in a device string the PCIe cards
+    /// (NVLink-bridged pairs included) and the host CPU, which share one
+    /// host. A board of a larger scale-up domain (eight SXM GPUs on
+    /// NVSwitch) and a unified-memory system on a chip (two GB10 are two
+    /// computers) in a device string are machines of their own (their
+    /// domain + 1): a layer split across them runs over the network, as
+    /// llama.cpp's RPC backend does.
+    #[serde(default)]
+    pub machine: u32,
 }
 
 impl PlanDevice {
@@ -77,16 +87,19 @@ impl PlanDevice {
         first_domain: u32,
         ids_from: u32,
     ) -> Vec<PlanDevice> {
-        let domain_size = entry
+        let stated = entry
             .interconnect
             .as_ref()
             .and_then(|i| i.domain_size)
-            .filter(|&n| n > 1)
-            .unwrap_or(if entry.unified_memory {
-                1
-            } else {
-                count.max(1)
-            });
+            .filter(|&n| n > 1);
+        let domain_size = stated.unwrap_or(if entry.unified_memory {
+            1
+        } else {
+            count.max(1)
+        });
+        // A machine of its own per domain: boards beyond a bridged pair,
+        // and systems on a chip.
+        let own_machine = entry.unified_memory || stated.is_some_and(|n| n > 2);
         (0..count)
             .map(|k| PlanDevice {
                 id: format!("{}#{}", entry.id, ids_from + k),
@@ -102,6 +115,11 @@ impl PlanDevice {
                     .as_ref()
                     .and_then(|i| i.bandwidth_bytes_per_s),
                 domain: first_domain + k / domain_size,
+                machine: if own_machine {
+                    first_domain + k / domain_size + 1
+                } else {
+                    0
+                },
                 pcie_bandwidth_bytes_per_s: entry.pcie_bandwidth_bytes_per_s(),
                 host: false,
                 cpu_features: Vec::new(),
@@ -218,6 +236,7 @@ impl PlanDevice {
             cpu_spec_id: None,
             bandwidth_basis: None,
             compute_basis: None,
+            machine: 0,
         }
     }
 
@@ -309,6 +328,7 @@ impl PlanDevice {
             cpu_spec_id: None,
             bandwidth_basis: None,
             compute_basis: None,
+            machine: 0,
         }
     }
 

@@ -394,6 +394,9 @@ impl Runtime for LlamaCpp {
     }
 }
 
+/// The port `ggml-rpc-server` listens on by default (`tools/rpc/rpc-server.cpp`).
+pub const RPC_PORT: u16 = 50052;
+
 /// llama.cpp's name of a KV cache type (`-ctk`/`-ctv`): f32, f16, bf16,
 /// q8_0 (its 8-bit cache); it has no FP8 cache.
 fn cache_type(kv: crate::plan::KvDtype) -> Result<&'static str, String> {
@@ -462,6 +465,35 @@ impl LlamaCpp {
         if tensor_split && all.len() > devices.len() {
             return Err("llama.cpp's tensor split (--split-mode tensor) keeps every layer on the GPUs: choose a plan without CPU layers".into());
         }
+        // Machines: llama-server runs on the machine of the last stage;
+        // the earlier stages' machines serve their GPUs over the network
+        // (`ggml-rpc-server`, llama.cpp's RPC backend), and llama.cpp puts
+        // the RPC devices at the front of its device list in `--rpc` order
+        // (`src/llama.cpp`, "add RPC servers at the front of the list to
+        // minimize network transfers"), before its own GPUs. So the stages
+        // of each machine must be consecutive and the local ones last.
+        let machine_of = |id: &str| {
+            plan.devices
+                .iter()
+                .find(|d| d.id == id)
+                .map_or(0, |d| d.machine)
+        };
+        let mut machines: Vec<u32> = Vec::new();
+        for d in &devices {
+            let m = machine_of(&d.device);
+            if machines.last() != Some(&m) {
+                if machines.contains(&m) {
+                    return Err(format!(
+                        "llama.cpp reaches other machines' GPUs over RPC as one block each: the plan returns to machine {m} after another; choose a plan whose stages keep each machine's devices together"
+                    ));
+                }
+                machines.push(m);
+            }
+        }
+        let remote = machines.len().saturating_sub(1);
+        if remote > 0 && tensor_split {
+            return Err("llama.cpp's tensor split (--split-mode tensor) runs on the GPUs of one machine; across machines it splits by layers over RPC: choose a plan with TP 1".into());
+        }
         // Layers on the GPUs: each stage's range once (the devices of a
         // tensor-parallel stage share theirs).
         let ranges: std::collections::BTreeSet<(u32, u32)> =
@@ -523,9 +555,26 @@ impl LlamaCpp {
                     "--tensor-split".into(),
                     split.join(","),
                 ]);
+                if remote > 0 {
+                    let servers: Vec<String> = (1..=remote)
+                        .map(|k| format!("HOST{k}:{RPC_PORT}"))
+                        .collect();
+                    argv.extend(["--rpc".into(), servers.join(",")]);
+                }
             }
         }
         let mut notes = vec![format!("flags checked against {PINNED_DEFINITIONS}")];
+        if remote > 0 {
+            notes.push(format!(
+                "the plan spans {} machines: run this command on the machine of the last stage, after starting `ggml-rpc-server -H 0.0.0.0 -p {RPC_PORT}` (`rpc-server` in older builds; every machine's llama.cpp built with -DGGML_RPC=ON) on each other machine, in stage order, and put their addresses for {} in --rpc; each server offers all its GPUs (`-d` lists them), and their layers cross the network once per token",
+                remote + 1,
+                if remote == 1 {
+                    "HOST1".to_string()
+                } else {
+                    format!("HOST1..HOST{remote}")
+                }
+            ));
+        }
         if tensor_split {
             notes.push(format!(
                 "--split-mode tensor (TP {}) is experimental in llama.cpp (docs/multi-gpu.md): it needs flash attention, a 16-bit KV cache and, for fast reductions, a build with NCCL (-DGGML_CUDA_NCCL=ON, the default; RCCL with -DGGML_HIP_RCCL=ON on ROCm)",
