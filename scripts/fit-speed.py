@@ -426,7 +426,81 @@ def main():
         moes[runtime] = min(MOE_FACTORS, key=perror)
     cells, scores, devices, requests = fit_all(rows, decays, moes)
     requests_tp = fit_requests_tp(every, cells, scores, devices, requests, moes)
-    write(rows, cells, scores, devices, requests, decays, moes, requests_tp)
+    rpc = rpc_seconds()
+    write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc)
+
+
+# Pairs needed before the multi-machine term is derived.
+MIN_RPC_PAIRS = 3
+
+
+def calibration_rows(name):
+    """The data rows of a calibration CSV as dicts (comment lines left out)."""
+    import csv
+    path = ROOT / "crates/ai-hwaccel/tests/calibration" / name
+    lines = [l for l in path.read_text().splitlines() if l and not l.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def notes_items(notes):
+    return [i.strip() for i in re.split(r"[,;]", notes)]
+
+
+def rpc_seconds():
+    """Per runtime, (seconds per decode step, seconds per prompt token) each
+    machine beyond the first adds under a multi-machine split, derived from
+    published pairs: a split.csv row whose notes carry an item "rpc ..." (one
+    model split by layers over m identical machines through llama.cpp's RPC
+    backend) and the speed.csv row of the same source, model, format and
+    test on one of those machines. At batch 1 a layer split runs its stages
+    one after another, so on m machines a token takes the one machine's
+    time plus what the network adds: (1/t_m - 1/t_1) / (m - 1). Prompts of
+    one micro-batch (512 tokens or fewer) only, which llama.cpp cannot
+    overlap over the stages. The median over the pairs, floored at 0; a
+    runtime with fewer than MIN_RPC_PAIRS decode pairs gets none.
+    Returns ({runtime: (step, token)}, pairs) with the pairs for the doc."""
+    single = {}
+    for r in calibration_rows("speed.csv"):
+        for test, tok in (("tg", r["tg_tok_s"]), ("pp", r["pp_tok_s"])):
+            if tok:
+                n = r["tg_tokens"] if test == "tg" else r["pp_tokens"]
+                key = (r["source"], r["runtime"], r["catalog_model"], r["format"], test, n)
+                single[key] = float(tok)
+    pairs = {}
+    for r in calibration_rows("split.csv"):
+        if not any(i.startswith("rpc") for i in notes_items(r["notes"])):
+            continue
+        m = int(r["gpus"])
+        if m < 2:
+            continue
+        for test, tok in (("tg", r["tg_tok_s"]), ("pp", r["pp_tok_s"])):
+            if not tok:
+                continue
+            n = r["tg_tokens"] if test == "tg" else r["pp_tokens"]
+            if test == "pp" and (not n or int(n) > 512):
+                continue
+            key = (r["source"], r["runtime"], r["catalog_model"], r["format"], test, n)
+            if key not in single:
+                continue
+            d = (1.0 / float(tok) - 1.0 / single[key]) / (m - 1)
+            pairs.setdefault((r["runtime"], test), []).append(
+                (d, r["device"], r["catalog_model"], r["format"], test + (n or ""), m,
+                 float(tok), single[key]))
+    out = {}
+    for runtime in sorted({k[0] for k in pairs}):
+        dec = sorted(p[0] for p in pairs.get((runtime, "tg"), []))
+        pre = sorted(p[0] for p in pairs.get((runtime, "pp"), []))
+        if len(dec) < MIN_RPC_PAIRS:
+            continue
+
+        def median(v):
+            if not v:
+                return 0.0
+            k = len(v) // 2
+            return v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
+
+        out[runtime] = (max(0.0, median(dec)), max(0.0, median(pre)))
+    return out, pairs
 
 
 def fit_requests_tp(every, cells, scores, devices, requests, moes):
@@ -567,7 +641,7 @@ def fit_all(rows, decays, moes):
     return cells, scores, devices, requests
 
 
-def write(rows, cells, scores, devices, requests, decays, moes, requests_tp):
+def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc):
     def opt(v, fmtstr):
         return "None" if v is None else f"Some({v:{fmtstr}})"
 
@@ -608,6 +682,14 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp):
     out.append("pub const REQUEST_SECONDS_TP: &[(RuntimeKind, f64)] = &[")
     for runtime, sec in sorted(requests_tp.items()):
         out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {sec:.4e}),")
+    out.append("];")
+    out.append("")
+    out.append("/// Seconds each further machine adds under a runtime's multi-machine split,")
+    out.append("/// per decode step and per prompt token (derived from published pairs of")
+    out.append("/// runs on one machine and on several).")
+    out.append("pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[")
+    for runtime, (step, token) in sorted(rpc[0].items()):
+        out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {step:.4e}, {token:.4e}),")
     out.append("];")
     out.append("")
     out.append("/// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,")
@@ -699,11 +781,60 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp):
         + table
         + DOC_TAIL.format(status=status, above_one=above_one, decays=decay_text, moes=moe_text)
         + DOC_SPLIT.format(status=split_status, lines=split_lines)
+        + rpc_doc(rpc)
         + DOC_CPU.format(status=cpu_status, lines=cpu_lines)
         + DOC_LENT.format(status=lent_status, lines=lent_lines)
     )
     print(table)
     print("accuracy test", status)
+
+
+def rpc_doc(rpc):
+    """The section on splits over machines: every pair behind RPC_SECONDS."""
+    values, pairs = rpc
+    rows = []
+    for (runtime, test), ps in sorted(pairs.items()):
+        for d, device, model, fmt, t, m, tok_m, tok_1 in ps:
+            rows.append(
+                f"| {runtime} | {device} | {model} {fmt} | {t} | {m} | {tok_1:g} | {tok_m:g} | {d * 1e3:.3f} |"
+            )
+    if not rows:
+        return DOC_RPC.format(
+            table="No split.csv row is marked `rpc` with a one-machine row of the same source.\n",
+            values="none: multi-machine plans add no network time",
+        )
+    text = ", ".join(
+        f"{rt}: {step * 1e3:.3f} ms per decode step and {token * 1e3:.4f} ms per prompt token"
+        for rt, (step, token) in sorted(values.items())
+    ) or f"none (fewer than {MIN_RPC_PAIRS} decode pairs)"
+    table = (
+        "| runtime | device (each machine) | model | test | machines | t/s on one | t/s on all | ms per further machine |\n"
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n"
+        + "\n".join(rows)
+        + "\n"
+    )
+    return DOC_RPC.format(table=table, values=text)
+
+
+DOC_RPC = """
+## Several machines: llama.cpp's RPC backend
+
+A layer split over machines (two GB10s or Mac Studios, a cluster of
+Framework Desktops: `machine` in the plan's devices) runs over llama.cpp's
+RPC backend: `--rpc` on the machine that runs the server, `ggml-rpc-server`
+on the others (the emitted command says so). Its network round trips and
+activation copies cost each further machine the same per decode step and
+per prompt token, derived from published pairs of runs (split.csv rows
+marked `rpc`, against the speed.csv row of the same source, model, format
+and test on one of the machines): at batch 1 a layer split runs its stages
+one after another, so `(1/t_m − 1/t_1) / (m − 1)` is what the network adds
+per further machine; prompts of one micro-batch only (up to 512 tokens,
+which llama.cpp cannot overlap over the stages). `RPC_SECONDS`
+(`src/plan/speed.rs`) is the median over the pairs (at least
+three decode pairs): {values}. The networks differ (Thunderbolt,
+10 GbE, 5 GbE) and one figure covers them.
+
+{table}"""
 
 
 DOC_HEAD = """# Speed accuracy

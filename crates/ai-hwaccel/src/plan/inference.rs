@@ -1377,6 +1377,23 @@ fn evaluate_replica_with(
         }
         prefill_s = Some(total / prompt as f64);
     }
+    // llama.cpp reaches the GPUs of other machines over its RPC backend
+    // (`plan::devices::PlanDevice::machine`): each machine beyond the one
+    // running the server adds the time its round trips and activation
+    // copies take, per decode step and per prompt token
+    // ([`super::speed::rpc_seconds`], from published runs of one model on
+    // one machine and, the same way, on several).
+    if opts.runtime == RuntimeKind::LlamaCpp && opts.calibrated_speed {
+        let mut machines: Vec<u32> = replica.stages.iter().flatten().map(|d| d.machine).collect();
+        machines.sort_unstable();
+        machines.dedup();
+        let remote = machines.len().saturating_sub(1) as f64;
+        if remote > 0.0 {
+            let (step, token) = super::speed::rpc_seconds(opts.runtime);
+            decode_s = decode_s.map(|t| t + remote * step);
+            prefill_s = prefill_s.map(|t| t + remote * token);
+        }
+    }
     Ok(Evaluated {
         plan_devices: per_device,
         max_context,

@@ -692,6 +692,11 @@ pub const REQUEST_SECONDS: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 1.5107e
 /// for its first token, per runtime (fitted on tensor-parallel TTFT rows).
 pub const REQUEST_SECONDS_TP: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 4.0831e-02)];
 
+/// Seconds each further machine adds under a runtime's multi-machine split,
+/// per decode step and per prompt token (derived from published pairs of
+/// runs on one machine and on several).
+pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
+
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
 pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.6)];
@@ -1013,6 +1018,18 @@ pub fn request_seconds(opts: &super::InferenceOptions, tp: u32) -> f64 {
         } else {
             0.0
         }
+}
+
+/// Seconds each machine beyond the first adds to a decode step and to a
+/// prompt token when a runtime splits a model over machines ([`RPC_SECONDS`]:
+/// llama.cpp's RPC backend, whose client sends each remote machine its
+/// graph and inputs and reads its outputs back over the network); (0, 0)
+/// without published pairs of runs to derive them from.
+pub fn rpc_seconds(runtime: RuntimeKind) -> (f64, f64) {
+    RPC_SECONDS
+        .iter()
+        .find(|(r, ..)| *r == runtime)
+        .map_or((0.0, 0.0), |&(_, step, token)| (step, token))
 }
 
 /// The runtime whose fitted cells a runtime's plans use: its own where it
