@@ -1230,3 +1230,56 @@ fn marlin_levels_are_suggested_only_for_their_own_checkpoints() {
     let p = plan_inference(&d, &devices("16xa100-80gb"), &o);
     assert_eq!(p.suggested_quantization, Some(Quant::Fp8), "{:?}", p.advice);
 }
+
+/// A llama.cpp layer split over two GB10s (two machines, reached over its
+/// RPC backend) decodes and prefills a short prompt as one GB10 does plus
+/// the derived time per further machine (`speed::rpc_seconds`, none yet: no
+/// published pair passed the corpus rules): at batch 1
+/// the stages run one after another, so on identical machines only the
+/// network adds. Two cards of one machine add nothing.
+#[test]
+fn each_further_machine_adds_the_rpc_time() {
+    use ai_hwaccel::plan::runtime::RuntimeKind;
+    let m = spec("llama-3.1-8b");
+    let opts = InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        quant: Some(Quant::Q4K),
+        input_len: Some(512),
+        max_plans: 100,
+        ..Default::default()
+    };
+    let (step, token) = ai_hwaccel::plan::speed::rpc_seconds(RuntimeKind::LlamaCpp);
+    // (0, 0) until published pairs are derived (docs/accuracy.md).
+    assert!(step >= 0.0 && token >= 0.0, "{step} {token}");
+    for (one, two, extra) in [
+        ("1xgb10", "2xgb10", (step, token)),
+        ("1xrtx-4090", "2xrtx-4090", (0.0, 0.0)),
+    ] {
+        let a = plan_inference(&m, &devices(one), &opts);
+        let b = plan_inference(&m, &devices(two), &opts);
+        let single = a.plans.iter().find(|p| p.devices_used == 1).unwrap();
+        let split = b
+            .plans
+            .iter()
+            .find(|p| p.pipeline_parallel == 2 && p.data_parallel == 1)
+            .unwrap();
+        let dec = |p: &ai_hwaccel::plan::inference::Plan| {
+            1.0 / p.decode_tokens_per_s_per_sequence.unwrap()
+        };
+        let pre = |p: &ai_hwaccel::plan::inference::Plan| 1.0 / p.prefill_tokens_per_s.unwrap();
+        assert!(
+            (dec(split) - dec(single) - extra.0).abs() < 1e-9,
+            "{two}: decode {} vs {} + {}",
+            dec(split),
+            dec(single),
+            extra.0
+        );
+        assert!(
+            (pre(split) - pre(single) - extra.1).abs() < 1e-9,
+            "{two}: prefill {} vs {} + {}",
+            pre(split),
+            pre(single),
+            extra.1
+        );
+    }
+}
