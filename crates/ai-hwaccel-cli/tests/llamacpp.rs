@@ -225,6 +225,19 @@ fn run_model_with(
     report
 }
 
+/// `ai-hwaccel check FILE ARGS… --json`, which must succeed: its report.
+fn check_json(file: &Path, args: &[&str]) -> serde_json::Value {
+    let o = bin()
+        .arg("check")
+        .arg(file)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 fn row<'a>(report: &'a serde_json::Value, component: &str) -> &'a serde_json::Value {
     report["rows"]
         .as_array()
@@ -483,20 +496,10 @@ fn gguf_mixes_match_llama_quantize() {
 fn check_reads_vllm_logs_and_compares() {
     let dir =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
-    let o = bin()
-        .arg("check")
-        .arg(dir.join("vllm-issue10517__rtx3090-llama3.1-8b-29k-too-long.log"))
-        .args([
-            "--model",
-            "llama-3.1-8b",
-            "--devices",
-            "1xrtx-3090",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = check_json(
+        &dir.join("vllm-issue10517__rtx3090-llama3.1-8b-29k-too-long.log"),
+        &["--model", "llama-3.1-8b", "--devices", "1xrtx-3090"],
+    );
     assert_eq!(r["runtime"], "vllm");
     assert_eq!(r["context_per_sequence"], 29_000);
     // Weights: 14.9888 GiB logged; the plan's bf16 weights of Llama-3.1-8B.
@@ -524,20 +527,10 @@ fn check_reads_vllm_logs_and_compares() {
 fn check_reads_sglang_logs_and_compares() {
     let dir =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
-    let o = bin()
-        .arg("check")
-        .arg(dir.join("sglang-docs-send-request-2025-01__h100-llama3.1-8b.log"))
-        .args([
-            "--model",
-            "llama-3.1-8b",
-            "--devices",
-            "1xh100-sxm",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = check_json(
+        &dir.join("sglang-docs-send-request-2025-01__h100-llama3.1-8b.log"),
+        &["--model", "llama-3.1-8b", "--devices", "1xh100-sxm"],
+    );
     assert_eq!(r["runtime"], "sglang");
     assert_eq!(r["context_per_sequence"], 131_072);
     assert_eq!(r["sglang_log"]["mem_fraction_static"], 0.88);
@@ -625,20 +618,10 @@ fn check_reads_a_real_llama_bench_run() {
 fn check_compares_a_published_llama_bench_table() {
     let dir =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
-    let o = bin()
-        .arg("check")
-        .arg(dir.join("llama-bench-pr4812__rtx3090ti-2024-old-test-names.md"))
-        .args([
-            "--model",
-            "llama-2-7b",
-            "--devices",
-            "1xrtx-3090-ti",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = check_json(
+        &dir.join("llama-bench-pr4812__rtx3090ti-2024-old-test-names.md"),
+        &["--model", "llama-2-7b", "--devices", "1xrtx-3090-ti"],
+    );
     let rows = r["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     assert_eq!(
@@ -666,14 +649,7 @@ fn check_compares_a_published_llama_bench_table() {
 fn check_dates_a_json_run_by_its_test_time() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../ai-hwaccel/tests/fixtures/lent-h200/llama-bench__l7b-q4_0-f16.json");
-    let o = bin()
-        .arg("check")
-        .arg(&path)
-        .args(["--model", "llama-2-7b", "--devices", "1xh200", "--json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = check_json(&path, &["--model", "llama-2-7b", "--devices", "1xh200"]);
     let newest = ai_hwaccel::plan::speed::newest_build(
         ai_hwaccel::plan::RuntimeKind::LlamaCpp,
         ai_hwaccel::plan::speed::DeviceClass::NvidiaDatacenter,
@@ -696,14 +672,7 @@ fn check_dates_a_json_run_by_its_test_time() {
 fn check_reads_a_cuda_llama_bench_verbose_log() {
     let log = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../ai-hwaccel/tests/fixtures/lent-h200/llama-bench-v__l7b-q4_0.log");
-    let o = bin()
-        .arg("check")
-        .arg(&log)
-        .args(["--model", "llama-2-7b", "--devices", "1xh200", "--json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = check_json(&log, &["--model", "llama-2-7b", "--devices", "1xh200"]);
     assert_eq!(r["runtime"], "llama-bench");
     assert_eq!(r["rows"][0]["test"], "pp512");
     assert_eq!(r["rows"][0]["logged_tokens_per_s"], 7586.82);
@@ -748,20 +717,10 @@ fn check_reads_a_cuda_llama_bench_verbose_log() {
 fn check_reads_tensorrt_llm_logs() {
     let dir =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
-    let o = bin()
-        .arg("check")
-        .arg(dir.join("trtllm-issue1400__a100-2024-bytes-and-tokens.log"))
-        .args([
-            "--model",
-            "llama-2-7b",
-            "--devices",
-            "1xa100-80gb",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = check_json(
+        &dir.join("trtllm-issue1400__a100-2024-bytes-and-tokens.log"),
+        &["--model", "llama-2-7b", "--devices", "1xa100-80gb"],
+    );
     assert_eq!(r["runtime"], "trtllm");
     assert_eq!(row(&r, "kv_cache_capacity_tokens")["logged_bytes"], 132_608);
     assert_eq!(ratio(&r, "kv_bytes_per_token_per_gpu"), 1.0);
