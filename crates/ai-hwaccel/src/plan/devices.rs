@@ -74,6 +74,20 @@ pub struct PlanDevice {
     pub machine: u32,
 }
 
+/// Whether each device (or scale-up domain) of a product is a machine of
+/// its own in a device string: a unified-memory system on a chip (Apple
+/// M-series, GB10, Jetson, Ryzen AI Max: a whole computer), or a board of a
+/// scale-up domain larger than an NVLink-bridged pair (eight SXM GPUs on
+/// NVSwitch). Everything else is a PCIe card sharing the one host.
+pub(crate) fn own_machine(entry: &SpecEntry) -> bool {
+    entry.unified_memory
+        || entry
+            .interconnect
+            .as_ref()
+            .and_then(|i| i.domain_size)
+            .is_some_and(|n| n > 2)
+}
+
 impl PlanDevice {
     /// Devices of a spec entry, `count` of them, with domains numbered from
     /// `first_domain`: the entry's scale-up domain size groups them (eight
@@ -97,9 +111,7 @@ impl PlanDevice {
         } else {
             count.max(1)
         });
-        // A machine of its own per domain: boards beyond a bridged pair,
-        // and systems on a chip.
-        let own_machine = entry.unified_memory || stated.is_some_and(|n| n > 2);
+        let own_machine = own_machine(entry);
         (0..count)
             .map(|k| PlanDevice {
                 id: format!("{}#{}", entry.id, ids_from + k),

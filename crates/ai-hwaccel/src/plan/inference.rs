@@ -1418,18 +1418,13 @@ fn evaluate_replica_with(
 /// slice) are separate hosts in a device string, joined by the network, not
 /// PCIe; a device without a spec entry comes from one host's registry.
 fn pcie_card(d: &PlanDevice) -> bool {
-    match d.spec_id.as_deref().and_then(crate::spec::by_id) {
-        // A unified-memory system on a chip (Apple M-series, GB10, Jetson,
-        // Ryzen AI Max) is a whole computer, not a card: two of them are two
-        // hosts joined by the network, never PCIe peers.
-        Some(e) if e.unified_memory => false,
-        Some(e) => e
-            .interconnect
-            .as_ref()
-            .and_then(|i| i.domain_size)
-            .is_none_or(|n| n <= 2),
-        None => true,
-    }
+    // A unified-memory system on a chip is a whole computer and a board of
+    // a larger domain a host of its own (`devices::own_machine`): two of
+    // them are joined by the network, never PCIe peers.
+    d.spec_id
+        .as_deref()
+        .and_then(crate::spec::by_id)
+        .is_none_or(|e| !super::devices::own_machine(e))
 }
 
 /// The link a tensor-parallel group's all-reduces run over, with its
