@@ -925,14 +925,15 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   on them with the MI50 and MI100 rows, whose builds ran closer to the
   cards' rates); the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
   (llama.cpp's own benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`,
-  held out: 2276.28 tok/s, 101 % over; the spec entry's 125 TFLOPS fp16 is
+  held out: 2276.28 tok/s, 35 % over; the spec entry's 125 TFLOPS fp16 is
   NVIDIA's sparse FP4 petaflop halved and scaled by Blackwell's FP4 : FP16
   ratio, no measured or stated 16-bit rate, and the class takes the
-  pooled prefill cell; its MoE rows are within 29 % and its decode rows
-  within 18 %); the RX 5700 XT's llama 7B Q4_0 pp512 under ROCm
-  (a comment in PR 5835, Mar 2024, 318.71 tok/s; the same card on Vulkan
-  in May 2025, PR 13324, prints 468.06): RDNA 1 has no matrix
-  instructions and rests on the Radeon cell; the MI100's llama 13B Q5_K_M
+  pooled 8-bit prefill cell, which the Radeon 8060S's Q8_0 rows joined in
+  Nov 2026: before them it was 101 % over); the RX 5700 XT's llama 7B
+  Q4_0 pp512 under ROCm (a comment in PR 5835, Mar 2024, 318.71 tok/s,
+  61 % over; the same card on Vulkan in May 2025, PR 13324, prints
+  468.06): RDNA 1 has no matrix instructions and rests on the Radeon
+  cell; the MI100's llama 13B Q5_K_M
   pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, where the same card's
   IQ4 rows of PR 22051 run 43 % above the estimate); the RX 6800's llama
   8B Q3_K_S pp2048 (PR 8495's baseline, ROCm, 485.44 tok/s); and the
@@ -992,8 +993,15 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
 - Rows without an estimate are devices the print does not resolve to one
   spec entry ("A100 80GB": PCIe or SXM not said; "RTX 4000 Ada", "3080 Ti"
   and Arc B580 have no entry: no vendor page of theirs was readable here)
-  and GPUs without a matrix rate (the Radeon 8060S: AMD states none; the
-  Intel entries). The MI50 rows, which print no memory size, use the 16 GB
+  and GPUs without a matrix rate (the Intel entries). The Radeon 8060S
+  (Ryzen AI Max+ 395), for which AMD states no rate, has one computed from
+  its 40 compute units, its 2.9 GHz clock and the RDNA 3 rate per compute
+  unit and clock of AMD's own W7900 figures (the entry's notes); its ROCm
+  rows without hipBLASLt have their prompt figure left out (rocBLAS's
+  gfx1151 kernels, which the same table's hipBLASLt rows outrun 3.0 to 4.6
+  times on the same build), and its rows run the prompt at 0.2 to 0.4 of
+  that rate, about half what the discrete RDNA 3 cards reach: its device
+  factor carries the difference. The MI50 rows, which print no memory size, use the 16 GB
   entry: AMD's table gives both sizes the same bandwidth and rates. The M3
   and M3 Max entries have an fp32 rate from GPU clocks measured with
   powermetrics (cited in their notes); Apple states none.

@@ -614,10 +614,6 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "rtx-3090-ti",
         "NVIDIA states its TFLOPS only in the CES 2022 presentation; no NVIDIA page or document with them found",
     ),
-    (
-        "radeon-8060s",
-        "AMD states no GPU TFLOPS for the Ryzen AI Max+ 395",
-    ),
     ("max-1550", "Intel ARK gives FP64/FP32 only"),
     ("max-1100", "Intel ARK gives FP64/FP32 only"),
     ("flex-170", "Intel ARK gives no TFLOPS"),
