@@ -61,6 +61,47 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _chip_keys():
+    """Spec id (entry or memory configuration) -> the chip it names: the
+    product entry with its bandwidth, compute units and rates, the memory
+    size aside (`spec::same_chip` in the crate). Device factors belong to
+    the chip: rows of a 64 GB and a 128 GB configuration fit one factor."""
+    import tomllib
+    data = tomllib.loads((ROOT / "crates/ai-hwaccel/src/spec/devices.toml").read_text())
+    keys = {}
+    for e in data["device"]:
+        def key(c):
+            return (
+                e["id"],
+                c.get("memory_bandwidth_bytes_per_s", e.get("memory_bandwidth_bytes_per_s")),
+                c.get("compute_units", e.get("compute_units")),
+                tuple(sorted(c.get("tflops", e.get("tflops", {})).items())),
+            )
+        keys[e["id"]] = key({})
+        for c in e.get("configs", []):
+            keys[c["id"]] = key(c)
+    return keys
+
+
+CHIP = _chip_keys()
+
+
+def device_k(devices, sid, runtime, q):
+    """The device factor a row of spec id `sid` takes in quantity q: its
+    own, else that of the same chip's configuration with the most rows
+    (`device_factors` in src/plan/speed.rs)."""
+    own = devices.get((sid, runtime), {}).get(q)
+    if own is not None:
+        return own[0]
+    best = None
+    for (other, rt), d in sorted(devices.items()):
+        if rt != runtime or q not in d or CHIP.get(other) is None or CHIP.get(other) != CHIP.get(sid):
+            continue
+        if best is None or d[q][1] > best[1]:
+            best = d[q]
+    return best[0] if best else 1.0
 SPEED_RS = ROOT / "crates/ai-hwaccel/src/plan/speed.rs"
 DOC = ROOT / "docs/accuracy.md"
 
@@ -346,7 +387,7 @@ def fit_error(rows, runtime, q, decays, moes, cells, devices, scores, requests=N
         if c is None or r["cls"] == "other":
             continue
         eff, over, _ = c
-        k = devices.get((r["spec_id"], runtime), {}).get(q, (1.0, 0))[0]
+        k = device_k(devices, r["spec_id"], runtime, q)
         if q == "decode":
             t = (1.0 / r[ideal]) / (eff * k) + r["layers"] * era(r, decays) * over
         else:
@@ -522,7 +563,7 @@ def fit_requests_tp(every, cells, scores, devices, requests, moes):
             if c is None:
                 continue
             eff, over, _ = c
-            k = devices.get((r["spec_id"], runtime), {}).get("prefill", (1.0, 0))[0]
+            k = device_k(devices, r["spec_id"], runtime, "prefill")
             per_token = (
                 (1.0 / r["pre"]) * moe(r, moes) / (eff * k)
                 + r["layers"] * over
@@ -614,10 +655,16 @@ def fit_all(rows, decays, moes):
                         cell[q] = (1.0 / aw, c, n)
 
         for q, ideal, meas in (("decode", "dec", "tg"), ("prefill", "pre", "pp")):
-            for sid in sorted({r["spec_id"] for r in rows if r["spec_id"]}):
+            # One factor per chip (CHIP), named after its configuration
+            # with the most rows in the quantity (ties: the first id).
+            chips = {}
+            for sid in {r["spec_id"] for r in rows if r["spec_id"]}:
+                chips.setdefault(CHIP.get(sid, sid), set()).add(sid)
+            for chip in sorted(chips, key=lambda c: sorted(chips[c])[0]):
                 dev_rows = []
+                count = {}
                 for r in rows:
-                    if r["part"] != "fit" or r["runtime"] != runtime or r["spec_id"] != sid:
+                    if r["part"] != "fit" or r["runtime"] != runtime or r["spec_id"] not in chips[chip]:
                         continue
                     c = cell_for(cells, runtime, r, q)
                     if not r[ideal] or not r[meas] or c is None or r["cls"] == "other":
@@ -632,10 +679,12 @@ def fit_all(rows, decays, moes):
                     )
                     x = 1.0 / r[ideal] * (moe(r, moes) if q == "prefill" else 1.0)
                     dev_rows.append((x / eff, rest, 1.0 / r[meas]))
+                    count[r["spec_id"]] = count.get(r["spec_id"], 0) + 1
                 if len(dev_rows) < MIN_DEVICE_ROWS:
                     continue
                 k = device_factor(dev_rows)
                 if k is not None:
+                    sid = min(count, key=lambda i: (-count[i], i))
                     devices.setdefault((sid, runtime), {})[q] = (k, len(dev_rows))
 
     return cells, scores, devices, requests
@@ -925,13 +974,13 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   on them with the MI50 and MI100 rows, whose builds ran closer to the
   cards' rates); the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
   (llama.cpp's own benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`,
-  held out: 2276.28 tok/s, 35 % over; the spec entry's 125 TFLOPS fp16 is
+  held out: 2276.28 tok/s, 31 % over; the spec entry's 125 TFLOPS fp16 is
   NVIDIA's sparse FP4 petaflop halved and scaled by Blackwell's FP4 : FP16
   ratio, no measured or stated 16-bit rate, and the class takes the
   pooled 8-bit prefill cell, which the Radeon 8060S's Q8_0 rows joined in
   Nov 2026: before them it was 101 % over); the RX 5700 XT's llama 7B
   Q4_0 pp512 under ROCm (a comment in PR 5835, Mar 2024, 318.71 tok/s,
-  61 % over; the same card on Vulkan in May 2025, PR 13324, prints
+  58 % over; the same card on Vulkan in May 2025, PR 13324, prints
   468.06): RDNA 1 has no matrix instructions and rests on the Radeon
   cell; the MI100's llama 13B Q5_K_M
   pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, where the same card's
@@ -980,13 +1029,16 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   RTX PRO 6000 Workstation Edition (lhl's notes, a Sep 2025 build, `fa 1`),
   processes dense prompts faster than estimated (pp512 16634.04 tok/s
   against about 9800), its Qwen3 30B-A3B prompts (MoE) slower.
-- Long prompts: the prefill rows ran llama-bench's default `-fa 0`, which
-  materialises the attention scores, except those whose notes say `fa 1`
-  (PR 21024's RTX 3090 rows), which are estimated with fused attention.
-  The fitted bytes per score (`SCORE_BYTES`) follow the fall of prefill
-  with the prompt; with fused attention (`-fa on`, which the emitted
-  commands pass) the term is not applied, and only those two pp512 rows
-  measure prefill that way (no long prompt with flash attention).
+- Long prompts: most prefill rows ran llama-bench's default of their
+  build, `-fa 0` until May 2026, which materialises the attention scores.
+  Rows whose notes say `fa 1` (lhl's, llama.cpp's dgx-spark.md, PR
+  21024's) and rows of builds from June 2026 on, whose llama-bench
+  defaults to `-fa auto` (PR 23714; flash attention on every GPU backend:
+  the RX 7900 XTX of PR 26284, the RX 9070 XT of issue 26663, the MI50 of
+  PR 27841), are estimated with fused attention. The fitted bytes per
+  score (`SCORE_BYTES`) follow the fall of prefill with the prompt; with
+  fused attention (`-fa on`, which the emitted commands pass) the term is
+  not applied.
 {above_one}- Rows measure decode, prefill or both (PR tables that time one test
   only); the shares in the line under the table are of the rows that
   measure the quantity.

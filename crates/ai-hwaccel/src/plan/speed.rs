@@ -41,7 +41,9 @@
 //!
 //! The device factor is the device's own: a spec entry with at least four
 //! fit rows of its own in a quantity gets the factor on its class's
-//! efficiency that best fits those rows ([`FITTED_DEVICES`]); other
+//! efficiency that best fits those rows ([`FITTED_DEVICES`]); the same
+//! chip in another memory configuration takes it too (the 64 GB Ryzen AI
+//! Max+ 395 the 128 GB one's: same bandwidth, units and rates), other
 //! devices keep their class's efficiency. Chips of one class differ: the
 //! M1 Max reaches about 45 % of its datasheet 400 GB/s in llama.cpp decode,
 //! the M2 Ultra over 60 % of its 800 GB/s.
@@ -403,8 +405,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8477),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.7268),
-        prefill_layer_s: Some(1.480e-07),
+        prefill: Some(0.7274),
+        prefill_layer_s: Some(1.470e-07),
         rows: (19, 19),
     },
     SpeedFit {
@@ -413,8 +415,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6101),
-        prefill_layer_s: Some(1.480e-07),
+        prefill: Some(0.6106),
+        prefill_layer_s: Some(1.470e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -423,8 +425,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6101),
-        prefill_layer_s: Some(1.480e-07),
+        prefill: Some(0.6106),
+        prefill_layer_s: Some(1.470e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -433,8 +435,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9906),
         decode_layer_s: Some(9.248e-05),
-        prefill: Some(0.663),
-        prefill_layer_s: Some(1.413e-06),
+        prefill: Some(0.6641),
+        prefill_layer_s: Some(1.398e-06),
         rows: (14, 14),
     },
     SpeedFit {
@@ -443,8 +445,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(1.109),
         decode_layer_s: Some(9.248e-05),
-        prefill: Some(0.4777),
-        prefill_layer_s: Some(1.413e-06),
+        prefill: Some(0.4784),
+        prefill_layer_s: Some(1.398e-06),
         rows: (42, 38),
     },
     SpeedFit {
@@ -453,8 +455,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(1.045),
         decode_layer_s: Some(8.198e-05),
-        prefill: Some(0.4824),
-        prefill_layer_s: Some(1.389e-06),
+        prefill: Some(0.4832),
+        prefill_layer_s: Some(1.374e-06),
         rows: (39, 34),
     },
     SpeedFit {
@@ -464,7 +466,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.4317),
         decode_layer_s: Some(8.198e-05),
         prefill: Some(0.4209),
-        prefill_layer_s: Some(1.389e-06),
+        prefill_layer_s: Some(1.374e-06),
         rows: (3, 4),
     },
     SpeedFit {
@@ -483,8 +485,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8932),
         decode_layer_s: Some(4.927e-05),
-        prefill: Some(0.4151),
-        prefill_layer_s: Some(7.398e-07),
+        prefill: Some(0.4169),
+        prefill_layer_s: Some(7.384e-07),
         rows: (20, 20),
     },
     SpeedFit {
@@ -493,8 +495,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8612),
         decode_layer_s: Some(4.927e-05),
-        prefill: Some(0.3583),
-        prefill_layer_s: Some(7.398e-07),
+        prefill: Some(0.3591),
+        prefill_layer_s: Some(7.384e-07),
         rows: (33, 33),
     },
     SpeedFit {
@@ -503,8 +505,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8612),
         decode_layer_s: Some(4.927e-05),
-        prefill: Some(0.3583),
-        prefill_layer_s: Some(7.398e-07),
+        prefill: Some(0.3591),
+        prefill_layer_s: Some(7.384e-07),
         rows: (33, 33),
     },
     SpeedFit {
@@ -513,8 +515,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.7971),
         decode_layer_s: Some(9.906e-05),
-        prefill: Some(0.71),
-        prefill_layer_s: Some(2.309e-06),
+        prefill: Some(0.711),
+        prefill_layer_s: Some(2.302e-06),
         rows: (18, 13),
     },
     SpeedFit {
@@ -523,8 +525,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8287),
         decode_layer_s: Some(9.906e-05),
-        prefill: Some(0.4029),
-        prefill_layer_s: Some(2.309e-06),
+        prefill: Some(0.4038),
+        prefill_layer_s: Some(2.302e-06),
         rows: (37, 37),
     },
     SpeedFit {
@@ -533,8 +535,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8287),
         decode_layer_s: Some(9.906e-05),
-        prefill: Some(0.4029),
-        prefill_layer_s: Some(2.309e-06),
+        prefill: Some(0.4038),
+        prefill_layer_s: Some(2.302e-06),
         rows: (37, 37),
     },
     SpeedFit {
@@ -553,9 +555,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9125),
         decode_layer_s: Some(5.842e-05),
-        prefill: Some(0.2496),
+        prefill: Some(0.2642),
         prefill_layer_s: Some(0.000e+00),
-        rows: (5, 4),
+        rows: (5, 5),
     },
     SpeedFit {
         class: DeviceClass::Amd,
@@ -563,9 +565,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8294),
         decode_layer_s: Some(5.842e-05),
-        prefill: Some(0.3484),
+        prefill: Some(0.3424),
         prefill_layer_s: Some(0.000e+00),
-        rows: (27, 25),
+        rows: (27, 27),
     },
     SpeedFit {
         class: DeviceClass::Amd,
@@ -573,9 +575,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8294),
         decode_layer_s: Some(5.842e-05),
-        prefill: Some(0.3522),
+        prefill: Some(0.3468),
         prefill_layer_s: Some(0.000e+00),
-        rows: (27, 24),
+        rows: (27, 25),
     },
     SpeedFit {
         class: DeviceClass::AmdDatacenter,
@@ -583,8 +585,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8581),
-        prefill_layer_s: Some(8.292e-06),
+        prefill: Some(0.8365),
+        prefill_layer_s: Some(8.154e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -593,8 +595,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8581),
-        prefill_layer_s: Some(8.292e-06),
+        prefill: Some(0.8365),
+        prefill_layer_s: Some(8.154e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -623,8 +625,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8373),
         decode_layer_s: Some(6.386e-05),
-        prefill: Some(0.7609),
-        prefill_layer_s: Some(2.410e-06),
+        prefill: Some(0.7616),
+        prefill_layer_s: Some(2.395e-06),
         rows: (71, 66),
     },
     SpeedFit {
@@ -633,9 +635,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9485),
         decode_layer_s: Some(6.386e-05),
-        prefill: Some(0.4451),
-        prefill_layer_s: Some(2.410e-06),
-        rows: (7, 5),
+        prefill: Some(0.4275),
+        prefill_layer_s: Some(2.395e-06),
+        rows: (7, 6),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -643,9 +645,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7946),
         decode_layer_s: Some(6.386e-05),
-        prefill: Some(0.5475),
-        prefill_layer_s: Some(2.410e-06),
-        rows: (186, 183),
+        prefill: Some(0.5447),
+        prefill_layer_s: Some(2.395e-06),
+        rows: (186, 185),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -653,9 +655,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7937),
         decode_layer_s: Some(6.272e-05),
-        prefill: Some(0.5492),
-        prefill_layer_s: Some(2.399e-06),
-        rows: (183, 178),
+        prefill: Some(0.5472),
+        prefill_layer_s: Some(2.383e-06),
+        rows: (183, 179),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -663,9 +665,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.3907),
         decode_layer_s: Some(6.272e-05),
-        prefill: Some(0.4419),
-        prefill_layer_s: Some(2.399e-06),
-        rows: (3, 5),
+        prefill: Some(0.4246),
+        prefill_layer_s: Some(2.383e-06),
+        rows: (3, 6),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -681,7 +683,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 30.6), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 31.2), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -777,21 +779,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7931),
-        prefill: Some(1.13),
+        prefill: Some(1.129),
         rows: (10, 10),
     },
     DeviceFit {
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.064),
-        prefill: Some(0.8838),
+        prefill: Some(0.8842),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.028),
-        prefill: Some(0.6444),
+        prefill: Some(0.6448),
         rows: (17, 17),
     },
     DeviceFit {
@@ -805,14 +807,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.245),
-        prefill: Some(0.9865),
+        prefill: Some(0.988),
         rows: (7, 5),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7855),
-        prefill: Some(0.5318),
+        prefill: Some(0.5315),
         rows: (4, 4),
     },
     DeviceFit {
@@ -830,52 +832,45 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         rows: (21, 21),
     },
     DeviceFit {
-        spec_id: "m3-max-48gb",
-        runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.175),
-        prefill: Some(1.073),
-        rows: (4, 4),
-    },
-    DeviceFit {
         spec_id: "m3-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.088),
-        prefill: Some(1.132),
-        rows: (9, 9),
+        decode: Some(1.113),
+        prefill: Some(1.113),
+        rows: (13, 13),
     },
     DeviceFit {
         spec_id: "mi100",
         runtime: RuntimeKind::LlamaCpp,
         decode: None,
-        prefill: Some(1.796),
+        prefill: Some(1.774),
         rows: (0, 4),
     },
     DeviceFit {
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9084),
-        prefill: Some(0.8628),
+        prefill: Some(0.8771),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9587),
-        prefill: Some(1.09),
+        prefill: Some(1.092),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.02),
-        prefill: Some(1.221),
+        prefill: Some(1.223),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9432),
-        prefill: Some(0.9802),
+        prefill: Some(0.9862),
         rows: (21, 22),
     },
     DeviceFit {
@@ -889,43 +884,43 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.063),
-        prefill: Some(1.033),
+        prefill: Some(1.034),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.048),
-        prefill: Some(0.9962),
+        prefill: Some(0.9968),
         rows: (12, 12),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.9157),
+        prefill: Some(0.9168),
         rows: (14, 14),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9809),
-        prefill: Some(0.6866),
+        prefill: Some(0.6869),
         rows: (19, 19),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9686),
-        prefill: Some(1.118),
+        prefill: Some(1.117),
         rows: (17, 17),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.004),
-        prefill: Some(0.6302),
-        rows: (17, 12),
+        prefill: Some(0.7198),
+        rows: (17, 15),
     },
 ];
 // END FITTED
@@ -1195,15 +1190,42 @@ pub fn fitted_for(
         a.decode = Some(1.0);
     }
     let own_id = d.spec_id.as_deref().or(d.cpu_spec_id.as_deref());
-    if let Some(f) = own_id.and_then(|id| {
-        FITTED_DEVICES
-            .iter()
-            .find(|f| f.spec_id == id && f.runtime == fit_runtime(runtime))
-    }) {
-        a.decode = a.decode.map(|e| e * f.decode.unwrap_or(1.0));
-        a.prefill = a.prefill.map(|e| e * f.prefill.unwrap_or(1.0));
+    if let Some(id) = own_id {
+        let (kd, kp) = device_factors(id, fit_runtime(runtime));
+        a.decode = a.decode.map(|e| e * kd.unwrap_or(1.0));
+        a.prefill = a.prefill.map(|e| e * kp.unwrap_or(1.0));
     }
     a
+}
+
+/// The device factors (decode, prefill) for spec id `id` under a fitted
+/// runtime, quantity by quantity: the id's own, else that of the same chip
+/// in another memory configuration ([`crate::spec::same_chip`]: a factor
+/// fitted on a 128 GB Ryzen AI Max+ 395 holds for its 64 GB one) with the
+/// most fit rows. `scripts/fit-speed.py` (`device_k`) applies the same rule
+/// and fits one factor per chip.
+fn device_factors(id: &str, runtime: RuntimeKind) -> (Option<f64>, Option<f64>) {
+    let chip: Vec<&DeviceFit> = FITTED_DEVICES
+        .iter()
+        .filter(|f| {
+            f.runtime == runtime && (f.spec_id == id || crate::spec::same_chip(f.spec_id, id))
+        })
+        .collect();
+    let best = |get: fn(&DeviceFit) -> (Option<f64>, u32)| {
+        chip.iter()
+            .filter_map(|f| {
+                let (k, n) = get(f);
+                k.map(|k| (k, f.spec_id == id, n, f.spec_id))
+            })
+            // The id's own first, then most rows; ties to the first id in
+            // order, so the pick does not depend on the list's order.
+            .max_by(|x, y| x.1.cmp(&y.1).then(x.2.cmp(&y.2)).then(y.3.cmp(x.3)))
+            .map(|(k, ..)| k)
+    };
+    (
+        best(|f| (f.decode, f.rows.0)),
+        best(|f| (f.prefill, f.rows.1)),
+    )
 }
 
 /// The matrix rate (TFLOPS) the runtime's kernels run `compute` at on a
@@ -1404,6 +1426,41 @@ mod tests {
             fitted_for(d, rt, q, None),
             fitted(DeviceClass::NvidiaConsumer, rt, q)
         );
+    }
+
+    #[test]
+    fn another_memory_configuration_of_the_chip_takes_its_factor() {
+        let rt = RuntimeKind::LlamaCpp;
+        let own = |id: &str| {
+            FITTED_DEVICES
+                .iter()
+                .find(|f| f.spec_id == id && f.runtime == rt)
+                .copied()
+        };
+        // The factor fitted on the 128 GB Ryzen AI Max+ 395 holds for its
+        // 64 GB configuration and the bare entry (32 GB): one chip.
+        let k = own("ryzen-ai-max-395-128gb").expect("fitted on lhl's rows");
+        assert!(own("ryzen-ai-max-395-64gb").is_none());
+        for id in ["ryzen-ai-max-395-64gb", "radeon-8060s"] {
+            assert_eq!(device_factors(id, rt), (k.decode, k.prefill), "{id}");
+        }
+        // The 32-core 32 GB M1 Max takes the 32-core 64 GB one's, never the
+        // 24-core one's (another chip: fewer cores, a lower rate).
+        let k64 = own("m1-max-64gb").unwrap();
+        let k24 = own("m1-max-24core-32gb").unwrap();
+        assert!(own("m1-max-32gb").is_none());
+        assert_eq!(device_factors("m1-max-32gb", rt), (k64.decode, k64.prefill));
+        assert_ne!(
+            (k24.decode, k24.prefill),
+            (k64.decode, k64.prefill),
+            "the test needs the two factors to differ"
+        );
+        // The plan uses it.
+        let q = Quant::Q4K;
+        let d = &PlanDevice::from_device_string("1xryzen-ai-max-395-64gb").unwrap()[0];
+        let class = fitted(DeviceClass::of(d), rt, q);
+        let a = fitted_for(d, rt, q, None);
+        assert!((a.prefill.unwrap() - class.prefill.unwrap() * k.prefill.unwrap()).abs() < 1e-12);
     }
 
     #[test]

@@ -513,6 +513,36 @@ pub fn by_id(id: &str) -> Option<&'static SpecEntry> {
         .or_else(|| ix.by_config_id.get(&key).map(|&i| &ix.configs[i]))
 }
 
+/// The product entry `id` belongs to: the entry itself, or the entry one of
+/// whose memory configurations ([`MemoryConfig`]) has that id
+/// (`m3-max-128gb` is a configuration of `m3-max-gpu`).
+pub fn base_of(id: &str) -> Option<&'static SpecEntry> {
+    let ix = &*INDEX;
+    let key = id.trim().to_ascii_lowercase();
+    if let Some(&i) = ix.by_id.get(&key) {
+        return Some(&ix.entries[i]);
+    }
+    ix.entries
+        .iter()
+        .find(|e| e.configs.iter().any(|c| c.id.eq_ignore_ascii_case(&key)))
+}
+
+/// Whether two ids (entries or memory configurations) name the same chip:
+/// configurations of one product whose bandwidth, compute units and rates
+/// are the same, the memory size aside (`ryzen-ai-max-395-64gb` and
+/// `-128gb`; not the 24- and 32-core M1 Max).
+pub fn same_chip(a: &str, b: &str) -> bool {
+    match (base_of(a), base_of(b), by_id(a), by_id(b)) {
+        (Some(ba), Some(bb), Some(ea), Some(eb)) => {
+            ba.id == bb.id
+                && ea.memory_bandwidth_bytes_per_s == eb.memory_bandwidth_bytes_per_s
+                && ea.compute_units == eb.compute_units
+                && ea.tflops == eb.tflops
+        }
+        _ => false,
+    }
+}
+
 /// The memory configuration of `entry` with exactly `memory_bytes`, when the
 /// product is sold in several (a detected 36 GB M3 Max is `m3-max-36gb`).
 pub fn config_for(entry: &SpecEntry, memory_bytes: u64) -> Option<&'static SpecEntry> {

@@ -1072,3 +1072,18 @@ fn device_strings_resolve_every_name_exactly_as_specs_does() {
     let err = parse_device_set("2xh100").unwrap_err();
     assert!(err.to_string().contains("h100-sxm"), "{err}");
 }
+
+#[test]
+fn memory_configurations_of_one_chip_are_the_same_chip() {
+    assert_eq!(base_of("m3-max-128gb").unwrap().id, "m3-max-gpu");
+    assert_eq!(base_of("M3-MAX-GPU").unwrap().id, "m3-max-gpu");
+    assert!(base_of("no-such-part").is_none());
+    assert!(same_chip("ryzen-ai-max-395-64gb", "ryzen-ai-max-395-128gb"));
+    assert!(same_chip("radeon-8060s", "ryzen-ai-max-395-128gb"));
+    assert!(same_chip("m1-max-32gb", "m1-max-64gb"));
+    // Same product, another GPU core count: another chip.
+    assert!(!same_chip("m1-max-24core-32gb", "m1-max-32gb"));
+    // Different products.
+    assert!(!same_chip("rtx-4090", "rtx-4080"));
+    assert!(!same_chip("rtx-4090", "no-such-part"));
+}
