@@ -940,9 +940,14 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   and 87.26 tok/s), the RTX 4070's llama 8B Q2_K (PR 10459's baseline,
   Vulkan, 59.12 tok/s) and, held out, the 30-core M2 Max's llama 7B Q3_K_S
   (PR 2995's baseline, 44.52 tok/s; its Q4_0 decodes at 61.22 reading more
-  bytes, PR 2959). llama.cpp's 2- and 3-bit kernels of 2023-2024 reach
-  about half the bandwidth of its 4-bit ones on the same card; newer
-  builds may do better, and no row measures them.
+  bytes, PR 2959); since Nov 2026 also the RTX 5090's Q2_K decode on
+  Vulkan (PRs 17675 and 16641, Oct-Dec 2025 builds: Llama 3.2 1B, Qwen2.5
+  7B, Qwen3 30B-A3B). llama.cpp's 2- and 3-bit kernels of 2023-2024 reach
+  about half the bandwidth of its 4-bit ones on the same card; the 2025
+  rows run far closer to it, and the pooled "<4-bit" cell (bandwidth
+  fraction 0.39 before them, 0.58 with them) now puts the M2 Max's Sep
+  2023 Q3_K_S row 59 % over: Apple has no build-date term to age it
+  (below), and no Apple row below 4 bits is fitted.
 - Build date: llama.cpp's per-token time beyond the bytes has fallen
   build by build (CUDA graphs since spring 2024, PR 6766; op fusion in
   2025), so each llama.cpp row is dated (`tests/calibration/builds.csv`)
@@ -961,11 +966,12 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   prompt rows (gpt-oss 20B on an RTX 3090, Qwen3 30B-A3B on the RTX PRO
   6000, gpt-oss 20B/120B and Qwen3 30B-A3B on the GB10) from 41-115 % over
   to -19..+29 %.
-- Decode, worst rows: the Data Center GPU Max 1100's llama-2-7b Q4_K_M
-  (PR 12972, SYCL, 38.98 tok/s, 36 % over) and the Arc A770's Gemma 2 2B
+- Decode, worst rows: the M2 Max's Q3_K_S above; then the Data Center GPU
+  Max 1100's llama-2-7b Q4_K_M (PR 12972, SYCL, 38.98 tok/s, 36 % over) and the Arc A770's Gemma 2 2B
   Q4_K_M on Vulkan (PR 14001's Windows baseline, held out, 34 % under);
   the MI300X's llama-2-7b Q4_0 tg128 (lhl, Oct 2024 build: 157.84 tok/s
-  with `fa 1`, 183.18 without) is within 8 %. The A30's qwen3-8b Q5_K_M
+  with `fa 1`, 183.18 without) is within 14 %. Held out, the 30-core M2
+  Max's llama 7B Q3_K_S (Sep 2023) is 59 % over, as above. The A30's qwen3-8b Q5_K_M
   tg128 (Dec 2025, 75.79 tok/s, 28 % over) was built with
   `GGML_CUDA_GRAPHS:BOOL=OFF` (its source prints the build configuration),
   so it pays a kernel launch per operation that default builds do not.
@@ -974,13 +980,13 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   on them with the MI50 and MI100 rows, whose builds ran closer to the
   cards' rates); the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
   (llama.cpp's own benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`,
-  held out: 2276.28 tok/s, 31 % over; the spec entry's 125 TFLOPS fp16 is
+  held out: 2276.28 tok/s, 25 % over; the spec entry's 125 TFLOPS fp16 is
   NVIDIA's sparse FP4 petaflop halved and scaled by Blackwell's FP4 : FP16
   ratio, no measured or stated 16-bit rate, and the class takes the
   pooled 8-bit prefill cell, which the Radeon 8060S's Q8_0 rows joined in
   Nov 2026: before them it was 101 % over); the RX 5700 XT's llama 7B
   Q4_0 pp512 under ROCm (a comment in PR 5835, Mar 2024, 318.71 tok/s,
-  58 % over; the same card on Vulkan in May 2025, PR 13324, prints
+  57 % over; the same card on Vulkan in May 2025, PR 13324, prints
   468.06): RDNA 1 has no matrix instructions and rests on the Radeon
   cell; the MI100's llama 13B Q5_K_M
   pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, where the same card's

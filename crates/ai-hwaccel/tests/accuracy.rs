@@ -823,38 +823,45 @@ struct LatErr {
 }
 
 // Where a goal is not met, what is achieved (docs/accuracy.md says why).
-// Decode meets its goals since the build-date term (src/plan/speed.rs,
-// "Build date"): the MI300X's llama-2-7b Q4_0 tg128 rows (lhl, an Oct 2024
-// build: 157.84 and 183.18 tok/s), 58 % over without it, are within 8 %;
-// the worst rows are the Max 1100's llama-2-7b Q4_K_M tg128 (PR 12972,
-// 38.98 tok/s, 36 %) and the A770's Gemma 2 2B on Vulkan (held out, 34 %).
+// Decode met its goals from the build-date term (src/plan/speed.rs,
+// "Build date"; the MI300X's llama-2-7b Q4_0 tg128 rows, 58 % over without
+// it, are within 8 %) until Nov 2026, when 2025 rows of 2-bit formats
+// (RTX 5090 on Vulkan, Q2_K, PRs 17675 and 16641) joined the pooled
+// "<4-bit" cell: its bandwidth fraction rose from 0.39 to 0.58 and its
+// per-layer time fell to the newest builds'. The held-out M2 Max (30-core)
+// llama 7B Q3_K_S tg128 (PR 2995's baseline, Sep 2023, 44.52 tok/s) takes
+// that pooled cell (no Apple row below 4 bits is fitted, and Apple has no
+// build-date term to age it) and is 59 % over: 2023's 3-bit Metal
+// kernels were slow, 2025's 2-bit ones are not. The next worst rows are
+// the Max 1100's llama-2-7b Q4_K_M tg128 (PR 12972, 38.98 tok/s, 36 %) and
+// the A770's Gemma 2 2B on Vulkan (held out, 34 %).
 // Prefill, worst: the same MI300X runs (pp512 1272.03 and 1334.37 tok/s,
-// 188 and 173 % over;
+// 189 and 174 % over;
 // the class's prefill cell, fitted on MI50, MI100 and MI300X rows, puts
 // them near three times over); then the GB10's dense Qwen2.5-Coder 7B
 // Q8_0 pp2048 (llama.cpp's benches/dgx-spark.md, held out: the pooled
 // 8-bit cell at the fp16 rate the spec entry derives from NVIDIA's FP4
 // figure; 101 % over until the Radeon 8060S's Q8_0 rows joined that cell,
-// 31 % since), the RX 5700 XT's llama 7B Q4_0 pp512
-// under ROCm (PR 5835, Mar 2024, 318.71 tok/s, 58 %; the same card on
+// 25 % since), the RX 5700 XT's llama 7B Q4_0 pp512
+// under ROCm (PR 5835, Mar 2024, 318.71 tok/s, 57 %; the same card on
 // Vulkan prints 468.06 in May 2025: RDNA 1 has no matrix instructions),
 // the 4090's llama-2-7b q4_0 pp512 of the source's "LLaMA table" (3961.34
-// tok/s, 86 %; the same snapshot's other table prints 5531.19 for the same
+// tok/s, 95 %; the same snapshot's other table prints 5531.19 for the same
 // cell), the MI50's IQ4 pp1024 rows (PR 27841's baseline, 78-79 %), the MI100's llama 13B
 // Q5_K_M pp1024 (PR 14949's baseline, 850.12 tok/s, 119 %) and the RX 6800's
-// llama 8B Q3_K_S pp2048 (PR 8495's baseline, 485.44 tok/s, 64 %): ROCm's
+// llama 8B Q3_K_S pp2048 (PR 8495's baseline, 485.44 tok/s, 63 %): ROCm's
 // and Vulkan's prompt kernels of 2024-2025 on those cards. Rows
 // without an estimate are devices the source names ambiguously ("A100
 // 80GB") or that have no entry (RTX 4000 Ada, 3080 Ti, Arc B580), and GPUs
 // without a 16-bit matrix rate in the spec database (the Intel entries,
 // whose matrix-engine rates no Intel document readable here states). The
-// Radeon 8060S has a computed rate since Nov 2026 (307 of 345 prefill
-// rows, 89.0 %; its ROCm rows without hipBLASLt have their prompt figure
+// Radeon 8060S has a computed rate since Nov 2026 (319 of 357 prefill
+// rows, 89.4 %; its ROCm rows without hipBLASLt have their prompt figure
 // left out, speed.csv's notes say why). The Apple M3 and M3 Max
 // rows have an fp32 rate from measured GPU clocks. Decode coverage meets
 // the goal (320 of 349 decode rows).
-const ACHIEVED_DECODE_WORST: f64 = 0.40;
-const ACHIEVED_PREFILL_WORST: f64 = 1.88;
+const ACHIEVED_DECODE_WORST: f64 = 0.60;
+const ACHIEVED_PREFILL_WORST: f64 = 1.89;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.92;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = 0.88;
 
@@ -1073,14 +1080,20 @@ const SPLIT_UNPLANNED: usize = 3;
 /// estimate and processes its prompt at a seventh of it, like the MI300X's
 /// DeepSeek V3 rows. The Nov 2026 refit (the Radeon 8060S's rows, with a
 /// computed rate, joined the pooled cells; rows of June 2026 builds and
-/// later run llama-bench's `-fa auto`) moved the bounds by a point or
-/// less: GeForce prefill median 14.2 to 15.7 %, worst 139.9 to 140.8 %;
-/// AMD Instinct prefill median 203 to 206 %.
+/// later run llama-bench's `-fa auto`; 2025-2026 rows of RTX 5090, RTX
+/// 3090, RX 7900 XTX and Radeon 8060S builds joined the fit) moved the
+/// build-date decays up (NVIDIA 0.20 to 0.30 a year, AMD 0.50 to 0.60):
+/// the newest builds' per-layer decode time is about half what it was
+/// fitted to, which puts the tensor-split gpt-oss 120B over four RTX 4090s
+/// (PR 19378, 179.79 tok/s) at 2.0 times its decode (1.4 before; its
+/// all-reduces and llama.cpp's per-layer synchronisation across the cards
+/// are what the estimate lacks) and the Instinct rows' decode median from
+/// 111 to 128 %.
 type LayerSplit = (&'static str, (usize, usize), (f64, f64, f64, f64));
 const ACHIEVED_LAYER_SPLIT: &[LayerSplit] = &[
-    ("amd-datacenter", (10, 13), (1.12, 1.31, 2.06, 8.86)),
-    ("nvidia-consumer", (81, 82), (0.10, 0.41, 0.16, 1.41)),
-    ("nvidia-datacenter", (81, 73), (0.098, 1.444, 0.232, 5.79)),
+    ("amd-datacenter", (10, 13), (1.29, 1.49, 2.08, 8.89)),
+    ("nvidia-consumer", (81, 82), (0.10, 1.04, 0.16, 1.50)),
+    ("nvidia-datacenter", (81, 73), (0.10, 1.53, 0.24, 5.96)),
     ("nvidia-workstation", (44, 40), (0.046, 0.20, 0.222, 0.97)),
 ];
 
