@@ -984,11 +984,15 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   NVIDIA's sparse FP4 petaflop halved and scaled by Blackwell's FP4 : FP16
   ratio, no measured or stated 16-bit rate, and the class takes the
   pooled 8-bit prefill cell, which the Radeon 8060S's Q8_0 rows joined in
-  Nov 2026: before them it was 101 % over); the RX 5700 XT's llama 7B
+  the Nov 2026 refit: before it, 101 % over); the RX 5700 XT's llama 7B
   Q4_0 pp512 under ROCm (a comment in PR 5835, Mar 2024, 318.71 tok/s,
   57 % over; the same card on Vulkan in May 2025, PR 13324, prints
   468.06): RDNA 1 has no matrix instructions and rests on the Radeon
-  cell; the MI100's llama 13B Q5_K_M
+  cell; the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252's
+  baseline, Aug 2025, 3971.06 tok/s, 166 % over: mixture-of-experts
+  prompts on Vulkan before the mul_mat_id work of PR 15546 and later; the
+  same card's gpt-oss 20B pp512 on Vulkan rose from 7622.73 tok/s in Aug
+  2025 to 10026.81 in Dec 2025, 58 % and 20 % over); the MI100's llama 13B Q5_K_M
   pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, where the same card's
   IQ4 rows of PR 22051 run 43 % above the estimate); the RX 6800's llama
   8B Q3_K_S pp2048 (PR 8495's baseline, ROCm, 485.44 tok/s); and the

@@ -841,10 +841,14 @@ struct LatErr {
 // them near three times over); then the GB10's dense Qwen2.5-Coder 7B
 // Q8_0 pp2048 (llama.cpp's benches/dgx-spark.md, held out: the pooled
 // 8-bit cell at the fp16 rate the spec entry derives from NVIDIA's FP4
-// figure; 101 % over until the Radeon 8060S's Q8_0 rows joined that cell,
-// 25 % since), the RX 5700 XT's llama 7B Q4_0 pp512
+// figure; 101 % over before the Nov 2026 refit, in which the Radeon
+// 8060S's Q8_0 rows joined that cell, 25 % after), the RX 5700 XT's llama
+// 7B Q4_0 pp512
 // under ROCm (PR 5835, Mar 2024, 318.71 tok/s, 57 %; the same card on
 // Vulkan prints 468.06 in May 2025: RDNA 1 has no matrix instructions),
+// the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252, Aug 2025,
+// 3971.06 tok/s, 166 %: MoE prompts on Vulkan before PR 15546's mul_mat_id
+// work),
 // the 4090's llama-2-7b q4_0 pp512 of the source's "LLaMA table" (3961.34
 // tok/s, 95 %; the same snapshot's other table prints 5531.19 for the same
 // cell), the MI50's IQ4 pp1024 rows (PR 27841's baseline, 78-79 %), the MI100's llama 13B
