@@ -418,6 +418,8 @@ struct Index {
     /// One entry per [`MemoryConfig`] of every entry, and their ids.
     configs: Vec<SpecEntry>,
     by_config_id: HashMap<String, usize>,
+    /// Per configuration (index into `configs`): its product (into `entries`).
+    config_base: Vec<usize>,
     /// Entries listing each PCI id (more than one when products share an id).
     by_pci: HashMap<(u16, u16), Vec<usize>>,
     by_exact_name: HashMap<String, usize>,
@@ -451,6 +453,11 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
         .iter()
         .flat_map(|e| e.configs.iter().map(move |c| config_entry(e, c)))
         .collect();
+    let config_base = entries
+        .iter()
+        .enumerate()
+        .flat_map(|(i, e)| std::iter::repeat_n(i, e.configs.len()))
+        .collect();
     let by_config_id = configs
         .iter()
         .enumerate()
@@ -461,6 +468,7 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
         by_id,
         configs,
         by_config_id,
+        config_base,
         by_pci,
         by_exact_name,
         signatures,
@@ -522,9 +530,9 @@ pub fn base_of(id: &str) -> Option<&'static SpecEntry> {
     if let Some(&i) = ix.by_id.get(&key) {
         return Some(&ix.entries[i]);
     }
-    ix.entries
-        .iter()
-        .find(|e| e.configs.iter().any(|c| c.id.eq_ignore_ascii_case(&key)))
+    ix.by_config_id
+        .get(&key)
+        .map(|&c| &ix.entries[ix.config_base[c]])
 }
 
 /// Whether two ids (entries or memory configurations) name the same chip:
