@@ -1043,7 +1043,9 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   build, `-fa 0` until May 2026, which materialises the attention scores.
   Rows whose notes say `fa 1` (lhl's, llama.cpp's dgx-spark.md, PR
   21024's) and rows of builds from June 2026 on, whose llama-bench
-  defaults to `-fa auto` (PR 23714; flash attention on every GPU backend:
+  defaults to `-fa auto` (PR 23714, opened 2026-05-26; its merge month is
+  assumed, as `LLAMA_BENCH_FA_AUTO` in `tests/accuracy.rs` says; flash
+  attention on every GPU backend:
   the RX 7900 XTX of PR 26284, the RX 9070 XT of issue 26663, the MI50 of
   PR 27841), are estimated with fused attention. The fitted bytes per
   score (`SCORE_BYTES`) follow the fall of prefill with the prompt; with

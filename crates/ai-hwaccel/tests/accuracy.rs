@@ -196,12 +196,17 @@ fn length_field(v: &str, default: u64) -> u64 {
     }
 }
 
-/// The first build month whose llama-bench defaults to `-fa auto`, which
-/// turns flash attention on wherever the backend runs it (every GPU
-/// backend): PR 23714 ("Support `-fa auto` in llama-bench", opened
-/// 2026-05-26, where the default was made `auto` like the other tools';
-/// the pinned llama.cpp's tools/llama-bench/README.md prints "-fa,
-/// --flash-attn <on|off|auto> (default: auto)"). Earlier builds default to
+/// The first build month taken to run llama-bench's `-fa auto` by default,
+/// which turns flash attention on wherever the backend runs it (every GPU
+/// backend). What is known: PR 23714 ("Support `-fa auto` in llama-bench")
+/// was opened 2026-05-26 with `-fa off` kept as the default, and its review
+/// asked for `auto` instead; issues 26559 (2026-08-04) and 27086
+/// (2026-08-14) run llama-bench and call `-fa auto` its default; the pinned
+/// llama.cpp's tools/llama-bench/README.md prints "-fa, --flash-attn
+/// <on|off|auto> (default: auto)". The merge date was not readable here:
+/// June 2026 assumes the PR landed within weeks of opening. No corpus row
+/// is of a June build; one source is of July (PR 26284, one RX 7900 XTX
+/// row), the others of August and September. Earlier builds default to
 /// `-fa 0`. A row of a later build that says `fa 0` ran unfused.
 const LLAMA_BENCH_FA_AUTO: BuildMonth = BuildMonth::ym(2026, 6);
 
