@@ -146,7 +146,7 @@ def ideal_rows():
         if not line.startswith("IDEAL\t"):
             continue
         (_, part, cls, width, runtime, tg, dec, pp, pre, layers, spec_id, z, tp,
-         tpot, ttft, input_len, build, share) = line.split("\t")
+         tpot, ttft, input_len, build, share, backend) = line.split("\t")
         if tpot:
             # A latency.csv row: tokens/s from the printed milliseconds.
             assert not tg and not pp
@@ -180,6 +180,9 @@ def ideal_rows():
                 # prompt token also holds 1/n of the request's own time),
                 # else 0.
                 inv_n=1.0 / int(input_len) if tpot else 0.0,
+                # The llama.cpp backend as printed (CUDA, ROCm, Vulkan,
+                # Metal, SYCL); empty for other runtimes' rows.
+                backend=backend,
             )
         )
     return rows
@@ -355,7 +358,17 @@ def moe(r, moes):
 
 def cell_for(cells, runtime, r, q):
     """The order of speed.rs `cells`: at the finest width the class's
-    cell, then the pooled one; then the same at the coarser width."""
+    cell, then the pooled one; then the same at the coarser width. Before
+    that, as speed.rs `width_scaled`: a GPU class without a cell at the
+    finest width takes its own coarser cell, the efficiency scaled by the
+    pooled finest / pooled coarser ratio, where all three exist."""
+    w, cls = r["width"], r["cls"]
+    if cls not in ("cpu", "other", "any") and w in COARSER and not cells.get((cls, runtime, w), {}).get(q):
+        own = cells.get((cls, runtime, COARSER[w]), {}).get(q)
+        fine = cells.get(("any", runtime, w), {}).get(q)
+        pooled = cells.get(("any", runtime, COARSER[w]), {}).get(q)
+        if own and fine and pooled:
+            return (own[0] * fine[0] / pooled[0], own[1], own[2])
     widths = [r["width"]] + ([COARSER[r["width"]]] if r["width"] in COARSER else [])
     # Then the 16-bit cells, as speed.rs `cells` ends.
     widths += ["16-bit"] if r["width"] != "16-bit" else []
@@ -945,9 +958,16 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   7B, Qwen3 30B-A3B). llama.cpp's 2- and 3-bit kernels of 2023-2024 reach
   about half the bandwidth of its 4-bit ones on the same card; the 2025
   rows run far closer to it, and the pooled "<4-bit" cell (bandwidth
-  fraction 0.39 before them, 0.58 with them) now puts the M2 Max's Sep
-  2023 Q3_K_S row 59 % over: Apple has no build-date term to age it
-  (below), and no Apple row below 4 bits is fitted.
+  fraction 0.39 before them, 0.58 with them) put the M2 Max's Sep 2023
+  Q3_K_S row 59 % over: no Apple row below 4 bits is fitted, and Apple has
+  no build-date term to age it (below). A class without a cell of its own
+  at the finest width but with one at the coarser width now takes that
+  cell, its efficiency scaled by the pooled ratio of the finest to the
+  coarser width (`width_scaled` in `src/plan/speed.rs`): the class's
+  kernels and the format's unpacking as separate factors, each from its
+  own evidence. The M2 Max row is then 17 % over (Apple's "<8-bit" cell ×
+  the pooled "<4-bit" / "<8-bit" ratio), and the RX 6800's llama 8B Q3_K_S
+  pp2048 (ROCm) 11 % over instead of 63 %.
 - Build date: llama.cpp's per-token time beyond the bytes has fallen
   build by build (CUDA graphs since spring 2024, PR 6766; op fusion in
   2025), so each llama.cpp row is dated (`tests/calibration/builds.csv`)
@@ -966,12 +986,12 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   prompt rows (gpt-oss 20B on an RTX 3090, Qwen3 30B-A3B on the RTX PRO
   6000, gpt-oss 20B/120B and Qwen3 30B-A3B on the GB10) from 41-115 % over
   to -19..+29 %.
-- Decode, worst rows: the M2 Max's Q3_K_S above; then the Data Center GPU
-  Max 1100's llama-2-7b Q4_K_M (PR 12972, SYCL, 38.98 tok/s, 36 % over) and the Arc A770's Gemma 2 2B
+- Decode, worst rows: the Data Center GPU Max 1100's llama-2-7b Q4_K_M
+  (PR 12972, SYCL, 38.98 tok/s, 36 % over) and the Arc A770's Gemma 2 2B
   Q4_K_M on Vulkan (PR 14001's Windows baseline, held out, 34 % under);
   the MI300X's llama-2-7b Q4_0 tg128 (lhl, Oct 2024 build: 157.84 tok/s
   with `fa 1`, 183.18 without) is within 14 %. Held out, the 30-core M2
-  Max's llama 7B Q3_K_S (Sep 2023) is 59 % over, as above. The A30's qwen3-8b Q5_K_M
+  Max's llama 7B Q3_K_S (Sep 2023) is 17 % over, as above. The A30's qwen3-8b Q5_K_M
   tg128 (Dec 2025, 75.79 tok/s, 28 % over) was built with
   `GGML_CUDA_GRAPHS:BOOL=OFF` (its source prints the build configuration),
   so it pays a kernel launch per operation that default builds do not.
@@ -994,8 +1014,7 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   same card's gpt-oss 20B pp512 on Vulkan rose from 7622.73 tok/s in Aug
   2025 to 10026.81 in Dec 2025, 58 % and 20 % over); the MI100's llama 13B Q5_K_M
   pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, where the same card's
-  IQ4 rows of PR 22051 run 43 % above the estimate); the RX 6800's llama
-  8B Q3_K_S pp2048 (PR 8495's baseline, ROCm, 485.44 tok/s); and the
+  IQ4 rows of PR 22051 run 43 % above the estimate); and the
   4090's llama-2-7b q4_0 pp512 in the source's "LLaMA table" (3961.34
   tok/s). The same snapshot's other table prints 5531.19 for that cell, 40 %
   more; the fit follows the source's later (May 2024) rows of that card,
@@ -1022,7 +1041,13 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   prompts to int8 tensor-core MMQ (PR 8075, June 2024) cut the fit's
   squared error by 10 % and moved no median or worst by more than a
   point. Cells per backend (Vulkan apart from ROCm, SYCL and CUDA) left
-  the fit alike and the held-out decode worst at 75 %. The AMD rows'
+  the fit alike and the held-out decode worst at 75 %; one prefill factor
+  per vendor and non-native backend (the refit gave AMD's Vulkan 1.65 and
+  NVIDIA's none) moved the medians from 12.4 % / 10.6 % to 11.5 % /
+  12.2 % and no worst row. Held out, the prefill worst is such a row: the
+  Ryzen AI Max+ 395's Shisa V2 8B (Llama 3.1 8B) Q4_K_M pp512 on Vulkan
+  (lhl, 616.99 tok/s, 52 % over; the same table's HIP row with hipBLASLt
+  prints 878.18). The AMD rows'
   measured prefill is 0.22 to 0.66 of the ideal rate at efficiency 1
   (RDNA 1 to 4, MI50, MI100 and MI300X; ROCm and Vulkan; legacy, K- and
   I-quants): a spread one efficiency per class cannot hold within 60 %.
