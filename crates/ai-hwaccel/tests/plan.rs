@@ -1033,6 +1033,50 @@ fn tpot_target_picks_the_largest_batch_that_meets_it() {
     assert!(p.plans[0].batch > 16, "{}", p.plans[0].batch);
 }
 
+/// Decode at a serving batch is bounded by its FLOPs as well as its bytes
+/// (the roofline): a step of `b` sequences computes `b` tokens, so total
+/// decode cannot run faster than the same tokens' GEMMs at the prefill
+/// rate, while at batch 1 the bytes decide alone (the compute floor is far
+/// below them).
+#[test]
+fn serving_batches_decode_no_faster_than_their_flops() {
+    let m = spec("llama-3-8b");
+    let devs = devices("1xh100-sxm");
+    let at = |batch: u64| {
+        let p = plan_inference(
+            &m,
+            &devs,
+            &InferenceOptions {
+                runtime: ai_hwaccel::plan::runtime::RuntimeKind::Vllm,
+                batch,
+                context: Some(256),
+                input_len: Some(256),
+                quant: Some(ai_hwaccel::plan::quant::Quant::Bf16),
+                ..Default::default()
+            },
+        );
+        assert!(p.feasible, "batch {batch}");
+        p.plans[0].clone()
+    };
+    let big = at(1024);
+    let prefill = big.prefill_tokens_per_s.unwrap();
+    let decode = big.decode_tokens_per_s.unwrap();
+    // A decode token attends over the whole context (a prompt token over
+    // half of it on average) and both pay the same rate and fraction; the
+    // prompt also pays the per-layer time, so decode may pass it by that
+    // much at most. Bytes alone gave 51.5 thousand tokens/s here, 1.6 x
+    // the prompt rate of 32.9 thousand.
+    assert!(decode <= prefill * 1.1, "decode {decode} prefill {prefill}");
+    // Past the crossover, more sequences add no tokens per second.
+    let bigger = at(1400).decode_tokens_per_s.unwrap();
+    assert!((bigger / decode - 1.0).abs() < 0.05, "{bigger} vs {decode}");
+    // At batch 1 the step is the bytes' time: nearly batch-1 TPOT stays
+    // where the memory bound puts it, well under the compute floor.
+    let one = at(1);
+    let per_token_compute = 1.0 / prefill;
+    assert!(1.0 / one.decode_tokens_per_s.unwrap() > 50.0 * per_token_compute);
+}
+
 /// Targets no layout meets leave the request infeasible, each rejection
 /// naming the figure that missed; a time-to-first-token target keeps only
 /// the layouts whose prefill is fast enough.

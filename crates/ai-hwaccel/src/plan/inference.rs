@@ -40,11 +40,15 @@
 //!
 //! # Throughput
 //!
-//! - **Decode** is memory-bandwidth bound: per step each device reads its
-//!   weights (of routed experts, the expected fraction a batch touches) and
-//!   its KV cache; time = bytes ÷ (bandwidth × [`DEFAULT_DECODE_EFFICIENCY`])
-//!   plus two ring all-reduces per layer under tensor parallelism; stages
-//!   run one after another (no micro-batch overlap, a lower bound).
+//! - **Decode**: per step each device reads its weights (of routed
+//!   experts, the expected fraction a batch touches) and its KV cache;
+//!   time = bytes ÷ (bandwidth × [`DEFAULT_DECODE_EFFICIENCY`]), or the
+//!   batch's FLOPs (every sequence's token over its whole context) at the
+//!   prefill matrix rate and fraction where that is longer (the roofline:
+//!   memory bound at small batches, compute bound at serving batches of
+//!   hundreds), plus two ring all-reduces per layer under tensor
+//!   parallelism; stages run one after another (no micro-batch overlap, a
+//!   lower bound).
 //! - **Prefill** is compute bound: `2 × active parameters + 2 × layers ×
 //!   context × attention width` FLOPs per token (Kaplan et al. 2020,
 //!   arXiv:2001.08361, Table 1) ÷ (dense peak for the compute type ×
@@ -1294,12 +1298,6 @@ fn evaluate_replica_with(
         let dec_eff = fit.decode.unwrap_or(opts.decode_efficiency);
         let pre_eff = fit.prefill.unwrap_or(opts.prefill_efficiency);
         let layers = f64::from(b - a);
-        decode_s = decode_s
-            .zip(slowest_bw)
-            .zip(stage_comm)
-            .map(|((t, bw), c)| {
-                t + bytes / (bw as f64 * dec_eff) + layers * fit.decode_layer_s + c
-            });
         let rate = group
             .iter()
             .map(|d| {
@@ -1313,6 +1311,25 @@ fn evaluate_replica_with(
             })
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min_by(f64::total_cmp));
+        // A decode step reads the stage's bytes once for the whole batch and
+        // runs every sequence's FLOPs (attention over its whole context):
+        // the slower of the two bounds the step (the roofline; Williams,
+        // Waterman and Patterson, "Roofline", CACM 52(4), 2009), the FLOPs
+        // at the rate and fraction a prompt's GEMMs reach. At batch 1 the
+        // FLOPs take under 1 % of the bytes' time; at a serving batch of
+        // hundreds they bound it. Without a rate, the bytes alone.
+        let step_flops = opts.batch as f64
+            * (sizer.flops_per_token(a, b, context, last)
+                + (fit.moe_prefill - 1.0) * sizer.routed_flops_per_token(a, b));
+        let step_compute = rate.map_or(0.0, |r| step_flops / (r * 1e12 * pre_eff));
+        decode_s = decode_s
+            .zip(slowest_bw)
+            .zip(stage_comm)
+            .map(|((t, bw), c)| {
+                t + (bytes / (bw as f64 * dec_eff)).max(step_compute)
+                    + layers * fit.decode_layer_s
+                    + c
+            });
         // Prefill of a prompt of the input length (the context when none
         // is given): each of its tokens attends to the tokens before it, half
         // the prompt on average; an encoder's tokens attend to the whole
