@@ -1296,3 +1296,113 @@ fn lent_h200_measurements_against_the_planner() {
 /// under, Q4_K_M 8 % over, F16 38 % under (cuBLAS on Hopper's tensor
 /// cores).
 const ACHIEVED_LENT: (f64, f64) = (0.25, 0.39);
+
+/// batch.csv: published fixed-batch serving throughput (TensorRT-LLM's
+/// performance tables of v0.5-v0.6.1, vLLM's benchmark_latency on 8
+/// MI300X), compared with the planner and never fitted: the speed cells are
+/// fitted at batch 1, and these rows test what the plan says at serving
+/// batches (the decode roofline, the KV cache read per sequence). A row's
+/// run is its batch of prompts at the plan's prompt rate, then its output
+/// length of decode steps at its batch and the mean context (the prompt
+/// and half the output). Rows whose source names no single part (the
+/// tables' "A100") are checked and not planned.
+#[test]
+fn batch_rows_against_published_measurements() {
+    use ai_hwaccel::plan::quant::KvDtype;
+    let (header, lines) = data_lines("batch.csv");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (mut errs, mut table) = (Vec::new(), Vec::new());
+    for line in &lines {
+        let c = fields(line);
+        assert_eq!(c.len(), header.len(), "{line}");
+        let f = |name: &str| c[col(name)].as_str();
+        let int = |name: &str| f(name).parse::<u64>().unwrap();
+        assert!(f("source").starts_with("https://"), "{line}");
+        let spec = load_model(f("catalog_model")).unwrap().spec;
+        let quant = Quant::parse(&f("format").to_ascii_lowercase()).unwrap();
+        let kv = KvDtype::parse(f("kv_cache")).unwrap();
+        let runtime = RuntimeKind::parse(f("runtime")).unwrap();
+        let (gpus, tp, batch) = (int("gpus"), int("tp") as u32, int("batch"));
+        let (input, output) = (int("input_len"), int("output_len"));
+        // As printed, thousands separators and all.
+        let measured: f64 = f("output_tok_s").replace(',', "").parse().unwrap();
+        assert!(
+            measured > 0.0 && batch >= 1 && gpus >= u64::from(tp),
+            "{line}"
+        );
+        if f("spec_id").is_empty() {
+            continue;
+        }
+        let devices = PlanDevice::from_device_string(&format!("{gpus}x{}", f("spec_id"))).unwrap();
+        let opts = InferenceOptions {
+            quant: Some(quant),
+            kv_dtype: Some(kv),
+            context: Some(input + output / 2),
+            input_len: Some(input),
+            batch,
+            runtime,
+            max_plans: 256,
+            ..Default::default()
+        };
+        let plan = plan_inference(&spec, &devices, &opts)
+            .plans
+            .into_iter()
+            .find(|p| p.tensor_parallel == tp && p.pipeline_parallel == 1 && p.data_parallel == 1)
+            .unwrap_or_else(|| panic!("no TP{tp} plan fits: {line}"));
+        let prefill = plan.prefill_tokens_per_s.unwrap();
+        let step = 1.0 / plan.decode_tokens_per_s_per_sequence.unwrap();
+        let seconds = (batch * input) as f64 / prefill + output as f64 * step;
+        let mut est = (batch * output) as f64 / seconds;
+        if f("per_gpu") == "1" {
+            est /= gpus as f64;
+        }
+        let e = est / measured - 1.0;
+        errs.push(e.abs());
+        println!(
+            "batch {:6} {:4}x{:9} tp{} {:14} {:5} b{:<5} {:>5}/{:<5} out/s {:>8} est {:>8.0} {:+.0} %",
+            f("runtime"),
+            gpus,
+            f("spec_id"),
+            tp,
+            f("catalog_model"),
+            f("format"),
+            batch,
+            input,
+            output,
+            f("output_tok_s"),
+            est,
+            100.0 * e
+        );
+        table.push(format!(
+            "| {} {} | {gpus}× {} | {tp} | {} {} (KV {}) | {batch} | {input} / {output} | {} | {est:.0} | {:+.0} % |",
+            f("runtime"),
+            f("runtime_version"),
+            f("spec_id"),
+            f("catalog_model"),
+            f("format"),
+            f("kv_cache"),
+            f("output_tok_s"),
+            100.0 * e
+        ));
+    }
+    assert!(errs.len() >= 25, "{}", errs.len());
+    let (m, w) = median_worst(&errs);
+    println!(
+        "BEGIN BATCH TABLE\n{}\nEND BATCH TABLE\nBEGIN BATCH SUMMARY\n| batch.csv | {} | {} | {:.1} % | {:.1} % |\nEND BATCH SUMMARY",
+        table.join("\n"),
+        lines.len(),
+        errs.len(),
+        100.0 * m,
+        100.0 * w
+    );
+    let (bm, bw) = ACHIEVED_BATCH;
+    assert!(m <= bm, "batch median {m}");
+    assert!(w <= bw, "batch worst {w}");
+}
+
+// What the batch rows reach (never fitted; docs/accuracy.md, "Serving
+// batches", says where the plan misses and why): median 20 %, worst 272 %
+// (Llama 2 70B on two H200, batch 512, 128 in / 2048 out, TensorRT-LLM
+// v0.5: 1654 tok/s per GPU printed, 6149 planned; with tensor parallelism
+// over long outputs the 2023 builds ran 2-4x slower than the bytes allow).
+const ACHIEVED_BATCH: (f64, f64) = (0.21, 2.73);
