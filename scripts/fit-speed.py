@@ -1264,8 +1264,11 @@ holds published output throughput of fixed batches above one sequence:
 TensorRT-LLM's performance tables of v0.5 and v0.6.1 (`docs/source/performance.md`
 and the H200 launch blog, pinned commits; Llama 2 7B, 13B and 70B on H100,
 L40S and H200; the tables' "A100" rows name no single part and are not
-planned) and vLLM's `benchmark_latency.py` on eight MI300X (Oracle's blog,
-Llama 3.1 405B FP8, batch 1 to 256). The test
+planned), vLLM's `benchmark_latency.py` on eight MI300X (Oracle's blog,
+Llama 3.1 405B FP8, batch 1 to 256) and vLLM's nightly latency tests on
+H200 (its Buildkite performance-benchmark build 9515: batch 8, 32 in / 128
+out, mean end-to-end latency; Llama 3.1 8B, Llama 3 70B at TP4, Mixtral
+8x7B at TP2). The test
 `batch_rows_against_published_measurements` plans each row's layout and
 compares the run it implies, the batch's prompts at the plan's prompt rate
 and then the output's decode steps at the batch and the mean context, with
@@ -1301,6 +1304,8 @@ What the rows show:
   KV head once per query head moves up to eight times the cache the plan
   counts. The plan reads each KV head once, as FlashAttention, FlashInfer
   and XQA do.
+- Current vLLM at a small fixed batch on H200 (batch 8) is within 7 %:
+  the batch-1 cells hold there.
 - vLLM on eight MI300X (Oct 2024 blog) grows its step time by about 0.4 ms
   per sequence (3.53 s for 128 tokens at batch 1, 17.75 s at 256), 18 %
   over at batch 1 and 99 % at 256: per-sequence cost beyond the bytes and
