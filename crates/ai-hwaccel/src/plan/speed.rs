@@ -1002,7 +1002,7 @@ fn width_scaled<'a>(
 /// One case comes before that order: a class without a cell at the finest
 /// width but with one at the coarser width, where the pool has both, takes
 /// its own coarser cell with the efficiency scaled by the pool's ratio of
-/// the finest to the coarser width ([`width_scaled`]). The class's kernels
+/// the finest to the coarser width (`width_scaled`). The class's kernels
 /// and the format's unpacking are taken as separate factors: a class's own
 /// evidence for the first (the M2 Max's 2023 Metal Q3_K_S decode was 59 %
 /// over its estimate on the pooled below-4-bit cell, which the 2025 RTX 5090
