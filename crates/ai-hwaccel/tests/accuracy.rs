@@ -1335,6 +1335,9 @@ fn batch_rows_against_published_measurements() {
             measured > 0.0 && batch >= 1 && gpus >= u64::from(tp),
             "{line}"
         );
+        // The basis column is a flag; anything else is a typo that would
+        // silently compare a system figure with a per-GPU one.
+        assert!(matches!(f("per_gpu"), "0" | "1"), "per_gpu: {line}");
         if f("spec_id").is_empty() {
             continue;
         }
