@@ -53,7 +53,8 @@ AiHwaccelStatus ai_hwaccel_detect(const char *request, char **out);
 // Plan inference (`plan MODEL --json`; with `emit`, the launch object):
 // keys `model` (required), `devices`, `registry`, `quant`, `kv_dtype`,
 // `context`, `batch`, `prefill_chunk`, `memory_utilization`,
-// `decode_efficiency`, `prefill_efficiency`, `max_plans`, `objective`,
+// `decode_efficiency`, `prefill_efficiency`, `kv_read_efficiency`,
+// `max_plans`, `objective`,
 // `runtime`, `measure`, `emit`, `plan`, `offload`, `cloud`, `provider`,
 // `price_file` (with `cloud`, the instances the model fits ranked by price).
 //

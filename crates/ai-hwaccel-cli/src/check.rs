@@ -28,6 +28,11 @@ pub struct CheckArgs {
     /// log's buffers are all CPU buffers).
     #[arg(long, value_name = "SPEC", value_parser = parse_devices)]
     pub devices: Option<DeviceList>,
+    /// The weights' format, where the output does not name it
+    /// (llama-batched-bench prints no model description) and the model is
+    /// not a GGUF file: `q4_0`, `q4_k_m`, `fp16`, … as `plan --quant`.
+    #[arg(long, value_name = "Q")]
+    pub quant: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -148,6 +153,9 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     const MAX_LOG: u64 = 64 << 20;
     let bytes = crate::input::read_prefix(&args.log, MAX_LOG)?;
     let text = String::from_utf8_lossy(&bytes);
+    if let Some(b) = ai_hwaccel::plan::runtime::bench::parse_batched_bench(&text) {
+        return check_batched(args, b);
+    }
     let bench = ai_hwaccel::plan::runtime::bench::parse_llama_bench(&text);
     let log = parse_llamacpp_log(&text);
     if !bench.is_empty() {
@@ -970,6 +978,184 @@ fn check_bench(
             r.predicted_tokens_per_s
                 .map_or("—".into(), |p| format!("{p:.2}")),
             r.ratio.map_or("—".into(), |x| format!("{x:.3}"))
+        );
+    }
+    for n in &report.notes {
+        s += &format!("note: {n}\n");
+    }
+    Ok(s)
+}
+
+/// One llama-batched-bench line beside the planner's speeds for it.
+#[derive(Serialize)]
+pub struct BatchedCheck {
+    /// Prompt tokens per sequence.
+    pub pp: u64,
+    /// Tokens each sequence generated.
+    pub tg: u64,
+    /// Sequences decoded together.
+    pub batch: u64,
+    /// Prompt tokens per second over all sequences, as printed (`S_PP`).
+    pub logged_prefill_tokens_per_s: f64,
+    /// The planner's prompt tokens per second for a `pp`-token prompt.
+    pub predicted_prefill_tokens_per_s: Option<f64>,
+    /// Generated tokens per second over all sequences, as printed (`S_TG`).
+    pub logged_decode_tokens_per_s: f64,
+    /// The planner's decode tokens per second over `batch` sequences at
+    /// the steps' mean context (`pp + tg/2`).
+    pub predicted_decode_tokens_per_s: Option<f64>,
+    /// The planner's decode tokens per second of one of those sequences.
+    pub predicted_decode_tokens_per_s_per_sequence: Option<f64>,
+    /// predicted ÷ logged decode.
+    pub decode_ratio: Option<f64>,
+}
+
+/// `check` on llama-batched-bench output.
+#[derive(Serialize)]
+pub struct BatchedReport {
+    pub runtime: &'static str,
+    /// The run's settings and rows as read.
+    pub bench: ai_hwaccel::plan::runtime::bench::BatchedBench,
+    pub rows: Vec<BatchedCheck>,
+    pub notes: Vec<String>,
+}
+
+/// llama-batched-bench results against the planner at each line's batch:
+/// decode over all sequences at the mean context of the decode steps, and
+/// the prompts' rate. Each sequence's prompt is its own (the planner does
+/// not share prompts), so `-pps` runs are shown without a prediction.
+fn check_batched(
+    args: &CheckArgs,
+    b: ai_hwaccel::plan::runtime::bench::BatchedBench,
+) -> Result<String> {
+    use ai_hwaccel::plan::runtime::bench::{build_month, quant_of_model};
+    let mut notes = Vec::new();
+    let mut model = None;
+    let mut devices = Vec::new();
+    if let Some(name) = &args.model {
+        model = Some(crate::planning::load(name)?);
+        devices = devices_from(args.devices.as_ref(), None, false)?.0;
+        if devices.is_empty() {
+            notes.push(
+                "no accelerator to plan for: pass --devices (what the benchmark ran on)".into(),
+            );
+        }
+    } else {
+        notes.push(
+            "pass --model (and --devices, --quant) to compare with the planner's speeds".into(),
+        );
+    }
+    let quant = match (&args.quant, b.file_type.as_deref().and_then(quant_of_model)) {
+        (Some(q), _) => Some(
+            ai_hwaccel::plan::Quant::parse(&q.to_ascii_lowercase())
+                .ok_or_else(|| anyhow::anyhow!("--quant {q}: not a weight format plan knows"))?,
+        ),
+        (None, q) => q,
+    };
+    let build = b.build_number.and_then(build_month);
+    // The 2023 builds print no flash-attention setting: they had none.
+    let fused = b.flash_attn.unwrap_or(false);
+    if b.flash_attn.is_none() {
+        notes.push("flash attention not printed (the 2023 builds had none): planned off".into());
+    }
+    let shared = b.pp_shared == Some(true);
+    if shared {
+        notes.push("one prompt shared by every sequence (-pps): no prediction (the planner gives each sequence its own prompt)".into());
+    }
+    if model.is_some()
+        && quant.is_none()
+        && !args.model.as_deref().is_some_and(|m| m.ends_with(".gguf"))
+    {
+        notes.push(
+            "the output names no weight format: planned at the suggested one (pass --quant)".into(),
+        );
+    }
+    let mut rows = Vec::new();
+    for r in &b.rows {
+        let plan = match &model {
+            Some(m) if !devices.is_empty() && !shared && r.batch > 0 && r.tg > 0 => {
+                let opts = InferenceOptions {
+                    quant,
+                    context: Some((r.pp + r.tg / 2).max(1)),
+                    input_len: Some(r.pp.max(1)),
+                    batch: r.batch,
+                    max_plans: 1,
+                    runtime: RuntimeKind::LlamaCpp,
+                    fused_attention: fused,
+                    runtime_build: build,
+                    ..InferenceOptions::default()
+                };
+                let opts = ai_hwaccel::plan::options_for(m, &opts);
+                plan_inference(&m.spec, &devices, &opts)
+                    .plans
+                    .into_iter()
+                    .next()
+            }
+            _ => None,
+        };
+        let dec = plan.as_ref().and_then(|p| p.decode_tokens_per_s);
+        rows.push(BatchedCheck {
+            pp: r.pp,
+            tg: r.tg,
+            batch: r.batch,
+            logged_prefill_tokens_per_s: r.pp_tokens_per_s,
+            predicted_prefill_tokens_per_s: plan.as_ref().and_then(|p| p.prefill_tokens_per_s),
+            logged_decode_tokens_per_s: r.tg_tokens_per_s,
+            predicted_decode_tokens_per_s: dec,
+            predicted_decode_tokens_per_s_per_sequence: plan
+                .as_ref()
+                .and_then(|p| p.decode_tokens_per_s_per_sequence),
+            decode_ratio: dec
+                .filter(|_| r.tg_tokens_per_s > 0.0)
+                .map(|d| d / r.tg_tokens_per_s),
+        });
+    }
+    if model.is_some()
+        && !devices.is_empty()
+        && rows
+            .iter()
+            .any(|r| r.predicted_decode_tokens_per_s.is_none())
+        && !shared
+    {
+        notes.push("some lines have no prediction: no plan fits the batch at that context".into());
+    }
+    let report = BatchedReport {
+        runtime: "llama-batched-bench",
+        bench: b,
+        rows,
+        notes,
+    };
+    if args.json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    let opt = |x: Option<f64>| x.map_or("—".to_string(), |v| format!("{v:.2}"));
+    let mut s = format!(
+        "llama-batched-bench: flash attention {}, n_ubatch {}\n{:>6} {:>6} {:>5} {:>12} {:>12} {:>12} {:>12} {:>9}\n",
+        report
+            .bench
+            .flash_attn
+            .map_or("?", |f| if f { "on" } else { "off" }),
+        report.bench.n_ubatch.map_or("?".into(), |n| n.to_string()),
+        "PP",
+        "TG",
+        "B",
+        "S_PP t/s",
+        "predicted",
+        "S_TG t/s",
+        "predicted",
+        "pred/log"
+    );
+    for r in &report.rows {
+        s += &format!(
+            "{:>6} {:>6} {:>5} {:>12.2} {:>12} {:>12.2} {:>12} {:>9}\n",
+            r.pp,
+            r.tg,
+            r.batch,
+            r.logged_prefill_tokens_per_s,
+            opt(r.predicted_prefill_tokens_per_s),
+            r.logged_decode_tokens_per_s,
+            opt(r.predicted_decode_tokens_per_s),
+            r.decode_ratio.map_or("—".into(), |x| format!("{x:.3}"))
         );
     }
     for n in &report.notes {

@@ -97,6 +97,12 @@ pub struct PlanArgs {
     /// (default: fitted as for decode; 0.5 where no fit applies).
     #[arg(long, value_name = "F", value_parser = parse_fraction)]
     pub prefill_efficiency: Option<f64>,
+    /// Achieved fraction of peak memory bandwidth reading the KV cache in
+    /// decoding (attention's kernels), for every device (default: fitted
+    /// per runtime and attention kind on batched runs, docs/accuracy.md;
+    /// the decode fraction where none is fitted).
+    #[arg(long, value_name = "F", value_parser = parse_fraction)]
+    pub kv_read_efficiency: Option<f64>,
     /// How many ranked plans to show, at most 10000.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub max_plans: u64,
@@ -646,6 +652,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         expert_parallel: args.expert_parallel,
         fused_attention: !args.unfused_attention,
         runtime_build: args.runtime_build,
+        kv_read_efficiency: args.kv_read_efficiency,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: args.max_plans as usize,

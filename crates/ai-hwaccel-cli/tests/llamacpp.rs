@@ -609,6 +609,135 @@ fn check_reads_a_real_llama_bench_run() {
     assert_eq!(tests[0], tests[1], "Markdown and JSON read alike");
 }
 
+/// `check` on llama-batched-bench output: a real llama-batched-bench
+/// (built by scripts/test.sh) run on the F16 test model in its Markdown and
+/// JSONL outputs; every line it printed is read, with its settings.
+#[test]
+fn check_reads_a_real_batched_bench_run() {
+    let Some((_server, py)) = requirements() else {
+        return;
+    };
+    let Some(bench) = std::env::var_os("AI_HWACCEL_LLAMA_BATCHED_BENCH").map(PathBuf::from) else {
+        eprintln!(
+            "skipped: AI_HWACCEL_LLAMA_BATCHED_BENCH is not set (scripts/test.sh builds llama-batched-bench)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = make_model(&py, dir.path(), "F16");
+    for format in ["md", "jsonl"] {
+        let o = Command::new(&bench)
+            .arg("-m")
+            .arg(&model)
+            .args([
+                "-c", "512", "-npp", "32", "-ntg", "8", "-npl", "1,2", "-t", "2", "-fa", "off",
+            ])
+            .args(["--output-format", format])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = dir.path().join(format!("batched.{format}"));
+        let mut text = o.stdout.clone();
+        text.extend_from_slice(&o.stderr);
+        std::fs::write(&out, &text).unwrap();
+        // The lines the tool printed: llama.cpp's logger writes from its own
+        // thread and at times loses the last line at exit, so the count
+        // comes from the text, not from -npl.
+        let text = String::from_utf8_lossy(&text);
+        let printed = text
+            .lines()
+            .filter(|l| {
+                let l = l.trim_start();
+                l.starts_with("{\"n_kv_max\"")
+                    || (l.starts_with('|') && l[1..].trim_start().starts_with("32 "))
+            })
+            .count();
+        assert!(printed >= 1, "{text}");
+        let r = check_json(&out, &[]);
+        assert_eq!(r["runtime"], "llama-batched-bench");
+        assert_eq!(r["bench"]["flash_attn"], false);
+        let rows = r["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), printed, "{format}: {text}");
+        for (x, batch) in rows.iter().zip([1, 2]) {
+            assert_eq!(
+                (&x["pp"], &x["tg"], &x["batch"]),
+                (&32.into(), &8.into(), &batch.into())
+            );
+            assert!(
+                x["logged_decode_tokens_per_s"].as_f64().unwrap() > 0.0,
+                "{x}"
+            );
+            assert!(
+                x["predicted_decode_tokens_per_s"].is_null(),
+                "no --model: {x}"
+            );
+        }
+        assert!(r["notes"].to_string().contains("pass --model"));
+    }
+}
+
+/// `check` on this project's llama-batched-bench run on a lent H100
+/// (`tests/fixtures/lent-h100`): each line's decode over all sequences
+/// beside the planner's at that batch and the steps' mean context, and one
+/// sequence's share no more than the total.
+#[test]
+fn check_compares_a_batched_bench_run_with_the_planner() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ai-hwaccel/tests/fixtures/lent-h100/batched-bench__l7b-f16.txt");
+    let r = check_json(
+        &path,
+        &[
+            "--model",
+            "llama-2-7b",
+            "--devices",
+            "1xh100-sxm",
+            "--quant",
+            "fp16",
+        ],
+    );
+    assert_eq!(r["bench"]["n_ubatch"], 512);
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    let mut last = 0.0;
+    for x in rows {
+        let b = x["batch"].as_f64().unwrap();
+        let total = x["predicted_decode_tokens_per_s"].as_f64().unwrap();
+        let one = x["predicted_decode_tokens_per_s_per_sequence"]
+            .as_f64()
+            .unwrap();
+        assert!((total - b * one).abs() <= 1e-6 * total, "{x}");
+        assert!(total > last, "more sequences, more tokens per step: {x}");
+        last = total;
+        let ratio = x["decode_ratio"].as_f64().unwrap();
+        let logged = x["logged_decode_tokens_per_s"].as_f64().unwrap();
+        assert!((ratio - total / logged).abs() < 1e-9, "{x}");
+    }
+    assert_eq!(rows[7]["logged_decode_tokens_per_s"], 2807.81);
+    // Without --quant the output names no format: said so.
+    let r = check_json(&path, &["--model", "llama-2-7b", "--devices", "1xh100-sxm"]);
+    assert!(
+        r["notes"].to_string().contains("names no weight format"),
+        "{}",
+        r["notes"]
+    );
+    // A format plan does not know is an error naming it.
+    let o = bin()
+        .arg("check")
+        .arg(&path)
+        .args([
+            "--model",
+            "llama-2-7b",
+            "--devices",
+            "1xh100-sxm",
+            "--quant",
+            "q9_9",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("q9_9"));
+}
+
 /// `check` on a published llama-bench table (2024 test names) with a
 /// catalog model and device: the planner's decode beside the measured one,
 /// within 25 % where the run kept the KV cache on the GPU. The RTX 3090 Ti's

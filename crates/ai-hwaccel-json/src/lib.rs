@@ -156,6 +156,7 @@ pub const COMMANDS: &[Command] = &[
             "memory_utilization",
             "decode_efficiency",
             "prefill_efficiency",
+            "kv_read_efficiency",
             "max_plans",
             "objective",
             "runtime",
@@ -775,6 +776,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         .unwrap_or(inf::DEFAULT_MEMORY_UTILIZATION);
     let decode_efficiency = r.number("decode_efficiency", 0.0, false, 1.0)?;
     let prefill_efficiency = r.number("prefill_efficiency", 0.0, false, 1.0)?;
+    let kv_read_efficiency = r.number("kv_read_efficiency", 0.0, false, 1.0)?;
     // As the CLI: the fitted speed model unless an efficiency is given.
     let calibrated_speed = decode_efficiency.is_none() && prefill_efficiency.is_none();
     let decode_efficiency = decode_efficiency.unwrap_or(inf::DEFAULT_DECODE_EFFICIENCY);
@@ -822,6 +824,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         expert_parallel,
         fused_attention,
         runtime_build,
+        kv_read_efficiency,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: max_plans as usize,

@@ -214,6 +214,12 @@ pub struct InferenceOptions {
     /// ([`crate::plan::speed::newest_build`]).
     #[serde(default)]
     pub runtime_build: Option<super::speed::BuildMonth>,
+    /// Fraction of memory bandwidth a decode step reaches reading the KV
+    /// cache (attention's kernels), overriding the runtime's fitted one
+    /// ([`crate::plan::speed::KV_READ`]); `None`: the fitted one, else the
+    /// decode efficiency.
+    #[serde(default)]
+    pub kv_read_efficiency: Option<f64>,
 }
 
 impl InferenceOptions {
@@ -256,6 +262,7 @@ impl Default for InferenceOptions {
             expert_parallel: false,
             fused_attention: true,
             runtime_build: None,
+            kv_read_efficiency: None,
         }
     }
 }
@@ -1274,7 +1281,8 @@ fn evaluate_replica_with(
         let (a, b) = layout.layers[k];
         let first = k == 0;
         let last = k + 1 == replica.stages.len();
-        let bytes = sizer.weights_read(a, b, first, last) + sizer.kv(a, b, context, opts.batch);
+        let weight_bytes = sizer.weights_read(a, b, first, last);
+        let kv_bytes = sizer.kv(a, b, context, opts.batch);
         let slowest_bw = group
             .iter()
             .map(|d| d.bandwidth_bytes_per_s)
@@ -1311,22 +1319,44 @@ fn evaluate_replica_with(
             })
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min_by(f64::total_cmp));
-        // A decode step reads the stage's bytes once for the whole batch and
-        // runs every sequence's FLOPs (attention over its whole context):
-        // the slower of the two bounds the step (the roofline; Williams,
-        // Waterman and Patterson, "Roofline", CACM 52(4), 2009), the FLOPs
-        // at the rate and fraction a prompt's GEMMs reach. At batch 1 the
-        // FLOPs take under 1 % of the bytes' time; at a serving batch of
-        // hundreds they bound it. Without a rate, the bytes alone.
-        let step_flops = opts.batch as f64
-            * (sizer.flops_per_token(a, b, context, last)
-                + (fit.moe_prefill - 1.0) * sizer.routed_flops_per_token(a, b));
-        let step_compute = rate.map_or(0.0, |r| step_flops / (r * 1e12 * pre_eff));
+        // A decode step reads the stage's weights once for the whole batch
+        // and runs every sequence's GEMM FLOPs: the slower of the two bounds
+        // the GEMMs (the roofline; Williams, Waterman and Patterson,
+        // "Roofline", CACM 52(4), 2009), the FLOPs at the rate and fraction
+        // a prompt's GEMMs reach. Attention is its own kernels after them:
+        // each sequence's KV cache read at the runtime's fitted fraction of
+        // the bandwidth for it (`kv_read`; the decode fraction where none is
+        // fitted), or its FLOPs where those take longer. At batch 1 and a
+        // short context the weights' bytes dominate; at a serving batch of
+        // hundreds the GEMMs' FLOPs and the sequences' caches do. Without a
+        // rate, the bytes alone.
+        let batch = opts.batch as f64;
+        let gemm_flops = sizer.flops_per_token(a, b, 0, last)
+            + (fit.moe_prefill - 1.0) * sizer.routed_flops_per_token(a, b);
+        let attn_flops =
+            sizer.flops_per_token(a, b, context, last) - sizer.flops_per_token(a, b, 0, last);
+        let at_rate = |f: f64| rate.map_or(0.0, |r| batch * f / (r * 1e12 * pre_eff));
+        let kv_eff = opts
+            .kv_read_efficiency
+            .or_else(|| {
+                opts.calibrated_speed
+                    .then(|| {
+                        super::speed::kv_read(
+                            opts.runtime,
+                            super::speed::DeviceClass::of(group[0]),
+                            opts.fused_attention,
+                        )
+                    })
+                    .flatten()
+            })
+            .unwrap_or(dec_eff);
         decode_s = decode_s
             .zip(slowest_bw)
             .zip(stage_comm)
             .map(|((t, bw), c)| {
-                t + (bytes / (bw as f64 * dec_eff)).max(step_compute)
+                let bw = bw as f64;
+                t + (weight_bytes / (bw * dec_eff)).max(at_rate(gemm_flops))
+                    + (kv_bytes / (bw * kv_eff)).max(at_rate(attn_flops))
                     + layers * fit.decode_layer_s
                     + c
             });

@@ -701,6 +701,28 @@ pub const REQUEST_SECONDS_TP: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 4.08
 /// runs on one machine and on several).
 pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 
+/// Fitted fraction of memory bandwidth a decode step reaches reading the
+/// KV cache, per runtime and attention kind (fused or not), on GPUs: the
+/// attention kernels' own efficiency, which batches of sequences expose
+/// (each reads its own cache every step). Fitted on published batched
+/// decode runs (`tests/calibration/batched.csv`).
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[];
+
+/// The fitted fraction of bandwidth reading the KV cache in decode
+/// ([`KV_READ`]) for `runtime`'s attention (fused or not) on a device of
+/// `class`; `None` where none is fitted (CPUs, other runtimes): the decode
+/// efficiency applies.
+pub fn kv_read(runtime: RuntimeKind, class: DeviceClass, fused: bool) -> Option<f64> {
+    if matches!(class, DeviceClass::Other | DeviceClass::Cpu) {
+        return None;
+    }
+    let runtime = fit_runtime(runtime);
+    KV_READ
+        .iter()
+        .find(|(r, f, _)| *r == runtime && *f == fused)
+        .map(|(_, _, e)| *e)
+}
+
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
 pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.5)];

@@ -458,9 +458,282 @@ pub fn quant_of_model(model: &str) -> Option<crate::plan::Quant> {
     name.iter().find(|(n, _)| m.ends_with(n)).map(|(_, q)| *q)
 }
 
+/// One line of llama.cpp's `llama-batched-bench` results: `B` sequences
+/// each given a `PP`-token prompt (one shared prompt with `-pps`) and then
+/// `TG` tokens decoded together, one token per sequence per step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BatchedRow {
+    /// Prompt tokens per sequence (`PP`).
+    pub pp: u64,
+    /// Tokens each sequence generates (`TG`).
+    pub tg: u64,
+    /// Sequences decoded together (`B`; JSONL `pl`).
+    pub batch: u64,
+    /// KV cache cells the test filled (`N_KV`).
+    pub n_kv: u64,
+    /// Seconds of the prompts (`T_PP s`).
+    pub pp_seconds: f64,
+    /// Prompt tokens per second over all sequences (`S_PP t/s`; with a
+    /// shared prompt, of that one prompt).
+    pub pp_tokens_per_s: f64,
+    /// Seconds of the decode steps (`T_TG s`).
+    pub tg_seconds: f64,
+    /// Tokens generated per second over all sequences (`S_TG t/s`):
+    /// `B × TG ÷ T_TG`.
+    pub tg_tokens_per_s: f64,
+}
+
+/// A `llama-batched-bench` run: the settings its header line prints and
+/// its rows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BatchedBench {
+    /// KV cache cells (`n_kv_max`).
+    pub n_kv_max: Option<u64>,
+    /// Logical batch (`n_batch`; printed since 2024).
+    pub n_batch: Option<u64>,
+    /// Physical micro-batch (`n_ubatch`; printed since 2024).
+    pub n_ubatch: Option<u64>,
+    /// Flash attention (`flash_attn = 0/1`, `-1` auto since 2025; not
+    /// printed by the 2023 builds, which had none).
+    pub flash_attn: Option<bool>,
+    /// One prompt shared by every sequence (`is_pp_shared`, `-pps`).
+    pub pp_shared: Option<bool>,
+    /// `n_gpu_layers` as printed.
+    pub n_gpu_layers: Option<i64>,
+    /// llama.cpp's build number, where a build line is in the text.
+    pub build_number: Option<u64>,
+    /// The weights' file type where the loader's log is in the text
+    /// (`file type = Q4_0`, `ftype = mostly Q4_0`).
+    pub file_type: Option<String>,
+    /// The result lines, in the printed order.
+    pub rows: Vec<BatchedRow>,
+}
+
+/// The `key = value` pairs of batched-bench's settings line
+/// (`main: n_kv_max = 2048, is_pp_shared = 0, n_gpu_layers = 99, …`;
+/// `llama_batched_bench:` since 2025) into `b`.
+fn batched_settings(line: &str, b: &mut BatchedBench) {
+    let rest = line.split_once(':').map_or(line, |(_, r)| r);
+    for kv in rest.split(',') {
+        let Some((k, v)) = kv.split_once('=') else {
+            continue;
+        };
+        let v = v.trim();
+        match k.trim() {
+            "n_kv_max" => b.n_kv_max = v.parse().ok(),
+            "n_batch" => b.n_batch = v.parse().ok(),
+            "n_ubatch" => b.n_ubatch = v.parse().ok(),
+            "flash_attn" => b.flash_attn = flash(v),
+            "is_pp_shared" => b.pp_shared = v.parse::<u8>().ok().map(|x| x != 0),
+            "n_gpu_layers" => b.n_gpu_layers = v.parse().ok(),
+            _ => {}
+        }
+    }
+}
+
+/// The loader's `file type` line (`print_info: file type = Q4_0`,
+/// `llm_load_print_meta: model ftype = Q4_K - Medium`, `ftype = mostly
+/// Q4_0` of 2023) → the type's name.
+fn file_type_line(line: &str) -> Option<String> {
+    let (k, v) = line.split_once('=')?;
+    let k = k.trim_end();
+    if !(k.ends_with("file type") || k.ends_with("ftype")) {
+        return None;
+    }
+    let v = v.trim();
+    let v = v.strip_prefix("mostly ").unwrap_or(v);
+    let v = v.split(" (").next().unwrap_or(v).trim();
+    (!v.is_empty() && v.len() < 40).then(|| v.to_string())
+}
+
+/// One row from JSONL (`"pp"`, `"tg"`, `"pl"`, `"n_kv"`, `"t_pp"`,
+/// `"speed_pp"`, `"t_tg"`, `"speed_tg"`; llama.cpp's
+/// `--output-format jsonl`), its settings into `b`.
+fn batched_json(
+    o: &serde_json::Map<String, serde_json::Value>,
+    b: &mut BatchedBench,
+) -> Option<BatchedRow> {
+    let u = |k: &str| o.get(k).and_then(serde_json::Value::as_u64);
+    let f = |k: &str| {
+        o.get(k)
+            .and_then(serde_json::Value::as_f64)
+            .filter(|x| x.is_finite() && *x >= 0.0)
+    };
+    let row = BatchedRow {
+        pp: u("pp")?,
+        tg: u("tg")?,
+        batch: u("pl")?,
+        n_kv: u("n_kv")?,
+        pp_seconds: f("t_pp")?,
+        pp_tokens_per_s: f("speed_pp")?,
+        tg_seconds: f("t_tg")?,
+        tg_tokens_per_s: f("speed_tg")?,
+    };
+    b.n_kv_max = b.n_kv_max.or(u("n_kv_max"));
+    b.n_batch = b.n_batch.or(u("n_batch"));
+    b.n_ubatch = b.n_ubatch.or(u("n_ubatch"));
+    if let Some(fa) = o.get("flash_attn").and_then(serde_json::Value::as_i64) {
+        b.flash_attn = b.flash_attn.or(flash(&fa.to_string()));
+    }
+    if let Some(s) = u("is_pp_shared") {
+        b.pp_shared = b.pp_shared.or(Some(s != 0));
+    }
+    b.n_gpu_layers = b
+        .n_gpu_layers
+        .or(o.get("n_gpu_layers").and_then(serde_json::Value::as_i64));
+    Some(row)
+}
+
+/// Read `llama-batched-bench` output: its Markdown table (columns found by
+/// name: `PP`, `TG`, `B`, `N_KV`, `T_PP s`, `S_PP t/s`, `T_TG s`,
+/// `S_TG t/s`, as every build since the tool's first in October 2023
+/// prints them) or its JSONL lines, with the settings line, a build line
+/// and the loader's file type where the text has them. At most 4 MiB of
+/// text and 10,000 rows; `None` when no row is found.
+pub fn parse_batched_bench(text: &str) -> Option<BatchedBench> {
+    let text = match text.char_indices().nth(4 << 20) {
+        Some((i, _)) => &text[..i],
+        None => text,
+    };
+    let mut b = BatchedBench::default();
+    let mut header: Option<Vec<String>> = None;
+    for line in text.lines() {
+        if b.rows.len() >= MAX_ROWS {
+            break;
+        }
+        let t = line.trim();
+        if let Some(n) = build_line(t) {
+            b.build_number.get_or_insert(n);
+            continue;
+        }
+        if t.contains("n_kv_max =") {
+            batched_settings(t, &mut b);
+            continue;
+        }
+        if b.file_type.is_none() {
+            if let Some(ft) = file_type_line(t) {
+                b.file_type = Some(ft);
+                continue;
+            }
+        }
+        if t.starts_with('{') {
+            if let Ok(serde_json::Value::Object(o)) = serde_json::from_str(t) {
+                if let Some(r) = batched_json(&o, &mut b) {
+                    b.rows.push(r);
+                }
+            }
+            continue;
+        }
+        if !t.starts_with('|') {
+            header = None;
+            continue;
+        }
+        let c = cells(t);
+        if c.iter().any(|x| x == "S_TG t/s") && c.iter().any(|x| x == "B") {
+            header = Some(c);
+            continue;
+        }
+        let Some(h) = &header else { continue };
+        let get = |name: &str| h.iter().position(|x| x == name).and_then(|i| c.get(i));
+        let int = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
+        let num = |name: &str| {
+            get(name)
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|x| x.is_finite() && *x >= 0.0)
+        };
+        let row = (|| {
+            Some(BatchedRow {
+                pp: int("PP")?,
+                tg: int("TG")?,
+                batch: int("B")?,
+                n_kv: int("N_KV")?,
+                pp_seconds: num("T_PP s")?,
+                pp_tokens_per_s: num("S_PP t/s")?,
+                tg_seconds: num("T_TG s")?,
+                tg_tokens_per_s: num("S_TG t/s")?,
+            })
+        })();
+        b.rows.extend(row);
+    }
+    (!b.rows.is_empty()).then_some(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batched_bench_table_and_jsonl_are_read() {
+        // The lent H100's run (tests/fixtures/lent-h100, SOURCES.md).
+        let text = include_str!("../../../tests/fixtures/lent-h100/batched-bench__l7b-q4_0.txt");
+        let b = parse_batched_bench(text).unwrap();
+        assert_eq!(b.rows.len(), 8);
+        assert_eq!(
+            (
+                b.n_kv_max,
+                b.n_batch,
+                b.n_ubatch,
+                b.flash_attn,
+                b.pp_shared,
+                b.n_gpu_layers
+            ),
+            (
+                Some(98304),
+                Some(2048),
+                Some(512),
+                Some(false),
+                Some(false),
+                Some(99)
+            )
+        );
+        let last = &b.rows[7];
+        assert_eq!(
+            (last.pp, last.tg, last.batch, last.n_kv),
+            (512, 128, 128, 81920)
+        );
+        assert_eq!((last.pp_seconds, last.pp_tokens_per_s), (6.002, 10919.79));
+        assert_eq!((last.tg_seconds, last.tg_tokens_per_s), (6.626, 2472.85));
+        assert_eq!(
+            b.rows.iter().map(|r| r.batch).collect::<Vec<_>>(),
+            [1, 2, 4, 8, 16, 32, 64, 128]
+        );
+        // JSONL (`--output-format jsonl`), the settings in every line, with
+        // a build line and a loader line around it; flash attention `-1`
+        // (auto) resolves on.
+        let jsonl = "print_info: file type   = Q4_K - Medium\n\
+            {\"n_kv_max\": 4096, \"n_batch\": 2048, \"n_ubatch\": 512, \"flash_attn\": -1, \"is_pp_shared\": 1, \"n_gpu_layers\": -1, \"n_threads\": 8, \"n_threads_batch\": 8, \"pp\": 128, \"tg\": 32, \"pl\": 4, \"n_kv\": 256, \"t_pp\": 0.012000, \"speed_pp\": 10666.666016, \"t_tg\": 0.300000, \"speed_tg\": 426.666656, \"t\": 0.312000, \"speed\": 820.512817}\n\
+            {\"pp\": 128, \"tg\": 32, \"pl\": \"x\"}\n\
+            build: 6918 (2f68ce7cf) with cc for x86_64-linux-gnu\n";
+        let b = parse_batched_bench(jsonl).unwrap();
+        assert_eq!(b.rows.len(), 1, "the malformed line is skipped");
+        assert_eq!(
+            (b.flash_attn, b.pp_shared, b.n_gpu_layers),
+            (Some(true), Some(true), Some(-1))
+        );
+        assert_eq!(
+            (b.rows[0].batch, b.rows[0].tg_tokens_per_s),
+            (4, 426.666656)
+        );
+        assert_eq!(b.build_number, Some(6918));
+        assert_eq!(b.file_type.as_deref(), Some("Q4_K - Medium"));
+        // The 2023 builds' settings line (no n_batch, n_ubatch or flash
+        // attention) and `ftype = mostly Q4_0`.
+        let old = "llm_load_print_meta: model ftype = mostly Q4_0\n\
+            main: n_kv_max = 2048, is_pp_shared = 0, n_gpu_layers = 999, mmq = 0, n_threads = 16, n_threads_batch = 16\n\n\
+            |    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n\
+            |-------|--------|------|--------|----------|----------|----------|----------|----------|----------|\n\
+            |   128 |    128 |    1 |    256 |    0.108 |  1186.64 |    3.079 |    41.57 |    3.187 |    80.32 |\n\
+            |   128 |    128 |    2 |    nan |    0.108 |  1186.64 |    3.079 |    41.57 |    3.187 |    80.32 |\n";
+        let b = parse_batched_bench(old).unwrap();
+        assert_eq!(b.rows.len(), 1, "a row with a non-number is skipped");
+        assert_eq!(
+            (b.n_kv_max, b.n_batch, b.flash_attn),
+            (Some(2048), None, None)
+        );
+        assert_eq!(b.file_type.as_deref(), Some("Q4_0"));
+        assert!(parse_batched_bench("| model | test | t/s |\n| --- | --- | --- |\n").is_none());
+        assert!(parse_batched_bench("").is_none());
+    }
 
     #[test]
     fn build_numbers_date_their_builds() {
