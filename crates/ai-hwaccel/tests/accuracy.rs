@@ -1365,7 +1365,7 @@ fn lent_h100_measurements_against_the_planner() {
                 bpre.push(p.abs());
             }
             lines.push(format!(
-                "| lent H100 | {quant} | B {} | S_TG {:.1} | {:.1} | {:+.1} % |",
+                "| lent H100 | {quant} | batched, B = {} (S_TG) | {:.1} | {:.1} | {:+.1} % |",
                 r.batch,
                 r.tg_tokens_per_s,
                 plan.decode_tokens_per_s.unwrap(),
@@ -1399,8 +1399,11 @@ fn lent_h100_measurements_against_the_planner() {
 
 /// The lent H100's worst errors reached (never fitted): llama-bench decode,
 /// prefill (llama-bench and the batched prompts), and the batched decode
-/// lines' median and worst.
-const ACHIEVED_LENT_H100: (f64, f64, f64, f64) = (0.20, 0.43, 0.60, 1.88);
+/// lines' median and worst (26 % and 69 %: flash attention off reads the
+/// cache at about 0.29 of the bandwidth there, the plan at the fused
+/// fraction fitted on published runs, 0.43; 59 % and 188 % before attention
+/// was timed apart from the weights).
+const ACHIEVED_LENT_H100: (f64, f64, f64, f64) = (0.20, 0.43, 0.27, 0.69);
 
 /// The lent H200's worst decode and prefill errors reached (never fitted).
 /// Decode is 5 % to 24 % under what the 2026 build ran (Q4_K_M, Q4_0,
@@ -1523,6 +1526,215 @@ fn batch_rows_against_published_measurements() {
     let (bm, bw) = ACHIEVED_BATCH;
     assert!(m <= bm, "batch median {m}");
     assert!(w <= bw, "batch worst {w}");
+}
+
+/// One row of `batched.csv`: a published llama-batched-bench line.
+struct BatchedRow {
+    line: String,
+    runtime: RuntimeKind,
+    build: Option<BuildMonth>,
+    device: String,
+    spec_id: String,
+    catalog_model: String,
+    quant: Quant,
+    fused: bool,
+    pp: u64,
+    tg: u64,
+    batch: u64,
+    /// `S_TG t/s` as printed: generated tokens per second over the batch.
+    s_tg: f64,
+}
+
+fn batched_rows() -> Vec<BatchedRow> {
+    let (header, lines) = data_lines("batched.csv");
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("batched.csv: no {name} column"))
+    };
+    lines
+        .iter()
+        .map(|line| {
+            let c = fields(line);
+            assert_eq!(c.len(), header.len(), "{line}");
+            let f = |name: &str| c[col(name)].as_str();
+            let int = |name: &str| {
+                f(name)
+                    .parse::<u64>()
+                    .unwrap_or_else(|_| panic!("{name}: {line}"))
+            };
+            assert!(f("source").starts_with("https://"), "{line}");
+            let fused = match f("flash_attn") {
+                "1" => true,
+                "0" => false,
+                other => panic!("flash_attn {other:?} (0 or 1 as the run printed it): {line}"),
+            };
+            BatchedRow {
+                line: line.clone(),
+                runtime: RuntimeKind::parse(f("runtime")).unwrap(),
+                build: match f("build_month") {
+                    "" => None,
+                    m => {
+                        Some(BuildMonth::parse(m).unwrap_or_else(|| panic!("build_month: {line}")))
+                    }
+                },
+                device: f("device").to_string(),
+                spec_id: f("spec_id").to_string(),
+                catalog_model: f("catalog_model").to_string(),
+                quant: Quant::parse(&f("format").to_ascii_lowercase())
+                    .unwrap_or_else(|| panic!("format: {line}")),
+                fused,
+                pp: int("pp"),
+                tg: int("tg"),
+                batch: int("batch"),
+                s_tg: f("s_tg").replace(',', "").parse().unwrap(),
+            }
+        })
+        .collect()
+}
+
+/// The plan of a batched row's run on one of its device: the row's batch,
+/// each sequence's prompt, the decode steps' mean context; `kv_read`
+/// overrides the fitted KV-read fraction.
+fn batched_plan(r: &BatchedRow, kv_read: Option<f64>) -> Option<ai_hwaccel::plan::inference::Plan> {
+    let spec = load_model(&r.catalog_model).unwrap().spec;
+    let devices = PlanDevice::from_device_string(&format!("1x{}", r.spec_id)).unwrap();
+    let opts = InferenceOptions {
+        quant: Some(r.quant),
+        context: Some(r.pp + r.tg / 2),
+        input_len: Some(r.pp.max(1)),
+        batch: r.batch,
+        runtime: r.runtime,
+        fused_attention: r.fused,
+        runtime_build: r.build,
+        kv_read_efficiency: kv_read,
+        max_plans: 1,
+        ..Default::default()
+    };
+    plan_inference(&spec, &devices, &opts)
+        .plans
+        .into_iter()
+        .next()
+}
+
+/// batched.csv: published llama-batched-bench decode over a batch of
+/// sequences (`S_TG`) against the plan at that batch and the decode steps'
+/// mean context, fit and held-out parts apart. These rows fit one constant
+/// per runtime and attention kind: the fraction of bandwidth attention
+/// reaches reading the KV cache (`speed::KV_READ`, by
+/// `scripts/fit-speed.py` from `batched_parts_for_fit`).
+#[test]
+fn batched_rows_against_published_measurements() {
+    let rows = batched_rows();
+    let (mut fit, mut held) = (Vec::new(), Vec::new());
+    // Per device, model and attention kind: the signed errors.
+    let mut groups: std::collections::BTreeMap<(String, String, bool), Vec<f64>> =
+        Default::default();
+    for r in rows.iter().filter(|r| !r.spec_id.is_empty()) {
+        let Some(plan) = batched_plan(r, None) else {
+            panic!("no plan fits: {}", r.line);
+        };
+        let est = plan.decode_tokens_per_s.unwrap();
+        let e = est / r.s_tg - 1.0;
+        println!(
+            "batched {:12} {:14} {:6} FA {} {:>5}/{:<3} B {:<3} S_TG {:>8} est {est:>8.1} {:+.0} %",
+            r.device,
+            r.catalog_model,
+            r.quant.to_string(),
+            u8::from(r.fused),
+            r.pp,
+            r.tg,
+            r.batch,
+            r.s_tg,
+            100.0 * e
+        );
+        if held_out(&r.line) {
+            &mut held
+        } else {
+            &mut fit
+        }
+        .push(e.abs());
+        groups
+            .entry((
+                r.device.clone(),
+                format!("{} {}", r.catalog_model, r.quant),
+                r.fused,
+            ))
+            .or_default()
+            .push(e);
+    }
+    let table: Vec<String> = groups
+        .iter()
+        .map(|((device, model, fused), v)| {
+            let abs: Vec<f64> = v.iter().map(|e| e.abs()).collect();
+            let (m, w) = median_worst(&abs);
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            format!(
+                "| {device} | {model} | {} | {} | {:.1} % | {:.1} % | {:+.0} % to {:+.0} % |",
+                if *fused { "on" } else { "off" },
+                v.len(),
+                100.0 * m,
+                100.0 * w,
+                100.0 * lo,
+                100.0 * hi
+            )
+        })
+        .collect();
+    let (fm, fw) = median_worst(&fit);
+    let (hm, hw) = median_worst(&held);
+    println!(
+        "BEGIN BATCHED TABLE\n{}\nEND BATCHED TABLE\nBEGIN BATCHED SUMMARY\n| batched.csv | {} | {} / {} | {:.1} % / {:.1} % | {:.1} % / {:.1} % |\nEND BATCHED SUMMARY",
+        table.join("\n"),
+        rows.len(),
+        fit.len(),
+        held.len(),
+        100.0 * fm,
+        100.0 * hm,
+        100.0 * fw,
+        100.0 * hw,
+    );
+    let (m, w) = ACHIEVED_BATCHED;
+    assert!(fm <= m && hm <= m, "batched medians {fm} {hm}");
+    assert!(fw <= w && hw <= w, "batched worst {fw} {hw}");
+}
+
+/// batched.csv's median and worst decode errors reached (fit and held-out
+/// parts alike): medians 12.6 % (fit) and 19.3 % (held out); worst 54.8 %,
+/// gpt-oss-120b at 32 sequences (planned at half its speed: the experts a
+/// batch reads are planned for uniform routing, see docs/accuracy.md). The
+/// dense models' rows, which fit the KV-read fraction, are within 38 %.
+const ACHIEVED_BATCHED: (f64, f64) = (0.20, 0.55);
+
+/// For `scripts/fit-speed.py`: each batched.csv row's decode step split
+/// into what the KV-read fraction scales and what it does not. `A` is the
+/// planned step with the KV cache read for free (fraction infinite), `K`
+/// the further seconds of reading it at the full bandwidth (fraction 1),
+/// `T` the measured step (`B ÷ S_TG`); the fit solves `T ≈ A + K / f`.
+#[test]
+#[ignore]
+fn batched_parts_for_fit() {
+    for r in batched_rows().into_iter().filter(|r| !r.spec_id.is_empty()) {
+        let step = |kv: f64| {
+            1.0 / batched_plan(&r, Some(kv))
+                .unwrap()
+                .decode_tokens_per_s_per_sequence
+                .unwrap()
+        };
+        let a = step(f64::INFINITY);
+        let k = step(1.0) - a;
+        let moe = load_model(&r.catalog_model).unwrap().spec.moe.is_some();
+        println!(
+            "BATCHED\t{}\t{}\t{}\t{}\t{}\t{a:.6e}\t{k:.6e}\t{:.6e}",
+            if held_out(&r.line) { "held-out" } else { "fit" },
+            r.runtime,
+            u8::from(r.fused),
+            u8::from(moe),
+            r.batch,
+            r.batch as f64 / r.s_tg
+        );
+    }
 }
 
 // What the batch rows reach (never fitted; docs/accuracy.md, "Serving

@@ -196,6 +196,8 @@ fn llama_cpp_command_splits_layers_as_the_plan_does() {
         unfused.plans[i].prefill_tokens_per_s.unwrap(),
     );
     assert!(unfused_pp < fused_pp * 0.9, "{unfused_pp} vs {fused_pp}");
+    // Decode reads the cache at the fused fraction where unfused attention
+    // has none of its own (speed::kv_read): the same speed.
     assert_eq!(
         unfused.plans[i].decode_tokens_per_s,
         choice.decode_tokens_per_s

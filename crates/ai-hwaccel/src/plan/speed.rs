@@ -701,31 +701,16 @@ pub const REQUEST_SECONDS_TP: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 4.08
 /// runs on one machine and on several).
 pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 
+/// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
+/// per runtime.
+pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.5)];
+
 /// Fitted fraction of memory bandwidth a decode step reaches reading the
 /// KV cache, per runtime and attention kind (fused or not), on GPUs: the
 /// attention kernels' own efficiency, which batches of sequences expose
 /// (each reads its own cache every step). Fitted on published batched
 /// decode runs (`tests/calibration/batched.csv`).
-pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[];
-
-/// The fitted fraction of bandwidth reading the KV cache in decode
-/// ([`KV_READ`]) for `runtime`'s attention (fused or not) on a device of
-/// `class`; `None` where none is fitted (CPUs, other runtimes): the decode
-/// efficiency applies.
-pub fn kv_read(runtime: RuntimeKind, class: DeviceClass, fused: bool) -> Option<f64> {
-    if matches!(class, DeviceClass::Other | DeviceClass::Cpu) {
-        return None;
-    }
-    let runtime = fit_runtime(runtime);
-    KV_READ
-        .iter()
-        .find(|(r, f, _)| *r == runtime && *f == fused)
-        .map(|(_, _, e)| *e)
-}
-
-/// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
-/// per runtime.
-pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.5)];
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4302)];
 
 /// Fitted build-date term of the per-layer decode time: per runtime and
 /// device class, the decay per year and the newest and oldest build months
@@ -955,6 +940,27 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
     },
 ];
 // END FITTED
+
+/// The fitted fraction of bandwidth reading the KV cache in decode
+/// ([`KV_READ`]) for `runtime`'s attention (fused or not) on a device of
+/// `class`; `None` where none is fitted (CPUs, other runtimes): the decode
+/// efficiency applies. Unfused attention without a fraction of its own
+/// takes the fused one: it reads the same cache and writes its scores
+/// besides, so it is no faster (this project's H100 run with flash
+/// attention off reached about 0.29, `docs/accuracy.md`).
+pub fn kv_read(runtime: RuntimeKind, class: DeviceClass, fused: bool) -> Option<f64> {
+    if matches!(class, DeviceClass::Other | DeviceClass::Cpu) {
+        return None;
+    }
+    let runtime = fit_runtime(runtime);
+    let find = |fused: bool| {
+        KV_READ
+            .iter()
+            .find(|(r, f, _)| *r == runtime && *f == fused)
+            .map(|(_, _, e)| *e)
+    };
+    find(fused).or_else(|| (!fused).then(|| find(true)).flatten())
+}
 
 /// The cells tried for a device class and format, first match wins: at the
 /// format's finest width the class's cell, then the pooled one
