@@ -141,6 +141,17 @@ fn data_lines(file: &str) -> (Vec<String>, Vec<String>) {
     (header, lines.collect())
 }
 
+/// The index of each named column of `file`'s header; a missing column
+/// panics naming the file.
+fn columns<'a>(header: &'a [String], file: &'a str) -> impl Fn(&str) -> usize + 'a {
+    move |name| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{file}: no column {name}"))
+    }
+}
+
 /// The tensor-parallel degree a row's notes state (`tp N`; 1 without).
 fn tp_of(notes: &[&str]) -> u32 {
     notes
@@ -152,7 +163,7 @@ fn tp_of(notes: &[&str]) -> u32 {
 /// The rows of latency.csv.
 fn latency_rows() -> Vec<Row> {
     let (header, lines) = data_lines("latency.csv");
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let col = columns(&header, "latency.csv");
     lines
         .into_iter()
         .map(|line| {
@@ -223,7 +234,7 @@ fn rate_field(v: &str) -> Option<f64> {
 /// other columns by name (split.csv adds `gpus` and `split_mode`).
 fn speed_rows(file: &str) -> Vec<(Row, std::collections::BTreeMap<String, String>)> {
     let (header, lines) = data_lines(file);
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let col = columns(&header, file);
     let builds = build_months();
     lines
         .into_iter()
@@ -274,7 +285,7 @@ fn speed_rows(file: &str) -> Vec<(Row, std::collections::BTreeMap<String, String
 /// runtime_version of speed.csv and split.csv, each pair listed once.
 fn build_months() -> std::collections::BTreeMap<(String, String), BuildMonth> {
     let (header, lines) = data_lines("builds.csv");
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let col = columns(&header, "builds.csv");
     let mut out = std::collections::BTreeMap::new();
     for line in lines {
         let c = fields(&line);
@@ -295,12 +306,7 @@ fn build_months() -> std::collections::BTreeMap<(String, String), BuildMonth> {
 /// row's CPU table id, `host` its sockets and threads).
 fn cpu_rows() -> Vec<Row> {
     let (header, lines) = data_lines("cpu.csv");
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("cpu.csv: no column {name}"))
-    };
+    let col = columns(&header, "cpu.csv");
     lines
         .into_iter()
         .map(|line| {
@@ -1427,7 +1433,7 @@ const ACHIEVED_LENT: (f64, f64) = (0.25, 0.39);
 fn batch_rows_against_published_measurements() {
     use ai_hwaccel::plan::quant::KvDtype;
     let (header, lines) = data_lines("batch.csv");
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let col = columns(&header, "batch.csv");
     let (mut errs, mut table) = (Vec::new(), Vec::new());
     for line in &lines {
         let c = fields(line);
@@ -1547,12 +1553,7 @@ struct BatchedRow {
 
 fn batched_rows() -> Vec<BatchedRow> {
     let (header, lines) = data_lines("batched.csv");
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("batched.csv: no {name} column"))
-    };
+    let col = columns(&header, "batched.csv");
     lines
         .iter()
         .map(|line| {
@@ -1708,7 +1709,7 @@ fn batched_rows_against_published_measurements() {
 #[test]
 fn depth_rows_against_published_measurements() {
     let (header, lines) = data_lines("depth.csv");
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let col = columns(&header, "depth.csv");
     let mut groups: std::collections::BTreeMap<(String, String), Vec<f64>> = Default::default();
     let mut all = Vec::new();
     let mut unplanned = 0;
