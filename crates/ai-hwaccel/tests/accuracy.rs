@@ -1534,6 +1534,23 @@ fn batch_rows_against_published_measurements() {
     assert!(w <= bw, "batch worst {w}");
 }
 
+/// A group of signed errors as table cells: rows, median and worst of the
+/// absolute errors, and the signed range.
+fn group_cells(v: &[f64]) -> String {
+    let abs: Vec<f64> = v.iter().map(|e| e.abs()).collect();
+    let (m, w) = median_worst(&abs);
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!(
+        "{} | {:.1} % | {:.1} % | {:+.0} % to {:+.0} %",
+        v.len(),
+        100.0 * m,
+        100.0 * w,
+        100.0 * lo,
+        100.0 * hi
+    )
+}
+
 /// One row of `batched.csv`: a published llama-batched-bench line.
 struct BatchedRow {
     line: String,
@@ -1668,18 +1685,10 @@ fn batched_rows_against_published_measurements() {
     let table: Vec<String> = groups
         .iter()
         .map(|((device, model, fused), v)| {
-            let abs: Vec<f64> = v.iter().map(|e| e.abs()).collect();
-            let (m, w) = median_worst(&abs);
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             format!(
-                "| {device} | {model} | {} | {} | {:.1} % | {:.1} % | {:+.0} % to {:+.0} % |",
+                "| {device} | {model} | {} | {} |",
                 if *fused { "on" } else { "off" },
-                v.len(),
-                100.0 * m,
-                100.0 * w,
-                100.0 * lo,
-                100.0 * hi
+                group_cells(v)
             )
         })
         .collect();
@@ -1774,20 +1783,7 @@ fn depth_rows_against_published_measurements() {
     }
     let table: Vec<String> = groups
         .iter()
-        .map(|((device, model), v)| {
-            let abs: Vec<f64> = v.iter().map(|e| e.abs()).collect();
-            let (m, w) = median_worst(&abs);
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            format!(
-                "| {device} | {model} | {} | {:.1} % | {:.1} % | {:+.0} % to {:+.0} % |",
-                v.len(),
-                100.0 * m,
-                100.0 * w,
-                100.0 * lo,
-                100.0 * hi
-            )
-        })
+        .map(|((device, model), v)| format!("| {device} | {model} | {} |", group_cells(v)))
         .collect();
     let (m, w) = median_worst(&all);
     println!(
