@@ -967,6 +967,17 @@ fn render_plan(p: &InferencePlan) -> String {
                 }
             );
         }
+        if let Some(f) = p.kv_read_efficiency {
+            o += &format!(
+                "decode reads the KV cache at {f:.2} of memory bandwidth{}
+",
+                if o_.kv_read_efficiency.is_some() {
+                    ""
+                } else {
+                    " (fitted on published batched runs of this runtime; --kv-read-efficiency for another)"
+                }
+            );
+        }
         if timed {
             o += &format!(
                 "latency per plan: TTFT for a {}-token prompt on an idle replica (no queueing),\n\

@@ -1742,6 +1742,34 @@ fn plan_for_an_older_llama_cpp_build() {
         text.contains("decode speeds for llama.cpp builds of 20"),
         "{text}"
     );
+    // And the fraction of bandwidth its KV cache is read at: llama.cpp's
+    // fitted one (fused attention), or the option's.
+    let fitted = ai_hwaccel::plan::speed::kv_read(
+        ai_hwaccel::plan::RuntimeKind::LlamaCpp,
+        ai_hwaccel::plan::speed::DeviceClass::NvidiaConsumer,
+        true,
+    )
+    .unwrap();
+    assert_eq!(now["kv_read_efficiency"].as_f64(), Some(fitted));
+    assert!(
+        text.contains(&format!(
+            "decode reads the KV cache at {fitted:.2} of memory bandwidth (fitted"
+        )),
+        "{text}"
+    );
+    let over = json(&[&base[..], &["--json", "--kv-read-efficiency", "0.2"]].concat());
+    assert_eq!(over["kv_read_efficiency"].as_f64(), Some(0.2));
+    assert!(d(&over) < d(&now), "a slower cache read, a slower decode");
+    let generic_args: Vec<&str> = base
+        .iter()
+        .map(|a| if *a == "llama.cpp" { "generic" } else { a })
+        .chain(["--json"])
+        .collect();
+    let generic = json(&generic_args);
+    assert!(
+        generic["kv_read_efficiency"].is_null(),
+        "no fit for the generic rule"
+    );
     for bad in ["2024-13", "May 2024", "24-05"] {
         let o = run(&[&base[..], &["--runtime-build", bad]].concat());
         assert_eq!(o.status.code(), Some(2), "{bad}");

@@ -493,6 +493,12 @@ pub struct InferencePlan {
     /// term applies (other runtimes, uncalibrated speeds).
     #[serde(default)]
     pub speed_build: Option<super::speed::BuildMonth>,
+    /// The fraction of memory bandwidth decode reads the KV cache at on
+    /// the first device: `options.kv_read_efficiency`, else the runtime's
+    /// fitted one for its attention (`speed::KV_READ`); `None` where
+    /// neither applies (the decode fraction reads the cache).
+    #[serde(default)]
+    pub kv_read_efficiency: Option<f64>,
     /// The efficiencies and reserve used.
     pub options: InferenceOptions,
 }
@@ -2217,6 +2223,18 @@ pub fn plan_inference(
                     opts.runtime_build,
                 )
             }),
+        kv_read_efficiency: opts.kv_read_efficiency.or_else(|| {
+            devices
+                .first()
+                .filter(|_| opts.calibrated_speed)
+                .and_then(|d| {
+                    super::speed::kv_read(
+                        opts.runtime,
+                        super::speed::DeviceClass::of(d),
+                        opts.fused_attention,
+                    )
+                })
+        }),
         options: opts.clone(),
     }
 }
