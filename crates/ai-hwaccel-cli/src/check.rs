@@ -1073,10 +1073,18 @@ fn check_batched(
     let mut rows = Vec::new();
     for r in &b.rows {
         let plan = match &model {
-            Some(m) if !devices.is_empty() && !shared && r.batch > 0 && r.tg > 0 => {
+            // Within `plan`'s own bounds (--batch, --context): a line past
+            // them is read but not planned.
+            Some(m)
+                if !devices.is_empty()
+                    && !shared
+                    && (1..=1_000_000).contains(&r.batch)
+                    && r.tg > 0
+                    && r.pp.saturating_add(r.tg) <= 100_000_000 =>
+            {
                 let opts = InferenceOptions {
                     quant,
-                    context: Some((r.pp + r.tg / 2).max(1)),
+                    context: Some(r.pp.saturating_add(r.tg / 2).max(1)),
                     input_len: Some(r.pp.max(1)),
                     batch: r.batch,
                     max_plans: 1,
@@ -1117,7 +1125,7 @@ fn check_batched(
             .any(|r| r.predicted_decode_tokens_per_s.is_none())
         && !shared
     {
-        notes.push("some lines have no prediction: no plan fits the batch at that context".into());
+        notes.push("some lines have no prediction: no plan fits the batch at that context, or it is past plan's bounds (batch 1,000,000; context 100,000,000)".into());
     }
     let report = BatchedReport {
         runtime: "llama-batched-bench",

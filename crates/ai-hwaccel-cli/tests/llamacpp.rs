@@ -736,6 +736,33 @@ fn check_compares_a_batched_bench_run_with_the_planner() {
         .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("q9_9"));
+    // Hostile lines (lengths and batches at u64::MAX): read, no
+    // prediction, no overflow.
+    let dir = tempfile::tempdir().unwrap();
+    let evil = dir.path().join("evil.txt");
+    let max = u64::MAX;
+    std::fs::write(
+        &evil,
+        format!(
+            "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n\
+             |-------|--------|------|--------|----------|----------|----------|----------|----------|----------|\n\
+             | {max} | {max} | {max} | 0 | 1 | 1 | 1 | 1 | 1 | 1 |\n"
+        ),
+    )
+    .unwrap();
+    let r = check_json(
+        &evil,
+        &[
+            "--model",
+            "llama-2-7b",
+            "--devices",
+            "1xh100-sxm",
+            "--quant",
+            "q4_0",
+        ],
+    );
+    assert_eq!(r["rows"][0]["batch"], max);
+    assert!(r["rows"][0]["predicted_decode_tokens_per_s"].is_null());
 }
 
 /// `check` on a published llama-bench table (2024 test names) with a

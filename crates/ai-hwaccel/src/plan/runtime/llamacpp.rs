@@ -163,7 +163,10 @@ pub fn pipeline_copy_bytes(ctx: &DeviceContext, fused_attention: bool) -> u64 {
 /// sequences (`src/llama-context.cpp`, `output_reserve`; 0.12 MiB logged for
 /// a 32,000-token vocabulary and one sequence, 0.49 MiB for four).
 pub fn output_buffer_bytes(ctx: &DeviceContext) -> u64 {
-    ctx.sequences.max(1) * ctx.vocab_size * 4
+    ctx.sequences
+        .max(1)
+        .saturating_mul(ctx.vocab_size)
+        .saturating_mul(4)
 }
 
 /// The row multiple a weight type needs for llama.cpp's CPU backend to
