@@ -820,6 +820,13 @@ pub struct BenchReport {
     pub notes: Vec<String>,
 }
 
+/// Most distinct plans one `check` of benchmark results makes (each line
+/// of the same settings shares one): a real llama-bench or
+/// llama-batched-bench run has tens of settings, and a forged file of
+/// thousands on a device string of many GPUs would take minutes. Lines past
+/// it are shown without a prediction, and a note says so.
+const MAX_PLANNED: usize = 256;
+
 /// The first llama-bench builds whose `-fa` default is `auto` (by
 /// September 2025 llama.cpp's flags take on/off/auto: PR 15746).
 const FA_AUTO_SINCE: BuildMonth = BuildMonth::ym(2025, 9);
@@ -852,6 +859,7 @@ fn check_bench(
         Default::default();
     let mut out = Vec::new();
     let mut assumed = std::collections::BTreeSet::new();
+    let mut capped = false;
     // The devices' class, for the builds the fitted rows measure.
     let class = devices
         .first()
@@ -886,30 +894,35 @@ fn check_bench(
                     fused,
                     build,
                 );
-                let plan = cache.entry(key).or_insert_with(|| {
-                    let opts = InferenceOptions {
-                        quant,
-                        context: Some(context),
-                        batch: 1,
-                        max_plans: 1,
-                        runtime: RuntimeKind::LlamaCpp,
-                        fused_attention: fused,
-                        runtime_build: build,
-                        ..InferenceOptions::default()
-                    };
-                    let opts = ai_hwaccel::plan::options_for(m, &opts);
-                    plan_inference(&m.spec, &devices, &opts)
-                        .plans
-                        .into_iter()
-                        .next()
-                });
-                plan.as_ref().and_then(|p| {
-                    if r.n_gen > 0 {
-                        p.decode_tokens_per_s_per_sequence
-                    } else {
-                        p.prefill_tokens_per_s
-                    }
-                })
+                if cache.len() >= MAX_PLANNED && !cache.contains_key(&key) {
+                    capped = true;
+                    None
+                } else {
+                    let plan = cache.entry(key).or_insert_with(|| {
+                        let opts = InferenceOptions {
+                            quant,
+                            context: Some(context),
+                            batch: 1,
+                            max_plans: 1,
+                            runtime: RuntimeKind::LlamaCpp,
+                            fused_attention: fused,
+                            runtime_build: build,
+                            ..InferenceOptions::default()
+                        };
+                        let opts = ai_hwaccel::plan::options_for(m, &opts);
+                        plan_inference(&m.spec, &devices, &opts)
+                            .plans
+                            .into_iter()
+                            .next()
+                    });
+                    plan.as_ref().and_then(|p| {
+                        if r.n_gen > 0 {
+                            p.decode_tokens_per_s_per_sequence
+                        } else {
+                            p.prefill_tokens_per_s
+                        }
+                    })
+                }
             }
             _ => None,
         };
@@ -935,6 +948,11 @@ fn check_bench(
         });
     }
     notes.extend(assumed.into_iter().map(str::to_string));
+    if capped {
+        notes.push(format!(
+            "more than {MAX_PLANNED} distinct test settings: the rest are shown without a prediction"
+        ));
+    }
     let predicted: Vec<&BenchCheck> = out
         .iter()
         .filter(|r| r.predicted_tokens_per_s.is_some())
@@ -1071,8 +1089,19 @@ fn check_batched(
         );
     }
     let mut rows = Vec::new();
+    // One plan per distinct (PP, TG, B): the other settings are the run's.
+    let mut cache: std::collections::HashMap<
+        (u64, u64, u64),
+        Option<ai_hwaccel::plan::inference::Plan>,
+    > = Default::default();
+    let (mut capped, mut missed) = (false, 0usize);
     for r in &b.rows {
+        let key = (r.pp, r.tg, r.batch);
+        let skipped = cache.len() >= MAX_PLANNED && !cache.contains_key(&key);
+        capped |= skipped;
         let plan = match &model {
+            _ if skipped => None,
+            _ if cache.contains_key(&key) => cache[&key].clone(),
             // Within `plan`'s own bounds (--batch, --context): a line past
             // them is read but not planned.
             Some(m)
@@ -1094,14 +1123,17 @@ fn check_batched(
                     ..InferenceOptions::default()
                 };
                 let opts = ai_hwaccel::plan::options_for(m, &opts);
-                plan_inference(&m.spec, &devices, &opts)
+                let plan = plan_inference(&m.spec, &devices, &opts)
                     .plans
                     .into_iter()
-                    .next()
+                    .next();
+                cache.insert(key, plan.clone());
+                plan
             }
             _ => None,
         };
         let dec = plan.as_ref().and_then(|p| p.decode_tokens_per_s);
+        missed += usize::from(dec.is_none() && !skipped);
         rows.push(BatchedCheck {
             pp: r.pp,
             tg: r.tg,
@@ -1118,14 +1150,13 @@ fn check_batched(
                 .map(|d| d / r.tg_tokens_per_s),
         });
     }
-    if model.is_some()
-        && !devices.is_empty()
-        && rows
-            .iter()
-            .any(|r| r.predicted_decode_tokens_per_s.is_none())
-        && !shared
-    {
+    if model.is_some() && !devices.is_empty() && missed > 0 && !shared {
         notes.push("some lines have no prediction: no plan fits the batch at that context, or it is past plan's bounds (batch 1,000,000; context 100,000,000)".into());
+    }
+    if capped {
+        notes.push(format!(
+            "more than {MAX_PLANNED} distinct (PP, TG, B) lines: the rest are shown without a prediction"
+        ));
     }
     let report = BatchedReport {
         runtime: "llama-batched-bench",

@@ -763,6 +763,44 @@ fn check_compares_a_batched_bench_run_with_the_planner() {
     );
     assert_eq!(r["rows"][0]["batch"], max);
     assert!(r["rows"][0]["predicted_decode_tokens_per_s"].is_null());
+    // A forged file of many distinct lines: one plan per distinct (PP, TG,
+    // B), at most 256 of them; the rest unpredicted, and said so.
+    let mut text = String::from(
+        "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n",
+    );
+    for b in 1..=300 {
+        text += &format!("| 512 | 128 | {b} | 0 | 1 | 1 | 1 | 1 | 1 | 1 |\n");
+    }
+    text += "| 512 | 128 | 1 | 0 | 1 | 1 | 1 | 1 | 1 | 1 |\n";
+    std::fs::write(&evil, text).unwrap();
+    let r = check_json(
+        &evil,
+        &[
+            "--model",
+            "llama-2-7b",
+            "--devices",
+            "1xh100-sxm",
+            "--quant",
+            "q4_0",
+        ],
+    );
+    let rows = r["rows"].as_array().unwrap();
+    let predicted = |x: &serde_json::Value| !x["predicted_decode_tokens_per_s"].is_null();
+    assert_eq!(rows.len(), 301);
+    assert_eq!(
+        rows.iter().filter(|x| predicted(x)).count(),
+        257,
+        "256 plans, the repeat shares one"
+    );
+    assert_eq!(
+        rows[0]["predicted_decode_tokens_per_s"],
+        rows[300]["predicted_decode_tokens_per_s"]
+    );
+    assert!(
+        r["notes"].to_string().contains("more than 256 distinct"),
+        "{}",
+        r["notes"]
+    );
 }
 
 /// `check` on a published llama-bench table (2024 test names) with a
