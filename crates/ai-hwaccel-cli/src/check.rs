@@ -1107,9 +1107,9 @@ fn check_batched(
             Some(m)
                 if !devices.is_empty()
                     && !shared
-                    && (1..=1_000_000).contains(&r.batch)
+                    && (1..=crate::planning::MAX_BATCH).contains(&r.batch)
                     && r.tg > 0
-                    && r.pp.saturating_add(r.tg) <= 100_000_000 =>
+                    && r.pp.saturating_add(r.tg) <= crate::planning::MAX_CONTEXT =>
             {
                 let opts = InferenceOptions {
                     quant,

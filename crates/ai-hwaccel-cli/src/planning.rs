@@ -12,6 +12,11 @@ use clap::Args;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
 use serde_json::json;
 
+/// The most tokens per sequence `plan` takes (`--context`).
+pub const MAX_CONTEXT: u64 = 100_000_000;
+/// The most sequences per replica `plan` takes (`--batch`).
+pub const MAX_BATCH: u64 = 1_000_000;
+
 /// Arguments of `plan`.
 #[derive(Args)]
 pub struct PlanArgs {
@@ -39,10 +44,10 @@ pub struct PlanArgs {
     #[arg(long, value_name = "Q", value_parser = parse_kv)]
     pub kv_dtype: Option<KvDtype>,
     /// Tokens per sequence, at most 100000000 (default: the model's maximum, at most 4096).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_CONTEXT))]
     pub context: Option<u64>,
     /// Concurrent sequences per replica, at most 1000000.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
     pub batch: u64,
     /// Prompt tokens of one request, at most 100000000: prefill speed and
     /// time to first token (TTFT) are for a prompt this long (default: the

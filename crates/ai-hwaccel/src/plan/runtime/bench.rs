@@ -502,8 +502,9 @@ pub struct BatchedBench {
     pub n_gpu_layers: Option<i64>,
     /// llama.cpp's build number, where a build line is in the text.
     pub build_number: Option<u64>,
-    /// The weights' file type where the loader's log is in the text
-    /// (`file type = Q4_0`, `ftype = mostly Q4_0`).
+    /// The weights' file type where the loader's log is in the text, as
+    /// [`super::log::parse_llamacpp_log`] reads it (`print_info: file type
+    /// = Q4_0`; `llm_load_print_meta: model ftype = Q4_K - Medium`).
     pub file_type: Option<String>,
     /// The result lines, in the printed order.
     pub rows: Vec<BatchedRow>,
@@ -529,21 +530,6 @@ fn batched_settings(line: &str, b: &mut BatchedBench) {
             _ => {}
         }
     }
-}
-
-/// The loader's `file type` line (`print_info: file type = Q4_0`,
-/// `llm_load_print_meta: model ftype = Q4_K - Medium`, `ftype = mostly
-/// Q4_0` of 2023) → the type's name.
-fn file_type_line(line: &str) -> Option<String> {
-    let (k, v) = line.split_once('=')?;
-    let k = k.trim_end();
-    if !(k.ends_with("file type") || k.ends_with("ftype")) {
-        return None;
-    }
-    let v = v.trim();
-    let v = v.strip_prefix("mostly ").unwrap_or(v);
-    let v = v.split(" (").next().unwrap_or(v).trim();
-    (!v.is_empty() && v.len() < 40).then(|| v.to_string())
 }
 
 /// One row from JSONL (`"pp"`, `"tg"`, `"pl"`, `"n_kv"`, `"t_pp"`,
@@ -610,12 +596,6 @@ pub fn parse_batched_bench(text: &str) -> Option<BatchedBench> {
             batched_settings(t, &mut b);
             continue;
         }
-        if b.file_type.is_none() {
-            if let Some(ft) = file_type_line(t) {
-                b.file_type = Some(ft);
-                continue;
-            }
-        }
         if t.starts_with('{') {
             if let Ok(serde_json::Value::Object(o)) = serde_json::from_str(t) {
                 if let Some(r) = batched_json(&o, &mut b) {
@@ -655,7 +635,12 @@ pub fn parse_batched_bench(text: &str) -> Option<BatchedBench> {
         })();
         b.rows.extend(row);
     }
-    (!b.rows.is_empty()).then_some(b)
+    if b.rows.is_empty() {
+        return None;
+    }
+    // The loader's lines, as `check` reads them from any llama.cpp log.
+    b.file_type = super::log::parse_llamacpp_log(text).file_type;
+    Some(b)
 }
 
 #[cfg(test)]
@@ -730,7 +715,11 @@ mod tests {
             (b.n_kv_max, b.n_batch, b.flash_attn),
             (Some(2048), None, None)
         );
-        assert_eq!(b.file_type.as_deref(), Some("Q4_0"));
+        assert_eq!(b.file_type.as_deref(), Some("mostly Q4_0"), "as printed");
+        assert_eq!(
+            quant_of_model(b.file_type.as_deref().unwrap()),
+            Some(crate::plan::Quant::Q4_0)
+        );
         assert!(parse_batched_bench("| model | test | t/s |\n| --- | --- | --- |\n").is_none());
         assert!(parse_batched_bench("").is_none());
     }
