@@ -1096,15 +1096,26 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   6000, gpt-oss 20B/120B and Qwen3 30B-A3B on the GB10) from 41-115 % over
   to -19..+29 %.
 - Decode, worst rows: the Data Center GPU Max 1100's llama-2-7b Q4_K_M
-  (PR 12972, SYCL, 38.98 tok/s, 36 % over) and the Arc A770's Gemma 2 2B
-  Q4_K_M on Vulkan (PR 14001's Windows baseline, held out, 34 % under);
+  (PR 12972, SYCL, 38.98 tok/s, 34 % over) and the Arc A770's Gemma 2 2B
+  Q4_K_M on Vulkan (PR 14001's Windows baseline, held out, 35 % under);
   the MI300X's llama-2-7b Q4_0 tg128 (lhl, Oct 2024 build: 157.84 tok/s
   with `fa 1`, 183.18 without) is within 14 %. Held out, the 30-core M2
   Max's llama 7B Q3_K_S (Sep 2023) is 17 % over, as above. The A30's qwen3-8b Q5_K_M
   tg128 (Dec 2025, 75.79 tok/s, 28 % over) was built with
   `GGML_CUDA_GRAPHS:BOOL=OFF` (its source prints the build configuration),
   so it pays a kernel launch per operation that default builds do not.
-- Prefill, worst rows: the MI300X's runs above (pp512 1272.03 and 1334.37
+- Prefill, worst rows, held out: the Arc A770's rows on llama.cpp's Vulkan
+  backend (PR 14001's Windows baseline, Gemma 2 2B Q4_K_M pp512, 974.92
+  tok/s, 305 % over; intel/ipex-llm issue 13309, llama 7B Q4_0 pp512,
+  903.49, 93 % over) and the Data Center GPU Max 1100's llama 7B Q4_0
+  pp512 (PR 12972, SYCL, 1751.95 tok/s, 114 % over, where the same build's
+  Q4_K_M row runs at 3369.32, 11 % over). The Intel prefill cell is fitted
+  on five SYCL rows of the Arc A770, Arc A750 and Max 1100 (within 11 %)
+  since the Intel entries carry XMX rates (Nov 2026; each entry's notes
+  give the formula), and no Intel Vulkan row is in the fit part; the
+  planner has no backend term (below). Before those rates, Intel rows had
+  no prefill estimate.
+- Prefill, worst rows, fit: the MI300X's runs above (pp512 1272.03 and 1334.37
   tok/s, near three times over: the amd-datacenter prefill cell is fitted
   on them with the MI50 and MI100 rows, whose builds ran closer to the
   cards' rates); the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
@@ -1191,7 +1202,12 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
 - Rows without an estimate are devices the print does not resolve to one
   spec entry ("A100 80GB": PCIe or SXM not said; "RTX 4000 Ada", "3080 Ti"
   and Arc B580 have no entry: no vendor page of theirs was readable here)
-  and GPUs without a matrix rate (the Intel entries). The Radeon 8060S
+  and GPUs without a matrix rate (the RTX 3090 Ti, the M3 Ultra). The Arc
+  A770, A750, A580 and A380 carry XMX rates computed from Intel's
+  published Xe-core, XMX-engine and clock figures and the per-engine rates
+  of Intel's Architecture Day 2021, the Data Center GPU Max 1100 and 1550
+  from ARK's FP64 figure and the Xe-HPC per-Xe-core rate ratios (their
+  notes). The Radeon 8060S
   (Ryzen AI Max+ 395), for which AMD states no rate, has one computed from
   its 40 compute units, its 2.9 GHz clock and the RDNA 3 rate per compute
   unit and clock of AMD's own W7900 figures (the entry's notes); its ROCm
@@ -1210,8 +1226,7 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   (the A770's SYCL decode ranges over 2.5x across the sources' builds and
   settings). PR 14001's rows of the same cards under Ubuntu's Mesa driver
   (under half the Windows speed) are left out of the corpus, as its header
-  says. No Intel entry has a matrix rate, so Intel rows get no prefill
-  estimate.
+  says.
 - The fitted corpus is llama.cpp (CUDA and Metal; ROCm and Vulkan on
   Radeon cards and the Radeon 8060S; SYCL and Vulkan on Intel). Radeon
   cards ("amd") and Intel cards have decode fits of their own; AMD Instinct

@@ -614,10 +614,7 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "rtx-3090-ti",
         "NVIDIA states its TFLOPS only in the CES 2022 presentation; no NVIDIA page or document with them found",
     ),
-    ("max-1550", "Intel ARK gives FP64/FP32 only"),
-    ("max-1100", "Intel ARK gives FP64/FP32 only"),
     ("flex-170", "Intel ARK gives no TFLOPS"),
-    ("arc-a770", "Intel ARK gives no TFLOPS"),
     (
         "m3-gpu",
         "fp32 from a measured GPU clock; no 16-bit rate measured for this generation",
