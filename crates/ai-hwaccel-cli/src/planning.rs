@@ -983,6 +983,9 @@ fn render_plan(p: &InferencePlan) -> String {
                 }
             );
         }
+        if let Some(b) = &p.speed_basis {
+            o += &speed_basis_line(b);
+        }
         if timed {
             o += &format!(
                 "latency per plan: TTFT for a {}-token prompt on an idle replica (no queueing),\n\
@@ -1071,4 +1074,45 @@ fn render_plan(p: &InferencePlan) -> String {
         o += &format!("warning: {w}\n");
     }
     o
+}
+
+/// Lines saying where the first device's fitted decode and prefill
+/// fractions come from: its class's cell or the pool of every GPU class,
+/// the rows behind it, "x width ratio" where the class's coarser cell was
+/// scaled by the pool's ratio of the format's width to it, and "x device"
+/// where the device's own factor applied.
+fn speed_basis_line(b: &ai_hwaccel::plan::inference::SpeedBasis) -> String {
+    use ai_hwaccel::plan::speed::{DeviceClass, FitBasis};
+    if b.decode.is_none() && b.prefill.is_none() {
+        return "no fitted fractions for this device and runtime: the options' efficiencies apply\n"
+            .to_string();
+    }
+    let part = |what: &str, of: &str, f: &Option<FitBasis>| match f {
+        None => format!("  {what}: none fitted (the options' efficiency)\n"),
+        Some(f) => {
+            let cell = if f.class == DeviceClass::Any {
+                format!("pooled {} cell of all GPUs", f.width.as_str())
+            } else {
+                format!("{} {} cell", f.class.as_str(), f.width.as_str())
+            };
+            format!(
+                "  {what} {:.2} of {of}: {cell} ({} rows{}){}{}\n",
+                f.efficiency,
+                f.rows,
+                if f.class == DeviceClass::Any {
+                    "; none of this class"
+                } else {
+                    ""
+                },
+                if f.width_scaled { " x width ratio" } else { "" },
+                f.device_rows
+                    .map_or(String::new(), |n| format!(" x device ({n} rows)"))
+            )
+        }
+    };
+    format!(
+        "fitted fractions on the first device:\n{}{}",
+        part("decode", "bandwidth", &b.decode),
+        part("prefill", "matrix rate", &b.prefill)
+    )
 }

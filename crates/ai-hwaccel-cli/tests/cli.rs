@@ -1770,6 +1770,22 @@ fn plan_for_an_older_llama_cpp_build() {
         generic["kv_read_efficiency"].is_null(),
         "no fit for the generic rule"
     );
+    // Where the fitted fractions come from: the RTX 4090's class cell and
+    // its own factor; the same fractions the plan applies.
+    let basis = &now["speed_basis"];
+    for q in ["decode", "prefill"] {
+        assert_eq!(basis[q]["class"], "nvidia-consumer", "{basis}");
+        assert!(basis[q]["rows"].as_u64().unwrap() > 0, "{basis}");
+        assert!(basis[q]["device_rows"].as_u64().unwrap() > 0, "{basis}");
+    }
+    assert!(
+        text.contains("fitted fractions on the first device:\n  decode ")
+            && text.contains(" of bandwidth: nvidia-consumer 4-7 bit cell (")
+            && text.contains(" x device ("),
+        "{text}"
+    );
+    let uncalibrated = json(&[&base[..], &["--json", "--decode-efficiency", "0.5"]].concat());
+    assert!(uncalibrated["speed_basis"].is_null(), "{uncalibrated}");
     for bad in ["2024-13", "May 2024", "24-05"] {
         let o = run(&[&base[..], &["--runtime-build", bad]].concat());
         assert_eq!(o.status.code(), Some(2), "{bad}");

@@ -499,8 +499,24 @@ pub struct InferencePlan {
     /// neither applies (the decode fraction reads the cache).
     #[serde(default)]
     pub kv_read_efficiency: Option<f64>,
+    /// Where the first device's fitted decode and prefill fractions come
+    /// from (its class's cell or the pool of every GPU class, the rows
+    /// behind it, its own factor); `None` with uncalibrated speeds.
+    #[serde(default)]
+    pub speed_basis: Option<SpeedBasis>,
     /// The efficiencies and reserve used.
     pub options: InferenceOptions,
+}
+
+/// Where a plan's fitted speed fractions come from ([`InferencePlan::speed_basis`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SpeedBasis {
+    /// The decode fraction of memory bandwidth (`None`: no cell fitted, the
+    /// options' `decode_efficiency` applies).
+    pub decode: Option<super::speed::FitBasis>,
+    /// The prefill fraction of the matrix rate (`None`: no cell fitted, the
+    /// options' `prefill_efficiency` applies).
+    pub prefill: Option<super::speed::FitBasis>,
 }
 
 /// Per-(model, quantization, TP degree) sizes of one rank, with prefix sums
@@ -2234,6 +2250,13 @@ pub fn plan_inference(
                         opts.fused_attention,
                     )
                 })
+        }),
+        speed_basis: devices.first().filter(|_| opts.calibrated_speed).map(|d| {
+            let a = super::speed::fitted_for(d, opts.runtime, quant, opts.runtime_build);
+            SpeedBasis {
+                decode: a.decode_basis,
+                prefill: a.prefill_basis,
+            }
         }),
         options: opts.clone(),
     }

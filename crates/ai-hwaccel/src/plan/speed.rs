@@ -329,6 +329,27 @@ pub struct SpeedFit {
     pub rows: (u32, u32),
 }
 
+/// Where a fitted fraction a plan applies comes from: which cell of
+/// [`FITTED`] (see [`fitted`] for the order cells are tried in) and
+/// whether the device's own factor ([`FITTED_DEVICES`]) scaled it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FitBasis {
+    /// The fraction applied, the device's factor included.
+    pub efficiency: f64,
+    /// The class whose cell gave it: the device's own, or `any` (pooled
+    /// over every GPU class) where its class has no cell for this quantity.
+    pub class: DeviceClass,
+    /// The width of that cell.
+    pub width: FormatWidth,
+    /// Fit rows behind that cell.
+    pub rows: u32,
+    /// The class's coarser cell, scaled by the pooled ratio of the
+    /// format's width to the coarser one.
+    pub width_scaled: bool,
+    /// Fit rows of the device's own factor, where one applied.
+    pub device_rows: Option<u32>,
+}
+
 /// What the planner applies for one device, runtime and format.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Applied {
@@ -346,6 +367,10 @@ pub struct Applied {
     /// Factor on the prefill time of a mixture of experts' routed GEMMs
     /// ([`MOE_PREFILL`]); 1 when not fitted.
     pub moe_prefill: f64,
+    /// Where [`Applied::decode`] comes from (`None`: not fitted).
+    pub decode_basis: Option<FitBasis>,
+    /// Where [`Applied::prefill`] comes from (`None`: not fitted).
+    pub prefill_basis: Option<FitBasis>,
 }
 
 impl Applied {
@@ -357,6 +382,8 @@ impl Applied {
         prefill_layer_s: 0.0,
         score_bytes: 0.0,
         moe_prefill: 1.0,
+        decode_basis: None,
+        prefill_basis: None,
     };
 
     /// Seconds per prompt token for the attention scores `layers` layers
@@ -997,7 +1024,7 @@ fn width_scaled<'a>(
     cell: &dyn Fn(DeviceClass, FormatWidth) -> Option<&'a SpeedFit>,
     get: fn(&SpeedFit) -> Option<f64>,
     layer: fn(&SpeedFit) -> Option<f64>,
-) -> Option<(Option<f64>, f64)> {
+) -> Option<(Option<f64>, f64, &'a SpeedFit)> {
     if matches!(
         class,
         DeviceClass::Other | DeviceClass::Any | DeviceClass::Cpu
@@ -1010,7 +1037,7 @@ fn width_scaled<'a>(
     let e = get(own)?;
     let fine = cell(DeviceClass::Any, width).and_then(get)?;
     let pooled = cell(DeviceClass::Any, coarser).and_then(get)?;
-    Some((Some(e * fine / pooled), layer(own).unwrap_or(0.0)))
+    Some((Some(e * fine / pooled), layer(own).unwrap_or(0.0), own))
 }
 
 /// The cell for a device, runtime and format: the first with a fitted value
@@ -1041,21 +1068,37 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
         .into_iter()
         .filter_map(|(c, w)| cell(c, w))
         .collect();
-    let first = |get: fn(&SpeedFit) -> Option<f64>, layer: fn(&SpeedFit) -> Option<f64>| {
-        width_scaled(class, width, &cell, get, layer).or_else(|| {
-            tried
-                .iter()
-                .find(|f| get(f).is_some())
-                .map(|f| (get(f), layer(f).unwrap_or(0.0)))
-        })
+    let first = |get: fn(&SpeedFit) -> Option<f64>,
+                 layer: fn(&SpeedFit) -> Option<f64>,
+                 rows: fn(&SpeedFit) -> u32| {
+        let basis = |e: Option<f64>, f: &SpeedFit, scaled: bool| {
+            e.map(|efficiency| FitBasis {
+                efficiency,
+                class: f.class,
+                width: f.width,
+                rows: rows(f),
+                width_scaled: scaled,
+                device_rows: None,
+            })
+        };
+        width_scaled(class, width, &cell, get, layer)
+            .map(|(e, l, f)| (e, l, basis(e, f, true)))
+            .or_else(|| {
+                tried
+                    .iter()
+                    .find(|f| get(f).is_some())
+                    .map(|f| (get(f), layer(f).unwrap_or(0.0), basis(get(f), f, false)))
+            })
     };
-    let dec = first(|f| f.decode, |f| f.decode_layer_s);
-    let pre = first(|f| f.prefill, |f| f.prefill_layer_s);
+    let dec = first(|f| f.decode, |f| f.decode_layer_s, |f| f.rows.0);
+    let pre = first(|f| f.prefill, |f| f.prefill_layer_s, |f| f.rows.1);
     Applied {
-        decode: dec.and_then(|(e, _)| e),
-        decode_layer_s: dec.map_or(0.0, |(_, l)| l),
-        prefill: pre.and_then(|(e, _)| e),
-        prefill_layer_s: pre.map_or(0.0, |(_, l)| l),
+        decode_basis: dec.and_then(|(.., b)| b),
+        prefill_basis: pre.and_then(|(.., b)| b),
+        decode: dec.and_then(|(e, ..)| e),
+        decode_layer_s: dec.map_or(0.0, |(_, l, _)| l),
+        prefill: pre.and_then(|(e, ..)| e),
+        prefill_layer_s: pre.map_or(0.0, |(_, l, _)| l),
         // A property of the runtime's attention kernels, whatever the
         // weight format; fitted on GPUs only.
         score_bytes: if !matches!(class, DeviceClass::Other | DeviceClass::Cpu) {
@@ -1264,14 +1307,45 @@ pub fn fitted_for(
     // per-layer time applies to it.
     if d.host && d.bandwidth_basis.as_deref() == Some("measured") {
         a.decode = Some(1.0);
+        a.decode_basis = None;
     }
     let own_id = d.spec_id.as_deref().or(d.cpu_spec_id.as_deref());
     if let Some(id) = own_id {
         let (kd, kp) = device_factors(id, fit_runtime(runtime));
         a.decode = a.decode.map(|e| e * kd.unwrap_or(1.0));
         a.prefill = a.prefill.map(|e| e * kp.unwrap_or(1.0));
+        let rows = device_factor_rows(id, fit_runtime(runtime));
+        for (basis, k, e, n) in [
+            (&mut a.decode_basis, kd, a.decode, rows.0),
+            (&mut a.prefill_basis, kp, a.prefill, rows.1),
+        ] {
+            if let (Some(b), Some(e)) = (basis.as_mut(), e) {
+                b.efficiency = e;
+                b.device_rows = k.and(n);
+            }
+        }
     }
     a
+}
+
+/// The fit rows behind [`device_factors`]' picks (decode, prefill).
+fn device_factor_rows(id: &str, runtime: RuntimeKind) -> (Option<u32>, Option<u32>) {
+    let (kd, kp) = device_factors(id, runtime);
+    let rows = |k: Option<f64>, get: fn(&DeviceFit) -> (Option<f64>, u32)| {
+        let k = k?;
+        FITTED_DEVICES
+            .iter()
+            .filter(|f| {
+                f.runtime == runtime && (f.spec_id == id || crate::spec::same_chip(f.spec_id, id))
+            })
+            .map(get)
+            .find(|(v, _)| *v == Some(k))
+            .map(|(_, n)| n)
+    };
+    (
+        rows(kd, |f| (f.decode, f.rows.0)),
+        rows(kp, |f| (f.prefill, f.rows.1)),
+    )
 }
 
 /// The device factors (decode, prefill) for spec id `id` under a fitted
@@ -1470,6 +1544,51 @@ mod tests {
             fitted(DeviceClass::Other, RuntimeKind::Vllm, Quant::Bf16).decode,
             None
         );
+    }
+
+    #[test]
+    fn the_basis_names_the_cell_and_the_device_factor() {
+        let rt = RuntimeKind::LlamaCpp;
+        let q = Quant::Q4K;
+        let width = FormatWidth::of(q);
+        let cell = |c: DeviceClass, w: FormatWidth| {
+            FITTED
+                .iter()
+                .find(|f| f.class == c && f.runtime == rt && f.width == w)
+        };
+        for (class, any) in [
+            (DeviceClass::NvidiaConsumer, DeviceClass::NvidiaConsumer),
+            (DeviceClass::AmdDatacenter, DeviceClass::Any),
+        ] {
+            let a = fitted(class, rt, q);
+            // Decode: the class's own cell where it has one, else the pool's.
+            let want = cell(any, width).filter(|f| f.decode.is_some());
+            let b = a.decode_basis.expect("a decode cell applies");
+            if let Some(f) = want {
+                assert_eq!((b.class, b.width, b.rows), (f.class, f.width, f.rows.0));
+                assert_eq!(Some(b.efficiency), f.decode);
+            }
+            assert_eq!(Some(b.efficiency), a.decode);
+            assert!(!b.width_scaled && b.device_rows.is_none());
+            let p = a.prefill_basis.expect("a prefill cell applies");
+            assert_eq!(Some(p.efficiency), a.prefill);
+        }
+        // A device with its own factor: the basis carries the scaled
+        // fraction and the factor's rows.
+        let d = &PlanDevice::from_device_string("1xrtx-4090").unwrap()[0];
+        let f = FITTED_DEVICES
+            .iter()
+            .find(|f| f.spec_id == "rtx-4090" && f.runtime == rt)
+            .unwrap();
+        let a = fitted_for(d, rt, q, None);
+        let b = a.decode_basis.unwrap();
+        assert_eq!(b.device_rows, Some(f.rows.0));
+        assert_eq!(Some(b.efficiency), a.decode);
+        let class = fitted(DeviceClass::NvidiaConsumer, rt, q).decode.unwrap();
+        assert!((b.efficiency - class * f.decode.unwrap()).abs() < 1e-12);
+        // Nothing fitted, nothing named.
+        let other = fitted(DeviceClass::Other, rt, q);
+        assert!(other.decode_basis.is_none() && other.prefill_basis.is_none());
     }
 
     #[test]
