@@ -1104,17 +1104,22 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   tg128 (Dec 2025, 75.79 tok/s, 28 % over) was built with
   `GGML_CUDA_GRAPHS:BOOL=OFF` (its source prints the build configuration),
   so it pays a kernel launch per operation that default builds do not.
-- Prefill, worst rows, held out: the Arc A770's rows on llama.cpp's Vulkan
-  backend (PR 14001's Windows baseline, Gemma 2 2B Q4_K_M pp512, 974.92
-  tok/s, 305 % over; intel/ipex-llm issue 13309, llama 7B Q4_0 pp512,
-  903.49, 93 % over) and the Data Center GPU Max 1100's llama 7B Q4_0
-  pp512 (PR 12972, SYCL, 1751.95 tok/s, 114 % over, where the same build's
-  Q4_K_M row runs at 3369.32, 11 % over). The Intel prefill cell is fitted
-  on five SYCL rows of the Arc A770, Arc A750 and Max 1100 (within 11 %)
-  since the Intel entries carry XMX rates (Nov 2026; each entry's notes
-  give the formula), and no Intel Vulkan row is in the fit part; the
-  planner has no backend term (below). Before those rates, Intel rows had
-  no prefill estimate.
+- Prefill, worst row, held out: the Data Center GPU Max 1100's llama 7B
+  Q4_0 pp512 (PR 12972, SYCL, 1751.95 tok/s, 114 % over, where the same
+  build's Q4_K_M row runs at 3369.32, 11 % over). The Intel prefill cell
+  is fitted on five SYCL rows of the Arc A770, Arc A750 and Max 1100
+  (within 11 %) since the Intel entries carry XMX rates (Nov 2026; each
+  entry's notes give the formula). Each row is planned on the ggml backend
+  it printed (`InferenceOptions::backend`, `plan --backend`): llama.cpp's
+  Vulkan backend multiplies on an Intel GPU's matrix engines only from Xe2
+  (`ggml_vk_khr_cooperative_matrix_support` in
+  `ggml/src/ggml-vulkan/ggml-vulkan.cpp`: "older hardware (ex. Arc A770)
+  has performance regressions"), so the A770's held-out Vulkan rows are
+  referred to its vector engines' 16-bit rate (34.4 TFLOPS against the
+  XMX engines' 137.6): PR 14001's Windows baseline, Gemma 2 2B Q4_K_M
+  pp512, 974.92 tok/s, is 23 % over and intel/ipex-llm issue 13309's llama
+  7B Q4_0 pp512, 903.49, 46 % under (305 % and 93 % over on the XMX rate).
+  Before the Intel entries had rates, Intel rows had no prefill estimate.
 - Prefill, worst rows, fit: the MI300X's runs above (pp512 1272.03 and 1334.37
   tok/s, near three times over: the amd-datacenter prefill cell is fitted
   on them with the MI50 and MI100 rows, whose builds ran closer to the

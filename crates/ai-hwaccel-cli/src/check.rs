@@ -854,7 +854,7 @@ fn check_bench(
     } else {
         notes.push("pass --model (and --devices) to compare with the planner's speeds".into());
     }
-    type Key = (String, u64, bool, Option<BuildMonth>);
+    type Key = (String, u64, bool, Option<BuildMonth>, Option<&'static str>);
     let mut cache: std::collections::BTreeMap<Key, Option<ai_hwaccel::plan::inference::Plan>> =
         Default::default();
     let mut out = Vec::new();
@@ -888,11 +888,19 @@ fn check_bench(
             Some(m) if !devices.is_empty() && (r.n_prompt == 0) != (r.n_gen == 0) => {
                 let quant = quant_of_model(&r.model);
                 let context = (r.n_depth + (r.n_prompt + r.n_gen) / 2).max(1);
+                // The backend the run printed (llama-bench's `backend`
+                // column): Vulkan runs an older Intel GPU without its
+                // matrix engines (plan::speed::reference_tflops).
+                let backend = r
+                    .backend
+                    .as_deref()
+                    .and_then(ai_hwaccel::plan::runtime::GgmlBackend::parse);
                 let key = (
                     quant.map_or("-".to_string(), |q| q.to_string()),
                     context,
                     fused,
                     build,
+                    backend.map(|b| b.as_str()),
                 );
                 if cache.len() >= MAX_PLANNED && !cache.contains_key(&key) {
                     capped = true;
@@ -907,6 +915,7 @@ fn check_bench(
                             runtime: RuntimeKind::LlamaCpp,
                             fused_attention: fused,
                             runtime_build: build,
+                            backend,
                             ..InferenceOptions::default()
                         };
                         let opts = ai_hwaccel::plan::options_for(m, &opts);

@@ -87,6 +87,13 @@ pub struct PlanArgs {
     /// newest build those rows measure.
     #[arg(long, value_name = "YYYY-MM", value_parser = parse_build_month)]
     pub runtime_build: Option<ai_hwaccel::plan::speed::BuildMonth>,
+    /// The ggml backend llama.cpp runs the GPUs with (cuda, hip, metal,
+    /// sycl, vulkan, opencl; default: the vendor's own). It changes the
+    /// plan where that backend's kernels run a device at another rate:
+    /// Vulkan multiplies on an Intel GPU before Xe2 (Arc A-series, Data
+    /// Center GPU Max) with its vector engines, not its matrix engines.
+    #[arg(long, value_name = "NAME", value_parser = parse_backend)]
+    pub backend: Option<ai_hwaccel::plan::runtime::GgmlBackend>,
     /// Tokens per prefill step (activation workspace), at most 10000000.
     #[arg(long, value_name = "N", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_CHUNK, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub prefill_chunk: u64,
@@ -217,7 +224,13 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
 }
 
 /// A clap value parser for a build month: `YYYY-MM`.
-pub fn parse_build_month(s: &str) -> Result<ai_hwaccel::plan::speed::BuildMonth, String> {
+pub fn parse_backend(s: &str) -> Result<ai_hwaccel::plan::runtime::GgmlBackend, String> {
+    ai_hwaccel::plan::runtime::GgmlBackend::parse(s)
+        .filter(|_| !s.contains(','))
+        .ok_or_else(|| format!("{s:?}: one of cuda, hip (rocm), metal, sycl, vulkan, opencl"))
+}
+
+fn parse_build_month(s: &str) -> Result<ai_hwaccel::plan::speed::BuildMonth, String> {
     ai_hwaccel::plan::speed::BuildMonth::parse(s)
         .ok_or_else(|| format!("{s:?} is not a month YYYY-MM (2000-01 to 2999-12)"))
 }
@@ -658,6 +671,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         fused_attention: !args.unfused_attention,
         runtime_build: args.runtime_build,
         kv_read_efficiency: args.kv_read_efficiency,
+        backend: args.backend,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: args.max_plans as usize,

@@ -1786,6 +1786,30 @@ fn plan_for_an_older_llama_cpp_build() {
     );
     let uncalibrated = json(&[&base[..], &["--json", "--decode-efficiency", "0.5"]].concat());
     assert!(uncalibrated["speed_basis"].is_null(), "{uncalibrated}");
+    // `--backend`: only where the backend's kernels run the device at
+    // another rate. The RTX 4090 under Vulkan plans as under CUDA; an Arc
+    // A770 under Vulkan runs its prompt on its vector engines and says so.
+    let vulkan = json(&[&base[..], &["--json", "--backend", "vulkan"]].concat());
+    assert_eq!(vulkan["options"]["backend"], "vulkan");
+    assert_eq!(vulkan["plans"], now["plans"]);
+    let arc: Vec<&str> = base
+        .iter()
+        .map(|a| if *a == "1xrtx-4090" { "1xarc-a770" } else { a })
+        .chain(["--json"])
+        .collect();
+    let sycl = json(&[&arc[..], &["--backend", "SYCL"]].concat());
+    let vk = json(&[&arc[..], &["--backend", "vulkan"]].concat());
+    assert_eq!(p(&sycl), p(&json(&arc)));
+    assert!(p(&vk) < 0.3 * p(&sycl), "{} vs {}", p(&vk), p(&sycl));
+    assert_eq!(d(&vk), d(&sycl), "decode reads the same bytes");
+    assert!(
+        vk["warnings"].to_string().contains("vector engines"),
+        "{vk}"
+    );
+    for bad in ["directml", "cuda,vulkan"] {
+        let o = run(&[&base[..], &["--backend", bad]].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+    }
     for bad in ["2024-13", "May 2024", "24-05"] {
         let o = run(&[&base[..], &["--runtime-build", bad]].concat());
         assert_eq!(o.status.code(), Some(2), "{bad}");

@@ -835,6 +835,32 @@ fn check_compares_a_published_llama_bench_table() {
     assert!(notes.contains("planned off"), "{notes}");
 }
 
+/// `check` plans each llama-bench line on the backend it printed: the same
+/// A770 table with a SYCL and a Vulkan line (a llama-bench Markdown table
+/// written here, in the format of a 2025 build) gets the Vulkan prompt
+/// planned at the vector engines' rate, a quarter of the matrix engines'.
+#[test]
+fn check_plans_each_line_on_its_printed_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bench.md");
+    std::fs::write(
+        &file,
+        "| model                          |       size |     params | backend    | ngl |            test |                  t/s |\n\
+         | ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |\n\
+         | llama 7B Q4_0                  |   3.56 GiB |     6.74 B | SYCL       |  99 |           pp512 |      1711.58 ± 10.00 |\n\
+         | llama 7B Q4_0                  |   3.56 GiB |     6.74 B | RPC,Vulkan |  99 |           pp512 |        903.49 ± 5.00 |\n\
+         \n\
+         build: 26b79b6cb (5538)\n",
+    )
+    .unwrap();
+    let r = check_json(&file, &["--model", "llama-2-7b", "--devices", "1xarc-a770"]);
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{r}");
+    let p = |i: usize| rows[i]["predicted_tokens_per_s"].as_f64().unwrap();
+    let ratio = p(1) / p(0);
+    assert!(ratio > 0.2 && ratio < 0.3, "{ratio}: {r}");
+}
+
 /// `check` on llama-bench JSON of a real 2026 build (this project's lent
 /// H200 run; `build_number` 0, so its `test_time` dates it): a month after
 /// the newest the calibration rows measure is planned as that newest, and

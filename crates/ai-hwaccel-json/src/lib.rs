@@ -167,6 +167,7 @@ pub const COMMANDS: &[Command] = &[
             "expert_parallel",
             "unfused_attention",
             "runtime_build",
+            "backend",
             "measure",
             "emit",
             "plan",
@@ -795,6 +796,19 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         ),
         None => None,
     };
+    let backend = match r.string("backend")? {
+        Some(s) => Some(
+            ai_hwaccel::plan::runtime::GgmlBackend::parse(&s)
+                .filter(|_| !s.contains(','))
+                .ok_or_else(|| {
+                    r.bad(
+                        "backend",
+                        "one of cuda, hip (rocm), metal, sycl, vulkan, opencl",
+                    )
+                })?,
+        ),
+        None => None,
+    };
     // Targets choose each layout's batch; offload plans have no layouts.
     conflict(r, "ttft_ms", &["batch", "offload"])?;
     conflict(r, "tpot_ms", &["batch", "offload"])?;
@@ -825,6 +839,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         fused_attention,
         runtime_build,
         kv_read_efficiency,
+        backend,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: max_plans as usize,
@@ -1275,6 +1290,40 @@ mod tests {
         .unwrap();
         assert_eq!(out, serde_json::to_value(&lib).unwrap());
         assert_eq!(out["options"]["max_plans"], 5);
+    }
+
+    #[test]
+    fn plan_takes_a_ggml_backend() {
+        let req = |extra: &str| {
+            format!(
+                r#"{{"model": "llama-2-7b", "devices": "1xarc-a770", "runtime": "llama.cpp", "quant": "q4_0", "context": 512{extra}}}"#
+            )
+        };
+        let prefill =
+            |v: &serde_json::Value| v["plans"][0]["prefill_tokens_per_s"].as_f64().unwrap();
+        let native: serde_json::Value =
+            serde_json::from_str(&call("plan", &req("")).unwrap()).unwrap();
+        let vulkan: serde_json::Value =
+            serde_json::from_str(&call("plan", &req(r#", "backend": "Vulkan""#)).unwrap()).unwrap();
+        assert_eq!(vulkan["options"]["backend"], "vulkan");
+        assert!(native["options"]["backend"].is_null());
+        // The A770's vector engines (34.4 TFLOPS FP16) against its XMX
+        // engines (137.6): a quarter of the prompt rate, less the same
+        // per-layer time.
+        let r = prefill(&vulkan) / prefill(&native);
+        assert!(r > 0.2 && r < 0.3, "{r}");
+        assert!(
+            vulkan["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap().contains("vector engines")),
+            "{vulkan}"
+        );
+        for bad in [r#""cuda,vulkan""#, r#""directml""#, "3"] {
+            let e = call("plan", &req(&format!(r#", "backend": {bad}"#))).unwrap_err();
+            assert!(e.message.contains("\"backend\""), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -220,6 +220,13 @@ pub struct InferenceOptions {
     /// decode efficiency.
     #[serde(default)]
     pub kv_read_efficiency: Option<f64>,
+    /// The ggml backend llama.cpp runs the GPUs with; `None`: the vendor's
+    /// own (CUDA, HIP, Metal, SYCL). Read only under the llama.cpp rule,
+    /// and only where the backend's kernels run a device at another rate
+    /// ([`crate::plan::speed::reference_tflops`]: Vulkan on Intel GPUs
+    /// other than Xe2).
+    #[serde(default)]
+    pub backend: Option<super::runtime::GgmlBackend>,
 }
 
 impl InferenceOptions {
@@ -263,6 +270,7 @@ impl Default for InferenceOptions {
             fused_attention: true,
             runtime_build: None,
             kv_read_efficiency: None,
+            backend: None,
         }
     }
 }
@@ -1337,7 +1345,7 @@ fn evaluate_replica_with(
                 } else {
                     compute
                 };
-                super::speed::reference_tflops(d, opts.runtime, c)
+                super::speed::reference_tflops(d, opts.runtime, c, opts.backend)
             })
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min_by(f64::total_cmp));
@@ -2061,7 +2069,8 @@ pub fn plan_inference(
                 ("memory bandwidth", d.bandwidth_bytes_per_s.is_none()),
                 (
                     "peak compute rates",
-                    super::speed::reference_tflops(d, opts.runtime, Dtype::Bf16).is_none(),
+                    super::speed::reference_tflops(d, opts.runtime, Dtype::Bf16, opts.backend)
+                        .is_none(),
                 ),
             ]
             .into_iter()
@@ -2196,6 +2205,23 @@ pub fn plan_inference(
             d.id, d.name
         ));
     }
+    if opts.runtime == RuntimeKind::LlamaCpp
+        && opts.backend == Some(super::runtime::GgmlBackend::Vulkan)
+        && let Some(d) = devices
+            .iter()
+            .find(|d| super::speed::vulkan_without_matrix_engines(d))
+    {
+        warnings.push(format!(
+            "{} ({}): llama.cpp's Vulkan backend multiplies on its vector engines, not its \
+             matrix engines (cooperative matrices only from Xe2): prefill is planned at their \
+             16-bit rate{}",
+            d.id,
+            d.name,
+            d.tflops
+                .fp32
+                .map_or(String::new(), |r| format!(", {:.1} TFLOPS", 2.0 * r))
+        ));
+    }
     let mut rejected = result.rejected;
     rejected.truncate(20);
     let mut plans = result.plans;
@@ -2262,7 +2288,6 @@ pub fn plan_inference(
     }
 }
 
-/// What would make an infeasible request fit.
 /// Why a feasible plan has no decode or prefill speed: for each accelerator
 /// whose spec entry lacks the memory bandwidth (decode) or the matrix rate
 /// the runtime's kernels would run at (prefill), one warning naming the
@@ -2301,7 +2326,9 @@ fn unestimated_speeds(
             ),
             (
                 format!("{compute} matrix rate"),
-                no_prefill && super::speed::reference_tflops(d, opts.runtime, compute).is_none(),
+                no_prefill
+                    && super::speed::reference_tflops(d, opts.runtime, compute, opts.backend)
+                        .is_none(),
             ),
         ]
         .into_iter()
@@ -2332,6 +2359,7 @@ fn unestimated_speeds(
     out
 }
 
+/// What would make an infeasible request fit.
 fn advise(
     spec: &ModelSpec,
     devices: &[PlanDevice],

@@ -150,8 +150,11 @@
 //!   GeForce part's reference is `2 × fp16_acc32`. Apple GPUs run fp16 at the
 //!   fp32 rate (Philip Turner, metal-benchmarks,
 //!   <https://github.com/philipturner/metal-benchmarks>), so an Apple entry
-//!   without an fp16 figure uses its fp32 one. Elsewhere it is the dense
-//!   fp16 (or bf16) rate.
+//!   without an fp16 figure uses its fp32 one. llama.cpp's Vulkan backend
+//!   runs an Intel GPU before Xe2 on its vector engines (no cooperative
+//!   matrices there), so under `InferenceOptions::backend` Vulkan such a
+//!   part's reference is their 16-bit rate, twice its fp32 one
+//!   ([`reference_tflops`]). Elsewhere it is the dense fp16 (or bf16) rate.
 //!
 //! Options override all of this: `InferenceOptions::calibrated_speed =
 //! false` (CLI: `--decode-efficiency` / `--prefill-efficiency`) applies the
@@ -1391,9 +1394,42 @@ fn device_factors(id: &str, runtime: RuntimeKind) -> (Option<f64>, Option<f64>) 
 /// NVFP4 (`compute` fp4) under llama.cpp on a GPU without FP4 units runs at
 /// the 16-bit reference like its other block types: ggml-cuda's `mmq.cu`
 /// takes the FP4 tensor-core path only where `blackwell_mma_available`.
-pub fn reference_tflops(d: &PlanDevice, runtime: RuntimeKind, compute: Dtype) -> Option<f64> {
+///
+/// llama.cpp's Vulkan backend (`backend` Vulkan) multiplies on an Intel
+/// GPU's matrix engines (`VK_KHR_cooperative_matrix`) only on Xe2 and later
+/// (and on integrated Xe parts under Intel's Windows driver): "older
+/// hardware (ex. Arc A770) has performance regressions"
+/// (`ggml/src/ggml-vulkan/ggml-vulkan.cpp`,
+/// `ggml_vk_khr_cooperative_matrix_support`, the llama.cpp vendored in
+/// llama-cpp-python 0.3.36). Without it the matrix shaders run on the
+/// vector engines (FP16 `f16acc` pipelines, or int8 dot products for
+/// quantized weights where the device has them, same file). As everywhere
+/// here, the reference is the 16-bit rate of the units the kernels run on
+/// (NVIDIA's int8 MMQ is referred to the tensor cores' FP16 rate too): on
+/// Xe-HPG and Xe-HPC vector engines twice their FP32 rate (32 FP16 and 16
+/// FP32 operations per vector engine and clock: Intel's Architecture Day
+/// 2021, as the Arc entries' notes cite). So a discrete Intel GPU before
+/// Xe2 under Vulkan has the reference `2 × fp32`. The A770's llama.cpp
+/// Vulkan prompt rows (June and September 2025 builds) run at 0.3 to 0.5 of
+/// what its SYCL rows reach on the matrix engines.
+pub fn reference_tflops(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    compute: Dtype,
+    backend: Option<super::runtime::GgmlBackend>,
+) -> Option<f64> {
     if d.host {
         return d.tflops.fp32;
+    }
+    if runtime == RuntimeKind::LlamaCpp
+        && backend == Some(super::runtime::GgmlBackend::Vulkan)
+        && matches!(
+            compute,
+            Dtype::Fp16 | Dtype::Bf16 | Dtype::Fp4 | Dtype::Fp8 | Dtype::Int8
+        )
+        && vulkan_without_matrix_engines(d)
+    {
+        return d.tflops.fp32.map(|r| 2.0 * r);
     }
     let compute = if compute == Dtype::Fp4
         && runtime == RuntimeKind::LlamaCpp
@@ -1416,6 +1452,21 @@ pub fn reference_tflops(d: &PlanDevice, runtime: RuntimeKind, compute: Dtype) ->
         DeviceClass::Apple if sixteen => d.tflops_for(compute).or(d.tflops.fp32),
         _ => d.tflops_for(compute),
     }
+}
+
+/// Whether llama.cpp's Vulkan backend runs a device's matrix products
+/// without its matrix engines (see [`reference_tflops`]): a discrete Intel
+/// GPU whose spec entry's architecture is before Xe2 (Xe-HPG, Xe-HPC).
+pub fn vulkan_without_matrix_engines(d: &PlanDevice) -> bool {
+    let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
+        return false;
+    };
+    e.vendor == "intel"
+        && e.family == crate::model::Family::Gpu
+        && !e.unified_memory
+        && e.architecture
+            .as_deref()
+            .is_some_and(|a| a.starts_with("Xe-"))
 }
 
 /// Whether a calibration row (its CSV line, exactly as in the file) is held
@@ -1547,6 +1598,85 @@ mod tests {
     }
 
     #[test]
+    fn backends_parse_as_llama_bench_prints_them() {
+        use crate::plan::runtime::GgmlBackend as B;
+        for (s, want) in [
+            ("CUDA", Some(B::Cuda)),
+            ("ROCm", Some(B::Hip)),
+            ("hip", Some(B::Hip)),
+            ("Metal,BLAS", Some(B::Metal)),
+            ("RPC,Vulkan", Some(B::Vulkan)),
+            ("SYCL", Some(B::Sycl)),
+            ("vulkan", Some(B::Vulkan)),
+            ("OpenCL", Some(B::Opencl)),
+            ("CPU", None),
+            ("BLAS", None),
+            ("", None),
+        ] {
+            assert_eq!(B::parse(s), want, "{s}");
+        }
+        for b in [B::Cuda, B::Hip, B::Metal, B::Sycl, B::Vulkan, B::Opencl] {
+            assert_eq!(B::parse(b.as_str()), Some(b));
+            assert_eq!(
+                serde_json::to_value(b).unwrap(),
+                serde_json::Value::String(b.as_str().into())
+            );
+        }
+    }
+
+    #[test]
+    fn vulkan_runs_intel_gpus_before_xe2_on_their_vector_engines() {
+        use crate::plan::runtime::GgmlBackend as B;
+        let rt = RuntimeKind::LlamaCpp;
+        let dev = |id: &str| {
+            PlanDevice::from_device_string(&format!("1x{id}"))
+                .unwrap()
+                .remove(0)
+        };
+        for id in ["arc-a770", "arc-a380", "max-1100"] {
+            let d = dev(id);
+            let fp32 = d.tflops.fp32.unwrap();
+            let xmx = d.tflops.fp16.unwrap();
+            assert_eq!(
+                reference_tflops(&d, rt, Dtype::Fp16, Some(B::Vulkan)),
+                Some(2.0 * fp32),
+                "{id}"
+            );
+            assert_eq!(
+                reference_tflops(&d, rt, Dtype::Fp16, Some(B::Sycl)),
+                Some(xmx),
+                "{id}"
+            );
+            assert_eq!(
+                reference_tflops(&d, rt, Dtype::Fp16, None),
+                Some(xmx),
+                "{id}"
+            );
+            // Another runtime has no ggml backend.
+            assert_eq!(
+                reference_tflops(&d, RuntimeKind::Vllm, Dtype::Fp16, Some(B::Vulkan)),
+                Some(xmx)
+            );
+            assert!(
+                2.0 * fp32 < xmx / 3.0,
+                "{id}: the vector engines are far slower"
+            );
+        }
+        // The A770: 32 Xe-cores x 16 vector engines x 32 FP16 ops x 2.1 GHz.
+        let a770 = reference_tflops(&dev("arc-a770"), rt, Dtype::Fp16, Some(B::Vulkan)).unwrap();
+        assert!((a770 - 34.4).abs() < 0.01, "{a770}");
+        // Other vendors' GPUs keep their reference under Vulkan.
+        for id in ["rtx-4090", "rx-7900-xtx", "h100-sxm"] {
+            let d = dev(id);
+            assert_eq!(
+                reference_tflops(&d, rt, Dtype::Fp16, Some(B::Vulkan)),
+                reference_tflops(&d, rt, Dtype::Fp16, None),
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
     fn the_basis_names_the_cell_and_the_device_factor() {
         let rt = RuntimeKind::LlamaCpp;
         let q = Quant::Q4K;
@@ -1608,11 +1738,12 @@ mod tests {
         let d = &PlanDevice::from_device_string("1xrtx-4090").unwrap()[0];
         // Ada whitepaper: 165.2 TFLOPS with FP32 accumulate, 330.3 with FP16.
         assert!(
-            (reference_tflops(d, RuntimeKind::LlamaCpp, Dtype::Fp16).unwrap() - 330.4).abs() < 0.01
+            (reference_tflops(d, RuntimeKind::LlamaCpp, Dtype::Fp16, None).unwrap() - 330.4).abs()
+                < 0.01
         );
         // vLLM (PyTorch GEMMs) accumulates in FP32.
         assert_eq!(
-            reference_tflops(d, RuntimeKind::Vllm, Dtype::Fp16),
+            reference_tflops(d, RuntimeKind::Vllm, Dtype::Fp16, None),
             Some(165.2)
         );
     }

@@ -377,7 +377,12 @@ impl Split<'_> {
                 g.bandwidth_bytes_per_s,
             );
             prefill_s = prefill_s
-                .zip(speed::reference_tflops(g, opts.runtime, compute))
+                .zip(speed::reference_tflops(
+                    g,
+                    opts.runtime,
+                    compute,
+                    opts.backend,
+                ))
                 .map(|(t, rate)| {
                     t + (sizer.flops_per_token(a, b, mean_context, last)
                         + (f.moe_prefill - 1.0) * sizer.routed_flops_per_token(a, b))

@@ -13,6 +13,62 @@
 use super::{DeviceContext, MIB, Runtime, RuntimeKind, RuntimeMemory};
 use crate::plan::inference::InferenceOptions;
 
+/// The ggml backend llama.cpp runs a GPU with (the build's, or the
+/// device `-dev` picks; llama-bench prints it in its `backend` column).
+/// `None` in the options: the vendor's own (CUDA, HIP, Metal, SYCL). A
+/// backend changes the plan only where its kernels run the device at
+/// another rate ([`crate::plan::speed::reference_tflops`]).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum GgmlBackend {
+    /// NVIDIA CUDA (also MUSA's CUDA-derived build).
+    Cuda,
+    /// AMD HIP (ROCm).
+    Hip,
+    /// Apple Metal.
+    Metal,
+    /// SYCL (oneAPI: Intel GPUs).
+    Sycl,
+    /// Vulkan.
+    Vulkan,
+    /// OpenCL (Adreno, Intel).
+    Opencl,
+}
+
+impl GgmlBackend {
+    /// A backend by its name, case-insensitively, as llama-bench prints it
+    /// or a user writes it (`CUDA`, `ROCm`/`HIP`, `Metal`, `SYCL`, `Vulkan`,
+    /// `OpenCL`); in a comma-separated list (`Metal,BLAS`, `RPC,Vulkan`)
+    /// the first GPU backend. `None` for anything else (`CPU`, `BLAS`,
+    /// `RPC` alone).
+    pub fn parse(s: &str) -> Option<GgmlBackend> {
+        s.split(',')
+            .find_map(|b| match b.trim().to_ascii_lowercase().as_str() {
+                "cuda" => Some(GgmlBackend::Cuda),
+                "hip" | "rocm" => Some(GgmlBackend::Hip),
+                "metal" | "mtl" => Some(GgmlBackend::Metal),
+                "sycl" => Some(GgmlBackend::Sycl),
+                "vulkan" | "vk" => Some(GgmlBackend::Vulkan),
+                "opencl" => Some(GgmlBackend::Opencl),
+                _ => None,
+            })
+    }
+
+    /// Lowercase name, as JSON spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GgmlBackend::Cuda => "cuda",
+            GgmlBackend::Hip => "hip",
+            GgmlBackend::Metal => "metal",
+            GgmlBackend::Sycl => "sycl",
+            GgmlBackend::Vulkan => "vulkan",
+            GgmlBackend::Opencl => "opencl",
+        }
+    }
+}
+
 /// `n_ubatch` default (`common/common.h`, `n_ubatch = 512`).
 pub const N_UBATCH: u64 = 512;
 
