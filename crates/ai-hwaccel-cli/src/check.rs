@@ -810,6 +810,9 @@ pub struct BenchCheck {
     pub planned_build: Option<BuildMonth>,
     /// Whether the prediction is for fused (flash) attention.
     pub planned_flash_attention: bool,
+    /// The ggml backend the prediction is for: the printed one (`None`:
+    /// none printed, or not one the planner names; the vendor's own).
+    pub planned_backend: Option<ai_hwaccel::plan::runtime::GgmlBackend>,
 }
 
 /// `check` on llama-bench output.
@@ -884,17 +887,17 @@ fn check_bench(
             });
             auto
         });
+        // The backend the run printed (llama-bench's `backend` column):
+        // Vulkan runs an older Intel GPU without its matrix engines
+        // (plan::speed::reference_tflops).
+        let backend = r
+            .backend
+            .as_deref()
+            .and_then(ai_hwaccel::plan::runtime::GgmlBackend::parse);
         let predicted = match &model {
             Some(m) if !devices.is_empty() && (r.n_prompt == 0) != (r.n_gen == 0) => {
                 let quant = quant_of_model(&r.model);
                 let context = (r.n_depth + (r.n_prompt + r.n_gen) / 2).max(1);
-                // The backend the run printed (llama-bench's `backend`
-                // column): Vulkan runs an older Intel GPU without its
-                // matrix engines (plan::speed::reference_tflops).
-                let backend = r
-                    .backend
-                    .as_deref()
-                    .and_then(ai_hwaccel::plan::runtime::GgmlBackend::parse);
                 let key = (
                     quant.map_or("-".to_string(), |q| q.to_string()),
                     context,
@@ -954,6 +957,7 @@ fn check_bench(
                     .unwrap_or(b)
             }),
             planned_flash_attention: fused,
+            planned_backend: backend,
         });
     }
     notes.extend(assumed.into_iter().map(str::to_string));

@@ -859,6 +859,8 @@ fn check_plans_each_line_on_its_printed_backend() {
     let p = |i: usize| rows[i]["predicted_tokens_per_s"].as_f64().unwrap();
     let ratio = p(1) / p(0);
     assert!(ratio > 0.2 && ratio < 0.3, "{ratio}: {r}");
+    assert_eq!(rows[0]["planned_backend"], "sycl");
+    assert_eq!(rows[1]["planned_backend"], "vulkan");
 }
 
 /// `check` on llama-bench JSON of a real 2026 build (this project's lent
