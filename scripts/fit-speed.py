@@ -1085,7 +1085,12 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   `src/plan/speed.rs`). Fitted decays per year: {decays}. Apple's rows are
   all of Sep 2023 to May 2024 builds but one (an M3 Ultra, Dec 2025), too
   few to fit a decay on, so Apple plans keep the fitted per-layer time of
-  those builds. Without the term the decode worst was 58 % (the MI300X's
+  those builds. Intel's rows have had none since Nov 2026: their newest
+  build is now PR 28725's of Sep 2026 (an A770 under SYCL), and only two
+  Intel rows are of builds in the year before it (the rule asks for three;
+  0.35 per year was fitted on the Feb 2025 to Apr 2026 builds before), so
+  Intel plans take the per-layer time fitted over all their rows' builds.
+  Without the term the decode worst was 58 % (the MI300X's
   Oct 2024 rows) and the lent H200 below decoded 31 to 41 % faster than
   planned.
 - Mixture-of-experts prefill: the routed experts' GEMMs (a few tokens
