@@ -1133,6 +1133,9 @@ fn check_batched(
                     runtime: RuntimeKind::LlamaCpp,
                     fused_attention: fused,
                     runtime_build: build,
+                    // The backend its loader's log names, where it is in
+                    // the text.
+                    backend: b.backend,
                     ..InferenceOptions::default()
                 };
                 let opts = ai_hwaccel::plan::options_for(m, &opts);

@@ -506,6 +506,9 @@ pub struct BatchedBench {
     /// [`super::log::parse_llamacpp_log`] reads it (`print_info: file type
     /// = Q4_0`; `llm_load_print_meta: model ftype = Q4_K - Medium`).
     pub file_type: Option<String>,
+    /// The ggml GPU backend, where the loader's log is in the text
+    /// ([`super::log::LlamaCppLog::backend`]).
+    pub backend: Option<super::GgmlBackend>,
     /// The result lines, in the printed order.
     pub rows: Vec<BatchedRow>,
 }
@@ -639,7 +642,9 @@ pub fn parse_batched_bench(text: &str) -> Option<BatchedBench> {
         return None;
     }
     // The loader's lines, as `check` reads them from any llama.cpp log.
-    b.file_type = super::log::parse_llamacpp_log(text).file_type;
+    let log = super::log::parse_llamacpp_log(text);
+    b.file_type = log.file_type.clone();
+    b.backend = log.backend();
     Some(b)
 }
 
@@ -685,12 +690,16 @@ mod tests {
         // JSONL (`--output-format jsonl`), the settings in every line, with
         // a build line and a loader line around it; flash attention `-1`
         // (auto) resolves on.
+        // The lent H100's output holds no loader lines: no backend named.
+        assert_eq!(b.backend, None);
         let jsonl = "print_info: file type   = Q4_K - Medium\n\
+            llama_prepare_model_devices: using device SYCL0 (Intel(R) Arc(TM) A770 Graphics) - 15976 MiB free\n\
             {\"n_kv_max\": 4096, \"n_batch\": 2048, \"n_ubatch\": 512, \"flash_attn\": -1, \"is_pp_shared\": 1, \"n_gpu_layers\": -1, \"n_threads\": 8, \"n_threads_batch\": 8, \"pp\": 128, \"tg\": 32, \"pl\": 4, \"n_kv\": 256, \"t_pp\": 0.012000, \"speed_pp\": 10666.666016, \"t_tg\": 0.300000, \"speed_tg\": 426.666656, \"t\": 0.312000, \"speed\": 820.512817}\n\
             {\"pp\": 128, \"tg\": 32, \"pl\": \"x\"}\n\
             build: 6918 (2f68ce7cf) with cc for x86_64-linux-gnu\n";
         let b = parse_batched_bench(jsonl).unwrap();
         assert_eq!(b.rows.len(), 1, "the malformed line is skipped");
+        assert_eq!(b.backend, Some(crate::plan::runtime::GgmlBackend::Sycl));
         assert_eq!(
             (b.flash_attn, b.pp_shared, b.n_gpu_layers),
             (Some(true), Some(true), Some(-1))

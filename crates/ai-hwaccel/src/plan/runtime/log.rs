@@ -66,6 +66,27 @@ pub struct LlamaCppLog {
 }
 
 impl LlamaCppLog {
+    /// The ggml GPU backend the model ran on: from the devices llama.cpp
+    /// names (`using device Vulkan0 (…)`) or, in builds that print none, its
+    /// weights' buffers (`CUDA0 model buffer size`, `Metal_Mapped model
+    /// buffer size`), the first whose name without its index and suffix is
+    /// one ([`super::GgmlBackend::parse`]). `None` on the CPU alone, over
+    /// RPC alone, or when nothing names one.
+    pub fn backend(&self) -> Option<super::GgmlBackend> {
+        self.devices
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .chain(self.model_buffers.iter().map(|b| b.buffer.as_str()))
+            .find_map(|n| {
+                let base = n
+                    .split(['_', ' '])
+                    .next()
+                    .unwrap_or(n)
+                    .trim_end_matches(|c: char| c.is_ascii_digit());
+                super::GgmlBackend::parse(base)
+            })
+    }
+
     /// Sum of a buffer list.
     pub fn total(list: &[LoggedBuffer]) -> Option<u64> {
         (!list.is_empty()).then(|| list.iter().map(|b| b.bytes).sum())
@@ -259,6 +280,32 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backend_from_devices_else_weight_buffers() {
+        use crate::plan::runtime::GgmlBackend;
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/runtime-logs/");
+        let read =
+            |f: &str| parse_llamacpp_log(&std::fs::read_to_string(format!("{dir}{f}")).unwrap());
+        // 2024 format: no device lines, `CUDA0 buffer size`.
+        assert_eq!(
+            read("llama.cpp-pr6122__2x-cuda-old-format.log").backend(),
+            Some(GgmlBackend::Cuda)
+        );
+        // RPC servers and the host's mapped buffer name no GPU backend.
+        assert_eq!(
+            read("llama-server-local__2x-rpc-layer-split-reversed-buffers.log").backend(),
+            None
+        );
+        let l = parse_llamacpp_log(
+            "llama_prepare_model_devices: using device Vulkan0 (Intel(R) Arc(TM) A770 Graphics) - 15976 MiB free\n\
+             load_tensors:   CPU_Mapped model buffer size =    70.31 MiB\n",
+        );
+        assert_eq!(l.backend(), Some(GgmlBackend::Vulkan));
+        let l = parse_llamacpp_log("load_tensors: Metal_Mapped model buffer size =  3820.93 MiB\n");
+        assert_eq!(l.backend(), Some(GgmlBackend::Metal));
+        assert_eq!(parse_llamacpp_log("nothing here\n").backend(), None);
+    }
 
     #[test]
     fn sizes_and_prefixes() {
