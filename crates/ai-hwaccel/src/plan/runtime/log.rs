@@ -284,19 +284,16 @@ mod tests {
     #[test]
     fn backend_from_devices_else_weight_buffers() {
         use crate::plan::runtime::GgmlBackend;
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/runtime-logs/");
-        let read =
-            |f: &str| parse_llamacpp_log(&std::fs::read_to_string(format!("{dir}{f}")).unwrap());
         // 2024 format: no device lines, `CUDA0 buffer size`.
-        assert_eq!(
-            read("llama.cpp-pr6122__2x-cuda-old-format.log").backend(),
-            Some(GgmlBackend::Cuda)
+        let old = include_str!(
+            "../../../tests/fixtures/runtime-logs/llama.cpp-pr6122__2x-cuda-old-format.log"
         );
+        assert_eq!(parse_llamacpp_log(old).backend(), Some(GgmlBackend::Cuda));
         // RPC servers and the host's mapped buffer name no GPU backend.
-        assert_eq!(
-            read("llama-server-local__2x-rpc-layer-split-reversed-buffers.log").backend(),
-            None
+        let rpc = include_str!(
+            "../../../tests/fixtures/runtime-logs/llama-server-local__2x-rpc-layer-split-reversed-buffers.log"
         );
+        assert_eq!(parse_llamacpp_log(rpc).backend(), None);
         let l = parse_llamacpp_log(
             "llama_prepare_model_devices: using device Vulkan0 (Intel(R) Arc(TM) A770 Graphics) - 15976 MiB free\n\
              load_tensors:   CPU_Mapped model buffer size =    70.31 MiB\n",
