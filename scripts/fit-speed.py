@@ -1128,7 +1128,14 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
 - Prefill, worst rows, fit: the MI300X's runs above (pp512 1272.03 and 1334.37
   tok/s, near three times over: the amd-datacenter prefill cell is fitted
   on them with the MI50 and MI100 rows, whose builds ran closer to the
-  cards' rates); the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
+  cards' rates). The llama.cpp of that time ran them without the matrix
+  cores: its `ggml_cuda_should_use_mmq` (`ggml/src/ggml-cuda/mmq.cu` as
+  vendored in llama-cpp-python 0.3.1, October 2024) returns
+  `cc < CC_RDNA3 || ne11 < MMQ_DP4A_MAX_BATCH_SIZE` for every AMD GPU, and
+  gfx942's compute capability is below RDNA3's, so quantized prompts ran
+  its DP4A MMQ kernels on the vector units at every batch. A reference at
+  the vector rate for such builds would describe them, but no AMD document
+  read here states the MI300X's vector INT8 or FP16 rate; the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
   (llama.cpp's own benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`,
   held out: 2276.28 tok/s, 25 % over; the spec entry's 125 TFLOPS fp16 is
   NVIDIA's sparse FP4 petaflop halved and scaled by Blackwell's FP4 : FP16
