@@ -45,6 +45,10 @@ const NOT_FORMATS: &[(&str, &str)] = &[
     ),
     ("prices", "cloud price files (tests/cost.rs)"),
     (
+        "spec-captures",
+        "device-query captures behind derived spec entries (tests/spec_captures.rs)",
+    ),
+    (
         "lent-h200",
         "this project's measurements on a lent H200 (tests/runtime_memory.rs, tests/accuracy.rs)",
     ),

@@ -441,13 +441,13 @@ fn unknown_speeds_name_the_spec_entry_that_lacks_a_rate() {
     assert!(said[0].contains("bf16 matrix rate") && said[0].contains("prefill speed"));
     assert!(!said[0].contains("memory bandwidth"), "{}", said[0]);
 
-    let r3060 = plan_inference(&m, &devices("1xrtx-3060"), &opts);
+    let r3060 = plan_inference(&m, &devices("1xa10g"), &opts);
     assert!(r3060.plans[0].decode_tokens_per_s.is_none());
     assert!(
         r3060
             .warnings
             .iter()
-            .any(|w| w.contains("rtx-3060 states no memory bandwidth and")
+            .any(|w| w.contains("a10g states no memory bandwidth and")
                 && w.contains("decode and prefill speeds")),
         "{:?}",
         r3060.warnings

@@ -33,6 +33,12 @@ const VENDORS: &[u16] = &[
 /// to, each with the reason.
 const EXCEPTIONS: &[(u16, u16, &str)] = &[
     (
+        0x10de,
+        0x24c9,
+        "GeForce RTX 3060 Ti GDDR6X: same name, different memory (no capture read), so the \
+         GDDR6 entry's bandwidth would be wrong for it",
+    ),
+    (
         0x1002,
         0x66a1,
         "shared by the Radeon Pro VII (16 GiB, not in the database) and the MI50 32GB: \

@@ -1,0 +1,243 @@
+//! Spec entries derived from real captures of NVIDIA's device-query tools
+//! (`tests/fixtures/spec-captures`, provenance in `tests/fixtures/SOURCES.md`)
+//! hold exactly what their notes' formulas give from those captures:
+//! memory bandwidth = 2 × memory clock × bus width / 8 (NVIDIA's formula for
+//! peak bandwidth from device properties), FP32 = SMs × FP32 cores per SM ×
+//! 2 × clock, FP16 Tensor with FP32 accumulate = SMs × 512 × clock and INT8 =
+//! SMs × 2048 × clock (the per-SM rates of the Turing and GA102 whitepaper
+//! columns the database already carries, which this test also re-derives).
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test reading its own fixture files, not machine probing"
+)]
+
+use ai_hwaccel::spec::by_id;
+use std::path::Path;
+
+/// What one capture says of its card.
+#[derive(Debug, Default)]
+struct Capture {
+    name: String,
+    sms: Option<f64>,
+    cores_per_sm: Option<f64>,
+    clock_mhz: Option<f64>,
+    mem_clock_mhz: Option<f64>,
+    bus_bits: Option<f64>,
+}
+
+/// The first number in `s` (digits and one dot).
+fn number(s: &str) -> Option<f64> {
+    let start = s.find(|c: char| c.is_ascii_digit())?;
+    let rest = &s[start..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+/// deviceQuery / deviceQueryDrv (lines possibly inside a `// ` comment),
+/// nvbench's device header and clpeak's device block.
+fn parse(text: &str) -> Capture {
+    let mut c = Capture::default();
+    for raw in text.lines() {
+        let l = raw.trim().trim_start_matches("//").trim();
+        let after = |k: &str| l.strip_prefix(k).map(str::trim);
+        if let Some(v) = l
+            .strip_prefix("Device 0: \"")
+            .and_then(|v| v.split('"').next())
+        {
+            c.name = v.to_string();
+        } else if let Some(v) = l.strip_prefix("## [0] `").and_then(|v| v.split('`').next()) {
+            c.name = v.to_string();
+        } else if let Some(v) = after("Device:") {
+            c.name = v.to_string();
+        } else if l.contains("Multiprocessors,") && l.contains("CUDA Cores/MP") {
+            // "(040) Multiprocessors, (064) CUDA Cores/MP:  2560 CUDA Cores"
+            let mut parts = l.split(')');
+            c.sms = parts.next().and_then(number);
+            c.cores_per_sm = parts.next().and_then(number);
+        } else if let Some(v) = after("GPU Max Clock rate:") {
+            c.clock_mhz = number(v);
+        } else if let Some(v) = after("Memory Clock rate:") {
+            c.mem_clock_mhz = number(v);
+        } else if let Some(v) = after("Memory Bus Width:") {
+            c.bus_bits = number(v);
+        } else if let Some(v) = after("* Number of SMs:") {
+            c.sms = number(v);
+        } else if let Some(v) = after("* SM Default Clock Rate:") {
+            c.clock_mhz = number(v);
+        } else if let Some(v) = after("* Global Memory Bus Peak:") {
+            // "448 GB/sec (256-bit DDR @7001MHz)"
+            let inside = v.split('(').nth(1).unwrap_or("");
+            c.bus_bits = number(inside);
+            c.mem_clock_mhz = inside.split('@').nth(1).and_then(number);
+        } else if let Some(v) = after("Compute units   :") {
+            c.sms = number(v);
+        } else if let Some(v) = after("Clock frequency :") {
+            c.clock_mhz = number(v);
+        }
+    }
+    c
+}
+
+fn capture(file: &str) -> Capture {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/spec-captures")
+        .join(file);
+    parse(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+}
+
+fn bandwidth(c: &Capture) -> f64 {
+    2.0 * c.mem_clock_mhz.unwrap() * 1e6 * c.bus_bits.unwrap() / 8.0
+}
+
+/// |a − b| within the two decimals the entries print.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 0.006
+}
+
+#[test]
+fn captures_are_read() {
+    let c = capture("deviceQuery__rtx-2060-super.txt");
+    assert_eq!(c.name, "GeForce RTX 2060 SUPER");
+    assert_eq!(
+        (
+            c.sms,
+            c.cores_per_sm,
+            c.clock_mhz,
+            c.mem_clock_mhz,
+            c.bus_bits
+        ),
+        (
+            Some(34.0),
+            Some(64.0),
+            Some(1650.0),
+            Some(7001.0),
+            Some(256.0)
+        )
+    );
+    let c = capture("nvbench__rtx-3060-ti.txt");
+    assert_eq!(c.name, "NVIDIA GeForce RTX 3060 Ti");
+    assert_eq!(
+        (c.sms, c.clock_mhz, c.mem_clock_mhz, c.bus_bits),
+        (Some(38.0), Some(1695.0), Some(7001.0), Some(256.0))
+    );
+    let c = capture("clpeak__rtx-2080-super.txt");
+    assert_eq!((c.sms, c.clock_mhz), (Some(48.0), Some(1830.0)));
+    let c = capture("deviceQuery__rtx-2060.txt");
+    assert_eq!((c.sms, c.cores_per_sm), (Some(30.0), Some(64.0)));
+}
+
+/// NVIDIA's bandwidth formula on a card the GA102 whitepaper states: the
+/// RTX 3080's 320-bit bus at 9501 MHz gives 760.08 GB/s, the whitepaper's
+/// 760 (the rtx-3080 entry).
+#[test]
+fn the_bandwidth_formula_reproduces_a_whitepaper_figure() {
+    let c = capture("nvbench__rtx-3080.txt");
+    assert_eq!(c.name, "NVIDIA GeForce RTX 3080");
+    let e = by_id("rtx-3080").unwrap();
+    let stated = e.memory_bandwidth_bytes_per_s.unwrap() as f64;
+    assert!(
+        (bandwidth(&c) / stated - 1.0).abs() < 0.001,
+        "{}",
+        bandwidth(&c)
+    );
+}
+
+/// The per-SM rates the derived entries use, from the whitepaper columns
+/// already in the database: GeForce FP16 Tensor with FP32 accumulate is 2 ×
+/// FP32 on Ampere (128 FP32 cores per SM) and 4 × FP32 on Turing (64), so
+/// 512 FLOPs per SM per clock on both; INT8 is 4 × that.
+#[test]
+fn per_sm_rates_follow_from_the_whitepaper_entries() {
+    for (id, cores) in [
+        ("rtx-3090", 128.0),
+        ("rtx-3080", 128.0),
+        ("rtx-3070", 128.0),
+        ("rtx-2080", 64.0),
+        ("rtx-2070", 64.0),
+    ] {
+        let t = by_id(id).unwrap().tflops.clone();
+        let (fp32, acc32, int8) = (t.fp32.unwrap(), t.fp16_acc32.unwrap(), t.int8.unwrap());
+        // FP32 = SMs × cores × 2 × clock, so acc32 / fp32 = 512 / (2 × cores).
+        let want = 512.0 / (2.0 * cores);
+        assert!(
+            (acc32 / fp32 / want - 1.0).abs() < 0.01,
+            "{id}: {acc32} / {fp32}"
+        );
+        assert!(
+            (int8 / acc32 / 4.0 - 1.0).abs() < 0.01,
+            "{id}: {int8} / {acc32}"
+        );
+    }
+}
+
+#[test]
+fn derived_entries_hold_what_their_captures_give() {
+    // (entry, capture, rates derived from it, bandwidth derived from it)
+    for (id, file, rates, bw) in [
+        ("rtx-2060", "nvbench__rtx-2060.txt", true, true),
+        (
+            "rtx-2060-super",
+            "deviceQuery__rtx-2060-super.txt",
+            true,
+            true,
+        ),
+        (
+            "rtx-2070-super",
+            "deviceQueryDrv__rtx-2070-super.txt",
+            true,
+            true,
+        ),
+        ("rtx-2080-super", "clpeak__rtx-2080-super.txt", true, false),
+        ("rtx-3060", "nvbench__rtx-3060.txt", false, true),
+        ("rtx-3060-ti", "nvbench__rtx-3060-ti.txt", true, true),
+        ("rtx-3070-ti", "nvbench__rtx-3070-ti.txt", true, true),
+    ] {
+        let e = by_id(id).unwrap_or_else(|| panic!("{id}"));
+        let c = capture(file);
+        assert!(
+            e.name.ends_with(c.name.trim_start_matches("NVIDIA ")),
+            "{id}: {} vs {}",
+            e.name,
+            c.name
+        );
+        if bw {
+            assert_eq!(
+                e.memory_bandwidth_bytes_per_s,
+                Some(bandwidth(&c).round() as u64),
+                "{id}"
+            );
+        }
+        let t = &e.tflops;
+        if !rates {
+            assert!(t.fp16.is_none() && t.fp16_acc32.is_none(), "{id}");
+            continue;
+        }
+        // Compute capability 7.5: 64 FP32 cores per SM; 8.6: 128
+        // (cuda-samples `_ConvertSMVer2Cores`), as deviceQuery prints them.
+        let cores = match e.architecture.as_deref() {
+            Some("7.5") => 64.0,
+            Some("8.6") => 128.0,
+            other => panic!("{id}: {other:?}"),
+        };
+        if let Some(printed) = c.cores_per_sm {
+            assert_eq!(printed, cores, "{id}");
+        }
+        let (sms, ghz) = (c.sms.unwrap(), c.clock_mhz.unwrap() / 1000.0);
+        let fp32 = sms * cores * 2.0 * ghz / 1000.0;
+        let acc32 = sms * 512.0 * ghz / 1000.0;
+        let int8 = sms * 2048.0 * ghz / 1000.0;
+        assert!(close(t.fp32.unwrap(), fp32), "{id}: fp32 {fp32}");
+        assert!(
+            close(t.fp16_acc32.unwrap(), acc32),
+            "{id}: fp16_acc32 {acc32}"
+        );
+        assert_eq!(
+            t.fp16, t.fp16_acc32,
+            "{id}: GeForce fp16 is the FP32-accumulate rate"
+        );
+        assert!(close(t.int8.unwrap(), int8), "{id}: int8 {int8}");
+    }
+}
