@@ -601,10 +601,6 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "product page gives no TFLOPS (bandwidth from its bus width and data rate)",
     ),
     (
-        "rtx-3060",
-        "bandwidth from a real nvbench capture; its clock is a factory-overclocked board's, so no rate",
-    ),
-    (
         "rtx-3060-laptop",
         "clocks depend on the laptop's power limit; NVIDIA publishes neither",
     ),
