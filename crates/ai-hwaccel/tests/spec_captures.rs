@@ -242,26 +242,37 @@ fn derived_entries_hold_what_their_captures_give() {
     }
 }
 
-/// The method on a card NVIDIA's GA102 whitepaper states: a reference-clocked
+/// The method on cards NVIDIA's GA102 whitepaper states: a reference-clocked
 /// RTX 3080 (deviceQuery: 68 SMs, 1710 MHz, 320-bit at 9501 MHz) gives the
 /// rtx-3080 entry's whitepaper figures (29.8 FP32, 59.5 FP16 Tensor with FP32
-/// accumulate, 238 INT8 TOPS, 760 GB/s) within their rounding.
+/// accumulate, 238 INT8 TOPS, 760 GB/s) within their rounding, and the GA104
+/// RTX 3070 (46 SMs, 1725 MHz, 256-bit at 7001 MHz) the 3070's (20.3 / 40.6 /
+/// 162.6, 448 GB/s): the chip of the derived 3060 Ti and 3070 Ti entries.
 #[test]
-fn the_method_reproduces_the_ga102_whitepaper_rtx_3080() {
-    let c = capture("deviceQuery__rtx-3080__calibration.txt");
-    assert_eq!(c.name, "NVIDIA GeForce RTX 3080");
-    let t = by_id("rtx-3080").unwrap().tflops.clone();
-    let (sms, ghz) = (c.sms.unwrap(), c.clock_mhz.unwrap() / 1000.0);
-    assert_eq!((sms, c.cores_per_sm), (68.0, Some(128.0)));
-    let within = |stated: f64, derived: f64| (derived / stated - 1.0).abs() < 0.002;
-    assert!(within(t.fp32.unwrap(), sms * 128.0 * 2.0 * ghz / 1000.0));
-    assert!(within(t.fp16_acc32.unwrap(), sms * 512.0 * ghz / 1000.0));
-    assert!(within(t.int8.unwrap(), sms * 2048.0 * ghz / 1000.0));
-    let stated = by_id("rtx-3080")
-        .unwrap()
-        .memory_bandwidth_bytes_per_s
-        .unwrap() as f64;
-    assert!(within(stated, bandwidth(&c)));
+fn the_method_reproduces_the_ga102_whitepaper_rtx_3080_and_3070() {
+    for (file, id, sms_want) in [
+        ("deviceQuery__rtx-3080__calibration.txt", "rtx-3080", 68.0),
+        ("deviceQuery__rtx-3070__calibration.txt", "rtx-3070", 46.0),
+    ] {
+        let c = capture(file);
+        let e = by_id(id).unwrap();
+        assert_eq!(c.name, e.name, "{file}");
+        let t = e.tflops.clone();
+        let (sms, ghz) = (c.sms.unwrap(), c.clock_mhz.unwrap() / 1000.0);
+        assert_eq!((sms, c.cores_per_sm), (sms_want, Some(128.0)), "{file}");
+        let within = |stated: f64, derived: f64| (derived / stated - 1.0).abs() < 0.002;
+        assert!(
+            within(t.fp32.unwrap(), sms * 128.0 * 2.0 * ghz / 1000.0),
+            "{id}"
+        );
+        assert!(
+            within(t.fp16_acc32.unwrap(), sms * 512.0 * ghz / 1000.0),
+            "{id}"
+        );
+        assert!(within(t.int8.unwrap(), sms * 2048.0 * ghz / 1000.0), "{id}");
+        let stated = e.memory_bandwidth_bytes_per_s.unwrap() as f64;
+        assert!(within(stated, bandwidth(&c)), "{id}");
+    }
 }
 
 /// The RTX 4000 Ada (workstation, Ada): bandwidth from its capture, FP32 =
