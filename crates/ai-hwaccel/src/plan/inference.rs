@@ -2217,9 +2217,8 @@ pub fn plan_inference(
              16-bit rate{}",
             d.id,
             d.name,
-            d.tflops
-                .fp32
-                .map_or(String::new(), |r| format!(", {:.1} TFLOPS", 2.0 * r))
+            super::speed::reference_tflops(d, opts.runtime, Dtype::Fp16, opts.backend)
+                .map_or(String::new(), |r| format!(", {r:.1} TFLOPS"))
         ));
     }
     let mut rejected = result.rejected;

@@ -1331,50 +1331,40 @@ pub fn fitted_for(
     }
     let own_id = d.spec_id.as_deref().or(d.cpu_spec_id.as_deref());
     if let Some(id) = own_id {
-        let (kd, kp) = device_factors(id, fit_runtime(runtime));
-        a.decode = a.decode.map(|e| e * kd.unwrap_or(1.0));
-        a.prefill = a.prefill.map(|e| e * kp.unwrap_or(1.0));
-        let rows = device_factor_rows(id, fit_runtime(runtime));
-        for (basis, k, e, n) in [
-            (&mut a.decode_basis, kd, a.decode, rows.0),
-            (&mut a.prefill_basis, kp, a.prefill, rows.1),
+        let (fd, fp) = device_fits(id, fit_runtime(runtime));
+        a.decode = a.decode.map(|e| e * fd.map_or(1.0, |(k, _)| k));
+        a.prefill = a.prefill.map(|e| e * fp.map_or(1.0, |(k, _)| k));
+        for (basis, fit, e) in [
+            (&mut a.decode_basis, fd, a.decode),
+            (&mut a.prefill_basis, fp, a.prefill),
         ] {
             if let (Some(b), Some(e)) = (basis.as_mut(), e) {
                 b.efficiency = e;
-                b.device_rows = k.and(n);
+                b.device_rows = fit.map(|(_, n)| n);
             }
         }
     }
     a
 }
 
-/// The fit rows behind [`device_factors`]' picks (decode, prefill).
-fn device_factor_rows(id: &str, runtime: RuntimeKind) -> (Option<u32>, Option<u32>) {
-    let (kd, kp) = device_factors(id, runtime);
-    let rows = |k: Option<f64>, get: fn(&DeviceFit) -> (Option<f64>, u32)| {
-        let k = k?;
-        FITTED_DEVICES
-            .iter()
-            .filter(|f| {
-                f.runtime == runtime && (f.spec_id == id || crate::spec::same_chip(f.spec_id, id))
-            })
-            .map(get)
-            .find(|(v, _)| *v == Some(k))
-            .map(|(_, n)| n)
-    };
-    (
-        rows(kd, |f| (f.decode, f.rows.0)),
-        rows(kp, |f| (f.prefill, f.rows.1)),
-    )
+/// [`device_fits`] without the rows.
+#[cfg(test)]
+fn device_factors(id: &str, runtime: RuntimeKind) -> (Option<f64>, Option<f64>) {
+    let (d, p) = device_fits(id, runtime);
+    (d.map(|(k, _)| k), p.map(|(k, _)| k))
 }
 
+/// A device factor and the fit rows behind it.
+type FactorFit = Option<(f64, u32)>;
+
 /// The device factors (decode, prefill) for spec id `id` under a fitted
-/// runtime, quantity by quantity: the id's own, else that of the same chip
-/// in another memory configuration ([`crate::spec::same_chip`]: a factor
-/// fitted on a 128 GB Ryzen AI Max+ 395 holds for its 64 GB one) with the
-/// most fit rows. `scripts/fit-speed.py` (`device_k`) applies the same rule
-/// and fits one factor per chip.
-fn device_factors(id: &str, runtime: RuntimeKind) -> (Option<f64>, Option<f64>) {
+/// runtime, each with the fit rows behind it, quantity by quantity: the
+/// id's own, else that of the same chip in another memory configuration
+/// ([`crate::spec::same_chip`]: a factor fitted on a 128 GB Ryzen AI Max+
+/// 395 holds for its 64 GB one) with the most fit rows.
+/// `scripts/fit-speed.py` (`device_k`) applies the same rule and fits one
+/// factor per chip.
+fn device_fits(id: &str, runtime: RuntimeKind) -> (FactorFit, FactorFit) {
     let chip: Vec<&DeviceFit> = FITTED_DEVICES
         .iter()
         .filter(|f| {
@@ -1390,7 +1380,7 @@ fn device_factors(id: &str, runtime: RuntimeKind) -> (Option<f64>, Option<f64>) 
             // The id's own first, then most rows; ties to the first id in
             // order, so the pick does not depend on the list's order.
             .max_by(|x, y| x.1.cmp(&y.1).then(x.2.cmp(&y.2)).then(y.3.cmp(x.3)))
-            .map(|(k, ..)| k)
+            .map(|(k, _, n, _)| (k, n))
     };
     (
         best(|f| (f.decode, f.rows.0)),
@@ -1426,9 +1416,10 @@ fn device_factors(id: &str, runtime: RuntimeKind) -> (Option<f64>, Option<f64>) 
 /// Xe-HPG and Xe-HPC vector engines twice their FP32 rate (32 FP16 and 16
 /// FP32 operations per vector engine and clock: Intel's Architecture Day
 /// 2021, as the Arc entries' notes cite). So a discrete Intel GPU before
-/// Xe2 under Vulkan has the reference `2 × fp32`. The A770's llama.cpp
-/// Vulkan prompt rows (June and September 2025 builds) run at 0.3 to 0.5 of
-/// what its SYCL rows reach on the matrix engines.
+/// Xe2 under Vulkan has the reference `2 × fp32`. In the calibration rows
+/// the A770's llama 7B Q4_0 prompt ran at 903.49 tok/s under Vulkan
+/// (intel/ipex-llm issue 13309, Sep 2025) against 1711.58 under SYCL
+/// (llama.cpp PR 13536's baseline, May 2025).
 pub fn reference_tflops(
     d: &PlanDevice,
     runtime: RuntimeKind,
