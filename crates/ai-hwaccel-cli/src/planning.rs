@@ -90,8 +90,8 @@ pub struct PlanArgs {
     /// The ggml backend llama.cpp runs the GPUs with (cuda, hip, metal,
     /// sycl, vulkan, opencl; default: the vendor's own). It changes the
     /// plan where that backend's kernels run a device at another rate:
-    /// Vulkan multiplies on an Intel GPU before Xe2 (Arc A-series, Data
-    /// Center GPU Max) with its vector engines, not its matrix engines.
+    /// Vulkan multiplies on a discrete Intel GPU (Arc A- and B-series, Data
+    /// Center GPU Max) at its vector engines' rate, not its matrix engines'.
     #[arg(long, value_name = "NAME", value_parser = parse_backend)]
     pub backend: Option<ai_hwaccel::plan::runtime::GgmlBackend>,
     /// Tokens per prefill step (activation workspace), at most 10000000.

@@ -2213,8 +2213,8 @@ pub fn plan_inference(
     {
         warnings.push(format!(
             "{} ({}): llama.cpp's Vulkan backend multiplies on its vector engines, not its \
-             matrix engines (cooperative matrices only from Xe2): prefill is planned at their \
-             16-bit rate{}",
+             matrix engines (cooperative matrices only from Xe2, whose published Vulkan prompts \
+             run at the vector rate too): prefill is planned at their 16-bit rate{}",
             d.id,
             d.name,
             super::speed::reference_tflops(d, opts.runtime, Dtype::Fp16, opts.backend)

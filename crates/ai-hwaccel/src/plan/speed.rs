@@ -152,9 +152,11 @@
 //!   <https://github.com/philipturner/metal-benchmarks>), so an Apple entry
 //!   without an fp16 figure uses its fp32 one. llama.cpp's Vulkan backend
 //!   runs an Intel GPU before Xe2 on its vector engines (no cooperative
-//!   matrices there), so under `InferenceOptions::backend` Vulkan such a
-//!   part's reference is their 16-bit rate, twice its fp32 one
-//!   ([`reference_tflops`]). Elsewhere it is the dense fp16 (or bf16) rate.
+//!   matrices there), and the published Xe2 (Arc B580, B570) Vulkan prompts
+//!   run at the vector engines' rate too, so under
+//!   `InferenceOptions::backend` Vulkan a discrete Intel part's reference is
+//!   their 16-bit rate, twice its fp32 one ([`reference_tflops`]).
+//!   Elsewhere it is the dense fp16 (or bf16) rate.
 //!
 //! Options override all of this: `InferenceOptions::calibrated_speed =
 //! false` (CLI: `--decode-efficiency` / `--prefill-efficiency`) applies the
@@ -1420,6 +1422,15 @@ fn device_fits(id: &str, runtime: RuntimeKind) -> (FactorFit, FactorFit) {
 /// the A770's llama 7B Q4_0 prompt ran at 903.49 tok/s under Vulkan
 /// (intel/ipex-llm issue 13309, Sep 2025) against 1711.58 under SYCL
 /// (llama.cpp PR 13536's baseline, May 2025).
+///
+/// Xe2 is planned the same way, although the source allows it cooperative
+/// matrices: its published Vulkan prompts run at the vector engines' rate,
+/// not the XMX one (Arc B580, llama 7B Q4_0 pp512: 620.94 tok/s in the
+/// Vulkan scoreboard, about 8.3 TFLOPS, against 2156.43 under SYCL, PR
+/// 13885's baseline; gemma-2-2b Q4_K_M: 490.89 in PR 14001's baseline under
+/// Intel's Windows driver), whether the driver exposed no cooperative
+/// matrices or the shaders reach little of them. Its vector FP16 rate is
+/// taken as twice FP32 as on Xe-HPG (no Xe2 figure of its own was read).
 pub fn reference_tflops(
     d: &PlanDevice,
     runtime: RuntimeKind,
@@ -1462,9 +1473,9 @@ pub fn reference_tflops(
     }
 }
 
-/// Whether llama.cpp's Vulkan backend runs a device's matrix products
-/// without its matrix engines (see [`reference_tflops`]): a discrete Intel
-/// GPU whose spec entry's architecture is before Xe2 (Xe-HPG, Xe-HPC).
+/// Whether llama.cpp's Vulkan backend is planned to run a device's matrix
+/// products without its matrix engines (see [`reference_tflops`]): a
+/// discrete Intel GPU (Xe-HPG, Xe-HPC, Xe2).
 pub fn vulkan_without_matrix_engines(d: &PlanDevice) -> bool {
     let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
         return false;
@@ -1474,7 +1485,7 @@ pub fn vulkan_without_matrix_engines(d: &PlanDevice) -> bool {
         && !e.unified_memory
         && e.architecture
             .as_deref()
-            .is_some_and(|a| a.starts_with("Xe-"))
+            .is_some_and(|a| a.starts_with("Xe"))
 }
 
 /// Whether a calibration row (its CSV line, exactly as in the file) is held
@@ -1633,7 +1644,7 @@ mod tests {
     }
 
     #[test]
-    fn vulkan_runs_intel_gpus_before_xe2_on_their_vector_engines() {
+    fn vulkan_runs_discrete_intel_gpus_at_their_vector_engines_rate() {
         use crate::plan::runtime::GgmlBackend as B;
         let rt = RuntimeKind::LlamaCpp;
         let dev = |id: &str| {
@@ -1641,7 +1652,7 @@ mod tests {
                 .unwrap()
                 .remove(0)
         };
-        for id in ["arc-a770", "arc-a380", "max-1100"] {
+        for id in ["arc-a770", "arc-a380", "max-1100", "arc-b580", "arc-b570"] {
             let d = dev(id);
             let fp32 = d.tflops.fp32.unwrap();
             let xmx = d.tflops.fp16.unwrap();
