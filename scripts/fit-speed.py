@@ -1558,7 +1558,7 @@ holds them, and where other public quotes of the scoreboards were found
 they agree. Compared, never fitted, and planned at the newest build (the
 rows print a commit, not a date): a measure of the planner on builds and
 GPUs the fit did not see. Rows that name no single part (A100 80 GB: PCIe
-or SXM; RTX 3060: 8 or 12 GB) or a part the database lacks are counted as
+or SXM; RTX 3060: 8 or 12 GB; the RTX 4060 Ti, whose 8 and 16 GB cards plan alike, is planned as the 8 GB) or a part the database lacks are counted as
 not estimated. The test is `scoreboard_rows_against_published_measurements`
 (it {status}).
 
