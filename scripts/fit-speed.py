@@ -88,6 +88,62 @@ def _chip_keys():
 CHIP = _chip_keys()
 
 
+def _architectures():
+    """Spec id (entry or memory configuration) -> the entry's architecture
+    (for NVIDIA the compute capability, "8.6")."""
+    import tomllib
+    data = tomllib.loads((ROOT / "crates/ai-hwaccel/src/spec/devices.toml").read_text())
+    out = {}
+    for e in data["device"]:
+        for i in [e["id"]] + [c["id"] for c in e.get("configs", [])]:
+            out[i] = e.get("architecture", "")
+    return out
+
+
+ARCH = _architectures()
+
+# llama.cpp's CUDA backend multiplies quantized prompts on int8 tensor cores
+# (MMQ) instead of dequantizing them for FP16 cuBLAS from PR 8075 on (opened
+# 2024-06-23, in by 2024-07-07): speed.rs LLAMA_CUDA_MMQ_INT8, as a count of
+# months (year * 12 + month - 1).
+MMQ_INT8_MONTH = 2024 * 12 + 6
+
+
+def _cc(sid):
+    try:
+        major, minor = ARCH.get(sid, "").split(".")
+        return (int(major), int(minor))
+    except ValueError:
+        return None
+
+
+def mmq_era(r):
+    """Whether a row's quantized prompt ran without MMQ on int8 tensor cores
+    (speed.rs `without_int8_mmq`): a llama.cpp row in a format below 16
+    bits on an NVIDIA GPU, of a build before MMQ_INT8_MONTH or on a GPU
+    below compute capability 8.0 (any backend: see speed.rs): V100 and older, which PR 8075 keeps on
+    FP16 cuBLAS, and Turing, whose MMQ gained nothing (speed.rs
+    `without_int8_mmq`)."""
+    cc = _cc(r["spec_id"])
+    return (
+        r["runtime"] == "llama.cpp"
+        and group(r["cls"]) == "nvidia"
+        and r["width"] != "16-bit"
+        and cc is not None
+        and (cc < (8, 0) or (r["month"] is not None and r["month"] < MMQ_INT8_MONTH))
+    )
+
+
+# The fitted factor on the prefill time of such a row (1: none), per runtime:
+# set by main() before the final fit.
+MMQ_ERA = {}
+
+
+def pera(r):
+    """The factor on a row's ideal prefill time for its kernels' era."""
+    return MMQ_ERA.get(r["runtime"], 1.0) if mmq_era(r) else 1.0
+
+
 def device_k(devices, sid, runtime, q):
     """The device factor a row of spec id `sid` takes in quantity q: its
     own, else that of the same chip's configuration with the most rows
@@ -380,6 +436,11 @@ def cell_for(cells, runtime, r, q):
     return None
 
 
+# Era factors tried for quantized CUDA prompts before MMQ on int8 tensor
+# cores, and the fit rows needed in each era.
+ERA_FACTORS = [1.0 + i * 0.05 for i in range(0, 41)]
+MIN_ERA_ROWS = 5
+
 # Factors tried for the routed experts' prefill time.
 MOE_FACTORS = [1.0 + i * 0.1 for i in range(0, 31)]
 # A runtime gets a factor only with this many fit rows of mixture-of-experts
@@ -405,7 +466,7 @@ def fit_error(rows, runtime, q, decays, moes, cells, devices, scores, requests=N
             t = (1.0 / r[ideal]) / (eff * k) + r["layers"] * era(r, decays) * over
         else:
             t = (
-                (1.0 / r[ideal]) * moe(r, moes) / (eff * k)
+                (1.0 / r[ideal]) * moe(r, moes) * pera(r) / (eff * k)
                 + r["layers"] * over
                 + r["z"] * scores.get(runtime, 0.0)
                 + r["inv_n"] * (requests or {}).get(runtime, 0.0)
@@ -532,6 +593,25 @@ def main():
                 return fit_error(rows, runtime, "decode", trial, {}, cells, devices, scores)
 
             decays[key] = (min(DECAYS, key=error),) + decays[key][1:]
+    # The era factor of quantized CUDA prompts before MMQ on int8 tensor
+    # cores (mmq_era), where fit rows of both eras exist: the value in
+    # ERA_FACTORS with the least prefill error.
+    for runtime in sorted({r["runtime"] for r in rows}):
+        fit_pre = [r for r in rows if r["runtime"] == runtime and r["part"] == "fit" and r["pre"] and r["pp"]]
+        before = [r for r in fit_pre if mmq_era(r)]
+        after = [
+            r for r in fit_pre
+            if not mmq_era(r) and group(r["cls"]) == "nvidia" and r["width"] != "16-bit"
+        ]
+        if len(before) < MIN_ERA_ROWS or len(after) < MIN_ERA_ROWS:
+            continue
+
+        def eerror(f):
+            MMQ_ERA[runtime] = f
+            cells, scores, devices, _ = fit_all(rows, decays, {})
+            return fit_error(rows, runtime, "prefill", decays, {}, cells, devices, scores)
+
+        MMQ_ERA[runtime] = min(ERA_FACTORS, key=eerror)
     moes = {}
     for runtime in sorted({r["runtime"] for r in rows}):
         moe_rows = [
@@ -675,7 +755,7 @@ def fit_all(rows, decays, moes):
         for cls in ["any"] + classes:
             for q, ideal, meas in (("decode", "dec", "tg"), ("prefill", "pre", "pp")):
                 samples = [
-                    (r["width"], 1.0 / r[ideal] * (moe(r, moes) if q == "prefill" else 1.0),
+                    (r["width"], 1.0 / r[ideal] * (moe(r, moes) * pera(r) if q == "prefill" else 1.0),
                      r["layers"] * (era(r, decays) if q == "decode" else 1.0),
                      r["z"] if q == "prefill" else 0.0,
                      1.0 / r[meas],
@@ -759,7 +839,7 @@ def fit_all(rows, decays, moes):
                         + r["z"] * scores.get(runtime, 0.0)
                         + r["inv_n"] * requests.get(runtime, 0.0)
                     )
-                    x = 1.0 / r[ideal] * (moe(r, moes) if q == "prefill" else 1.0)
+                    x = 1.0 / r[ideal] * (moe(r, moes) * pera(r) if q == "prefill" else 1.0)
                     dev_rows.append((x / eff, rest, 1.0 / r[meas]))
                     count[r["spec_id"]] = count.get(r["spec_id"], 0) + 1
                 if len(dev_rows) < MIN_DEVICE_ROWS:
@@ -844,6 +924,15 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
                        f"BuildMonth::ym({m // 12}, {m % 12 + 1}), BuildMonth::ym({lo // 12}, {lo % 12 + 1})),")
     out.append("];")
     out.append("")
+    out.append("/// Fitted factor on the prefill time of a quantized prompt that llama.cpp's")
+    out.append("/// CUDA backend ran before MMQ on int8 tensor cores was its default")
+    out.append("/// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.")
+    out.append("pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[")
+    for runtime, f in sorted(MMQ_ERA.items()):
+        if f != 1.0:
+            out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {f:.2}),")
+    out.append("];")
+    out.append("")
     out.append("/// Fitted factors of the devices with enough rows of their own.")
     out.append("#[allow(clippy::approx_constant)] // fitted values, not constants")
     out.append("pub const FITTED_DEVICES: &[DeviceFit] = &[")
@@ -877,6 +966,7 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
     print("seconds per request", requests)
     print("build-date decay per year", decays)
     print("MoE routed prefill factor", moes)
+    print("prefill factor before int8 MMQ", MMQ_ERA)
     for key, d in sorted(devices.items()):
         print(key, {q: (round(v[0], 4), v[1]) for q, v in d.items()})
 
@@ -958,6 +1048,7 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
             rows=block(text8, "DEPTH TABLE"),
         )
         + DOC_SCOREBOARD.format(
+            mmq_era=", ".join(f"{f:.2f}" for f in MMQ_ERA.values() if f != 1.0) or "1 (none fitted)",
             status=scoreboard_status,
             summary=block(text9, "SCOREBOARD SUMMARY"),
             rows=block(text9, "SCOREBOARD TABLE"),
@@ -1572,21 +1663,36 @@ Decode carries over (median 8 %), but for Intel's Xe2 cards (Arc B580
 and B570 under Vulkan: 44 % and 27 % under), whose own SYCL and Vulkan rows
 in speed.csv are not yet planned: with them in the fit, Intel's decode cell
 rises and the Max 1100's Q4_K_M SYCL row (a build that decoded Q4_K at half
-its Q4_0 speed) goes 89 % over, past the issue's 40 %. Prefill does not
-carry over yet: the fit's prompt
-rows are mostly of 2023 and 2024 builds (210 CUDA rows, 13 of 2025 or
-later), and llama.cpp's CUDA prompts have sped up since (the same RTX 4090
-ran llama 7B Q4_0 pp512 at 5531 tok/s in XiongjieDai's December 2023
-builds and 11992 in the CUDA scoreboard), so Ada and Blackwell GeForce and
-the workstation cards are planned 20 % to 45 % under, while Turing, whose
-int8 tensor-core path is slower, is planned over. Two corrections were
-tried and not kept, because this table got worse: referring quantized CUDA
-prompts of builds from July 2024 (PR 8075, MMQ on int8 tensor cores by
-default) to the int8 tensor rate (median 29.5 %, worst 137 %: Turing and
-the A30 over by 90 % to 137 %, Blackwell GeForce unchanged, its entries
-carrying no int8 rate), and a prefill build-date decay fitted like
-decode's (0.75 per year for NVIDIA: in-sample prefill median 12.5 % to
-8.0 %, but here median 61 %, worst 294 %).
+its Q4_0 speed) goes 89 % over, past the issue's 40 %.
+
+Prefill: the fit's CUDA prompt rows are mostly of 2023 and 2024 builds (210
+against 19 of 2025 or later), and llama.cpp's CUDA prompts have sped up
+since: the same RTX 4090 ran llama 7B Q4_0 pp512 at 5531 tok/s in
+XiongjieDai's December 2023 builds and 11992 in the CUDA scoreboard. From
+PR 8075 (July 2024) quantized CUDA prompts run MMQ on int8 tensor cores
+instead of FP16 cuBLAS, so the fit now plans a quantized NVIDIA prompt of an
+older build, or on a GPU below compute capability 8.0 (V100 stays on cuBLAS;
+Turing's MMQ gained nothing: speed.rs `without_int8_mmq`), at the fitted
+fraction divided by {mmq_era} (`PREFILL_MMQ_ERA`, fitted with everything
+else), and every other prompt at the fractions of int8 MMQ. This table is
+what chose it: before it, the prefill median here was 28.8 % (Ada and
+Blackwell GeForce and the workstation cards 20 % to 45 % under), while the
+fit's own figures barely move (held-out median 12.8 % to 15.4 %, fit 12.5 %
+to 12.4 %). What is left: NVIDIA cards under Vulkan are planned at the CUDA
+fractions (17 % under to 108 % over; the fit has four NVIDIA Vulkan prompt
+rows), the A30 and T4 run slower than their class, and Intel's discrete
+GPUs under Vulkan are planned under.
+
+Corrections tried and not kept, because this table got worse: referring
+quantized CUDA prompts of builds from July 2024 to the int8 tensor rate
+(median 29.5 %, worst 137 %: Turing and the A30 over by 90 % to 137 %,
+Blackwell GeForce unchanged, its entries carrying no int8 rate); a prefill
+build-date decay fitted like decode's (0.75 per year for NVIDIA: in-sample
+prefill median 12.5 % to 8.0 %, but here median 61 %, worst 294 %); the
+era factor on Turing too (median 21.4 %, Turing 62 % to 111 % over; the
+in-sample RTX 2080 Ti row of Dec 2025, 110 % over); and the era factor on
+every NVIDIA Vulkan row (the factor went to the grid's top, 3.0, on four
+RTX 5090 rows, and the held-out worst to 196 %).
 """
 
 DOC_LENT_H100 = """

@@ -1699,9 +1699,11 @@ fn a_cpu_of_the_table_is_a_device_string() {
 }
 
 /// `--runtime-build`: an older llama.cpp build pays more per layer in
-/// decode (the fitted build-date term), prefill is unchanged, the plan's
-/// options echo the month, the table names the build its speeds are for,
-/// and a malformed month is a usage error.
+/// decode (the fitted build-date term), a quantized prompt of a build
+/// before int8 MMQ (July 2024) takes the fitted era factor while one of
+/// August 2024 does not, the plan's options echo the month, the table
+/// names the build its speeds are for, and a malformed month is a usage
+/// error.
 #[test]
 fn plan_for_an_older_llama_cpp_build() {
     let base = [
@@ -1725,7 +1727,22 @@ fn plan_for_an_older_llama_cpp_build() {
     };
     let p = |v: &serde_json::Value| v["plans"][0]["prefill_tokens_per_s"].as_f64().unwrap();
     assert!(d(&old) < d(&now), "{} vs {}", d(&old), d(&now));
-    assert_eq!(p(&old), p(&now));
+    let era = ai_hwaccel::plan::speed::PREFILL_MMQ_ERA
+        .iter()
+        .find(|(r, _)| *r == ai_hwaccel::plan::runtime::RuntimeKind::LlamaCpp)
+        .map_or(1.0, |(_, f)| *f);
+    assert!(era > 1.0, "{era}");
+    // The factor scales the time at the matrix rate, not the per-layer
+    // time: the whole prompt slows by less.
+    let ratio = p(&now) / p(&old);
+    assert!(
+        ratio > 1.2 && ratio <= era + 1e-9,
+        "{} vs {} (factor {era})",
+        p(&old),
+        p(&now)
+    );
+    let after = json(&[&base[..], &["--json", "--runtime-build", "2024-08"]].concat());
+    assert_eq!(p(&after), p(&now));
     assert_eq!(old["options"]["runtime_build"], "2024-05");
     assert!(now["options"]["runtime_build"].is_null());
     // The plan says which build its speeds are for: the option's, else the

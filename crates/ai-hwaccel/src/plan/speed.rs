@@ -74,7 +74,20 @@
 //! [`InferenceOptions::runtime_build`](crate::plan::InferenceOptions::runtime_build)
 //! names an older one (`plan --runtime-build`; `check` uses the build a
 //! llama-bench output prints); a later month than the data changes nothing
-//! (no extrapolation). Prefill and the other runtimes have no such term.
+//! (no extrapolation). The other runtimes have no such term.
+//!
+//! Prefill has a step instead of a decay: from July 2024
+//! ([`LLAMA_CUDA_MMQ_INT8`], PR 8075) llama.cpp's CUDA backend multiplies
+//! quantized prompts on int8 tensor cores (MMQ) rather than dequantizing
+//! them for FP16 cuBLAS, and the same RTX 4090 ran llama 7B Q4_0 pp512 at
+//! 5531 tok/s in December 2023 builds and 11992 in 2025's. The fitted
+//! prefill fractions are those of int8 MMQ on Ampere and later; a quantized
+//! prompt of an older build, or on a GPU below compute capability 8.0 (V100
+//! stays on cuBLAS; Turing's MMQ gained nothing), takes the fitted factor
+//! [`PREFILL_MMQ_ERA`] on its time ([`without_int8_mmq`]). The llama.cpp
+//! scoreboards of 2025-2026 builds (`tests/calibration/scoreboard.csv`,
+//! compared, never fitted) chose it: their prefill median went from 28.8 %
+//! to 15.2 %.
 //!
 //! # Mixture-of-experts prefill
 //!
@@ -439,8 +452,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8477),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.7289),
-        prefill_layer_s: Some(1.447e-07),
+        prefill: Some(0.7207),
+        prefill_layer_s: Some(1.575e-07),
         rows: (19, 19),
     },
     SpeedFit {
@@ -449,8 +462,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6116),
-        prefill_layer_s: Some(1.447e-07),
+        prefill: Some(0.6058),
+        prefill_layer_s: Some(1.575e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -459,8 +472,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6116),
-        prefill_layer_s: Some(1.447e-07),
+        prefill: Some(0.6058),
+        prefill_layer_s: Some(1.575e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -469,8 +482,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9166),
         decode_layer_s: Some(5.290e-05),
-        prefill: Some(0.6047),
-        prefill_layer_s: Some(1.010e-06),
+        prefill: Some(0.646),
+        prefill_layer_s: Some(1.522e-06),
         rows: (14, 14),
     },
     SpeedFit {
@@ -479,9 +492,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9017),
         decode_layer_s: Some(5.290e-05),
-        prefill: Some(0.4702),
-        prefill_layer_s: Some(1.010e-06),
-        rows: (46, 44),
+        prefill: Some(0.8598),
+        prefill_layer_s: Some(1.522e-06),
+        rows: (46, 45),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -489,9 +502,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8402),
         decode_layer_s: Some(4.157e-05),
-        prefill: Some(0.4764),
-        prefill_layer_s: Some(9.667e-07),
-        rows: (39, 39),
+        prefill: Some(0.8743),
+        prefill_layer_s: Some(1.480e-06),
+        rows: (39, 40),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -499,8 +512,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5199),
         decode_layer_s: Some(4.157e-05),
-        prefill: Some(0.3817),
-        prefill_layer_s: Some(9.667e-07),
+        prefill: Some(0.6443),
+        prefill_layer_s: Some(1.480e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -519,8 +532,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.907),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.4299),
-        prefill_layer_s: Some(7.552e-07),
+        prefill: Some(0.4602),
+        prefill_layer_s: Some(1.490e-06),
         rows: (25, 25),
     },
     SpeedFit {
@@ -529,8 +542,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.884),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.3578),
-        prefill_layer_s: Some(7.552e-07),
+        prefill: Some(0.689),
+        prefill_layer_s: Some(1.490e-06),
         rows: (40, 40),
     },
     SpeedFit {
@@ -539,8 +552,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.884),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.3578),
-        prefill_layer_s: Some(7.552e-07),
+        prefill: Some(0.689),
+        prefill_layer_s: Some(1.490e-06),
         rows: (40, 40),
     },
     SpeedFit {
@@ -559,8 +572,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.797),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.7134),
-        prefill_layer_s: Some(2.284e-06),
+        prefill: Some(0.7632),
+        prefill_layer_s: Some(2.539e-06),
         rows: (18, 13),
     },
     SpeedFit {
@@ -569,9 +582,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8213),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.406),
-        prefill_layer_s: Some(2.284e-06),
-        rows: (37, 37),
+        prefill: Some(0.8313),
+        prefill_layer_s: Some(2.539e-06),
+        rows: (37, 40),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
@@ -579,9 +592,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8213),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.406),
-        prefill_layer_s: Some(2.284e-06),
-        rows: (37, 37),
+        prefill: Some(0.8313),
+        prefill_layer_s: Some(2.539e-06),
+        rows: (37, 40),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
@@ -599,7 +612,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9101),
         decode_layer_s: Some(4.624e-05),
-        prefill: Some(0.2501),
+        prefill: Some(0.2468),
         prefill_layer_s: Some(0.000e+00),
         rows: (5, 6),
     },
@@ -609,9 +622,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8137),
         decode_layer_s: Some(4.624e-05),
-        prefill: Some(0.3397),
+        prefill: Some(0.3532),
         prefill_layer_s: Some(0.000e+00),
-        rows: (29, 32),
+        rows: (29, 33),
     },
     SpeedFit {
         class: DeviceClass::Amd,
@@ -619,9 +632,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8137),
         decode_layer_s: Some(4.624e-05),
-        prefill: Some(0.3434),
+        prefill: Some(0.3577),
         prefill_layer_s: Some(0.000e+00),
-        rows: (29, 30),
+        rows: (29, 31),
     },
     SpeedFit {
         class: DeviceClass::AmdDatacenter,
@@ -629,8 +642,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8361),
-        prefill_layer_s: Some(8.135e-06),
+        prefill: Some(0.8381),
+        prefill_layer_s: Some(8.242e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -639,8 +652,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8361),
-        prefill_layer_s: Some(8.135e-06),
+        prefill: Some(0.8381),
+        prefill_layer_s: Some(8.242e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -649,8 +662,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1979),
-        prefill_layer_s: Some(2.201e-06),
+        prefill: Some(0.1962),
+        prefill_layer_s: Some(2.194e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -659,8 +672,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1979),
-        prefill_layer_s: Some(2.201e-06),
+        prefill: Some(0.1962),
+        prefill_layer_s: Some(2.194e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -669,8 +682,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8385),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.739),
-        prefill_layer_s: Some(2.237e-06),
+        prefill: Some(0.6758),
+        prefill_layer_s: Some(1.882e-06),
         rows: (76, 71),
     },
     SpeedFit {
@@ -679,8 +692,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9276),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.3986),
-        prefill_layer_s: Some(2.237e-06),
+        prefill: Some(0.3824),
+        prefill_layer_s: Some(1.882e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -689,9 +702,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7815),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.5359),
-        prefill_layer_s: Some(2.237e-06),
-        rows: (201, 208),
+        prefill: Some(0.698),
+        prefill_layer_s: Some(1.882e-06),
+        rows: (201, 213),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -699,9 +712,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7762),
         decode_layer_s: Some(4.786e-05),
-        prefill: Some(0.5379),
-        prefill_layer_s: Some(2.220e-06),
-        rows: (194, 201),
+        prefill: Some(0.6999),
+        prefill_layer_s: Some(1.873e-06),
+        rows: (194, 206),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -709,8 +722,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5793),
         decode_layer_s: Some(4.786e-05),
-        prefill: Some(0.4235),
-        prefill_layer_s: Some(2.220e-06),
+        prefill: Some(0.6),
+        prefill_layer_s: Some(1.873e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -727,7 +740,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 32.8), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 24.2), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -745,14 +758,14 @@ pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
-pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.5)];
+pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 3.0)];
 
 /// Fitted fraction of memory bandwidth a decode step reaches reading the
 /// KV cache, per runtime and attention kind (fused or not), on GPUs: the
 /// attention kernels' own efficiency, which batches of sequences expose
 /// (each reads its own cache every step). Fitted on published batched
 /// decode runs (`tests/calibration/batched.csv`).
-pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.43)];
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4302)];
 
 /// Fitted build-date term of the per-layer decode time: per runtime and
 /// device class, the decay per year and the newest and oldest build months
@@ -802,6 +815,11 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
     ),
 ];
 
+/// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
+/// CUDA backend ran before MMQ on int8 tensor cores was its default
+/// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.
+pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.0)];
+
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
 pub const FITTED_DEVICES: &[DeviceFit] = &[
@@ -809,7 +827,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7746),
-        prefill: Some(1.155),
+        prefill: Some(1.101),
         rows: (11, 8),
     },
     DeviceFit {
@@ -823,21 +841,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7914),
-        prefill: Some(1.129),
+        prefill: Some(1.086),
         rows: (10, 10),
     },
     DeviceFit {
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.066),
-        prefill: Some(0.8852),
+        prefill: Some(0.8241),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.6458),
+        prefill: Some(0.6327),
         rows: (17, 17),
     },
     DeviceFit {
@@ -851,77 +869,77 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.244),
-        prefill: Some(0.9915),
+        prefill: Some(0.9287),
         rows: (7, 5),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7855),
-        prefill: Some(0.5306),
+        prefill: Some(0.5353),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7061),
-        prefill: Some(0.8353),
+        prefill: Some(0.8345),
         rows: (11, 11),
     },
     DeviceFit {
         spec_id: "m2-ultra-192gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.011),
-        prefill: Some(1.007),
+        prefill: Some(1.006),
         rows: (21, 21),
     },
     DeviceFit {
         spec_id: "m3-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.113),
-        prefill: Some(1.113),
+        prefill: Some(1.112),
         rows: (13, 13),
     },
     DeviceFit {
         spec_id: "mi100",
         runtime: RuntimeKind::LlamaCpp,
         decode: None,
-        prefill: Some(1.775),
+        prefill: Some(1.771),
         rows: (0, 4),
     },
     DeviceFit {
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9043),
-        prefill: Some(0.8883),
+        prefill: Some(0.8408),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.048),
-        prefill: Some(1.082),
+        prefill: Some(1.127),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.015),
-        prefill: Some(1.183),
+        prefill: Some(1.271),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9014),
-        prefill: Some(0.9984),
+        prefill: Some(0.9543),
         rows: (21, 23),
     },
     DeviceFit {
         spec_id: "rtx-4000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9971),
-        prefill: Some(0.9904),
+        prefill: Some(0.9735),
         rows: (12, 12),
     },
     DeviceFit {
@@ -935,49 +953,49 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.071),
-        prefill: Some(1.007),
+        prefill: Some(1.058),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9831),
-        prefill: Some(0.932),
-        rows: (12, 12),
+        prefill: Some(1.055),
+        rows: (12, 13),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.9138),
+        prefill: Some(0.9517),
         rows: (14, 14),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.323),
-        prefill: Some(1.209),
+        prefill: Some(0.9074),
         rows: (5, 5),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.986),
-        prefill: Some(0.6889),
+        prefill: Some(0.7285),
         rows: (19, 19),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9696),
-        prefill: Some(1.117),
+        prefill: Some(1.157),
         rows: (17, 17),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.007),
-        prefill: Some(0.715),
+        prefill: Some(0.6841),
         rows: (19, 20),
     },
 ];
@@ -1282,6 +1300,64 @@ pub fn build_factor(runtime: RuntimeKind, class: DeviceClass, build: Option<Buil
     }
 }
 
+/// The first llama.cpp build month whose CUDA backend multiplies a prompt
+/// of quantized weights on int8 tensor cores instead of dequantizing it for
+/// FP16 cuBLAS: PR 8075 ("CUDA: use MMQ instead of cuBLAS by default",
+/// opened 2024-06-23; issue 8350 of 2024-07-07 reports it merged) makes
+/// `mul_mat_q` the default "unless there is no int8 tensor core MMQ
+/// implementation available but FP16 tensor cores are (V100, RDNA3)", after
+/// PRs 7676, 7860 and 7921 gave the legacy and k-quant types int8
+/// tensor-core kernels from Turing (compute capability 7.5) on. The
+/// i-quants followed in PR 8495 (opened 2024-07-15).
+pub const LLAMA_CUDA_MMQ_INT8: BuildMonth = BuildMonth::ym(2024, 7);
+
+/// Whether llama.cpp runs a plan's quantized prompt at the rate of its
+/// builds before int8 MMQ: llama.cpp, a weight-only format below 16 bits,
+/// an NVIDIA GPU (its spec entry), and either a build (`Some`) before
+/// [`LLAMA_CUDA_MMQ_INT8`] or a GPU of compute capability below 8.0. Such
+/// a prompt takes the fitted [`PREFILL_MMQ_ERA`] factor on its time: the
+/// fitted prefill fractions are those of int8 MMQ on Ampere and later.
+///
+/// Below 8.0: V100 and older stay on FP16 cuBLAS (PR 8075). Turing runs
+/// MMQ on int8 tensor cores but gained nothing from it: its 64 KiB of
+/// shared memory per SM (Ampere's GA10x: 128 KiB; NVIDIA's Turing and
+/// Ampere tuning guides) bounds MMQ's tiles, and it lacks the m16n8k32 int8
+/// `mma` the kernels use from Ampere on (two m8n8k16 stand in, ggml-cuda
+/// `mma.cuh`, PR 7860). Measured: an RTX 2080 Ti's llama 13B Q4_K_M pp512
+/// at 1493.64 tok/s on build 7474 (Dec 2025, speed.csv), which the
+/// Ampere-era fractions would put 110 % over; the scoreboards' Turing rows
+/// (RTX 2060 SUPER, 2070 SUPER, 2080 Ti, T4: 62 % to 111 % over) showed
+/// it first.
+///
+/// The backend is not looked at: Vulkan's shaders are not MMQ, but the fit
+/// has too few NVIDIA Vulkan prompt rows (four, all on an RTX 5090) to give
+/// them a factor of their own, so an NVIDIA GPU under Vulkan is planned at
+/// the CUDA builds' fractions (the scoreboards' Vulkan rows on GeForce RTX
+/// 30 and 40 cards run 17 % under to 108 % over them).
+pub fn without_int8_mmq(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    build: Option<BuildMonth>,
+) -> bool {
+    if fit_runtime(runtime) != RuntimeKind::LlamaCpp
+        || !q.weight_only()
+        || FormatWidth::of(q) == FormatWidth::Bits16
+        || d.host
+    {
+        return false;
+    }
+    let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
+        return false;
+    };
+    let cc = e.architecture.as_deref().and_then(|a| {
+        let (major, minor) = a.split_once('.')?;
+        Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
+    });
+    e.vendor == "nvidia"
+        && cc.is_some_and(|cc| cc < (8, 0) || build.is_some_and(|b| b < LLAMA_CUDA_MMQ_INT8))
+}
+
 /// The newest build month a runtime's fitted rows measure on a device
 /// class's group: the build its fitted per-layer decode time is of (`None`:
 /// no build-date term).
@@ -1322,6 +1398,13 @@ pub fn fitted_for(
     let class = DeviceClass::of(d);
     let mut a = fitted(class, runtime, q);
     a.decode_layer_s *= build_factor(runtime, class, build);
+    if without_int8_mmq(d, runtime, q, build)
+        && let Some((_, f)) = PREFILL_MMQ_ERA
+            .iter()
+            .find(|(r, _)| *r == fit_runtime(runtime))
+    {
+        a.prefill = a.prefill.map(|e| e / f);
+    }
     // A host CPU's fitted decode efficiency relates its speed to the CPU
     // table's theoretical bandwidth; a measured bandwidth (`plan
     // --measure`: streaming reads by every usable thread, what decoding
