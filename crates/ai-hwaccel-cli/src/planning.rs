@@ -1110,7 +1110,7 @@ fn speed_basis_line(b: &ai_hwaccel::plan::inference::SpeedBasis) -> String {
                 format!("{} {} cell", f.class.as_str(), f.width.as_str())
             };
             format!(
-                "  {what} {:.2} of {of}: {cell} ({} rows{}){}{}\n",
+                "  {what} {:.2} of {of}: {cell} ({} rows{}){}{}{}\n",
                 f.efficiency,
                 f.rows,
                 if f.class == DeviceClass::Any {
@@ -1120,7 +1120,10 @@ fn speed_basis_line(b: &ai_hwaccel::plan::inference::SpeedBasis) -> String {
                 },
                 if f.width_scaled { " x width ratio" } else { "" },
                 f.device_rows
-                    .map_or(String::new(), |n| format!(" x device ({n} rows)"))
+                    .map_or(String::new(), |n| format!(" x device ({n} rows)")),
+                f.mmq_era_factor.map_or(String::new(), |k| format!(
+                    " / {k:.2} (llama.cpp without int8 MMQ: a build before 2024-07 or a GPU before Ampere)"
+                ))
             )
         }
     };

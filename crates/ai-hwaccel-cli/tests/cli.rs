@@ -1743,6 +1743,18 @@ fn plan_for_an_older_llama_cpp_build() {
     );
     let after = json(&[&base[..], &["--json", "--runtime-build", "2024-08"]].concat());
     assert_eq!(p(&after), p(&now));
+    // The plan says so: the prefill basis names the factor, and only there.
+    let factor = |v: &serde_json::Value| v["speed_basis"]["prefill"]["mmq_era_factor"].as_f64();
+    assert_eq!(factor(&old), Some(era));
+    assert_eq!(factor(&now), None);
+    assert!(old["speed_basis"]["decode"].get("mmq_era_factor").is_none());
+    let old_text =
+        String::from_utf8(run(&[&base[..], &["--runtime-build", "2024-05"]].concat()).stdout)
+            .unwrap();
+    assert!(
+        old_text.contains("(llama.cpp without int8 MMQ: a build before 2024-07"),
+        "{old_text}"
+    );
     assert_eq!(old["options"]["runtime_build"], "2024-05");
     assert!(now["options"]["runtime_build"].is_null());
     // The plan says which build its speeds are for: the option's, else the

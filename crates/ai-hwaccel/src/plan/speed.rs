@@ -366,6 +366,12 @@ pub struct FitBasis {
     pub width_scaled: bool,
     /// Fit rows of the device's own factor, where one applied.
     pub device_rows: Option<u32>,
+    /// Prefill only: the fitted factor the fraction was divided by for a
+    /// quantized NVIDIA prompt that llama.cpp runs without int8 MMQ (a
+    /// build before July 2024, or a GPU below compute capability 8.0;
+    /// [`PREFILL_MMQ_ERA`]); `None` where none applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmq_era_factor: Option<f64>,
 }
 
 /// What the planner applies for one device, runtime and format.
@@ -1119,6 +1125,7 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
                 rows: rows(f),
                 width_scaled: scaled,
                 device_rows: None,
+                mmq_era_factor: None,
             })
         };
         width_scaled(class, width, &cell, get, layer)
@@ -1404,6 +1411,10 @@ pub fn fitted_for(
             .find(|(r, _)| *r == fit_runtime(runtime))
     {
         a.prefill = a.prefill.map(|e| e / f);
+        if let Some(b) = a.prefill_basis.as_mut() {
+            b.efficiency /= f;
+            b.mmq_era_factor = Some(*f);
+        }
     }
     // A host CPU's fitted decode efficiency relates its speed to the CPU
     // table's theoretical bandwidth; a measured bandwidth (`plan
