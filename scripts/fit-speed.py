@@ -130,7 +130,11 @@ def mmq_era(r):
         and group(r["cls"]) == "nvidia"
         and r["width"] != "16-bit"
         and cc is not None
-        and (cc < (8, 0) or (r["month"] is not None and r["month"] < MMQ_INT8_MONTH))
+        and (
+            r["backend"] not in ("CUDA", "")
+            or cc < (8, 0)
+            or (r["month"] is not None and r["month"] < MMQ_INT8_MONTH)
+        )
     )
 
 
@@ -448,14 +452,17 @@ MOE_FACTORS = [1.0 + i * 0.1 for i in range(0, 31)]
 MIN_MOE_ROWS = 3
 
 
-def fit_error(rows, runtime, q, decays, moes, cells, devices, scores, requests=None):
+def fit_error(rows, runtime, q, decays, moes, cells, devices, scores, requests=None, keep=None):
     """Sum of squared relative errors of quantity q ("decode" or "prefill")
-    over a runtime's fit rows, as the planner estimates them with these
-    cells, device factors, build-date decays and MoE factors."""
+    over a runtime's fit rows (those `keep` accepts, where given), as the
+    planner estimates them with these cells, device factors, build-date
+    decays and MoE factors."""
     ideal, meas = ("dec", "tg") if q == "decode" else ("pre", "pp")
     total = 0.0
     for r in rows:
         if r["part"] != "fit" or r["runtime"] != runtime or not r[ideal] or not r[meas]:
+            continue
+        if keep is not None and not keep(r):
             continue
         c = cell_for(cells, runtime, r, q)
         if c is None or r["cls"] == "other":
@@ -606,10 +613,17 @@ def main():
         if len(before) < MIN_ERA_ROWS or len(after) < MIN_ERA_ROWS:
             continue
 
+        # Chosen on the CUDA rows (and the other vendors'): the factor is
+        # CUDA's change of kernels; NVIDIA rows under Vulkan (whose shaders
+        # are not MMQ) take it too, but are too few and too unlike to
+        # choose it (four RTX 5090 MoE rows).
         def eerror(f):
             MMQ_ERA[runtime] = f
             cells, scores, devices, _ = fit_all(rows, decays, {})
-            return fit_error(rows, runtime, "prefill", decays, {}, cells, devices, scores)
+            return fit_error(
+                rows, runtime, "prefill", decays, {}, cells, devices, scores,
+                keep=lambda r: not (group(r["cls"]) == "nvidia" and r["backend"] not in ("CUDA", "")),
+            )
 
         MMQ_ERA[runtime] = min(ERA_FACTORS, key=eerror)
     moes = {}
@@ -1673,17 +1687,17 @@ since: the same RTX 4090 ran llama 7B Q4_0 pp512 at 5531 tok/s in
 XiongjieDai's December 2023 builds and 11992 in the CUDA scoreboard. From
 PR 8075 (July 2024) quantized CUDA prompts run MMQ on int8 tensor cores
 instead of FP16 cuBLAS, so the fit now plans a quantized NVIDIA prompt of an
-older build, or on a GPU below compute capability 8.0 (V100 stays on cuBLAS;
-Turing's MMQ gained nothing: speed.rs `without_int8_mmq`), at the fitted
-fraction divided by {mmq_era} (`PREFILL_MMQ_ERA`, fitted with everything
-else), and every other prompt at the fractions of int8 MMQ. This table is
+older build, on a GPU below compute capability 8.0 (V100 stays on cuBLAS;
+Turing's MMQ gained nothing: speed.rs `without_int8_mmq`) or under Vulkan
+(whose shaders are not MMQ), at the fitted fraction divided by {mmq_era}
+(`PREFILL_MMQ_ERA`, fitted with everything else, chosen on the rows other
+than NVIDIA's Vulkan ones: four MoE runs on one RTX 5090), and every other
+prompt at the fractions of int8 MMQ. This table is
 what chose it: before it, the prefill median here was 28.8 % (Ada and
 Blackwell GeForce and the workstation cards 20 % to 45 % under); speed.csv's
-own prefill medians move from 12.5 % to 12.4 % (fit) and from 12.8 % to
-15.4 % (held out). What is left: NVIDIA cards under Vulkan are planned at the CUDA
-fractions (17 % under to 108 % over; the fit has four NVIDIA Vulkan prompt
-rows), the A30 and T4 run slower than their class, and Intel's discrete
-GPUs under Vulkan are planned under.
+own prefill medians move from 12.5 % to 12.5 % (fit) and from 12.8 % to
+14.5 % (held out). What is left: the A30 and T4 run slower than their class, and Intel's
+discrete GPUs under Vulkan are planned under.
 
 Corrections tried and not kept, because this table got worse: referring
 quantized CUDA prompts of builds from July 2024 to the int8 tensor rate
@@ -1693,8 +1707,10 @@ build-date decay fitted like decode's (0.75 per year for NVIDIA: in-sample
 prefill median 12.5 % to 8.0 %, but here median 61 %, worst 294 %); the
 era factor on Turing too (median 21.4 %, Turing 62 % to 111 % over; the
 in-sample RTX 2080 Ti row of Dec 2025, 110 % over); and the era factor on
-every NVIDIA Vulkan row (the factor went to the grid's top, 3.0, on four
-RTX 5090 rows, and the held-out worst to 196 %).
+every NVIDIA Vulkan row with those rows choosing it too (it went to the
+grid's top, 3.0, and the held-out worst to 196 %). Before NVIDIA's Vulkan
+rows took the factor, they were planned at the CUDA fractions: 17 % under
+to 108 % over here.
 """
 
 DOC_LENT_H100 = """

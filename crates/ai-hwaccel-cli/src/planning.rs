@@ -1122,7 +1122,7 @@ fn speed_basis_line(b: &ai_hwaccel::plan::inference::SpeedBasis) -> String {
                 f.device_rows
                     .map_or(String::new(), |n| format!(" x device ({n} rows)")),
                 f.mmq_era_factor.map_or(String::new(), |k| format!(
-                    " / {k:.2} (llama.cpp without int8 MMQ: a build before 2024-07 or a GPU before Ampere)"
+                    " / {k:.2} (llama.cpp without int8 MMQ: a build before 2024-07, a GPU before Ampere or Vulkan)"
                 ))
             )
         }

@@ -1816,11 +1816,28 @@ fn plan_for_an_older_llama_cpp_build() {
     let uncalibrated = json(&[&base[..], &["--json", "--decode-efficiency", "0.5"]].concat());
     assert!(uncalibrated["speed_basis"].is_null(), "{uncalibrated}");
     // `--backend`: only where the backend's kernels run the device at
-    // another rate. The RTX 4090 under Vulkan plans as under CUDA; an Arc
-    // A770 under Vulkan runs its prompt on its vector engines and says so.
+    // another rate. The RTX 4090 under Vulkan decodes as under CUDA, and
+    // its quantized prompt takes the factor of prompts without int8 MMQ
+    // (Vulkan's shaders are not MMQ); an Arc A770 under Vulkan runs its
+    // prompt on its vector engines and says so.
     let vulkan = json(&[&base[..], &["--json", "--backend", "vulkan"]].concat());
     assert_eq!(vulkan["options"]["backend"], "vulkan");
-    assert_eq!(vulkan["plans"], now["plans"]);
+    let first = |v: &serde_json::Value, k: &str| v["plans"][0][k].as_f64().unwrap();
+    assert_eq!(
+        first(&vulkan, "decode_tokens_per_s_per_sequence"),
+        first(&now, "decode_tokens_per_s_per_sequence")
+    );
+    assert!(
+        first(&vulkan, "prefill_tokens_per_s") < 0.8 * first(&now, "prefill_tokens_per_s"),
+        "{} vs {}",
+        first(&vulkan, "prefill_tokens_per_s"),
+        first(&now, "prefill_tokens_per_s")
+    );
+    assert!(
+        vulkan["speed_basis"]["prefill"]["mmq_era_factor"]
+            .as_f64()
+            .is_some()
+    );
     let arc: Vec<&str> = base
         .iter()
         .map(|a| if *a == "1xrtx-4090" { "1xarc-a770" } else { a })

@@ -1329,7 +1329,13 @@ fn evaluate_replica_with(
         // (plan::speed) unless overridden; the matrix rate is the one the
         // runtime's kernels run at (plan::speed::reference_tflops).
         let fit = if opts.calibrated_speed {
-            super::speed::fitted_for(group[0], opts.runtime, quant, opts.runtime_build)
+            super::speed::fitted_for(
+                group[0],
+                opts.runtime,
+                quant,
+                opts.backend,
+                opts.runtime_build,
+            )
         } else {
             super::speed::Applied::NONE
         };
@@ -2277,7 +2283,8 @@ pub fn plan_inference(
                 })
         }),
         speed_basis: devices.first().filter(|_| opts.calibrated_speed).map(|d| {
-            let a = super::speed::fitted_for(d, opts.runtime, quant, opts.runtime_build);
+            let a =
+                super::speed::fitted_for(d, opts.runtime, quant, opts.backend, opts.runtime_build);
             SpeedBasis {
                 decode: a.decode_basis,
                 prefill: a.prefill_basis,

@@ -84,10 +84,11 @@
 //! prefill fractions are those of int8 MMQ on Ampere and later; a quantized
 //! prompt of an older build, or on a GPU below compute capability 8.0 (V100
 //! stays on cuBLAS; Turing's MMQ gained nothing), takes the fitted factor
-//! [`PREFILL_MMQ_ERA`] on its time ([`without_int8_mmq`]). The llama.cpp
+//! [`PREFILL_MMQ_ERA`] on its time ([`without_int8_mmq`]), as does one
+//! under Vulkan, whose shaders are not MMQ. The llama.cpp
 //! scoreboards of 2025-2026 builds (`tests/calibration/scoreboard.csv`,
 //! compared, never fitted) chose it: their prefill median went from 28.8 %
-//! to 15.2 %.
+//! to 15.4 %.
 //!
 //! # Mixture-of-experts prefill
 //!
@@ -458,8 +459,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8477),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.7207),
-        prefill_layer_s: Some(1.575e-07),
+        prefill: Some(0.7226),
+        prefill_layer_s: Some(1.546e-07),
         rows: (19, 19),
     },
     SpeedFit {
@@ -468,8 +469,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6058),
-        prefill_layer_s: Some(1.575e-07),
+        prefill: Some(0.6071),
+        prefill_layer_s: Some(1.546e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -478,8 +479,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6058),
-        prefill_layer_s: Some(1.575e-07),
+        prefill: Some(0.6071),
+        prefill_layer_s: Some(1.546e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -488,8 +489,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9166),
         decode_layer_s: Some(5.290e-05),
-        prefill: Some(0.646),
-        prefill_layer_s: Some(1.522e-06),
+        prefill: Some(0.6135),
+        prefill_layer_s: Some(1.272e-06),
         rows: (14, 14),
     },
     SpeedFit {
@@ -498,8 +499,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9017),
         decode_layer_s: Some(5.290e-05),
-        prefill: Some(0.8598),
-        prefill_layer_s: Some(1.522e-06),
+        prefill: Some(0.85),
+        prefill_layer_s: Some(1.272e-06),
         rows: (46, 45),
     },
     SpeedFit {
@@ -508,8 +509,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8402),
         decode_layer_s: Some(4.157e-05),
-        prefill: Some(0.8743),
-        prefill_layer_s: Some(1.480e-06),
+        prefill: Some(0.8602),
+        prefill_layer_s: Some(1.191e-06),
         rows: (39, 40),
     },
     SpeedFit {
@@ -518,8 +519,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5199),
         decode_layer_s: Some(4.157e-05),
-        prefill: Some(0.6443),
-        prefill_layer_s: Some(1.480e-06),
+        prefill: Some(0.6141),
+        prefill_layer_s: Some(1.191e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -538,8 +539,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.907),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.4602),
-        prefill_layer_s: Some(1.490e-06),
+        prefill: Some(0.4672),
+        prefill_layer_s: Some(1.488e-06),
         rows: (25, 25),
     },
     SpeedFit {
@@ -548,8 +549,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.884),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.689),
-        prefill_layer_s: Some(1.490e-06),
+        prefill: Some(0.678),
+        prefill_layer_s: Some(1.488e-06),
         rows: (40, 40),
     },
     SpeedFit {
@@ -558,8 +559,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.884),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.689),
-        prefill_layer_s: Some(1.490e-06),
+        prefill: Some(0.678),
+        prefill_layer_s: Some(1.488e-06),
         rows: (40, 40),
     },
     SpeedFit {
@@ -578,8 +579,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.797),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.7632),
-        prefill_layer_s: Some(2.539e-06),
+        prefill: Some(0.7645),
+        prefill_layer_s: Some(2.512e-06),
         rows: (18, 13),
     },
     SpeedFit {
@@ -588,8 +589,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8213),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.8313),
-        prefill_layer_s: Some(2.539e-06),
+        prefill: Some(0.8137),
+        prefill_layer_s: Some(2.512e-06),
         rows: (37, 40),
     },
     SpeedFit {
@@ -598,8 +599,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8213),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.8313),
-        prefill_layer_s: Some(2.539e-06),
+        prefill: Some(0.8137),
+        prefill_layer_s: Some(2.512e-06),
         rows: (37, 40),
     },
     SpeedFit {
@@ -618,7 +619,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9101),
         decode_layer_s: Some(4.624e-05),
-        prefill: Some(0.2468),
+        prefill: Some(0.2476),
         prefill_layer_s: Some(0.000e+00),
         rows: (5, 6),
     },
@@ -628,7 +629,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8137),
         decode_layer_s: Some(4.624e-05),
-        prefill: Some(0.3532),
+        prefill: Some(0.3428),
         prefill_layer_s: Some(0.000e+00),
         rows: (29, 33),
     },
@@ -638,7 +639,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8137),
         decode_layer_s: Some(4.624e-05),
-        prefill: Some(0.3577),
+        prefill: Some(0.3468),
         prefill_layer_s: Some(0.000e+00),
         rows: (29, 31),
     },
@@ -648,8 +649,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8381),
-        prefill_layer_s: Some(8.242e-06),
+        prefill: Some(0.8377),
+        prefill_layer_s: Some(8.217e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -658,8 +659,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8381),
-        prefill_layer_s: Some(8.242e-06),
+        prefill: Some(0.8377),
+        prefill_layer_s: Some(8.217e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -668,8 +669,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1962),
-        prefill_layer_s: Some(2.194e-06),
+        prefill: Some(0.1966),
+        prefill_layer_s: Some(2.196e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -678,8 +679,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1962),
-        prefill_layer_s: Some(2.194e-06),
+        prefill: Some(0.1966),
+        prefill_layer_s: Some(2.196e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -688,8 +689,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8385),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.6758),
-        prefill_layer_s: Some(1.882e-06),
+        prefill: Some(0.6773),
+        prefill_layer_s: Some(1.833e-06),
         rows: (76, 71),
     },
     SpeedFit {
@@ -698,8 +699,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9276),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.3824),
-        prefill_layer_s: Some(1.882e-06),
+        prefill: Some(0.7015),
+        prefill_layer_s: Some(1.833e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -708,8 +709,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7815),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.698),
-        prefill_layer_s: Some(1.882e-06),
+        prefill: Some(0.6976),
+        prefill_layer_s: Some(1.833e-06),
         rows: (201, 213),
     },
     SpeedFit {
@@ -718,8 +719,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7762),
         decode_layer_s: Some(4.786e-05),
-        prefill: Some(0.6999),
-        prefill_layer_s: Some(1.873e-06),
+        prefill: Some(0.6993),
+        prefill_layer_s: Some(1.822e-06),
         rows: (194, 206),
     },
     SpeedFit {
@@ -728,8 +729,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5793),
         decode_layer_s: Some(4.786e-05),
-        prefill: Some(0.6),
-        prefill_layer_s: Some(1.873e-06),
+        prefill: Some(0.6032),
+        prefill_layer_s: Some(1.822e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -746,7 +747,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 24.2), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 26.2), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -764,14 +765,14 @@ pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
-pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 3.0)];
+pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.5)];
 
 /// Fitted fraction of memory bandwidth a decode step reaches reading the
 /// KV cache, per runtime and attention kind (fused or not), on GPUs: the
 /// attention kernels' own efficiency, which batches of sequences expose
 /// (each reads its own cache every step). Fitted on published batched
 /// decode runs (`tests/calibration/batched.csv`).
-pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4302)];
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4315)];
 
 /// Fitted build-date term of the per-layer decode time: per runtime and
 /// device class, the decay per year and the newest and oldest build months
@@ -824,7 +825,7 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
 /// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
 /// CUDA backend ran before MMQ on int8 tensor cores was its default
 /// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.
-pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.0)];
+pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.9)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
@@ -854,14 +855,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.066),
-        prefill: Some(0.8241),
+        prefill: Some(0.8267),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.6327),
+        prefill: Some(0.6342),
         rows: (17, 17),
     },
     DeviceFit {
@@ -875,21 +876,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.244),
-        prefill: Some(0.9287),
+        prefill: Some(0.934),
         rows: (7, 5),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7855),
-        prefill: Some(0.5353),
+        prefill: Some(0.5343),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7061),
-        prefill: Some(0.8345),
+        prefill: Some(0.8347),
         rows: (11, 11),
     },
     DeviceFit {
@@ -910,42 +911,42 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "mi100",
         runtime: RuntimeKind::LlamaCpp,
         decode: None,
-        prefill: Some(1.771),
+        prefill: Some(1.772),
         rows: (0, 4),
     },
     DeviceFit {
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9043),
-        prefill: Some(0.8408),
+        prefill: Some(0.87),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.048),
-        prefill: Some(1.127),
+        prefill: Some(1.105),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.015),
-        prefill: Some(1.271),
+        prefill: Some(1.226),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9014),
-        prefill: Some(0.9543),
+        prefill: Some(1.006),
         rows: (21, 23),
     },
     DeviceFit {
         spec_id: "rtx-4000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9971),
-        prefill: Some(0.9735),
+        prefill: Some(0.9751),
         rows: (12, 12),
     },
     DeviceFit {
@@ -959,49 +960,49 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.071),
-        prefill: Some(1.058),
+        prefill: Some(1.029),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9831),
-        prefill: Some(1.055),
+        prefill: Some(0.988),
         rows: (12, 13),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.9517),
+        prefill: Some(0.9547),
         rows: (14, 14),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.323),
-        prefill: Some(0.9074),
+        prefill: Some(0.9631),
         rows: (5, 5),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.986),
-        prefill: Some(0.7285),
+        prefill: Some(0.7284),
         rows: (19, 19),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9696),
-        prefill: Some(1.157),
+        prefill: Some(1.152),
         rows: (17, 17),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.007),
-        prefill: Some(0.6841),
+        prefill: Some(0.697),
         rows: (19, 20),
     },
 ];
@@ -1320,8 +1321,9 @@ pub const LLAMA_CUDA_MMQ_INT8: BuildMonth = BuildMonth::ym(2024, 7);
 
 /// Whether llama.cpp runs a plan's quantized prompt at the rate of its
 /// builds before int8 MMQ: llama.cpp, a weight-only format below 16 bits,
-/// an NVIDIA GPU (its spec entry), and either a build (`Some`) before
-/// [`LLAMA_CUDA_MMQ_INT8`] or a GPU of compute capability below 8.0. Such
+/// an NVIDIA GPU (its spec entry), and one of: a backend other than CUDA
+/// (`backend`; `None` is CUDA, NVIDIA's own), a build (`Some`) before
+/// [`LLAMA_CUDA_MMQ_INT8`], or a GPU of compute capability below 8.0. Such
 /// a prompt takes the fitted [`PREFILL_MMQ_ERA`] factor on its time: the
 /// fitted prefill fractions are those of int8 MMQ on Ampere and later.
 ///
@@ -1336,15 +1338,18 @@ pub const LLAMA_CUDA_MMQ_INT8: BuildMonth = BuildMonth::ym(2024, 7);
 /// (RTX 2060 SUPER, 2070 SUPER, 2080 Ti, T4: 62 % to 111 % over) showed
 /// it first.
 ///
-/// The backend is not looked at: Vulkan's shaders are not MMQ, but the fit
-/// has too few NVIDIA Vulkan prompt rows (four, all on an RTX 5090) to give
-/// them a factor of their own, so an NVIDIA GPU under Vulkan is planned at
-/// the CUDA builds' fractions (the scoreboards' Vulkan rows on GeForce RTX
-/// 30 and 40 cards run 17 % under to 108 % over them).
+/// Vulkan: its matrix shaders are not MMQ (FP16 cooperative matrices, or
+/// int8 dot products), so an NVIDIA GPU under Vulkan takes the factor at
+/// every build. The factor is fitted on the other rows (`scripts/fit-speed.py`:
+/// the fit has four NVIDIA Vulkan prompt rows, all mixture-of-experts runs
+/// on one RTX 5090); with it the scoreboards' Vulkan rows on GeForce RTX 30
+/// and 40 cards are within 18 % under to 24 % over (17 % under to 108 %
+/// over at the CUDA fractions).
 pub fn without_int8_mmq(
     d: &PlanDevice,
     runtime: RuntimeKind,
     q: Quant,
+    backend: Option<super::runtime::GgmlBackend>,
     build: Option<BuildMonth>,
 ) -> bool {
     if fit_runtime(runtime) != RuntimeKind::LlamaCpp
@@ -1362,7 +1367,8 @@ pub fn without_int8_mmq(
         Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
     });
     e.vendor == "nvidia"
-        && cc.is_some_and(|cc| cc < (8, 0) || build.is_some_and(|b| b < LLAMA_CUDA_MMQ_INT8))
+        && (backend.is_some_and(|b| b != super::runtime::GgmlBackend::Cuda)
+            || cc.is_some_and(|cc| cc < (8, 0) || build.is_some_and(|b| b < LLAMA_CUDA_MMQ_INT8)))
 }
 
 /// The newest build month a runtime's fitted rows measure on a device
@@ -1400,12 +1406,13 @@ pub fn fitted_for(
     d: &PlanDevice,
     runtime: RuntimeKind,
     q: Quant,
+    backend: Option<super::runtime::GgmlBackend>,
     build: Option<BuildMonth>,
 ) -> Applied {
     let class = DeviceClass::of(d);
     let mut a = fitted(class, runtime, q);
     a.decode_layer_s *= build_factor(runtime, class, build);
-    if without_int8_mmq(d, runtime, q, build)
+    if without_int8_mmq(d, runtime, q, backend, build)
         && let Some((_, f)) = PREFILL_MMQ_ERA
             .iter()
             .find(|(r, _)| *r == fit_runtime(runtime))
@@ -1790,6 +1797,75 @@ mod tests {
     }
 
     #[test]
+    fn prompts_without_int8_mmq_are_old_builds_pre_ampere_gpus_and_vulkan() {
+        use crate::plan::runtime::GgmlBackend as B;
+        let rt = RuntimeKind::LlamaCpp;
+        let dev = |id: &str| {
+            PlanDevice::from_device_string(&format!("1x{id}"))
+                .unwrap()
+                .remove(0)
+        };
+        let before = Some(BuildMonth::ym(2024, 5));
+        let from = Some(LLAMA_CUDA_MMQ_INT8);
+        let ada = dev("rtx-4090");
+        // Ampere and later under CUDA: int8 MMQ from July 2024.
+        assert!(!without_int8_mmq(&ada, rt, Quant::Q4K, None, None));
+        assert!(!without_int8_mmq(&ada, rt, Quant::Q4K, Some(B::Cuda), from));
+        assert!(without_int8_mmq(&ada, rt, Quant::Q4K, None, before));
+        assert!(without_int8_mmq(
+            &ada,
+            rt,
+            Quant::Q8_0,
+            Some(B::Cuda),
+            before
+        ));
+        // Vulkan's shaders are not MMQ, at any build.
+        assert!(without_int8_mmq(
+            &ada,
+            rt,
+            Quant::Q4_0,
+            Some(B::Vulkan),
+            None
+        ));
+        // 16-bit weights run cuBLAS in every era; other runtimes have no MMQ.
+        assert!(!without_int8_mmq(&ada, rt, Quant::Fp16, None, before));
+        assert!(!without_int8_mmq(
+            &ada,
+            RuntimeKind::Vllm,
+            Quant::Q4K,
+            None,
+            before
+        ));
+        // V100 (cuBLAS) and Turing (no gain) at every build.
+        for id in ["v100-pcie-32gb", "rtx-2080-ti", "t4"] {
+            assert!(
+                without_int8_mmq(&dev(id), rt, Quant::Q4K, None, None),
+                "{id}"
+            );
+        }
+        // Not NVIDIA: no such term.
+        for id in ["rx-7900-xtx", "mi300x", "m2-ultra-gpu", "arc-a770"] {
+            assert!(
+                !without_int8_mmq(&dev(id), rt, Quant::Q4K, None, before),
+                "{id}"
+            );
+        }
+        // The factor divides the fitted prefill fraction, and the basis says so.
+        let k = PREFILL_MMQ_ERA
+            .iter()
+            .find(|(r, _)| *r == rt)
+            .map(|(_, k)| *k)
+            .expect("a fitted factor");
+        assert!(k > 1.0);
+        let now = fitted_for(&ada, rt, Quant::Q4K, None, None);
+        let then = fitted_for(&ada, rt, Quant::Q4K, None, before);
+        assert!((now.prefill.unwrap() / then.prefill.unwrap() / k - 1.0).abs() < 1e-9);
+        assert_eq!(then.prefill_basis.unwrap().mmq_era_factor, Some(k));
+        assert_eq!(now.prefill_basis.unwrap().mmq_era_factor, None);
+        assert_eq!(then.decode, now.decode);
+    }
+
+    #[test]
     fn the_basis_names_the_cell_and_the_device_factor() {
         let rt = RuntimeKind::LlamaCpp;
         let q = Quant::Q4K;
@@ -1823,7 +1899,7 @@ mod tests {
             .iter()
             .find(|f| f.spec_id == "rtx-4090" && f.runtime == rt)
             .unwrap();
-        let a = fitted_for(d, rt, q, None);
+        let a = fitted_for(d, rt, q, None, None);
         let b = a.decode_basis.unwrap();
         assert_eq!(b.device_rows, Some(f.rows.0));
         assert_eq!(Some(b.efficiency), a.decode);
@@ -1874,7 +1950,7 @@ mod tests {
             };
             let d = &PlanDevice::from_device_string(&format!("1x{}", f.spec_id)).unwrap()[0];
             let class = fitted(DeviceClass::of(d), rt, q);
-            let own = fitted_for(d, rt, q, None);
+            let own = fitted_for(d, rt, q, None, None);
             if let (Some(c), Some(o), Some(k)) = (class.decode, own.decode, f.decode) {
                 assert!((o - c * k).abs() < 1e-12, "{}", f.spec_id);
             }
@@ -1888,7 +1964,7 @@ mod tests {
         let d = &PlanDevice::from_device_string("1xrtx-4060").unwrap()[0];
         assert!(FITTED_DEVICES.iter().all(|f| f.spec_id != "rtx-4060"));
         assert_eq!(
-            fitted_for(d, rt, q, None),
+            fitted_for(d, rt, q, None, None),
             fitted(DeviceClass::NvidiaConsumer, rt, q)
         );
     }
@@ -1924,7 +2000,7 @@ mod tests {
         let q = Quant::Q4K;
         let d = &PlanDevice::from_device_string("1xryzen-ai-max-395-64gb").unwrap()[0];
         let class = fitted(DeviceClass::of(d), rt, q);
-        let a = fitted_for(d, rt, q, None);
+        let a = fitted_for(d, rt, q, None, None);
         assert!((a.prefill.unwrap() - class.prefill.unwrap() * k.prefill.unwrap()).abs() < 1e-12);
     }
 
@@ -1981,8 +2057,8 @@ mod tests {
         let f = build_factor(rt, class, Some(two_years));
         assert!((f - (2.0 * decay).exp()).abs() < 1e-12);
         let d = &PlanDevice::from_device_string("1xh100-pcie").unwrap()[0];
-        let now = fitted_for(d, rt, Quant::Q4K, None);
-        let then = fitted_for(d, rt, Quant::Q4K, Some(two_years));
+        let now = fitted_for(d, rt, Quant::Q4K, None, None);
+        let then = fitted_for(d, rt, Quant::Q4K, None, Some(two_years));
         assert!((then.decode_layer_s - now.decode_layer_s * f).abs() < 1e-15);
         assert!(then.decode_layer_s > now.decode_layer_s);
         assert_eq!(then.decode, now.decode);

@@ -339,7 +339,7 @@ impl Split<'_> {
 
         let applied = |d: &PlanDevice| {
             if opts.calibrated_speed {
-                speed::fitted_for(d, opts.runtime, quant, opts.runtime_build)
+                speed::fitted_for(d, opts.runtime, quant, opts.backend, opts.runtime_build)
             } else {
                 Applied::NONE
             }
