@@ -1706,7 +1706,7 @@ Blackwell GeForce unchanged, its entries carrying no int8 rate); a prefill
 build-date decay fitted like decode's (0.75 per year for NVIDIA: in-sample
 prefill median 12.5 % to 8.0 %, but here median 61 %, worst 294 %); the
 era factor on Turing too (median 21.4 %, Turing 62 % to 111 % over; the
-in-sample RTX 2080 Ti row of Dec 2025, 110 % over); and the era factor on
+RTX 2080 Ti row of Dec 2025 in speed.csv, a held-out one, 110 % over); and the era factor on
 every NVIDIA Vulkan row with those rows choosing it too (it went to the
 grid's top, 3.0, and the held-out worst to 196 %). Before NVIDIA's Vulkan
 rows took the factor, they were planned at the CUDA fractions: 17 % under
