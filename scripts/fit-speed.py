@@ -63,15 +63,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _spec_entries():
+    """The spec database's entries (devices.toml), read once."""
+    import tomllib
+    return tomllib.loads((ROOT / "crates/ai-hwaccel/src/spec/devices.toml").read_text())["device"]
+
+
+SPEC_ENTRIES = _spec_entries()
+
+
 def _chip_keys():
     """Spec id (entry or memory configuration) -> the chip it names: the
     product entry with its bandwidth, compute units and rates, the memory
     size aside (`spec::same_chip` in the crate). Device factors belong to
     the chip: rows of a 64 GB and a 128 GB configuration fit one factor."""
-    import tomllib
-    data = tomllib.loads((ROOT / "crates/ai-hwaccel/src/spec/devices.toml").read_text())
     keys = {}
-    for e in data["device"]:
+    for e in SPEC_ENTRIES:
         def key(c):
             return (
                 e["id"],
@@ -91,10 +98,8 @@ CHIP = _chip_keys()
 def _architectures():
     """Spec id (entry or memory configuration) -> the entry's architecture
     (for NVIDIA the compute capability, "8.6")."""
-    import tomllib
-    data = tomllib.loads((ROOT / "crates/ai-hwaccel/src/spec/devices.toml").read_text())
     out = {}
-    for e in data["device"]:
+    for e in SPEC_ENTRIES:
         for i in [e["id"]] + [c["id"] for c in e.get("configs", [])]:
             out[i] = e.get("architecture", "")
     return out
@@ -117,6 +122,25 @@ def _cc(sid):
         return None
 
 
+def ggml_backend(printed):
+    """The ggml backend a printed backend column names, as speed.rs
+    `GgmlBackend::parse` reads it: the first comma-separated item it knows
+    ("RPC,Vulkan" is Vulkan), lowercase; None where none is known (the plan
+    then takes the vendor's own, CUDA on NVIDIA)."""
+    names = {"cuda": "cuda", "hip": "hip", "rocm": "hip", "metal": "metal", "mtl": "metal",
+             "sycl": "sycl", "vulkan": "vulkan", "vk": "vulkan", "opencl": "opencl"}
+    for item in printed.split(","):
+        b = names.get(item.strip().lower())
+        if b:
+            return b
+    return None
+
+
+def not_cuda(r):
+    """Whether a row ran another ggml backend than CUDA (None is CUDA)."""
+    return ggml_backend(r["backend"]) not in (None, "cuda")
+
+
 def mmq_era(r):
     """Whether a row's quantized prompt ran without MMQ on int8 tensor cores
     (speed.rs `without_int8_mmq`): a llama.cpp row in a format below 16
@@ -131,7 +155,7 @@ def mmq_era(r):
         and r["width"] != "16-bit"
         and cc is not None
         and (
-            r["backend"] not in ("CUDA", "")
+            not_cuda(r)
             or cc < (8, 0)
             or (r["month"] is not None and r["month"] < MMQ_INT8_MONTH)
         )
@@ -622,7 +646,7 @@ def main():
             cells, scores, devices, _ = fit_all(rows, decays, {})
             return fit_error(
                 rows, runtime, "prefill", decays, {}, cells, devices, scores,
-                keep=lambda r: not (group(r["cls"]) == "nvidia" and r["backend"] not in ("CUDA", "")),
+                keep=lambda r: not (group(r["cls"]) == "nvidia" and not_cuda(r)),
             )
 
         MMQ_ERA[runtime] = min(ERA_FACTORS, key=eerror)

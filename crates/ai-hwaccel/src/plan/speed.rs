@@ -369,8 +369,9 @@ pub struct FitBasis {
     pub device_rows: Option<u32>,
     /// Prefill only: the fitted factor the fraction was divided by for a
     /// quantized NVIDIA prompt that llama.cpp runs without int8 MMQ (a
-    /// build before July 2024, or a GPU below compute capability 8.0;
-    /// [`PREFILL_MMQ_ERA`]); `None` where none applied.
+    /// build before July 2024, a GPU below compute capability 8.0, or a
+    /// backend other than CUDA; [`without_int8_mmq`], [`PREFILL_MMQ_ERA`]);
+    /// `None` where none applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmq_era_factor: Option<f64>,
 }
@@ -1328,15 +1329,14 @@ pub const LLAMA_CUDA_MMQ_INT8: BuildMonth = BuildMonth::ym(2024, 7);
 /// fitted prefill fractions are those of int8 MMQ on Ampere and later.
 ///
 /// Below 8.0: V100 and older stay on FP16 cuBLAS (PR 8075). Turing runs
-/// MMQ on int8 tensor cores but gained nothing from it: its 64 KiB of
-/// shared memory per SM (Ampere's GA10x: 128 KiB; NVIDIA's Turing and
-/// Ampere tuning guides) bounds MMQ's tiles, and it lacks the m16n8k32 int8
-/// `mma` the kernels use from Ampere on (two m8n8k16 stand in, ggml-cuda
-/// `mma.cuh`, PR 7860). Measured: an RTX 2080 Ti's llama 13B Q4_K_M pp512
-/// at 1493.64 tok/s on build 7474 (Dec 2025, speed.csv), which the
-/// Ampere-era fractions would put 110 % over; the scoreboards' Turing rows
-/// (RTX 2060 SUPER, 2070 SUPER, 2080 Ti, T4: 62 % to 111 % over) showed
-/// it first.
+/// MMQ on int8 tensor cores but measurably gained nothing from it. Why is
+/// not established here; one difference is that Turing lacks the m16n8k32
+/// int8 `mma` the kernels use from Ampere on (smaller m8n8k16 ones stand in:
+/// ggml-cuda `mma.cuh`, PR 7860's review). Measured: an RTX 2080 Ti's llama
+/// 13B Q4_K_M pp512 at 1493.64 tok/s on build 7474 (Dec 2025, speed.csv, a
+/// held-out row), which the Ampere-era fractions would put 110 % over; the
+/// scoreboards' Turing rows (RTX 2060 SUPER, 2070 SUPER, 2080 Ti, T4: 62 %
+/// to 111 % over) showed it first.
 ///
 /// Vulkan: its matrix shaders are not MMQ (FP16 cooperative matrices, or
 /// int8 dot products), so an NVIDIA GPU under Vulkan takes the factor at
