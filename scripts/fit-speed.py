@@ -1683,7 +1683,9 @@ llama-bench on the same Llama 2 7B Q4_0 file, pp512 and tg128, without
 and with flash attention, on builds of August 2025 to April 2026. The
 discussions were not readable here; the rows are a machine-parsed copy
 (smoothyy3/willitrun, pinned in each row), values exactly as that file
-holds them, and where other public quotes of the scoreboards were found
+holds them (kept byte for byte in `tests/fixtures/scoreboards/`;
+`scripts/scoreboard.py` makes the CSV from it, and CI checks that it
+does), and where other public quotes of the scoreboards were found
 they agree. Compared, never fitted, and planned at the newest build (the
 rows print a commit, not a date): a measure of the planner on builds and
 GPUs the fit did not see. Its rows never enter a fit, but they did choose
