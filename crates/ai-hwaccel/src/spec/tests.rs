@@ -370,6 +370,54 @@ fn m4_pro_sixteen_bit_rate_is_its_fp32_rate() {
     }
 }
 
+/// Rates computed as units x a per-unit rate per clock x clock, where the
+/// per-unit rate is read off a sibling's vendor figures (each entry's notes
+/// give the arithmetic): Xe2 XMX engines at 256 FP16 and 512 INT8 ops per
+/// clock (Intel's B580 launch figures: 117 / 233 at 160 engines and
+/// 2.85 GHz), Xe2 vector engines (8 per Xe-core) at 32 FP32 FLOP per clock,
+/// and RDNA 4 compute units at 256 FP32 and 512 FP16 FLOP per clock (AMD's
+/// RX 9070 XT row: 48.66 / 97.32 at 64 compute units and 2.97 GHz).
+#[test]
+fn unit_count_times_clock_rates_recompute() {
+    let near = |id: &str, got: Option<f64>, want: f64| {
+        let got = got.unwrap_or_else(|| panic!("{id}: no rate"));
+        assert!(
+            (got - want).abs() <= 0.01 * want,
+            "{id}: stored {got}, computed {want:.2}"
+        );
+    };
+    // The per-unit rates, from the sibling entries' own figures.
+    let b580 = by_id("arc-b580").unwrap();
+    let xmx_fp16 = b580.tflops.fp16.unwrap() * 1e3 / (160.0 * 2.85);
+    let xmx_int8 = b580.tflops.int8.unwrap() * 1e3 / (160.0 * 2.85);
+    assert!((xmx_fp16 - 256.0).abs() < 1.0 && (xmx_int8 - 512.0).abs() < 2.0);
+    let xt = by_id("rx-9070-xt").unwrap();
+    let cu_fp32 = xt.tflops.fp32.unwrap() * 1e3 / (64.0 * 2.97);
+    let cu_fp16 = xt.tflops.fp16.unwrap() * 1e3 / (64.0 * 2.97);
+    assert!((cu_fp32 - 256.0).abs() < 0.5 && (cu_fp16 - 512.0).abs() < 1.0);
+
+    // Intel Arc Pro: (id, Xe-cores, XMX engines, GHz).
+    for (id, xe_cores, xmx, ghz) in [
+        ("arc-pro-b60", 20.0, 160.0, 2.4),
+        ("arc-pro-b50", 16.0, 128.0, 2.6),
+    ] {
+        let t = &by_id(id).unwrap().tflops;
+        near(id, t.fp16, xmx * 256.0 * ghz / 1e3);
+        near(id, t.bf16, xmx * 256.0 * ghz / 1e3);
+        near(id, t.int8, xmx * 512.0 * ghz / 1e3);
+        near(id, t.fp32, xe_cores * 8.0 * 32.0 * ghz / 1e3);
+    }
+    // RDNA 4: (id, compute units, boost GHz).
+    for (id, cus, ghz) in [
+        ("rx-9070-gre", 48.0, 2.79),
+        ("radeon-ai-pro-r9700", 64.0, 2.92),
+    ] {
+        let t = &by_id(id).unwrap().tflops;
+        near(id, t.fp32, cus * 256.0 * ghz / 1e3);
+        near(id, t.fp16, cus * 512.0 * ghz / 1e3);
+    }
+}
+
 #[test]
 fn name_normalization() {
     let cases = [
