@@ -375,8 +375,9 @@ fn m4_pro_sixteen_bit_rate_is_its_fp32_rate() {
 /// give the arithmetic): Xe2 XMX engines at 256 FP16 and 512 INT8 ops per
 /// clock (Intel's B580 launch figures: 117 / 233 at 160 engines and
 /// 2.85 GHz), Xe2 vector engines (8 per Xe-core) at 32 FP32 FLOP per clock,
-/// and RDNA 4 compute units at 256 FP32 and 512 FP16 FLOP per clock (AMD's
-/// RX 9070 XT row: 48.66 / 97.32 at 64 compute units and 2.97 GHz).
+/// RDNA 4 compute units at 256 FP32 and 512 FP16 FLOP per clock (AMD's
+/// RX 9070 XT row: 48.66 / 97.32 at 64 compute units and 2.97 GHz), and
+/// RDNA 3(.5) compute units at the same per-clock rates (AMD's W7900 row).
 #[test]
 fn unit_count_times_clock_rates_recompute() {
     let near = |id: &str, got: Option<f64>, want: f64| {
@@ -411,6 +412,22 @@ fn unit_count_times_clock_rates_recompute() {
     for (id, cus, ghz) in [
         ("rx-9070-gre", 48.0, 2.79),
         ("radeon-ai-pro-r9700", 64.0, 2.92),
+    ] {
+        let t = &by_id(id).unwrap().tflops;
+        near(id, t.fp32, cus * 256.0 * ghz / 1e3);
+        near(id, t.fp16, cus * 512.0 * ghz / 1e3);
+    }
+    // RDNA 3.5 integrated GPUs take the RDNA 3 per-CU rate of AMD's W7900
+    // row (122.6 FP16 matrix / 61.3 FP32 at 96 compute units, 2.495 GHz).
+    let w7900 = by_id("radeon-pro-w7900").unwrap();
+    let r3_fp16 = w7900.tflops.fp16.unwrap() * 1e3 / (96.0 * 2.495);
+    let r3_fp32 = w7900.tflops.fp32.unwrap() * 1e3 / (96.0 * 2.495);
+    assert!((r3_fp16 - 512.0).abs() < 1.0 && (r3_fp32 - 256.0).abs() < 0.5);
+    for (id, cus, ghz) in [
+        ("radeon-8060s", 40.0, 2.9),
+        ("radeon-8050s", 32.0, 2.8),
+        ("radeon-890m", 16.0, 2.9),
+        ("radeon-880m", 12.0, 2.9),
     ] {
         let t = &by_id(id).unwrap().tflops;
         near(id, t.fp32, cus * 256.0 * ghz / 1e3);
@@ -658,6 +675,14 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "NVIDIA states its TFLOPS only in the CES 2022 presentation; no NVIDIA page or document with them found",
     ),
     ("flex-170", "Intel ARK gives no TFLOPS"),
+    (
+        "radeon-890m",
+        "system memory: its type and speed are the laptop maker's; no AMD memory figure read",
+    ),
+    (
+        "radeon-880m",
+        "system memory: its type and speed are the laptop maker's; no AMD memory figure read",
+    ),
     (
         "m3-gpu",
         "fp32 from a measured GPU clock; no 16-bit rate measured for this generation",
