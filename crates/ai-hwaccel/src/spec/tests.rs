@@ -377,7 +377,8 @@ fn m4_pro_sixteen_bit_rate_is_its_fp32_rate() {
 /// 2.85 GHz), Xe2 vector engines (8 per Xe-core) at 32 FP32 FLOP per clock,
 /// RDNA 4 compute units at 256 FP32 and 512 FP16 FLOP per clock (AMD's
 /// RX 9070 XT row: 48.66 / 97.32 at 64 compute units and 2.97 GHz), and
-/// RDNA 3(.5) compute units at the same per-clock rates (AMD's W7900 row).
+/// RDNA 3(.5) compute units at the same per-clock rates (AMD's W7900 row);
+/// the Arc A-series laptop parts use the arc-a770 per-engine formula.
 #[test]
 fn unit_count_times_clock_rates_recompute() {
     let near = |id: &str, got: Option<f64>, want: f64| {
@@ -407,6 +408,21 @@ fn unit_count_times_clock_rates_recompute() {
         near(id, t.bf16, xmx * 256.0 * ghz / 1e3);
         near(id, t.int8, xmx * 512.0 * ghz / 1e3);
         near(id, t.fp32, xe_cores * 8.0 * 32.0 * ghz / 1e3);
+    }
+    // Intel Arc A-series laptop GPUs: Xe-HPG, 16 XMX engines of 128 FP16 /
+    // 256 INT8 ops and 16 vector engines of 16 FP32 ops per Xe-core, at
+    // Intel's stated graphics clock (the arc-a770 formula). (id, Xe-cores, GHz).
+    for (id, xe_cores, ghz) in [
+        ("arc-a770m", 32.0, 1.65),
+        ("arc-a730m", 24.0, 1.1),
+        ("arc-a550m", 16.0, 0.9),
+        ("arc-a370m", 8.0, 1.55),
+    ] {
+        let t = &by_id(id).unwrap().tflops;
+        near(id, t.fp16, xe_cores * 16.0 * 128.0 * ghz / 1e3);
+        near(id, t.bf16, xe_cores * 16.0 * 128.0 * ghz / 1e3);
+        near(id, t.int8, xe_cores * 16.0 * 256.0 * ghz / 1e3);
+        near(id, t.fp32, xe_cores * 16.0 * 16.0 * ghz / 1e3);
     }
     // RDNA 4: (id, compute units, boost GHz).
     for (id, cus, ghz) in [
