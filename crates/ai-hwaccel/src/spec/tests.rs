@@ -370,6 +370,87 @@ fn m4_pro_sixteen_bit_rate_is_its_fp32_rate() {
     }
 }
 
+/// Rates computed as units x a per-unit rate per clock x clock, where the
+/// per-unit rate is read off a sibling's vendor figures (each entry's notes
+/// give the arithmetic): Xe2 XMX engines at 256 FP16 and 512 INT8 ops per
+/// clock (Intel's B580 launch figures: 117 / 233 at 160 engines and
+/// 2.85 GHz), Xe2 vector engines (8 per Xe-core) at 32 FP32 FLOP per clock,
+/// RDNA 4 compute units at 256 FP32 and 512 FP16 FLOP per clock (AMD's
+/// RX 9070 XT row: 48.66 / 97.32 at 64 compute units and 2.97 GHz), and
+/// RDNA 3(.5) compute units at the same per-clock rates (AMD's W7900 row);
+/// the Arc A-series laptop parts use the arc-a770 per-engine formula.
+#[test]
+fn unit_count_times_clock_rates_recompute() {
+    let near = |id: &str, got: Option<f64>, want: f64| {
+        let got = got.unwrap_or_else(|| panic!("{id}: no rate"));
+        assert!(
+            (got - want).abs() <= 0.01 * want,
+            "{id}: stored {got}, computed {want:.2}"
+        );
+    };
+    // The per-unit rates, from the sibling entries' own figures.
+    let b580 = by_id("arc-b580").unwrap();
+    let xmx_fp16 = b580.tflops.fp16.unwrap() * 1e3 / (160.0 * 2.85);
+    let xmx_int8 = b580.tflops.int8.unwrap() * 1e3 / (160.0 * 2.85);
+    assert!((xmx_fp16 - 256.0).abs() < 1.0 && (xmx_int8 - 512.0).abs() < 2.0);
+    let xt = by_id("rx-9070-xt").unwrap();
+    let cu_fp32 = xt.tflops.fp32.unwrap() * 1e3 / (64.0 * 2.97);
+    let cu_fp16 = xt.tflops.fp16.unwrap() * 1e3 / (64.0 * 2.97);
+    assert!((cu_fp32 - 256.0).abs() < 0.5 && (cu_fp16 - 512.0).abs() < 1.0);
+
+    // Intel Arc Pro: (id, Xe-cores, XMX engines, GHz).
+    for (id, xe_cores, xmx, ghz) in [
+        ("arc-pro-b60", 20.0, 160.0, 2.4),
+        ("arc-pro-b50", 16.0, 128.0, 2.6),
+    ] {
+        let t = &by_id(id).unwrap().tflops;
+        near(id, t.fp16, xmx * 256.0 * ghz / 1e3);
+        near(id, t.bf16, xmx * 256.0 * ghz / 1e3);
+        near(id, t.int8, xmx * 512.0 * ghz / 1e3);
+        near(id, t.fp32, xe_cores * 8.0 * 32.0 * ghz / 1e3);
+    }
+    // Intel Arc A-series laptop GPUs: Xe-HPG, 16 XMX engines of 128 FP16 /
+    // 256 INT8 ops and 16 vector engines of 16 FP32 ops per Xe-core, at
+    // Intel's stated graphics clock (the arc-a770 formula). (id, Xe-cores, GHz).
+    for (id, xe_cores, ghz) in [
+        ("arc-a770m", 32.0, 1.65),
+        ("arc-a730m", 24.0, 1.1),
+        ("arc-a550m", 16.0, 0.9),
+        ("arc-a370m", 8.0, 1.55),
+    ] {
+        let t = &by_id(id).unwrap().tflops;
+        near(id, t.fp16, xe_cores * 16.0 * 128.0 * ghz / 1e3);
+        near(id, t.bf16, xe_cores * 16.0 * 128.0 * ghz / 1e3);
+        near(id, t.int8, xe_cores * 16.0 * 256.0 * ghz / 1e3);
+        near(id, t.fp32, xe_cores * 16.0 * 16.0 * ghz / 1e3);
+    }
+    // RDNA 4: (id, compute units, boost GHz).
+    for (id, cus, ghz) in [
+        ("rx-9070-gre", 48.0, 2.79),
+        ("radeon-ai-pro-r9700", 64.0, 2.92),
+    ] {
+        let t = &by_id(id).unwrap().tflops;
+        near(id, t.fp32, cus * 256.0 * ghz / 1e3);
+        near(id, t.fp16, cus * 512.0 * ghz / 1e3);
+    }
+    // RDNA 3.5 integrated GPUs take the RDNA 3 per-CU rate of AMD's W7900
+    // row (122.6 FP16 matrix / 61.3 FP32 at 96 compute units, 2.495 GHz).
+    let w7900 = by_id("radeon-pro-w7900").unwrap();
+    let r3_fp16 = w7900.tflops.fp16.unwrap() * 1e3 / (96.0 * 2.495);
+    let r3_fp32 = w7900.tflops.fp32.unwrap() * 1e3 / (96.0 * 2.495);
+    assert!((r3_fp16 - 512.0).abs() < 1.0 && (r3_fp32 - 256.0).abs() < 0.5);
+    for (id, cus, ghz) in [
+        ("radeon-8060s", 40.0, 2.9),
+        ("radeon-8050s", 32.0, 2.8),
+        ("radeon-890m", 16.0, 2.9),
+        ("radeon-880m", 12.0, 2.9),
+    ] {
+        let t = &by_id(id).unwrap().tflops;
+        near(id, t.fp32, cus * 256.0 * ghz / 1e3);
+        near(id, t.fp16, cus * 512.0 * ghz / 1e3);
+    }
+}
+
 #[test]
 fn name_normalization() {
     let cases = [
@@ -610,6 +691,14 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "NVIDIA states its TFLOPS only in the CES 2022 presentation; no NVIDIA page or document with them found",
     ),
     ("flex-170", "Intel ARK gives no TFLOPS"),
+    (
+        "radeon-890m",
+        "system memory: its type and speed are the laptop maker's; no AMD memory figure read",
+    ),
+    (
+        "radeon-880m",
+        "system memory: its type and speed are the laptop maker's; no AMD memory figure read",
+    ),
     (
         "m3-gpu",
         "fp32 from a measured GPU clock; no 16-bit rate measured for this generation",
