@@ -52,6 +52,7 @@ SPEC = {
     "AMD Ryzen Al Max+ 395": "radeon-8060s", "RX 7900 XTX": "rx-7900-xtx",
     "RX 7900 XT": "rx-7900-xt", "RX 7800 XT": "rx-7800-xt", "RX 7900 GRE": "rx-7900-gre",
     "RX 6900 XT": "rx-6900-xt", "RTX 4060 Ti": "rtx-4060-ti-8gb", "RX 6800 XT": "rx-6800-xt",
+    "Intel Arc Pro B60": "arc-pro-b60", "Intel Arc Pro B50": "arc-pro-b50", "Intel Arc A770M": "arc-a770m",
 }
 WHY = {
     "RTX PRO 6000 Blackwell": "edition (Workstation / Max-Q / Server) not printed",
