@@ -39,6 +39,12 @@ const EXCEPTIONS: &[(u16, u16, &str)] = &[
          GDDR6 entry's bandwidth would be wrong for it",
     ),
     (
+        0x10de,
+        0x25ab,
+        "GeForce RTX 3050 4GB Laptop GPU: NVIDIA's 2022 refresh, whose cores and clocks were not \
+         read; its name matches the 4 GB rtx-3050-laptop entry, whose rates may not fit it",
+    ),
+    (
         0x1002,
         0x66a1,
         "shared by the Radeon Pro VII (16 GiB, not in the database) and the MI50 32GB: \
