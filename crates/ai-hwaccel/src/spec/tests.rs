@@ -772,7 +772,10 @@ fn geforce_rates_derived_from_sms_and_boost_clock() {
     let near = |got: Option<f64>, want: f64, what: &str, id: &str| {
         let got = got.unwrap_or_else(|| panic!("{id}: no {what}"));
         // Stored to two decimals (fp32 40.0 for 39.997).
-        assert!((got - want).abs() < 0.011, "{id}: {what} {got}, derived {want:.3}");
+        assert!(
+            (got - want).abs() < 0.011,
+            "{id}: {what} {got}, derived {want:.3}"
+        );
     };
     for &(id, sms, ghz) in DERIVED {
         let e = by_id(id).unwrap_or_else(|| panic!("{id} missing"));
@@ -789,7 +792,10 @@ fn geforce_rates_derived_from_sms_and_boost_clock() {
         }
         let notes = e.notes.as_deref().unwrap_or_default();
         let sm_text = format!("{} x 512 x {ghz} GHz", sms as u32);
-        assert!(notes.contains(&sm_text), "{id}: notes do not state {sm_text:?}");
+        assert!(
+            notes.contains(&sm_text),
+            "{id}: notes do not state {sm_text:?}"
+        );
     }
     // The whitepaper columns the per-SM rates come from reproduce themselves.
     let r3080 = by_id("rtx-3080").unwrap();
