@@ -797,6 +797,41 @@ fn geforce_rates_derived_from_sms_and_boost_clock() {
             "{id}: notes do not state {sm_text:?}"
         );
     }
+    // Turing (the RTX 20 laptop parts): 64 FP32 cores per SM, and the same
+    // 512 / 2048 Tensor rates per SM (Turing whitepaper columns); no TF32 or
+    // BF16.
+    const TURING: &[(&str, f64, f64)] = &[
+        ("rtx-2080-laptop", 46.0, 1.59),
+        ("rtx-2070-laptop", 36.0, 1.44),
+        ("rtx-2060-laptop", 30.0, 1.2),
+    ];
+    for &(id, sms, ghz) in TURING {
+        let e = by_id(id).unwrap_or_else(|| panic!("{id} missing"));
+        let t = &e.tflops;
+        let per_sm = |ops: f64| sms * ops * ghz / 1000.0;
+        near(t.fp32, per_sm(128.0), "fp32", id);
+        near(t.fp16, per_sm(512.0), "fp16", id);
+        near(t.fp16_acc32, per_sm(512.0), "fp16_acc32", id);
+        near(t.int8, per_sm(2048.0), "int8", id);
+        assert_eq!((t.tf32, t.bf16), (None, None), "{id}");
+        let notes = e.notes.as_deref().unwrap_or_default();
+        assert!(
+            notes.contains(&format!("{} x 512 x {ghz} GHz", sms as u32)),
+            "{id}"
+        );
+    }
+    let r2080 = by_id("rtx-2080").unwrap();
+    assert!((46.0 * 512.0 * 1.8 / 1000.0 - r2080.tflops.fp16.unwrap()).abs() < 0.1);
+    // Turing laptop parts print the desktop card's name: by name that is the
+    // desktop card, by PCI id the laptop part.
+    assert_eq!(
+        by_name("NVIDIA GeForce RTX 2060").map(|e| e.id.as_str()),
+        Some("rtx-2060")
+    );
+    assert_eq!(
+        by_pci_id(0x10de, 0x1f11).map(|e| e.id.as_str()),
+        Some("rtx-2060-laptop")
+    );
     // The whitepaper columns the per-SM rates come from reproduce themselves.
     let r3080 = by_id("rtx-3080").unwrap();
     assert!((68.0 * 512.0 * 1.71 / 1000.0 - r3080.tflops.fp16.unwrap()).abs() < 0.1);
