@@ -601,6 +601,10 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "product page gives no TFLOPS (bandwidth from its bus width and data rate)",
     ),
     (
+        "rtx-5060-laptop",
+        "no report of NVIDIA's AI TOPS or boost clock for it read (bandwidth from NVIDIA's figures as reported)",
+    ),
+    (
         "rtx-3050-laptop",
         "NVIDIA states no memory data rate; no TechPowerUp entry or attributable capture read",
     ),
