@@ -805,9 +805,10 @@ fn check_compares_a_batched_bench_run_with_the_planner() {
 
 /// `check` on a published llama-bench table (2024 test names) with a
 /// catalog model and device: the planner's decode beside the measured one,
-/// within 25 % where the run kept the KV cache on the GPU. The RTX 3090 Ti's
-/// spec entry has bandwidth but no compute rate (NVIDIA publishes none in a
-/// document), so prefill is shown unpredicted rather than guessed.
+/// within 25 % where the run kept the KV cache on the GPU, and the prompt
+/// rate beside the measured one too (the RTX 3090 Ti's spec entry carries
+/// rates derived from NVIDIA's launch figures: 4456 planned against 4035
+/// measured tokens/s when this was written).
 #[test]
 fn check_compares_a_published_llama_bench_table() {
     let dir =
@@ -822,8 +823,8 @@ fn check_compares_a_published_llama_bench_table() {
         (rows[0]["test"].as_str(), rows[1]["test"].as_str()),
         (Some("pp512"), Some("tg128"))
     );
-    assert!(rows[0]["predicted_tokens_per_s"].is_null(), "{}", rows[0]);
-    assert!(rows[0]["ratio"].is_null(), "{}", rows[0]);
+    let pp_ratio = rows[0]["ratio"].as_f64().unwrap();
+    assert!((pp_ratio - 1.0).abs() <= 0.25, "{}", rows[0]);
     let ratio = rows[1]["ratio"].as_f64().unwrap();
     assert!((ratio - 1.0).abs() <= 0.25, "{}", rows[1]);
     // Planned for the printed build (b1786: January 2024) with llama-bench's

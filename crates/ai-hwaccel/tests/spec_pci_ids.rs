@@ -39,6 +39,42 @@ const EXCEPTIONS: &[(u16, u16, &str)] = &[
          GDDR6 entry's bandwidth would be wrong for it",
     ),
     (
+        0x10de,
+        0x25ab,
+        "GeForce RTX 3050 4GB Laptop GPU: NVIDIA's 2022 refresh, whose cores and clocks were not \
+         read; its name matches the 4 GB rtx-3050-laptop entry, whose rates may not fit it",
+    ),
+    (
+        0x10de,
+        0x1ed0,
+        "GeForce RTX 2080 Mobile (TU104BM): the 2020 refresh of the RTX 20 laptop parts (TU10xB), whose clocks and memory data rate were not read; the 2019 entry of that name would give it the wrong bandwidth",
+    ),
+    (
+        0x10de,
+        0x1f14,
+        "GeForce RTX 2070 Mobile / Max-Q Refresh: the 2020 refresh of the RTX 20 laptop parts (TU10xB), whose clocks and memory data rate were not read; the 2019 entry of that name would give it the wrong bandwidth",
+    ),
+    (
+        0x10de,
+        0x1f50,
+        "GeForce RTX 2070 Mobile / Max-Q (TU106BM): the 2020 refresh of the RTX 20 laptop parts (TU10xB), whose clocks and memory data rate were not read; the 2019 entry of that name would give it the wrong bandwidth",
+    ),
+    (
+        0x10de,
+        0x1f54,
+        "GeForce RTX 2070 Mobile (TU106BM): the 2020 refresh of the RTX 20 laptop parts (TU10xB), whose clocks and memory data rate were not read; the 2019 entry of that name would give it the wrong bandwidth",
+    ),
+    (
+        0x10de,
+        0x1f51,
+        "GeForce RTX 2060 Mobile (TU106BM): the 2020 refresh of the RTX 20 laptop parts (TU10xB), whose clocks and memory data rate were not read; the 2019 entry of that name would give it the wrong bandwidth",
+    ),
+    (
+        0x10de,
+        0x1f55,
+        "GeForce RTX 2060 Mobile (TU106BM): the 2020 refresh of the RTX 20 laptop parts (TU10xB), whose clocks and memory data rate were not read; the 2019 entry of that name would give it the wrong bandwidth",
+    ),
+    (
         0x1002,
         0x66a1,
         "shared by the Radeon Pro VII (16 GiB, not in the database) and the MI50 32GB: \

@@ -682,14 +682,14 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "product page gives no TFLOPS (bandwidth from its bus width and data rate)",
     ),
     (
-        "rtx-3060-laptop",
-        "clocks depend on the laptop's power limit; NVIDIA publishes neither",
+        "rtx-5060-laptop",
+        "no report of NVIDIA's AI TOPS or boost clock for it read (bandwidth from NVIDIA's figures as reported)",
+    ),
+    (
+        "rtx-3050-laptop",
+        "NVIDIA states no memory data rate; no TechPowerUp entry or attributable capture read",
     ),
     ("mi308x", "no public datasheet"),
-    (
-        "rtx-3090-ti",
-        "NVIDIA states its TFLOPS only in the CES 2022 presentation; no NVIDIA page or document with them found",
-    ),
     ("flex-170", "Intel ARK gives no TFLOPS"),
     (
         "radeon-890m",
@@ -836,6 +836,129 @@ fn fp32_accumulate_rate_is_set_for_geforce_rtx_and_consistent() {
     let r4090 = by_id("rtx-4090").unwrap();
     assert_eq!(r4090.tflops.fp16_acc32, Some(165.2));
     assert_eq!(by_id("rtx-5080").unwrap().tflops.fp16_acc32, Some(112.6));
+}
+
+/// GeForce entries whose rates are derived from NVIDIA's SM count and boost
+/// clock (as reported by the press) and the per-SM rates of the architecture
+/// whitepaper's GeForce columns: GA102 v2 (RTX 3090/3080/3070) and Ada (RTX
+/// 4090) both give, per SM per clock, 256 FP32 FLOPs, 512 FP16/BF16 Tensor
+/// FLOPs with FP32 accumulate and 2048 INT8 Tensor operations (Ada: 1024 FP8),
+/// dense. Each entry's notes state its SMs and clock; laptops are at the top
+/// of NVIDIA's stated boost range.
+#[test]
+fn geforce_rates_derived_from_sms_and_boost_clock() {
+    // (id, SMs, boost clock in GHz)
+    const DERIVED: &[(&str, f64, f64)] = &[
+        ("rtx-3060-laptop", 30.0, 1.703),
+        ("rtx-3070-laptop", 40.0, 1.62),
+        ("rtx-3080-laptop", 48.0, 1.71),
+        ("rtx-3070-ti-laptop", 46.0, 1.485),
+        ("rtx-3080-ti-laptop", 58.0, 1.59),
+        ("rtx-3050-ti-laptop", 20.0, 1.695),
+        ("rtx-3050-laptop", 16.0, 1.74),
+        ("rtx-3080-12gb", 70.0, 1.71),
+        ("rtx-3050-8gb", 20.0, 1.777),
+        ("rtx-3050-6gb", 18.0, 1.47),
+        ("rtx-3090-ti", 84.0, 1.86),
+        ("rtx-4090-d", 114.0, 2.52),
+    ];
+    let near = |got: Option<f64>, want: f64, what: &str, id: &str| {
+        let got = got.unwrap_or_else(|| panic!("{id}: no {what}"));
+        // Stored to two decimals (fp32 40.0 for 39.997).
+        assert!(
+            (got - want).abs() < 0.011,
+            "{id}: {what} {got}, derived {want:.3}"
+        );
+    };
+    for &(id, sms, ghz) in DERIVED {
+        let e = by_id(id).unwrap_or_else(|| panic!("{id} missing"));
+        let t = &e.tflops;
+        let per_sm = |ops: f64| sms * ops * ghz / 1000.0;
+        near(t.fp32, per_sm(256.0), "fp32", id);
+        near(t.tf32, per_sm(256.0), "tf32", id);
+        near(t.fp16, per_sm(512.0), "fp16", id);
+        near(t.bf16, per_sm(512.0), "bf16", id);
+        near(t.fp16_acc32, per_sm(512.0), "fp16_acc32", id);
+        near(t.int8, per_sm(2048.0), "int8", id);
+        if e.architecture.as_deref() == Some("8.9") {
+            near(t.fp8, per_sm(1024.0), "fp8", id);
+        }
+        let notes = e.notes.as_deref().unwrap_or_default();
+        let sm_text = format!("{} x 512 x {ghz} GHz", sms as u32);
+        assert!(
+            notes.contains(&sm_text),
+            "{id}: notes do not state {sm_text:?}"
+        );
+    }
+    // Turing (the RTX 20 laptop parts): 64 FP32 cores per SM, and the same
+    // 512 / 2048 Tensor rates per SM (Turing whitepaper columns); no TF32 or
+    // BF16.
+    const TURING: &[(&str, f64, f64)] = &[
+        ("rtx-2080-laptop", 46.0, 1.59),
+        ("rtx-2070-laptop", 36.0, 1.44),
+        ("rtx-2060-laptop", 30.0, 1.2),
+    ];
+    for &(id, sms, ghz) in TURING {
+        let e = by_id(id).unwrap_or_else(|| panic!("{id} missing"));
+        let t = &e.tflops;
+        let per_sm = |ops: f64| sms * ops * ghz / 1000.0;
+        near(t.fp32, per_sm(128.0), "fp32", id);
+        near(t.fp16, per_sm(512.0), "fp16", id);
+        near(t.fp16_acc32, per_sm(512.0), "fp16_acc32", id);
+        near(t.int8, per_sm(2048.0), "int8", id);
+        assert_eq!((t.tf32, t.bf16), (None, None), "{id}");
+        let notes = e.notes.as_deref().unwrap_or_default();
+        assert!(
+            notes.contains(&format!("{} x 512 x {ghz} GHz", sms as u32)),
+            "{id}"
+        );
+    }
+    let r2080 = by_id("rtx-2080").unwrap();
+    assert!((46.0 * 512.0 * 1.8 / 1000.0 - r2080.tflops.fp16.unwrap()).abs() < 0.1);
+    // Turing laptop parts print the desktop card's name: by name that is the
+    // desktop card, by PCI id the laptop part.
+    assert_eq!(
+        by_name("NVIDIA GeForce RTX 2060").map(|e| e.id.as_str()),
+        Some("rtx-2060")
+    );
+    assert_eq!(
+        by_pci_id(0x10de, 0x1f11).map(|e| e.id.as_str()),
+        Some("rtx-2060-laptop")
+    );
+    // The whitepaper columns the per-SM rates come from reproduce themselves.
+    let r3080 = by_id("rtx-3080").unwrap();
+    assert!((68.0 * 512.0 * 1.71 / 1000.0 - r3080.tflops.fp16.unwrap()).abs() < 0.1);
+    let r4090 = by_id("rtx-4090").unwrap();
+    assert!((128.0 * 512.0 * 2.52 / 1000.0 - r4090.tflops.fp16.unwrap()).abs() < 0.1);
+    // A 3080 12GB by name alone is the 10 GB card's name; its PCI id picks it.
+    assert_eq!(
+        by_name("NVIDIA GeForce RTX 3080").map(|e| e.id.as_str()),
+        Some("rtx-3080")
+    );
+    assert_eq!(
+        by_name("NVIDIA GeForce RTX 3080 12GB").map(|e| e.id.as_str()),
+        Some("rtx-3080-12gb")
+    );
+    assert_eq!(
+        by_pci_id(0x10de, 0x220a).map(|e| e.id.as_str()),
+        Some("rtx-3080-12gb")
+    );
+    // Both RTX 3050 desktop cards print "NVIDIA GeForce RTX 3050": the name
+    // alone names neither, the PCI id each.
+    assert_eq!(by_name("NVIDIA GeForce RTX 3050"), None);
+    assert_eq!(
+        by_pci_id(0x10de, 0x2584).map(|e| e.id.as_str()),
+        Some("rtx-3050-6gb")
+    );
+    assert_eq!(
+        by_pci_id(0x10de, 0x2582).map(|e| e.id.as_str()),
+        Some("rtx-3050-8gb")
+    );
+    // The 3080 Laptop GPU's 16 GB configuration plans with its own memory.
+    assert_eq!(
+        by_id("rtx-3080-laptop-16gb").and_then(|e| e.memory_bytes),
+        Some(16 << 30)
+    );
 }
 
 #[test]
