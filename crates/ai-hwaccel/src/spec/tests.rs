@@ -686,6 +686,14 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "Pascal GP102, no Tensor cores; NVIDIA's Turing table lists its FP16 rate as NA",
     ),
     (
+        "titan-xp",
+        "Pascal GP102, no Tensor cores; NVIDIA states FP32 but no FP16 rate",
+    ),
+    (
+        "gtx-1070",
+        "Pascal GP104, no Tensor cores; no NVIDIA TFLOPS figure read (bandwidth from its stated bus width and data rate)",
+    ),
+    (
         "gtx-1660",
         "product page gives no TFLOPS (bandwidth from its bus width and data rate)",
     ),
