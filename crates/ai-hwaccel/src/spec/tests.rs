@@ -792,8 +792,9 @@ fn numbers_before(text: &str, suffix: &str) -> Vec<f64> {
 /// architecture: Turing Quadro RTX 5000 / 4000 take 8 x FP32 (the Quadro RTX
 /// 6000 column of NVIDIA's Turing table: 130.5 / 16.3, i.e. 1024 Tensor FLOPs
 /// per SM per clock against 128 FP32), the RTX A5500 4 x FP32 (the GA102
-/// whitepaper's RTX A6000 column: 154.8 / 38.7). Workstation parts run FP32
-/// accumulate at the full rate, so `fp16_acc32` equals `fp16`.
+/// whitepaper's RTX A6000 column: 154.8 / 38.7), and INT8 twice that (both
+/// columns). Workstation parts run FP32 accumulate at the full rate, so
+/// `fp16_acc32` equals `fp16`.
 #[test]
 fn workstation_rates_derived_from_a_sibling_ratio_hold() {
     let ratio = |id: &str| {
@@ -804,6 +805,14 @@ fn workstation_rates_derived_from_a_sibling_ratio_hold() {
     assert!((turing / 8.0 - 1.0).abs() < 0.001, "{turing}");
     let ampere = ratio("rtx-a6000");
     assert!((ampere / 4.0 - 1.0).abs() < 0.001, "{ampere}");
+    for id in ["quadro-rtx-6000", "rtx-a6000"] {
+        let t = &by_id(id).unwrap().tflops;
+        let int8_per_fp16 = t.int8.unwrap() / t.fp16.unwrap();
+        assert!(
+            (int8_per_fp16 / 2.0 - 1.0).abs() < 0.001,
+            "{id}: {int8_per_fp16}"
+        );
+    }
     for (id, factor) in [
         ("quadro-rtx-5000", 8.0),
         ("quadro-rtx-4000", 8.0),
@@ -813,6 +822,11 @@ fn workstation_rates_derived_from_a_sibling_ratio_hold() {
         let want = factor * t.fp32.unwrap();
         assert!((t.fp16.unwrap() - want).abs() < 0.006, "{id}: {want}");
         assert_eq!(t.fp16_acc32, t.fp16, "{id}");
+        // INT8 Tensor is twice FP16 Tensor in both sibling columns.
+        assert!(
+            (t.int8.unwrap() - 2.0 * t.fp16.unwrap()).abs() < 0.006,
+            "{id}"
+        );
         if factor == 4.0 {
             assert_eq!(t.bf16, t.fp16, "{id}: Ampere bf16 runs at the fp16 rate");
         }
