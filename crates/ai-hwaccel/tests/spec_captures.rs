@@ -303,3 +303,35 @@ fn the_rtx_4000_ada_holds_what_its_capture_gives() {
     assert_eq!(t.fp16, t.fp16_acc32);
     assert_eq!(t.bf16, t.fp16);
 }
+
+/// The Quadro RTX 8000 (workstation, Turing): NVIDIA's own nvbench
+/// documentation prints its device header (72 SMs, 1770 MHz, 384-bit at
+/// 7001 MHz), the SMs and boost clock of the Quadro RTX 6000 column of
+/// NVIDIA's Turing table (the quadro-rtx-6000 entry), whose per-SM rates it
+/// takes: 64 FP32 cores, 1024 FP16 Tensor FLOPs (FP16 or FP32 accumulate:
+/// workstation parts run both at the full rate) and 2048 INT8 operations per
+/// SM per clock.
+#[test]
+fn the_quadro_rtx_8000_holds_what_its_capture_gives() {
+    let c = capture("nvbench__quadro-rtx-8000.txt");
+    let e = by_id("quadro-rtx-8000").unwrap();
+    assert_eq!(c.name, "Quadro RTX 8000");
+    assert_eq!(e.name, format!("NVIDIA {}", c.name));
+    assert_eq!(
+        e.memory_bandwidth_bytes_per_s,
+        Some(bandwidth(&c).round() as u64)
+    );
+    let (sms, ghz) = (c.sms.unwrap(), c.clock_mhz.unwrap() / 1000.0);
+    assert_eq!((sms, ghz), (72.0, 1.77));
+    // The per-SM rates of the stated column, at its 72 SMs and 1770 MHz.
+    let six = by_id("quadro-rtx-6000").unwrap().tflops.clone();
+    let per_sm = |stated: f64| stated * 1000.0 / (72.0 * 1.77);
+    assert!((per_sm(six.fp16_acc32.unwrap()) / 1024.0 - 1.0).abs() < 0.001);
+    assert!((per_sm(six.int8.unwrap()) / 2048.0 - 1.0).abs() < 0.001);
+    assert!((per_sm(six.fp32.unwrap()) / 128.0 - 1.0).abs() < 0.001);
+    let t = &e.tflops;
+    assert!(close(t.fp32.unwrap(), sms * 64.0 * 2.0 * ghz / 1000.0));
+    assert!(close(t.fp16_acc32.unwrap(), sms * 1024.0 * ghz / 1000.0));
+    assert!(close(t.int8.unwrap(), sms * 2048.0 * ghz / 1000.0));
+    assert_eq!(t.fp16, t.fp16_acc32);
+}

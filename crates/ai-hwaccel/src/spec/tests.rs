@@ -623,8 +623,8 @@ fn lookup_resolves_like_specs_and_lists_ambiguity() {
     };
     assert!(s.iter().any(|e| e.id == "mi300x"), "{s:?}");
     assert!(
-        matches!(lookup("p4"), Lookup::NotFound(_)),
-        "not quadro-p400"
+        matches!(lookup("p4"), Lookup::Found(e) if e.id == "tesla-p4"),
+        "tesla-p4, not quadro-p400"
     );
     // Device strings use the same lookup.
     let e = parse_device_set("2xh100").unwrap_err();
@@ -673,6 +673,26 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "Pascal, no Tensor cores; datasheet gives no FP16 rate",
     ),
     ("gtx-1070-ti", "product page gives no TFLOPS"),
+    (
+        "tesla-p40",
+        "Pascal GP102, no Tensor cores; NVIDIA states FP32 and INT8 but no FP16 rate",
+    ),
+    (
+        "tesla-p4",
+        "Pascal GP104, no Tensor cores; NVIDIA states FP32 and INT8 but no FP16 rate",
+    ),
+    (
+        "gtx-1080-ti",
+        "Pascal GP102, no Tensor cores; NVIDIA's Turing table lists its FP16 rate as NA",
+    ),
+    (
+        "titan-xp",
+        "Pascal GP102, no Tensor cores; NVIDIA states FP32 but no FP16 rate",
+    ),
+    (
+        "gtx-1070",
+        "Pascal GP104, no Tensor cores; no NVIDIA TFLOPS figure read (bandwidth from its stated bus width and data rate)",
+    ),
     (
         "gtx-1660",
         "product page gives no TFLOPS (bandwidth from its bus width and data rate)",
@@ -765,6 +785,63 @@ fn numbers_before(text: &str, suffix: &str) -> Vec<f64> {
         }
     }
     out
+}
+
+/// Workstation entries whose 16-bit Tensor rate is derived from a stated
+/// FP32 rate and the ratio of a sibling's vendor column of the same
+/// architecture: Turing Quadro RTX 5000 / 4000 take 8 x FP32 (the Quadro RTX
+/// 6000 column of NVIDIA's Turing table: 130.5 / 16.3, i.e. 1024 Tensor FLOPs
+/// per SM per clock against 128 FP32), the RTX A5500 4 x FP32 (the GA102
+/// whitepaper's RTX A6000 column: 154.8 / 38.7), and INT8 twice that (both
+/// columns). Workstation parts run FP32 accumulate at the full rate, so
+/// `fp16_acc32` equals `fp16`.
+#[test]
+fn workstation_rates_derived_from_a_sibling_ratio_hold() {
+    let ratio = |id: &str| {
+        let t = &by_id(id).unwrap().tflops;
+        t.fp16_acc32.unwrap() / t.fp32.unwrap()
+    };
+    let turing = ratio("quadro-rtx-6000");
+    assert!((turing / 8.0 - 1.0).abs() < 0.001, "{turing}");
+    let ampere = ratio("rtx-a6000");
+    assert!((ampere / 4.0 - 1.0).abs() < 0.001, "{ampere}");
+    for id in ["quadro-rtx-6000", "rtx-a6000"] {
+        let t = &by_id(id).unwrap().tflops;
+        let int8_per_fp16 = t.int8.unwrap() / t.fp16.unwrap();
+        assert!(
+            (int8_per_fp16 / 2.0 - 1.0).abs() < 0.001,
+            "{id}: {int8_per_fp16}"
+        );
+    }
+    for (id, factor) in [
+        ("quadro-rtx-5000", 8.0),
+        ("quadro-rtx-4000", 8.0),
+        ("rtx-a5500", 4.0),
+    ] {
+        let t = &by_id(id).unwrap().tflops;
+        let want = factor * t.fp32.unwrap();
+        assert!((t.fp16.unwrap() - want).abs() < 0.006, "{id}: {want}");
+        assert_eq!(t.fp16_acc32, t.fp16, "{id}");
+        // INT8 Tensor is twice FP16 Tensor in both sibling columns.
+        assert!(
+            (t.int8.unwrap() - 2.0 * t.fp16.unwrap()).abs() < 0.006,
+            "{id}"
+        );
+        if factor == 4.0 {
+            assert_eq!(t.bf16, t.fp16, "{id}: Ampere bf16 runs at the fp16 rate");
+        }
+    }
+    // The Quadro RTX 8000's rates are the Quadro RTX 6000 column's per-SM
+    // rates at the same 72 SMs and 1770 MHz (tests/spec_captures.rs checks
+    // them against its nvbench header); both columns list FP32 accumulate at
+    // the full rate.
+    let (six, eight) = (
+        &by_id("quadro-rtx-6000").unwrap().tflops,
+        &by_id("quadro-rtx-8000").unwrap().tflops,
+    );
+    assert_eq!(eight.fp16, six.fp16);
+    assert_eq!(eight.int8, six.int8);
+    assert!((eight.fp32.unwrap() - six.fp32.unwrap()).abs() < 0.05);
 }
 
 /// Where an entry's notes state one memory bus width ("192-bit") and one
