@@ -53,6 +53,9 @@ SPEC = {
     "RX 7900 XT": "rx-7900-xt", "RX 7800 XT": "rx-7800-xt", "RX 7900 GRE": "rx-7900-gre",
     "RX 6900 XT": "rx-6900-xt", "RTX 4060 Ti": "rtx-4060-ti-8gb", "RX 6800 XT": "rx-6800-xt",
     "Intel Arc Pro B60": "arc-pro-b60", "Intel Arc Pro B50": "arc-pro-b50", "Intel Arc A770M": "arc-a770m",
+    "RTX 4090 D": "rtx-4090-d", "Quadro RTX 8000": "quadro-rtx-8000", "Quadro RTX 6000": "quadro-rtx-6000",
+    "Quadro RTX 4000": "quadro-rtx-4000", "Tesla P40": "tesla-p40", "GTX 1080 Ti": "gtx-1080-ti",
+    "Titan Xp": "titan-xp", "Nvidia GTX 1070": "gtx-1070",
 }
 WHY = {
     "RTX PRO 6000 Blackwell": "edition (Workstation / Max-Q / Server) not printed",

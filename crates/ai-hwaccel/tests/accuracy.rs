@@ -1911,11 +1911,15 @@ fn scoreboard_rows_against_published_measurements() {
     assert!(pw <= ACHIEVED_SCOREBOARD.3, "scoreboard prefill worst {pw}");
 }
 
-/// scoreboard.csv's errors reached (never fitted): decode median 8.4 %,
-/// worst 45.2 % (RTX 2060 SUPER, planned over); prefill median 15.4 %,
-/// worst 93.6 % (the A30, which runs slower than its class; see
-/// docs/accuracy.md).
-const ACHIEVED_SCOREBOARD: (f64, f64, f64, f64) = (0.09, 0.46, 0.16, 0.94);
+/// scoreboard.csv's errors reached (never fitted): decode median 10.2 %,
+/// worst 52.0 % (GTX 1080 Ti, planned over: Pascal has no fitted cell of
+/// its own); prefill median 14.1 %, worst 93.6 % (the A30, which runs
+/// slower than its class; see docs/accuracy.md). The decode figures were
+/// 8.4 % and 45.2 % (RTX 2060 SUPER) before the Nov 2026 spec entries
+/// brought 25 more tests in (Quadro RTX 4000/6000/8000 22-29 % over, GTX
+/// 1080 Ti, TITAN Xp, Tesla P40, GTX 1070 14-52 % over, the Arc Pro
+/// B60/B50 32-43 % under, RTX 4090 D within 12 %).
+const ACHIEVED_SCOREBOARD: (f64, f64, f64, f64) = (0.11, 0.53, 0.15, 0.94);
 
 /// depth.csv's median and worst decode errors reached (never fitted):
 /// median 14.8 %, worst 39.5 % (Llama 2 7B at 32k on the Radeon 8060S under

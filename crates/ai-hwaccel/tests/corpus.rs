@@ -36,6 +36,10 @@ const NOT_FORMATS: &[(&str, &str)] = &[
     ),
     ("models", "model configs (tests/model_files.rs)"),
     (
+        "scoreboards",
+        "the source of tests/calibration/scoreboard.csv (scripts/scoreboard.py)",
+    ),
+    (
         "model-configs",
         "configs of models outside the catalog (tests/model_files.rs)",
     ),

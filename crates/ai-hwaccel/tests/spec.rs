@@ -509,6 +509,10 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
         "no spec entry yet (entry-level Pascal, 2 GB); reported by the captures helper to the specs owner",
     ),
     (
+        "GRID P4-1Q",
+        "a vGPU profile (a 1 GiB slice of a Tesla P4), not a physical GPU: spec::is_vgpu_profile",
+    ),
+    (
         "AMD Radeon RX 470 Graphics",
         "no spec entry yet (Polaris 10, 1002:67df, an id shared with the RX 480/570/580); reported by the captures helper to the specs owner",
     ),

@@ -943,9 +943,11 @@ pub fn parse_device_set(s: &str) -> Result<Vec<(u32, &'static SpecEntry)>, SpecE
 /// The entry a detected device is: by PCI id first, then by name. When
 /// products share the PCI id, the name must pick one of them. The CPU,
 /// offload engines and partitions (MIG instances, compute partitions: their
-/// resources are a fraction of the datasheet's) are never matched.
+/// resources are a fraction of the datasheet's) are never matched, nor are
+/// NVIDIA vGPU profiles ([`is_vgpu_profile`]: a guest's slice of a GPU it
+/// shares with other guests, which reports the physical GPU's PCI id).
 pub fn match_device(d: &Device) -> Option<&'static SpecEntry> {
-    if !d.is_accelerator() || d.parent.is_some() {
+    if !d.is_accelerator() || d.parent.is_some() || is_vgpu_profile(&d.name) {
         return None;
     }
     let candidates = d
@@ -970,6 +972,22 @@ pub fn match_device(d: &Device) -> Option<&'static SpecEntry> {
             .and_then(|m| config_for_cores(entry, m, d.compute_units))
             .unwrap_or(entry),
     )
+}
+
+/// Whether a device name is an NVIDIA vGPU profile's: NVIDIA names a
+/// profile after its GPU, a dash, the frame buffer in GB and the series
+/// letter (`GRID P4-1Q`, `GRID T4-16Q`, `NVIDIA A100-4C`, `NVIDIA L4-24Q`;
+/// series A, B, C and Q in NVIDIA's Virtual GPU Software User Guide). Such
+/// a guest device shares the GPU in time with other guests, so the
+/// datasheet's rates are not its own.
+pub fn is_vgpu_profile(name: &str) -> bool {
+    let Some((_, profile)) = name.trim().rsplit_once('-') else {
+        return false;
+    };
+    let Some(digits) = profile.strip_suffix(['A', 'B', 'C', 'Q']) else {
+        return false;
+    };
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Link each detected device to its spec entry (see [`match_device`]),

@@ -1368,3 +1368,27 @@ fn memory_configurations_of_one_chip_are_the_same_chip() {
     assert!(!same_chip("rtx-4090", "rtx-4080"));
     assert!(!same_chip("rtx-4090", "no-such-part"));
 }
+
+#[test]
+fn vgpu_profiles_are_told_from_gpu_names() {
+    for n in [
+        "GRID P4-1Q",
+        "GRID T4-16Q",
+        "NVIDIA A100-4C",
+        "NVIDIA L4-24Q",
+        "GRID M60-0B",
+    ] {
+        assert!(is_vgpu_profile(n), "{n}");
+    }
+    for n in [
+        "Tesla P4",
+        "NVIDIA A100-SXM4-40GB",
+        "NVIDIA A100-SXM4-80GB MIG 1g.10gb",
+        "NVIDIA H100 80GB HBM3",
+        "NVIDIA GeForce RTX 3050-A",
+        "GRID K520",
+        "NVIDIA A10-",
+    ] {
+        assert!(!is_vgpu_profile(n), "{n}");
+    }
+}
