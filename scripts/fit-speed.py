@@ -1353,11 +1353,12 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   only); the shares in the line under the table are of the rows that
   measure the quantity.
 - Rows without an estimate are devices the print does not resolve to one
-  spec entry ("A100 80GB": PCIe or SXM not said; "3080 Ti" and Arc B580
-  have no entry: no vendor page or attributable capture of theirs was
-  readable here; the RTX 4000 Ada's entry, since Nov 2026, is derived from
+  spec entry ("A100 80GB": PCIe or SXM not said; the desktop "3080 Ti"
+  has no entry: no report of NVIDIA's figures or attributable capture of
+  it was readable here; the Arc B580's rows are left unresolved, as
+  speed.csv's header says; the RTX 4000 Ada's entry, since Nov 2026, is derived from
   a real deviceQuery capture of the card, docs/spec-database.md)
-  and GPUs without a matrix rate (the RTX 3090 Ti, the M3 Ultra). The Arc
+  and GPUs without a matrix rate (the M3 Ultra). The Arc
   A770, A750, A580 and A380 carry XMX rates computed from Intel's
   published Xe-core, XMX-engine and clock figures and the per-engine rates
   of Intel's Architecture Day 2021, the Data Center GPU Max 1100 and 1550
