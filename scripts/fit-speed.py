@@ -230,7 +230,7 @@ def ideal_rows():
         if not line.startswith("IDEAL\t"):
             continue
         (_, part, cls, width, runtime, tg, dec, pp, pre, layers, spec_id, z, tp,
-         tpot, ttft, input_len, build, share, backend) = line.split("\t")
+         tpot, ttft, input_len, build, share, backend, pcls) = line.split("\t")
         if tpot:
             # A latency.csv row: tokens/s from the printed milliseconds.
             assert not tg and not pp
@@ -269,6 +269,15 @@ def ideal_rows():
                 backend=backend,
             )
         )
+        # A data-center GPU's int8 MMQ prompt is planned on the workstation
+        # cell at the per-SM reference (speed.rs mmq_reference_ratio; the
+        # test printed its ideal prefill rate at that reference): the row
+        # is two rows to the fit, its decode in its own class and its
+        # prefill in the workstation class.
+        if pcls and pcls != cls:
+            r = rows.pop()
+            rows.append(dict(r, pp=None, pre=None, ttft_s=None))
+            rows.append(dict(r, cls=pcls, tg=None, dec=None))
     return rows
 
 
@@ -1723,7 +1732,28 @@ prompt at the fractions of int8 MMQ. This table is
 what chose it: before it, the prefill median here was 28.8 % (Ada and
 Blackwell GeForce and the workstation cards 20 % to 45 % under); speed.csv's
 own prefill medians move from 12.5 % to 12.5 % (fit) and from 12.8 % to
-14.5 % (held out). What is left: the A30 and T4 run slower than their class, and Intel's
+14.5 % (held out).
+
+Data-center GPUs' int8 MMQ prompts (Nov 2026): the MMQ kernels issue the
+same `mma.sync` int8 instructions on every NVIDIA GPU from Ampere on (no
+Hopper `wgmma` in ggml-cuda), and what they reach per SM and clock is
+about the same on all: this table's llama 7B Q4_0 pp512 ran at 31 to 42
+tokens/s per SM·GHz on the A30, A40, RTX A4000 to A6000, 3090 Ti, 4080,
+4090 D and 5090 (31.8 on its A100 80 GB, whose PCIe or SXM form is not
+printed) and the lent H100 and H200 at 36 to 37, while the A100's
+datasheet tensor rate per SM is twice GA102's and the H100's four times.
+So a data-center GPU's quantized CUDA prompt of a July 2024 build or later
+is planned on the workstation cell (its fraction and per-layer time) at the
+GPU's SMs × clock × 1024 FLOPs, GA102's dense FP16 rate per SM, which is 4 ×
+FP32 × 128 / (FP32 lanes per SM) and equals the datasheet reference on every
+GeForce and workstation entry (speed.rs `mmq_reference_ratio`, tested). The
+A30 went from 82-94 % over to 16-25 % over here, the L40 from 37-42 % under to
+-2..+3 % (its datasheet 16-bit rate is the FP32-accumulate one), the lent
+H100 and H200 Q4_0 pp512 from 4-6 % over to 14-16 % under, Q8_0 from 37 %
+over to 15 % under, Q4_K_M from 20 % over to 3 % under, and speed.csv's A30
+row of Dec 2025 from 94 % to 23 % over. This table and the lent runs chose
+it (the fit has one such row), so they are not a clean measure of it
+either. What is left: the T4 runs slower than its class, and Intel's
 discrete GPUs under Vulkan are planned under.
 
 Corrections tried and not kept, because this table got worse: referring

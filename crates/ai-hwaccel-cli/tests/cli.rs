@@ -1865,3 +1865,52 @@ fn plan_for_an_older_llama_cpp_build() {
         );
     }
 }
+
+#[test]
+fn data_center_quantized_llama_cpp_prompts_take_the_per_sm_reference() {
+    let plan = |dev: &str, quant: &str| {
+        json(&[
+            "plan",
+            "llama-2-7b",
+            "--devices",
+            dev,
+            "--runtime",
+            "llama.cpp",
+            "--quant",
+            quant,
+            "--context",
+            "512",
+            "--json",
+        ])
+    };
+    let basis = |v: &serde_json::Value| v["speed_basis"]["prefill"].clone();
+    // A100: datasheet 312 TFLOPS, SMs x clock x 1024 = 4 x 19.5 x 2 = 156.
+    let a100 = plan("1xa100-80gb", "q4_0");
+    assert_eq!(basis(&a100)["mmq_reference_ratio"].as_f64(), Some(0.5));
+    assert_eq!(basis(&a100)["class"], "nvidia-workstation");
+    // 16-bit weights (cuBLAS) and GeForce cards keep the datasheet reference.
+    let f16 = plan("1xa100-80gb", "f16");
+    assert!(basis(&f16).get("mmq_reference_ratio").is_none());
+    assert_eq!(basis(&f16)["class"], "nvidia-datacenter");
+    let rtx = plan("1xrtx-4090", "q4_0");
+    assert!(basis(&rtx).get("mmq_reference_ratio").is_none());
+    // The table says so.
+    let text = String::from_utf8(
+        run(&[
+            "plan",
+            "llama-2-7b",
+            "--devices",
+            "1xh100-sxm",
+            "--runtime",
+            "llama.cpp",
+            "--quant",
+            "q4_0",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("(llama.cpp's int8 MMQ on a data-center GPU"),
+        "{text}"
+    );
+}

@@ -90,6 +90,15 @@
 //! compared, never fitted) chose it: their prefill median went from 28.8 %
 //! to 15.4 %.
 //!
+//! On a data-center GPU the int8 MMQ prompt takes another reference: the
+//! kernels reach about the same per SM and clock on every NVIDIA GPU from
+//! Ampere on, while the datasheet tensor rate per SM of the A100 is twice
+//! GA102's and the H100's four times, so such a prompt is planned on the
+//! workstation cell at the GPU's SMs × clock × GA102's per-SM rate
+//! ([`mmq_reference_ratio`]; on every GeForce and workstation part that is
+//! the datasheet reference itself). The scoreboards' A30 went from 82-94 %
+//! over to 16-25 % over with it, the L40 from 37-42 % under to within 3 %.
+//!
 //! # Mixture-of-experts prefill
 //!
 //! A micro-batch of prompt tokens spreads over the routed experts: each
@@ -374,6 +383,13 @@ pub struct FitBasis {
     /// `None` where none applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmq_era_factor: Option<f64>,
+    /// Prefill only: for a quantized prompt llama.cpp runs with int8 MMQ on
+    /// an NVIDIA data-center GPU, the ratio of the per-SM reference (the
+    /// GPU's SMs × clock at GA102's per-SM tensor rate) to the datasheet's
+    /// 16-bit rate; the fraction is the workstation cell's times this ratio
+    /// ([`mmq_reference_ratio`]); `None` where it does not apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmq_reference_ratio: Option<f64>,
 }
 
 /// What the planner applies for one device, runtime and format.
@@ -460,8 +476,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8477),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.7226),
-        prefill_layer_s: Some(1.545e-07),
+        prefill: Some(0.7225),
+        prefill_layer_s: Some(1.547e-07),
         rows: (19, 19),
     },
     SpeedFit {
@@ -470,8 +486,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6072),
-        prefill_layer_s: Some(1.545e-07),
+        prefill: Some(0.6071),
+        prefill_layer_s: Some(1.547e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -480,8 +496,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6072),
-        prefill_layer_s: Some(1.545e-07),
+        prefill: Some(0.6071),
+        prefill_layer_s: Some(1.547e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -490,8 +506,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9166),
         decode_layer_s: Some(5.290e-05),
-        prefill: Some(0.6138),
-        prefill_layer_s: Some(1.271e-06),
+        prefill: Some(0.617),
+        prefill_layer_s: Some(1.296e-06),
         rows: (14, 14),
     },
     SpeedFit {
@@ -500,8 +516,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9017),
         decode_layer_s: Some(5.290e-05),
-        prefill: Some(0.8485),
-        prefill_layer_s: Some(1.271e-06),
+        prefill: Some(0.8726),
+        prefill_layer_s: Some(1.296e-06),
         rows: (46, 46),
     },
     SpeedFit {
@@ -510,8 +526,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8402),
         decode_layer_s: Some(4.157e-05),
-        prefill: Some(0.858),
-        prefill_layer_s: Some(1.191e-06),
+        prefill: Some(0.8824),
+        prefill_layer_s: Some(1.215e-06),
         rows: (39, 41),
     },
     SpeedFit {
@@ -520,8 +536,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5199),
         decode_layer_s: Some(4.157e-05),
-        prefill: Some(0.6142),
-        prefill_layer_s: Some(1.191e-06),
+        prefill: Some(0.6308),
+        prefill_layer_s: Some(1.215e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -540,8 +556,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.907),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.4675),
-        prefill_layer_s: Some(1.488e-06),
+        prefill: Some(0.469),
+        prefill_layer_s: Some(1.510e-06),
         rows: (25, 25),
     },
     SpeedFit {
@@ -550,9 +566,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.884),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.6782),
-        prefill_layer_s: Some(1.488e-06),
-        rows: (40, 40),
+        prefill: Some(0.6922),
+        prefill_layer_s: Some(1.510e-06),
+        rows: (40, 41),
     },
     SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
@@ -560,9 +576,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.884),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.6782),
-        prefill_layer_s: Some(1.488e-06),
-        rows: (40, 40),
+        prefill: Some(0.6922),
+        prefill_layer_s: Some(1.510e-06),
+        rows: (40, 41),
     },
     SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
@@ -580,8 +596,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.797),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.7645),
-        prefill_layer_s: Some(2.512e-06),
+        prefill: Some(0.7457),
+        prefill_layer_s: Some(2.469e-06),
         rows: (18, 13),
     },
     SpeedFit {
@@ -590,9 +606,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8213),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.8138),
-        prefill_layer_s: Some(2.512e-06),
-        rows: (37, 40),
+        prefill: Some(0.8364),
+        prefill_layer_s: Some(2.469e-06),
+        rows: (37, 39),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
@@ -600,9 +616,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8213),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.8138),
-        prefill_layer_s: Some(2.512e-06),
-        rows: (37, 40),
+        prefill: Some(0.8364),
+        prefill_layer_s: Some(2.469e-06),
+        rows: (37, 39),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
@@ -620,7 +636,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9101),
         decode_layer_s: Some(4.624e-05),
-        prefill: Some(0.2476),
+        prefill: Some(0.2475),
         prefill_layer_s: Some(0.000e+00),
         rows: (5, 6),
     },
@@ -630,7 +646,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8137),
         decode_layer_s: Some(4.624e-05),
-        prefill: Some(0.3429),
+        prefill: Some(0.3428),
         prefill_layer_s: Some(0.000e+00),
         rows: (29, 33),
     },
@@ -640,7 +656,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8137),
         decode_layer_s: Some(4.624e-05),
-        prefill: Some(0.3469),
+        prefill: Some(0.3468),
         prefill_layer_s: Some(0.000e+00),
         rows: (29, 31),
     },
@@ -650,8 +666,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8376),
-        prefill_layer_s: Some(8.216e-06),
+        prefill: Some(0.8377),
+        prefill_layer_s: Some(8.218e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -660,8 +676,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8376),
-        prefill_layer_s: Some(8.216e-06),
+        prefill: Some(0.8377),
+        prefill_layer_s: Some(8.218e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -690,8 +706,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8385),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.6773),
-        prefill_layer_s: Some(1.831e-06),
+        prefill: Some(0.6764),
+        prefill_layer_s: Some(1.825e-06),
         rows: (76, 71),
     },
     SpeedFit {
@@ -700,8 +716,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9276),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.7014),
-        prefill_layer_s: Some(1.831e-06),
+        prefill: Some(0.7222),
+        prefill_layer_s: Some(1.825e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -710,8 +726,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7815),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.6986),
-        prefill_layer_s: Some(1.831e-06),
+        prefill: Some(0.7115),
+        prefill_layer_s: Some(1.825e-06),
         rows: (201, 214),
     },
     SpeedFit {
@@ -720,8 +736,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7762),
         decode_layer_s: Some(4.786e-05),
-        prefill: Some(0.7003),
-        prefill_layer_s: Some(1.820e-06),
+        prefill: Some(0.7131),
+        prefill_layer_s: Some(1.814e-06),
         rows: (194, 207),
     },
     SpeedFit {
@@ -730,8 +746,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5793),
         decode_layer_s: Some(4.786e-05),
-        prefill: Some(0.6031),
-        prefill_layer_s: Some(1.820e-06),
+        prefill: Some(0.6163),
+        prefill_layer_s: Some(1.814e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -748,7 +764,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 26.2), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 26.1), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -826,7 +842,7 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
 /// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
 /// CUDA backend ran before MMQ on int8 tensor cores was its default
 /// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.
-pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.9)];
+pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.0)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
@@ -835,7 +851,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7746),
-        prefill: Some(1.102),
+        prefill: Some(1.091),
         rows: (11, 8),
     },
     DeviceFit {
@@ -849,7 +865,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7914),
-        prefill: Some(1.086),
+        prefill: Some(1.078),
         rows: (10, 10),
     },
     DeviceFit {
@@ -863,7 +879,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.6343),
+        prefill: Some(0.6278),
         rows: (17, 17),
     },
     DeviceFit {
@@ -877,14 +893,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.244),
-        prefill: Some(0.9341),
+        prefill: Some(0.9236),
         rows: (7, 5),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7855),
-        prefill: Some(0.5342),
+        prefill: Some(0.5343),
         rows: (4, 4),
     },
     DeviceFit {
@@ -919,35 +935,35 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9043),
-        prefill: Some(0.87),
+        prefill: Some(0.8699),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.048),
-        prefill: Some(1.108),
+        prefill: Some(1.107),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.015),
-        prefill: Some(1.229),
+        prefill: Some(1.23),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9014),
-        prefill: Some(1.007),
+        prefill: Some(1.006),
         rows: (21, 23),
     },
     DeviceFit {
         spec_id: "rtx-4000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9971),
-        prefill: Some(0.9752),
+        prefill: Some(0.9782),
         rows: (12, 12),
     },
     DeviceFit {
@@ -961,49 +977,49 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.071),
-        prefill: Some(1.031),
+        prefill: Some(1.032),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9831),
-        prefill: Some(0.9897),
+        prefill: Some(0.9907),
         rows: (12, 13),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.9549),
+        prefill: Some(0.9587),
         rows: (14, 14),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.323),
-        prefill: Some(0.9649),
+        prefill: Some(0.9648),
         rows: (5, 5),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.986),
-        prefill: Some(0.7284),
+        prefill: Some(0.7327),
         rows: (19, 19),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9696),
-        prefill: Some(1.152),
+        prefill: Some(1.158),
         rows: (17, 17),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.007),
-        prefill: Some(0.6971),
+        prefill: Some(0.6968),
         rows: (19, 20),
     },
 ];
@@ -1128,6 +1144,7 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
                 width_scaled: scaled,
                 device_rows: None,
                 mmq_era_factor: None,
+                mmq_reference_ratio: None,
             })
         };
         width_scaled(class, width, &cell, get, layer)
@@ -1362,13 +1379,79 @@ pub fn without_int8_mmq(
     let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
         return false;
     };
-    let cc = e.architecture.as_deref().and_then(|a| {
-        let (major, minor) = a.split_once('.')?;
-        Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
-    });
+    let cc = nvidia_cc(e);
     e.vendor == "nvidia"
         && (backend.is_some_and(|b| b != super::runtime::GgmlBackend::Cuda)
             || cc.is_some_and(|cc| cc < (8, 0) || build.is_some_and(|b| b < LLAMA_CUDA_MMQ_INT8)))
+}
+
+/// FP32 lanes per SM of an NVIDIA compute capability: the CUDA C++
+/// Programming Guide's "Throughput of Native Arithmetic Instructions"
+/// table (32-bit floating-point add, multiply, multiply-add: 64 results per
+/// clock cycle per multiprocessor for 7.x and 8.0, 128 for 8.6, 8.7, 8.9,
+/// 9.0 and later); `None` before 7.0.
+fn fp32_lanes_per_sm(cc: (u32, u32)) -> Option<f64> {
+    match cc {
+        (7, _) | (8, 0) => Some(64.0),
+        (m, _) if m >= 8 => Some(128.0),
+        _ => None,
+    }
+}
+
+/// Where llama.cpp multiplies a quantized prompt with its int8 MMQ kernels
+/// on an NVIDIA data-center GPU (CUDA, a build from July 2024 on, compute
+/// capability 8.0 or later: not [`without_int8_mmq`]), the factor from the
+/// datasheet 16-bit rate to the rate those kernels are referred to: the
+/// GPU's SMs × clock × 1024 FLOPs per SM per clock, GA102's dense FP16
+/// tensor rate per SM (RTX 3090: 142 TFLOPS over 82 SMs at 1.695 GHz,
+/// NVIDIA's Ampere GA102 whitepaper), computed as `4 × fp32 × 128 / lanes`
+/// with the FP32 lanes per SM of [`fp32_lanes_per_sm`].
+///
+/// The MMQ kernels issue the same `mma.sync` int8 instructions on every
+/// GPU from Ampere on (`mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32`
+/// in `ggml/src/ggml-cuda/mma.cuh`; no `wgmma` (Hopper) instruction
+/// anywhere in `ggml-cuda`, read in the llama.cpp that llama-cpp-python
+/// 0.2.79 to 0.3.16 vendor), and what they reach per SM and
+/// clock is about the same on every such GPU, whatever its datasheet
+/// tensor rate: llama 7B Q4_0 pp512 ran at 31-42 tokens/s per SM·GHz on
+/// the A30, A40, RTX A4000-A6000, RTX 3090 Ti, 4080, 4090 D and 5090 of the
+/// llama.cpp CUDA scoreboard (`tests/calibration/scoreboard.csv`), 31.8 on
+/// its A100 80 GB, and 36-37 on the H100 and H200 lent to this project
+/// (`tests/fixtures/lent-h100`, `lent-h200`), where the A100's datasheet
+/// rate per SM is twice GA102's and the H100's four times. On GeForce and
+/// workstation parts this reference equals the datasheet one (a test
+/// checks every entry), so only data-center GPUs (A100, A30, L40, H100,
+/// H200, B200) change: they take the workstation class's cell at it.
+/// `None` where it does not apply.
+pub fn mmq_reference_ratio(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    backend: Option<super::runtime::GgmlBackend>,
+    build: Option<BuildMonth>,
+) -> Option<f64> {
+    if fit_runtime(runtime) != RuntimeKind::LlamaCpp
+        || !q.weight_only()
+        || FormatWidth::of(q) == FormatWidth::Bits16
+        || d.host
+        || DeviceClass::of(d) != DeviceClass::NvidiaDatacenter
+        || without_int8_mmq(d, runtime, q, backend, build)
+    {
+        return None;
+    }
+    let e = d.spec_id.as_deref().and_then(crate::spec::by_id)?;
+    let cc = nvidia_cc(e)?;
+    if e.vendor != "nvidia" || cc < (8, 0) {
+        return None;
+    }
+    let reference = 4.0 * d.tflops.fp32? * 128.0 / fp32_lanes_per_sm(cc)?;
+    Some(reference / d.tflops_for(crate::spec::Dtype::Fp16)?)
+}
+
+/// An NVIDIA entry's compute capability (`architecture` "8.6").
+fn nvidia_cc(e: &crate::spec::SpecEntry) -> Option<(u32, u32)> {
+    let (major, minor) = e.architecture.as_deref()?.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// The newest build month a runtime's fitted rows measure on a device
@@ -1412,6 +1495,18 @@ pub fn fitted_for(
     let class = DeviceClass::of(d);
     let mut a = fitted(class, runtime, q);
     a.decode_layer_s *= build_factor(runtime, class, build);
+    // A data-center GPU's int8 MMQ prompt: the workstation cell (fraction
+    // and per-layer time) at the per-SM reference (mmq_reference_ratio).
+    if let Some(ratio) = mmq_reference_ratio(d, runtime, q, backend, build) {
+        let ws = fitted(DeviceClass::NvidiaWorkstation, runtime, q);
+        a.prefill = ws.prefill.map(|e| e * ratio);
+        a.prefill_layer_s = ws.prefill_layer_s;
+        a.prefill_basis = ws.prefill_basis.map(|mut b| {
+            b.efficiency *= ratio;
+            b.mmq_reference_ratio = Some(ratio);
+            b
+        });
+    }
     if without_int8_mmq(d, runtime, q, backend, build)
         && let Some((_, f)) = PREFILL_MMQ_ERA
             .iter()
@@ -1797,6 +1892,93 @@ mod tests {
     }
 
     #[test]
+    fn the_per_sm_mmq_reference_is_the_datasheet_one_off_the_data_center() {
+        let rt = RuntimeKind::LlamaCpp;
+        let dev = |id: &str| {
+            PlanDevice::from_device_string(&format!("1x{id}"))
+                .unwrap()
+                .remove(0)
+        };
+        // On every GeForce and workstation entry from Turing on, 4 × FP32 ×
+        // 128 / lanes (SMs × clock × 1024) is the reference the planner
+        // already uses (2 × fp16_acc32 or fp16): the per-SM rate holds.
+        let mut checked = 0;
+        for e in crate::spec::all().iter().filter(|e| e.vendor == "nvidia") {
+            let d = dev(&e.id);
+            let class = DeviceClass::of(&d);
+            if !matches!(
+                class,
+                DeviceClass::NvidiaConsumer | DeviceClass::NvidiaWorkstation
+            ) {
+                continue;
+            }
+            let (Some(cc), Some(fp32), Some(r)) = (
+                nvidia_cc(e),
+                d.tflops.fp32,
+                reference_tflops(&d, rt, Dtype::Fp16, None),
+            ) else {
+                continue;
+            };
+            let Some(lanes) = fp32_lanes_per_sm(cc).filter(|_| cc >= (7, 5)) else {
+                continue;
+            };
+            let per_sm = 4.0 * fp32 * 128.0 / lanes;
+            assert!(
+                (per_sm / r - 1.0).abs() < 0.015,
+                "{}: {per_sm} vs {r}",
+                e.id
+            );
+            checked += 1;
+        }
+        assert!(checked >= 50, "{checked}");
+        // Data-center GPUs: GA100 per SM twice GA102's datasheet rate,
+        // Hopper four times; the L40's datasheet 16-bit rate is its FP32-
+        // accumulate one.
+        let ratio = |id: &str, q: Quant| mmq_reference_ratio(&dev(id), rt, q, None, None);
+        let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 0.02);
+        assert!(
+            near(ratio("a30", Quant::Q4_0), 0.5),
+            "{:?}",
+            ratio("a30", Quant::Q4_0)
+        );
+        assert!(near(ratio("a100-80gb", Quant::Q8_0), 0.5));
+        assert!(near(ratio("h100-sxm", Quant::Q4K), 268.0 / 989.5));
+        assert!(near(ratio("l40", Quant::Q4_0), 2.0));
+        // Not: GeForce, 16-bit weights, old builds, Vulkan, V100 / T4,
+        // other runtimes.
+        assert_eq!(ratio("rtx-4090", Quant::Q4_0), None);
+        assert_eq!(ratio("a100-80gb", Quant::Fp16), None);
+        assert_eq!(ratio("v100-pcie-32gb", Quant::Q4_0), None);
+        assert_eq!(ratio("t4", Quant::Q4_0), None);
+        let a100 = dev("a100-80gb");
+        let old = Some(BuildMonth::ym(2024, 5));
+        assert_eq!(mmq_reference_ratio(&a100, rt, Quant::Q4_0, None, old), None);
+        assert_eq!(
+            mmq_reference_ratio(
+                &a100,
+                rt,
+                Quant::Q4_0,
+                Some(crate::plan::runtime::GgmlBackend::Vulkan),
+                None
+            ),
+            None
+        );
+        assert_eq!(
+            mmq_reference_ratio(&a100, RuntimeKind::Vllm, Quant::Q4_0, None, None),
+            None
+        );
+        // The plan takes the workstation cell at that reference.
+        let a = fitted_for(&a100, rt, Quant::Q4_0, None, None);
+        let ws = fitted(DeviceClass::NvidiaWorkstation, rt, Quant::Q4_0);
+        let k = device_factors("a100-80gb", rt).1.unwrap_or(1.0);
+        assert!((a.prefill.unwrap() / (ws.prefill.unwrap() * 0.5 * k) - 1.0).abs() < 1e-9);
+        assert_eq!(a.prefill_layer_s, ws.prefill_layer_s);
+        let b = a.prefill_basis.unwrap();
+        assert_eq!(b.class, DeviceClass::NvidiaWorkstation);
+        assert_eq!(b.mmq_reference_ratio, Some(0.5));
+    }
+
+    #[test]
     fn prompts_without_int8_mmq_are_old_builds_pre_ampere_gpus_and_vulkan() {
         use crate::plan::runtime::GgmlBackend as B;
         let rt = RuntimeKind::LlamaCpp;
@@ -1954,7 +2136,15 @@ mod tests {
             if let (Some(c), Some(o), Some(k)) = (class.decode, own.decode, f.decode) {
                 assert!((o - c * k).abs() < 1e-12, "{}", f.spec_id);
             }
-            if let (Some(c), Some(o), Some(k)) = (class.prefill, own.prefill, f.prefill) {
+            // A data-center GPU's int8 MMQ prompt: the workstation cell at
+            // the per-SM reference, then the device's factor.
+            let base = match mmq_reference_ratio(d, rt, q, None, None) {
+                Some(r) => fitted(DeviceClass::NvidiaWorkstation, rt, q)
+                    .prefill
+                    .map(|e| e * r),
+                None => class.prefill,
+            };
+            if let (Some(c), Some(o), Some(k)) = (base, own.prefill, f.prefill) {
                 assert!((o - c * k).abs() < 1e-12, "{}", f.spec_id);
             }
             assert_eq!(own.decode_layer_s, class.decode_layer_s);
@@ -2056,9 +2246,11 @@ mod tests {
         assert_eq!(planned_build(rt, DeviceClass::Cpu, None), None);
         let f = build_factor(rt, class, Some(two_years));
         assert!((f - (2.0 * decay).exp()).abs() < 1e-12);
+        // (16-bit weights: a quantized prompt's cell on a data-center GPU
+        // changes with the build, `mmq_reference_ratio`.)
         let d = &PlanDevice::from_device_string("1xh100-pcie").unwrap()[0];
-        let now = fitted_for(d, rt, Quant::Q4K, None, None);
-        let then = fitted_for(d, rt, Quant::Q4K, None, Some(two_years));
+        let now = fitted_for(d, rt, Quant::Fp16, None, None);
+        let then = fitted_for(d, rt, Quant::Fp16, None, Some(two_years));
         assert!((then.decode_layer_s - now.decode_layer_s * f).abs() < 1e-15);
         assert!(then.decode_layer_s > now.decode_layer_s);
         assert_eq!(then.decode, now.decode);
