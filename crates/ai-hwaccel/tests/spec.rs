@@ -128,7 +128,27 @@ const UNLISTED_PCI_IDS: &[(u16, u16, &str)] = &[
     (
         0x1002,
         0x744c,
-        "shared by RX 7900 XT and XTX: listed in both, so no single entry",
+        "shared by RX 7900 XT, XTX and the RX 7900M: listed in each, so no single entry",
+    ),
+    (
+        0x1002,
+        0x66a1,
+        "shared by the MI50 32GB and the Radeon Pro VII: listed in both, so no single entry",
+    ),
+    (
+        0x1002,
+        0x687f,
+        "shared by RX Vega 56, 64 and 64 Liquid Cooled: listed in each, so no single entry",
+    ),
+    (
+        0x1002,
+        0x73ef,
+        "shared by RX 6650 XT, 6800S, 6700S, 6650M XT and 6650M: listed in each, so no single entry",
+    ),
+    (
+        0x1002,
+        0x7483,
+        "shared by RX 7600M and 7600M XT: listed in both, so no single entry",
     ),
     (
         0x1002,

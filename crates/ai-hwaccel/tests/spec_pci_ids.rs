@@ -76,15 +76,9 @@ const EXCEPTIONS: &[(u16, u16, &str)] = &[
     ),
     (
         0x1002,
-        0x66a1,
-        "shared by the Radeon Pro VII (16 GiB, not in the database) and the MI50 32GB: \
-         listing it under the MI50 alone would call every Radeon Pro VII an MI50",
-    ),
-    (
-        0x1002,
         0x73df,
-        "shared by RX 6700, 6700 XT, 6750 XT, 6800M and 6850M XT; the laptop parts are \
-         not in the database, so listing it would mislabel them",
+        "shared by RX 6700, 6700 XT, 6750 XT, 6800M, 6850M XT, 6700M and the RX 6750 GRE \
+         (not in the database), so no entry lists it; detection matches the name",
     ),
     (
         0x1002,
@@ -100,15 +94,20 @@ const EXCEPTIONS: &[(u16, u16, &str)] = &[
     ),
     (
         0x1002,
-        0x73ef,
-        "shared by the RX 6650 XT and the RX 6700S / 6800S laptop parts (not in the \
-         database): listing it under the 6650 XT would call every 6700S/6800S one",
+        0x73ff,
+        "shared by the RX 6600, RX 6600 XT, the RX 6600M / 6600S laptop parts and the RX 6750 \
+         GRE 10GB (not in the database), so no entry lists it; detection matches the name",
     ),
     (
         0x1002,
-        0x73ff,
-        "shared by the RX 6600, RX 6600 XT and the RX 6600M laptop part (not in the \
-         database): listing it would call every 6600M a desktop card",
+        0xab20,
+        "Vega 20 HDMI Audio [Radeon VII]: the card's HDMI audio function, not its GPU",
+    ),
+    (
+        0x1002,
+        0x7480,
+        "shared by the RX 7600, 7600 XT, 7650 GRE (not in the database), PRO W7600 and the \
+         RX 7700S / 7600S / 7600M XT laptop parts, so no entry lists it; detection matches the name",
     ),
     (
         0x10de,

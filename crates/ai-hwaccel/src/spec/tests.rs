@@ -444,6 +444,9 @@ fn unit_count_times_clock_rates_recompute() {
         ("radeon-8050s", 32.0, 2.8),
         ("radeon-890m", 16.0, 2.9),
         ("radeon-880m", 12.0, 2.9),
+        // Phoenix / Hawk Point (RDNA 3): AMD's Ryzen 7040U figures as reported.
+        ("radeon-780m", 12.0, 2.7),
+        ("radeon-760m", 8.0, 2.6),
     ] {
         let t = &by_id(id).unwrap().tflops;
         near(id, t.fp32, cus * 256.0 * ghz / 1e3);
@@ -718,6 +721,14 @@ const GPU_GAPS: &[(&str, &str)] = &[
     (
         "radeon-880m",
         "system memory: its type and speed are the laptop maker's; no AMD memory figure read",
+    ),
+    (
+        "radeon-780m",
+        "system memory: its type and speed are the system maker's; no AMD memory figure read",
+    ),
+    (
+        "radeon-760m",
+        "system memory: its type and speed are the system maker's; no AMD memory figure read",
     ),
     (
         "m3-gpu",
