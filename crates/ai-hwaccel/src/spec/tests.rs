@@ -358,6 +358,36 @@ fn jetson_modules_carry_their_gpu_share() {
     assert!(by_id("jetson-orin-nx-8gb").unwrap().tflops.int8.unwrap() <= 58.0);
 }
 
+/// Jetson T5000 (AGX Thor): NVIDIA's 2070 FP4 TFLOPS are sparse; the dense
+/// rates follow the gb10 convention (FP4 : FP8 : FP16 = 4 : 2 : 1), and
+/// RidgeRun's reproduction of NVIDIA's table gives FP8 as half of FP4 on the
+/// same basis. fp32 is its 20 SMs x 128 cores x 2 x 1.575 GHz.
+#[test]
+fn jetson_t5000_dense_rates_are_the_sparse_fp4_figure_scaled() {
+    let e = by_id("jetson-t5000").unwrap();
+    let t = &e.tflops;
+    let sparse_fp4 = 2070.0;
+    assert_eq!(t.fp4, Some(sparse_fp4 / 2.0));
+    assert_eq!(t.fp8, Some(sparse_fp4 / 4.0));
+    assert_eq!(t.fp16, Some(sparse_fp4 / 8.0));
+    assert_eq!(t.bf16, t.fp16);
+    assert_eq!(t.fp16_acc32, None);
+    assert!((t.fp32.unwrap() - 20.0 * 128.0 * 2.0 * 1.575 / 1000.0).abs() < 0.01);
+    // gb10 follows the same ratios from its 1000 sparse FP4 TFLOPS.
+    let g = &by_id("gb10").unwrap().tflops;
+    assert_eq!(
+        (g.fp4, g.fp8, g.fp16),
+        (Some(500.0), Some(250.0), Some(125.0))
+    );
+    assert_eq!(e.memory_bytes, Some(128 << 30));
+    assert_eq!(e.memory_bandwidth_bytes_per_s, Some(273_000_000_000));
+    assert!(e.unified_memory);
+    assert_eq!(
+        by_name("NVIDIA Jetson AGX Thor").map(|x| x.id.as_str()),
+        Some("jetson-t5000")
+    );
+}
+
 /// Apple M4 Pro: the 16-bit rate is the 32-bit one (measured ratio 1).
 #[test]
 fn m4_pro_sixteen_bit_rate_is_its_fp32_rate() {
@@ -697,14 +727,6 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "Pascal GP104, no Tensor cores; no NVIDIA TFLOPS figure read (bandwidth from its stated bus width and data rate)",
     ),
     (
-        "gtx-1660",
-        "product page gives no TFLOPS (bandwidth from its bus width and data rate)",
-    ),
-    (
-        "gtx-1660-ti",
-        "product page gives no TFLOPS (bandwidth from its bus width and data rate)",
-    ),
-    (
         "rtx-5060-laptop",
         "no report of NVIDIA's AI TOPS or boost clock for it read (bandwidth from NVIDIA's figures as reported)",
     ),
@@ -886,7 +908,13 @@ fn bandwidth_agrees_with_stated_bus_width_and_data_rate() {
         );
         checked.push(e.id.as_str());
     }
-    for id in ["gtx-1660", "gtx-1660-ti", "gtx-1070-ti", "rtx-3090-ti"] {
+    for id in [
+        "gtx-1660",
+        "gtx-1660-ti",
+        "gtx-1660-super",
+        "gtx-1070-ti",
+        "rtx-3090-ti",
+    ] {
         assert!(checked.contains(&id), "{id} not checked: {checked:?}");
     }
     assert_eq!(
@@ -896,6 +924,12 @@ fn bandwidth_agrees_with_stated_bus_width_and_data_rate() {
     assert_eq!(
         by_id("gtx-1660-ti").unwrap().memory_bandwidth_bytes_per_s,
         Some(288_000_000_000)
+    );
+    assert_eq!(
+        by_id("gtx-1660-super")
+            .unwrap()
+            .memory_bandwidth_bytes_per_s,
+        Some(336_000_000_000)
     );
 }
 
@@ -1003,6 +1037,34 @@ fn geforce_rates_derived_from_sms_and_boost_clock() {
     }
     let r2080 = by_id("rtx-2080").unwrap();
     assert!((46.0 * 512.0 * 1.8 / 1000.0 - r2080.tflops.fp16.unwrap()).abs() < 0.1);
+    // Turing without Tensor Cores (the GTX 16 cards, TU116): 64 FP32 cores
+    // per SM, and FP16 arithmetic at twice the FP32 rate (CUDA Programming
+    // Guide throughput table, compute capability 7.x: 128 FP16 against 64
+    // FP32 results per clock per SM), so 256 FP16 FLOPs per SM per clock.
+    // No Tensor, bf16, int8 or FP32-accumulate rate.
+    const TURING_NO_TENSOR: &[(&str, f64, f64)] = &[
+        ("gtx-1660-ti", 24.0, 1.77),
+        ("gtx-1660", 22.0, 1.785),
+        ("gtx-1660-super", 22.0, 1.785),
+    ];
+    for &(id, sms, ghz) in TURING_NO_TENSOR {
+        let e = by_id(id).unwrap_or_else(|| panic!("{id} missing"));
+        let t = &e.tflops;
+        let per_sm = |ops: f64| sms * ops * ghz / 1000.0;
+        near(t.fp32, per_sm(128.0), "fp32", id);
+        near(t.fp16, per_sm(256.0), "fp16", id);
+        assert_eq!(
+            (t.tf32, t.bf16, t.int8, t.fp16_acc32),
+            (None, None, None, None),
+            "{id}"
+        );
+        let notes = e.notes.as_deref().unwrap_or_default();
+        assert!(
+            notes.contains(&format!("{} x 256 x {ghz} GHz", sms as u32)),
+            "{id}"
+        );
+        assert!(notes.contains("128 FP16"), "{id}: the 2x ratio's source");
+    }
     // Turing laptop parts print the desktop card's name: by name that is the
     // desktop card, by PCI id the laptop part.
     assert_eq!(
