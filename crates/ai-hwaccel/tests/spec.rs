@@ -128,7 +128,7 @@ const UNLISTED_PCI_IDS: &[(u16, u16, &str)] = &[
     (
         0x1002,
         0x744c,
-        "shared by RX 7900 XT, XTX and the RX 7900M: listed in each, so no single entry",
+        "shared by RX 7900 XT, XTX, GRE and the RX 7900M: listed in each, so no single entry",
     ),
     (
         0x1002,

@@ -1659,6 +1659,17 @@ pub fn reference_tflops(
     };
     let sixteen = matches!(compute, Dtype::Fp16 | Dtype::Bf16);
     match DeviceClass::of(d) {
+        // A GeForce card without Tensor Cores (GTX 16: its 16-bit rate is
+        // the vector units', twice FP32) has no reference the fitted cells,
+        // all of tensor-core cards, describe: the scoreboard's GTX 1660
+        // prompts ran at 45 % of such an estimate. Unknown, not guessed.
+        DeviceClass::NvidiaConsumer
+            if fit_runtime(runtime) == RuntimeKind::LlamaCpp
+                && d.tflops.fp16_acc32.is_none()
+                && d.tflops.int8.is_none() =>
+        {
+            None
+        }
         DeviceClass::NvidiaConsumer if sixteen && runtime == RuntimeKind::LlamaCpp => d
             .tflops
             .fp16_acc32
@@ -1889,6 +1900,19 @@ mod tests {
                 "{id}"
             );
         }
+    }
+
+    #[test]
+    fn geforce_cards_without_tensor_cores_have_no_llama_cpp_prompt_reference() {
+        let d = &PlanDevice::from_device_string("1xgtx-1660-super").unwrap()[0];
+        assert!(d.tflops.fp16.is_some());
+        assert_eq!(
+            reference_tflops(d, RuntimeKind::LlamaCpp, Dtype::Fp16, None),
+            None
+        );
+        // A tensor-core GeForce keeps its reference.
+        let rtx = &PlanDevice::from_device_string("1xrtx-2060").unwrap()[0];
+        assert!(reference_tflops(rtx, RuntimeKind::LlamaCpp, Dtype::Fp16, None).is_some());
     }
 
     #[test]

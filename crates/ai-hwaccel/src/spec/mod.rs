@@ -823,6 +823,14 @@ pub fn lookup(query: &str) -> Lookup {
     if let Some(e) = resolve(query) {
         return Lookup::Found(e);
     }
+    // A PCI id several products share (`1002:744c`: RX 7900 XT, XTX, GRE,
+    // 7900M) names them all.
+    if let Some((v, d)) = parse_pci_id(query) {
+        let shared = by_pci_id_all(v, d);
+        if shared.len() > 1 {
+            return Lookup::Ambiguous(shared);
+        }
+    }
     let words = |s: &str| -> Vec<String> {
         s.split(|c: char| !c.is_ascii_alphanumeric())
             .filter(|w| !w.is_empty())

@@ -667,6 +667,17 @@ fn lookup_resolves_like_specs_and_lists_ambiguity() {
         "{e}"
     );
     assert_eq!(parse_device_set("2x4090").unwrap()[0].1.id, "rtx-4090");
+    // A PCI id several products share lists them; one product's resolves.
+    let Lookup::Ambiguous(navi31) = lookup("1002:744c") else {
+        panic!("1002:744c is shared")
+    };
+    let mut ids: Vec<&str> = navi31.iter().map(|e| e.id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        ["rx-7900-gre", "rx-7900-xt", "rx-7900-xtx", "rx-7900m"]
+    );
+    assert!(matches!(lookup("10de:2684"), Lookup::Found(e) if e.id == "rtx-4090"));
 }
 
 #[test]
