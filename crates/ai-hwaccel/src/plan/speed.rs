@@ -1710,6 +1710,13 @@ pub fn held_out(line: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// One device of a spec id, as a device string plans it.
+    fn dev(id: &str) -> PlanDevice {
+        PlanDevice::from_device_string(&format!("1x{id}"))
+            .unwrap()
+            .remove(0)
+    }
+
     #[test]
     fn widths_follow_bits() {
         assert_eq!(FormatWidth::of(Quant::Fp16), FormatWidth::Bits16);
@@ -1854,11 +1861,6 @@ mod tests {
     fn vulkan_runs_discrete_intel_gpus_at_their_vector_engines_rate() {
         use crate::plan::runtime::GgmlBackend as B;
         let rt = RuntimeKind::LlamaCpp;
-        let dev = |id: &str| {
-            PlanDevice::from_device_string(&format!("1x{id}"))
-                .unwrap()
-                .remove(0)
-        };
         for id in ["arc-a770", "arc-a380", "max-1100", "arc-b580", "arc-b570"] {
             let d = dev(id);
             let fp32 = d.tflops.fp32.unwrap();
@@ -1918,11 +1920,6 @@ mod tests {
     #[test]
     fn the_per_sm_mmq_reference_is_the_datasheet_one_off_the_data_center() {
         let rt = RuntimeKind::LlamaCpp;
-        let dev = |id: &str| {
-            PlanDevice::from_device_string(&format!("1x{id}"))
-                .unwrap()
-                .remove(0)
-        };
         // On every GeForce and workstation entry from Turing on, 4 × FP32 ×
         // 128 / lanes (SMs × clock × 1024) is the reference the planner
         // already uses (2 × fp16_acc32 or fp16): the per-SM rate holds.
@@ -2006,11 +2003,6 @@ mod tests {
     fn prompts_without_int8_mmq_are_old_builds_pre_ampere_gpus_and_vulkan() {
         use crate::plan::runtime::GgmlBackend as B;
         let rt = RuntimeKind::LlamaCpp;
-        let dev = |id: &str| {
-            PlanDevice::from_device_string(&format!("1x{id}"))
-                .unwrap()
-                .remove(0)
-        };
         let before = Some(BuildMonth::ym(2024, 5));
         let from = Some(LLAMA_CUDA_MMQ_INT8);
         let ada = dev("rtx-4090");
