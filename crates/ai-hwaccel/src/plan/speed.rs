@@ -1405,7 +1405,8 @@ fn fp32_lanes_per_sm(cc: (u32, u32)) -> Option<f64> {
 /// GPU's SMs × clock × 1024 FLOPs per SM per clock, GA102's dense FP16
 /// tensor rate per SM (RTX 3090: 142 TFLOPS over 82 SMs at 1.695 GHz,
 /// NVIDIA's Ampere GA102 whitepaper), computed as `4 × fp32 × 128 / lanes`
-/// with the FP32 lanes per SM of [`fp32_lanes_per_sm`].
+/// with the FP32 lanes per SM (64 for compute capability 7.x and 8.0, 128 for
+/// 8.6 and later: the CUDA C++ Programming Guide's arithmetic throughput table).
 ///
 /// The MMQ kernels issue the same `mma.sync` int8 instructions on every
 /// GPU from Ampere on (`mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32`
