@@ -820,7 +820,12 @@ pub enum Lookup {
 /// that base product is meant (`4080` is `rtx-4080`, not `rtx-4080-super` or
 /// `rtx-4080-laptop`); failing all, suggestions.
 pub fn lookup(query: &str) -> Lookup {
-    if let Some(e) = resolve(query) {
+    let resolved = resolve(query);
+    // An id, a PCI id, or a name or alias spelled out names its entry.
+    let exact = by_id(query).is_some()
+        || parse_pci_id(query).is_some()
+        || INDEX.by_exact_name.contains_key(&squash(query));
+    if let (Some(e), true) = (resolved, exact) {
         return Lookup::Found(e);
     }
     // A PCI id several products share (`1002:744c`: RX 7900 XT, XTX, GRE,
@@ -846,6 +851,33 @@ pub fn lookup(query: &str) -> Lookup {
         .iter()
         .filter(|e| has_run(&e.id) || has_run(&e.name) || e.aliases.iter().any(|a| has_run(a)))
         .collect();
+    // A name matched by its model words alone (`by_name` drops brand words:
+    // `rtx 6000` is the Quadro RTX 6000's) names its entry unless the words
+    // also run in a product of the same family that does not hold that
+    // entry's whole id or name (the RTX 6000 Ada): then the query is
+    // ambiguous. (`m3 max` stays the GPU: the M3 Neural Engine's alias
+    // "Apple M3 Max Neural Engine" is another family's.)
+    if let Some(e) = resolved {
+        let holds = |h: &SpecEntry| {
+            [words(&e.id), words(&e.name)].iter().any(|ew| {
+                let run_in = |s: &str| {
+                    let w = words(s);
+                    w.windows(ew.len()).any(|win| win == ew.as_slice())
+                };
+                !ew.is_empty()
+                    && (run_in(&h.id) || run_in(&h.name) || h.aliases.iter().any(|a| run_in(a)))
+            })
+        };
+        let others: Vec<&'static SpecEntry> = hits
+            .iter()
+            .copied()
+            .filter(|h| h.id != e.id && h.family == e.family && !holds(h))
+            .collect();
+        if others.is_empty() {
+            return Lookup::Found(e);
+        }
+        return Lookup::Ambiguous(std::iter::once(e).chain(others).collect());
+    }
     // Several hits: the one entry whose id, name or an alias *ends* with the
     // query's words is the base product the others extend (`4080` is
     // `rtx-4080`, not `rtx-4080-super` or `rtx-4080-laptop`); without exactly
@@ -862,7 +894,12 @@ pub fn lookup(query: &str) -> Lookup {
     if let ([_, _, ..], [one]) = (hits.as_slice(), base.as_slice()) {
         return Lookup::Found(one);
     }
+    // A laptop part found only because the desktop card has no entry (`3080
+    // ti`: the RTX 3080 Ti Laptop GPU has other memory and bandwidth) is a
+    // suggestion, not an answer, unless the query says laptop.
+    let laptop_query = q.iter().any(|w| w == "laptop" || w == "mobile");
     match hits.as_slice() {
+        [one] if one.id.ends_with("-laptop") && !laptop_query => Lookup::NotFound(vec![one]),
         [one] => Lookup::Found(one),
         [] => Lookup::NotFound(crate::suggest::suggest_keyed(
             query,

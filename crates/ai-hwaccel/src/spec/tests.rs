@@ -667,6 +667,19 @@ fn lookup_resolves_like_specs_and_lists_ambiguity() {
         "{e}"
     );
     assert_eq!(parse_device_set("2x4090").unwrap()[0].1.id, "rtx-4090");
+    // Model words alone that two products' names carry are ambiguous (the
+    // Quadro RTX 6000 and the RTX 6000 Ada); spelled out, each resolves.
+    let Lookup::Ambiguous(rtx6000) = lookup("rtx 6000") else {
+        panic!("rtx 6000 is ambiguous")
+    };
+    let mut ids: Vec<&str> = rtx6000.iter().map(|e| e.id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["quadro-rtx-6000", "rtx-6000-ada"]);
+    assert!(matches!(lookup("Quadro RTX 6000"), Lookup::Found(e) if e.id == "quadro-rtx-6000"));
+    assert!(matches!(lookup("rtx 6000 ada"), Lookup::Found(e) if e.id == "rtx-6000-ada"));
+    // A laptop part is not what a desktop name without an entry means.
+    assert!(matches!(lookup("3080 ti"), Lookup::NotFound(s) if s[0].id == "rtx-3080-ti-laptop"));
+    assert!(matches!(lookup("3080 ti laptop"), Lookup::Found(e) if e.id == "rtx-3080-ti-laptop"));
     // A PCI id several products share lists them; one product's resolves.
     let Lookup::Ambiguous(navi31) = lookup("1002:744c") else {
         panic!("1002:744c is shared")
