@@ -85,7 +85,7 @@ HEADER = """\
 # The llama.cpp scoreboards' rows (CUDA discussion #15013, ROCm #15021, Vulkan #10879 of ggml-org/llama.cpp: llama-bench
 #   -ngl 99 on llama-2-7b.Q4_0.gguf, pp512 and tg128, batch 1, each row a user's GPU), compared with the planner and never
 #   fitted (accuracy.rs, scoreboard_rows_against_published_measurements): an out-of-sample check on builds of Aug 2025 to
-#   Apr 2026 over some 50 GPUs. Read from a machine-parsed copy, not from the discussions (not readable here): smoothyy3/
+#   Apr 2026 over 74 GPUs. Read from a machine-parsed copy, not from the discussions (not readable here): smoothyy3/
 #   willitrun's data/normalized/llama_cpp_cuda.jsonl (pinned in each row's source), which its scripts/ingest_llama_cpp.py
 #   parsed from the discussions' HTML on 2026-04-05. Each value is that file's, exactly; the parse stores numbers as JSON
 #   floats (a trailing zero of the table is gone: 274.20 reads 274.2), drops the table's Memory column, keeps one row per

@@ -1440,11 +1440,9 @@ pub fn mmq_reference_ratio(
     {
         return None;
     }
-    let e = d.spec_id.as_deref().and_then(crate::spec::by_id)?;
-    let cc = nvidia_cc(e)?;
-    if e.vendor != "nvidia" || cc < (8, 0) {
-        return None;
-    }
+    // (A data-center NVIDIA GPU that does not run without int8 MMQ has
+    // compute capability 8.0 or later.)
+    let cc = nvidia_cc(d.spec_id.as_deref().and_then(crate::spec::by_id)?)?;
     let reference = 4.0 * d.tflops.fp32? * 128.0 / fp32_lanes_per_sm(cc)?;
     Some(reference / d.tflops_for(crate::spec::Dtype::Fp16)?)
 }
@@ -1907,15 +1905,15 @@ mod tests {
 
     #[test]
     fn geforce_cards_without_tensor_cores_have_no_llama_cpp_prompt_reference() {
-        let d = &PlanDevice::from_device_string("1xgtx-1660-super").unwrap()[0];
+        let d = dev("gtx-1660-super");
         assert!(d.tflops.fp16.is_some());
         assert_eq!(
-            reference_tflops(d, RuntimeKind::LlamaCpp, Dtype::Fp16, None),
+            reference_tflops(&d, RuntimeKind::LlamaCpp, Dtype::Fp16, None),
             None
         );
         // A tensor-core GeForce keeps its reference.
-        let rtx = &PlanDevice::from_device_string("1xrtx-2060").unwrap()[0];
-        assert!(reference_tflops(rtx, RuntimeKind::LlamaCpp, Dtype::Fp16, None).is_some());
+        let rtx = dev("rtx-2060");
+        assert!(reference_tflops(&rtx, RuntimeKind::LlamaCpp, Dtype::Fp16, None).is_some());
     }
 
     #[test]

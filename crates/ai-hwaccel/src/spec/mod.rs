@@ -842,15 +842,17 @@ pub fn lookup(query: &str) -> Lookup {
             .map(str::to_ascii_lowercase)
             .collect()
     };
-    let q = words(query);
-    let has_run = |name: &str| {
-        let w = words(name);
-        !q.is_empty() && w.windows(q.len()).any(|win| win == q.as_slice())
+    // Whether `run` appears, word for word, in an entry's id, name or an
+    // alias.
+    let runs_in = |run: &[String], e: &SpecEntry| {
+        let within = |name: &str| {
+            let w = words(name);
+            !run.is_empty() && w.windows(run.len()).any(|win| win == run)
+        };
+        within(&e.id) || within(&e.name) || e.aliases.iter().any(|a| within(a))
     };
-    let hits: Vec<&'static SpecEntry> = all()
-        .iter()
-        .filter(|e| has_run(&e.id) || has_run(&e.name) || e.aliases.iter().any(|a| has_run(a)))
-        .collect();
+    let q = words(query);
+    let hits: Vec<&'static SpecEntry> = all().iter().filter(|e| runs_in(&q, e)).collect();
     // A name matched by its model words alone (`by_name` drops brand words:
     // `rtx 6000` is the Quadro RTX 6000's) names its entry unless the words
     // also run in a product of the same family that does not hold that
@@ -858,20 +860,13 @@ pub fn lookup(query: &str) -> Lookup {
     // ambiguous. (`m3 max` stays the GPU: the M3 Neural Engine's alias
     // "Apple M3 Max Neural Engine" is another family's.)
     if let Some(e) = resolved {
-        let holds = |h: &SpecEntry| {
-            [words(&e.id), words(&e.name)].iter().any(|ew| {
-                let run_in = |s: &str| {
-                    let w = words(s);
-                    w.windows(ew.len()).any(|win| win == ew.as_slice())
-                };
-                !ew.is_empty()
-                    && (run_in(&h.id) || run_in(&h.name) || h.aliases.iter().any(|a| run_in(a)))
-            })
-        };
+        let (id, name) = (words(&e.id), words(&e.name));
         let others: Vec<&'static SpecEntry> = hits
             .iter()
             .copied()
-            .filter(|h| h.id != e.id && h.family == e.family && !holds(h))
+            .filter(|h| {
+                h.id != e.id && h.family == e.family && !runs_in(&id, h) && !runs_in(&name, h)
+            })
             .collect();
         if others.is_empty() {
             return Lookup::Found(e);
@@ -992,7 +987,10 @@ pub fn parse_device_set(s: &str) -> Result<Vec<(u32, &'static SpecEntry)>, SpecE
 /// NVIDIA vGPU profiles ([`is_vgpu_profile`]: a guest's slice of a GPU it
 /// shares with other guests, which reports the physical GPU's PCI id).
 pub fn match_device(d: &Device) -> Option<&'static SpecEntry> {
-    if !d.is_accelerator() || d.parent.is_some() || is_vgpu_profile(&d.name) {
+    if !d.is_accelerator()
+        || d.parent.is_some()
+        || (d.vendor == "nvidia" && is_vgpu_profile(&d.name))
+    {
         return None;
     }
     let candidates = d
