@@ -1271,16 +1271,22 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   7B Q4_0 pp512, 903.49, 46 % under (305 % and 93 % over on the XMX rate).
   Before the Intel entries had rates, Intel rows had no prefill estimate.
 - Prefill, worst rows, fit: the MI300X's runs above (pp512 1272.03 and 1334.37
-  tok/s, near three times over: the amd-datacenter prefill cell is fitted
-  on them with the MI50 and MI100 rows, whose builds ran closer to the
-  cards' rates). The llama.cpp of that time ran them without the matrix
-  cores: its `ggml_cuda_should_use_mmq` (`ggml/src/ggml-cuda/mmq.cu` as
-  vendored in llama-cpp-python 0.3.1, October 2024) returns
-  `cc < CC_RDNA3 || ne11 < MMQ_DP4A_MAX_BATCH_SIZE` for every AMD GPU, and
-  gfx942's compute capability is below RDNA3's, so quantized prompts ran
-  its DP4A MMQ kernels on the vector units at every batch. A reference at
-  the vector rate for such builds would describe them, but no AMD document
-  read here states the MI300X's vector INT8 or FP16 rate; the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
+  tok/s, about two and a half times over). The llama.cpp of that time ran
+  them without the matrix cores: its `ggml_cuda_should_use_mmq`
+  (`ggml/src/ggml-cuda/mmq.cu` as vendored in llama-cpp-python 0.3.1,
+  October 2024) returns `cc < CC_RDNA3 || ne11 < MMQ_DP4A_MAX_BATCH_SIZE`
+  for every AMD GPU, and gfx942's compute capability is below RDNA3's, so
+  quantized prompts ran its DP4A MMQ kernels on the vector units at every
+  batch until PR 11601 (February 2025) sent CDNA's to rocBLAS. Since Nov
+  2026 a CDNA GPU's quantized prompt of a build before February 2025 is
+  planned at AMD's vector FP32 rate (`cdna_vector_ratio` in
+  `src/plan/speed.rs`: an eighth of the matrix FP16 rate on CDNA 1 to 3,
+  AMD's per-CU tables), which took these rows from 171-186 % to 146-159 %
+  over: the amd-datacenter cell they share with the MI50 (DP4A MMQ on GCN)
+  and MI100 (rocBLAS and MFMA MMQ) rows, three kernel paths in nine rows,
+  still reaches more of the reference than the MI300X's build did, where
+  PR 10498's author wrote that the MMQ kernels "perform extreamly poorly on
+  CDNA" (register spills); the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
   (llama.cpp's own benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`,
   held out: 2276.28 tok/s, 25 % over; the spec entry's 125 TFLOPS fp16 is
   NVIDIA's sparse FP4 petaflop halved and scaled by Blackwell's FP4 : FP16
@@ -1482,7 +1488,11 @@ AMD's ROCm blogs (early-2025 builds), where llama.cpp decoded at about half
 the estimate and processed DeepSeek V3's prompts (MoE on ROCm) at a small
 fraction of it, and lhl's llama-2-7b Q4_0 over 8 MI300X (an Oct 2024 build,
 decode 43 % over); the class's prefill cell comes from single MI50, MI100
-and MI300X rows, its decode cell is the pooled one.
+and MI300X rows, its decode cell is the pooled one. Since the MI300X's
+single-GPU rows of Oct 2024 are planned at the vector rate their build ran
+on (Nov 2026, `cdna_vector_ratio`), the refitted cell puts AMD's Llama 3.1
+70B over 8 MI300X (build 5997) 20-43 % over (within 9 % before): the
+class has no single-GPU MI300X row of a build since February 2025.
 The NVIDIA datacenter and workstation rows are the four-GPU rows of
 XiongjieDai's Professional GPUs table (May 2024; A40, L40S, A100 PCIe and
 SXM 80GB, H100 PCIe, RTX A6000, RTX 5000 and 6000 Ada). Their worst prefill

@@ -1110,7 +1110,7 @@ fn speed_basis_line(b: &ai_hwaccel::plan::inference::SpeedBasis) -> String {
                 format!("{} {} cell", f.class.as_str(), f.width.as_str())
             };
             format!(
-                "  {what} {:.2} of {of}: {cell} ({} rows{}){}{}{}{}\n",
+                "  {what} {:.2} of {of}: {cell} ({} rows{}){}{}{}{}{}\n",
                 f.efficiency,
                 f.rows,
                 if f.class == DeviceClass::Any {
@@ -1126,6 +1126,9 @@ fn speed_basis_line(b: &ai_hwaccel::plan::inference::SpeedBasis) -> String {
                 )),
                 f.mmq_reference_ratio.map_or(String::new(), |k| format!(
                     " x {k:.2} (llama.cpp's int8 MMQ on a data-center GPU: its SMs x clock at GA102's per-SM rate over the datasheet rate)"
+                )),
+                f.vector_reference_ratio.map_or(String::new(), |k| format!(
+                    " x {k:.3} (llama.cpp HIP before 2025-02 ran CDNA's quantized prompts on the vector ALUs: AMD's vector FP32 over matrix FP16 rate)"
                 ))
             )
         }

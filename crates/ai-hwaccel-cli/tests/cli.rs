@@ -1867,6 +1867,54 @@ fn plan_for_an_older_llama_cpp_build() {
 }
 
 #[test]
+fn cdna_prompts_of_old_llama_cpp_builds_take_the_vector_rate() {
+    let plan = |build: &str| {
+        json(&[
+            "plan",
+            "llama-2-7b",
+            "--devices",
+            "1xmi300x",
+            "--runtime",
+            "llama.cpp",
+            "--quant",
+            "q4_0",
+            "--context",
+            "512",
+            "--runtime-build",
+            build,
+            "--json",
+        ])
+    };
+    let basis = |v: &serde_json::Value| v["speed_basis"]["prefill"].clone();
+    let old = plan("2024-10");
+    let new = plan("2025-08");
+    assert_eq!(basis(&old)["vector_reference_ratio"].as_f64(), Some(0.125));
+    assert!(basis(&new).get("vector_reference_ratio").is_none());
+    let pre = |v: &serde_json::Value| v["plans"][0]["prefill_tokens_per_s"].as_f64().unwrap();
+    assert!(pre(&old) < pre(&new), "{} {}", pre(&old), pre(&new));
+    let text = String::from_utf8(
+        run(&[
+            "plan",
+            "llama-2-7b",
+            "--devices",
+            "1xmi300x",
+            "--runtime",
+            "llama.cpp",
+            "--quant",
+            "q4_0",
+            "--runtime-build",
+            "2024-10",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("ran CDNA's quantized prompts on the vector ALUs"),
+        "{text}"
+    );
+}
+
+#[test]
 fn data_center_quantized_llama_cpp_prompts_take_the_per_sm_reference() {
     let plan = |dev: &str, quant: &str| {
         json(&[

@@ -99,6 +99,12 @@
 //! the datasheet reference itself). The scoreboards' A30 went from 82-94 %
 //! over to 16-25 % over with it, the L40 from 37-42 % under to within 3 %.
 //!
+//! On AMD's CDNA GPUs llama.cpp's HIP backend ran quantized prompts on the
+//! vector ALUs (DP4A MMQ) until February 2025 ([`LLAMA_HIP_CDNA_MATRIX`]),
+//! and on the matrix cores after (rocBLAS, then MFMA MMQ); a build before
+//! it is planned at AMD's vector FP32 rate, an eighth of the matrix FP16
+//! one ([`cdna_vector_ratio`]).
+//!
 //! # Mixture-of-experts prefill
 //!
 //! A micro-batch of prompt tokens spreads over the routed experts: each
@@ -390,6 +396,13 @@ pub struct FitBasis {
     /// ([`mmq_reference_ratio`]); `None` where it does not apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmq_reference_ratio: Option<f64>,
+    /// Prefill only: for a quantized prompt llama.cpp's HIP backend ran on
+    /// an AMD CDNA GPU's vector ALUs (DP4A MMQ, builds before February
+    /// 2025), the ratio of AMD's vector FP32 rate to its matrix FP16 rate
+    /// the fraction was multiplied by ([`cdna_vector_ratio`]); `None` where
+    /// it does not apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_reference_ratio: Option<f64>,
 }
 
 /// What the planner applies for one device, runtime and format.
@@ -476,8 +489,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8477),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.7225),
-        prefill_layer_s: Some(1.547e-07),
+        prefill: Some(0.7224),
+        prefill_layer_s: Some(1.548e-07),
         rows: (19, 19),
     },
     SpeedFit {
@@ -486,8 +499,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6071),
-        prefill_layer_s: Some(1.547e-07),
+        prefill: Some(0.607),
+        prefill_layer_s: Some(1.548e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -496,8 +509,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6071),
-        prefill_layer_s: Some(1.547e-07),
+        prefill: Some(0.607),
+        prefill_layer_s: Some(1.548e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -506,7 +519,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9166),
         decode_layer_s: Some(5.290e-05),
-        prefill: Some(0.617),
+        prefill: Some(0.6167),
         prefill_layer_s: Some(1.296e-06),
         rows: (14, 14),
     },
@@ -516,7 +529,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9017),
         decode_layer_s: Some(5.290e-05),
-        prefill: Some(0.8726),
+        prefill: Some(0.8724),
         prefill_layer_s: Some(1.296e-06),
         rows: (46, 46),
     },
@@ -526,7 +539,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8402),
         decode_layer_s: Some(4.157e-05),
-        prefill: Some(0.8824),
+        prefill: Some(0.8821),
         prefill_layer_s: Some(1.215e-06),
         rows: (39, 41),
     },
@@ -536,7 +549,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5199),
         decode_layer_s: Some(4.157e-05),
-        prefill: Some(0.6308),
+        prefill: Some(0.6307),
         prefill_layer_s: Some(1.215e-06),
         rows: (7, 5),
     },
@@ -556,7 +569,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.907),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.469),
+        prefill: Some(0.4688),
         prefill_layer_s: Some(1.510e-06),
         rows: (25, 25),
     },
@@ -566,7 +579,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.884),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.6922),
+        prefill: Some(0.6921),
         prefill_layer_s: Some(1.510e-06),
         rows: (40, 41),
     },
@@ -576,7 +589,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.884),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.6922),
+        prefill: Some(0.6921),
         prefill_layer_s: Some(1.510e-06),
         rows: (40, 41),
     },
@@ -596,8 +609,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.797),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.7457),
-        prefill_layer_s: Some(2.469e-06),
+        prefill: Some(0.7456),
+        prefill_layer_s: Some(2.470e-06),
         rows: (18, 13),
     },
     SpeedFit {
@@ -606,8 +619,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8213),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.8364),
-        prefill_layer_s: Some(2.469e-06),
+        prefill: Some(0.8363),
+        prefill_layer_s: Some(2.470e-06),
         rows: (37, 39),
     },
     SpeedFit {
@@ -616,8 +629,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8213),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.8364),
-        prefill_layer_s: Some(2.469e-06),
+        prefill: Some(0.8363),
+        prefill_layer_s: Some(2.470e-06),
         rows: (37, 39),
     },
     SpeedFit {
@@ -666,8 +679,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8377),
-        prefill_layer_s: Some(8.218e-06),
+        prefill: Some(0.5981),
+        prefill_layer_s: Some(5.241e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -676,8 +689,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8377),
-        prefill_layer_s: Some(8.218e-06),
+        prefill: Some(0.5981),
+        prefill_layer_s: Some(5.241e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -706,8 +719,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8385),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.6764),
-        prefill_layer_s: Some(1.825e-06),
+        prefill: Some(0.6752),
+        prefill_layer_s: Some(1.814e-06),
         rows: (76, 71),
     },
     SpeedFit {
@@ -716,8 +729,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9276),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.7222),
-        prefill_layer_s: Some(1.825e-06),
+        prefill: Some(0.7212),
+        prefill_layer_s: Some(1.814e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -726,8 +739,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7815),
         decode_layer_s: Some(4.968e-05),
-        prefill: Some(0.7115),
-        prefill_layer_s: Some(1.825e-06),
+        prefill: Some(0.7091),
+        prefill_layer_s: Some(1.814e-06),
         rows: (201, 214),
     },
     SpeedFit {
@@ -736,8 +749,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7762),
         decode_layer_s: Some(4.786e-05),
-        prefill: Some(0.7131),
-        prefill_layer_s: Some(1.814e-06),
+        prefill: Some(0.7107),
+        prefill_layer_s: Some(1.803e-06),
         rows: (194, 207),
     },
     SpeedFit {
@@ -746,8 +759,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5793),
         decode_layer_s: Some(4.786e-05),
-        prefill: Some(0.6163),
-        prefill_layer_s: Some(1.814e-06),
+        prefill: Some(0.6151),
+        prefill_layer_s: Some(1.803e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -764,7 +777,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 26.1), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 26.0), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -872,14 +885,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.066),
-        prefill: Some(0.8268),
+        prefill: Some(0.8267),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.6278),
+        prefill: Some(0.6277),
         rows: (17, 17),
     },
     DeviceFit {
@@ -893,7 +906,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.244),
-        prefill: Some(0.9236),
+        prefill: Some(0.9235),
         rows: (7, 5),
     },
     DeviceFit {
@@ -907,7 +920,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7061),
-        prefill: Some(0.8347),
+        prefill: Some(0.8346),
         rows: (11, 11),
     },
     DeviceFit {
@@ -928,7 +941,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "mi100",
         runtime: RuntimeKind::LlamaCpp,
         decode: None,
-        prefill: Some(1.772),
+        prefill: Some(1.339),
         rows: (0, 4),
     },
     DeviceFit {
@@ -949,7 +962,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.015),
-        prefill: Some(1.23),
+        prefill: Some(1.229),
         rows: (4, 4),
     },
     DeviceFit {
@@ -963,7 +976,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9971),
-        prefill: Some(0.9782),
+        prefill: Some(0.9781),
         rows: (12, 12),
     },
     DeviceFit {
@@ -984,21 +997,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9831),
-        prefill: Some(0.9907),
+        prefill: Some(0.9906),
         rows: (12, 13),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.9587),
+        prefill: Some(0.9586),
         rows: (14, 14),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.323),
-        prefill: Some(0.9648),
+        prefill: Some(0.965),
         rows: (5, 5),
     },
     DeviceFit {
@@ -1019,7 +1032,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.007),
-        prefill: Some(0.6968),
+        prefill: Some(0.6967),
         rows: (19, 20),
     },
 ];
@@ -1145,6 +1158,7 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
                 device_rows: None,
                 mmq_era_factor: None,
                 mmq_reference_ratio: None,
+                vector_reference_ratio: None,
             })
         };
         width_scaled(class, width, &cell, get, layer)
@@ -1447,6 +1461,68 @@ pub fn mmq_reference_ratio(
     Some(reference / d.tflops_for(crate::spec::Dtype::Fp16)?)
 }
 
+/// The build month from which llama.cpp's HIP backend multiplies a
+/// quantized prompt (micro-batches of 64 tokens and more) on an AMD CDNA
+/// GPU's matrix cores: dequantized for rocBLAS/hipBLAS from PR 11601
+/// ("HIP: add GGML_CUDA_CC_IS_* for amd familys", 2025-02-02, between
+/// builds b4579 of 2025-01-28 and b4624 of 2025-02-03; ggml commit
+/// d500f8d986d73f8f7695a6216fb4cb055a154e01), then with MFMA MMQ kernels
+/// (PRs 14624 and 14949, July 2025). Before it, `ggml_cuda_should_use_mmq`
+/// ended in `return cc < CC_RDNA3 || ne11 < MMQ_DP4A_MAX_BATCH_SIZE;` and a
+/// CDNA GPU's compute capability (offset + 900 for the MI100, + 940 for
+/// the MI300X) is below RDNA3's, so every prompt ran the DP4A MMQ kernels
+/// on the vector ALUs (the llama.cpp vendored in llama-cpp-python 0.3.1,
+/// October 2024). PR 10498 (November 2024) meant to send CDNA to rocBLAS
+/// but compared against offset + 908, which no CDNA GPU matched until
+/// PR 11244 (2025-01-27) parsed the gfx name (the MI100's gfx908 only);
+/// PR 11601 covers every CDNA. Its author's words in PR 10498: "the mmq
+/// kernels perform extreamly poorly on CDNA ... MMQ also dosent make use of
+/// MFMA while rocblas can."
+pub const LLAMA_HIP_CDNA_MATRIX: BuildMonth = BuildMonth::ym(2025, 2);
+
+/// Where llama.cpp's HIP backend ran a quantized prompt on an AMD CDNA
+/// GPU's vector ALUs (a build before [`LLAMA_HIP_CDNA_MATRIX`]: DP4A MMQ,
+/// no MFMA), the factor from the datasheet 16-bit rate (the matrix cores')
+/// to the rate of the units the kernels ran on: AMD's "Vector FP32" over
+/// its "Matrix FP16" FLOPS per clock per CU, from AMD's microarchitecture
+/// pages (ROCm/legacy-rocm-build 089d7513c55fc7b6edb2a75b83cb40ca883a0ec2,
+/// `docs/conceptual/gpu-arch/mi100.md`, `mi250.md`, `mi300.md`): 128 over
+/// 1024 for CDNA1 (gfx908) and CDNA2 (gfx90a, whose separate "Packed FP32"
+/// 256 DP4A does not use), 256 over 2048 for CDNA3 (gfx942, the only
+/// vector FP32 figure printed): 1/8 on each. `None` where it does not apply:
+/// another runtime, 16-bit weights, a backend other than HIP (`None` is
+/// the device's own: HIP on AMD), a build from [`LLAMA_HIP_CDNA_MATRIX`]
+/// on or of unknown month (planned as the newest), or another GPU. GCN
+/// (gfx906: MI50, Radeon VII) and RDNA 1/2 ran DP4A MMQ too, but their
+/// datasheet 16-bit rate is already their vector units' (packed FP16).
+pub fn cdna_vector_ratio(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    backend: Option<super::runtime::GgmlBackend>,
+    build: Option<BuildMonth>,
+) -> Option<f64> {
+    if fit_runtime(runtime) != RuntimeKind::LlamaCpp
+        || !q.weight_only()
+        || FormatWidth::of(q) == FormatWidth::Bits16
+        || d.host
+        || backend.is_some_and(|b| b != super::runtime::GgmlBackend::Hip)
+        || build? >= LLAMA_HIP_CDNA_MATRIX
+    {
+        return None;
+    }
+    let e = d.spec_id.as_deref().and_then(crate::spec::by_id)?;
+    if e.vendor != "amd" {
+        return None;
+    }
+    let (vector, matrix) = match e.architecture.as_deref()? {
+        "gfx908" | "gfx90a" => (128.0, 1024.0),
+        "gfx942" => (256.0, 2048.0),
+        _ => return None,
+    };
+    Some(vector / matrix)
+}
+
 /// An NVIDIA entry's compute capability (`architecture` "8.6").
 fn nvidia_cc(e: &crate::spec::SpecEntry) -> Option<(u32, u32)> {
     let (major, minor) = e.architecture.as_deref()?.split_once('.')?;
@@ -1505,6 +1581,15 @@ pub fn fitted_for(
             b.mmq_reference_ratio = Some(ratio);
             b
         });
+    }
+    // A CDNA GPU's quantized prompt of a build that ran it on the vector
+    // ALUs: its class's cell at the vector rate (cdna_vector_ratio).
+    if let Some(ratio) = cdna_vector_ratio(d, runtime, q, backend, build) {
+        a.prefill = a.prefill.map(|e| e * ratio);
+        if let Some(b) = a.prefill_basis.as_mut() {
+            b.efficiency *= ratio;
+            b.vector_reference_ratio = Some(ratio);
+        }
     }
     if without_int8_mmq(d, runtime, q, backend, build)
         && let Some((_, f)) = PREFILL_MMQ_ERA
@@ -1996,6 +2081,69 @@ mod tests {
         let b = a.prefill_basis.unwrap();
         assert_eq!(b.class, DeviceClass::NvidiaWorkstation);
         assert_eq!(b.mmq_reference_ratio, Some(0.5));
+    }
+
+    #[test]
+    fn cdna_prompts_of_builds_before_february_2025_take_the_vector_rate() {
+        use crate::plan::runtime::GgmlBackend as B;
+        let rt = RuntimeKind::LlamaCpp;
+        let before = Some(BuildMonth::ym(2024, 10));
+        let from = Some(LLAMA_HIP_CDNA_MATRIX);
+        // AMD's vector FP32 over matrix FP16 per CU and clock: 1/8 on
+        // CDNA1, CDNA2 and CDNA3.
+        for id in ["mi100", "mi250x", "mi300x"] {
+            let r = cdna_vector_ratio(&dev(id), rt, Quant::Q4_0, None, before);
+            assert_eq!(r, Some(0.125), "{id}");
+            assert_eq!(
+                cdna_vector_ratio(&dev(id), rt, Quant::Q4_0, Some(B::Hip), before),
+                r
+            );
+        }
+        let mi300x = dev("mi300x");
+        // MI300X under the old build: 1307.4 / 8 = 163.4, AMD's vector FP32.
+        let vector = reference_tflops(&mi300x, rt, Dtype::Fp16, None).unwrap() * 0.125;
+        assert!((vector - 163.4).abs() < 0.1, "{vector}");
+        // Not: builds from February 2025 (rocBLAS, then MFMA MMQ), an
+        // unknown build (planned as the newest), 16-bit weights (rocBLAS at
+        // every build), Vulkan, another runtime, GCN and RDNA (their
+        // datasheet 16-bit rate is already the vector units').
+        assert_eq!(
+            cdna_vector_ratio(&mi300x, rt, Quant::Q4_0, None, from),
+            None
+        );
+        assert_eq!(
+            cdna_vector_ratio(&mi300x, rt, Quant::Q4_0, None, None),
+            None
+        );
+        assert_eq!(
+            cdna_vector_ratio(&mi300x, rt, Quant::Fp16, None, before),
+            None
+        );
+        assert_eq!(
+            cdna_vector_ratio(&mi300x, rt, Quant::Q4_0, Some(B::Vulkan), before),
+            None
+        );
+        assert_eq!(
+            cdna_vector_ratio(&mi300x, RuntimeKind::Vllm, Quant::Q4_0, None, before),
+            None
+        );
+        for id in ["mi50-16gb", "radeon-pro-w7900", "rx-6700-xt", "h100-sxm"] {
+            assert_eq!(
+                cdna_vector_ratio(&dev(id), rt, Quant::Q4_0, None, before),
+                None,
+                "{id}"
+            );
+        }
+        // The plan's prefill fraction carries it.
+        let old = fitted_for(&mi300x, rt, Quant::Q4_0, None, before);
+        let new = fitted_for(&mi300x, rt, Quant::Q4_0, None, from);
+        let (o, n) = (old.prefill.unwrap(), new.prefill.unwrap());
+        assert!((o / n - 0.125).abs() < 1e-9, "{o} {n}");
+        assert_eq!(
+            old.prefill_basis.unwrap().vector_reference_ratio,
+            Some(0.125)
+        );
+        assert_eq!(new.prefill_basis.unwrap().vector_reference_ratio, None);
     }
 
     #[test]
