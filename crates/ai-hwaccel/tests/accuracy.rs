@@ -380,6 +380,15 @@ struct Estimate {
 
 /// The planner's decode and prefill tokens/s for a row (`ideal`: both
 /// efficiencies 1, no fitted table).
+/// `speed::mmq_reference_ratio` and `speed::cdna_vector_ratio`.
+type ReferenceRatio = fn(
+    &PlanDevice,
+    RuntimeKind,
+    Quant,
+    Option<ai_hwaccel::plan::runtime::GgmlBackend>,
+    Option<BuildMonth>,
+) -> Option<f64>;
+
 fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
     if r.spec_id.is_empty() {
         return None;
@@ -439,33 +448,21 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
     // cell at the per-SM reference: the ideal rate (the datasheet rate at
     // efficiency 1) is scaled to that reference for the fit. The scaling
     // is of the whole prompt time, so it holds for one device only.
-    let mmq = ai_hwaccel::plan::speed::mmq_reference_ratio(
-        &devices[0],
-        runtime,
-        quant,
-        ai_hwaccel::plan::runtime::GgmlBackend::parse(&r.backend),
-        r.build,
-    );
-    assert!(
-        mmq.is_none() || devices.len() == 1,
-        "{}: a tensor-parallel row on the per-SM reference",
-        r.line
-    );
     // A CDNA GPU's quantized prompt of a build that ran it on the vector
     // ALUs is planned at the vector rate: the ideal rate is scaled to it
     // the same way (its class's cell is fitted at that reference).
-    let vector = ai_hwaccel::plan::speed::cdna_vector_ratio(
-        &devices[0],
-        runtime,
-        quant,
-        ai_hwaccel::plan::runtime::GgmlBackend::parse(&r.backend),
-        r.build,
-    );
-    assert!(
-        vector.is_none() || devices.len() == 1,
-        "{}: a tensor-parallel row on the vector reference",
-        r.line
-    );
+    let backend = ai_hwaccel::plan::runtime::GgmlBackend::parse(&r.backend);
+    let ratio = |f: ReferenceRatio, what: &str| {
+        let k = f(&devices[0], runtime, quant, backend, r.build);
+        assert!(
+            k.is_none() || devices.len() == 1,
+            "{}: a tensor-parallel row on the {what} reference",
+            r.line
+        );
+        k
+    };
+    let mmq = ratio(ai_hwaccel::plan::speed::mmq_reference_ratio, "per-SM");
+    let vector = ratio(ai_hwaccel::plan::speed::cdna_vector_ratio, "vector");
     let ideal_ratio = if ideal {
         mmq.or(vector).unwrap_or(1.0)
     } else {

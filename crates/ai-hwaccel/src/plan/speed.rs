@@ -1351,6 +1351,17 @@ pub fn build_factor(runtime: RuntimeKind, class: DeviceClass, build: Option<Buil
 /// i-quants followed in PR 8495 (opened 2024-07-15).
 pub const LLAMA_CUDA_MMQ_INT8: BuildMonth = BuildMonth::ym(2024, 7);
 
+/// A llama.cpp-family runtime multiplying weights stored below 16 bits
+/// (a weight-only format) on a GPU: where its quantized-prompt kernels
+/// ([`without_int8_mmq`], [`mmq_reference_ratio`], [`cdna_vector_ratio`])
+/// decide the reference.
+fn quantized_llama_cpp_gpu(d: &PlanDevice, runtime: RuntimeKind, q: Quant) -> bool {
+    fit_runtime(runtime) == RuntimeKind::LlamaCpp
+        && q.weight_only()
+        && FormatWidth::of(q) != FormatWidth::Bits16
+        && !d.host
+}
+
 /// Whether llama.cpp runs a plan's quantized prompt at the rate of its
 /// builds before int8 MMQ: llama.cpp, a weight-only format below 16 bits,
 /// an NVIDIA GPU (its spec entry), and one of: a backend other than CUDA
@@ -1383,11 +1394,7 @@ pub fn without_int8_mmq(
     backend: Option<super::runtime::GgmlBackend>,
     build: Option<BuildMonth>,
 ) -> bool {
-    if fit_runtime(runtime) != RuntimeKind::LlamaCpp
-        || !q.weight_only()
-        || FormatWidth::of(q) == FormatWidth::Bits16
-        || d.host
-    {
+    if !quantized_llama_cpp_gpu(d, runtime, q) {
         return false;
     }
     let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
@@ -1445,10 +1452,7 @@ pub fn mmq_reference_ratio(
     backend: Option<super::runtime::GgmlBackend>,
     build: Option<BuildMonth>,
 ) -> Option<f64> {
-    if fit_runtime(runtime) != RuntimeKind::LlamaCpp
-        || !q.weight_only()
-        || FormatWidth::of(q) == FormatWidth::Bits16
-        || d.host
+    if !quantized_llama_cpp_gpu(d, runtime, q)
         || DeviceClass::of(d) != DeviceClass::NvidiaDatacenter
         || without_int8_mmq(d, runtime, q, backend, build)
     {
@@ -1502,10 +1506,7 @@ pub fn cdna_vector_ratio(
     backend: Option<super::runtime::GgmlBackend>,
     build: Option<BuildMonth>,
 ) -> Option<f64> {
-    if fit_runtime(runtime) != RuntimeKind::LlamaCpp
-        || !q.weight_only()
-        || FormatWidth::of(q) == FormatWidth::Bits16
-        || d.host
+    if !quantized_llama_cpp_gpu(d, runtime, q)
         || backend.is_some_and(|b| b != super::runtime::GgmlBackend::Hip)
         || build? >= LLAMA_HIP_CDNA_MATRIX
     {
