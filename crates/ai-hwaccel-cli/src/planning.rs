@@ -81,11 +81,15 @@ pub struct PlanArgs {
     /// score, and the emitted llama.cpp command turns flash attention off.
     #[arg(long)]
     pub unfused_attention: bool,
-    /// Month of the runtime's build (YYYY-MM), for its per-layer decode
-    /// time: llama.cpp's builds have cut it year by year (fitted on the
-    /// calibration rows' build dates, docs/accuracy.md). Default: the
-    /// newest build those rows measure.
-    #[arg(long, value_name = "YYYY-MM", value_parser = parse_build_month)]
+    /// The runtime's build: its month (YYYY-MM), or a llama.cpp release
+    /// tag (b5997, the number `llama-server --version` prints), dated
+    /// between the builds whose month the calibration sources print. It
+    /// sets the per-layer decode time (llama.cpp's builds have cut it year
+    /// by year: fitted on the calibration rows' build dates,
+    /// docs/accuracy.md) and which prompt kernels a build ran (int8 MMQ on
+    /// NVIDIA from 2024-07, matrix cores on AMD CDNA from 2025-02).
+    /// Default: the newest build those rows measure.
+    #[arg(long, value_name = "YYYY-MM|bNNNN", value_parser = parse_build_month)]
     pub runtime_build: Option<ai_hwaccel::plan::speed::BuildMonth>,
     /// The ggml backend llama.cpp runs the GPUs with (cuda, hip, metal,
     /// sycl, vulkan, opencl; default: the vendor's own). It changes the
@@ -223,16 +227,32 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A clap value parser for a build month: `YYYY-MM`.
+/// A clap value parser for a ggml backend name.
 pub fn parse_backend(s: &str) -> Result<ai_hwaccel::plan::runtime::GgmlBackend, String> {
     ai_hwaccel::plan::runtime::GgmlBackend::parse(s)
         .filter(|_| !s.contains(','))
         .ok_or_else(|| format!("{s:?}: one of cuda, hip (rocm), metal, sycl, vulkan, opencl"))
 }
 
+/// A clap value parser for a runtime build: a month `YYYY-MM`, or a
+/// llama.cpp release tag `b<number>` dated by
+/// [`ai_hwaccel::plan::runtime::bench::build_month`]. A bare number is
+/// refused: `2025` could be a year or build 2025.
 fn parse_build_month(s: &str) -> Result<ai_hwaccel::plan::speed::BuildMonth, String> {
-    ai_hwaccel::plan::speed::BuildMonth::parse(s)
-        .ok_or_else(|| format!("{s:?} is not a month YYYY-MM (2000-01 to 2999-12)"))
+    let t = s.trim();
+    if let Some(m) = ai_hwaccel::plan::speed::BuildMonth::parse(t) {
+        return Ok(m);
+    }
+    t.strip_prefix(['b', 'B'])
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse::<u64>().ok())
+        .filter(|&n| n > 0)
+        .and_then(ai_hwaccel::plan::runtime::bench::build_month)
+        .ok_or_else(|| {
+            format!(
+                "{s:?} is not a month YYYY-MM (2000-01 to 2999-12) or a llama.cpp release tag b<number> (b5997)"
+            )
+        })
 }
 
 /// A clap value parser for a latency target: milliseconds in (0, 3600000].

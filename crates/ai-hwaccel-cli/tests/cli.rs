@@ -1856,14 +1856,32 @@ fn plan_for_an_older_llama_cpp_build() {
         let o = run(&[&base[..], &["--backend", bad]].concat());
         assert_eq!(o.status.code(), Some(2), "{bad}");
     }
-    for bad in ["2024-13", "May 2024", "24-05"] {
+    // A bare number is a year or a build: refused; "b" alone, a signed or
+    // zero tag too.
+    for bad in [
+        "2024-13", "May 2024", "24-05", "2025", "b", "b-5", "b0", "b12x",
+    ] {
         let o = run(&[&base[..], &["--runtime-build", bad]].concat());
         assert_eq!(o.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
         assert!(
-            String::from_utf8_lossy(&o.stderr).contains("YYYY-MM"),
-            "{bad}"
+            err.contains("YYYY-MM") && err.contains("b<number>"),
+            "{bad}: {err}"
         );
     }
+    // A llama.cpp release tag is dated between the builds whose month the
+    // calibration sources print: b3891 is lhl's Oct 2024 MI300X build,
+    // b3141 falls between b2725 (Apr 2024) and b3891 (Oct 2024).
+    let month = |tag: &str| {
+        json(&[&base[..], &["--json", "--runtime-build", tag]].concat())["options"]["runtime_build"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(month("b3891"), "2024-10");
+    assert_eq!(month("B3891"), "2024-10");
+    assert_eq!(month("b3141"), "2024-06");
+    assert_eq!(month("2024-10"), "2024-10");
 }
 
 #[test]
