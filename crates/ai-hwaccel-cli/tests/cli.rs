@@ -1886,23 +1886,20 @@ fn plan_for_an_older_llama_cpp_build() {
 
 #[test]
 fn cdna_prompts_of_old_llama_cpp_builds_take_the_vector_rate() {
-    let plan = |build: &str| {
-        json(&[
-            "plan",
-            "llama-2-7b",
-            "--devices",
-            "1xmi300x",
-            "--runtime",
-            "llama.cpp",
-            "--quant",
-            "q4_0",
-            "--context",
-            "512",
-            "--runtime-build",
-            build,
-            "--json",
-        ])
-    };
+    let base = [
+        "plan",
+        "llama-2-7b",
+        "--devices",
+        "1xmi300x",
+        "--runtime",
+        "llama.cpp",
+        "--quant",
+        "q4_0",
+        "--context",
+        "512",
+        "--runtime-build",
+    ];
+    let plan = |build: &str| json(&[&base[..], &[build, "--json"]].concat());
     let basis = |v: &serde_json::Value| v["speed_basis"]["prefill"].clone();
     let old = plan("2024-10");
     let new = plan("2025-08");
@@ -1910,22 +1907,7 @@ fn cdna_prompts_of_old_llama_cpp_builds_take_the_vector_rate() {
     assert!(basis(&new).get("vector_reference_ratio").is_none());
     let pre = |v: &serde_json::Value| v["plans"][0]["prefill_tokens_per_s"].as_f64().unwrap();
     assert!(pre(&old) < pre(&new), "{} {}", pre(&old), pre(&new));
-    let text = String::from_utf8(
-        run(&[
-            "plan",
-            "llama-2-7b",
-            "--devices",
-            "1xmi300x",
-            "--runtime",
-            "llama.cpp",
-            "--quant",
-            "q4_0",
-            "--runtime-build",
-            "2024-10",
-        ])
-        .stdout,
-    )
-    .unwrap();
+    let text = String::from_utf8(run(&[&base[..], &["2024-10"]].concat()).stdout).unwrap();
     assert!(
         text.contains("ran CDNA's quantized prompts on the vector ALUs"),
         "{text}"
