@@ -1478,8 +1478,9 @@ pub fn mmq_reference_ratio(
 /// on the vector ALUs (the llama.cpp vendored in llama-cpp-python 0.3.1,
 /// October 2024). PR 10498 (November 2024) meant to send CDNA to rocBLAS
 /// but compared against offset + 908, which no CDNA GPU matched until
-/// PR 11244 (2025-01-27) parsed the gfx name (the MI100's gfx908 only);
-/// PR 11601 covers every CDNA. Its author's words in PR 10498: "the mmq
+/// PR 11244 (2025-01-27) parsed the gfx name (the MI100's gfx908 only:
+/// an MI100 build of January's last five days is planned as the month's
+/// others); PR 11601 covers every CDNA. Its author's words in PR 10498: "the mmq
 /// kernels perform extreamly poorly on CDNA ... MMQ also dosent make use of
 /// MFMA while rocblas can."
 pub const LLAMA_HIP_CDNA_MATRIX: BuildMonth = BuildMonth::ym(2025, 2);
