@@ -1352,6 +1352,16 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   RTX PRO 6000 Workstation Edition (lhl's notes, a Sep 2025 build, `fa 1`),
   processes dense prompts faster than estimated (pp512 16634.04 tok/s
   against about 9800), its Qwen3 30B-A3B prompts (MoE) slower.
+- RDNA 4: since Nov 2026 the RX 9070 XT, RX 9070, RX 9060 (XT), RX 9070
+  GRE and AI PRO R9700/R9600D entries record AMD's FP16 Matrix rate (WMMA,
+  twice the packed vector rate they recorded before; RDNA 3 runs both at
+  one rate), as the entries of other GPUs with matrix engines do. The RX
+  9070 XT's HIP prompt (issue 26663, b10298) was 47 % under at the vector
+  rate and is 7 % under; PR 26284's AI PRO R9700 row (3853.91 tok/s,
+  added then) is within 2 %, where the vector rate put it about half. The
+  same issue's Vulkan run of the RX 9070 XT is 36 % over: llama.cpp's
+  Vulkan K-quant prompts on AMD ran at 0.68 of HIP's there and at about
+  0.7 in lhl's Strix Halo runs, which the AMD cell does not tell apart.
 - Long prompts: most prefill rows ran llama-bench's default of their
   build, `-fa 0` until May 2026, which materialises the attention scores.
   Rows whose notes say `fa 1` (lhl's, llama.cpp's dgx-spark.md, PR
@@ -1359,8 +1369,8 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   defaults to `-fa auto` (PR 23714, opened 2026-05-26; its merge month is
   assumed, as `LLAMA_BENCH_FA_AUTO` in `tests/accuracy.rs` says; flash
   attention on every GPU backend:
-  the RX 7900 XTX of PR 26284, the RX 9070 XT of issue 26663, the MI50 of
-  PR 27841), are estimated with fused attention. The fitted bytes per
+  the RX 7900 XTX and AI PRO R9700 of PR 26284, the RX 9070 XT of issue
+  26663, the MI50 of PR 27841), are estimated with fused attention. The fitted bytes per
   score (`SCORE_BYTES`) follow the fall of prefill with the prompt; with
   fused attention (`-fa on`, which the emitted commands pass) the term is
   not applied.
