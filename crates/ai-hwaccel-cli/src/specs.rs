@@ -67,7 +67,7 @@ pub fn run(query: Option<String>, json: bool) -> Result<String> {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(100)
         .set_header(vec![
-            "ID", "NAME", "ARCH", "GiB", "GB/s", "BF16", "FP8", "W",
+            "ID", "NAME", "ARCH", "GiB", "GB/s", "16-BIT", "FP8", "W",
         ]);
     for e in &entries {
         t.add_row(vec![
@@ -77,7 +77,10 @@ pub fn run(query: Option<String>, json: bool) -> Result<String> {
             gib(e.memory_bytes),
             e.memory_bandwidth_bytes_per_s
                 .map_or("-".into(), |b| format!("{:.0}", b as f64 / 1e9)),
-            rate(e.tflops.bf16),
+            // FP16 where stated (every GPU entry but BF16-only parts:
+            // TPUs, Gaudi, NPUs); BF16 otherwise. Half the GPU entries
+            // state no BF16 rate (Radeon, Apple, older NVIDIA).
+            rate(e.tflops.fp16.or(e.tflops.bf16)),
             rate(e.tflops.fp8),
             e.tdp_watts.map_or("-".into(), |w| w.to_string()),
         ]);
@@ -109,7 +112,7 @@ pub fn run(query: Option<String>, json: bool) -> Result<String> {
         )));
     }
     let mut s = format!("{t}\n");
-    s += "GiB: memory · GB/s: memory bandwidth · BF16/FP8: dense peak TFLOPS · W: TDP.\n";
+    s += "GiB: memory · GB/s: memory bandwidth · 16-BIT (FP16, else BF16), FP8: dense peak TFLOPS · W: TDP.\n";
     s += "`specs ID --json` shows every field and its source.\n";
     if let [one] = entries.as_slice() {
         if !one.configs.is_empty() {

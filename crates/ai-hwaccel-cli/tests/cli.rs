@@ -1609,6 +1609,28 @@ fn plan_latencies_and_targets() {
 /// derives (EPYC 9654: 12 x DDR5-4800 x 8 bytes = 460.8 GB/s; 96 cores x
 /// 2.4 GHz x 32 FP32 FLOPs per cycle = 7.37 TFLOPS), a near miss suggests.
 #[test]
+fn specs_table_shows_the_16_bit_rate_each_entry_states() {
+    // A Radeon entry states FP16 only (AMD's FP16 Matrix figure for RDNA 4),
+    // a TPU BF16 only, an H100 both: the 16-bit column shows each.
+    let row = |id: &str| {
+        let text = success_text(run(&["specs", id]));
+        assert_narrow(&text);
+        assert!(text.contains("16-BIT (FP16, else BF16)"), "{text}");
+        text.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(id))
+            .unwrap_or_else(|| panic!("{id}: {text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let cells = |id: &str, n: usize| row(id)[row(id).len() - n].clone();
+    // Columns from the right: border, W, FP8, 16-BIT.
+    assert_eq!(cells("rx-9070-xt", 4), "195");
+    assert_eq!(cells("tpu-v5e", 4), "197");
+    assert_eq!(cells("h100-sxm", 4), "990");
+}
+
+#[test]
 fn specs_cpu_lists_the_cpu_table() {
     let text = success_text(run(&["specs", "--cpu", "epyc-9654"]));
     assert!(
