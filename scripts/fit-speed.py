@@ -1241,10 +1241,14 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
 - Mixture-of-experts prefill: the routed experts' GEMMs (a few tokens
   per expert per micro-batch) run at their own fraction of the matrix
   rate, a factor on their prefill time fitted per runtime ("Mixture-of-
-  experts prefill" in `src/plan/speed.rs`): {moes}. It takes the MoE
-  prompt rows (gpt-oss 20B on an RTX 3090, Qwen3 30B-A3B on the RTX PRO
-  6000, gpt-oss 20B/120B and Qwen3 30B-A3B on the GB10) from 41-115 % over
-  to -19..+29 %.
+  experts prefill" in `src/plan/speed.rs`): {moes}. It took the first
+  MoE prompt rows (gpt-oss 20B on an RTX 3090, Qwen3 30B-A3B on the RTX
+  PRO 6000, gpt-oss 20B/120B and Qwen3 30B-A3B on the GB10) from 41-115 %
+  over to -19..+29 %. With the rows added since (the RX 7900 XTX's gpt-oss
+  20B, the RTX 5090's Vulkan runs) and the Nov 2026 refits the MoE rows
+  run from 34 % under (RX 7900 XTX) to 106 % over (the RTX 5090's Aug 2025
+  Vulkan Qwen3 30B-A3B); the GB10's are 37-82 % over (it has no fitted
+  cell or factor of its own: three fit rows, one device).
 - Decode, worst rows: the Data Center GPU Max 1100's llama-2-7b Q4_K_M
   (PR 12972, SYCL, 38.98 tok/s, 34 % over) and the Arc A770's Gemma 2 2B
   Q4_K_M on Vulkan (PR 14001's Windows baseline, held out, 35 % under);
