@@ -123,6 +123,8 @@ def make(source_text):
             notes = d["notes"]
             bid = d["benchmark_id"]
             value = d["value"]
+            if not isinstance(notes, str) or not isinstance(bid, str):
+                raise TypeError("notes and benchmark_id must be strings")
         except (ValueError, KeyError, TypeError) as e:
             raise SystemExit(f"{SOURCE_FILE.name}: line {n}: not a willitrun record ({e})")
         backend = field(notes, "backend")

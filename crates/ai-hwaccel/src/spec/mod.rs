@@ -1019,7 +1019,8 @@ pub fn match_device(d: &Device) -> Option<&'static SpecEntry> {
 
 /// Whether a device name is an NVIDIA vGPU profile's: NVIDIA names a
 /// profile after its GPU, a dash, the frame buffer in GB and the series
-/// letter (`GRID P4-1Q`, `GRID T4-16Q`, `NVIDIA A100-4C`, `NVIDIA L4-24Q`;
+/// letter (`GRID P4-1Q`, `GRID T4-16Q`, `NVIDIA A100-4C`, `NVIDIA L4-24Q`,
+/// a MIG-backed `GRID A100-2-10C`, a `GRID-T4-16Q` node label;
 /// series A, B, C and Q in NVIDIA's Virtual GPU Software User Guide). Such
 /// a guest device shares the GPU in time with other guests, so the
 /// datasheet's rates are not its own.
@@ -1027,7 +1028,8 @@ pub fn is_vgpu_profile(name: &str) -> bool {
     let Some((_, profile)) = name.trim().rsplit_once('-') else {
         return false;
     };
-    let Some(digits) = profile.strip_suffix(['A', 'B', 'C', 'Q']) else {
+    // Any case: labels and inventories may lower-case the name.
+    let Some(digits) = profile.strip_suffix(['A', 'B', 'C', 'Q', 'a', 'b', 'c', 'q']) else {
         return false;
     };
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())

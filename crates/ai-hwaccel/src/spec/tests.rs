@@ -1486,6 +1486,9 @@ fn vgpu_profiles_are_told_from_gpu_names() {
         "NVIDIA A100-4C",
         "NVIDIA L4-24Q",
         "GRID M60-0B",
+        "GRID A100-2-10C",
+        "GRID-T4-16Q",
+        "grid t4-16q",
     ] {
         assert!(is_vgpu_profile(n), "{n}");
     }
@@ -1497,6 +1500,8 @@ fn vgpu_profiles_are_told_from_gpu_names() {
         "NVIDIA GeForce RTX 3050-A",
         "GRID K520",
         "NVIDIA A10-",
+        "nvidia a100-sxm4-40gb",
+        "Tesla V100-SXM2-32GB",
     ] {
         assert!(!is_vgpu_profile(n), "{n}");
     }
