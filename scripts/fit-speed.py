@@ -443,10 +443,31 @@ def era(r, decays):
     return math.exp(decay * max(0, newest - r["month"]) / 12.0)
 
 
+RUST_BACKENDS = {"cuda": "Cuda", "hip": "Hip", "metal": "Metal", "sycl": "Sycl",
+                 "vulkan": "Vulkan", "opencl": "Opencl"}
+# As llama-bench prints them (GgmlBackend::printed).
+PRINTED_BACKENDS = {"cuda": "CUDA", "hip": "ROCm", "metal": "Metal", "sycl": "SYCL",
+                    "vulkan": "Vulkan", "opencl": "OpenCL"}
+
+
+def row_backend(r):
+    """The ggml backend a llama.cpp row ran (lowercase): its printed one
+    (ggml_backend), else its vendor's own (speed.rs
+    `DeviceClass::own_backend`); None for other runtimes and for devices
+    without one."""
+    if r["runtime"] != "llama.cpp":
+        return None
+    return ggml_backend(r["backend"]) or {
+        "nvidia": "cuda", "amd": "hip", "apple": "metal", "intel": "sycl",
+    }.get(group(r["cls"]))
+
+
 def moe(r, moes):
     """The factor on a row's ideal prefill time for its routed experts'
-    GEMMs: 1 + (m - 1) * share, m its runtime's (1 without one)."""
-    return 1.0 + (moes.get(r["runtime"], 1.0) - 1.0) * r["share"]
+    GEMMs: 1 + (m - 1) * share, m its runtime's factor on its backend
+    (moes[(runtime, backend)]), else its runtime's (moes[runtime]), else 1."""
+    m = moes.get((r["runtime"], row_backend(r)), moes.get(r["runtime"], 1.0))
+    return 1.0 + (m - 1.0) * r["share"]
 
 
 def cell_for(cells, runtime, r, q):
@@ -479,9 +500,9 @@ ERA_FACTORS = [1.0 + i * 0.05 for i in range(0, 41)]
 MIN_ERA_ROWS = 5
 
 # Factors tried for the routed experts' prefill time.
-MOE_FACTORS = [1.0 + i * 0.1 for i in range(0, 31)]
-# A runtime gets a factor only with this many fit rows of mixture-of-experts
-# models that measure prefill.
+MOE_FACTORS = [1.0 + i * 0.1 for i in range(0, 71)]
+# A runtime, and a llama.cpp backend, gets a factor only with this many fit
+# rows of mixture-of-experts models that measure prefill.
 MIN_MOE_ROWS = 3
 
 
@@ -674,6 +695,25 @@ def main():
             return fit_error(rows, runtime, "prefill", decays, trial, cells, devices, scores)
 
         moes[runtime] = min(MOE_FACTORS, key=perror)
+        # Then each llama.cpp backend with MIN_MOE_ROWS such rows of its own
+        # (its mul_mat_id kernels), the runtime's factor staying the
+        # fallback of the others; coordinate descent, two sweeps.
+        per_backend = {}
+        for r in moe_rows:
+            b = row_backend(r)
+            if b is not None:
+                per_backend[b] = per_backend.get(b, 0) + 1
+        keys = [(runtime, b) for b, n in sorted(per_backend.items()) if n >= MIN_MOE_ROWS]
+        for _ in range(2 if keys else 0):
+            for key in keys:
+
+                def berror(m):
+                    trial = dict(moes)
+                    trial[key] = m
+                    cells, scores, devices, _ = fit_all(rows, decays, trial)
+                    return fit_error(rows, runtime, "prefill", decays, trial, cells, devices, scores)
+
+                moes[key] = min(MOE_FACTORS, key=berror)
     cells, scores, devices, requests = fit_all(rows, decays, moes)
     requests_tp = fit_requests_tp(every, cells, scores, devices, requests, moes)
     rpc = rpc_seconds()
@@ -953,8 +993,16 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
     out.append("/// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,")
     out.append("/// per runtime.")
     out.append("pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[")
-    for runtime, m in sorted(moes.items()):
+    for runtime, m in sorted((k, v) for k, v in moes.items() if isinstance(k, str)):
         out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {m:.2}),")
+    out.append("];")
+    out.append("")
+    out.append("/// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,")
+    out.append("/// per runtime and llama.cpp backend with enough rows of its own (else")
+    out.append("/// [`MOE_PREFILL`]).")
+    out.append("pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[")
+    for (runtime, b), m in sorted((k, v) for k, v in moes.items() if not isinstance(k, str)):
+        out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, GgmlBackend::{RUST_BACKENDS[b]}, {m:.2}),")
     out.append("];")
     out.append("")
     out.extend(kv_read_lines(current_kv_reads()))
@@ -1042,7 +1090,10 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
         f"{g} {d:.2f} (builds {lo // 12}-{lo % 12 + 1:02d} to {m // 12}-{m % 12 + 1:02d})"
         for (_, g), (d, m, lo) in sorted(decays.items())
     )
-    moe_text = ", ".join(f"{rt} {m:.1f}" for rt, m in sorted(moes.items())) or "none"
+    moe_text = ", ".join(
+        f"{k} {m:.1f}" if isinstance(k, str) else f"{k[0]} on {PRINTED_BACKENDS[k[1]]} {m:.1f}"
+        for k, m in sorted(moes.items(), key=lambda kv: (isinstance(kv[0], tuple), str(kv[0])))
+    ) or "none"
     rc2, text2 = cargo_test(["--nocapture", "--exact", "layer_split_estimates_against_published_measurements"])
     split_lines = "".join(line + "\n" for line in text2.splitlines() if line.startswith("| several GPUs"))
     split_status = "passes" if rc2 == 0 else "FAILS"
@@ -1240,15 +1291,20 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   planned.
 - Mixture-of-experts prefill: the routed experts' GEMMs (a few tokens
   per expert per micro-batch) run at their own fraction of the matrix
-  rate, a factor on their prefill time fitted per runtime ("Mixture-of-
-  experts prefill" in `src/plan/speed.rs`): {moes}. It took the first
-  MoE prompt rows (gpt-oss 20B on an RTX 3090, Qwen3 30B-A3B on the RTX
-  PRO 6000, gpt-oss 20B/120B and Qwen3 30B-A3B on the GB10) from 41-115 %
-  over to -19..+29 %. With the rows added since (the RX 7900 XTX's gpt-oss
-  20B, the RTX 5090's Vulkan runs) and the Nov 2026 refits the MoE rows
-  run from 34 % under (RX 7900 XTX) to 106 % over (the RTX 5090's Aug 2025
-  Vulkan Qwen3 30B-A3B); the GB10's are 37-82 % over (it has no fitted
-  cell or factor of its own: three fit rows, one device).
+  rate, a factor on their prefill time fitted per runtime, and per
+  llama.cpp backend with three fit rows of its own (its `mul_mat_id`
+  kernels; "Mixture-of-experts prefill" in `src/plan/speed.rs`): {moes}.
+  One factor per runtime took the first MoE prompt rows (gpt-oss 20B on
+  an RTX 3090, Qwen3 30B-A3B on the RTX PRO 6000, gpt-oss 20B/120B and
+  Qwen3 30B-A3B on the GB10) from 41-115 % over to -19..+29 %; with the
+  rows added since (the RX 7900 XTX's gpt-oss 20B on ROCm, the RTX 5090's
+  and RTX 3090's Vulkan runs) it split by backend: every CUDA MoE prompt
+  was 26-82 % over, both ROCm ones 24-32 % under. Per backend the CUDA
+  rows are within -13..+17 % (the held-out GB10 Qwen3 30B-A3B Q8_0 9 %
+  over, 50 % before), the Vulkan ones -8..+20 % but the RTX 5090's Aug 2025
+  Qwen3 30B-A3B Q4_K_M (105 % over, where its Q2_K run of the same build
+  is 7 % over); ROCm, with two rows, keeps the runtime's factor (26-34 %
+  under).
 - Decode, worst rows: the Data Center GPU Max 1100's llama-2-7b Q4_K_M
   (PR 12972, SYCL, 38.98 tok/s, 34 % over) and the Arc A770's Gemma 2 2B
   Q4_K_M on Vulkan (PR 14001's Windows baseline, held out, 35 % under);

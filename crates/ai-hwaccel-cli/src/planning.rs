@@ -1153,8 +1153,18 @@ fn speed_basis_line(b: &ai_hwaccel::plan::inference::SpeedBasis) -> String {
             )
         }
     };
+    let moe = b.moe_prefill.map_or(String::new(), |m| {
+        format!(
+            "  routed experts' prefill time x {:.1} (few tokens per expert; fitted on {})\n",
+            m.factor,
+            m.backend.map_or(
+                "all this runtime's mixture-of-experts rows".to_string(),
+                |b| { format!("llama.cpp's {} mixture-of-experts rows", b.printed()) }
+            )
+        )
+    });
     format!(
-        "fitted fractions on the first device:\n{}{}",
+        "fitted fractions on the first device:\n{}{}{moe}",
         part("decode", "bandwidth", &b.decode),
         part("prefill", "matrix rate", &b.prefill)
     )

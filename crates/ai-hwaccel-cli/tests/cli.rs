@@ -1907,6 +1907,54 @@ fn plan_for_an_older_llama_cpp_build() {
 }
 
 #[test]
+fn moe_plans_say_which_routed_prefill_factor_they_take() {
+    let plan = |model: &str, extra: &[&str]| {
+        let base = [
+            "plan",
+            model,
+            "--devices",
+            "1xrtx-4090",
+            "--runtime",
+            "llama.cpp",
+        ];
+        json(&[&base[..], extra, &["--json"]].concat())
+    };
+    let moe = |v: &serde_json::Value| v["speed_basis"]["moe_prefill"].clone();
+    let cuda = plan("qwen3-30b-a3b", &["--quant", "q4_k_m"]);
+    let vulkan = plan(
+        "qwen3-30b-a3b",
+        &["--quant", "q4_k_m", "--backend", "vulkan"],
+    );
+    assert_eq!(moe(&cuda)["backend"], "cuda");
+    assert_eq!(moe(&vulkan)["backend"], "vulkan");
+    let (fc, fv) = (
+        moe(&cuda)["factor"].as_f64().unwrap(),
+        moe(&vulkan)["factor"].as_f64().unwrap(),
+    );
+    assert!(fc > 1.0 && fv > 1.0 && fc != fv, "{fc} {fv}");
+    // A dense model has none.
+    let dense = plan("llama-3.1-8b", &["--quant", "q4_k_m"]);
+    assert!(dense["speed_basis"].get("moe_prefill").is_none());
+    let text = String::from_utf8(
+        run(&[
+            "plan",
+            "qwen3-30b-a3b",
+            "--devices",
+            "1xrtx-4090",
+            "--runtime",
+            "llama.cpp",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("routed experts' prefill time x")
+            && text.contains("llama.cpp's CUDA mixture-of-experts rows"),
+        "{text}"
+    );
+}
+
+#[test]
 fn cdna_prompts_of_old_llama_cpp_builds_take_the_vector_rate() {
     let base = [
         "plan",

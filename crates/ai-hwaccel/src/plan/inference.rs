@@ -525,6 +525,24 @@ pub struct SpeedBasis {
     /// The prefill fraction of the matrix rate (`None`: no cell fitted, the
     /// options' `prefill_efficiency` applies).
     pub prefill: Option<super::speed::FitBasis>,
+    /// For a mixture-of-experts model: the fitted factor on its routed
+    /// experts' prefill time on the first device (`None` for a dense model
+    /// or where none is fitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe_prefill: Option<MoePrefillBasis>,
+}
+
+/// The factor a plan puts on a mixture of experts' routed prefill GEMMs
+/// ([`SpeedBasis::moe_prefill`]; `plan::speed`, "Mixture-of-experts
+/// prefill").
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MoePrefillBasis {
+    /// The factor on the routed experts' share of the prefill time.
+    pub factor: f64,
+    /// The llama.cpp backend it was fitted for
+    /// (`speed::MOE_PREFILL_BACKEND`); `None`: the runtime's factor over
+    /// all its rows (`speed::MOE_PREFILL`).
+    pub backend: Option<super::runtime::GgmlBackend>,
 }
 
 /// Per-(model, quantization, TP degree) sizes of one rank, with prefix sums
@@ -2288,6 +2306,12 @@ pub fn plan_inference(
             SpeedBasis {
                 decode: a.decode_basis,
                 prefill: a.prefill_basis,
+                moe_prefill: (spec.moe.is_some() && a.moe_prefill != 1.0).then_some(
+                    MoePrefillBasis {
+                        factor: a.moe_prefill,
+                        backend: a.moe_prefill_backend,
+                    },
+                ),
             }
         }),
         options: opts.clone(),

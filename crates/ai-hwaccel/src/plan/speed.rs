@@ -116,7 +116,14 @@
 //! mixture-of-experts models, with each row's routed share of the prefill
 //! FLOPs (`plan::inference::prefill_flops_per_token`); a runtime without
 //! three such rows gets none. Without it, every MoE prompt row was over its
-//! estimate (gpt-oss 20B/120B, Qwen3 30B-A3B: 41 % to 115 %).
+//! estimate (gpt-oss 20B/120B, Qwen3 30B-A3B: 41 % to 115 %). How far below
+//! is the backend's `mul_mat_id` kernels' affair: at one llama.cpp factor
+//! every CUDA MoE prompt was 26-82 % over and both ROCm ones 24-32 % under,
+//! so a llama.cpp backend with three such fit rows of its own gets its own
+//! factor ([`MOE_PREFILL_BACKEND`], fitted after the runtime's with it
+//! held; the plan's backend is `InferenceOptions::backend`, else the
+//! vendor's own, [`DeviceClass::own_backend`]); the others keep the
+//! runtime's.
 //!
 //! A served request also waits beyond its prompt's prefill before its
 //! first token (scheduling, the first decode step, the stream's first
@@ -195,7 +202,7 @@ use serde::{Deserialize, Serialize};
 
 use super::devices::PlanDevice;
 use super::quant::Quant;
-use super::runtime::RuntimeKind;
+use super::runtime::{GgmlBackend, RuntimeKind};
 use crate::spec::Dtype;
 
 /// Kinds of device whose runtimes achieve different fractions of peak.
@@ -260,6 +267,23 @@ impl DeviceClass {
             }
             "nvidia" => DeviceClass::NvidiaDatacenter,
             _ => DeviceClass::Other,
+        }
+    }
+
+    /// The ggml backend llama.cpp runs a device of this class with when
+    /// none is chosen: its vendor's own (CUDA, HIP, Metal, SYCL;
+    /// `InferenceOptions::backend` `None`); `None` for CPUs and other
+    /// accelerators.
+    pub fn own_backend(self) -> Option<GgmlBackend> {
+        match self {
+            DeviceClass::NvidiaConsumer
+            | DeviceClass::NvidiaWorkstation
+            | DeviceClass::NvidiaDatacenter
+            | DeviceClass::NvidiaSoc => Some(GgmlBackend::Cuda),
+            DeviceClass::Amd | DeviceClass::AmdDatacenter => Some(GgmlBackend::Hip),
+            DeviceClass::Apple => Some(GgmlBackend::Metal),
+            DeviceClass::Intel => Some(GgmlBackend::Sycl),
+            DeviceClass::Cpu | DeviceClass::Other | DeviceClass::Any => None,
         }
     }
 
@@ -420,8 +444,12 @@ pub struct Applied {
     /// materialises the scores (no fused attention); 0 when not fitted.
     pub score_bytes: f64,
     /// Factor on the prefill time of a mixture of experts' routed GEMMs
-    /// ([`MOE_PREFILL`]); 1 when not fitted.
+    /// ([`MOE_PREFILL_BACKEND`] for the backend, else [`MOE_PREFILL`]); 1
+    /// when not fitted.
     pub moe_prefill: f64,
+    /// The llama.cpp backend whose own fitted factor [`Applied::moe_prefill`]
+    /// is ([`MOE_PREFILL_BACKEND`]); `None` where the runtime's applies.
+    pub moe_prefill_backend: Option<GgmlBackend>,
     /// Where [`Applied::decode`] comes from (`None`: not fitted).
     pub decode_basis: Option<FitBasis>,
     /// Where [`Applied::prefill`] comes from (`None`: not fitted).
@@ -437,6 +465,7 @@ impl Applied {
         prefill_layer_s: 0.0,
         score_bytes: 0.0,
         moe_prefill: 1.0,
+        moe_prefill_backend: None,
         decode_basis: None,
         prefill_basis: None,
     };
@@ -489,8 +518,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8477),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.7217),
-        prefill_layer_s: Some(1.560e-07),
+        prefill: Some(0.7224),
+        prefill_layer_s: Some(1.548e-07),
         rows: (19, 19),
     },
     SpeedFit {
@@ -499,8 +528,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6065),
-        prefill_layer_s: Some(1.560e-07),
+        prefill: Some(0.607),
+        prefill_layer_s: Some(1.548e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -509,8 +538,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7313),
         decode_layer_s: Some(1.797e-04),
-        prefill: Some(0.6065),
-        prefill_layer_s: Some(1.560e-07),
+        prefill: Some(0.607),
+        prefill_layer_s: Some(1.548e-07),
         rows: (37, 38),
     },
     SpeedFit {
@@ -519,8 +548,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9166),
         decode_layer_s: Some(5.290e-05),
-        prefill: Some(0.6205),
-        prefill_layer_s: Some(1.343e-06),
+        prefill: Some(0.6175),
+        prefill_layer_s: Some(1.300e-06),
         rows: (14, 14),
     },
     SpeedFit {
@@ -529,8 +558,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9017),
         decode_layer_s: Some(5.290e-05),
-        prefill: Some(0.8685),
-        prefill_layer_s: Some(1.343e-06),
+        prefill: Some(0.8771),
+        prefill_layer_s: Some(1.300e-06),
         rows: (46, 46),
     },
     SpeedFit {
@@ -539,8 +568,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8402),
         decode_layer_s: Some(4.157e-05),
-        prefill: Some(0.8792),
-        prefill_layer_s: Some(1.271e-06),
+        prefill: Some(0.8869),
+        prefill_layer_s: Some(1.218e-06),
         rows: (39, 41),
     },
     SpeedFit {
@@ -549,8 +578,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5199),
         decode_layer_s: Some(4.157e-05),
-        prefill: Some(0.6313),
-        prefill_layer_s: Some(1.271e-06),
+        prefill: Some(0.6295),
+        prefill_layer_s: Some(1.218e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -569,8 +598,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.907),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.4672),
-        prefill_layer_s: Some(1.526e-06),
+        prefill: Some(0.4618),
+        prefill_layer_s: Some(1.432e-06),
         rows: (25, 25),
     },
     SpeedFit {
@@ -579,8 +608,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.884),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.6911),
-        prefill_layer_s: Some(1.526e-06),
+        prefill: Some(0.6856),
+        prefill_layer_s: Some(1.432e-06),
         rows: (40, 41),
     },
     SpeedFit {
@@ -589,8 +618,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.884),
         decode_layer_s: Some(4.482e-05),
-        prefill: Some(0.6911),
-        prefill_layer_s: Some(1.526e-06),
+        prefill: Some(0.6856),
+        prefill_layer_s: Some(1.432e-06),
         rows: (40, 41),
     },
     SpeedFit {
@@ -609,8 +638,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.797),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.7449),
-        prefill_layer_s: Some(2.480e-06),
+        prefill: Some(0.7457),
+        prefill_layer_s: Some(2.470e-06),
         rows: (18, 13),
     },
     SpeedFit {
@@ -619,8 +648,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8213),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.8346),
-        prefill_layer_s: Some(2.480e-06),
+        prefill: Some(0.8363),
+        prefill_layer_s: Some(2.470e-06),
         rows: (37, 39),
     },
     SpeedFit {
@@ -629,8 +658,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8213),
         decode_layer_s: Some(7.994e-05),
-        prefill: Some(0.8346),
-        prefill_layer_s: Some(2.480e-06),
+        prefill: Some(0.8363),
+        prefill_layer_s: Some(2.470e-06),
         rows: (37, 39),
     },
     SpeedFit {
@@ -649,7 +678,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9101),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.2472),
+        prefill: Some(0.2475),
         prefill_layer_s: Some(0.000e+00),
         rows: (5, 6),
     },
@@ -659,7 +688,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8129),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.302),
+        prefill: Some(0.3023),
         prefill_layer_s: Some(0.000e+00),
         rows: (30, 34),
     },
@@ -669,7 +698,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8129),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.3038),
+        prefill: Some(0.3041),
         prefill_layer_s: Some(0.000e+00),
         rows: (30, 32),
     },
@@ -679,8 +708,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.5982),
-        prefill_layer_s: Some(5.252e-06),
+        prefill: Some(0.5981),
+        prefill_layer_s: Some(5.240e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -689,8 +718,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.5982),
-        prefill_layer_s: Some(5.252e-06),
+        prefill: Some(0.5981),
+        prefill_layer_s: Some(5.240e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -699,8 +728,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1964),
-        prefill_layer_s: Some(2.195e-06),
+        prefill: Some(0.1966),
+        prefill_layer_s: Some(2.196e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -709,8 +738,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1964),
-        prefill_layer_s: Some(2.195e-06),
+        prefill: Some(0.1966),
+        prefill_layer_s: Some(2.196e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -719,8 +748,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8385),
         decode_layer_s: Some(4.970e-05),
-        prefill: Some(0.678),
-        prefill_layer_s: Some(1.872e-06),
+        prefill: Some(0.6766),
+        prefill_layer_s: Some(1.829e-06),
         rows: (76, 71),
     },
     SpeedFit {
@@ -729,8 +758,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9276),
         decode_layer_s: Some(4.970e-05),
-        prefill: Some(0.7253),
-        prefill_layer_s: Some(1.872e-06),
+        prefill: Some(0.7225),
+        prefill_layer_s: Some(1.829e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -739,8 +768,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7817),
         decode_layer_s: Some(4.970e-05),
-        prefill: Some(0.7054),
-        prefill_layer_s: Some(1.872e-06),
+        prefill: Some(0.7108),
+        prefill_layer_s: Some(1.829e-06),
         rows: (202, 215),
     },
     SpeedFit {
@@ -749,8 +778,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7764),
         decode_layer_s: Some(4.787e-05),
-        prefill: Some(0.707),
-        prefill_layer_s: Some(1.862e-06),
+        prefill: Some(0.7124),
+        prefill_layer_s: Some(1.819e-06),
         rows: (195, 208),
     },
     SpeedFit {
@@ -759,8 +788,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5794),
         decode_layer_s: Some(4.787e-05),
-        prefill: Some(0.6138),
-        prefill_layer_s: Some(1.862e-06),
+        prefill: Some(0.6147),
+        prefill_layer_s: Some(1.819e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -777,7 +806,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 25.2), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 26.0), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -796,6 +825,14 @@ pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
 pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.2)];
+
+/// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
+/// per runtime and llama.cpp backend with enough rows of its own (else
+/// [`MOE_PREFILL`]).
+pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
+    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 4.2),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 2.4),
+];
 
 /// Fitted fraction of memory bandwidth a decode step reaches reading the
 /// KV cache, per runtime and attention kind (fused or not), on GPUs: the
@@ -885,14 +922,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.066),
-        prefill: Some(0.8258),
+        prefill: Some(0.8267),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.6271),
+        prefill: Some(0.6278),
         rows: (17, 17),
     },
     DeviceFit {
@@ -906,21 +943,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.244),
-        prefill: Some(0.9214),
+        prefill: Some(0.9235),
         rows: (7, 5),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7855),
-        prefill: Some(0.5348),
+        prefill: Some(0.5343),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7061),
-        prefill: Some(0.8346),
+        prefill: Some(0.8347),
         rows: (11, 11),
     },
     DeviceFit {
@@ -941,42 +978,42 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "mi100",
         runtime: RuntimeKind::LlamaCpp,
         decode: None,
-        prefill: Some(1.338),
+        prefill: Some(1.339),
         rows: (0, 4),
     },
     DeviceFit {
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9046),
-        prefill: Some(0.9917),
+        prefill: Some(0.9921),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.048),
-        prefill: Some(1.109),
+        prefill: Some(1.101),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.015),
-        prefill: Some(1.236),
+        prefill: Some(1.224),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9014),
-        prefill: Some(1.001),
+        prefill: Some(1.013),
         rows: (21, 23),
     },
     DeviceFit {
         spec_id: "rtx-4000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9971),
-        prefill: Some(0.9761),
+        prefill: Some(0.9827),
         rows: (12, 12),
     },
     DeviceFit {
@@ -990,49 +1027,49 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.071),
-        prefill: Some(1.036),
+        prefill: Some(1.029),
         rows: (9, 9),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9831),
-        prefill: Some(1.002),
+        prefill: Some(0.9886),
         rows: (12, 13),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.036),
-        prefill: Some(0.9577),
+        prefill: Some(0.9549),
         rows: (14, 14),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.323),
-        prefill: Some(0.9353),
+        prefill: Some(0.9427),
         rows: (5, 5),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.986),
-        prefill: Some(0.7326),
+        prefill: Some(0.7312),
         rows: (19, 19),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9696),
-        prefill: Some(1.159),
+        prefill: Some(1.161),
         rows: (17, 17),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.007),
-        prefill: Some(0.7564),
+        prefill: Some(0.7572),
         rows: (19, 20),
     },
 ];
@@ -1192,7 +1229,27 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
             .find(|(r, _)| *r == runtime)
             .filter(|_| !matches!(class, DeviceClass::Other | DeviceClass::Cpu))
             .map_or(1.0, |(_, m)| *m),
+        moe_prefill_backend: None,
     }
+}
+
+/// The fitted factor on a mixture of experts' routed prefill GEMMs for a
+/// runtime's backend on a device class ([`MOE_PREFILL_BACKEND`]): the
+/// backend given, else the class's own ([`DeviceClass::own_backend`]);
+/// `None` where that backend has no factor of its own (the runtime's,
+/// [`MOE_PREFILL`], applies) and for CPUs and other accelerators.
+pub fn moe_prefill_backend(
+    runtime: RuntimeKind,
+    class: DeviceClass,
+    backend: Option<GgmlBackend>,
+) -> Option<(GgmlBackend, f64)> {
+    let own = class.own_backend()?;
+    let b = backend.unwrap_or(own);
+    let runtime = fit_runtime(runtime);
+    MOE_PREFILL_BACKEND
+        .iter()
+        .find(|(r, k, _)| *r == runtime && *k == b)
+        .map(|(_, k, m)| (*k, *m))
 }
 
 /// Seconds a request waits beyond its prompt's prefill before its first
@@ -1572,6 +1629,10 @@ pub fn fitted_for(
     let class = DeviceClass::of(d);
     let mut a = fitted(class, runtime, q);
     a.decode_layer_s *= build_factor(runtime, class, build);
+    if let Some((b, m)) = moe_prefill_backend(runtime, class, backend) {
+        a.moe_prefill = m;
+        a.moe_prefill_backend = Some(b);
+    }
     // A data-center GPU's int8 MMQ prompt: the workstation cell (fraction
     // and per-layer time) at the per-SM reference (mmq_reference_ratio).
     if let Some(ratio) = mmq_reference_ratio(d, runtime, q, backend, build) {
@@ -2149,6 +2210,54 @@ mod tests {
     }
 
     #[test]
+    fn moe_prefill_factor_follows_the_backend_then_the_runtime() {
+        use crate::plan::runtime::GgmlBackend as B;
+        let rt = RuntimeKind::LlamaCpp;
+        let table = |b: B| {
+            MOE_PREFILL_BACKEND
+                .iter()
+                .find(|(r, k, _)| *r == rt && *k == b)
+                .map(|(.., m)| *m)
+        };
+        let pooled = per_runtime(MOE_PREFILL, rt);
+        let cuda = table(B::Cuda).expect("a fitted CUDA factor");
+        let vulkan = table(B::Vulkan).expect("a fitted Vulkan factor");
+        assert!(pooled > 1.0 && cuda != pooled && vulkan != pooled);
+        // No backend given: the vendor's own.
+        assert_eq!(DeviceClass::NvidiaSoc.own_backend(), Some(B::Cuda));
+        assert_eq!(DeviceClass::Amd.own_backend(), Some(B::Hip));
+        assert_eq!(DeviceClass::Apple.own_backend(), Some(B::Metal));
+        assert_eq!(DeviceClass::Cpu.own_backend(), None);
+        let gpu = dev("rtx-4090");
+        let a = fitted_for(&gpu, rt, Quant::Q4K, None, None);
+        assert_eq!(
+            (a.moe_prefill, a.moe_prefill_backend),
+            (cuda, Some(B::Cuda))
+        );
+        let a = fitted_for(&gpu, rt, Quant::Q4K, Some(B::Vulkan), None);
+        assert_eq!(
+            (a.moe_prefill, a.moe_prefill_backend),
+            (vulkan, Some(B::Vulkan))
+        );
+        // A backend without a factor of its own keeps the runtime's.
+        let amd = dev("rx-7900-xtx");
+        assert_eq!(table(B::Hip), None, "update: HIP now has its own factor");
+        let a = fitted_for(&amd, rt, Quant::Q4K, None, None);
+        assert_eq!((a.moe_prefill, a.moe_prefill_backend), (pooled, None));
+        let a = fitted_for(&amd, rt, Quant::Q4K, Some(B::Vulkan), None);
+        assert_eq!(a.moe_prefill, vulkan);
+        // Other runtimes and accelerators without a backend: none of these.
+        assert_eq!(
+            moe_prefill_backend(RuntimeKind::Vllm, DeviceClass::NvidiaConsumer, None),
+            None
+        );
+        assert_eq!(
+            moe_prefill_backend(rt, DeviceClass::Other, Some(B::Cuda)),
+            None
+        );
+    }
+
+    #[test]
     fn prompts_without_int8_mmq_are_old_builds_pre_ampere_gpus_and_vulkan() {
         use crate::plan::runtime::GgmlBackend as B;
         let rt = RuntimeKind::LlamaCpp;
@@ -2318,10 +2427,13 @@ mod tests {
         let (q, rt) = (Quant::Q4K, RuntimeKind::LlamaCpp);
         let d = &PlanDevice::from_device_string("1xrtx-4060").unwrap()[0];
         assert!(FITTED_DEVICES.iter().all(|f| f.spec_id != "rtx-4060"));
-        assert_eq!(
-            fitted_for(d, rt, q, None, None),
-            fitted(DeviceClass::NvidiaConsumer, rt, q)
-        );
+        // (with its backend's mixture-of-experts factor, where fitted)
+        let mut want = fitted(DeviceClass::NvidiaConsumer, rt, q);
+        if let Some((b, m)) = moe_prefill_backend(rt, DeviceClass::NvidiaConsumer, None) {
+            want.moe_prefill = m;
+            want.moe_prefill_backend = Some(b);
+        }
+        assert_eq!(fitted_for(d, rt, q, None, None), want);
     }
 
     #[test]

@@ -56,6 +56,19 @@ impl GgmlBackend {
             })
     }
 
+    /// The name as llama-bench prints it in its `backend` column (`CUDA`,
+    /// `ROCm` for HIP, `Metal`, `SYCL`, `Vulkan`, `OpenCL`).
+    pub fn printed(self) -> &'static str {
+        match self {
+            GgmlBackend::Cuda => "CUDA",
+            GgmlBackend::Hip => "ROCm",
+            GgmlBackend::Metal => "Metal",
+            GgmlBackend::Sycl => "SYCL",
+            GgmlBackend::Vulkan => "Vulkan",
+            GgmlBackend::Opencl => "OpenCL",
+        }
+    }
+
     /// Lowercase name, as JSON spells it.
     pub fn as_str(self) -> &'static str {
         match self {
