@@ -1300,11 +1300,11 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   rows added since (the RX 7900 XTX's gpt-oss 20B on ROCm, the RTX 5090's
   and RTX 3090's Vulkan runs) it split by backend: every CUDA MoE prompt
   was 26-82 % over, both ROCm ones 24-32 % under. Per backend the CUDA
-  rows are within -12..+17 % (the held-out GB10 Qwen3 30B-A3B Q8_0 9 %
-  over, 50 % before), the Vulkan ones -8..+21 % but the RTX 5090's Aug 2025
-  Qwen3 30B-A3B Q4_K_M (106 % over, where its Q2_K run of the same build
-  is 6 % over); ROCm, with two rows, keeps the runtime's factor (26-34 %
-  under).
+  rows are within -14..+25 % (the held-out GB10 Qwen3 30B-A3B Q8_0 2 %
+  under, 50 % over before), the Vulkan ones -7..+22 % but the RTX 5090's
+  Aug 2025 Qwen3 30B-A3B Q4_K_M (120 % over, where its Q2_K run of the
+  same build is 6 % over); ROCm, with two rows, keeps the runtime's
+  factor (28-37 % under).
 - Decode, worst rows: the Data Center GPU Max 1100's llama-2-7b Q4_K_M
   (PR 12972, SYCL, 38.98 tok/s, 34 % over) and the Arc A770's Gemma 2 2B
   Q4_K_M on Vulkan (PR 14001's Windows baseline, held out, 35 % under);
@@ -1362,22 +1362,29 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   same card's gpt-oss 20B pp512 on Vulkan rose from 7622.73 tok/s in Aug
   2025 to 10026.81 in Dec 2025, 58 % and 20 % over); the MI100's llama 13B Q5_K_M
   pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, where the same card's
-  IQ4 rows of PR 22051 run 43 % above the estimate). XiongjieDai's Dec
-  2023 tables time llama.cpp `main` (the commit's notebooks: builds 1671
-  to 1691, n_ctx 512, one 494-token prompt per fresh process), not
-  llama-bench, and their prompts run 5-62 % over the estimate on every
-  NVIDIA card, F16 and Q4_0 alike, while the same source's May 2024
-  llama-bench rows of the same cards run from about a quarter under to a
-  sixth over; the 3090's llama-2-7b F16 prompt ran at 3075 tok/s there and
-  at 4185 in the Jan 2024 PR #4766 baseline (llama-bench). Whether the
-  build or the first prompt of a fresh process is the slower part is not
-  established (a build-date term on the prefill time, fitted like the
-  decode's, chose 0.3 a year for NVIDIA and 0.7 for AMD, took the fit
-  median from 11.9 to 9.9 % but put the held-out GB10 Qwen2.5-Coder 7B
-  Q8_0 at 3.3 times its rate and the held-out worst from 115 to 225 %; not
-  kept). The 4090's LLaMA 7B q4_0 prompt of that snapshot (3961.34 tok/s,
-  84 % over) is left out since Nov 2026: its notebook's three runs
-  (4113.14, 5427.62, 2343.25) spread 2.3-fold. The CUDA baselines of K-quant prompt processing in PRs 7860
+  IQ4 rows of PR 22051 run 43 % above the estimate).
+- XiongjieDai's Dec 2023 tables time llama.cpp `main`, not llama-bench
+  (the commit's notebooks: builds 1671 to 1691 on NVIDIA, n_ctx 512, one
+  494-token prompt, the first a fresh process runs, timed once, and its
+  mean over three processes). Fitted, their prompts ran 5-62 % over the
+  estimate on every NVIDIA card, F16 and Q4_0 alike, while the same
+  source's May 2024 llama-bench rows of the same cards (each test repeated
+  in one process) ran from a quarter under to a sixth over; the 3090's
+  llama-2-7b F16 prompt ran at 3075 tok/s there and at 4185 in the Jan
+  2024 PR #4766 baseline (llama-bench, a build weeks later). Since Nov 2026
+  those prompt rates are compared, not fitted (the line "`main` first
+  prompts" of the table above; their decode rates are fitted): the fit's
+  prefill median went from 11.9 to 6.8 %, the held-out median from 13.9
+  to 7.4 %, and the lent H100's and H200's F16 prompts from 38 % and 42 %
+  under to 17 % and 22 %. Which part of the gap is the build and which
+  the single first prompt is not established (a build-date term on the
+  prefill time, fitted like the decode's with those rows in the fit, chose
+  0.3 a year for NVIDIA and 0.7 for AMD, took the fit median from 11.9 to
+  9.9 % but put the held-out GB10 Qwen2.5-Coder 7B Q8_0 at 3.3 times its
+  rate and the held-out worst from 115 to 225 %; not kept). The 4090's
+  LLaMA 7B q4_0 prompt of that snapshot (3961.34 tok/s) is left out: its
+  notebook's three runs (4113.14, 5427.62, 2343.25) spread 2.3-fold.
+- The CUDA baselines of K-quant prompt processing in PRs 7860
   and 7921 (RTX 3090 Q6_K, RTX 4090 Q2_K, master before those PRs brought
   int8 tensor cores to these types) run at about two thirds of the
   estimate. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy

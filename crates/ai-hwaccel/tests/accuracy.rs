@@ -112,6 +112,12 @@ struct Row {
     /// The backend column as printed (`CUDA`, `ROCm`, `Vulkan`, `Metal`,
     /// `SYCL`); empty for rows without one (latency.csv, cpu.csv).
     backend: String,
+    /// The row's prompt rate is the first prompt a fresh llama.cpp `main`
+    /// process ran, timed once (notes item ``llama.cpp `main` (not
+    /// llama-bench)``; llama-bench
+    /// repeats each test in one process): compared with the plan, never
+    /// fitted, and reported apart from the goals' rows.
+    first_prompt: bool,
 }
 
 impl Row {
@@ -189,6 +195,7 @@ fn latency_rows() -> Vec<Row> {
                 host: None,
                 build: None,
                 backend: String::new(),
+                first_prompt: false,
                 line,
             }
         })
@@ -283,6 +290,7 @@ fn speed_rows_of(
                 host: None,
                 build,
                 backend: c[col("backend")].clone(),
+                first_prompt: notes.contains(&"llama.cpp `main` (not llama-bench)"),
             };
             let extra = header.iter().cloned().zip(c.iter().cloned()).collect();
             (row, extra)
@@ -345,6 +353,7 @@ fn cpu_rows() -> Vec<Row> {
                 host: Some((sockets, threads)),
                 build: None,
                 backend: "CPU".to_string(),
+                first_prompt: false,
                 line,
             }
         })
@@ -534,7 +543,8 @@ fn ideal_rates_for_fit() {
             r.runtime,
             m(r.tg),
             f(e.as_ref().and_then(|e| e.decode)),
-            m(r.pp),
+            // A `main` first prompt is compared, never fitted.
+            m(r.pp.filter(|_| !r.first_prompt)),
             f(e.as_ref().and_then(|e| e.prefill)),
             e.as_ref().map_or(0, |e| e.layers),
             r.spec_id,
@@ -607,6 +617,7 @@ fn median_worst(errs: &[f64]) -> (f64, f64) {
 fn speed_estimates_against_published_measurements() {
     let rows = rows();
     let mut errs: Vec<RowErr> = Vec::new();
+    let mut first_prompts: Vec<f64> = Vec::new();
     for r in &rows {
         let part = if held_out(&r.line) { "held-out" } else { "fit" };
         let e = estimate(r, false);
@@ -620,6 +631,14 @@ fn speed_estimates_against_published_measurements() {
             .and_then(|e| e.prefill)
             .zip(r.pp)
             .map(|(p, t)| (p / t - 1.0).abs());
+        // A `main` first prompt: reported on its own line, outside the
+        // goals' rows (and their coverage).
+        let pe = if r.first_prompt {
+            first_prompts.extend(pe);
+            None
+        } else {
+            pe
+        };
         println!(
             "{part:8} {:9} {:40} {:12} {:7} tp{} {:>5}/{:<5} tg {:>8} est {:>8} | pp {:>8} est {:>8}",
             r.runtime,
@@ -649,7 +668,7 @@ fn speed_estimates_against_published_measurements() {
             width: e.as_ref().map_or("-", |e| e.width.as_str()),
             runtime: r.runtime.clone(),
             fitted: fitted_runtime(r.runtime_kind()),
-            measures: (r.tg.is_some(), r.pp.is_some()),
+            measures: (r.tg.is_some(), r.pp.is_some() && !r.first_prompt),
         });
     }
     let pick = |f: &dyn Fn(&RowErr) -> bool, dec: bool| {
@@ -686,6 +705,10 @@ fn speed_estimates_against_published_measurements() {
             summary(&pick(&in_part, false))
         ));
     }
+    table.push_str(&format!(
+        "| `main` first prompts | compared, not fitted | – | – | 0 | {} |\n",
+        summary(&first_prompts)
+    ));
     for c in classes.iter().filter(|c| c.as_str() != NO_SPEC) {
         for part in ["fit", "held-out"] {
             let sel = |e: &RowErr| goal(e) && &e.class == c && e.part == part;
@@ -952,8 +975,10 @@ struct LatErr {
 // (its ROCm rows without hipBLASLt have their prompt figure left out,
 // speed.csv's notes say why). The Apple M3 and M3 Max rows have an fp32
 // rate from measured GPU clocks. Decode coverage meets the goal.
+// (Nov 2026: the MI300X's Oct 2024 rows are 161 % and 148 % over since
+// the Dec 2023 `main` first prompts left the fit and the cells rose.)
 const ACHIEVED_DECODE_WORST: f64 = GOAL_DECODE_WORST;
-const ACHIEVED_PREFILL_WORST: f64 = 1.60;
+const ACHIEVED_PREFILL_WORST: f64 = 1.62;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.92;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = GOAL_ESTIMATED;
 
@@ -1216,14 +1241,20 @@ const SPLIT_UNPLANNED: usize = 3;
 /// V3 over 8 H100 from 346 % to 183 % over (2.8 times). Resolving
 /// XiongjieDai's Dec 2023 "A100 80GB" rows to the A100 PCIe (Nov 2026; the
 /// notebooks behind them print it) refitted the cells: GeForce decode
-/// median 5.2 to 5.4 %, worst 103 to 106 %, prefill worst 191 to 198 %;
-/// data-center decode median 9.6 to 11.6 % (the A100 PCIe × 4 rows).
+/// median 5.2 to 5.4 %, worst 103 to 106 %; data-center decode median 9.6
+/// to 11.6 % (the A100 PCIe × 4 rows). With those rows' prompt rates (the
+/// first prompt of a fresh `main` process) compared and not fitted, the
+/// single-GPU prefill cells are those of repeated llama-bench tests and
+/// rose: the multi-GPU prompts of XiongjieDai's May 2024 tables, which the
+/// pipeline plan already put over, are more so (GeForce median 13 to 24 %,
+/// workstation worst 99 to 116 %; data-center median 23 to 18 %, worst
+/// 183 to 172 %).
 type LayerSplit = (&'static str, (usize, usize), (f64, f64, f64, f64));
 const ACHIEVED_LAYER_SPLIT: &[LayerSplit] = &[
     ("amd-datacenter", (10, 13), (1.30, 1.50, 3.0, 11.9)),
-    ("nvidia-consumer", (81, 82), (0.10, 1.06, 0.16, 1.99)),
-    ("nvidia-datacenter", (81, 73), (0.12, 1.53, 0.25, 1.84)),
-    ("nvidia-workstation", (44, 40), (0.046, 0.20, 0.23, 1.05)),
+    ("nvidia-consumer", (81, 82), (0.10, 1.06, 0.25, 1.99)),
+    ("nvidia-datacenter", (81, 73), (0.12, 1.53, 0.25, 1.73)),
+    ("nvidia-workstation", (44, 40), (0.046, 0.20, 0.23, 1.16)),
 ];
 
 /// cpu.csv: published llama.cpp runs on CPUs alone, against the plan on the
@@ -1377,6 +1408,7 @@ fn lent_llama_bench(
                 // llama.cpp), no older than the newest fitted build.
                 build: None,
                 backend: r["backends"].as_str().unwrap_or("CUDA").to_string(),
+                first_prompt: false,
             };
             let e = estimate(&row, false).unwrap();
             let (test, est) = if n_prompt > 0 {
@@ -1520,11 +1552,13 @@ fn lent_h100_measurements_against_the_planner() {
 /// cell at the per-SM reference (`speed::mmq_reference_ratio`; 6 % and
 /// 37 % over before, with the int8-MMQ era factor, whose refit had moved
 /// the thin 8-bit prefill cells; 33 % under and 1 % over before that).
-/// Resolving XiongjieDai's Dec 2023 "A100 80GB" rows to the A100 PCIe
-/// (Nov 2026; their notebooks print it) put twelve `main` prompts of 2023
-/// builds, 5-40 % over, into the data-center cells: F16 is now 38 % under
-/// and the worst batched prompt 47.4 % (36 % and 47.0 % before).
-const ACHIEVED_LENT_H100: (f64, f64, f64, f64) = (0.20, 0.48, 0.27, 0.70);
+/// Since XiongjieDai's Dec 2023 rows are known to time the first prompt of
+/// a fresh llama.cpp `main` process (Nov 2026; their notebooks), their
+/// prompt rates are compared, not fitted: the prefill cells are those of
+/// repeated llama-bench tests, and F16 is 17 % under, Q4_0 11 % and Q8_0
+/// 23 % under, the worst batched prompt 35 % (36 %, 14 %, 15 % and 47 %
+/// before).
+const ACHIEVED_LENT_H100: (f64, f64, f64, f64) = (0.20, 0.35, 0.27, 0.70);
 
 /// The lent H200's worst decode and prefill errors reached (never fitted).
 /// Decode is 5 % to 24 % under what the 2026 build ran (Q4_K_M, Q4_0,
@@ -1538,9 +1572,10 @@ const ACHIEVED_LENT_H100: (f64, f64, f64, f64) = (0.20, 0.48, 0.27, 0.70);
 /// the fitted quantized fractions those of 2024-07 and later builds):
 /// Q4_0 6 % under, Q4_K_M 8 % over, F16 38 % under; Hopper's quantized
 /// prompts gained less from int8 MMQ than the GeForce cards'. With the Dec
-/// 2023 A100 PCIe rows in the data-center cells (Nov 2026, see
-/// `ACHIEVED_LENT_H100`) F16 is 42 % under (40 % before).
-const ACHIEVED_LENT: (f64, f64) = (0.25, 0.43);
+/// 2023 `main` prompts compared, not fitted (Nov 2026, see
+/// `ACHIEVED_LENT_H100`): F16 22 % under, Q4_0 13 % under, Q4_K_M within
+/// 1 % (40 %, 16 % and 3 % under before).
+const ACHIEVED_LENT: (f64, f64) = (0.25, 0.22);
 
 /// batch.csv: published fixed-batch serving throughput (TensorRT-LLM's
 /// performance tables of v0.5-v0.6.1, vLLM's benchmark_latency on 8
@@ -2020,7 +2055,10 @@ fn scoreboard_rows_against_published_measurements() {
 /// prompts (50-85 % over) also pull, fell 12 %, so the scoreboard's
 /// RDNA 3 ROCm rows went from 11-18 % to 22-28 % under (RX 7900 GRE from
 /// 50-60 % to 32-41 % over; the RDNA 2 cards 26-38 % to 35-46 % under).
-const ACHIEVED_SCOREBOARD: (f64, f64, f64, f64) = (0.11, 0.53, 0.16, 0.62);
+/// With XiongjieDai's Dec 2023 `main` prompts compared, not fitted, and
+/// the mixture-of-experts factor per backend (Nov 2026): prefill median
+/// 13.0 %, worst 60.8 %; decode median 10.1 %, worst 52.1 %.
+const ACHIEVED_SCOREBOARD: (f64, f64, f64, f64) = (0.11, 0.53, 0.14, 0.62);
 
 /// depth.csv's median and worst decode errors reached (never fitted):
 /// median 14.8 %, worst 39.5 % (Llama 2 7B at 32k on the Radeon 8060S under

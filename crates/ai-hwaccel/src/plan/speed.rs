@@ -518,9 +518,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8428),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.7087),
-        prefill_layer_s: Some(9.279e-08),
-        rows: (21, 21),
+        prefill: Some(0.7482),
+        prefill_layer_s: Some(0.000e+00),
+        rows: (21, 12),
     },
     SpeedFit {
         class: DeviceClass::Apple,
@@ -528,9 +528,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6101),
-        prefill_layer_s: Some(9.279e-08),
-        rows: (36, 37),
+        prefill: Some(0.6023),
+        prefill_layer_s: Some(0.000e+00),
+        rows: (36, 27),
     },
     SpeedFit {
         class: DeviceClass::Apple,
@@ -538,9 +538,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6101),
-        prefill_layer_s: Some(9.279e-08),
-        rows: (36, 37),
+        prefill: Some(0.6023),
+        prefill_layer_s: Some(0.000e+00),
+        rows: (36, 27),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -548,9 +548,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9244),
         decode_layer_s: Some(5.247e-05),
-        prefill: Some(0.5966),
-        prefill_layer_s: Some(1.305e-06),
-        rows: (16, 16),
+        prefill: Some(0.6846),
+        prefill_layer_s: Some(1.101e-06),
+        rows: (16, 11),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -558,9 +558,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9024),
         decode_layer_s: Some(5.247e-05),
-        prefill: Some(0.9057),
-        prefill_layer_s: Some(1.305e-06),
-        rows: (46, 45),
+        prefill: Some(0.7574),
+        prefill_layer_s: Some(1.101e-06),
+        rows: (46, 37),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -568,9 +568,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.838),
         decode_layer_s: Some(4.062e-05),
-        prefill: Some(0.9159),
-        prefill_layer_s: Some(1.220e-06),
-        rows: (39, 40),
+        prefill: Some(0.7709),
+        prefill_layer_s: Some(9.901e-07),
+        rows: (39, 32),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -578,8 +578,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.512),
         decode_layer_s: Some(4.062e-05),
-        prefill: Some(0.6442),
-        prefill_layer_s: Some(1.220e-06),
+        prefill: Some(0.5024),
+        prefill_layer_s: Some(9.901e-07),
         rows: (7, 5),
     },
     SpeedFit {
@@ -598,9 +598,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8984),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.4564),
-        prefill_layer_s: Some(1.491e-06),
-        rows: (27, 27),
+        prefill: Some(0.5263),
+        prefill_layer_s: Some(1.029e-06),
+        rows: (27, 15),
     },
     SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
@@ -608,9 +608,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.6961),
-        prefill_layer_s: Some(1.491e-06),
-        rows: (41, 42),
+        prefill: Some(0.594),
+        prefill_layer_s: Some(1.029e-06),
+        rows: (41, 26),
     },
     SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
@@ -618,9 +618,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.6961),
-        prefill_layer_s: Some(1.491e-06),
-        rows: (41, 42),
+        prefill: Some(0.594),
+        prefill_layer_s: Some(1.029e-06),
+        rows: (41, 26),
     },
     SpeedFit {
         class: DeviceClass::NvidiaWorkstation,
@@ -638,9 +638,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.7991),
         decode_layer_s: Some(7.913e-05),
-        prefill: Some(0.6707),
-        prefill_layer_s: Some(2.512e-06),
-        rows: (21, 16),
+        prefill: Some(0.594),
+        prefill_layer_s: Some(1.587e-06),
+        rows: (21, 9),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
@@ -648,9 +648,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8179),
         decode_layer_s: Some(7.913e-05),
-        prefill: Some(0.8459),
-        prefill_layer_s: Some(2.512e-06),
-        rows: (39, 41),
+        prefill: Some(0.5924),
+        prefill_layer_s: Some(1.587e-06),
+        rows: (39, 35),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
@@ -658,9 +658,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8179),
         decode_layer_s: Some(7.913e-05),
-        prefill: Some(0.8459),
-        prefill_layer_s: Some(2.512e-06),
-        rows: (39, 41),
+        prefill: Some(0.5924),
+        prefill_layer_s: Some(1.587e-06),
+        rows: (39, 35),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
@@ -678,7 +678,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9101),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.2472),
+        prefill: Some(0.2498),
         prefill_layer_s: Some(0.000e+00),
         rows: (5, 6),
     },
@@ -688,7 +688,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8129),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.3019),
+        prefill: Some(0.3066),
         prefill_layer_s: Some(0.000e+00),
         rows: (30, 34),
     },
@@ -698,7 +698,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8129),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.3037),
+        prefill: Some(0.3084),
         prefill_layer_s: Some(0.000e+00),
         rows: (30, 32),
     },
@@ -708,8 +708,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.5983),
-        prefill_layer_s: Some(5.254e-06),
+        prefill: Some(0.5967),
+        prefill_layer_s: Some(5.156e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -718,8 +718,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.5983),
-        prefill_layer_s: Some(5.254e-06),
+        prefill: Some(0.5967),
+        prefill_layer_s: Some(5.156e-06),
         rows: (0, 9),
     },
     SpeedFit {
@@ -728,8 +728,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1964),
-        prefill_layer_s: Some(2.195e-06),
+        prefill: Some(0.1977),
+        prefill_layer_s: Some(2.201e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -738,8 +738,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1964),
-        prefill_layer_s: Some(2.195e-06),
+        prefill: Some(0.1977),
+        prefill_layer_s: Some(2.201e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -748,9 +748,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8366),
         decode_layer_s: Some(5.062e-05),
-        prefill: Some(0.6625),
-        prefill_layer_s: Some(1.910e-06),
-        rows: (85, 80),
+        prefill: Some(0.7056),
+        prefill_layer_s: Some(1.373e-06),
+        rows: (85, 47),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -758,8 +758,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9307),
         decode_layer_s: Some(5.062e-05),
-        prefill: Some(0.7501),
-        prefill_layer_s: Some(1.910e-06),
+        prefill: Some(0.5222),
+        prefill_layer_s: Some(1.373e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -768,9 +768,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.788),
         decode_layer_s: Some(5.062e-05),
-        prefill: Some(0.7294),
-        prefill_layer_s: Some(1.910e-06),
-        rows: (204, 216),
+        prefill: Some(0.6),
+        prefill_layer_s: Some(1.373e-06),
+        rows: (204, 176),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -778,9 +778,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.783),
         decode_layer_s: Some(4.894e-05),
-        prefill: Some(0.731),
-        prefill_layer_s: Some(1.900e-06),
-        rows: (197, 209),
+        prefill: Some(0.6025),
+        prefill_layer_s: Some(1.351e-06),
+        rows: (197, 169),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -788,8 +788,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5909),
         decode_layer_s: Some(4.894e-05),
-        prefill: Some(0.6378),
-        prefill_layer_s: Some(1.900e-06),
+        prefill: Some(0.4785),
+        prefill_layer_s: Some(1.351e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -806,7 +806,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 25.1), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 31.9), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -824,14 +824,14 @@ pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
-pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.2)];
+pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.3)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime and llama.cpp backend with enough rows of its own (else
 /// [`MOE_PREFILL`]).
 pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
-    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 4.3),
-    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 2.5),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 3.8),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 3.1),
 ];
 
 /// Fitted fraction of memory bandwidth a decode step reaches reading the
@@ -839,7 +839,7 @@ pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
 /// attention kernels' own efficiency, which batches of sequences expose
 /// (each reads its own cache every step). Fitted on published batched
 /// decode runs (`tests/calibration/batched.csv`).
-pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4305)];
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4297)];
 
 /// Fitted build-date term of the per-layer decode time: per runtime and
 /// device class, the decay per year and the newest and oldest build months
@@ -892,7 +892,7 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
 /// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
 /// CUDA backend ran before MMQ on int8 tensor cores was its default
 /// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.
-pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.0)];
+pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.5)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
@@ -901,7 +901,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7724),
-        prefill: Some(1.11),
+        prefill: Some(1.059),
         rows: (11, 8),
     },
     DeviceFit {
@@ -915,22 +915,22 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.8769),
-        prefill: Some(0.9866),
-        rows: (15, 15),
+        prefill: Some(1.018),
+        rows: (15, 10),
     },
     DeviceFit {
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.066),
-        prefill: Some(0.8583),
+        prefill: Some(0.8839),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.028),
-        prefill: Some(0.6724),
-        rows: (17, 17),
+        prefill: Some(0.7058),
+        rows: (17, 9),
     },
     DeviceFit {
         spec_id: "h100-sxm",
@@ -943,78 +943,78 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.241),
-        prefill: Some(0.9376),
+        prefill: Some(0.8846),
         rows: (7, 5),
     },
     DeviceFit {
         spec_id: "m1-max-24core-32gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7215),
-        prefill: Some(0.5248),
-        rows: (4, 4),
+        prefill: None,
+        rows: (4, 0),
     },
     DeviceFit {
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7065),
-        prefill: Some(0.8357),
+        prefill: Some(0.8351),
         rows: (11, 11),
     },
     DeviceFit {
         spec_id: "m2-ultra-192gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.013),
-        prefill: Some(1.01),
-        rows: (21, 21),
+        prefill: Some(1.005),
+        rows: (21, 14),
     },
     DeviceFit {
         spec_id: "m3-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.114),
-        prefill: Some(1.103),
-        rows: (14, 14),
+        prefill: Some(1.132),
+        rows: (14, 9),
     },
     DeviceFit {
         spec_id: "mi100",
         runtime: RuntimeKind::LlamaCpp,
         decode: None,
-        prefill: Some(1.338),
+        prefill: Some(1.339),
         rows: (0, 4),
     },
     DeviceFit {
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9046),
-        prefill: Some(0.9917),
+        prefill: Some(0.9877),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.046),
-        prefill: Some(1.087),
+        prefill: Some(0.9983),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.01),
-        prefill: Some(1.208),
+        prefill: Some(1.094),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.8965),
-        prefill: Some(1.029),
-        rows: (20, 22),
+        prefill: Some(1.078),
+        rows: (20, 17),
     },
     DeviceFit {
         spec_id: "rtx-4000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9991),
-        prefill: Some(0.9737),
-        rows: (13, 13),
+        prefill: Some(1.055),
+        rows: (13, 7),
     },
     DeviceFit {
         spec_id: "rtx-4070",
@@ -1027,49 +1027,49 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.064),
-        prefill: Some(0.9815),
-        rows: (11, 11),
+        prefill: Some(1.179),
+        rows: (11, 5),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9857),
-        prefill: Some(1.009),
-        rows: (13, 13),
+        prefill: Some(0.9814),
+        rows: (13, 11),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.042),
-        prefill: Some(0.9651),
-        rows: (13, 13),
+        prefill: Some(0.9714),
+        rows: (13, 8),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.316),
-        prefill: Some(0.949),
+        prefill: Some(0.9603),
         rows: (5, 5),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9804),
-        prefill: Some(0.7288),
-        rows: (21, 21),
+        prefill: Some(0.7231),
+        rows: (21, 12),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9764),
-        prefill: Some(1.168),
-        rows: (18, 18),
+        prefill: Some(1.124),
+        rows: (18, 10),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.007),
-        prefill: Some(0.7559),
+        prefill: Some(0.7644),
         rows: (19, 20),
     },
 ];
