@@ -1305,7 +1305,9 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   Aug 2025 Qwen3 30B-A3B Q4_K_M (120 % over, where its Q2_K run of the
   same build is 6 % over); ROCm, with two rows, keeps the runtime's
   factor (28-37 % under).
-- Decode, worst rows: the Data Center GPU Max 1100's llama-2-7b Q4_K_M
+- Decode, worst rows: the RTX 4090's Qwen3 30B-A3B Q4_0 tg128 (PR 16834's
+  master column, Oct 2025, 161.55 tok/s, 36 % over since the Nov 2026
+  refits), the Data Center GPU Max 1100's llama-2-7b Q4_K_M
   (PR 12972, SYCL, 38.98 tok/s, 34 % over) and the Arc A770's Gemma 2 2B
   Q4_K_M on Vulkan (PR 14001's Windows baseline, held out, 35 % under);
   the MI300X's llama-2-7b Q4_0 tg128 (lhl, Oct 2024 build: 157.84 tok/s
@@ -1342,26 +1344,26 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   planned at AMD's vector FP32 rate (`cdna_vector_ratio` in
   `src/plan/speed.rs`: an eighth of the matrix FP16 rate on CDNA 1 to 3,
   AMD's per-CU tables), which took these rows from 171-186 % to 146-159 %
-  over: the amd-datacenter cell they share with the MI50 (DP4A MMQ on GCN)
+  over (148-161 % since the Nov 2026 refits): the amd-datacenter cell they share with the MI50 (DP4A MMQ on GCN)
   and MI100 (rocBLAS and MFMA MMQ) rows, three kernel paths in nine rows,
   still reaches more of the reference than the MI300X's build did, where
   PR 10498's author wrote that the MMQ kernels "perform extreamly poorly on
   CDNA" (register spills); the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
   (llama.cpp's own benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`,
-  held out: 2276.28 tok/s, 25 % over; the spec entry's 125 TFLOPS fp16 is
+  held out: 2276.28 tok/s, 70 % over; the spec entry's 125 TFLOPS fp16 is
   NVIDIA's sparse FP4 petaflop halved and scaled by Blackwell's FP4 : FP16
   ratio, no measured or stated 16-bit rate, and the class takes the
   pooled 8-bit prefill cell, which the Radeon 8060S's Q8_0 rows joined in
-  the Nov 2026 refit: before it, 101 % over); the RX 5700 XT's llama 7B
+  the Nov 2026 refits, 25 % to 113 % over as they moved); the RX 5700 XT's llama 7B
   Q4_0 pp512 under ROCm (a comment in PR 5835, Mar 2024, 318.71 tok/s,
-  57 % over; the same card on Vulkan in May 2025, PR 13324, prints
-  468.06): RDNA 1 has no matrix instructions and rests on the Radeon
+  41 % over; the same card on Vulkan in May 2025, PR 13324, prints
+  468.06, 4 % under): RDNA 1 has no matrix instructions and rests on the Radeon
   cell; the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252's
-  baseline, Aug 2025, 3971.06 tok/s, 166 % over: mixture-of-experts
+  baseline, Aug 2025, 3971.06 tok/s, 120 % over: mixture-of-experts
   prompts on Vulkan before the mul_mat_id work of PR 15546 and later; the
   same card's gpt-oss 20B pp512 on Vulkan rose from 7622.73 tok/s in Aug
-  2025 to 10026.81 in Dec 2025, 58 % and 20 % over); the MI100's llama 13B Q5_K_M
-  pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, where the same card's
+  2025 to 10026.81 in Dec 2025, 22 % over and 7 % under); the MI100's llama 13B Q5_K_M
+  pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, 103 % over, where the same card's
   IQ4 rows of PR 22051 run 43 % above the estimate).
 - XiongjieDai's Dec 2023 tables time llama.cpp `main`, not llama-bench
   (the commit's notebooks: builds 1671 to 1691 on NVIDIA, n_ctx 512, one

@@ -928,9 +928,11 @@ struct LatErr {
 // held-out M2 Max (30-core) llama 7B Q3_K_S tg128 (PR 2995's baseline, Sep
 // 2023, 44.52 tok/s), which took that cell, went 59 % over, and is 17 %
 // over on Apple's own "<8-bit" cell scaled by the pooled width ratio
-// (`width_scaled`). The worst rows are now the Max 1100's llama-2-7b
-// Q4_K_M tg128 (PR 12972, 38.98 tok/s, 34 %) and the A770's Gemma 2 2B on
-// Vulkan (held out, 35 %).
+// (`width_scaled`). The worst rows are now the RTX 4090's Qwen3 30B-A3B
+// Q4_0 tg128 (PR 16834's master column, Oct 2025, 161.55 tok/s, 36 % over
+// since the Nov 2026 refits), the Max 1100's llama-2-7b Q4_K_M tg128 (PR
+// 12972, 38.98 tok/s, 34 %) and the A770's Gemma 2 2B on Vulkan (held
+// out, 35 %).
 // Prefill, worst: held out (since Nov 2026), the Max 1100's llama 7B Q4_0
 // pp512 (PR 12972, 1751.95 tok/s, 114 %; its Q4_K_M row of the same build
 // runs at 3369.32, 11 %): the Intel cell is fitted on five SYCL rows of
@@ -940,25 +942,26 @@ struct LatErr {
 // under (305 % and 93 % over on the XMX rate). Before the Intel entries
 // had matrix rates (XMX, Nov 2026) those rows had no prefill estimate at
 // all. In the fit part: the same MI300X runs (pp512 1272.03 and 1334.37
-// tok/s, 159 and 146 % over; 186 and 171 % before Nov 2026, when their
+// tok/s, 161 and 148 % over; 186 and 171 % before Nov 2026, when their
 // build, b3891 of Oct 2024, was planned at the vector rate it ran on:
 // DP4A MMQ on the vector ALUs, `speed::cdna_vector_ratio`; the class's
 // prefill cell, fitted on MI50, MI100 and MI300X rows of three kernel
 // paths, still puts them over twice over); then the GB10's dense Qwen2.5-Coder 7B
 // Q8_0 pp2048 (llama.cpp's benches/dgx-spark.md, held out: the pooled
 // 8-bit cell at the fp16 rate the spec entry derives from NVIDIA's FP4
-// figure; 101 % over before the Nov 2026 refit, in which the Radeon
-// 8060S's Q8_0 rows joined that cell, 25 % after), the RX 5700 XT's llama
+// figure; 101 % over before the Nov 2026 refits, in which the Radeon
+// 8060S's Q8_0 rows joined that cell, 25 % to 113 % as they moved, 70 %
+// now), the RX 5700 XT's llama
 // 7B Q4_0 pp512
-// under ROCm (PR 5835, Mar 2024, 318.71 tok/s, 57 %; the same card on
+// under ROCm (PR 5835, Mar 2024, 318.71 tok/s, 41 %; the same card on
 // Vulkan prints 468.06 in May 2025: RDNA 1 has no matrix instructions),
 // the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252, Aug 2025,
-// 3971.06 tok/s, 166 %: MoE prompts on Vulkan before PR 15546's mul_mat_id
+// 3971.06 tok/s, 120 %: MoE prompts on Vulkan before PR 15546's mul_mat_id
 // work),
 // (the 4090's LLaMA 7B q4_0 prompt of XiongjieDai's Dec 2023 "LLaMA
 // table", 3961.34 tok/s, 84 % over, has been left out since Nov 2026: its
 // notebook's three `main` runs spread 2.3-fold), the MI50's IQ4 pp1024 rows (PR 27841's baseline, 78-79 %), the MI100's llama 13B
-// Q5_K_M pp1024 (PR 14949's baseline, 850.12 tok/s, 119 %): ROCm's
+// Q5_K_M pp1024 (PR 14949's baseline, 850.12 tok/s, 103 %): ROCm's
 // and Vulkan's prompt kernels of 2024-2025 on those cards (the RX 6800's
 // llama 8B Q3_K_S pp2048, 63 % over on the pooled "<4-bit" cell, is 11 %
 // over on the Radeon cell scaled by width). Held out, the worst is the
@@ -970,8 +973,9 @@ struct LatErr {
 // computed rate since Nov 2026, the Arc A-series and Data Center GPU Max
 // entries XMX rates computed from Intel's published figures, and the RTX
 // 4000 Ada an entry derived from a real deviceQuery capture (their notes):
-// 357 of 366 prefill rows, 97.5 %, meet the goal (94.7 % before the Dec
-// 2023 "A100 80GB" rows were resolved from their notebooks, Nov 2026)
+// 268 of 277 prefill rows, 96.8 %, have an estimate (94.7 % before the
+// Dec 2023 "A100 80GB" rows were resolved from their notebooks, Nov 2026;
+// the 89 `main` first prompts are counted apart)
 // (its ROCm rows without hipBLASLt have their prompt figure left out,
 // speed.csv's notes say why). The Apple M3 and M3 Max rows have an fp32
 // rate from measured GPU clocks. Decode coverage meets the goal.
