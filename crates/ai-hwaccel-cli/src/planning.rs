@@ -1018,7 +1018,7 @@ fn render_plan(p: &InferencePlan) -> String {
             );
         }
         if let Some(b) = &p.speed_basis {
-            o += &speed_basis_line(b);
+            o += &speed_basis_line(b, p);
         }
         if timed {
             o += &format!(
@@ -1110,16 +1110,60 @@ fn render_plan(p: &InferencePlan) -> String {
     o
 }
 
-/// Lines saying where the first device's fitted decode and prefill
-/// fractions come from: its class's cell or the pool of every GPU class,
-/// the rows behind it, "x width ratio" where the class's coarser cell was
-/// scaled by the pool's ratio of the format's width to it, and "x device"
-/// where the device's own factor applied.
-fn speed_basis_line(b: &ai_hwaccel::plan::inference::SpeedBasis) -> String {
+/// Lines saying where the fitted decode and prefill fractions of the
+/// plan's first accelerator (`inference::basis_device`) come from: its
+/// class's cell or the pool of every GPU class, the rows behind it, "x
+/// width ratio" where the class's coarser cell was scaled by the pool's
+/// ratio of the format's width to it, and "x device" where the device's own
+/// factor applied; then, where a host CPU holds layers too (partial
+/// offload), what its stage runs at.
+fn speed_basis_line(
+    b: &ai_hwaccel::plan::inference::SpeedBasis,
+    p: &ai_hwaccel::plan::inference::InferencePlan,
+) -> String {
     use ai_hwaccel::plan::speed::{DeviceClass, FitBasis};
+    let on = ai_hwaccel::plan::inference::basis_device(&p.devices)
+        .map_or_else(|| "the first device".to_string(), |d| d.name.clone());
+    // A host CPU beside an accelerator: no CPU cell is fitted (cpu.csv rows
+    // are compared, not fitted), so its stage takes the options'
+    // efficiencies, or its measured bandwidth as is.
+    let host = p
+        .devices
+        .iter()
+        .find(|d| d.host)
+        .filter(|_| p.devices.iter().any(|d| !d.host))
+        .map_or(String::new(), |d| {
+            let decode = if d.bandwidth_basis.as_deref() == Some("measured") {
+                "decode at its measured bandwidth".to_string()
+            } else {
+                format!(
+                    "decode {:.2} of its table bandwidth (the options' efficiency: no CPU cell is fitted)",
+                    p.options.decode_efficiency
+                )
+            };
+            // llama.cpp runs a prompt's host layers on the GPU (op offload,
+            // `inference::op_offload_target`); Metal shares the memory.
+            let on_gpu = ai_hwaccel::plan::inference::basis_device(&p.devices)
+                .is_some_and(|g| ai_hwaccel::plan::inference::offloads_host_ops(g, &p.options));
+            let prefill = if on_gpu {
+                "prompts of 32 tokens or more run its layers on the GPU, copying their \
+                 weights and KV cache over PCIe once per 512-token ubatch (llama.cpp's op offload)"
+                    .to_string()
+            } else {
+                format!(
+                    "prefill {:.2} of its peak rate (the options' efficiency)",
+                    p.options.prefill_efficiency
+                )
+            };
+            format!(
+                "host CPU {} (its layers): {decode}; {prefill}\n",
+                d.name
+            )
+        });
     if b.decode.is_none() && b.prefill.is_none() {
-        return "no fitted fractions for this device and runtime: the options' efficiencies apply\n"
-            .to_string();
+        return format!(
+            "no fitted fractions for {on} and this runtime: the options' efficiencies apply\n{host}"
+        );
     }
     let part = |what: &str, of: &str, f: &Option<FitBasis>| match f {
         None => format!("  {what}: none fitted (the options' efficiency)\n"),
@@ -1164,7 +1208,7 @@ fn speed_basis_line(b: &ai_hwaccel::plan::inference::SpeedBasis) -> String {
         )
     });
     format!(
-        "fitted fractions on the first device:\n{}{}{moe}",
+        "fitted fractions on {on}:\n{}{}{moe}{host}",
         part("decode", "bandwidth", &b.decode),
         part("prefill", "matrix rate", &b.prefill)
     )

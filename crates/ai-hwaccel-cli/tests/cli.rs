@@ -1830,7 +1830,7 @@ fn plan_for_an_older_llama_cpp_build() {
         assert!(basis[q]["device_rows"].as_u64().unwrap() > 0, "{basis}");
     }
     assert!(
-        text.contains("fitted fractions on the first device:\n  decode ")
+        text.contains("fitted fractions on NVIDIA GeForce RTX 4090:\n  decode ")
             && text.contains(" of bandwidth: nvidia-consumer 4-7 bit cell (")
             && text.contains(" x device ("),
         "{text}"

@@ -497,18 +497,18 @@ pub struct InferencePlan {
     pub warnings: Vec<String>,
     /// The month of the runtime build the fitted decode speeds are for:
     /// `options.runtime_build` within the builds the calibration rows
-    /// measure on the first device's vendor, else the newest of them; `None` where no build-date
-    /// term applies (other runtimes, uncalibrated speeds).
+    /// measure on the [`basis_device`]'s vendor, else the newest of them; `None` where no build-date
+    /// term applies (other runtimes, host CPUs, uncalibrated speeds).
     #[serde(default)]
     pub speed_build: Option<super::speed::BuildMonth>,
     /// The fraction of memory bandwidth decode reads the KV cache at on
-    /// the first device: `options.kv_read_efficiency`, else the runtime's
+    /// the [`basis_device`]: `options.kv_read_efficiency`, else the runtime's
     /// fitted one for its attention (`speed::KV_READ`); `None` where
     /// neither applies (the decode fraction reads the cache).
     #[serde(default)]
     pub kv_read_efficiency: Option<f64>,
-    /// Where the first device's fitted decode and prefill fractions come
-    /// from (its class's cell or the pool of every GPU class, the rows
+    /// Where the [`basis_device`]'s fitted decode and prefill fractions
+    /// come from (its class's cell or the pool of every GPU class, the rows
     /// behind it, its own factor); `None` with uncalibrated speeds.
     #[serde(default)]
     pub speed_basis: Option<SpeedBasis>,
@@ -526,7 +526,7 @@ pub struct SpeedBasis {
     /// options' `prefill_efficiency` applies).
     pub prefill: Option<super::speed::FitBasis>,
     /// For a mixture-of-experts model: the fitted factor on its routed
-    /// experts' prefill time on the first device (`None` for a dense model
+    /// experts' prefill time on the [`basis_device`] (`None` for a dense model
     /// or where none is fitted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moe_prefill: Option<MoePrefillBasis>,
@@ -1442,9 +1442,14 @@ fn evaluate_replica_with(
         } else {
             Some(0.0)
         };
-        let stage = rate
-            .zip(stage_prefill_comm)
-            .map(|(r, c)| flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s + scores + c);
+        let stage = match op_offload_target(replica, group, opts, prompt) {
+            // A host CPU's layers in llama.cpp's partial offload: the whole
+            // ubatch's computation runs on the GPU (`op_offload_target`).
+            Some(gpu) => op_offload_prefill(&sizer, spec, gpu, opts, quant, a, b, mean_context),
+            None => rate.zip(stage_prefill_comm).map(|(r, c)| {
+                flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s + scores + c
+            }),
+        };
         stage_prefill.push(stage);
         prefill_s = prefill_s.zip(stage).map(|(t, st)| t + st);
     }
@@ -2278,8 +2283,7 @@ pub fn plan_inference(
         rejected,
         advice,
         warnings,
-        speed_build: devices
-            .first()
+        speed_build: basis_device(devices)
             .filter(|_| opts.calibrated_speed)
             .and_then(|d| {
                 super::speed::planned_build(
@@ -2289,8 +2293,7 @@ pub fn plan_inference(
                 )
             }),
         kv_read_efficiency: opts.kv_read_efficiency.or_else(|| {
-            devices
-                .first()
+            basis_device(devices)
                 .filter(|_| opts.calibrated_speed)
                 .and_then(|d| {
                     super::speed::kv_read(
@@ -2300,22 +2303,132 @@ pub fn plan_inference(
                     )
                 })
         }),
-        speed_basis: devices.first().filter(|_| opts.calibrated_speed).map(|d| {
-            let a =
-                super::speed::fitted_for(d, opts.runtime, quant, opts.backend, opts.runtime_build);
-            SpeedBasis {
-                decode: a.decode_basis,
-                prefill: a.prefill_basis,
-                moe_prefill: (spec.moe.is_some() && a.moe_prefill != 1.0).then_some(
-                    MoePrefillBasis {
-                        factor: a.moe_prefill,
-                        backend: a.moe_prefill_backend,
-                    },
-                ),
-            }
-        }),
+        speed_basis: basis_device(devices)
+            .filter(|_| opts.calibrated_speed)
+            .map(|d| {
+                let a = super::speed::fitted_for(
+                    d,
+                    opts.runtime,
+                    quant,
+                    opts.backend,
+                    opts.runtime_build,
+                );
+                SpeedBasis {
+                    decode: a.decode_basis,
+                    prefill: a.prefill_basis,
+                    moe_prefill: (spec.moe.is_some() && a.moe_prefill != 1.0).then_some(
+                        MoePrefillBasis {
+                            factor: a.moe_prefill,
+                            backend: a.moe_prefill_backend,
+                        },
+                    ),
+                }
+            }),
         options: opts.clone(),
     }
+}
+
+/// Where a host CPU stage's prompt runs in llama.cpp's partial offload:
+/// ggml's scheduler hands an operation whose weights are in host memory to
+/// the first GPU backend that wants it (`ggml_backend_sched_backend_id_from_cur`,
+/// `ggml/src/ggml-backend.cpp`: "check if a backend with higher prio wants
+/// to offload the op"), and the CUDA/HIP, Vulkan and SYCL backends want
+/// every one of at least 32 rows (`min_batch_size = 32` in their
+/// `*_device_offload_op`; never a `GET_ROWS`, the embedding lookup); the
+/// rest of the layer's graph follows its inputs there (PR 6083, "the entire
+/// computation of the batch is offloaded"). Metal never offloads (unified
+/// memory). `Some(first GPU)` when `group` is a host CPU stage of a
+/// llama.cpp replica with a GPU, the prompt's ubatch reaches 32 tokens and
+/// the GPU's backend offloads; `None` otherwise (the stage computes on its
+/// own device).
+fn op_offload_target<'a>(
+    replica: &Replica<'a>,
+    group: &[&PlanDevice],
+    opts: &InferenceOptions,
+    prompt: u64,
+) -> Option<&'a PlanDevice> {
+    const MIN_BATCH: u64 = 32;
+    if opts.runtime != RuntimeKind::LlamaCpp
+        || !group.iter().all(|d| d.host)
+        || prompt.min(super::runtime::llamacpp::N_UBATCH) < MIN_BATCH
+    {
+        return None;
+    }
+    let gpu = replica.stages.iter().flatten().copied().find(|d| !d.host)?;
+    offloads_host_ops(gpu, opts).then_some(gpu)
+}
+
+/// Whether llama.cpp's backend for `gpu` (`opts.backend`, else the
+/// vendor's own) takes large batches of host-resident operations
+/// ([`op_offload_target`]): every GPU backend but Metal.
+pub fn offloads_host_ops(gpu: &PlanDevice, opts: &InferenceOptions) -> bool {
+    let backend = opts
+        .backend
+        .or_else(|| super::speed::DeviceClass::of(gpu).own_backend());
+    opts.runtime == RuntimeKind::LlamaCpp && backend != Some(super::runtime::GgmlBackend::Metal)
+}
+
+/// Prefill seconds per prompt token of host layers `a..b` run on `gpu`
+/// ([`op_offload_target`]): their FLOPs at the GPU's matrix rate and fitted
+/// fraction, its per-layer time, and the copy of what they read from host
+/// memory over one direction of the GPU's PCIe link once per ubatch (each
+/// offloaded operation's weights, and the layers' KV cache at the mean
+/// context the prompt's tokens attend to; llama.cpp keeps a host layer's
+/// cache in host memory). `None` when the GPU's rate or PCIe bandwidth is
+/// unknown.
+#[allow(clippy::too_many_arguments)]
+fn op_offload_prefill(
+    sizer: &Sizer,
+    spec: &ModelSpec,
+    gpu: &PlanDevice,
+    opts: &InferenceOptions,
+    quant: Quant,
+    a: u32,
+    b: u32,
+    mean_context: u64,
+) -> Option<f64> {
+    let fit = if opts.calibrated_speed {
+        super::speed::fitted_for(gpu, opts.runtime, quant, opts.backend, opts.runtime_build)
+    } else {
+        super::speed::Applied::NONE
+    };
+    let half = if quant == Quant::Fp16 {
+        Dtype::Fp16
+    } else {
+        Dtype::Bf16
+    };
+    let rate =
+        super::speed::reference_tflops(gpu, opts.runtime, quant.compute_dtype(half), opts.backend)?;
+    let pcie = gpu.pcie_bandwidth_bytes_per_s? as f64 / 2.0;
+    let prompt = opts.input_len.unwrap_or(mean_context * 2).max(1);
+    let ubatch = prompt.min(super::runtime::llamacpp::N_UBATCH) as f64;
+    let layers = f64::from(b - a);
+    let flops = sizer.flops_per_token(a, b, mean_context, false)
+        + (fit.moe_prefill - 1.0) * sizer.routed_flops_per_token(a, b);
+    let scores = fit.score_seconds(
+        opts.fused_attention,
+        layers,
+        f64::from(spec.num_attention_heads),
+        mean_context as f64,
+        gpu.bandwidth_bytes_per_s,
+    );
+    let copied = sizer.weights(a, b, false, false) + sizer.kv(a, b, mean_context, 1);
+    Some(
+        flops / (rate * 1e12 * fit.prefill.unwrap_or(opts.prefill_efficiency))
+            + layers * fit.prefill_layer_s
+            + scores
+            + copied / pcie / ubatch,
+    )
+}
+
+/// The device a plan's [`InferencePlan::speed_basis`], `speed_build` and
+/// `kv_read_efficiency` describe: the first accelerator, or the first
+/// device where every one is a host CPU. With partial offload the host CPU
+/// holds the first layers and comes first, but what was fitted (and what a
+/// reader wants to know about) is the accelerator's; each stage's speed
+/// takes its own device's fractions either way.
+pub fn basis_device(devices: &[PlanDevice]) -> Option<&PlanDevice> {
+    devices.iter().find(|d| !d.host).or_else(|| devices.first())
 }
 
 /// Why a feasible plan has no decode or prefill speed: for each accelerator
@@ -2652,5 +2765,139 @@ mod tests {
         let many = pipeline_degrees(3136, 3136);
         assert!(many.len() < 60, "{}", many.len());
         assert!(many.contains(&3136) && many.contains(&2048) && many.contains(&392));
+    }
+}
+
+/// llama.cpp's partial offload runs a prompt's host layers on the GPU
+/// (`op_offload_target`): their FLOPs at the GPU's rate plus their weights
+/// and KV cache copied over PCIe once per 512-token ubatch; a prompt under
+/// 32 tokens computes them on the CPU.
+#[cfg(test)]
+mod op_offload_tests {
+    use super::*;
+
+    fn host() -> PlanDevice {
+        PlanDevice {
+            id: "cpu".into(),
+            name: "host".into(),
+            spec_id: None,
+            capacity_bytes: Some(32 << 30),
+            bandwidth_bytes_per_s: Some(50_000_000_000),
+            // No compute rate: a stage computed on this CPU has no prefill
+            // speed, which tells the two paths apart.
+            tflops: Default::default(),
+            native_dtypes: None,
+            link: None,
+            link_bandwidth_bytes_per_s: None,
+            domain: 9,
+            pcie_bandwidth_bytes_per_s: None,
+            host: true,
+            cpu_features: vec!["avx2".into()],
+            cpu_spec_id: None,
+            bandwidth_basis: None,
+            compute_basis: None,
+            machine: 0,
+        }
+    }
+
+    #[test]
+    fn prompt_of_host_layers_runs_on_the_gpu_over_pcie() {
+        let spec = crate::plan::load_model("llama-3.1-8b").unwrap().spec;
+        let gpu = PlanDevice {
+            id: "gpu0".into(),
+            capacity_bytes: Some(8 << 30),
+            ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+        };
+        let pcie = gpu
+            .pcie_bandwidth_bytes_per_s
+            .expect("the 4090's PCIe link") as f64;
+        let cpu = host();
+        let opts = InferenceOptions {
+            runtime: RuntimeKind::LlamaCpp,
+            quant: Some(Quant::Bf16),
+            // The options' 0.5 prefill fraction and no per-layer time.
+            calibrated_speed: false,
+            input_len: Some(4096),
+            ..Default::default()
+        };
+        let p = plan_offload(&spec, &gpu, &cpu, &opts).expect("an offload plan");
+        let (c, g) = (&p.per_device[0], &p.per_device[1]);
+        let nc = f64::from(c.layers.1 - c.layers.0);
+        let ng = f64::from(g.layers.1 - g.layers.0);
+        assert!(nc >= 1.0 && ng >= 1.0);
+        let rate = super::super::speed::reference_tflops(&gpu, opts.runtime, Dtype::Bf16, None)
+            .unwrap()
+            * 1e12
+            * 0.5;
+        // Per token: 2 × a layer's 218,112,000 parameters, and attention
+        // over half the 4,096-token prompt (32 heads × 128); the GPU stage
+        // also runs the output layer (128,256 × 4,096).
+        let layer = 2.0 * 218_112_000.0 + 2.0 * 2048.0 * 4096.0;
+        let head = 2.0 * 128_256.0 * 4096.0;
+        // Copied per ubatch: the host layers' weights without the embedding
+        // (a lookup, never offloaded) and their cache at 2,048 tokens (the
+        // stage holds it at 4,096).
+        let embedding = 128_256.0 * 4096.0 * 2.0;
+        let copied = c.weights_bytes as f64 - embedding + c.kv_cache_bytes as f64 / 2.0;
+        let t = nc * layer / rate + copied / (pcie / 2.0) / 512.0 + (ng * layer + head) / rate;
+        let got = p.prefill_tokens_per_s.expect("a prefill speed");
+        assert!((got - 1.0 / t).abs() * t < 0.02, "{got} vs {}", 1.0 / t);
+        // The copy is most of the host layers' time on this PCIe link.
+        assert!(copied / (pcie / 2.0) / 512.0 > nc * layer / rate);
+
+        // A 16-token prompt stays on the CPU, whose rate is unknown here.
+        let short = InferenceOptions {
+            input_len: Some(16),
+            ..opts.clone()
+        };
+        let p = plan_offload(&spec, &gpu, &cpu, &short).unwrap();
+        assert_eq!(p.prefill_tokens_per_s, None);
+        // An unknown PCIe link leaves the prompt's speed unknown.
+        let unlinked = PlanDevice {
+            pcie_bandwidth_bytes_per_s: None,
+            ..gpu.clone()
+        };
+        let p = plan_offload(&spec, &unlinked, &cpu, &opts).unwrap();
+        assert_eq!(p.prefill_tokens_per_s, None);
+        // Other runtimes compute a host stage on the host.
+        assert!(!offloads_host_ops(&gpu, &InferenceOptions::default()));
+        assert!(offloads_host_ops(&gpu, &opts));
+        let metal = InferenceOptions {
+            backend: Some(super::super::runtime::GgmlBackend::Metal),
+            ..opts.clone()
+        };
+        assert!(!offloads_host_ops(&gpu, &metal));
+    }
+
+    #[test]
+    fn basis_device_is_the_first_accelerator() {
+        let gpu = PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone();
+        let cpu = host();
+        assert_eq!(
+            basis_device(&[cpu.clone(), gpu.clone()]).map(|d| d.id.as_str()),
+            Some(gpu.id.as_str())
+        );
+        assert_eq!(
+            basis_device(std::slice::from_ref(&cpu)).map(|d| d.id.as_str()),
+            Some("cpu")
+        );
+        assert!(basis_device(&[]).is_none());
+        // A plan over the host and the GPU describes the GPU's fitted cell.
+        let spec = crate::plan::load_model("llama-3.1-8b").unwrap().spec;
+        let plan = plan_inference(
+            &spec,
+            &[cpu, gpu],
+            &InferenceOptions {
+                runtime: RuntimeKind::LlamaCpp,
+                quant: Some(Quant::Q4K),
+                ..Default::default()
+            },
+        );
+        let b = plan.speed_basis.expect("calibrated");
+        assert_eq!(
+            b.decode.map(|f| f.class),
+            Some(super::super::speed::DeviceClass::NvidiaConsumer)
+        );
+        assert!(plan.speed_build.is_some());
     }
 }
