@@ -217,6 +217,17 @@ fn amd_smi_text_fixtures() {
     assert_eq!(d[0].compute_capability.as_deref(), Some("gfx942"));
     assert_eq!(d[0].compute_units, Some(20));
     assert_eq!(d[0].serial, None);
+    // ROCm 7 amd-smi on an MI350X prints the VBIOS section as `IFWI:`.
+    let d = parse(
+        "amd-smi-text",
+        "amd-smi-text/rocm-systems-pr2987__static-bus-ifwi-asic-board-vbios-driver-vram-ras-g0__mi350x-excerpt.txt",
+    );
+    assert_eq!(d[0].name, "AMD Instinct MI350X");
+    assert_eq!(d[0].firmware_version.as_deref(), Some("00154951"));
+    assert_eq!(d[0].extra["vbios_part_number"], "113-M350-01-1K0-920A");
+    assert_eq!(d[0].compute_capability.as_deref(), Some("gfx950"));
+    assert_eq!(d[0].compute_units, Some(128));
+    assert_eq!(d[0].serial, None, "redacted");
     let d = parse(
         "amd-smi-text",
         "amd-smi-text/amdsmi-changelog__static-limit__2gpu.txt",

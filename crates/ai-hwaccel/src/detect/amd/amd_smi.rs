@@ -268,7 +268,9 @@ pub fn gpu_from_tree(rec: &Value) -> ToolGpu {
     )
     .filter(|s| !is_placeholder(s) && !s.starts_with('<'));
     d.uuid = text_at(rec, &["uuid"]).filter(|s| !s.starts_with('<'));
-    d.firmware_version = text_at(rec, &["vbios", "version"]);
+    // ROCm 7's amd-smi names the VBIOS section `IFWI` (integrated
+    // firmware image) on Instinct parts, with the same keys.
+    d.firmware_version = first_text(rec, &[&["vbios", "version"], &["ifwi", "version"]]);
     // ROCm 6.0's amd-smi passed the library's dict through: `driver_name`,
     // `driver_version`; ROCm 6.1 renamed them `name`, `version`.
     d.driver_version = first_text(
@@ -327,6 +329,7 @@ pub fn gpu_from_tree(rec: &Value) -> ToolGpu {
         ("vram_vendor", &["vram", "vram_vendor"]),
         ("oam_id", &["asic", "oam_id"]),
         ("vbios_part_number", &["vbios", "part_number"]),
+        ("vbios_part_number", &["ifwi", "part_number"]),
         ("kfd_id", &["kfd_id"]),
         ("kfd_node", &["node_id"]),
         ("partition_id", &["partition_id"]),

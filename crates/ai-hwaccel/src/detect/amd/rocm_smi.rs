@@ -292,7 +292,7 @@ pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
         d.firmware_version = field(c, &["VBIOS version"]);
         d.driver_version.clone_from(&driver_version);
         d.serial = field(c, &["Serial Number"]).filter(|s| !is_placeholder(s));
-        d.compute_capability = field(c, &["GFX Version"]);
+        d.compute_capability = field(c, &["GFX Version"]).map(|g| llvm_gfx_target(&g));
         d.numa_node = field(c, &["(Topology) Numa Node"]).and_then(|s| parse_numa_node(&s));
         d.power_limit_watts = field(c, &["Max Graphics Package Power (W)"])
             .and_then(|s| s.parse::<f64>().ok())
@@ -381,8 +381,43 @@ pub fn parse_format(bytes: &[u8]) -> ParseOutput {
     }
 }
 
+/// The LLVM target name of rocm-smi's `GFX Version`. rocm-smi writes the
+/// target's major, minor and stepping in decimal, so a stepping above 9,
+/// which LLVM names by a hex digit, comes out as two digits: gfx90a (MI200)
+/// prints as `gfx9010`, gfx90c as `gfx9012`. A four-digit number led by a
+/// major below 10 (6 to 9) is read as major, minor and a two-digit stepping
+/// and renamed; everything else (`gfx942`, `gfx1100`, `gfx1151`: a major of
+/// 10 and up has four digits with a one-digit stepping) is kept as printed.
+fn llvm_gfx_target(printed: &str) -> String {
+    let t = printed.trim();
+    if let Some(digits) = t.strip_prefix("gfx")
+        && digits.len() == 4
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && matches!(digits.as_bytes()[0], b'6'..=b'9')
+        && let Ok(step) = digits[2..].parse::<u32>()
+        && (10..=15).contains(&step)
+    {
+        return format!("gfx{}{:x}", &digits[..2], step);
+    }
+    t.to_string()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn gfx_version_in_decimal_is_renamed_to_the_llvm_target() {
+        use super::llvm_gfx_target as g;
+        assert_eq!(g("gfx9010"), "gfx90a");
+        assert_eq!(g("gfx9012"), "gfx90c");
+        for kept in [
+            "gfx942", "gfx908", "gfx906", "gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201",
+            "gfx950",
+        ] {
+            assert_eq!(g(kept), kept);
+        }
+        assert_eq!(g(" N/A "), "N/A");
+    }
+
     use super::*;
 
     #[test]
@@ -433,6 +468,23 @@ mod tests {
         ] {
             assert_eq!(insert_missing_commas(valid.as_bytes()), None, "{valid}");
         }
+    }
+
+    /// One GCD of an MI250 under ROCm 6 rocm-smi (wandb's test data;
+    /// provenance in tests/fixtures/SOURCES.md): `"GFX Version": "gfx9010"`
+    /// is gfx90a, the MI200 target.
+    #[test]
+    fn mi250_gfx_version_is_gfx90a() {
+        let capture = include_bytes!(
+            "../../../tests/fixtures/rocm-smi-json/wandb-core-test__mi250-oam-1gcd__rocm6-driver-6.2.4.json"
+        );
+        let (g, w) = parse_gpus(capture);
+        assert_eq!(g.len(), 1, "{w:?}");
+        let d = &g[0].device;
+        assert_eq!(d.compute_capability.as_deref(), Some("gfx90a"));
+        assert_eq!(d.id, "pci:0000:29:00.0");
+        assert_eq!(d.firmware_version.as_deref(), Some("113-D65209-073"));
+        assert_eq!(d.power_limit_watts, Some(560.0));
     }
 
     /// A hyhal `hy-smi --json` of two Hygon `BW` cards as a production

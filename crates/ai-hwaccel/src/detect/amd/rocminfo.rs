@@ -3,8 +3,9 @@
 //! `Key:   value` lines, then `Cache Info:`, `Pool Info:` (`Pool N` blocks
 //! with `Segment:` and `Size:`) and `ISA Info:` sections.
 //!
-//! Only GPU agents become devices: `Device Type: GPU` (AMD) and
-//! `Device Type: DCU` (Hygon's DTK fork, `Vendor Name: HYGON`). Facts read:
+//! Only GPU agents become devices: `Device Type: GPU` (AMD), `Device Type:
+//! DCU` (Hygon's DTK fork, `Vendor Name: HYGON`) and `Device Type: HCU`
+//! (later DTK runtimes, `Vendor Name: C-3000`). Facts read:
 //! `Name` (the gfx target, kept as `compute_capability`), `Marketing Name`,
 //! `Chip ID` (the PCI device id), `Uuid` (`GPU-<16 hex>`, the id
 //! `ROCR_VISIBLE_DEVICES` takes; `GPU-XX` means none), `Compute Unit`,
@@ -96,11 +97,17 @@ fn chip_id(v: &str) -> Option<u16> {
 }
 
 impl Agent {
-    /// Whether the agent is a GPU (`GPU`, or `DCU` in Hygon's fork).
+    /// Whether the agent is a GPU (`GPU`, or `DCU` / `HCU` in Hygon's fork).
     fn is_gpu(&self) -> bool {
         let kind = self.get("Device Type").unwrap_or("").to_ascii_uppercase();
-        kind == "GPU" || kind == "DCU"
+        kind == "GPU" || is_hygon_kind(&kind)
     }
+}
+
+/// Hygon's device types in its DTK fork of rocminfo: `DCU` (DTK 24.04) and
+/// `HCU` (the runtime that prints "C-3000 hycu module is loaded").
+fn is_hygon_kind(kind: &str) -> bool {
+    kind == "DCU" || kind == "HCU"
 }
 
 /// Split `rocminfo` text into its GPU agent blocks (CPU agents are read and
@@ -215,7 +222,7 @@ pub fn parse(bytes: &[u8]) -> ParseOutput {
         let n = a.number.unwrap_or(0);
         let label = format!("agent {n}");
         let vendor_name = a.get("Vendor Name").unwrap_or("");
-        let hygon = kind == "DCU" || is_hygon(vendor_name);
+        let hygon = is_hygon_kind(&kind) || is_hygon(vendor_name);
         let device_id = a.get("Chip ID").and_then(chip_id).filter(|&id| id != 0);
         let market = a
             .get("Marketing Name")
