@@ -62,6 +62,24 @@ fn capture_8x_910b3() {
     assert_eq!(spec_id(d), Some("ascend-910b"));
 }
 
+/// An Atlas 200 DK: the Ascend 310 is a SoC with no PCI function, and
+/// npu-smi prints its Bus-Id as `NA`: no address, no warning.
+#[test]
+fn capture_atlas_200dk_bus_id_na() {
+    let out = parse(&read(
+        "npu-smi/mindxsdk-referenceapps__atlas-200dk-1x-310-bus-na__npu-smi-21.0.3.1.txt",
+    ));
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.len(), 1);
+    let d = &out.devices[0];
+    assert_eq!(d.name, "Huawei Ascend 310");
+    assert_eq!(d.pci_address, None);
+    assert_eq!(d.memory_bytes, Some(8192 * MIB));
+    assert_eq!(d.memory_free_bytes, Some((8192 - 5324) * MIB));
+    assert_eq!(d.temperature_celsius, Some(58.0));
+    assert_eq!(d.driver_version.as_deref(), Some("21.0.3.1"));
+}
+
 #[test]
 fn capture_8x_910a_with_ddr_and_hbm() {
     let out = parse(&read(A910));

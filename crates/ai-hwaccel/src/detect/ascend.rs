@@ -318,7 +318,9 @@ fn chip_from(
                     "AICore(%)" => c.aicore_percent = finite(v),
                     "Bus-Id" => {
                         c.bus_id = v.parse().ok();
-                        if c.bus_id.is_none() {
+                        // `NA`: a chip with no PCI function of its own (the
+                        // Ascend 310 SoC of an Atlas 200 DK).
+                        if c.bus_id.is_none() && !v.eq_ignore_ascii_case("NA") {
                             rep.warnings
                                 .push(format!("npu-smi NPU {npu_id}: Bus-Id {v:?} not understood"));
                         }

@@ -200,7 +200,8 @@ fn parse_id(v: &str) -> Option<u32> {
 }
 
 /// Parse `vulkaninfo --summary` or the full text report (`vulkaninfo`,
-/// `vulkaninfo --text`). Devices start at `GPU<n>:` lines; inside each,
+/// `vulkaninfo --text`). Devices start at `GPU<n>:` lines (`GPU<n>` in
+/// vulkaninfo 1.1.7x); inside each,
 /// the first `key = value` of each known key counts. Never panics.
 pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
     let mut rep = VulkanReport::default();
@@ -241,10 +242,11 @@ pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
             break;
         }
         let line = raw.trim_end();
-        // A device header: `GPU0:` at the start of a line.
+        // A device header: `GPU0:` at the start of a line (`GPU0` alone in
+        // the 1.1.7x reports of 2018-2019).
         if let Some(n) = line
             .strip_prefix("GPU")
-            .and_then(|r| r.strip_suffix(':'))
+            .map(|r| r.strip_suffix(':').unwrap_or(r))
             .and_then(|n| n.parse::<u32>().ok())
         {
             finish(&mut cur, &mut pci, &mut rep);
