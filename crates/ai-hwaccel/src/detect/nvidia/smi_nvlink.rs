@@ -80,6 +80,14 @@ pub fn parse(bytes: &[u8]) -> ParseOutput {
             }
             continue;
         }
+        // An elision a person put in a pasted report (`...`, `…`): not a
+        // message of nvidia-smi's.
+        if line.chars().all(|c| c == '.' || c == '…') {
+            out.warnings.push(format!(
+                "nvidia-smi nvlink: line {lineno}: elided output ({line:?}): the report is incomplete"
+            ));
+            continue;
+        }
         let counts = status_counts(line);
         if counts.is_none() {
             out.warnings.push(format!(
@@ -119,7 +127,14 @@ fn gpu_line(line: &str, pos: usize) -> Option<GpuBlock> {
         pos,
         index: Some(index),
         name: (!name.is_empty()).then(|| name.to_string()),
-        uuid: uuid.filter(|u| !u.is_empty()).map(str::to_string),
+        // nvidia-smi's UUIDs are `GPU-…` (`MIG-…` for MIG devices); anything
+        // else (`...`, `<redacted>`) is a person's redaction, not an identity.
+        uuid: uuid
+            .filter(|u| {
+                let l = u.to_ascii_uppercase();
+                l.len() > 4 && (l.starts_with("GPU-") || l.starts_with("MIG-"))
+            })
+            .map(str::to_string),
         ..GpuBlock::default()
     })
 }

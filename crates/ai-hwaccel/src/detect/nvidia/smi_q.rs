@@ -220,10 +220,17 @@ fn parse_tree(t: &Tree, out: &mut ParseOutput) {
         ));
     }
     if let Some(n) = attached {
+        // Fewer blocks than attached GPUs: a report of selected GPUs (`-q -i
+        // N`, which still prints the machine's count) or a truncated one;
+        // the output cannot tell which. More blocks is no report of nvidia-smi's.
         if usize::try_from(n).ok() != Some(gpus.len()) {
+            let why = if usize::try_from(n).is_ok_and(|n| n > gpus.len()) {
+                "a report of selected GPUs (`-i`) or a truncated one: only these are known"
+            } else {
+                "incomplete or inconsistent report"
+            };
             out.warnings.push(format!(
-                "nvidia-smi -q: `Attached GPUs` says {n}, {} GPU block(s) present \
-                 (incomplete or truncated report)",
+                "nvidia-smi -q: `Attached GPUs` says {n}, {} GPU block(s) present ({why})",
                 gpus.len()
             ));
         }

@@ -173,7 +173,15 @@ pub fn parse_matrix(text: &str) -> TopoMatrix {
                 .map(|s| s.trim())
                 .filter(|s| !s.is_empty() && *s != "N/A")
         };
-        g.cpu_affinity = cell(cpu_col).map(str::to_string);
+        g.cpu_affinity = cell(cpu_col).and_then(|c| {
+            let ok = is_cpu_list(c);
+            if !ok {
+                m.warnings.push(format!(
+                    "GPU{index}: CPU Affinity {c:?} is not a CPU list (clipped output?); left out"
+                ));
+            }
+            ok.then(|| c.to_string())
+        });
         g.numa_affinity = cell(numa_col).and_then(|s| s.parse().ok());
         m.gpus.push(g);
     }
@@ -213,4 +221,14 @@ pub fn parse(bytes: &[u8]) -> ParseOutput {
         devices,
         warnings: m.warnings,
     }
+}
+
+/// Whether `s` is a CPU list as the kernel and nvidia-smi print them:
+/// comma-separated CPU numbers and `first-last` ranges (`0-31,64-95`).
+fn is_cpu_list(s: &str) -> bool {
+    let num = |n: &str| !n.is_empty() && n.len() <= 6 && n.bytes().all(|b| b.is_ascii_digit());
+    s.split(',').all(|part| match part.trim().split_once('-') {
+        Some((a, b)) => num(a) && num(b) && a.parse::<u32>().ok() <= b.parse::<u32>().ok(),
+        None => num(part.trim()),
+    })
 }
