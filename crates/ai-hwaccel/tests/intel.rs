@@ -42,6 +42,26 @@ fn xpu_smi_json_fixture() {
     assert_eq!(d.memory_bytes, None, "discovery -j has no memory");
 }
 
+/// `xpu-smi discovery -d N` tables: the serial (`unknown` is none), the
+/// GFX firmware's version (`Firmware Name: GFX` then `Firmware Version` in
+/// these older tables), `ECC State` and `Number of EUs` (kept in extra).
+#[test]
+fn xpu_smi_discovery_table_details() {
+    let parse =
+        |rel: &str| (format("xpu-smi-text").unwrap().parse)(&std::fs::read(fixture(rel)).unwrap());
+    let out = parse("xpu-smi/xpumanager-doc__discovery-d__pvc-0x020a-32768mib.txt");
+    let d = &out.devices[0];
+    assert_eq!(d.serial, None, "Serial Number: unknown");
+    assert_eq!(d.firmware_version.as_deref(), Some("ATS0_1.1"));
+    assert_eq!(d.ecc_enabled, Some(true));
+    assert_eq!(d.extra["eu_count"], "512");
+    // The Windows guide's Flex 170: two firmware pairs, GFX first.
+    let out = parse("xpu-smi/xpumanager-win-guide__discovery-d__flex-170-14336mib.txt");
+    let d = &out.devices[0];
+    assert_eq!(d.firmware_version.as_deref(), Some("DG02_1.3185"));
+    assert_eq!(d.extra["eu_count"], "512");
+}
+
 proptest::proptest! {
     #[test]
     fn corrupted_json_never_panics(cut in 0usize..600, flip in 0usize..600, byte in proptest::num::u8::ANY) {

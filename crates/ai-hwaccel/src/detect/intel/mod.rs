@@ -132,6 +132,12 @@ pub fn assemble(pci: &[&PciDevice], cards: &[IntelCard], tool: &[XpuGpu]) -> Vec
             d.uuid.clone_from(&t.uuid);
             d.index = t.index;
             d.driver_version.clone_from(&t.driver_version);
+            d.serial.clone_from(&t.serial);
+            d.firmware_version.clone_from(&t.firmware_version);
+            d.ecc_enabled = t.ecc_enabled;
+            if let Some(n) = t.eu_count {
+                d.extra.insert("eu_count".into(), n.to_string());
+            }
         }
         out.push(d);
     }

@@ -28,6 +28,15 @@ pub struct XpuGpu {
     pub memory_bytes: Option<u64>,
     /// `driver_version`, when present.
     pub driver_version: Option<String>,
+    /// `Serial Number` (not `unknown`).
+    pub serial: Option<String>,
+    /// The GFX firmware's version (`GFX Firmware Version`; `Firmware
+    /// Version` after `Firmware Name: GFX` in older tables).
+    pub firmware_version: Option<String>,
+    /// `ECC State` (`enabled` / `disabled`).
+    pub ecc_enabled: Option<bool>,
+    /// `Number of EUs` (execution units; kept in `extra.eu_count`).
+    pub eu_count: Option<u32>,
 }
 
 impl XpuGpu {
@@ -70,6 +79,25 @@ fn gpu(o: &Value) -> XpuGpu {
             })
             .filter(|&b| b > 0),
         driver_version: text(o, "driver_version"),
+        // `discovery -d N -j` (xpumanager's device properties; the table
+        // prints the same values as `Serial Number`, `GFX Firmware
+        // Version`, `ECC State`, `Number of EUs`).
+        serial: text(o, "serial_number").filter(|s| !s.eq_ignore_ascii_case("unknown")),
+        firmware_version: text(o, "gfx_firmware_version")
+            .filter(|s| !s.eq_ignore_ascii_case("unknown")),
+        ecc_enabled: text(o, "memory_ecc_state").and_then(|s| ecc_state(&s)),
+        eu_count: text(o, "number_of_eus")
+            .and_then(|s| s.parse().ok())
+            .filter(|&n| n > 0),
+    }
+}
+
+/// `enabled` / `disabled` (xpu-smi's ECC state); anything else unknown.
+fn ecc_state(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "enabled" => Some(true),
+        "disabled" => Some(false),
+        _ => None,
     }
 }
 
@@ -121,6 +149,12 @@ pub fn to_device(g: &XpuGpu) -> Device {
     d.uuid.clone_from(&g.uuid);
     d.memory_bytes = g.memory_bytes;
     d.driver_version.clone_from(&g.driver_version);
+    d.serial.clone_from(&g.serial);
+    d.firmware_version.clone_from(&g.firmware_version);
+    d.ecc_enabled = g.ecc_enabled;
+    if let Some(n) = g.eu_count {
+        d.extra.insert("eu_count".into(), n.to_string());
+    }
     d
 }
 
@@ -138,13 +172,15 @@ pub fn parse_format(bytes: &[u8]) -> ParseOutput {
 /// first cell holds the index and whose second holds `Key: Value`, the
 /// following rows leaving the first cell empty. Read are `Device Name`,
 /// `PCI BDF Address`, `PCI Device ID`, `UUID` (`SOC UUID` in xpu-smi 1.3+),
-/// `Driver Version` and `Memory Physical Size` (`"{:.2f} MiB"`, the field
-/// the JSON calls `memory_physical_size`). Never panics.
+/// `Driver Version`, `Memory Physical Size` (`"{:.2f} MiB"`, the field
+/// the JSON calls `memory_physical_size`), `Serial Number`, the GFX
+/// firmware's version, `ECC State` and `Number of EUs`. Never panics.
 pub fn parse_text(bytes: &[u8]) -> (Vec<XpuGpu>, Vec<String>) {
     let text = crate::model::text::decode(bytes);
     let mut list: Vec<XpuGpu> = Vec::new();
     let mut warnings = Vec::new();
     let mut in_table = false;
+    let mut gfx_firmware_next = false;
     for line in text.lines() {
         if crate::detect::formats::past_cap(list.len()) {
             break;
@@ -174,6 +210,10 @@ pub fn parse_text(bytes: &[u8]) -> (Vec<XpuGpu>, Vec<String>) {
                     uuid: None,
                     memory_bytes: None,
                     driver_version: None,
+                    serial: None,
+                    firmware_version: None,
+                    ecc_enabled: None,
+                    eu_count: None,
                 }),
                 Err(_) => {
                     warnings.push(format!("xpu-smi: device id {id_cell:?} is not a number"));
@@ -192,6 +232,17 @@ pub fn parse_text(bytes: &[u8]) -> (Vec<XpuGpu>, Vec<String>) {
             "PCI Device ID" => g.pci_device_id = crate::detect::sysfs::parse_hex_u16(value),
             "UUID" | "SOC UUID" => g.uuid = known(),
             "Driver Version" => g.driver_version = known(),
+            "Serial Number" => g.serial = known(),
+            // The GFX firmware: its own key in xpu-smi 1.2+, a `Firmware
+            // Name: GFX` / `Firmware Version` pair before.
+            "GFX Firmware Version" => g.firmware_version = known(),
+            "Firmware Name" => gfx_firmware_next = value.eq_ignore_ascii_case("GFX"),
+            "Firmware Version" if gfx_firmware_next => {
+                g.firmware_version = known();
+                gfx_firmware_next = false;
+            }
+            "ECC State" => g.ecc_enabled = ecc_state(value),
+            "Number of EUs" => g.eu_count = value.parse().ok().filter(|&n| n > 0),
             "Memory Physical Size" => {
                 g.memory_bytes =
                     crate::model::parse_size(value, None, crate::model::Labels::Binary)
@@ -228,6 +279,36 @@ mod tests {
         assert_eq!(g[0].memory_bytes, Some(14_942_253_056));
         let (g, _) = parse_gpus(br#"{"device_id":0,"device_name":"Intel(R) Data Center GPU Flex 170","memory_physical_size":"14250.00 MiB"}"#);
         assert_eq!(g[0].memory_bytes, Some(14_250 << 20));
+    }
+
+    #[test]
+    fn newer_tables_name_the_gfx_firmware_version_key() {
+        // Rows of a Flex 170's `xpu-smi discovery -d 0` in Intel's
+        // data-center GPU installation guide (dgpu-docs.intel.com,
+        // "Installation"): xpu-smi 1.2's `GFX Firmware Version` key.
+        let t = "\
+| Device ID | Device Information |
+| 0         | Device Name: Intel(R) Data Center GPU Flex 170 |
+|           | Serial Number: LQAC13401787 |
+|           | GFX Firmware Name: GFX |
+|           | GFX Firmware Version: DG02_1.3267 |
+|           | GFX Data Firmware Name: GFX_DATA |
+|           | GFX Data Firmware Version: 0x46b |
+|           | ECC State: enabled |
+|           | Number of EUs: 512 |
+";
+        let (g, w) = parse_text(t.as_bytes());
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(g[0].serial.as_deref(), Some("LQAC13401787"));
+        assert_eq!(g[0].firmware_version.as_deref(), Some("DG02_1.3267"));
+        assert_eq!(g[0].ecc_enabled, Some(true));
+        assert_eq!(g[0].eu_count, Some(512));
+        // The same facts in `discovery -d 0 -j` (xpumanager's JSON keys).
+        let (g, _) = parse_gpus(br#"{"device_id":0,"device_name":"X","serial_number":"unknown","gfx_firmware_version":"DG02_1.3267","memory_ecc_state":"disabled","number_of_eus":"512"}"#);
+        assert_eq!(g[0].serial, None);
+        assert_eq!(g[0].firmware_version.as_deref(), Some("DG02_1.3267"));
+        assert_eq!(g[0].ecc_enabled, Some(false));
+        assert_eq!(g[0].eu_count, Some(512));
     }
 
     #[test]
