@@ -36,6 +36,27 @@ fn pocl_raw_capture_is_a_cpu_note() {
     );
 }
 
+/// clinfo's default report on a GTX 1650 (NVIDIA's OpenCL, driver
+/// 525.60.11): the PCI address from `Device Topology (NV)`, the SMs, and the
+/// compute capability from `Compute Capability (NV)`.
+#[test]
+fn nvidia_report_gives_the_compute_capability() {
+    let out = parse(
+        &std::fs::read(fixture(
+            "clinfo/bgs99-parallelprocessing__clinfo__gtx1650-nvidia-525.60.11.txt",
+        ))
+        .unwrap(),
+    );
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.devices.len(), 1);
+    let d = &out.devices[0];
+    assert_eq!(d.name, "NVIDIA GeForce GTX 1650");
+    assert_eq!(d.id, "pci:0000:01:00.0");
+    assert_eq!(d.compute_units, Some(16));
+    assert_eq!(d.compute_capability.as_deref(), Some("7.5"));
+    assert_eq!(d.extra["opencl_driver_version"], "525.60.11");
+}
+
 #[test]
 fn amd_app_sdk_report_gives_the_apu_gpu_and_a_cpu_note() {
     let out = parse(&std::fs::read(fixture(APP_SDK)).unwrap());

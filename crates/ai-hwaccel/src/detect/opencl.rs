@@ -96,6 +96,10 @@ pub struct ClDevice {
     pub available: Option<bool>,
     /// PCI address when clinfo prints one.
     pub pci_address: Option<PciAddress>,
+    /// NVIDIA's compute capability (`cl_nv_device_attribute_query`:
+    /// `CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV` / `_MINOR_NV`, which clinfo's
+    /// default report joins as `Compute Capability (NV)  7.5`).
+    pub compute_capability_nv: (Option<u32>, Option<u32>),
 }
 
 /// Everything one clinfo output held.
@@ -228,6 +232,24 @@ fn apply(d: &mut ClDevice, key: &str, v: &str) -> bool {
             d.available = parse_bool(v);
             d.available.is_some()
         }
+        "CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV" => {
+            d.compute_capability_nv.0 = v.parse().ok();
+            d.compute_capability_nv.0.is_some()
+        }
+        "CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV" => {
+            d.compute_capability_nv.1 = v.parse().ok();
+            d.compute_capability_nv.1.is_some()
+        }
+        // The default report's joined form: `7.5`.
+        "Compute Capability (NV)" => {
+            let parsed = v
+                .split_once('.')
+                .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
+            if let Some((a, b)) = parsed {
+                d.compute_capability_nv = (Some(a), Some(b));
+            }
+            parsed.is_some()
+        }
         "CL_DEVICE_PCI_BUS_INFO_KHR"
         | "CL_DEVICE_TOPOLOGY_AMD"
         | "CL_DEVICE_PCI_BUS_ID_NV"
@@ -275,6 +297,7 @@ fn human_key(label: &str) -> Option<&'static str> {
         "Device Available" => "CL_DEVICE_AVAILABLE",
         "Device Topology (AMD)" => "CL_DEVICE_TOPOLOGY_AMD",
         "Device Topology (NV)" => "CL_DEVICE_PCI_BUS_ID_NV",
+        "Compute Capability (NV)" => "Compute Capability (NV)",
         "Device PCI bus info (KHR)" => "CL_DEVICE_PCI_BUS_INFO_KHR",
         _ => return None,
     })
@@ -604,6 +627,11 @@ pub fn devices_from_report(rep: &ClReport, scan: &PciScan) -> (Vec<Device>, Vec<
         // NVIDIA SMs and AMD CUs are what OpenCL counts; Intel counts EUs.
         if vkey == "nvidia" || vkey == "amd" {
             dev.compute_units = d.compute_units;
+        }
+        if let (Some(major), Some(minor)) = d.compute_capability_nv
+            && vkey == "nvidia"
+        {
+            dev.compute_capability = Some(format!("{major}.{minor}"));
         }
         let mut put = |k: &str, v: Option<String>| {
             if let Some(v) = v {
