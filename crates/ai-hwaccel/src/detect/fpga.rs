@@ -122,6 +122,9 @@ pub struct XbutilDevice {
     pub device_id: Option<String>,
     /// "Device Ready" column, or `false` for a "NOTE: Device not ready" row.
     pub ready: Option<bool>,
+    /// "Name" column: what `xrt-smi` (XRT 2.17+ on Ryzen AI) calls an NPU
+    /// (`RyzenAI-npu4`, the amdxdna `vbnv`; `NPU Strix` from 2025).
+    pub name: Option<String>,
 }
 
 impl XbutilDevice {
@@ -210,7 +213,9 @@ pub fn parse_xbutil_examine(text: &str) -> XbutilReport {
                 section = Section::Xrt;
                 continue;
             }
-            "Devices present" => {
+            // `Devices present` (2021-2024), `Device(s) Present` (xrt-smi,
+            // XRT 2.18+), `Devices` (XRT 2.7's `--new` preview).
+            "Devices present" | "Device(s) Present" | "Devices" => {
                 section = Section::Devices;
                 header = None;
                 continue;
@@ -234,6 +239,23 @@ pub fn parse_xbutil_examine(text: &str) -> XbutilReport {
                 }
             }
             Section::Devices => {
+                // xrt-smi's table: `|BDF |Name |`, a `|----|` rule, then
+                // `|[0000:c7:00.1]  |RyzenAI-npu4  |` rows.
+                let piped = t.starts_with('|').then(|| {
+                    t.trim_matches('|')
+                        .split('|')
+                        .map(str::trim)
+                        .collect::<Vec<&str>>()
+                });
+                if let Some(cells) = &piped {
+                    if cells.first() == Some(&"BDF") {
+                        header = Some(cells[1..].iter().map(|c| c.to_string()).collect());
+                        continue;
+                    }
+                    if cells.iter().all(|c| c.bytes().all(|b| b == b'-')) {
+                        continue;
+                    }
+                }
                 if t.starts_with("BDF") {
                     header = Some(
                         columns(t)
@@ -256,7 +278,10 @@ pub fn parse_xbutil_examine(text: &str) -> XbutilReport {
                     section = Section::Other;
                     continue;
                 }
-                let Some(rest) = t.strip_prefix('[') else {
+                let row = piped
+                    .as_ref()
+                    .map_or(t, |c| c.first().copied().unwrap_or(""));
+                let Some(rest) = row.strip_prefix('[') else {
                     continue;
                 };
                 let Some((bdf, rest)) = rest.split_once(']') else {
@@ -283,7 +308,10 @@ pub fn parse_xbutil_examine(text: &str) -> XbutilReport {
                 }
                 match &header {
                     Some(names) => {
-                        let cells = columns(rest);
+                        let cells = match &piped {
+                            Some(c) => c[1..].to_vec(),
+                            None => columns(rest),
+                        };
                         if cells.len() != names.len() {
                             rep.warnings.push(format!(
                                 "xbutil examine: row [{bdf}] has {} columns, the header {}",
@@ -296,6 +324,8 @@ pub fn parse_xbutil_examine(text: &str) -> XbutilReport {
                                 let name = name.trim_end_matches('*').trim();
                                 if name == "Shell" {
                                     dev.shell = not_na(cell);
+                                } else if name == "Name" {
+                                    dev.name = not_na(cell);
                                 } else if name.contains("UUID") {
                                     dev.uuid = not_na(cell).map(|u| (name.to_string(), u));
                                 } else if name == "Device ID" {
@@ -320,8 +350,45 @@ pub fn parse_xbutil_examine(text: &str) -> XbutilReport {
     rep
 }
 
+/// The XDNA architecture of an NPU `xrt-smi` names: `RyzenAI-npu1` (the
+/// amdxdna `vbnv` of PCI 1022:1502, Phoenix/Hawk Point) is XDNA;
+/// `RyzenAI-npu4`/`npu5`/`npu6` (1022:17f0 revisions 0x10, 0x11, 0x20:
+/// Strix, Strix Halo, Krackan) XDNA 2 (`drivers/accel/amdxdna`, as
+/// `super::npu::amd_npu_generation`); the 2025 names (`NPU Phoenix`, `NPU
+/// Strix`, `NPU Krackan`, xdna-driver PR 402) likewise. `Some(None)` for an
+/// NPU name of another generation, `None` for no NPU name.
+fn xdna_of_name(name: &str) -> Option<Option<&'static str>> {
+    let l = name.trim().to_ascii_lowercase();
+    let generation = l
+        .strip_prefix("ryzenai-")
+        .filter(|g| g.starts_with("npu"))?;
+    Some(match generation {
+        "npu1" => Some("XDNA"),
+        "npu4" | "npu5" | "npu6" => Some("XDNA 2"),
+        _ => None,
+    })
+}
+
+/// [`xdna_of_name`] for the 2025 spellings (`NPU Phoenix`, `NPU Strix Halo`).
+fn xdna_of_new_name(name: &str) -> Option<Option<&'static str>> {
+    let l = name.trim().to_ascii_lowercase();
+    let chip = l.strip_prefix("npu ")?;
+    Some(if chip.starts_with("phoenix") || chip.starts_with("hawk") {
+        Some("XDNA")
+    } else if chip.starts_with("strix") || chip.starts_with("krackan") {
+        Some("XDNA 2")
+    } else {
+        None
+    })
+}
+
 /// The device `xbutil` reports for one row (no PCI view).
 fn xbutil_device(x: &XbutilDevice, rep: &XbutilReport) -> Device {
+    if let Some(n) = x.name.as_deref()
+        && let Some(arch) = xdna_of_name(n).or_else(|| xdna_of_new_name(n))
+    {
+        return xdna_device(x, n, arch, rep);
+    }
     let board = x.shell.as_deref().and_then(board_of_shell);
     let name = board.map_or_else(|| "Xilinx FPGA".to_string(), |b| format!("Xilinx {b}"));
     let id = x
@@ -330,6 +397,34 @@ fn xbutil_device(x: &XbutilDevice, rep: &XbutilReport) -> Device {
     let mut d = Device::new(id, name, "xilinx", Family::Fpga, "xbutil");
     d.pci_address = x.bdf;
     apply_xbutil(&mut d, x, rep);
+    d
+}
+
+/// An AMD Ryzen AI NPU that `xrt-smi examine` lists: vendor AMD, family
+/// NPU, named as the PCI table names the architecture's device.
+fn xdna_device(x: &XbutilDevice, name: &str, arch: Option<&str>, rep: &XbutilReport) -> Device {
+    let id = x
+        .bdf
+        .map_or_else(|| "amdxdna:?".to_string(), |a| format!("pci:{a}"));
+    let device_id = match arch {
+        Some("XDNA") => Some(0x1502),
+        Some("XDNA 2") => Some(0x17f0),
+        _ => None,
+    };
+    let full = device_id
+        .and_then(|id| known_device(0x1022, id))
+        .map_or_else(|| "AMD Ryzen AI NPU".to_string(), |k| k.name.to_string());
+    let mut d = Device::new(id, full, "amd", Family::Npu, "xbutil");
+    d.pci_address = x.bdf;
+    d.architecture = arch.map(str::to_string);
+    d.extra.insert("xrt_device_name".into(), name.to_string());
+    if let Some(v) = &rep.xrt_version {
+        d.extra.insert("xrt_version".into(), v.clone());
+    }
+    if x.ready == Some(false) {
+        d.available = false;
+        d.unavailable_reason = Some("xbutil: device not ready".to_string());
+    }
     d
 }
 
@@ -399,7 +494,7 @@ pub(crate) fn parse_format(bytes: &[u8]) -> ParseOutput {
     let devices: Vec<Device> = rep.devices.iter().map(|x| xbutil_device(x, &rep)).collect();
     let mut warnings = rep.warnings.clone();
     if devices.is_empty() {
-        warnings.push("no device rows under \"Devices present\"".into());
+        warnings.push("no device rows under \"Devices present\" / \"Device(s) Present\"".into());
     }
     ParseOutput { devices, warnings }
 }
