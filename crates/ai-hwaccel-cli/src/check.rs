@@ -200,6 +200,16 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
     let ctx = log.n_ctx.map(|c| c / seqs);
     let kv = log.type_k.as_deref().and_then(kv_dtype);
     let mut notes = Vec::new();
+    // The planner's cache is one type for K and V, of those it models.
+    match (log.type_k.as_deref(), log.type_v.as_deref()) {
+        (Some(k), _) if kv.is_none() => notes.push(format!(
+            "the log's K cache type {k:?} is none the planner models (f16, bf16, f32, q8_0): its KV cache is predicted at f16"
+        )),
+        (Some(k), Some(v)) if k != v => notes.push(format!(
+            "the log's K and V caches differ ({k} / {v}): the KV cache is predicted with both at {k}"
+        )),
+        _ => {}
+    }
     // The CPU backend's repacked copies (`CPU_REPACK`) are a second copy of
     // some matrices: their own row, not weights.
     let (repack_bufs, weight_bufs): (Vec<_>, Vec<_>) = log
@@ -512,6 +522,38 @@ fn make_row(component: &'static str, logged: Option<u64>, pred: Option<u64>) -> 
 /// vLLM: weights and KV cache per GPU and the KV capacity in tokens, logged
 /// against the vLLM rule's plan for the logged context, utilization and
 /// tensor-parallel size.
+/// The weights' format a vLLM or SGLang prediction is made at: `--quant`,
+/// else what the log's dtype and quantization method name
+/// (`runtime::log::serving_quant`), else the model's own (with a note).
+fn serving_quant_for(
+    args: &CheckArgs,
+    dtype: Option<&str>,
+    quantization: Option<&str>,
+    notes: &mut Vec<String>,
+) -> Result<Option<ai_hwaccel::plan::Quant>> {
+    if let Some(q) = &args.quant {
+        return ai_hwaccel::plan::Quant::parse(q)
+            .map(Some)
+            .ok_or_else(|| anyhow::anyhow!("--quant {q}: not a weight format plan knows"));
+    }
+    let logged = ai_hwaccel::plan::runtime::log::serving_quant(dtype, quantization);
+    if logged.is_none() {
+        notes.push(match (dtype, quantization.filter(|q| !q.eq_ignore_ascii_case("none"))) {
+            (_, Some(q)) => format!(
+                "the log's quantization {q:?} is no format the planner models: predicted at the model's default (pass --quant)"
+            ),
+            (Some(d), None) => format!(
+                "the log's dtype {d:?} is no format the planner models: predicted at the model's default (pass --quant)"
+            ),
+            (None, None) => {
+                "the log names no dtype or quantization: predicted at the model's default (pass --quant)"
+                    .to_string()
+            }
+        });
+    }
+    Ok(logged)
+}
+
 fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
     let context = v.max_model_len.or(v.max_concurrency.map(|(t, _)| t));
     // Older logs give blocks; vLLM's default block is 16 tokens (CacheConfig.block_size).
@@ -527,6 +569,12 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
                 "no accelerator to plan for: pass --devices (the GPUs the log is from)".into(),
             );
         }
+        let quant = serving_quant_for(
+            args,
+            v.dtype.as_deref(),
+            v.quantization.as_deref(),
+            &mut notes,
+        )?;
         let opts = InferenceOptions {
             context,
             max_plans: 64,
@@ -536,7 +584,16 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
                 .unwrap_or(ai_hwaccel::plan::inference::DEFAULT_MEMORY_UTILIZATION),
             ..InferenceOptions::default()
         };
-        let opts = ai_hwaccel::plan::options_for(&m, &opts);
+        let mut opts = ai_hwaccel::plan::options_for(&m, &opts);
+        if quant.is_some() {
+            opts.quant = quant;
+        }
+        if v.gpu_memory_utilization.is_none() {
+            notes.push(format!(
+                "the log prints no gpu_memory_utilization: predicted at vLLM's default {}",
+                ai_hwaccel::plan::inference::DEFAULT_MEMORY_UTILIZATION
+            ));
+        }
         let p = plan_inference(&m.spec, &devices, &opts);
         let tp = v.tensor_parallel_size.map(|t| t as u32);
         let best = p
@@ -706,14 +763,46 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
                 "no accelerator to plan for: pass --devices (the GPUs the log is from)".into(),
             );
         } else {
+            let quant = serving_quant_for(
+                args,
+                l.dtype.as_deref(),
+                l.quantization.as_deref(),
+                &mut notes,
+            )?;
             let opts = InferenceOptions {
                 context: l.context_len,
                 max_plans: 64,
                 runtime: RuntimeKind::Sglang,
                 ..InferenceOptions::default()
             };
-            let opts = ai_hwaccel::plan::options_for(&m, &opts);
-            let p = plan_inference(spec, &devices, &opts);
+            let mut opts = ai_hwaccel::plan::options_for(&m, &opts);
+            if quant.is_some() {
+                opts.quant = quant;
+            }
+            let mut p = plan_inference(spec, &devices, &opts);
+            let at_tp = |p: &ai_hwaccel::plan::InferencePlan| {
+                p.plans
+                    .iter()
+                    .any(|b| b.tensor_parallel == tp && b.pipeline_parallel == 1)
+            };
+            // SGLang starts with a pool smaller than one request of its
+            // context length (the planner's plans must hold one): what is
+            // compared, the weights per GPU and the pool from
+            // mem_fraction_static, does not depend on the context.
+            if !at_tp(&p) && l.context_len.is_some_and(|c| c > 4096) {
+                let short = InferenceOptions {
+                    context: Some(4096),
+                    ..opts.clone()
+                };
+                let retry = plan_inference(spec, &devices, &short);
+                if at_tp(&retry) {
+                    notes.push(format!(
+                        "no plan holds one {}-token request at tensor parallelism {tp}: the weights are those of a plan at 4096 tokens (the pool below is SGLang's rule, whatever the context)",
+                        l.context_len.unwrap_or(0)
+                    ));
+                    p = retry;
+                }
+            }
             let pick = p
                 .plans
                 .iter()
@@ -794,6 +883,8 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
 pub struct BenchCheck {
     /// The test as llama-bench names it (`pp512`, `tg128 @ d8192`).
     pub test: String,
+    /// `-ngl` of the row, where the output shows it.
+    pub n_gpu_layers: Option<i64>,
     /// llama.cpp's model description.
     pub model: String,
     /// Backends as printed.
@@ -834,6 +925,13 @@ const MAX_PLANNED: usize = 256;
 /// September 2025 llama.cpp's flags take on/off/auto: PR 15746).
 const FA_AUTO_SINCE: BuildMonth = BuildMonth::ym(2025, 9);
 
+/// Before llama.cpp's ggml-backend integration (PR 4766, merged January
+/// 2024) `-ngl` counted the KV cache too: `n_layer + 1` offloaded the
+/// output, `+ 2` the V cache, `+ 3` the K cache (the loader's "offloading v
+/// cache to GPU" / "offloading k cache to GPU" lines), so a whole offload
+/// took `n_layer + 3`; since then `n_layer + 1`.
+const NGL_COUNTS_KV_UNTIL: BuildMonth = BuildMonth::ym(2024, 1);
+
 /// llama-bench results against the planner's speeds for the same model,
 /// format and devices at batch 1, the way `tests/accuracy.rs` compares the
 /// published ones: a `ppN` test is prefill at a context of N/2 (plus the
@@ -863,6 +961,7 @@ fn check_bench(
     let mut out = Vec::new();
     let mut assumed = std::collections::BTreeSet::new();
     let mut capped = false;
+    let mut partial_rows = 0usize;
     // The devices' class, for the builds the fitted rows measure.
     let class = devices
         .first()
@@ -894,8 +993,24 @@ fn check_bench(
             .backend
             .as_deref()
             .and_then(ai_hwaccel::plan::runtime::GgmlBackend::parse);
+        // `-ngl` below the model's layers and output (llama.cpp counts
+        // `layers + 1` offloadable units): a partial offload, whose host
+        // layers run on the CPU; the comparison is for a whole offload.
+        // An output of the older loader: its build is before the change,
+        // or none is printed and the model description has the `mostly`
+        // of llama.cpp's 2023 type names (`llama 7B mostly Q4_0`).
+        let counts_kv = build.map_or(r.model.contains(" mostly "), |b| b < NGL_COUNTS_KV_UNTIL);
+        let partial = match (&model, r.n_gpu_layers) {
+            (Some(m), Some(n)) => {
+                n >= 0 && n < i64::from(m.spec.num_layers) + if counts_kv { 3 } else { 1 }
+            }
+            _ => false,
+        };
+        if partial {
+            partial_rows += 1;
+        }
         let predicted = match &model {
-            Some(m) if !devices.is_empty() && (r.n_prompt == 0) != (r.n_gen == 0) => {
+            Some(m) if !devices.is_empty() && !partial && (r.n_prompt == 0) != (r.n_gen == 0) => {
                 let quant = quant_of_model(&r.model);
                 let context = (r.n_depth + (r.n_prompt + r.n_gen) / 2).max(1);
                 let key = (
@@ -939,6 +1054,7 @@ fn check_bench(
             _ => None,
         };
         out.push(BenchCheck {
+            n_gpu_layers: r.n_gpu_layers,
             test: r.test_name(),
             model: r.model.clone(),
             backend: r.backend.clone(),
@@ -961,6 +1077,24 @@ fn check_bench(
         });
     }
     notes.extend(assumed.into_iter().map(str::to_string));
+    if partial_rows > 0 {
+        notes.push(format!(
+            "{partial_rows} row(s) ran with -ngl below a whole offload of the model's {} layers (a partial offload: the rest on the CPU; before 2024 builds -ngl also counted the output and the V and K caches): shown without a prediction (`plan --offload` plans that case)",
+            model.as_ref().map_or(0, |m| m.spec.num_layers)
+        ));
+    }
+    if model.is_some()
+        && !devices.is_empty()
+        && out
+            .iter()
+            .any(|r| r.predicted_tokens_per_s.is_none() && !r.test.contains('+'))
+        && !capped
+        && partial_rows == 0
+    {
+        notes.push(
+            "tests without a prediction: the planner found no plan that holds the model on these devices at that test's context (`plan` with the same --model and --devices says why)".into(),
+        );
+    }
     if capped {
         notes.push(format!(
             "more than {MAX_PLANNED} distinct test settings: the rest are shown without a prediction"
@@ -996,15 +1130,24 @@ fn check_bench(
     if args.json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
     }
+    // The `-ngl` column where the rows differ in it (an offload sweep).
+    let ngl_varies = report
+        .rows
+        .windows(2)
+        .any(|w| w[0].n_gpu_layers != w[1].n_gpu_layers);
     let mut s = format!(
         "{:<34} {:<16} {:>12} {:>12} {:>9}\n",
         "model", "test", "logged t/s", "predicted", "pred/log"
     );
     for r in &report.rows {
+        let test = match r.n_gpu_layers.filter(|_| ngl_varies) {
+            Some(n) => format!("{} ngl {n}", r.test),
+            None => r.test.clone(),
+        };
         s += &format!(
             "{:<34} {:<16} {:>12.2} {:>12} {:>9}\n",
             r.model,
-            r.test,
+            test,
             r.logged_tokens_per_s,
             r.predicted_tokens_per_s
                 .map_or("—".into(), |p| format!("{p:.2}")),

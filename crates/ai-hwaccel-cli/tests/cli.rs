@@ -2032,3 +2032,95 @@ fn data_center_quantized_llama_cpp_prompts_take_the_per_sm_reference() {
         "{text}"
     );
 }
+
+/// `check` on an `-ngl` sweep (llama-bench's README table of September 2023,
+/// a 7B Q4_0 on an RTX 3090 Ti): the builds of that time counted the
+/// output and the V and K caches in `-ngl`, so only `-ngl 35` (32 layers +
+/// 3) is a whole offload and gets a prediction; the other rows are named by
+/// their `-ngl` and a note says why they have none.
+#[test]
+fn check_leaves_partial_offload_rows_unpredicted() {
+    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../ai-hwaccel/tests/fixtures/runtime-logs/llamacpp-llama-bench-readme-2023__rtx3090ti-ngl-sweep.md",
+    );
+    let log = log.to_str().unwrap();
+    let base = [
+        "check",
+        log,
+        "--model",
+        "llama-2-7b",
+        "--devices",
+        "1xrtx-3090-ti",
+    ];
+    let j = json(&[&base[..], &["--json"]].concat());
+    let rows = j["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 16);
+    for r in rows {
+        let whole = r["n_gpu_layers"] == 35;
+        assert_eq!(!r["predicted_tokens_per_s"].is_null(), whole, "{r}");
+    }
+    let notes = j["notes"].to_string();
+    assert!(
+        notes.contains("14 row(s) ran with -ngl below a whole offload"),
+        "{notes}"
+    );
+    let text = String::from_utf8(run(&base).stdout).unwrap();
+    assert!(text.contains("pp512 ngl 10"), "{text}");
+}
+
+/// `check` on vLLM logs predicts at what the log ran: the utilization of
+/// vLLM 0.10's `non-default args` (0.5 on two A100 40GB, Qwen2-7B), and the
+/// weights' format of the engine line (`quantization=bitsandbytes`: NF4),
+/// unless `--quant` says otherwise.
+#[test]
+fn check_predicts_vllm_logs_at_their_own_settings() {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
+    let row = |j: &serde_json::Value, name: &str| -> (f64, f64) {
+        let r = j["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["component"] == name)
+            .unwrap_or_else(|| panic!("{name}: {j}"))
+            .clone();
+        (
+            r["logged_bytes"].as_f64().unwrap_or(f64::NAN),
+            r["predicted_bytes"].as_f64().unwrap_or(f64::NAN),
+        )
+    };
+    let log =
+        dir.join("dennislee22-vllm-benchmarking__vllm-7B-2gpuA10040GB-0.5GRAM-diff-nodes.log");
+    let j = json(&[
+        "check",
+        log.to_str().unwrap(),
+        "--model",
+        "qwen2.5-7b",
+        "--devices",
+        "2xa100-40gb",
+        "--json",
+    ]);
+    assert_eq!(j["vllm_log"]["gpu_memory_utilization"], 0.5);
+    let (logged, predicted) = row(&j, "kv_cache_memory_per_gpu");
+    assert!(
+        (predicted / logged - 1.0).abs() < 0.15,
+        "{logged} {predicted}"
+    );
+    let log =
+        dir.join("rldecisionagent-art-mcp-rl__rtx4090d-qwen2.5-0.5b-bnb4-v0.8.5-cuda-blocks.log");
+    let args = [
+        "check",
+        log.to_str().unwrap(),
+        "--model",
+        "qwen2.5-0.5b",
+        "--devices",
+        "1xrtx-4090",
+        "--json",
+    ];
+    let (_, nf4) = row(&json(&args), "weights_per_gpu");
+    let (_, bf16) = row(
+        &json(&[&args[..], &["--quant", "bf16"]].concat()),
+        "weights_per_gpu",
+    );
+    assert!(nf4 < 0.6 * bf16, "{nf4} {bf16}");
+}

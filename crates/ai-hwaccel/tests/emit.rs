@@ -911,11 +911,14 @@ fn moe_offload_keeps_the_first_layers_experts_in_host_memory() {
     let gpu_fixed = 48 * per_layer * 2 + embedding + 2048 * 2;
     assert_eq!(gpu_fixed, 2_459_856_896);
     let n = u64::from(m.cpu_expert_layers);
-    assert_eq!((m.cpu_expert_layers, m.cpu_moe_layers), (30, 30));
+    // 31: llama.cpp fits within what CUDA reports, and the 4090's driver
+    // keeps 346 MiB it never reports (CUDA_VISIBLE_TOTAL, from a real
+    // `nvidia-smi -q`), besides the 1 GiB fit margin.
+    assert_eq!((m.cpu_expert_layers, m.cpu_moe_layers), (31, 31));
     assert_eq!(m.host_weights_bytes, n * layer_experts + embedding);
     assert_eq!(m.gpu_weights_bytes, gpu_fixed + (48 - n) * layer_experts);
     let (c, g) = (&p.per_device[0], &p.per_device[1]);
-    assert_eq!((c.device.as_str(), c.layers), ("cpu", (0, 30)));
+    assert_eq!((c.device.as_str(), c.layers), ("cpu", (0, 31)));
     assert_eq!((g.device.as_str(), g.layers), ("gpu0", (0, 48)));
     assert_eq!(g.weights_bytes, m.gpu_weights_bytes);
     assert!(g.fits && c.fits);
@@ -930,13 +933,13 @@ fn moe_offload_keeps_the_first_layers_experts_in_host_memory() {
     let t = (n * active) as f64 / (100e9 * 0.6) + gpu_read as f64 / (1008e9 * 0.6);
     let got = p.decode_tokens_per_s.unwrap();
     assert!((got - 1.0 / t).abs() < 1e-9 * got, "{got} vs {}", 1.0 / t);
-    assert!((got - 22.357).abs() < 0.001, "{got}");
+    assert!((got - 21.804).abs() < 0.001, "{got}");
     // Prefill: the host experts cross PCIe once per 512-token ubatch.
     let copy = (n * layer_experts) as f64 / 31.5e9 / 512.0;
     assert!((m.pcie_seconds_per_prompt_token.unwrap() - copy).abs() < 1e-12);
     assert!(p.prefill_tokens_per_s.unwrap() < 1.0 / copy);
     // The launch command: every layer and the output on the GPU, the
-    // experts of the first 30 layers in host memory.
+    // experts of the first 31 layers in host memory.
     let devices = vec![cpu.clone(), gpu.clone()];
     let mut whole = plan_inference(&spec, &devices, &opts);
     whole.plans = vec![p.clone()];
@@ -950,9 +953,9 @@ fn moe_offload_keeps_the_first_layers_experts_in_host_memory() {
     .unwrap();
     assert_llama_cpp_accepts(&l);
     assert_eq!(value(&l.argv, "-ngl"), "49");
-    assert_eq!(value(&l.argv, "--n-cpu-moe"), "30");
+    assert_eq!(value(&l.argv, "--n-cpu-moe"), "31");
     assert!(l.notes.iter().any(|n| n.contains("blk\\.(0|1|2|")));
-    // A host too small for the 30 layers' experts (36.9 GB) gets no expert
+    // A host too small for the 31 layers' experts (38.1 GB) gets no expert
     // split: the fewest N needs the most host memory of any N.
     let small_host = PlanDevice {
         capacity_bytes: Some(30 << 30),
@@ -1091,10 +1094,12 @@ fn offload_over_two_gpus_splits_the_last_layers_between_them() {
         ..opts.clone()
     };
     assert!(plan_offload_gpus(&spec, &h100, &cpu, &q4).is_none());
-    // With the numbers above: 14 layers on the first card, 12 and the
-    // output layer on the second, 54 on the CPU.
+    // With the numbers above: 13 layers on the first card, 12 and the
+    // output layer on the second, 55 on the CPU (each card's 346 MiB of
+    // driver reserve, which CUDA never reports, is outside llama.cpp's fit:
+    // CUDA_VISIBLE_TOTAL, from a real `nvidia-smi -q` of a 4090).
     let split: Vec<(u32, u32)> = d.iter().map(|x| x.layers).collect();
-    assert_eq!(split, [(0, 54), (54, 68), (68, 80)]);
+    assert_eq!(split, [(0, 55), (55, 68), (68, 80)]);
 }
 
 /// MoE expert offload over two GPUs: Qwen3-30B-A3B in bf16 on two 24 GiB
@@ -1155,14 +1160,12 @@ fn moe_offload_over_two_gpus() {
     assert_eq!(m.gpu_weights_bytes, gpu_fixed + (48 - n) * layer_experts);
     // Fewer experts than on one card: 48 GiB of GPUs instead of 24.
     assert!(n < 30, "{n}");
-    // Neither GPU has room for one more layer of experts... and the host
-    // experts could not be one layer fewer: the GPUs together are short of
-    // a layer's experts.
-    let free: u64 = d[1..]
-        .iter()
-        .map(|x| x.capacity_bytes - x.total_bytes)
-        .sum();
-    assert!(free < layer_experts, "{free}");
+    // Neither GPU has room for one more layer of experts (a layer's
+    // experts cannot be split between them).
+    for g in &d[1..] {
+        let free = g.capacity_bytes - g.total_bytes;
+        assert!(free < layer_experts, "{}: {free}", g.device);
+    }
     // Decode: both GPUs at 0.6 × 1,008 GB/s, then the host at 0.6 × 100.
     let kv = 48u64 * 4096 * 2 * 4 * 128 * 2;
     let gpu_read = gpu_fixed + (48 - n) * active + kv;
@@ -1189,10 +1192,11 @@ fn moe_offload_over_two_gpus() {
         value(&l.argv, "--tensor-split"),
         format!("{},{}", d[1].layers.1, 48 - d[2].layers.0 + 1)
     );
-    // With these sizes: the experts of 10 layers on the host, 29 layers on
-    // the first card and 19 and the output layer on the second.
+    // With these sizes (and each card's 346 MiB of driver reserve outside
+    // the fit): the experts of 12 layers on the host, 30 layers on the
+    // first card and 18 and the output layer on the second.
     let split: Vec<(u32, u32)> = d.iter().map(|x| x.layers).collect();
-    assert_eq!(split, [(0, 10), (0, 29), (29, 48)]);
+    assert_eq!(split, [(0, 12), (0, 30), (30, 48)]);
 }
 
 /// Under a time-per-output-token target the launch admits the concurrency

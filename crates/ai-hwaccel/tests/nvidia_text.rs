@@ -23,6 +23,8 @@ const H200_MIG: &str = "linux-x86_64__nvidia-h200-mig__590.48.01__idle.txt";
 const H100X8_183: &str = "gpud__h100-80gb-hbm3-x8__535.183.01.txt";
 const H100X8_161: &str = "gpud__h100-80gb-hbm3-x8__535.161.08.txt";
 const INVALID: &str = "gpud__h100-80gb-hbm3__535.183.01__invalid-truncated.txt";
+/// Captures of `nvidia-smi -q -i N`: one GPU of several.
+const SELECTED_GPU_REPORTS: &[&str] = &["llm-action__h800-i0-of-8__525.105.17.txt"];
 
 fn files(dir: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(fixture(dir))
@@ -141,10 +143,17 @@ fn every_q_fixture_gives_one_device_per_gpu_block() {
         // A capture added later needs no entry here: its GPU count is the
         // `Attached GPUs` it prints and its MIG count the rest of the
         // devices its corpus expect file names (tests/corpus.rs).
+        // `-q -i N` prints the machine's `Attached GPUs` over the blocks of
+        // the selected GPUs: the expect file's count is then the blocks'.
+        let selected = SELECTED_GPU_REPORTS.contains(&name);
         let (want_gpus, want_migs) = expected.get(name).copied().unwrap_or_else(|| {
-            let gpus = attached_gpus(&bytes).expect("every capture prints Attached GPUs");
             let exp = expect_devices(Q, name)
                 .unwrap_or_else(|| panic!("{name}: no expected count and no expect file"));
+            let gpus = if selected {
+                exp
+            } else {
+                attached_gpus(&bytes).expect("every capture prints Attached GPUs")
+            };
             (gpus, exp - gpus)
         });
         let out = (format(Q).unwrap().parse)(&bytes);
@@ -154,6 +163,14 @@ fn every_q_fixture_gives_one_device_per_gpu_block() {
         if name == INVALID {
             assert_eq!(attached, 8, "the header claims eight GPUs");
             assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+        } else if selected {
+            assert!(attached > want_gpus, "{name}");
+            assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+            assert!(
+                out.warnings[0].contains("selected GPUs"),
+                "{:?}",
+                out.warnings
+            );
         } else {
             assert_eq!(attached, want_gpus, "{name}: GPU blocks = Attached GPUs");
             assert!(out.warnings.is_empty(), "{name}: {:?}", out.warnings);
@@ -736,7 +753,20 @@ fn every_nvlink_fixture_counts_links_honestly() {
             let n = expect_devices(NVLINK, name)
                 .unwrap_or_else(|| panic!("{name}: no expected count and no expect file"));
             assert_eq!(out.devices.len(), n, "{name}");
-            assert!(out.warnings.is_empty(), "{name}: {:?}", out.warnings);
+            // Captures whose author cut GPUs out with `...` lines warn of
+            // that and of nothing else.
+            if name.contains("elided") {
+                assert!(!out.warnings.is_empty(), "{name}");
+                assert!(
+                    out.warnings
+                        .iter()
+                        .all(|w| w.contains("elided") || w.contains("not under a GPU line")),
+                    "{name}: {:?}",
+                    out.warnings
+                );
+            } else {
+                assert!(out.warnings.is_empty(), "{name}: {:?}", out.warnings);
+            }
             continue;
         };
         assert!(out.warnings.is_empty(), "{name}: {:?}", out.warnings);

@@ -71,6 +71,29 @@ fn cpu_log_of_2024() {
     assert!(!l.is_empty());
 }
 
+/// 2025 logs that print no `n_ctx =` line: the cache's cells give it, from
+/// `llama_kv_cache_unified: size = … ( 70016 cells, …)` (August 2025, a
+/// start that then failed) and from `init: kv_size = 4096` (April 2025,
+/// whose `init:` tag also carries the per-device KV buffer).
+#[test]
+fn context_from_the_cache_cells_of_2025_logs() {
+    let l = parse_llamacpp_log(&fixture(
+        "llamacpp-issue15009__strix-halo-vulkan-qwen3-30b-a3b-70k-oom.log",
+    ));
+    assert_eq!(l.n_ctx, Some(70_016));
+    assert_eq!(mib(l.kv_total_bytes), 6564.0);
+    let l = parse_llamacpp_log(&fixture(
+        "llamacpp-issue12728__vulkan-init-spelling-mla-60layer-4k.log",
+    ));
+    assert_eq!(l.n_ctx, Some(4096));
+    assert_eq!(mib(l.kv_total_bytes), 19_200.0);
+    assert_eq!(l.kv_buffers.len(), 1, "{:?}", l.kv_buffers);
+    assert_eq!(l.kv_buffers[0].buffer, "Vulkan0");
+    // `ggml_vulkan_init:`-style tags are not the cache's `init:`.
+    let l = parse_llamacpp_log("ggml_cuda_init: KV buffer size = 5.00 MiB\n");
+    assert!(l.kv_buffers.is_empty());
+}
+
 #[test]
 fn text_that_is_no_log_gives_nothing() {
     assert!(parse_llamacpp_log("hello\nsize = 5 MiB\n").is_empty());
@@ -133,6 +156,47 @@ mod vllm {
         assert_eq!(l.gpu_blocks, Some(1381));
         assert_eq!(l.max_concurrency, Some((2048, 10.79)));
         assert!(parse_vllm_log("hello").is_empty());
+    }
+
+    /// vLLM 0.10 (V1) states its options only in `non-default args: {…}`;
+    /// V0 executors of 2025 count `# cuda blocks` / `# rocm blocks`.
+    #[test]
+    fn non_default_args_and_device_named_blocks() {
+        use ai_hwaccel::plan::Quant;
+        use ai_hwaccel::plan::runtime::log::serving_quant;
+        let l = parse_vllm_log(&fixture(
+            "dennislee22-vllm-benchmarking__vllm-7B-2gpuA10040GB-0.5GRAM-diff-nodes.log",
+        ));
+        assert_eq!(l.gpu_memory_utilization, Some(0.5));
+        assert_eq!(l.tensor_parallel_size, Some(2));
+        assert!((gib(l.kv_cache_bytes) - 11.03).abs() < 1e-3);
+        assert_eq!(
+            serving_quant(l.dtype.as_deref(), l.quantization.as_deref()),
+            Some(Quant::Bf16)
+        );
+
+        let l = parse_vllm_log(&fixture(
+            "rldecisionagent-art-mcp-rl__rtx4090d-qwen2.5-0.5b-bnb4-v0.8.5-cuda-blocks.log",
+        ));
+        assert_eq!(l.gpu_blocks, Some(12_652));
+        assert_eq!(l.quantization.as_deref(), Some("bitsandbytes"));
+        assert_eq!(
+            serving_quant(l.dtype.as_deref(), l.quantization.as_deref()),
+            Some(Quant::Nf4)
+        );
+
+        let l = parse_vllm_log(&fixture(
+            "serverlessllm-rocm-quickstart-2025-06__24gb-amd-opt-125m-rocm-blocks.log",
+        ));
+        assert_eq!(l.gpu_blocks, Some(37_011));
+        // The swap space is no GPU's: `# CPU blocks: 7281` is not read.
+        assert_ne!(l.gpu_blocks, Some(7_281));
+        assert_eq!(
+            serving_quant(Some("torch.float16"), Some("None")),
+            Some(Quant::Fp16)
+        );
+        assert_eq!(serving_quant(None, Some("awq_marlin")), Some(Quant::Int4));
+        assert_eq!(serving_quant(Some("float32"), None), None);
     }
 }
 
@@ -210,6 +274,21 @@ fn sglang_logs_of_2025_and_2026_with_token_counts_mamba_and_sliding_pools() {
     assert_eq!(s.tp_size, Some(4));
     assert_eq!(s.kv_cache_tokens, Some(300_288));
     assert!((gib(s.k_bytes) - 8.38).abs() < 1e-9 && (gib(s.v_bytes) - 5.59).abs() < 1e-9);
+}
+
+/// SGLang 0.4.3 on 4 × L4 (QwQ-32B): the weights' dtype of `Load weight
+/// end` (`dtype=auto` in the server arguments says nothing).
+#[test]
+fn sglang_log_names_the_weights_dtype() {
+    use ai_hwaccel::plan::runtime::log::parse_sglang_log;
+    let l = parse_sglang_log(&fixture(
+        "llms-in-clouds-sglang-doc__4xl4-qwq-32b-tp4-sglang-0.4.3.log",
+    ));
+    assert_eq!(l.dtype.as_deref(), Some("torch.bfloat16"));
+    assert_eq!(l.quantization.as_deref(), Some("None"));
+    assert_eq!(l.tp_size, Some(4));
+    assert!((gib(l.weights_bytes) - 15.54).abs() < 1e-3);
+    assert_eq!(l.mem_fraction_static, Some(0.85));
 }
 
 #[test]

@@ -175,10 +175,21 @@ fn from_tag(line: &str) -> Option<(&str, &str)> {
         "llm_load_print_meta:",
         "print_info:",
     ];
-    TAGS.iter().find_map(|t| {
-        let i = line.find(t)?;
-        Some((&t[..t.len() - 1], line[i + t.len()..].trim()))
-    })
+    TAGS.iter()
+        .find_map(|t| {
+            let i = line.find(t)?;
+            Some((&t[..t.len() - 1], line[i + t.len()..].trim()))
+        })
+        .or_else(|| {
+            // The KV cache's own `init:` of April-May 2025 builds
+            // (`init:    Vulkan0 KV buffer size = …`), as a whole word: not
+            // `ggml_cuda_init:` and the like.
+            let i = line.find("init:")?;
+            let before = line[..i].chars().next_back();
+            before
+                .is_none_or(|c| c.is_whitespace() || c == ']')
+                .then(|| ("init", line[i + 5..].trim()))
+        })
 }
 
 /// `NAME kind buffer size = X MiB` → (NAME, bytes).
@@ -203,7 +214,14 @@ fn cache_type(rest: &str, which: &str) -> Option<String> {
 /// Lines that are not llama.cpp's are skipped; at most 1 MiB of lines is read.
 pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
     let mut l = LlamaCppLog::default();
+    // The cache's size in cells where no `n_ctx =` line is printed: the
+    // 2025 cache's `size = X MiB ( N cells, …)` and the April 2025 `kv_size
+    // = N` of its init line (both n_ctx, padded as the context is).
+    let mut cells: Option<u64> = None;
     for line in log_lines(text) {
+        if let Some(v) = after(&line, "kv_size = ", &[',', ' ']) {
+            cells = count(v).or(cells);
+        }
         let Some((tag, rest)) = from_tag(&line) else {
             continue;
         };
@@ -262,6 +280,13 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
                 .or(l.kv_total_bytes);
             l.type_k = cache_type(rest, "K").or(l.type_k.take());
             l.type_v = cache_type(rest, "V").or(l.type_v.take());
+            if let Some(n) = rest
+                .split_once('(')
+                .and_then(|(_, r)| r.split_once(" cells"))
+                .and_then(|(n, _)| count(n))
+            {
+                cells = Some(n);
+            }
         } else if let Some((k, v)) = rest.split_once('=') {
             let v = v.trim();
             match k.trim() {
@@ -273,6 +298,9 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
                 _ => {}
             }
         }
+    }
+    if l.n_ctx.is_none() {
+        l.n_ctx = cells;
     }
     l
 }
@@ -359,6 +387,14 @@ pub struct VllmLog {
     pub max_tokens_in_kv_cache: Option<u64>,
     /// `tensor_parallel_size=` of the engine config line.
     pub tensor_parallel_size: Option<u64>,
+    /// The weights' dtype of the engine config line (`dtype=torch.bfloat16`)
+    /// or of `non-default args` (`'dtype': 'float16'`), as printed.
+    #[serde(default)]
+    pub dtype: Option<String>,
+    /// The quantization method of the engine config line (`quantization=fp8`;
+    /// `None` there is no quantization) or of `non-default args`.
+    #[serde(default)]
+    pub quantization: Option<String>,
     /// `v0` or `v1`, from lines only one engine prints (V0: `Memory
     /// profiling results`, `# CPU blocks`, `worker.py`; V1: `GPU KV cache
     /// size: … tokens`, `V1 LLM engine`, `gpu_model_runner.py`).
@@ -401,6 +437,38 @@ fn count(s: &str) -> Option<u64> {
     s.trim().replace(',', "").parse().ok()
 }
 
+/// The count of `# <device> blocks: N` for any device but the CPU (whose
+/// blocks are swap space): `GPU`, `cuda`, `CUDA`, `rocm`, `xpu`, ….
+fn device_blocks(line: &str) -> Option<&str> {
+    let mut rest = line;
+    while let Some(i) = rest.find("# ") {
+        let tail = &rest[i + 2..];
+        if let Some((device, after_word)) = tail.split_once(' ')
+            && let Some(v) = after_word.strip_prefix("blocks: ")
+            && !device.eq_ignore_ascii_case("CPU")
+            && !device.is_empty()
+            && device.bytes().all(|b| b.is_ascii_alphanumeric())
+        {
+            return Some(v.split([',', ' ']).next().unwrap_or(v));
+        }
+        rest = tail;
+    }
+    None
+}
+
+/// The value of `'key': value` in a printed Python dict (vLLM's
+/// `non-default args: {…}`), quotes removed.
+fn dict_arg<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let k = format!("'{key}': ");
+    let at = line.find(k.as_str())? + k.len();
+    let rest = &line[at..];
+    let v = match rest.find([',', '}']) {
+        Some(j) => &rest[..j],
+        None => rest,
+    };
+    Some(v.trim().trim_matches('\''))
+}
+
 /// Read a vLLM start-up log. At most 1 MiB of lines is read.
 pub fn parse_vllm_log(text: &str) -> VllmLog {
     let mut l = VllmLog::default();
@@ -434,7 +502,10 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
         if let Some(v) = after(line, "GPU KV cache size: ", &['t']) {
             l.kv_cache_tokens = count(v).or(l.kv_cache_tokens);
         }
-        if let Some(v) = after(line, "GPU blocks: ", &[',', ' ']) {
+        // `# GPU blocks: N` (2023-2025), `# cuda blocks: N` / `# CUDA
+        // blocks` / `# rocm blocks: N` (V0 executors of 2025 name the
+        // platform's device); `# CPU blocks` is the swap space.
+        if let Some(v) = device_blocks(line).or_else(|| after(line, "GPU blocks: ", &[',', ' '])) {
             l.gpu_blocks = count(v).or(l.gpu_blocks);
         }
         if let Some(v) = after(line, "Maximum concurrency for ", &['\n']) {
@@ -451,8 +522,18 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
         }
         if let Some(v) = after(line, "gpu_memory_utilization=", &[' ', ','])
             .or_else(|| after(line, "gpu_memory_utilization (", &[')']))
+            .or_else(|| dict_arg(line, "gpu_memory_utilization"))
         {
             l.gpu_memory_utilization = v.trim().parse().ok().or(l.gpu_memory_utilization);
+        }
+        // The engine config line (`… with config: model=…, dtype=…,
+        // quantization=…`) and the `non-default args: {…}` dict of 2025+.
+        if let Some(v) = server_arg(line, "dtype").or_else(|| dict_arg(line, "dtype")) {
+            l.dtype = Some(v.to_string());
+        }
+        if let Some(v) = server_arg(line, "quantization").or_else(|| dict_arg(line, "quantization"))
+        {
+            l.quantization = Some(v.to_string());
         }
         if let Some(v) = after(line, "non_torch_memory=", &[' '])
             .or_else(|| after(line, "non_torch_memory takes ", &[';']))
@@ -468,7 +549,9 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
         if let Some(v) = after(line, "max_seq_len=", &[',', ' ']) {
             l.max_model_len = count(v).or(l.max_model_len);
         }
-        if let Some(v) = after(line, "tensor_parallel_size=", &[',', ' ']) {
+        if let Some(v) = after(line, "tensor_parallel_size=", &[',', ' '])
+            .or_else(|| dict_arg(line, "tensor_parallel_size"))
+        {
             l.tensor_parallel_size = count(v).or(l.tensor_parallel_size);
         }
         if line.contains("Memory profiling results")
@@ -539,6 +622,13 @@ pub struct SglangLog {
     pub max_running_requests: Option<u64>,
     /// `model_path=` of the server arguments.
     pub model_path: Option<String>,
+    /// The weights' dtype `Load weight end` prints (`dtype=torch.bfloat16`),
+    /// else the server arguments' `dtype` (`auto` there says nothing).
+    #[serde(default)]
+    pub dtype: Option<String>,
+    /// The server arguments' `quantization` (`None`: none).
+    #[serde(default)]
+    pub quantization: Option<String>,
 }
 
 impl SglangLog {
@@ -602,6 +692,12 @@ pub fn parse_sglang_log(text: &str) -> SglangLog {
                 l.kv_cache_dtype = server_arg(line, "kv_cache_dtype").map(str::to_string);
             }
             l.model_path = server_arg(line, "model_path").map(str::to_string);
+            l.quantization = server_arg(line, "quantization").map(str::to_string);
+            if l.dtype.is_none() {
+                l.dtype = server_arg(line, "dtype")
+                    .filter(|d| *d != "auto")
+                    .map(str::to_string);
+            }
             continue;
         }
         // `[2025-03-08 12:29:21 TP3] …`: the rank tag (`TP3 EP3`, `DP0 TP3` too).
@@ -625,6 +721,9 @@ pub fn parse_sglang_log(text: &str) -> SglangLog {
             );
         }
         if line.contains("Load weight end.") {
+            if let Some(d) = after(line, "dtype=", &[',']) {
+                l.dtype = Some(d.trim().to_string());
+            }
             first(
                 &mut l.avail_after_weights_bytes,
                 after(line, "avail mem=", &[',']).and_then(sglang_gb),
@@ -795,4 +894,40 @@ pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
         }
     }
     l
+}
+
+/// The weight format a serving log's dtype and quantization method name
+/// (vLLM's `--dtype`/`--quantization`, SGLang's the same): a method wins
+/// over the dtype; `None` where neither names a format the planner has
+/// (`float32`, a method it does not model) or nothing was logged.
+/// Methods: `fp8` (and ModelOpt's, FBGEMM's FP8) → FP8; `awq`, `gptq` and
+/// their Marlin kernels → 4-bit groups of 128 (their common export);
+/// `bitsandbytes` → NF4 (vLLM loads bitsandbytes checkpoints in 4 bits
+/// unless the checkpoint says 8); `mxfp4` → MXFP4; `modelopt_fp4` → NVFP4;
+/// `w8a8_int8`, `smoothquant` → INT8.
+pub fn serving_quant(
+    dtype: Option<&str>,
+    quantization: Option<&str>,
+) -> Option<super::super::Quant> {
+    use super::super::Quant;
+    let method = quantization
+        .map(|q| q.trim().trim_matches('\'').to_ascii_lowercase())
+        .filter(|q| !q.is_empty() && q != "none");
+    if let Some(m) = method {
+        return match m.as_str() {
+            "fp8" | "modelopt" | "fbgemm_fp8" | "ptpc_fp8" => Some(Quant::Fp8),
+            "awq" | "awq_marlin" | "gptq" | "gptq_marlin" | "marlin" => Some(Quant::Int4),
+            "bitsandbytes" => Some(Quant::Nf4),
+            "mxfp4" => Some(Quant::Mxfp4),
+            "modelopt_fp4" | "nvfp4" => Some(Quant::Nvfp4),
+            "w8a8_int8" | "smoothquant" => Some(Quant::Int8),
+            _ => None,
+        };
+    }
+    let d = dtype?.trim().trim_matches('\'').to_ascii_lowercase();
+    match d.trim_start_matches("torch.") {
+        "bfloat16" => Some(Quant::Bf16),
+        "float16" | "half" => Some(Quant::Fp16),
+        _ => None,
+    }
 }

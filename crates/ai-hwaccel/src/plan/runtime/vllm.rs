@@ -62,12 +62,50 @@ pub const NON_TORCH_BYTES_MULTI_GPU: u64 = (0.55 * GIB) as u64;
 /// reported as its total NVML's total less its reserve to the byte. The
 /// other rows are that difference in real captures: the H200's
 /// 143771 − 614 MiB (`nvidia-smi-q/linux-x86_64__nvidia-h200__590.48.01__idle.txt`),
-/// the L40S's 46068 − 609 MiB (`nvidia-smi-q/linux-x86_64__nvidia-l40s__595.80__idle.txt`).
-/// Other devices use their capacity as given.
+/// the L40S's 46068 − 609 MiB (`nvidia-smi-q/linux-x86_64__nvidia-l40s__595.80__idle.txt`),
+/// and since Nov 2026 every other GPU of the spec database with an
+/// `nvidia-smi -q` capture in `tests/fixtures/nvidia-smi-q/` (FB Memory
+/// Usage Total less Reserved, as the row's comment names the capture; the
+/// reserve moves a little with the driver, so a newer Linux capture is
+/// taken where there are several). Other devices use their capacity as given.
 pub const CUDA_VISIBLE_TOTAL: &[(&str, f64)] = &[
     ("h100-sxm", 79.18),
     ("h200", (143_771.0 - 614.0) / 1024.0),
     ("l40s", (46_068.0 - 609.0) / 1024.0),
+    // gpud__a10__535.129.03.txt
+    ("a10", (23_028.0 - 512.0) / 1024.0),
+    // dcgm-issue-232__a10g__535.247.01.txt
+    ("a10g", (23_028.0 - 304.0) / 1024.0),
+    // xuesongtap-blog__8x-a100-sxm4-40gb__535.129.03.txt
+    ("a100-40gb", (40_960.0 - 620.0) / 1024.0),
+    // thamada-gls__4x-a100-sxm4-80gb__555.42.02.txt
+    ("a100-80gb", (81_920.0 - 763.0) / 1024.0),
+    // thamada-nvsim__10x-a40__550.127.05.txt
+    ("a40", (46_068.0 - 665.0) / 1024.0),
+    // thamada-gls__l4__550.90.07.txt
+    ("l4", (23_034.0 - 556.0) / 1024.0),
+    // thamada-nvsim__2x-h100-nvl__550.54.14.txt
+    ("h100-nvl", (95_830.0 - 594.0) / 1024.0),
+    // thamada-gls__9x-rtx-a6000__550.127.05.txt
+    ("rtx-a6000", (46_068.0 - 450.0) / 1024.0),
+    // gpud__rtx4090-multi__535.154.05__4090.txt
+    ("rtx-4090", (24_564.0 - 346.0) / 1024.0),
+    // thamada-gls__rtx-5090-hmm__570.124.06.txt
+    ("rtx-5090", (32_607.0 - 487.0) / 1024.0),
+    // linux-x86_64__nvidia-geforce-rtx-4080-super__595.71.05__idle.txt
+    ("rtx-4080-super", (16_376.0 - 434.0) / 1024.0),
+    // thamada-gls__rtx-3080__550.54.14.txt
+    ("rtx-3080", (10_240.0 - 239.0) / 1024.0),
+    // thamada-gls__rtx-3070__550.54.14.txt
+    ("rtx-3070", (8_192.0 - 227.0) / 1024.0),
+    // linux-x86_64__nvidia-geforce-rtx-2080-super__610.57.04__idle.txt
+    ("rtx-2080-super", (8_192.0 - 400.0) / 1024.0),
+    // multilanguagelearning__rtx-4070-laptop__566.36.txt
+    ("rtx-4070-laptop", (8_188.0 - 240.0) / 1024.0),
+    // gpud__titan-v__560.35.03.txt
+    ("titan-v", (12_288.0 - 239.0) / 1024.0),
+    // thamada-gls__8x-v100-sxm2-16gb__550.127.05.txt
+    ("v100-sxm2-16gb", (16_384.0 - 240.0) / 1024.0),
 ];
 
 /// What CUDA reports as the device's total for a device of spec `spec_id`
