@@ -946,10 +946,23 @@ fn check_bench(
     let mut devices = Vec::new();
     if let Some(name) = &args.model {
         model = Some(crate::planning::load(name)?);
-        devices = devices_from(args.devices.as_ref(), None, false)?.0;
+        // A table whose every row ran on the CPU backend (`CPU`, `BLAS`)
+        // is planned for this machine's CPU when no --devices is given.
+        let cpu_only = !rows.is_empty()
+            && rows.iter().all(|r| {
+                r.backend.as_deref().is_some_and(|b| {
+                    b.split(',')
+                        .all(|x| matches!(x.trim().to_ascii_uppercase().as_str(), "CPU" | "BLAS"))
+                })
+            });
+        devices = devices_from(args.devices.as_ref(), None, cpu_only)?.0;
         if devices.is_empty() {
             notes.push(
                 "no accelerator to plan for: pass --devices (what the benchmark ran on)".into(),
+            );
+        } else if cpu_only && args.devices.is_none() {
+            notes.push(
+                "every row ran on the CPU backend: planned for this machine's CPU (pass --devices cpu:ID for another)".into(),
             );
         }
     } else {
@@ -1092,7 +1105,7 @@ fn check_bench(
         && partial_rows == 0
     {
         notes.push(
-            "tests without a prediction: the planner found no plan that holds the model on these devices at that test's context (`plan` with the same --model and --devices says why)".into(),
+            "tests without a prediction: the planner has no speed for them on these devices (no plan holds the model at that test's context, or a device's bandwidth or matrix rate is unknown; `plan` with the same --model and --devices says which)".into(),
         );
     }
     if capped {

@@ -2124,3 +2124,27 @@ fn check_predicts_vllm_logs_at_their_own_settings() {
     );
     assert!(nf4 < 0.6 * bf16, "{nf4} {bf16}");
 }
+
+/// `check` on a table whose every row ran on the CPU backend (llama-bench's
+/// README threads sweep, September 2023) plans for this machine's CPU when
+/// no --devices is given, and says so.
+#[test]
+fn check_plans_a_cpu_table_for_the_host_cpu() {
+    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../ai-hwaccel/tests/fixtures/runtime-logs/llamacpp-llama-bench-readme-2023__i9-13900k-cpu-threads-sweep.md",
+    );
+    let j = json(&[
+        "check",
+        log.to_str().unwrap(),
+        "--model",
+        "llama-2-7b",
+        "--json",
+    ]);
+    assert_eq!(j["rows"].as_array().unwrap().len(), 12, "{j}");
+    let notes = j["notes"].to_string();
+    assert!(
+        notes.contains("every row ran on the CPU backend"),
+        "{notes}"
+    );
+    assert!(!notes.contains("no accelerator to plan for"), "{notes}");
+}
