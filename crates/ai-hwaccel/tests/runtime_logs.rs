@@ -383,6 +383,15 @@ fn llama_bench_tables_from_public_threads() {
     assert_eq!(new[0].backend.as_deref(), Some("Vulkan"));
     // This paste prints the build line above the table.
     assert!(new.iter().all(|r| r.build_number == Some(7340)));
+    // A table copied from GitHub's rendered view into an issue: no outer
+    // pipes, `-- | --` under the header (llama.cpp issue 5480, M2 Air).
+    let pasted = parse_llama_bench(&fixture(
+        "llamacpp-issue5480__m2-air-metal-old-test-names-pasted-table.md",
+    ));
+    assert_eq!(pasted.len(), 6);
+    assert_eq!((pasted[0].n_prompt, pasted[0].tokens_per_s), (128, 144.47));
+    assert_eq!((pasted[5].n_gen, pasted[5].stddev), (512, Some(1.62)));
+    assert_eq!(pasted[0].backend.as_deref(), Some("Metal"));
     // Other runtimes' logs hold no benchmark rows.
     for f in [
         "vllm-issue10517__rtx3090-llama3.1-8b-20k.log",

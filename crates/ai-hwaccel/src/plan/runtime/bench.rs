@@ -251,7 +251,10 @@ fn markdown(text: &str, out: &mut Vec<BenchRow>) {
             last_build = Some(n);
             continue;
         }
-        if !t.starts_with('|') {
+        // A table row: `| … |` as llama-bench prints it, or `a | b | c`
+        // without the outer pipes, as GitHub's rendered table reads when
+        // copied and pasted back (`-- | --` under its header).
+        if !t.starts_with('|') && !t.contains(" | ") {
             header = None;
             continue;
         }
