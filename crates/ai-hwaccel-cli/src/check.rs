@@ -210,6 +210,13 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
         )),
         _ => {}
     }
+    // `offloaded 0/29 layers to GPU`: what was not offloaded (with its KV
+    // cache) is in host memory, while the prediction is for the devices.
+    if let Some((a, b)) = log.offloaded_layers.filter(|(a, b)| a < b) {
+        notes.push(format!(
+            "the log offloaded {a} of {b} layers to the GPU (-ngl): the rest and their KV cache are in host memory, where the prediction puts every layer on the devices (`plan --offload` plans a partial offload)"
+        ));
+    }
     // The CPU backend's repacked copies (`CPU_REPACK`) are a second copy of
     // some matrices: their own row, not weights.
     let (repack_bufs, weight_bufs): (Vec<_>, Vec<_>) = log

@@ -2148,3 +2148,21 @@ fn check_plans_a_cpu_table_for_the_host_cpu() {
     );
     assert!(!notes.contains("no accelerator to plan for"), "{notes}");
 }
+
+/// `check` on a llama-server log that offloaded no layer (a Jetson Orin,
+/// `offloaded 0/29 layers to GPU`) says that its weights and cache are in
+/// host memory, unlike the prediction's devices.
+#[test]
+fn check_names_a_partial_offload_in_a_log() {
+    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../ai-hwaccel/tests/fixtures/runtime-logs/sunofhomeboy-blog__orin-llama-server-qwen3-0.6b-cpu-offload0.log",
+    );
+    let j = json(&["check", log.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        j["log"]["offloaded_layers"],
+        serde_json::json!([0, 29]),
+        "{j}"
+    );
+    let notes = j["notes"].to_string();
+    assert!(notes.contains("offloaded 0 of 29 layers"), "{notes}");
+}
