@@ -2360,7 +2360,7 @@ fn op_offload_target<'a>(
 
 /// Whether llama.cpp's backend for `gpu` (`opts.backend`, else the
 /// vendor's own) takes large batches of host-resident operations
-/// ([`op_offload_target`]): every GPU backend but Metal.
+/// (`op_offload_target`): every GPU backend but Metal.
 pub fn offloads_host_ops(gpu: &PlanDevice, opts: &InferenceOptions) -> bool {
     let backend = opts
         .backend
