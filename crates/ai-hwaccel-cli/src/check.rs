@@ -892,6 +892,8 @@ pub struct BenchCheck {
     pub test: String,
     /// `-ngl` of the row, where the output shows it.
     pub n_gpu_layers: Option<i64>,
+    /// CPU threads of the row, where the output shows them.
+    pub threads: Option<u32>,
     /// llama.cpp's model description.
     pub model: String,
     /// Backends as printed.
@@ -1075,6 +1077,7 @@ fn check_bench(
         };
         out.push(BenchCheck {
             n_gpu_layers: r.n_gpu_layers,
+            threads: r.threads,
             test: r.test_name(),
             model: r.model.clone(),
             backend: r.backend.clone(),
@@ -1155,15 +1158,20 @@ fn check_bench(
         .rows
         .windows(2)
         .any(|w| w[0].n_gpu_layers != w[1].n_gpu_layers);
+    // Likewise the threads (a CPU threads sweep).
+    let threads_vary = report.rows.windows(2).any(|w| w[0].threads != w[1].threads);
     let mut s = format!(
         "{:<34} {:<16} {:>12} {:>12} {:>9}\n",
         "model", "test", "logged t/s", "predicted", "pred/log"
     );
     for r in &report.rows {
-        let test = match r.n_gpu_layers.filter(|_| ngl_varies) {
+        let mut test = match r.n_gpu_layers.filter(|_| ngl_varies) {
             Some(n) => format!("{} ngl {n}", r.test),
             None => r.test.clone(),
         };
+        if let Some(t) = r.threads.filter(|_| threads_vary) {
+            test += &format!(" t {t}");
+        }
         s += &format!(
             "{:<34} {:<16} {:>12.2} {:>12} {:>9}\n",
             r.model,

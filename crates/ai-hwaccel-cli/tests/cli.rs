@@ -2141,6 +2141,17 @@ fn check_plans_a_cpu_table_for_the_host_cpu() {
         "--json",
     ]);
     assert_eq!(j["rows"].as_array().unwrap().len(), 12, "{j}");
+    // The sweep's threads, row by row (1, 1, 2, 2, … 32, 32), and the
+    // table labels them.
+    let threads: Vec<u64> = j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [1, 1, 2, 2, 4, 4, 8, 8, 16, 16, 32, 32]);
+    let text = String::from_utf8(run(&["check", log.to_str().unwrap()]).stdout).unwrap();
+    assert!(text.contains("pp64 t 16"), "{text}");
     let notes = j["notes"].to_string();
     assert!(
         notes.contains("every row ran on the CPU backend"),

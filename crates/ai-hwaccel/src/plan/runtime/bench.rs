@@ -22,6 +22,9 @@ pub struct BenchRow {
     pub backend: Option<String>,
     /// `-ngl` when the output shows it.
     pub n_gpu_layers: Option<i64>,
+    /// CPU threads (`threads` column, JSON/CSV `n_threads`) when shown.
+    #[serde(default)]
+    pub threads: Option<u32>,
     /// Prompt tokens processed (`pp512`: 512).
     pub n_prompt: u64,
     /// Tokens generated (`tg128`: 128).
@@ -283,6 +286,7 @@ fn markdown(text: &str, out: &mut Vec<BenchRow>) {
             params: col("params").and_then(params),
             backend: col("backend").map(str::to_string).filter(|b| !b.is_empty()),
             n_gpu_layers: col("ngl").and_then(|v| v.parse().ok()),
+            threads: col("threads").and_then(|v| v.parse().ok()),
             n_prompt,
             n_gen,
             n_depth,
@@ -320,6 +324,7 @@ fn from_object(o: &serde_json::Map<String, serde_json::Value>) -> Option<BenchRo
         params: u("model_n_params"),
         backend: s("backends").or_else(|| s("backend")),
         n_gpu_layers: o.get("n_gpu_layers").and_then(serde_json::Value::as_i64),
+        threads: u("n_threads").and_then(|t| u32::try_from(t).ok()),
         n_prompt,
         n_gen,
         n_depth: u("n_depth").unwrap_or(0),
