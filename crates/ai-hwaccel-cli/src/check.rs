@@ -796,15 +796,16 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
             // context length (the planner's plans must hold one): what is
             // compared, the weights per GPU and the pool from
             // mem_fraction_static, does not depend on the context.
-            if !at_tp(&p) && l.context_len.is_some_and(|c| c > 4096) {
+            let short_context = ai_hwaccel::plan::inference::DEFAULT_CONTEXT;
+            if !at_tp(&p) && l.context_len.is_some_and(|c| c > short_context) {
                 let short = InferenceOptions {
-                    context: Some(4096),
+                    context: Some(short_context),
                     ..opts.clone()
                 };
                 let retry = plan_inference(spec, &devices, &short);
                 if at_tp(&retry) {
                     notes.push(format!(
-                        "no plan holds one {}-token request at tensor parallelism {tp}: the weights are those of a plan at 4096 tokens (the pool below is SGLang's rule, whatever the context)",
+                        "no plan holds one {}-token request at tensor parallelism {tp}: the weights are those of a plan at {short_context} tokens (the pool below is SGLang's rule, whatever the context)",
                         l.context_len.unwrap_or(0)
                     ));
                     p = retry;

@@ -1445,7 +1445,15 @@ fn evaluate_replica_with(
         let stage = match op_offload_target(replica, group, opts, prompt) {
             // A host CPU's layers in llama.cpp's partial offload: the whole
             // ubatch's computation runs on the GPU (`op_offload_target`).
-            Some(gpu) => op_offload_prefill(&sizer, spec, gpu, opts, quant, a, b, mean_context),
+            Some(gpu) => op_offload_prefill(
+                &sizer,
+                spec,
+                gpu,
+                opts,
+                (quant, compute),
+                (a, b),
+                (prompt, mean_context),
+            ),
             None => rate.zip(stage_prefill_comm).map(|(r, c)| {
                 flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s + scores + c
             }),
@@ -2376,32 +2384,23 @@ pub fn offloads_host_ops(gpu: &PlanDevice, opts: &InferenceOptions) -> bool {
 /// context the prompt's tokens attend to; llama.cpp keeps a host layer's
 /// cache in host memory). `None` when the GPU's rate or PCIe bandwidth is
 /// unknown.
-#[allow(clippy::too_many_arguments)]
 fn op_offload_prefill(
     sizer: &Sizer,
     spec: &ModelSpec,
     gpu: &PlanDevice,
     opts: &InferenceOptions,
-    quant: Quant,
-    a: u32,
-    b: u32,
-    mean_context: u64,
+    (quant, compute): (Quant, Dtype),
+    (a, b): (u32, u32),
+    (prompt, mean_context): (u64, u64),
 ) -> Option<f64> {
     let fit = if opts.calibrated_speed {
         super::speed::fitted_for(gpu, opts.runtime, quant, opts.backend, opts.runtime_build)
     } else {
         super::speed::Applied::NONE
     };
-    let half = if quant == Quant::Fp16 {
-        Dtype::Fp16
-    } else {
-        Dtype::Bf16
-    };
-    let rate =
-        super::speed::reference_tflops(gpu, opts.runtime, quant.compute_dtype(half), opts.backend)?;
+    let rate = super::speed::reference_tflops(gpu, opts.runtime, compute, opts.backend)?;
     let pcie = gpu.pcie_bandwidth_bytes_per_s? as f64 / 2.0;
-    let prompt = opts.input_len.unwrap_or(mean_context * 2).max(1);
-    let ubatch = prompt.min(super::runtime::llamacpp::N_UBATCH) as f64;
+    let ubatch = prompt.clamp(1, super::runtime::llamacpp::N_UBATCH) as f64;
     let layers = f64::from(b - a);
     let flops = sizer.flops_per_token(a, b, mean_context, false)
         + (fit.moe_prefill - 1.0) * sizer.routed_flops_per_token(a, b);

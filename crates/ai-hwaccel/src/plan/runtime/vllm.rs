@@ -63,11 +63,14 @@ pub const NON_TORCH_BYTES_MULTI_GPU: u64 = (0.55 * GIB) as u64;
 /// other rows are that difference in real captures: the H200's
 /// 143771 − 614 MiB (`nvidia-smi-q/linux-x86_64__nvidia-h200__590.48.01__idle.txt`),
 /// the L40S's 46068 − 609 MiB (`nvidia-smi-q/linux-x86_64__nvidia-l40s__595.80__idle.txt`),
-/// and since Nov 2026 every other GPU of the spec database with an
+/// and since Nov 2026 the other GPUs of the spec database with an
 /// `nvidia-smi -q` capture in `tests/fixtures/nvidia-smi-q/` (FB Memory
 /// Usage Total less Reserved, as the row's comment names the capture; the
 /// reserve moves a little with the driver, so a newer Linux capture is
-/// taken where there are several). Other devices use their capacity as given.
+/// taken where there are several), except the GH200, whose capture is of
+/// one of its memory configurations with ATS (address translation over
+/// NVLink-C2C), not what a plan of another configuration would see. Other
+/// devices use their capacity as given.
 pub const CUDA_VISIBLE_TOTAL: &[(&str, f64)] = &[
     ("h100-sxm", 79.18),
     ("h200", (143_771.0 - 614.0) / 1024.0),
