@@ -431,16 +431,51 @@ MIN_SPAN_MONTHS = 12
 MIN_RECENT_ROWS = 3
 
 
+# llama.cpp's CUDA backend launches a decode step as one CUDA graph from PR
+# 6766 (May 2024) on, but never on GPUs below compute capability 8.0 until
+# PR 25749 (opened 2026-07-16) let Volta and Turing have them; Pascal and
+# older still run without (speed.rs LLAMA_CUDA_GRAPHS, LLAMA_CUDA_GRAPHS_VOLTA,
+# without_cuda_graphs). As counts of months (year * 12 + month - 1).
+CUDA_GRAPHS_MONTH = 2024 * 12 + 4
+CUDA_GRAPHS_VOLTA_MONTH = 2026 * 12 + 7
+
+
+def decode_month(r, newest):
+    """The build month whose per-layer decode time a row takes (speed.rs
+    decode_build): its own (None: the newest, `newest`), except a row that
+    ran without CUDA graphs (a llama.cpp row on the CUDA backend of an
+    NVIDIA GPU below compute capability 8.0, 7.x only before
+    CUDA_GRAPHS_VOLTA_MONTH), whose month is at most the one before
+    CUDA_GRAPHS_MONTH."""
+    month = r["month"]
+    cc = _cc(r["spec_id"])
+    if (
+        r["runtime"] != "llama.cpp"
+        or group(r["cls"]) != "nvidia"
+        or row_backend(r) != "cuda"
+        or cc is None
+        or cc >= (8, 0)
+        or (cc >= (7, 0) and month is not None and month >= CUDA_GRAPHS_VOLTA_MONTH)
+    ):
+        return month
+    return min(newest if month is None else month, CUDA_GRAPHS_MONTH - 1)
+
+
 def era(r, decays):
     """The build-date factor on a row's per-layer decode time:
     exp(decay * age), age in years before the newest build of the row's
-    runtime and device group, decay that group's (1 for rows without a
-    build month or a group without a decay)."""
+    runtime and device group (the row's month as decode_month gives it, no
+    earlier than the oldest), decay that group's (1 for rows without a
+    build month, unless decode_month gives one, or a group without a
+    decay)."""
     key = (r["runtime"], group(r["cls"]))
-    if r["month"] is None or key not in decays:
+    if key not in decays:
         return 1.0
-    decay, newest, _ = decays[key]
-    return math.exp(decay * max(0, newest - r["month"]) / 12.0)
+    decay, newest, oldest = decays[key]
+    month = decode_month(r, newest)
+    if month is None:
+        return 1.0
+    return math.exp(decay * max(0, newest - max(month, oldest)) / 12.0)
 
 
 RUST_BACKENDS = {"cuda": "Cuda", "hip": "Hip", "metal": "Metal", "sycl": "Sycl",
@@ -1288,7 +1323,17 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   Intel plans take the per-layer time fitted over all their rows' builds.
   Without the term the decode worst was 58 % (the MI300X's
   Oct 2024 rows) and the lent H200 below decoded 31 to 41 % faster than
-  planned.
+  planned. llama.cpp never used CUDA graphs below compute capability 8.0
+  until PR 25749 (opened 2026-07-16) enabled them on Volta and Turing;
+  Pascal still runs without (PR 27721, open in Aug 2026, measured a GTX
+  1080's tg64 at 41.47 tok/s without and 73.85 with). So since Nov 2026 a
+  row or plan on such a GPU under CUDA takes the per-layer time of the
+  last build before graphs, April 2024 (`without_cuda_graphs`,
+  `decode_build` in `src/plan/speed.rs`; the fit does the same,
+  `decode_month`): the scoreboards' Turing decode rows went from 1 % under
+  to 45 % over (median 23 %) to 10 % under to 32 % over (median 6 %), and
+  the Pascal ones from 15-52 % over to 1 % under to 38 % over (the
+  Titan Xp and Tesla P40 within 2 %).
 - Mixture-of-experts prefill: the routed experts' GEMMs (a few tokens
   per expert per micro-batch) run at their own fraction of the matrix
   rate, a factor on their prefill time fitted per runtime, and per
@@ -1811,7 +1856,11 @@ not estimated. The test is `scoreboard_rows_against_published_measurements`
 | device (backend) | decode rows | median | worst | range | prefill rows | median | worst | range |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {rows}
-Decode carries over (median 8 %), but for Intel's Xe2 cards (Arc B580
+Decode carries over (median 9 %), but for two Pascal GeForce cards (GTX
+1080 Ti, 1070 Ti: 31 % to 38 % over, with the per-layer time of builds
+without CUDA graphs above, where the Titan Xp and Tesla P40 are within 2 %;
+the 2060 SUPER, 30 % over where the same bandwidth's 2070 SUPER is
+10 % under, is one user's card) and Intel's Xe2 cards (Arc B580
 and B570 under Vulkan: 44 % and 27 % under), whose own SYCL and Vulkan rows
 in speed.csv are not yet planned: with them in the fit, Intel's decode cell
 rises and the Max 1100's Q4_K_M SYCL row (a build that decoded Q4_K at half

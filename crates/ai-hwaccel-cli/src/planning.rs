@@ -1006,6 +1006,12 @@ fn render_plan(p: &InferencePlan) -> String {
                 }
             );
         }
+        if let Some(b) = p.decode_build_without_cuda_graphs {
+            o += &format!(
+                "decode per-layer time of builds of {b}: llama.cpp runs this GPU without CUDA graphs \
+                 (it uses them from compute capability 8.0, on Volta and Turing from builds of 2026-08)\n"
+            );
+        }
         if let Some(f) = p.kv_read_efficiency {
             o += &format!(
                 "decode reads the KV cache at {f:.2} of memory bandwidth{}

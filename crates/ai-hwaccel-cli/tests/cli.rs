@@ -1720,6 +1720,69 @@ fn a_cpu_of_the_table_is_a_device_string() {
     }
 }
 
+/// A GPU below compute capability 8.0 decodes under llama.cpp's CUDA
+/// backend without CUDA graphs: its plan takes the per-layer time of the
+/// builds before them (April 2024) and says so; Turing from the builds of
+/// 2026-08 on, and Vulkan, do not.
+#[test]
+fn plan_on_a_gpu_llama_cpp_runs_without_cuda_graphs() {
+    let base = |dev: &str| {
+        [
+            "plan",
+            "llama-3-8b",
+            "--devices",
+            dev,
+            "--runtime",
+            "llama.cpp",
+            "--quant",
+            "q4_0",
+            "--context",
+            "512",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let with = |dev: &str, more: &[&str]| {
+        let mut a = base(dev);
+        a.extend(more.iter().map(|s| s.to_string()));
+        a
+    };
+    fn args(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    let pascal = json(&args(&with("1xgtx-1080-ti", &["--json"])));
+    assert_eq!(pascal["decode_build_without_cuda_graphs"], "2024-04");
+    let text = String::from_utf8(run(&args(&base("1xgtx-1080-ti"))).stdout).unwrap();
+    assert!(
+        text.contains("decode per-layer time of builds of 2024-04: llama.cpp runs this GPU without CUDA graphs"),
+        "{text}"
+    );
+    // An older build than that keeps its own month.
+    let old = json(&args(&with(
+        "1xgtx-1080-ti",
+        &["--json", "--runtime-build", "2023-12"],
+    )));
+    assert_eq!(old["decode_build_without_cuda_graphs"], "2023-12");
+    // Turing: the same before PR 25749, nothing after; Ampere and Vulkan never.
+    let turing = json(&args(&with("1xrtx-2080-ti", &["--json"])));
+    assert_eq!(turing["decode_build_without_cuda_graphs"], "2024-04");
+    for v in [
+        json(&args(&with(
+            "1xrtx-2080-ti",
+            &["--json", "--runtime-build", "2026-08"],
+        ))),
+        json(&args(&with("1xrtx-3090", &["--json"]))),
+        json(&args(&with(
+            "1xgtx-1080-ti",
+            &["--json", "--backend", "vulkan"],
+        ))),
+    ] {
+        assert!(v.get("decode_build_without_cuda_graphs").is_none(), "{v}");
+    }
+    let ampere = String::from_utf8(run(&args(&base("1xrtx-3090"))).stdout).unwrap();
+    assert!(!ampere.contains("without CUDA graphs"), "{ampere}");
+}
+
 /// `--runtime-build`: an older llama.cpp build pays more per layer in
 /// decode (the fitted build-date term), a quantized prompt of a build
 /// before int8 MMQ (July 2024) takes the fitted era factor while one of

@@ -501,6 +501,13 @@ pub struct InferencePlan {
     /// term applies (other runtimes, host CPUs, uncalibrated speeds).
     #[serde(default)]
     pub speed_build: Option<super::speed::BuildMonth>,
+    /// The month of the build whose per-layer decode time the
+    /// [`basis_device`] takes instead, where llama.cpp runs it without CUDA
+    /// graphs (an NVIDIA GPU below compute capability 8.0:
+    /// [`super::speed::without_cuda_graphs`]): the month before graphs
+    /// (2024-04), or `runtime_build` if older; `None` elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_build_without_cuda_graphs: Option<super::speed::BuildMonth>,
     /// The fraction of memory bandwidth decode reads the KV cache at on
     /// the [`basis_device`]: `options.kv_read_efficiency`, else the runtime's
     /// fitted one for its attention (`speed::KV_READ`); `None` where
@@ -2298,6 +2305,23 @@ pub fn plan_inference(
                     opts.runtime,
                     super::speed::DeviceClass::of(d),
                     opts.runtime_build,
+                )
+            }),
+        decode_build_without_cuda_graphs: basis_device(devices)
+            .filter(|d| {
+                opts.calibrated_speed
+                    && super::speed::without_cuda_graphs(
+                        d,
+                        opts.runtime,
+                        opts.backend,
+                        opts.runtime_build,
+                    )
+            })
+            .and_then(|d| {
+                super::speed::planned_build(
+                    opts.runtime,
+                    super::speed::DeviceClass::of(d),
+                    super::speed::decode_build(d, opts.runtime, opts.backend, opts.runtime_build),
                 )
             }),
         kv_read_efficiency: opts.kv_read_efficiency.or_else(|| {

@@ -76,6 +76,14 @@
 //! llama-bench output prints); a later month than the data changes nothing
 //! (no extrapolation). The other runtimes have no such term.
 //!
+//! The graphs are not launched everywhere: llama.cpp sets
+//! `disable_due_to_gpu_arch` below compute capability 8.0 from their first
+//! builds until PR 25749 (opened 2026-07-16) lowered the gate to Volta, and
+//! Pascal runs without them still. A plan or calibration row on such a GPU
+//! under CUDA takes the per-layer time of the last build before graphs,
+//! April 2024 ([`without_cuda_graphs`], [`decode_build`]); the llama.cpp
+//! scoreboards' Turing decode rows went from a median 23 % over to 6 %.
+//!
 //! Prefill has a step instead of a decay: from July 2024
 //! ([`LLAMA_CUDA_MMQ_INT8`], PR 8075) llama.cpp's CUDA backend multiplies
 //! quantized prompts on int8 tensor cores (MMQ) rather than dequantizing
@@ -636,8 +644,8 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::NvidiaDatacenter,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
-        decode: Some(0.7991),
-        decode_layer_s: Some(7.913e-05),
+        decode: Some(0.7926),
+        decode_layer_s: Some(7.748e-05),
         prefill: Some(0.594),
         prefill_layer_s: Some(1.587e-06),
         rows: (21, 9),
@@ -646,8 +654,8 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::NvidiaDatacenter,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
-        decode: Some(0.8179),
-        decode_layer_s: Some(7.913e-05),
+        decode: Some(0.8114),
+        decode_layer_s: Some(7.748e-05),
         prefill: Some(0.5924),
         prefill_layer_s: Some(1.587e-06),
         rows: (39, 35),
@@ -656,8 +664,8 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::NvidiaDatacenter,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits4,
-        decode: Some(0.8179),
-        decode_layer_s: Some(7.913e-05),
+        decode: Some(0.8114),
+        decode_layer_s: Some(7.748e-05),
         prefill: Some(0.5924),
         prefill_layer_s: Some(1.587e-06),
         rows: (39, 35),
@@ -746,8 +754,8 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Any,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits16,
-        decode: Some(0.8366),
-        decode_layer_s: Some(5.062e-05),
+        decode: Some(0.8364),
+        decode_layer_s: Some(5.055e-05),
         prefill: Some(0.7056),
         prefill_layer_s: Some(1.373e-06),
         rows: (85, 47),
@@ -756,8 +764,8 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Any,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits8,
-        decode: Some(0.9307),
-        decode_layer_s: Some(5.062e-05),
+        decode: Some(0.9305),
+        decode_layer_s: Some(5.055e-05),
         prefill: Some(0.5222),
         prefill_layer_s: Some(1.373e-06),
         rows: (7, 7),
@@ -767,7 +775,7 @@ pub const FITTED: &[SpeedFit] = &[
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Low,
         decode: Some(0.788),
-        decode_layer_s: Some(5.062e-05),
+        decode_layer_s: Some(5.055e-05),
         prefill: Some(0.6),
         prefill_layer_s: Some(1.373e-06),
         rows: (204, 176),
@@ -777,7 +785,7 @@ pub const FITTED: &[SpeedFit] = &[
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Bits4,
         decode: Some(0.783),
-        decode_layer_s: Some(4.894e-05),
+        decode_layer_s: Some(4.887e-05),
         prefill: Some(0.6025),
         prefill_layer_s: Some(1.351e-06),
         rows: (197, 169),
@@ -786,8 +794,8 @@ pub const FITTED: &[SpeedFit] = &[
         class: DeviceClass::Any,
         runtime: RuntimeKind::LlamaCpp,
         width: FormatWidth::Below4,
-        decode: Some(0.5909),
-        decode_layer_s: Some(4.894e-05),
+        decode: Some(0.5902),
+        decode_layer_s: Some(4.887e-05),
         prefill: Some(0.4785),
         prefill_layer_s: Some(1.351e-06),
         rows: (7, 7),
@@ -839,7 +847,7 @@ pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
 /// attention kernels' own efficiency, which batches of sequences expose
 /// (each reads its own cache every step). Fitted on published batched
 /// decode runs (`tests/calibration/batched.csv`).
-pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4297)];
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4296)];
 
 /// Fitted build-date term of the per-layer decode time: per runtime and
 /// device class, the decay per year and the newest and oldest build months
@@ -900,7 +908,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
     DeviceFit {
         spec_id: "a100-80gb",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.7724),
+        decode: Some(0.77),
         prefill: Some(1.059),
         rows: (11, 8),
     },
@@ -914,21 +922,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
     DeviceFit {
         spec_id: "a100-80gb-pcie",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(0.8769),
+        decode: Some(0.8725),
         prefill: Some(1.018),
         rows: (15, 10),
     },
     DeviceFit {
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.066),
+        decode: Some(1.069),
         prefill: Some(0.8839),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.028),
+        decode: Some(1.021),
         prefill: Some(0.7058),
         rows: (17, 9),
     },
@@ -942,7 +950,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
     DeviceFit {
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.241),
+        decode: Some(1.239),
         prefill: Some(0.8846),
         rows: (7, 5),
     },
@@ -1047,7 +1055,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
-        decode: Some(1.316),
+        decode: Some(1.315),
         prefill: Some(0.9603),
         rows: (5, 5),
     },
@@ -1397,6 +1405,78 @@ pub fn build_factor(runtime: RuntimeKind, class: DeviceClass, build: Option<Buil
     }
 }
 
+/// The first llama.cpp build month whose CUDA backend launches a decode
+/// step's kernels as one CUDA graph: PR 6766 ("Introduction of CUDA Graphs
+/// to LLama.cpp", opened 2024-04-19, merged in May 2024; the llama.cpp that
+/// llama-cpp-python 0.2.76 vendors has it, compiled in by default:
+/// `GGML_CUDA_USE_GRAPHS` in its CMakeLists.txt and Makefile).
+pub const LLAMA_CUDA_GRAPHS: BuildMonth = BuildMonth::ym(2024, 5);
+
+/// The first llama.cpp build month whose CUDA backend uses CUDA graphs on
+/// Volta and Turing (compute capability 7.x): PR 25749 ("Enable CUDA graphs
+/// on Volta+Turing", opened 2026-07-16) moved the gate in
+/// `ggml_cuda_graph_set_enabled` from `GGML_CUDA_CC_AMPERE` to
+/// `GGML_CUDA_CC_VOLTA`. Its merge month is not read here, so builds from
+/// the month after it was opened count as having it. Pascal and older stay
+/// without (PR 27721, which would lift the gate for Pascal, was open in
+/// August 2026: a GTX 1080's tg64 41.47 tok/s without graphs and 73.85
+/// with).
+pub const LLAMA_CUDA_GRAPHS_VOLTA: BuildMonth = BuildMonth::ym(2026, 8);
+
+/// Whether llama.cpp's CUDA backend runs a plan's decode steps on a GPU
+/// without CUDA graphs, one launch per operation: llama.cpp (or a runtime
+/// fitted as it), a GPU (not the host), the CUDA backend (`backend` `None`
+/// is the vendor's own: CUDA on NVIDIA), an NVIDIA spec entry, and a
+/// compute capability below 8.0 at a build (`None`: the newest) before
+/// [`LLAMA_CUDA_GRAPHS_VOLTA`], or below 7.0 at any build. From the
+/// first builds with graphs (May 2024) to PR 25749 every llama.cpp
+/// vendored in llama-cpp-python (0.2.76 to 0.3.16) sets
+/// `disable_due_to_gpu_arch` for `cc < GGML_CUDA_CC_AMPERE`. Such a plan's
+/// per-layer decode time is that of the last build before graphs
+/// ([`decode_build`]).
+pub fn without_cuda_graphs(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    backend: Option<super::runtime::GgmlBackend>,
+    build: Option<BuildMonth>,
+) -> bool {
+    if fit_runtime(runtime) != RuntimeKind::LlamaCpp
+        || d.host
+        || backend.is_some_and(|b| b != super::runtime::GgmlBackend::Cuda)
+    {
+        return false;
+    }
+    let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
+        return false;
+    };
+    if e.vendor != "nvidia" {
+        return false;
+    }
+    match nvidia_cc(e) {
+        Some(cc) if cc < (7, 0) => true,
+        Some(cc) if cc < (8, 0) => build.is_none_or(|b| b < LLAMA_CUDA_GRAPHS_VOLTA),
+        _ => false,
+    }
+}
+
+/// The build month whose per-layer decode time a plan takes
+/// ([`build_factor`]): `build` (`None`: the newest), except on a GPU that
+/// runs without CUDA graphs ([`without_cuda_graphs`]), where it is at most
+/// the month before [`LLAMA_CUDA_GRAPHS`]: the fitted per-layer time of
+/// later builds is that of graph launches, which such a GPU never makes.
+pub fn decode_build(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    backend: Option<super::runtime::GgmlBackend>,
+    build: Option<BuildMonth>,
+) -> Option<BuildMonth> {
+    if !without_cuda_graphs(d, runtime, backend, build) {
+        return build;
+    }
+    let last = BuildMonth(LLAMA_CUDA_GRAPHS.months() - 1);
+    Some(build.map_or(last, |b| b.min(last)))
+}
+
 /// The first llama.cpp build month whose CUDA backend multiplies a prompt
 /// of quantized weights on int8 tensor cores instead of dequantizing it for
 /// FP16 cuBLAS: PR 8075 ("CUDA: use MMQ instead of cuBLAS by default",
@@ -1628,7 +1708,7 @@ pub fn fitted_for(
 ) -> Applied {
     let class = DeviceClass::of(d);
     let mut a = fitted(class, runtime, q);
-    a.decode_layer_s *= build_factor(runtime, class, build);
+    a.decode_layer_s *= build_factor(runtime, class, decode_build(d, runtime, backend, build));
     if let Some((b, m)) = moe_prefill_backend(runtime, class, backend) {
         a.moe_prefill = m;
         a.moe_prefill_backend = Some(b);
@@ -2469,6 +2549,67 @@ mod tests {
         let class = fitted(DeviceClass::of(d), rt, q);
         let a = fitted_for(d, rt, q, None, None);
         assert!((a.prefill.unwrap() - class.prefill.unwrap() * k.prefill.unwrap()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn gpus_below_ampere_decode_at_the_per_layer_time_of_builds_before_cuda_graphs() {
+        use super::super::runtime::GgmlBackend as B;
+        let rt = RuntimeKind::LlamaCpp;
+        let last = BuildMonth::ym(2024, 4);
+        let newest = newest_build(rt, DeviceClass::NvidiaConsumer).unwrap();
+        assert!(
+            newest > last,
+            "the fit's newest build is before CUDA graphs"
+        );
+        let (pascal, turing, ampere) = (dev("gtx-1080-ti"), dev("rtx-2080-ti"), dev("rtx-3090"));
+        // Pascal: without graphs at every build, the newest included.
+        assert!(without_cuda_graphs(&pascal, rt, None, None));
+        assert!(without_cuda_graphs(
+            &pascal,
+            rt,
+            None,
+            Some(BuildMonth::ym(2026, 10))
+        ));
+        assert_eq!(decode_build(&pascal, rt, None, None), Some(last));
+        // An older build than that keeps its own month.
+        let old = BuildMonth::ym(2023, 12);
+        assert_eq!(decode_build(&pascal, rt, None, Some(old)), Some(old));
+        // Turing: without them until PR 25749 (2026-08 here), with them after.
+        assert!(without_cuda_graphs(
+            &turing,
+            rt,
+            None,
+            Some(BuildMonth::ym(2026, 7))
+        ));
+        assert!(!without_cuda_graphs(
+            &turing,
+            rt,
+            None,
+            Some(LLAMA_CUDA_GRAPHS_VOLTA)
+        ));
+        assert_eq!(
+            decode_build(&turing, rt, None, Some(BuildMonth::ym(2025, 6))),
+            Some(last)
+        );
+        // No build month: the newest the fit measures, which is before 2026-08.
+        assert!(newest < LLAMA_CUDA_GRAPHS_VOLTA);
+        assert!(without_cuda_graphs(&turing, rt, None, None));
+        // Ampere and later, other backends, other runtimes, other vendors: never.
+        assert!(!without_cuda_graphs(&ampere, rt, None, None));
+        assert_eq!(decode_build(&ampere, rt, None, None), None);
+        assert!(!without_cuda_graphs(&pascal, rt, Some(B::Vulkan), None));
+        assert!(without_cuda_graphs(&pascal, rt, Some(B::Cuda), None));
+        assert!(!without_cuda_graphs(&pascal, RuntimeKind::Vllm, None, None));
+        assert!(!without_cuda_graphs(&dev("rx-7900-xtx"), rt, None, None));
+        // The per-layer decode time it takes is that build's: the newest's
+        // times the decay over the months between.
+        let a = fitted_for(&turing, rt, Quant::Q4_0, None, None);
+        let cell = fitted(DeviceClass::NvidiaConsumer, rt, Quant::Q4_0);
+        let f = build_factor(rt, DeviceClass::NvidiaConsumer, Some(last));
+        assert!(f > 1.0);
+        assert!((a.decode_layer_s - cell.decode_layer_s * f).abs() < 1e-15);
+        let a = fitted_for(&turing, rt, Quant::Q4_0, Some(B::Vulkan), None);
+        assert_eq!(a.decode_layer_s, cell.decode_layer_s);
     }
 
     #[test]
