@@ -19,6 +19,7 @@ use ai_hwaccel::{DetectOptions, Family, ProbeOptions};
 const TOOL_NAMES: &[(&str, &str, &str)] = &[
     ("nvidia-smi -q", "NVIDIA H100 80GB HBM3", "h100-sxm"),
     ("nvidia-smi -q", "NVIDIA H200", "h200"),
+    ("nvidia-smi -q", "NVIDIA H800", "h800-sxm"),
     ("nvidia-smi -q", "NVIDIA L40S", "l40s"),
     ("nvidia-smi -q", "NVIDIA A10", "a10"),
     ("nvidia-smi -q", "NVIDIA TITAN V", "titan-v"),
@@ -119,7 +120,6 @@ const UNLISTED_PCI_IDS: &[(u16, u16, &str)] = &[
         0x2322,
         "H800 PCIe: export part, not in the database",
     ),
-    (0x10de, 0x2324, "H800: export part, not in the database"),
     (
         0x1002,
         0x740c,
@@ -464,16 +464,8 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
         "one PCI id and one name for two products",
     ),
     (
-        "AMD Instinct MI350X",
-        "the spec database has no MI350X entry yet (AMD's MI350 datasheet figures not read here)",
-    ),
-    (
         "NVIDIA GeForce GTX 1650",
         "one name for GDDR5 and GDDR6 boards on TU117, TU116 and TU106 (docs/spec-database.md: left out)",
-    ),
-    (
-        "NVIDIA H800",
-        "the export H100 variant: no NVIDIA datasheet of its figures read here",
     ),
     (
         "NVIDIA GeForce GTX 1050 Ti",
