@@ -1407,9 +1407,10 @@ pub fn build_factor(runtime: RuntimeKind, class: DeviceClass, build: Option<Buil
 
 /// The first llama.cpp build month whose CUDA backend launches a decode
 /// step's kernels as one CUDA graph: PR 6766 ("Introduction of CUDA Graphs
-/// to LLama.cpp", opened 2024-04-19, merged in May 2024; the llama.cpp that
-/// llama-cpp-python 0.2.76 vendors has it, compiled in by default:
-/// `GGML_CUDA_USE_GRAPHS` in its CMakeLists.txt and Makefile).
+/// to LLama.cpp", opened 2024-04-19; its merge month is not read here, so
+/// builds from the month after it was opened count as having it; the
+/// llama.cpp that llama-cpp-python 0.2.76 vendors has it, compiled in by
+/// default: `GGML_CUDA_USE_GRAPHS` in its CMakeLists.txt and Makefile).
 pub const LLAMA_CUDA_GRAPHS: BuildMonth = BuildMonth::ym(2024, 5);
 
 /// The first llama.cpp build month whose CUDA backend uses CUDA graphs on
