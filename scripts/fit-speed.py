@@ -1858,7 +1858,8 @@ not estimated. The test is `scoreboard_rows_against_published_measurements`
 {rows}
 Decode carries over (median 9 %), but for two Pascal GeForce cards (GTX
 1080 Ti, 1070 Ti: 31 % to 38 % over, with the per-layer time of builds
-without CUDA graphs above, where the Titan Xp and Tesla P40 are within 2 %;
+without CUDA graphs above, where the Titan Xp is within 3 % and the Tesla P40,
+now planned with its own factor from four early-2024 decode rows, 5 % to 7 % over;
 the 2060 SUPER, 30 % over where the same bandwidth's 2070 SUPER is
 10 % under, is one user's card) and Intel's Xe2 cards (Arc B580
 and B570 under Vulkan: 44 % and 27 % under), whose own SYCL and Vulkan rows
