@@ -141,6 +141,29 @@ def not_cuda(r):
     return ggml_backend(r["backend"]) not in (None, "cuda")
 
 
+def dp4a(r):
+    """Whether a row's quantized prompt ran llama.cpp's DP4A MMQ kernels on
+    an NVIDIA GPU without tensor cores that has DP4A (compute capability
+    6.1 to 6.x: Pascal but the P100) under CUDA (speed.rs `dp4a_mmq`): its
+    ideal prefill rate is already the int8 DP4A rate (the planner's
+    `prompt_rate`), and it is fitted apart, one fraction per runtime
+    (DP4A_FRACTION), never in a class cell or a device factor."""
+    cc = _cc(r["spec_id"])
+    return (
+        r["runtime"] == "llama.cpp"
+        and group(r["cls"]) == "nvidia"
+        and r["width"] != "16-bit"
+        and row_backend(r) == "cuda"
+        and cc is not None
+        and (6, 1) <= cc < (7, 0)
+    )
+
+
+# The fitted fraction of the DP4A rate such prompts reach, per runtime: set
+# by main() after the final fit (speed.rs PREFILL_DP4A).
+DP4A_FRACTION = {}
+
+
 def mmq_era(r):
     """Whether a row's quantized prompt ran without MMQ on int8 tensor cores
     (speed.rs `without_int8_mmq`): a llama.cpp row in a format below 16
@@ -154,6 +177,7 @@ def mmq_era(r):
         and group(r["cls"]) == "nvidia"
         and r["width"] != "16-bit"
         and cc is not None
+        and not dp4a(r)
         and (
             not_cuda(r)
             or cc < (8, 0)
@@ -553,6 +577,9 @@ def fit_error(rows, runtime, q, decays, moes, cells, devices, scores, requests=N
             continue
         if keep is not None and not keep(r):
             continue
+        # DP4A prompts are fitted apart, after the rest (fit_dp4a).
+        if q == "prefill" and dp4a(r):
+            continue
         c = cell_for(cells, runtime, r, q)
         if c is None or r["cls"] == "other":
             continue
@@ -697,7 +724,7 @@ def main():
         before = [r for r in fit_pre if mmq_era(r)]
         after = [
             r for r in fit_pre
-            if not mmq_era(r) and group(r["cls"]) == "nvidia" and r["width"] != "16-bit"
+            if not mmq_era(r) and not dp4a(r) and group(r["cls"]) == "nvidia" and r["width"] != "16-bit"
         ]
         if len(before) < MIN_ERA_ROWS or len(after) < MIN_ERA_ROWS:
             continue
@@ -750,9 +777,36 @@ def main():
 
                 moes[key] = min(MOE_FACTORS, key=berror)
     cells, scores, devices, requests = fit_all(rows, decays, moes)
+    fit_dp4a(rows, cells, scores, requests)
     requests_tp = fit_requests_tp(every, cells, scores, devices, requests, moes)
     rpc = rpc_seconds()
     write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc)
+
+
+# Fit rows needed before a runtime's DP4A fraction is fitted.
+MIN_DP4A_ROWS = 3
+
+
+def fit_dp4a(rows, cells, scores, requests):
+    """Per runtime, the fraction f of the DP4A rate the dp4a rows' prompts
+    reach, with the pooled cell's per-layer prefill time (the DP4A MMQ
+    kernels run on no class's tensor cores): least squares on the relative
+    error, sum(((x / f + rest) / t - 1)^2), x the ideal time at the DP4A
+    rate, closed form as device_factor. Sets DP4A_FRACTION."""
+    for runtime in sorted({r["runtime"] for r in rows}):
+        fit_rows = []
+        for r in rows:
+            if r["runtime"] != runtime or r["part"] != "fit" or not dp4a(r) or not r["pre"] or not r["pp"]:
+                continue
+            c = cells.get(("any", runtime, r["width"]), cells.get(("any", runtime, COARSER.get(r["width"], r["width"])), {})).get("prefill")
+            if c is None:
+                continue
+            rest = r["layers"] * c[1] + r["z"] * scores.get(runtime, 0.0) + r["inv_n"] * requests.get(runtime, 0.0)
+            fit_rows.append((1.0 / r["pre"] * moe(r, {}), rest, 1.0 / r["pp"]))
+        if len(fit_rows) >= MIN_DP4A_ROWS:
+            f = device_factor(fit_rows)
+            if f is not None:
+                DP4A_FRACTION[runtime] = (f, len(fit_rows))
 
 
 # Pairs needed before the multi-machine term is derived.
@@ -887,6 +941,8 @@ def fit_all(rows, decays, moes):
                     and r["runtime"] == runtime
                     and r[ideal]
                     and r[meas]
+                    # DP4A prompts are fitted apart (dp4a).
+                    and not (q == "prefill" and dp4a(r))
                     # The pool is the GPUs': host CPUs (cpu.csv) are a class
                     # apart and never pooled.
                     and (r["cls"] == cls or (cls == "any" and r["cls"] not in ("other", "cpu")))
@@ -952,6 +1008,8 @@ def fit_all(rows, decays, moes):
                         continue
                     c = cell_for(cells, runtime, r, q)
                     if not r[ideal] or not r[meas] or c is None or r["cls"] == "other":
+                        continue
+                    if q == "prefill" and dp4a(r):
                         continue
                     eff, over, _ = c
                     rest = (
@@ -1023,6 +1081,14 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
     out.append("pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[")
     for runtime, (step, token) in sorted(rpc[0].items()):
         out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {step:.4e}, {token:.4e}),")
+    out.append("];")
+    out.append("")
+    out.append("/// Fitted fraction of the int8 DP4A rate a quantized prompt reaches on an")
+    out.append("/// NVIDIA GPU without tensor cores but with DP4A ([`dp4a_mmq`]), per runtime,")
+    out.append("/// with the fit rows behind it.")
+    out.append("pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[")
+    for runtime, (f, n) in sorted(DP4A_FRACTION.items()):
+        out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {f:.4}, {n}),")
     out.append("];")
     out.append("")
     out.append("/// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,")
@@ -1097,6 +1163,7 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
     print("build-date decay per year", decays)
     print("MoE routed prefill factor", moes)
     print("prefill factor before int8 MMQ", MMQ_ERA)
+    print("DP4A prefill fraction", DP4A_FRACTION)
     for key, d in sorted(devices.items()):
         print(key, {q: (round(v[0], 4), v[1]) for q, v in d.items()})
 
@@ -1182,6 +1249,8 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
         )
         + DOC_SCOREBOARD.format(
             mmq_era=", ".join(f"{f:.2f}" for f in MMQ_ERA.values() if f != 1.0) or "1 (none fitted)",
+            dp4a=", ".join(f"{rt} {f:.3f} ({n} rows)" for rt, (f, n) in sorted(DP4A_FRACTION.items()))
+            or "none fitted",
             status=scoreboard_status,
             summary=block(text9, "SCOREBOARD SUMMARY"),
             rows=block(text9, "SCOREBOARD TABLE"),
@@ -1905,6 +1974,18 @@ row of Dec 2025 from 94 % to 23 % over. This table and the lent runs chose
 it (the fit has one such row), so they are not a clean measure of it
 either. What is left: the T4 runs slower than its class, and Intel's
 discrete GPUs under Vulkan are planned under.
+
+Pascal (Nov 2026): llama.cpp multiplies a quantized prompt on a GPU of
+compute capability 6.1 to 6.x with its DP4A MMQ kernels (no tensor cores;
+their 16-bit rate is 1/64 of FP32), so such a prompt is planned at the
+card's int8 DP4A rate (its datasheet INT8 figure, else four times FP32:
+`prompt_rate`, `dp4a_mmq` in `src/plan/speed.rs`) at one fitted fraction
+per runtime, {dp4a}, with the pooled cell's per-layer time; before, Pascal
+prompts had no estimate. The fit rows are the Tesla P40's of Jan to Jul
+2024 builds (PRs 4766, 7716, 8416, 24127); here the GTX 1080 Ti, TITAN Xp
+and Tesla P40 of 2025-2026 builds are 12 % to 24 % under (their prompts
+sped up since); the GTX 1070 and 1070 Ti entries carry no FP32 rate and
+stay without one.
 
 Corrections tried and not kept, because this table got worse: referring
 quantized CUDA prompts of builds from July 2024 to the int8 tensor rate

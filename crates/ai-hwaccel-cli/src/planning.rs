@@ -1173,6 +1173,11 @@ fn speed_basis_line(
     }
     let part = |what: &str, of: &str, f: &Option<FitBasis>| match f {
         None => format!("  {what}: none fitted (the options' efficiency)\n"),
+        Some(f) if f.dp4a => format!(
+            "  {what} {:.2} of the int8 DP4A rate: llama.cpp's DP4A MMQ kernels on a GPU without \
+             tensor cores (fitted on {} rows of such GPUs)\n",
+            f.efficiency, f.rows
+        ),
         Some(f) => {
             let cell = if f.class == DeviceClass::Any {
                 format!("pooled {} cell of all GPUs", f.width.as_str())

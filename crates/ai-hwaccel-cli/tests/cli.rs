@@ -1752,11 +1752,16 @@ fn plan_on_a_gpu_llama_cpp_runs_without_cuda_graphs() {
     }
     let pascal = json(&args(&with("1xgtx-1080-ti", &["--json"])));
     assert_eq!(pascal["decode_build_without_cuda_graphs"], "2024-04");
+    // Its quantized prompt runs DP4A MMQ: planned at the int8 DP4A rate
+    // with the fitted DP4A fraction, and the table says so.
+    assert_eq!(pascal["speed_basis"]["prefill"]["dp4a"], true, "{pascal}");
+    assert!(pascal["plans"][0]["prefill_tokens_per_s"].as_f64().unwrap() > 0.0);
     let text = String::from_utf8(run(&args(&base("1xgtx-1080-ti"))).stdout).unwrap();
     assert!(
         text.contains("decode per-layer time of builds of 2024-04: llama.cpp runs this GPU without CUDA graphs"),
         "{text}"
     );
+    assert!(text.contains("of the int8 DP4A rate"), "{text}");
     // An older build than that keeps its own month.
     let old = json(&args(&with(
         "1xgtx-1080-ti",

@@ -1376,7 +1376,7 @@ fn evaluate_replica_with(
                 } else {
                     compute
                 };
-                super::speed::reference_tflops(d, opts.runtime, c, opts.backend)
+                super::speed::prompt_rate(d, opts.runtime, quant, c, opts.backend)
             })
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min_by(f64::total_cmp));
@@ -2422,7 +2422,7 @@ fn op_offload_prefill(
     } else {
         super::speed::Applied::NONE
     };
-    let rate = super::speed::reference_tflops(gpu, opts.runtime, compute, opts.backend)?;
+    let rate = super::speed::prompt_rate(gpu, opts.runtime, quant, compute, opts.backend)?;
     let pcie = gpu.pcie_bandwidth_bytes_per_s? as f64 / 2.0;
     let ubatch = prompt.clamp(1, super::runtime::llamacpp::N_UBATCH) as f64;
     let layers = f64::from(b - a);
@@ -2493,7 +2493,7 @@ fn unestimated_speeds(
             (
                 format!("{compute} matrix rate"),
                 no_prefill
-                    && super::speed::reference_tflops(d, opts.runtime, compute, opts.backend)
+                    && super::speed::prompt_rate(d, opts.runtime, quant, compute, opts.backend)
                         .is_none(),
             ),
         ]

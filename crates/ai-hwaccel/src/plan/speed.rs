@@ -107,6 +107,13 @@
 //! the datasheet reference itself). The scoreboards' A30 went from 82-94 %
 //! over to 16-25 % over with it, the L40 from 37-42 % under to within 3 %.
 //!
+//! Pascal GPUs with DP4A (compute capability 6.1 to 6.x) have no tensor
+//! cores and a 16-bit rate of 1/64 of FP32: llama.cpp multiplies their
+//! quantized prompts with its DP4A MMQ kernels, so such a prompt is referred
+//! to the card's int8 DP4A rate ([`prompt_rate`], [`dp4a_mmq`]) at one
+//! fraction per runtime fitted on its own rows ([`PREFILL_DP4A`]: the
+//! Tesla P40's), with the pooled cell's per-layer time.
+//!
 //! On AMD's CDNA GPUs llama.cpp's HIP backend ran quantized prompts on the
 //! vector ALUs (DP4A MMQ) until February 2025 ([`LLAMA_HIP_CDNA_MATRIX`]),
 //! and on the matrix cores after (rocBLAS, then MFMA MMQ); a build before
@@ -435,6 +442,12 @@ pub struct FitBasis {
     /// it does not apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vector_reference_ratio: Option<f64>,
+    /// Prefill only: the prompt runs llama.cpp's DP4A MMQ kernels on a GPU
+    /// without tensor cores ([`dp4a_mmq`]): the efficiency is the fitted
+    /// [`PREFILL_DP4A`] fraction of the int8 DP4A rate ([`prompt_rate`]),
+    /// `rows` its fit rows.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dp4a: bool,
 }
 
 /// What the planner applies for one device, runtime and format.
@@ -830,6 +843,11 @@ pub const REQUEST_SECONDS_TP: &[(RuntimeKind, f64)] = &[(RuntimeKind::Vllm, 3.70
 /// runs on one machine and on several).
 pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 
+/// Fitted fraction of the int8 DP4A rate a quantized prompt reaches on an
+/// NVIDIA GPU without tensor cores but with DP4A ([`dp4a_mmq`]), per runtime,
+/// with the fit rows behind it.
+pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.2679, 8)];
+
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
 pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.3)];
@@ -1211,6 +1229,7 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
                 mmq_era_factor: None,
                 mmq_reference_ratio: None,
                 vector_reference_ratio: None,
+                dp4a: false,
             })
         };
         width_scaled(class, width, &cell, get, layer)
@@ -1539,7 +1558,7 @@ pub fn without_int8_mmq(
     backend: Option<super::runtime::GgmlBackend>,
     build: Option<BuildMonth>,
 ) -> bool {
-    if !quantized_llama_cpp_gpu(d, runtime, q) {
+    if !quantized_llama_cpp_gpu(d, runtime, q) || dp4a_mmq(d, runtime, q, backend) {
         return false;
     }
     let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
@@ -1670,6 +1689,54 @@ pub fn cdna_vector_ratio(
     Some(vector / matrix)
 }
 
+/// Whether llama.cpp multiplies a plan's quantized prompt with its DP4A MMQ
+/// kernels on an NVIDIA GPU that has DP4A but no tensor cores: llama.cpp
+/// (or a runtime fitted as it), a weight-only format below 16 bits, the
+/// CUDA backend (`backend` `None` is NVIDIA's own), and compute capability
+/// 6.1 to 6.x (Pascal but the P100, whose 6.0 has no DP4A: ggml-cuda's
+/// `MIN_CC_DP4A` is 610, and `ggml_cuda_should_use_mmq` takes MMQ on every
+/// GPU without int8 tensor cores, as read in the llama.cpp that
+/// llama-cpp-python 0.2.79 to 0.3.16 vendor). Such a prompt is referred to
+/// the GPU's int8 DP4A rate ([`prompt_rate`]) at the fitted
+/// [`PREFILL_DP4A`] fraction, not to a 16-bit rate it has none of (1/64
+/// of FP32 on GP102/GP104).
+pub fn dp4a_mmq(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    backend: Option<super::runtime::GgmlBackend>,
+) -> bool {
+    if !quantized_llama_cpp_gpu(d, runtime, q)
+        || backend.is_some_and(|b| b != super::runtime::GgmlBackend::Cuda)
+    {
+        return false;
+    }
+    let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
+        return false;
+    };
+    e.vendor == "nvidia" && nvidia_cc(e).is_some_and(|cc| ((6, 1)..(7, 0)).contains(&cc))
+}
+
+/// The matrix rate (TFLOPS or TOPS) a plan's prompt GEMMs of `q` weights
+/// computed in `compute` are referred to on `d`: the int8 DP4A rate where
+/// llama.cpp runs them with DP4A MMQ ([`dp4a_mmq`]): the entry's int8 rate,
+/// else four times its FP32 rate (one DP4A is four 8-bit multiply-adds per
+/// lane where an FMA is one; the Tesla P40 datasheet's 47 TOPS INT8 against
+/// 12 TFLOPS FP32, the P4's 22 against 5.5); elsewhere
+/// [`reference_tflops`].
+pub fn prompt_rate(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    compute: Dtype,
+    backend: Option<super::runtime::GgmlBackend>,
+) -> Option<f64> {
+    if dp4a_mmq(d, runtime, q, backend) {
+        return d.tflops.int8.or(d.tflops.fp32.map(|r| 4.0 * r));
+    }
+    reference_tflops(d, runtime, compute, backend)
+}
+
 /// An NVIDIA entry's compute capability (`architecture` "8.6").
 fn nvidia_cc(e: &crate::spec::SpecEntry) -> Option<(u32, u32)> {
     let (major, minor) = e.architecture.as_deref()?.split_once('.')?;
@@ -1741,6 +1808,28 @@ pub fn fitted_for(
             b.efficiency *= ratio;
             b.vector_reference_ratio = Some(ratio);
         }
+    }
+    // A DP4A prompt: its runtime's fitted fraction of the DP4A rate, with
+    // the pooled cell's per-layer time (no class's tensor cores run it).
+    if dp4a_mmq(d, runtime, q, backend) {
+        let pooled = fitted(DeviceClass::Any, runtime, q);
+        let fit = PREFILL_DP4A
+            .iter()
+            .find(|(r, _, _)| *r == fit_runtime(runtime));
+        a.prefill = fit.map(|(_, f, _)| *f);
+        a.prefill_layer_s = pooled.prefill_layer_s;
+        a.prefill_basis = fit.map(|(_, f, n)| FitBasis {
+            efficiency: *f,
+            class: DeviceClass::Any,
+            width: FormatWidth::of(q),
+            rows: *n,
+            width_scaled: false,
+            device_rows: None,
+            mmq_era_factor: None,
+            mmq_reference_ratio: None,
+            vector_reference_ratio: None,
+            dp4a: true,
+        });
     }
     if without_int8_mmq(d, runtime, q, backend, build)
         && let Some((_, f)) = PREFILL_MMQ_ERA
@@ -2509,7 +2598,15 @@ mod tests {
             if let (Some(c), Some(o), Some(k)) = (base, own.prefill, f.prefill) {
                 assert!((o - c * k).abs() < 1e-12, "{}", f.spec_id);
             }
-            assert_eq!(own.decode_layer_s, class.decode_layer_s);
+            // (at the per-layer time of its build: a GPU llama.cpp runs
+            // without CUDA graphs takes that of the builds before them)
+            let build = decode_build(d, rt, None, None);
+            assert_eq!(
+                own.decode_layer_s,
+                class.decode_layer_s * build_factor(rt, DeviceClass::of(d), build),
+                "{}",
+                f.spec_id
+            );
         }
         // A device without rows of its own keeps its class's cell.
         let (q, rt) = (Quant::Q4K, RuntimeKind::LlamaCpp);
@@ -2618,6 +2715,67 @@ mod tests {
         assert!((a.decode_layer_s - cell.decode_layer_s * f).abs() < 1e-15);
         let a = fitted_for(&turing, rt, Quant::Q4_0, Some(B::Vulkan), None);
         assert_eq!(a.decode_layer_s, cell.decode_layer_s);
+    }
+
+    #[test]
+    fn pascal_quantized_prompts_take_the_dp4a_rate_and_fraction() {
+        use super::super::runtime::GgmlBackend as B;
+        let rt = RuntimeKind::LlamaCpp;
+        let (p40, gtx, p100) = (
+            dev("tesla-p40"),
+            dev("gtx-1080-ti"),
+            dev("tesla-p100-pcie-16gb"),
+        );
+        assert!(dp4a_mmq(&p40, rt, Quant::Q4_0, None));
+        assert!(dp4a_mmq(&gtx, rt, Quant::Q4K, Some(B::Cuda)));
+        // Not: 16-bit weights, another backend, another runtime, the P100
+        // (6.0: no DP4A), Volta and later.
+        assert!(!dp4a_mmq(&p40, rt, Quant::Fp16, None));
+        assert!(!dp4a_mmq(&p40, rt, Quant::Q4_0, Some(B::Vulkan)));
+        assert!(!dp4a_mmq(&p40, RuntimeKind::Vllm, Quant::Q4_0, None));
+        assert!(!dp4a_mmq(&p100, rt, Quant::Q4_0, None));
+        assert!(!dp4a_mmq(&dev("rtx-2080-ti"), rt, Quant::Q4_0, None));
+        // The rate: the datasheet INT8 figure (P40: 47 TOPS), else 4 x FP32.
+        assert_eq!(
+            prompt_rate(&p40, rt, Quant::Q4_0, Dtype::Fp16, None),
+            p40.tflops.int8
+        );
+        assert!(gtx.tflops.int8.is_none());
+        let fp32 = gtx.tflops.fp32.unwrap();
+        assert_eq!(
+            prompt_rate(&gtx, rt, Quant::Q4_0, Dtype::Fp16, None),
+            Some(4.0 * fp32)
+        );
+        // Elsewhere the reference rate: none for Pascal's 16-bit weights.
+        assert_eq!(prompt_rate(&gtx, rt, Quant::Fp16, Dtype::Fp16, None), None);
+        let ampere = dev("rtx-3090");
+        assert_eq!(
+            prompt_rate(&ampere, rt, Quant::Q4_0, Dtype::Fp16, None),
+            reference_tflops(&ampere, rt, Dtype::Fp16, None)
+        );
+        // The fraction: the fitted one, with the pooled cell's per-layer
+        // time, and no MMQ era factor on top.
+        let (_, f, n) = PREFILL_DP4A
+            .iter()
+            .find(|(r, _, _)| *r == rt)
+            .copied()
+            .expect("a fitted DP4A fraction");
+        assert!(f > 0.0 && f < 1.0 && n >= 3, "{f} {n}");
+        assert!(!without_int8_mmq(&p40, rt, Quant::Q4_0, None, None));
+        let a = fitted_for(&p40, rt, Quant::Q4_0, None, None);
+        assert_eq!(a.prefill, Some(f));
+        assert_eq!(
+            a.prefill_layer_s,
+            fitted(DeviceClass::Any, rt, Quant::Q4_0).prefill_layer_s
+        );
+        let b = a.prefill_basis.unwrap();
+        assert!(b.dp4a && b.mmq_era_factor.is_none() && b.rows == n);
+        assert!(
+            !fitted_for(&ampere, rt, Quant::Q4_0, None, None)
+                .prefill_basis
+                .unwrap()
+                .dp4a
+        );
     }
 
     #[test]
