@@ -269,6 +269,66 @@ fn intel_dfl_card_with_fpga_classes() {
     assert_eq!(d.source, "pci-sysfs+fpga-class");
 }
 
+/// OFS cards share dfl-pci.c's generic ids (0xbcce PF, 0xbccf VF) and are
+/// told apart by their subsystem id: an N6001 (subdevice 0x1771, as real
+/// `fpgainfo fme` outputs in the OFS documentation pair them) whose PF is
+/// bound to vfio-pci (so the dfl-pci driver does not name it) and whose VF
+/// has no driver, and a D5005 on its own id 0x0b2b with no driver.
+#[test]
+fn ofs_cards_by_id_and_subsystem_without_the_dfl_driver() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    for (addr, device, driver, sub) in [
+        ("0000:b1:00.0", "bcce", Some("vfio-pci"), Some("0x1771")),
+        ("0000:b1:00.5", "bccf", None, Some("0x1771")),
+        ("0000:d8:00.0", "0b2b", None, None),
+    ] {
+        let d = FakePci {
+            vendor: "8086",
+            device,
+            class: "120000",
+            driver,
+            numa: Some(0),
+            link: false,
+        }
+        .write(root.path(), addr);
+        if let Some(sub) = sub {
+            std::fs::write(d.join("subsystem_vendor"), "0x8086\n").unwrap();
+            std::fs::write(d.join("subsystem_device"), format!("{sub}\n")).unwrap();
+        }
+    }
+    let r = run(root.path(), bin.path());
+    let by_id = |id: &str| {
+        r.devices
+            .iter()
+            .find(|d| d.id == id)
+            .unwrap_or_else(|| panic!("{id} in {:?}", r.devices))
+    };
+    let pf = by_id("pci:0000:b1:00.0");
+    assert_eq!(pf.name, "Intel Acceleration Development Platform N6001");
+    assert_eq!((pf.vendor.as_str(), pf.family), ("intel", Family::Fpga));
+    assert_eq!(pf.extra["role"], "pf");
+    assert!(!pf.available, "bound to vfio-pci: {pf:?}");
+    let vf = by_id("pci:0000:b1:00.5");
+    assert_eq!(
+        vf.name,
+        "Intel Acceleration Development Platform N6001 (VF)"
+    );
+    assert_eq!(vf.extra["role"], "vf");
+    let d5005 = by_id("pci:0000:d8:00.0");
+    assert_eq!(d5005.name, "Intel FPGA PAC D5005");
+    assert_eq!(d5005.extra["role"], "pf");
+    assert_eq!(
+        r.devices
+            .iter()
+            .filter(|d| d.family == Family::Fpga)
+            .count(),
+        3,
+        "{:?}",
+        r.devices
+    );
+}
+
 #[test]
 fn soc_fpga_manager_off_pci() {
     let root = tempfile::tempdir().unwrap();

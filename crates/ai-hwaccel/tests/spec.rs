@@ -317,6 +317,36 @@ const UNLISTED_PCI_IDS: &[(u16, u16, &str)] = &[
         0x0b30,
         "Intel FPGA PAC N3000: FPGAs are not in the database",
     ),
+    (
+        0x8086,
+        0x0b2b,
+        "Intel FPGA PAC D5005: FPGAs are not in the database",
+    ),
+    (
+        0x8086,
+        0x0b2c,
+        "Intel FPGA PAC D5005 VF: FPGAs are not in the database",
+    ),
+    (
+        0x8086,
+        0xbcce,
+        "Intel OFS FPGA: FPGAs are not in the database",
+    ),
+    (
+        0x8086,
+        0xbccf,
+        "Intel OFS FPGA VF: FPGAs are not in the database",
+    ),
+    (
+        0x1c2c,
+        0x1000,
+        "Silicom N5010: FPGAs are not in the database",
+    ),
+    (
+        0x1c2c,
+        0x1001,
+        "Silicom N5011: FPGAs are not in the database",
+    ),
 ];
 
 #[test]

@@ -17,7 +17,11 @@
 //! Both layouts are read: the 2021 list (`[bdf] : shell`) and the table of
 //! later releases, whose columns are found by header name.
 //!
-//! Intel cards: the PF/VF ids of Linux `drivers/fpga/dfl-pci.c` @031616c4.
+//! Intel cards: the PF/VF ids of Linux `drivers/fpga/dfl-pci.c` @031616c4,
+//! and those added since (Linux 6.0 to 6.9, read in the patches as posted):
+//! the PAC D5005's 0x0b2b/0x0b2c, Silicom Denmark's N5010/N5011, and the
+//! generic OFS ids 0xbcce/0xbccf whose board is in the subsystem id
+//! ([`ofs_board`]).
 //! `fpga_region` entries (ABI `sysfs-class-fpga-region`: `compat_id`) and
 //! `fpga_manager` entries (ABI `sysfs-class-fpga-manager`: `name`, `state`)
 //! are joined to the PCI function their sysfs path runs through; an FPGA
@@ -85,13 +89,54 @@ pub fn alveo_role(device_id: u16) -> Option<FpgaRole> {
     }
 }
 
-/// Role of an Intel DFL PCI device id (`dfl-pci.c`; source in the module doc).
+/// Role of an Intel DFL PCI device id (`dfl-pci.c`; source in the module
+/// doc): the integrated and discrete PFs and VFs, the PAC N3000 and D5005,
+/// and the generic OFS ids `PCIE_DEVICE_ID_INTEL_DFL` (0xbcce) and
+/// `_DFL_VF` (0xbccf) that OFS cards share, told apart by subsystem id
+/// ([`ofs_board`]).
 pub fn dfl_role(device_id: u16) -> Option<FpgaRole> {
     match device_id {
-        0xbcbd | 0xbcc0 | 0x09c4 | 0x0b30 => Some(FpgaRole::PhysicalFunction),
-        0xbcbf | 0xbcc1 | 0x09c5 => Some(FpgaRole::VirtualFunction),
+        0xbcbd | 0xbcc0 | 0x09c4 | 0x0b30 | 0x0b2b | OFS_DEVICE_ID => {
+            Some(FpgaRole::PhysicalFunction)
+        }
+        0xbcbf | 0xbcc1 | 0x09c5 | 0x0b2c | OFS_VF_DEVICE_ID => Some(FpgaRole::VirtualFunction),
         _ => None,
     }
+}
+
+/// The generic OFS PF and VF ids of `dfl-pci.c` (`PCIE_DEVICE_ID_INTEL_DFL`,
+/// `PCIE_DEVICE_ID_INTEL_DFL_VF`).
+const OFS_DEVICE_ID: u16 = 0xbcce;
+const OFS_VF_DEVICE_ID: u16 = 0xbccf;
+
+/// PCI vendor id of Silicom Denmark (`PCI_VENDOR_ID_SILICOM_DENMARK`),
+/// whose FPGA SmartNICs N5010 (0x1000) and N5011 (0x1001) `dfl-pci.c`
+/// drives.
+pub const SILICOM_DENMARK_VENDOR_ID: u16 = 0x1c2c;
+
+/// The board of an OFS function (Intel 0xbcce / 0xbccf) by its subsystem
+/// id: `dfl-pci.c` binds subsystem vendor Intel with subdevice
+/// `PCIE_SUBDEVICE_ID_INTEL_D5005` 0x138d, `_N6000` 0x1770, `_N6001` 0x1771
+/// and `_C6100` 0x17d4 ("the numeric part of the FPGA card names in
+/// hexadecimal", the D5005 patch's commit message). Names as OPAE's
+/// `fpgainfo fme` prints the boards where a capture shows it (D5005, N6001,
+/// F2000X-PL for 0x17d4), else the kernel's.
+pub fn ofs_board(
+    device_id: u16,
+    sub_vendor: Option<u16>,
+    sub_device: Option<u16>,
+) -> Option<&'static str> {
+    if !matches!(device_id, OFS_DEVICE_ID | OFS_VF_DEVICE_ID) || sub_vendor != Some(INTEL_VENDOR_ID)
+    {
+        return None;
+    }
+    Some(match sub_device? {
+        0x138d => "Intel FPGA Programmable Acceleration Card D5005",
+        0x1770 => "Intel FPGA card N6000 (OFS)",
+        0x1771 => "Intel Acceleration Development Platform N6001",
+        0x17d4 => "Intel IPU Platform F2000X-PL",
+        _ => return None,
+    })
 }
 
 /// Board of an XRT shell (platform) name: `xilinx_u250_gen3x16_xdma_shell_4_1`
@@ -508,6 +553,9 @@ fn pci_role(p: &PciDevice) -> Option<FpgaRole> {
             Some(XCLMGMT_DRIVER) => Some(FpgaRole::Management),
             _ => None,
         }),
+        SILICOM_DENMARK_VENDOR_ID if matches!(p.device_id, 0x1000 | 0x1001) => {
+            Some(FpgaRole::PhysicalFunction)
+        }
         INTEL_VENDOR_ID => dfl_role(p.device_id).or_else(|| {
             (drv == Some(DFL_DRIVER)).then_some(if p.address.function == 0 {
                 FpgaRole::PhysicalFunction
@@ -688,8 +736,20 @@ fn pci_fpga_device(
 ) -> Device {
     let vendor_id = p.map(|p| p.vendor_id);
     let name = p
-        .and_then(|p| known_device(p.vendor_id, p.device_id))
-        .map(|k| k.name.to_string())
+        .and_then(|p| {
+            let vf = role == Some(FpgaRole::VirtualFunction);
+            ofs_board(p.device_id, p.subsystem_vendor_id, p.subsystem_device_id).map(|b| {
+                if vf {
+                    format!("{b} (VF)")
+                } else {
+                    b.to_string()
+                }
+            })
+        })
+        .or_else(|| {
+            p.and_then(|p| known_device(p.vendor_id, p.device_id))
+                .map(|k| k.name.to_string())
+        })
         .or_else(|| p.map(|p| format!("FPGA {:04x}:{:04x}", p.vendor_id, p.device_id)))
         .unwrap_or_else(|| "FPGA".to_string());
     let vendor = match vendor_id {
@@ -787,6 +847,47 @@ mod tests {
         assert_eq!(alveo_role(0x1234), None);
         assert_eq!(dfl_role(0x0b30), Some(FpgaRole::PhysicalFunction));
         assert_eq!(dfl_role(0x09c5), Some(FpgaRole::VirtualFunction));
+        // The D5005's own ids and the generic OFS ones (dfl-pci.c).
+        assert_eq!(dfl_role(0x0b2b), Some(FpgaRole::PhysicalFunction));
+        assert_eq!(dfl_role(0x0b2c), Some(FpgaRole::VirtualFunction));
+        assert_eq!(dfl_role(0xbcce), Some(FpgaRole::PhysicalFunction));
+        assert_eq!(dfl_role(0xbccf), Some(FpgaRole::VirtualFunction));
+        assert_eq!(dfl_role(0xbccd), None);
+        // OFS boards by subsystem id, as real `fpgainfo fme` outputs pair
+        // them (OFS docs: N6001 SubDevice 0x1771, F2000X-PL 0x17D4; the
+        // kernel's D5005 patch: 0x138D).
+        let intel = Some(0x8086);
+        assert_eq!(
+            ofs_board(0xbcce, intel, Some(0x1771)),
+            Some("Intel Acceleration Development Platform N6001")
+        );
+        assert_eq!(
+            ofs_board(0xbccf, intel, Some(0x17d4)),
+            Some("Intel IPU Platform F2000X-PL")
+        );
+        assert_eq!(
+            ofs_board(0xbcce, intel, Some(0x138d)),
+            Some("Intel FPGA Programmable Acceleration Card D5005")
+        );
+        // Another subsystem vendor, an unknown subdevice, another device id.
+        assert_eq!(ofs_board(0xbcce, Some(0x1c2c), Some(0x1771)), None);
+        assert_eq!(ofs_board(0xbcce, intel, Some(0x0001)), None);
+        assert_eq!(ofs_board(0xbcce, intel, None), None);
+        assert_eq!(ofs_board(0x0b30, intel, Some(0x1771)), None);
+        for (v, id) in [
+            (0x8086u16, 0xbcceu16),
+            (0x8086, 0xbccf),
+            (0x8086, 0x0b2b),
+            (0x8086, 0x0b2c),
+            (0x1c2c, 0x1000),
+            (0x1c2c, 0x1001),
+        ] {
+            assert_eq!(
+                known_device(v, id).unwrap().family,
+                Family::Fpga,
+                "{v:04x}:{id:04x}"
+            );
+        }
         for id in [0x5000u16, 0x5001, 0xd020, 0x5095] {
             assert_eq!(
                 known_device(XILINX_VENDOR_ID, id).unwrap().family,

@@ -371,6 +371,16 @@ pub static KNOWN_DEVICES: &[KnownDevice] = &[
         Family::Fpga,
     ),
     k(0x8086, 0x0b30, "Intel FPGA PAC N3000", Family::Fpga),
+    // dfl-pci.c since Linux 6.0/6.9: PCIE_DEVICE_ID_INTEL_PAC_D5005 (and
+    // _VF), the generic OFS ids PCIE_DEVICE_ID_INTEL_DFL / _DFL_VF (the board
+    // is in the subsystem id: fpga.rs `ofs_board`), and Silicom Denmark's
+    // N5010 / N5011 (PCI_VENDOR_ID_SILICOM_DENMARK 0x1c2c).
+    k(0x8086, 0x0b2b, "Intel FPGA PAC D5005", Family::Fpga),
+    k(0x8086, 0x0b2c, "Intel FPGA PAC D5005 (VF)", Family::Fpga),
+    k(0x8086, 0xbcce, "Intel FPGA (OFS DFL)", Family::Fpga),
+    k(0x8086, 0xbccf, "Intel FPGA (OFS DFL, VF)", Family::Fpga),
+    k(0x1c2c, 0x1000, "Silicom FPGA SmartNIC N5010", Family::Fpga),
+    k(0x1c2c, 0x1001, "Silicom FPGA SmartNIC N5011", Family::Fpga),
     // More Intel QuickAssist endpoints: pci.ids (DH895XCC 0435/0443, VFs of
     // C62x/C3000/Xeon D, C4xxx, 200xx) and Linux drivers/crypto/intel/qat/
     // qat_common/adf_accel_devices.h @f5419a42 (0x4940-0x4947).
