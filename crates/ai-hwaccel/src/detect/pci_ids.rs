@@ -110,6 +110,13 @@ pub static VENDORS: &[Vendor] = &[
         key: "hygon",
         name: "Hygon",
     },
+    // pci.ids 2023.04.10: `1c2c  Silicom Denmark`, maker of the FPGA
+    // SmartNICs N5010/N5011 that Linux's dfl-pci.c drives.
+    Vendor {
+        id: 0x1c2c,
+        key: "silicom",
+        name: "Silicom Denmark",
+    },
     // AI ASIC vendors of pci.ids (2023.04.10).
     Vendor {
         id: 0x1d95,
