@@ -377,9 +377,10 @@ impl Split<'_> {
                 g.bandwidth_bytes_per_s,
             );
             prefill_s = prefill_s
-                .zip(speed::reference_tflops(
+                .zip(speed::prompt_rate(
                     g,
                     opts.runtime,
+                    quant,
                     compute,
                     opts.backend,
                 ))
