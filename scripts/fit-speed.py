@@ -1981,10 +1981,10 @@ their 16-bit rate is 1/64 of FP32), so such a prompt is planned at the
 card's int8 DP4A rate (its datasheet INT8 figure, else four times FP32:
 `prompt_rate`, `dp4a_mmq` in `src/plan/speed.rs`) at one fitted fraction
 per runtime, {dp4a}, with the pooled cell's per-layer time; before, Pascal
-prompts had no estimate. The fit rows are the Tesla P40's of Jan to Jul
-2024 builds (PRs 4766, 7716, 8416, 24127); here the GTX 1080 Ti, TITAN Xp
-and Tesla P40 of 2025-2026 builds are 12 % to 24 % under (their prompts
-sped up since); the GTX 1070 and 1070 Ti entries carry no FP32 rate and
+prompts had no estimate. The fit rows are the Tesla P40's of Jan 2024 to Jun
+2026 builds (PRs 4766, 7716, 8416, 24127; all but one of 2024); here the GTX 1080 Ti, TITAN Xp
+and Tesla P40 of 2025-2026 builds are 12 % to 24 % under (seven of the
+eight fit rows are of 2024 builds); the GTX 1070 and 1070 Ti entries carry no FP32 rate and
 stay without one.
 
 Corrections tried and not kept, because this table got worse: referring

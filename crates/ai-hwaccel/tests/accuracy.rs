@@ -2069,7 +2069,7 @@ fn scoreboard_rows_against_published_measurements() {
 /// (Nov 2026, `speed::without_cuda_graphs`): decode median 9.1 %, worst
 /// 44.3 % (the Arc B580). Since Pascal's quantized prompts are planned at
 /// the DP4A rate (`speed::dp4a_mmq`, a fraction fitted on the Tesla P40's
-/// Jan-Jul 2024 rows) six more prefill tests have an estimate (GTX 1080 Ti,
+/// rows of Jan 2024 to Jun 2026 builds) six more prefill tests have an estimate (GTX 1080 Ti,
 /// TITAN Xp and Tesla P40 12-24 % under): prefill median 14.7 %.
 const ACHIEVED_SCOREBOARD: (f64, f64, f64, f64) = (0.10, 0.45, 0.15, 0.62);
 
