@@ -1009,7 +1009,8 @@ fn render_plan(p: &InferencePlan) -> String {
         if let Some(b) = p.decode_build_without_cuda_graphs {
             o += &format!(
                 "decode per-layer time of builds of {b}: llama.cpp runs this GPU without CUDA graphs \
-                 (it uses them from compute capability 8.0, on Volta and Turing from builds of 2026-08)\n"
+                 (it uses them from compute capability 8.0, on Volta and Turing from builds of {})\n",
+                ai_hwaccel::plan::speed::LLAMA_CUDA_GRAPHS_VOLTA
             );
         }
         if let Some(f) = p.kv_read_efficiency {
