@@ -479,7 +479,7 @@ def decode_month(r, newest):
         or row_backend(r) != "cuda"
         or cc is None
         or cc >= (8, 0)
-        or (cc >= (7, 0) and month is not None and month >= CUDA_GRAPHS_VOLTA_MONTH)
+        or (cc >= (7, 0) and (newest if month is None else month) >= CUDA_GRAPHS_VOLTA_MONTH)
     ):
         return month
     return min(newest if month is None else month, CUDA_GRAPHS_MONTH - 1)

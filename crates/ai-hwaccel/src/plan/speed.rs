@@ -1481,7 +1481,11 @@ pub fn without_cuda_graphs(
     }
     match nvidia_cc(e) {
         Some(cc) if cc < (7, 0) => true,
-        Some(cc) if cc < (8, 0) => build.is_none_or(|b| b < LLAMA_CUDA_GRAPHS_VOLTA),
+        // No build month: the newest the runtime's rows measure on the
+        // device's class (what the plan is for, `planned_build`).
+        Some(cc) if cc < (8, 0) => build
+            .or_else(|| newest_build(runtime, DeviceClass::of(d)))
+            .is_none_or(|b| b < LLAMA_CUDA_GRAPHS_VOLTA),
         _ => false,
     }
 }
