@@ -1416,7 +1416,7 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   was 26-82 % over, both ROCm ones 24-32 % under. Per backend the CUDA
   rows are within -14..+25 % (the held-out GB10 Qwen3 30B-A3B Q8_0 2 %
   under, 50 % over before), the Vulkan ones -7..+22 % but the RTX 5090's
-  Aug 2025 Qwen3 30B-A3B Q4_K_M (120 % over, where its Q2_K run of the
+  Aug 2025 Qwen3 30B-A3B Q4_K_M (114 % over, where its Q2_K run of the
   same build is 6 % over); ROCm, with two rows, keeps the runtime's
   factor (28-37 % under).
 - Decode, worst rows: the RTX 4090's Qwen3 30B-A3B Q4_0 tg128 (PR 16834's
@@ -1447,7 +1447,7 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   7B Q4_0 pp512, 903.49, 46 % under (305 % and 93 % over on the XMX rate).
   Before the Intel entries had rates, Intel rows had no prefill estimate.
 - Prefill, worst rows, fit: the MI300X's runs above (pp512 1272.03 and 1334.37
-  tok/s, about two and a half times over). The llama.cpp of that time ran
+  tok/s, 79-88 % over; the worst rows until Nov 2026). The llama.cpp of that time ran
   them without the matrix cores: its `ggml_cuda_should_use_mmq`
   (`ggml/src/ggml-cuda/mmq.cu` as vendored in llama-cpp-python 0.3.1,
   October 2024) returns `cc < CC_RDNA3 || ne11 < MMQ_DP4A_MAX_BATCH_SIZE`
@@ -1455,16 +1455,24 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   quantized prompts ran its DP4A MMQ kernels on the vector units at every
   batch until PR 11601 (February 2025) sent CDNA's to rocBLAS. Since Nov
   2026 a CDNA GPU's quantized prompt of a build before February 2025 is
-  planned at AMD's vector FP32 rate (`cdna_vector_ratio` in
-  `src/plan/speed.rs`: an eighth of the matrix FP16 rate on CDNA 1 to 3,
-  AMD's per-CU tables), which took these rows from 171-186 % to 146-159 %
-  over (148-161 % since the Nov 2026 refits): the amd-datacenter cell they share with the MI50 (DP4A MMQ on GCN)
-  and MI100 (rocBLAS and MFMA MMQ) rows, three kernel paths in nine rows,
-  still reaches more of the reference than the MI300X's build did, where
-  PR 10498's author wrote that the MMQ kernels "perform extreamly poorly on
-  CDNA" (register spills); the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
+  planned at AMD's per-lane vector FP32 rate (`cdna_vector_ratio` in
+  `src/plan/speed.rs`, AMD's per-CU tables: an eighth of the matrix FP16
+  rate on CDNA 1 and 2; a sixteenth on CDNA 3, whose printed "Vector FP32"
+  of 256 FLOPS per clock per CU is CDNA 2's "Packed FP32", beside a vector
+  FP64 of 128, so the MI300X's vector rate for these kernels is 81.7
+  TFLOPS, not 163.4). At the packed rate these rows were 148-161 % over;
+  at the per-lane rate, with PR 8082's MI100 row of the same era (June
+  2024 master, DP4A MMQ: Mistral 7B Q4_K_M pp1024, 585.58 tok/s, 2 % under)
+  in the fit, 79-88 % over: the amd-datacenter cell they share with the
+  MI50 (DP4A MMQ on GCN) and MI100 (DP4A MMQ, rocBLAS and MFMA MMQ) rows,
+  several kernel paths in ten rows, reaches more of the reference than the
+  MI300X's build did, whose `ggml_cuda_dp4a` had no native int8 dot for
+  gfx942 (`__builtin_amdgcn_sdot4` only for gfx906, gfx908, gfx90a and
+  RDNA2; gfx942 took the four-multiply fallback) and where PR 10498's
+  author wrote that the MMQ kernels "perform extreamly poorly on CDNA"
+  (register spills); the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
   (llama.cpp's own benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`,
-  held out: 2276.28 tok/s, 70 % over; the spec entry's 125 TFLOPS fp16 is
+  held out: 2276.28 tok/s, 75 % over; the spec entry's 125 TFLOPS fp16 is
   NVIDIA's sparse FP4 petaflop halved and scaled by Blackwell's FP4 : FP16
   ratio, no measured or stated 16-bit rate, and the class takes the
   pooled 8-bit prefill cell, which the Radeon 8060S's Q8_0 rows joined in
@@ -1473,11 +1481,11 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   41 % over; the same card on Vulkan in May 2025, PR 13324, prints
   468.06, 4 % under): RDNA 1 has no matrix instructions and rests on the Radeon
   cell; the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252's
-  baseline, Aug 2025, 3971.06 tok/s, 120 % over: mixture-of-experts
+  baseline, Aug 2025, 3971.06 tok/s, 114 % over: mixture-of-experts
   prompts on Vulkan before the mul_mat_id work of PR 15546 and later; the
   same card's gpt-oss 20B pp512 on Vulkan rose from 7622.73 tok/s in Aug
   2025 to 10026.81 in Dec 2025, 22 % over and 7 % under); the MI100's llama 13B Q5_K_M
-  pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, 103 % over, where the same card's
+  pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, 105 % over, where the same card's
   IQ4 rows of PR 22051 run 43 % above the estimate).
 - XiongjieDai's Dec 2023 tables time llama.cpp `main`, not llama-bench
   (the commit's notebooks: builds 1671 to 1691 on NVIDIA, n_ctx 512, one

@@ -1204,7 +1204,7 @@ fn speed_basis_line(
                     " x {k:.2} (llama.cpp's int8 MMQ on a data-center GPU: its SMs x clock at GA102's per-SM rate over the datasheet rate)"
                 )),
                 f.vector_reference_ratio.map_or(String::new(), |k| format!(
-                    " x {k:.3} (llama.cpp HIP before 2025-02 ran CDNA's quantized prompts on the vector ALUs: AMD's vector FP32 over matrix FP16 rate)"
+                    " x {k:.3} (llama.cpp HIP before 2025-02 ran CDNA's quantized prompts on the vector ALUs: AMD's per-lane vector FP32 over matrix FP16 rate)"
                 ))
             )
         }

@@ -2041,7 +2041,7 @@ fn cdna_prompts_of_old_llama_cpp_builds_take_the_vector_rate() {
     let basis = |v: &serde_json::Value| v["speed_basis"]["prefill"].clone();
     let old = plan("2024-10");
     let new = plan("2025-08");
-    assert_eq!(basis(&old)["vector_reference_ratio"].as_f64(), Some(0.125));
+    assert_eq!(basis(&old)["vector_reference_ratio"].as_f64(), Some(0.0625));
     assert!(basis(&new).get("vector_reference_ratio").is_none());
     let pre = |v: &serde_json::Value| v["plans"][0]["prefill_tokens_per_s"].as_f64().unwrap();
     assert!(pre(&old) < pre(&new), "{} {}", pre(&old), pre(&new));

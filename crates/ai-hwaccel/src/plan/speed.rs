@@ -117,8 +117,9 @@
 //! On AMD's CDNA GPUs llama.cpp's HIP backend ran quantized prompts on the
 //! vector ALUs (DP4A MMQ) until February 2025 ([`LLAMA_HIP_CDNA_MATRIX`]),
 //! and on the matrix cores after (rocBLAS, then MFMA MMQ); a build before
-//! it is planned at AMD's vector FP32 rate, an eighth of the matrix FP16
-//! one ([`cdna_vector_ratio`]).
+//! it is planned at AMD's per-lane vector FP32 rate (no packed FP32), an
+//! eighth of the matrix FP16 one on CDNA 1 and 2 and a sixteenth on CDNA 3
+//! ([`cdna_vector_ratio`]).
 //!
 //! # Mixture-of-experts prefill
 //!
@@ -539,7 +540,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8428),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.7482),
+        prefill: Some(0.7479),
         prefill_layer_s: Some(0.000e+00),
         rows: (21, 12),
     },
@@ -549,7 +550,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6023),
+        prefill: Some(0.6021),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -559,7 +560,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6023),
+        prefill: Some(0.6021),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -569,8 +570,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9244),
         decode_layer_s: Some(5.247e-05),
-        prefill: Some(0.6846),
-        prefill_layer_s: Some(1.101e-06),
+        prefill: Some(0.689),
+        prefill_layer_s: Some(1.130e-06),
         rows: (16, 11),
     },
     SpeedFit {
@@ -579,8 +580,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9024),
         decode_layer_s: Some(5.247e-05),
-        prefill: Some(0.7574),
-        prefill_layer_s: Some(1.101e-06),
+        prefill: Some(0.7836),
+        prefill_layer_s: Some(1.130e-06),
         rows: (46, 37),
     },
     SpeedFit {
@@ -589,8 +590,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.838),
         decode_layer_s: Some(4.062e-05),
-        prefill: Some(0.7709),
-        prefill_layer_s: Some(9.901e-07),
+        prefill: Some(0.7973),
+        prefill_layer_s: Some(1.017e-06),
         rows: (39, 32),
     },
     SpeedFit {
@@ -599,8 +600,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.512),
         decode_layer_s: Some(4.062e-05),
-        prefill: Some(0.5024),
-        prefill_layer_s: Some(9.901e-07),
+        prefill: Some(0.5177),
+        prefill_layer_s: Some(1.017e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -619,8 +620,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8984),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5263),
-        prefill_layer_s: Some(1.029e-06),
+        prefill: Some(0.5285),
+        prefill_layer_s: Some(1.061e-06),
         rows: (27, 15),
     },
     SpeedFit {
@@ -629,8 +630,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.594),
-        prefill_layer_s: Some(1.029e-06),
+        prefill: Some(0.6133),
+        prefill_layer_s: Some(1.061e-06),
         rows: (41, 26),
     },
     SpeedFit {
@@ -639,8 +640,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.594),
-        prefill_layer_s: Some(1.029e-06),
+        prefill: Some(0.6133),
+        prefill_layer_s: Some(1.061e-06),
         rows: (41, 26),
     },
     SpeedFit {
@@ -660,7 +661,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.7951),
         decode_layer_s: Some(7.812e-05),
         prefill: Some(0.594),
-        prefill_layer_s: Some(1.587e-06),
+        prefill_layer_s: Some(1.591e-06),
         rows: (21, 9),
     },
     SpeedFit {
@@ -669,8 +670,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.5924),
-        prefill_layer_s: Some(1.587e-06),
+        prefill: Some(0.6119),
+        prefill_layer_s: Some(1.591e-06),
         rows: (43, 35),
     },
     SpeedFit {
@@ -679,8 +680,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.5924),
-        prefill_layer_s: Some(1.587e-06),
+        prefill: Some(0.6119),
+        prefill_layer_s: Some(1.591e-06),
         rows: (43, 35),
     },
     SpeedFit {
@@ -699,7 +700,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9101),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.2498),
+        prefill: Some(0.2497),
         prefill_layer_s: Some(0.000e+00),
         rows: (5, 6),
     },
@@ -709,7 +710,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8129),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.3066),
+        prefill: Some(0.3065),
         prefill_layer_s: Some(0.000e+00),
         rows: (30, 34),
     },
@@ -719,7 +720,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8129),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.3084),
+        prefill: Some(0.3083),
         prefill_layer_s: Some(0.000e+00),
         rows: (30, 32),
     },
@@ -729,9 +730,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.5967),
-        prefill_layer_s: Some(5.156e-06),
-        rows: (0, 9),
+        prefill: Some(0.6273),
+        prefill_layer_s: Some(4.981e-06),
+        rows: (0, 10),
     },
     SpeedFit {
         class: DeviceClass::AmdDatacenter,
@@ -739,9 +740,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.5967),
-        prefill_layer_s: Some(5.156e-06),
-        rows: (0, 9),
+        prefill: Some(0.6273),
+        prefill_layer_s: Some(4.981e-06),
+        rows: (0, 10),
     },
     SpeedFit {
         class: DeviceClass::Intel,
@@ -750,7 +751,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
         prefill: Some(0.1977),
-        prefill_layer_s: Some(2.201e-06),
+        prefill_layer_s: Some(2.200e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -760,7 +761,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
         prefill: Some(0.1977),
-        prefill_layer_s: Some(2.201e-06),
+        prefill_layer_s: Some(2.200e-06),
         rows: (7, 5),
     },
     SpeedFit {
@@ -769,8 +770,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8364),
         decode_layer_s: Some(5.053e-05),
-        prefill: Some(0.7056),
-        prefill_layer_s: Some(1.373e-06),
+        prefill: Some(0.7042),
+        prefill_layer_s: Some(1.368e-06),
         rows: (85, 47),
     },
     SpeedFit {
@@ -779,8 +780,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9304),
         decode_layer_s: Some(5.053e-05),
-        prefill: Some(0.5222),
-        prefill_layer_s: Some(1.373e-06),
+        prefill: Some(0.5394),
+        prefill_layer_s: Some(1.368e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -789,9 +790,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7875),
         decode_layer_s: Some(5.053e-05),
-        prefill: Some(0.6),
-        prefill_layer_s: Some(1.373e-06),
-        rows: (208, 176),
+        prefill: Some(0.6126),
+        prefill_layer_s: Some(1.368e-06),
+        rows: (208, 177),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -799,9 +800,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7825),
         decode_layer_s: Some(4.886e-05),
-        prefill: Some(0.6025),
-        prefill_layer_s: Some(1.351e-06),
-        rows: (201, 169),
+        prefill: Some(0.6152),
+        prefill_layer_s: Some(1.346e-06),
+        rows: (201, 170),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -809,8 +810,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.59),
         decode_layer_s: Some(4.886e-05),
-        prefill: Some(0.4785),
-        prefill_layer_s: Some(1.351e-06),
+        prefill: Some(0.4898),
+        prefill_layer_s: Some(1.346e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -827,7 +828,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 31.9), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 31.7), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -846,7 +847,7 @@ pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 /// Fitted fraction of the int8 DP4A rate a quantized prompt reaches on an
 /// NVIDIA GPU without tensor cores but with DP4A ([`dp4a_mmq`]), per runtime,
 /// with the fit rows behind it.
-pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.2679, 8)];
+pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.2678, 8)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
@@ -856,7 +857,7 @@ pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.3)];
 /// per runtime and llama.cpp backend with enough rows of its own (else
 /// [`MOE_PREFILL`]).
 pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
-    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 3.8),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 3.9),
     (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 3.1),
 ];
 
@@ -865,7 +866,7 @@ pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
 /// attention kernels' own efficiency, which batches of sequences expose
 /// (each reads its own cache every step). Fitted on published batched
 /// decode runs (`tests/calibration/batched.csv`).
-pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4297)];
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4298)];
 
 /// Fitted build-date term of the per-layer decode time: per runtime and
 /// device class, the decay per year and the newest and oldest build months
@@ -918,7 +919,7 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
 /// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
 /// CUDA backend ran before MMQ on int8 tensor cores was its default
 /// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.
-pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.5)];
+pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.6)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
@@ -948,14 +949,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.059),
-        prefill: Some(0.8839),
+        prefill: Some(0.8835),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.02),
-        prefill: Some(0.7058),
+        prefill: Some(0.7053),
         rows: (17, 9),
     },
     DeviceFit {
@@ -969,7 +970,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.23),
-        prefill: Some(0.8846),
+        prefill: Some(0.8842),
         rows: (7, 5),
     },
     DeviceFit {
@@ -983,7 +984,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7065),
-        prefill: Some(0.8351),
+        prefill: Some(0.8352),
         rows: (11, 11),
     },
     DeviceFit {
@@ -1004,28 +1005,28 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "mi100",
         runtime: RuntimeKind::LlamaCpp,
         decode: None,
-        prefill: Some(1.339),
-        rows: (0, 4),
+        prefill: Some(1.263),
+        rows: (0, 5),
     },
     DeviceFit {
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9046),
-        prefill: Some(0.9877),
+        prefill: Some(0.9876),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.046),
-        prefill: Some(0.9983),
+        prefill: Some(0.9981),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.01),
-        prefill: Some(1.094),
+        prefill: Some(1.095),
         rows: (4, 4),
     },
     DeviceFit {
@@ -1039,7 +1040,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9991),
-        prefill: Some(1.055),
+        prefill: Some(1.054),
         rows: (13, 7),
     },
     DeviceFit {
@@ -1053,49 +1054,49 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.064),
-        prefill: Some(1.179),
+        prefill: Some(1.18),
         rows: (11, 5),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9857),
-        prefill: Some(0.9814),
+        prefill: Some(0.9813),
         rows: (13, 11),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.042),
-        prefill: Some(0.9714),
+        prefill: Some(0.9743),
         rows: (13, 8),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.315),
-        prefill: Some(0.9603),
+        prefill: Some(0.9598),
         rows: (5, 5),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9804),
-        prefill: Some(0.7231),
+        prefill: Some(0.7255),
         rows: (21, 12),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9764),
-        prefill: Some(1.124),
+        prefill: Some(1.127),
         rows: (18, 10),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.007),
-        prefill: Some(0.7644),
+        prefill: Some(0.7641),
         rows: (19, 20),
     },
     DeviceFit {
@@ -1656,13 +1657,23 @@ pub const LLAMA_HIP_CDNA_MATRIX: BuildMonth = BuildMonth::ym(2025, 2);
 /// Where llama.cpp's HIP backend ran a quantized prompt on an AMD CDNA
 /// GPU's vector ALUs (a build before [`LLAMA_HIP_CDNA_MATRIX`]: DP4A MMQ,
 /// no MFMA), the factor from the datasheet 16-bit rate (the matrix cores')
-/// to the rate of the units the kernels ran on: AMD's "Vector FP32" over
-/// its "Matrix FP16" FLOPS per clock per CU, from AMD's microarchitecture
-/// pages (ROCm/legacy-rocm-build 089d7513c55fc7b6edb2a75b83cb40ca883a0ec2,
+/// to the rate of the units the kernels ran on: one FP32 multiply-add per
+/// lane and clock (a DP4A instruction, native or emulated, is a per-lane
+/// instruction; packed FP32 issues two FP32 FMAs per lane and no int8
+/// dot), over the "Matrix FP16" FLOPS per clock per CU, from AMD's
+/// microarchitecture pages (ROCm/legacy-rocm-build
+/// 089d7513c55fc7b6edb2a75b83cb40ca883a0ec2,
 /// `docs/conceptual/gpu-arch/mi100.md`, `mi250.md`, `mi300.md`): 128 over
-/// 1024 for CDNA1 (gfx908) and CDNA2 (gfx90a, whose separate "Packed FP32"
-/// 256 DP4A does not use), 256 over 2048 for CDNA3 (gfx942, the only
-/// vector FP32 figure printed): 1/8 on each. `None` where it does not apply:
+/// 1024 for CDNA1 (gfx908) and CDNA2 (gfx90a: its table prints "Vector
+/// FP32" 128 and "Packed FP32" 256 apart), 1/8; 128 over 2048 for CDNA3
+/// (gfx942), 1/16: its table prints only "Vector FP32" 256, CDNA2's packed
+/// figure, beside "Vector FP64" 128, the per-lane FMA rate (CDNA2 too runs
+/// FP64 and FP32 FMAs at one per lane, 128 each). The MI300X's 163.4
+/// TFLOPS "Vector FP32" is thus the packed rate; its per-lane rate is
+/// 81.7. (The llama.cpp of those builds had no native int8 dot for gfx942
+/// at all: `ggml_cuda_dp4a` in `ggml/src/ggml-cuda/common.cuh` calls
+/// `__builtin_amdgcn_sdot4` for gfx906, gfx908, gfx90a and RDNA2 only, and
+/// gfx942 took the generic four-multiply fallback.) `None` where it does not apply:
 /// another runtime, 16-bit weights, a backend other than HIP (`None` is
 /// the device's own: HIP on AMD), a build from [`LLAMA_HIP_CDNA_MATRIX`]
 /// on or of unknown month (planned as the newest), or another GPU. GCN
@@ -1687,7 +1698,7 @@ pub fn cdna_vector_ratio(
     }
     let (vector, matrix) = match e.architecture.as_deref()? {
         "gfx908" | "gfx90a" => (128.0, 1024.0),
-        "gfx942" => (256.0, 2048.0),
+        "gfx942" => (128.0, 2048.0),
         _ => return None,
     };
     Some(vector / matrix)
@@ -2333,20 +2344,25 @@ mod tests {
         let rt = RuntimeKind::LlamaCpp;
         let before = Some(BuildMonth::ym(2024, 10));
         let from = Some(LLAMA_HIP_CDNA_MATRIX);
-        // AMD's vector FP32 over matrix FP16 per CU and clock: 1/8 on
-        // CDNA1, CDNA2 and CDNA3.
-        for id in ["mi100", "mi250x", "mi300x"] {
+        // AMD's per-lane vector FP32 over matrix FP16 per CU and clock:
+        // 1/8 on CDNA1 and CDNA2, 1/16 on CDNA3 (whose printed vector FP32
+        // is the packed rate).
+        for (id, ratio) in [("mi100", 0.125), ("mi250x", 0.125), ("mi300x", 0.0625)] {
             let r = cdna_vector_ratio(&dev(id), rt, Quant::Q4_0, None, before);
-            assert_eq!(r, Some(0.125), "{id}");
+            assert_eq!(r, Some(ratio), "{id}");
             assert_eq!(
                 cdna_vector_ratio(&dev(id), rt, Quant::Q4_0, Some(B::Hip), before),
                 r
             );
         }
         let mi300x = dev("mi300x");
-        // MI300X under the old build: 1307.4 / 8 = 163.4, AMD's vector FP32.
-        let vector = reference_tflops(&mi300x, rt, Dtype::Fp16, None).unwrap() * 0.125;
-        assert!((vector - 163.4).abs() < 0.1, "{vector}");
+        // MI300X under the old build: 1307.4 / 16 = 81.7, half AMD's
+        // (packed) vector FP32 of 163.4 and equal to its vector FP64.
+        let vector = reference_tflops(&mi300x, rt, Dtype::Fp16, None).unwrap() * 0.0625;
+        assert!((vector - 81.7).abs() < 0.1, "{vector}");
+        // The MI100: 184.6 / 8 = 23.1, AMD's vector FP32.
+        let mi100 = reference_tflops(&dev("mi100"), rt, Dtype::Fp16, None).unwrap() * 0.125;
+        assert!((mi100 - 23.1).abs() < 0.1, "{mi100}");
         // Not: builds from February 2025 (rocBLAS, then MFMA MMQ), an
         // unknown build (planned as the newest), 16-bit weights (rocBLAS at
         // every build), Vulkan, another runtime, GCN and RDNA (their
@@ -2382,10 +2398,10 @@ mod tests {
         let old = fitted_for(&mi300x, rt, Quant::Q4_0, None, before);
         let new = fitted_for(&mi300x, rt, Quant::Q4_0, None, from);
         let (o, n) = (old.prefill.unwrap(), new.prefill.unwrap());
-        assert!((o / n - 0.125).abs() < 1e-9, "{o} {n}");
+        assert!((o / n - 0.0625).abs() < 1e-9, "{o} {n}");
         assert_eq!(
             old.prefill_basis.unwrap().vector_reference_ratio,
-            Some(0.125)
+            Some(0.0625)
         );
         assert_eq!(new.prefill_basis.unwrap().vector_reference_ratio, None);
     }
