@@ -1508,10 +1508,25 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   rate and the held-out worst from 115 to 225 %; not kept). The 4090's
   LLaMA 7B q4_0 prompt of that snapshot (3961.34 tok/s) is left out: its
   notebook's three runs (4113.14, 5427.62, 2343.25) spread 2.3-fold.
-- The CUDA baselines of K-quant prompt processing in PRs 7860
-  and 7921 (RTX 3090 Q6_K, RTX 4090 Q2_K, master before those PRs brought
-  int8 tensor cores to these types) run at about two thirds of the
-  estimate. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
+- The CUDA baselines of prompt processing in PRs 7676, 7860 and 7921
+  (RTX 4090 Q4_0, Q4_K_S and Q2_K, RTX 3090 Q6_K; June 2024) are builds
+  with LLAMA_CUDA_FORCE_MMQ: that month's master sent micro-batches above
+  64 to FP16 cuBLAS on GPUs with tensor cores until PR 8075 (2024-06-24),
+  and the PRs, which changed only the MMQ kernels, print 1.65-1.95x
+  speedups at microbatch 512, so their master columns ran the DP4A MMQ
+  kernels. The planner plans them as the default build of their month
+  (the factor before int8 MMQ), and the RTX 3090 Q6_K row runs at about
+  half the estimate. Left out of the fit (Nov 2026, tried), they took the
+  factor before int8 MMQ from 1.55 to 1.45, which the pre-Ampere and
+  Vulkan prompts of every build also take, and every figure no fit sees
+  got worse: the scoreboards' prefill median from 13.1 to 15.7 %, the
+  lent H100's prefill worst from 24 to 36 %, the GeForce multi-GPU
+  prefill median from 24 to 29 %, the held-out prefill median from 5.5
+  to 9.0 % (the fit's worst row from 114 to 129 %, the RTX 5090's Vulkan
+  MoE prompt). One factor stands for three kernel paths (FP16 cuBLAS of
+  builds before July 2024, Volta and Turing, NVIDIA under Vulkan); only
+  the first has five fit rows of its own, so the rows stay until the
+  others can be fitted apart. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
   quants) spread widest; the Radeon PRO W7900's rows (lhl's notes, 2024
   builds, ROCm and Vulkan) gave the Radeon class a prefill cell of its own
   (fit median 12 %; its Vulkan pp512, 1813.49 tok/s against 2661 estimated,
