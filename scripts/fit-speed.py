@@ -1116,7 +1116,7 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
         for cls in CLASSES:
             if group(cls) != g:
                 continue
-            out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, DeviceClass::{CLASSES[cls]}, {d:.2}, "
+            out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, DeviceClass::{CLASSES[cls]}, {d:.2f}, "
                        f"BuildMonth::ym({m // 12}, {m % 12 + 1}), BuildMonth::ym({lo // 12}, {lo % 12 + 1})),")
     out.append("];")
     out.append("")
@@ -1126,7 +1126,7 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
     out.append("pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[")
     for runtime, f in sorted(MMQ_ERA.items()):
         if f != 1.0:
-            out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {f:.2}),")
+            out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {f:.2f}),")
     out.append("];")
     out.append("")
     out.append("/// Fitted factors of the devices with enough rows of their own.")
@@ -1519,11 +1519,11 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   half the estimate. Left out of the fit (Nov 2026, tried), they took the
   factor before int8 MMQ from 1.55 to 1.45, which the pre-Ampere and
   Vulkan prompts of every build also take, and every figure no fit sees
-  got worse: the scoreboards' prefill median from 13.1 to 15.7 %, the
-  lent H100's prefill worst from 24 to 36 %, the GeForce multi-GPU
-  prefill median from 24 to 29 %, the held-out prefill median from 5.5
-  to 9.0 % (the fit's worst row from 114 to 129 %, the RTX 5090's Vulkan
-  MoE prompt). One factor stands for three kernel paths (FP16 cuBLAS of
+  got worse: the scoreboards' prefill median from 14.3 to 14.7 %, the
+  lent H100's batched prefill worst from 24 to 36 %, the GeForce
+  multi-GPU prefill median from 24 to 28 % (worst 192 to 219 %), the
+  held-out prefill median from 7.3 to 8.9 % (the fit's worst row from 118
+  to 124 %, the RTX 5090's Vulkan MoE prompt). One factor stands for three kernel paths (FP16 cuBLAS of
   builds before July 2024, Volta and Turing, NVIDIA under Vulkan); only
   the first has five fit rows of its own, so the rows stay until the
   others can be fitted apart. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy

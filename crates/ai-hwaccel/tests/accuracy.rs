@@ -986,9 +986,11 @@ struct LatErr {
 // 8082's MI100 row of that era in the fit, they are 79-88 % over. The
 // worst are now the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan, fit,
 // 114.0 %, and the Max 1100's llama 7B Q4_0 under SYCL, held out,
-// 114.3 %.)
+// 114.3 %. The factor before int8 MMQ had been written to speed.rs with
+// two significant digits, 1.6 where the fit chose 1.55; written as fitted,
+// the RTX 5090 row is 118.0 % over.)
 const ACHIEVED_DECODE_WORST: f64 = GOAL_DECODE_WORST;
-const ACHIEVED_PREFILL_WORST: f64 = 1.15;
+const ACHIEVED_PREFILL_WORST: f64 = 1.19;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.92;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = GOAL_ESTIMATED;
 
@@ -1272,13 +1274,15 @@ const SPLIT_UNPLANNED: usize = 3;
 /// 11.6 to 12.0. The same refit moved the pooled mixture-of-experts
 /// prefill factor: lhl's DeepSeek V3 over 8 H100 from 172.2 % to 174.5 %
 /// over (the data-center worst), the 4x A100 Llama 3 70B prompts from
-/// 130-138 % to 124-131 %.
+/// 130-138 % to 124-131 %. Written as fitted (1.55, not 1.6 rounded to two
+/// significant digits), the factor before int8 MMQ put the workstation
+/// class's worst multi-GPU prompt from 111.6 % to 116.2 % over.
 type LayerSplit = (&'static str, (usize, usize), (f64, f64, f64, f64));
 const ACHIEVED_LAYER_SPLIT: &[LayerSplit] = &[
     ("amd-datacenter", (10, 13), (1.30, 1.50, 3.2, 12.1)),
     ("nvidia-consumer", (81, 82), (0.10, 1.06, 0.25, 1.99)),
     ("nvidia-datacenter", (81, 73), (0.12, 1.55, 0.25, 1.75)),
-    ("nvidia-workstation", (44, 40), (0.046, 0.20, 0.23, 1.16)),
+    ("nvidia-workstation", (44, 40), (0.046, 0.20, 0.23, 1.17)),
 ];
 
 /// cpu.csv: published llama.cpp runs on CPUs alone, against the plan on the
@@ -2089,9 +2093,11 @@ fn scoreboard_rows_against_published_measurements() {
 /// rows of Jan 2024 to Jun 2026 builds) six more prefill tests have an estimate (GTX 1080 Ti,
 /// TITAN Xp and Tesla P40 12-24 % under): prefill median 14.7 %. The
 /// refit with the MI300X's per-lane vector rate and PR 8082's MI100 row
-/// (Nov 2026) raised the MMQ era factor from 1.50 to 1.55 (Turing prompts
-/// 9-34 % over, were 13-38 %): prefill median 13.1 %.
-const ACHIEVED_SCOREBOARD: (f64, f64, f64, f64) = (0.10, 0.45, 0.14, 0.62);
+/// (Nov 2026) chose a factor before int8 MMQ of 1.55 (was 1.50), which
+/// scripts/fit-speed.py wrote to speed.rs with two significant digits as
+/// 1.6 (Turing prompts 9-34 % over): prefill median 13.1 %. Written as
+/// fitted, 1.55 (Turing prompts -4..+41 % over): prefill median 14.3 %.
+const ACHIEVED_SCOREBOARD: (f64, f64, f64, f64) = (0.10, 0.45, 0.15, 0.62);
 
 /// depth.csv's median and worst decode errors reached (never fitted):
 /// median 14.8 %, worst 39.5 % (Llama 2 7B at 32k on the Radeon 8060S under

@@ -875,42 +875,42 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::Amd,
-        0.6,
+        0.60,
         BuildMonth::ym(2026, 8),
         BuildMonth::ym(2024, 1),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::AmdDatacenter,
-        0.6,
+        0.60,
         BuildMonth::ym(2026, 8),
         BuildMonth::ym(2024, 1),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::NvidiaConsumer,
-        0.3,
+        0.30,
         BuildMonth::ym(2026, 5),
         BuildMonth::ym(2023, 12),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::NvidiaWorkstation,
-        0.3,
+        0.30,
         BuildMonth::ym(2026, 5),
         BuildMonth::ym(2023, 12),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::NvidiaDatacenter,
-        0.3,
+        0.30,
         BuildMonth::ym(2026, 5),
         BuildMonth::ym(2023, 12),
     ),
     (
         RuntimeKind::LlamaCpp,
         DeviceClass::NvidiaSoc,
-        0.3,
+        0.30,
         BuildMonth::ym(2026, 5),
         BuildMonth::ym(2023, 12),
     ),
@@ -919,7 +919,7 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
 /// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
 /// CUDA backend ran before MMQ on int8 tensor cores was its default
 /// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.
-pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.6)];
+pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.55)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
