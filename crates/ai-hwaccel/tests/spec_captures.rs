@@ -335,3 +335,45 @@ fn the_quadro_rtx_8000_holds_what_its_capture_gives() {
     assert!(close(t.int8.unwrap(), sms * 2048.0 * ghz / 1000.0));
     assert_eq!(t.fp16, t.fp16_acc32);
 }
+
+/// The Flex 170's rates come from Intel's own `xpu-smi discovery -d` capture
+/// of the card (tests/fixtures/xpu-smi, Intel's Windows guide): its EU count
+/// and core clock with the Xe-HPG per-engine rates the arc-a770 entry uses
+/// (16 vector and 16 XMX engines per Xe-core; 128 FP16 and 256 INT8 ops per
+/// XMX engine, 16 FP32 FLOPs per 8-wide vector engine, per clock).
+#[test]
+fn the_flex_170_holds_what_its_xpu_smi_capture_gives() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/xpu-smi/xpumanager-win-guide__discovery-d__flex-170-14336mib.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| {
+                l.split_once(key)
+                    .map(|(_, v)| v.trim_end_matches('|').trim())
+            })
+            .and_then(number)
+            .unwrap_or_else(|| panic!("{key} not in the capture"))
+    };
+    assert!(text.contains("Intel(R) Data Center GPU Flex Series 170"));
+    let (eus, mhz, simd) = (
+        field("Number of EUs:"),
+        field("Core Clock Rate:"),
+        field("Physical EU SIMD Width:"),
+    );
+    assert_eq!((eus, mhz, simd), (512.0, 2050.0, 8.0));
+    let ghz = mhz / 1e3;
+    let t = &by_id("flex-170").unwrap().tflops;
+    // One XMX engine per vector engine (EU) on Xe-HPG.
+    assert!(close(t.fp16.unwrap(), eus * 128.0 * ghz / 1e3), "{t:?}");
+    assert_eq!(t.bf16, t.fp16);
+    assert!(close(t.int8.unwrap(), eus * 256.0 * ghz / 1e3), "{t:?}");
+    // An 8-wide EU: 8 lanes x one FMA (2 FLOPs) per clock.
+    assert!(
+        close(t.fp32.unwrap(), eus * simd * 2.0 * ghz / 1e3),
+        "{t:?}"
+    );
+    // The arc-a770 entry's per-engine rates are the ones used here.
+    let a770 = &by_id("arc-a770").unwrap().tflops;
+    assert!(close(a770.fp16.unwrap(), 512.0 * 128.0 * 2.1 / 1e3));
+}

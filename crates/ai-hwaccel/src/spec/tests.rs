@@ -408,7 +408,8 @@ fn m4_pro_sixteen_bit_rate_is_its_fp32_rate() {
 /// RDNA 4 compute units at 256 FP32 and 1024 FP16 matrix FLOP per clock
 /// (AMD's RX 9070 XT row: 48.66 / 195 at 64 compute units and 2.97 GHz),
 /// and RDNA 3(.5) compute units at 256 and 512 (AMD's W7900 row);
-/// the Arc A-series laptop parts use the arc-a770 per-engine formula.
+/// the Arc A-series laptop parts and the Flex 170 use the arc-a770
+/// per-engine formula.
 #[test]
 fn unit_count_times_clock_rates_recompute() {
     let near = |id: &str, got: Option<f64>, want: f64| {
@@ -440,10 +441,13 @@ fn unit_count_times_clock_rates_recompute() {
         near(id, t.int8, xmx * 512.0 * ghz / 1e3);
         near(id, t.fp32, xe_cores * 8.0 * 32.0 * ghz / 1e3);
     }
-    // Intel Arc A-series laptop GPUs: Xe-HPG, 16 XMX engines of 128 FP16 /
+    // Intel Arc A-series laptop GPUs and the Flex 170: Xe-HPG, 16 XMX engines of 128 FP16 /
     // 256 INT8 ops and 16 vector engines of 16 FP32 ops per Xe-core, at
     // Intel's stated graphics clock (the arc-a770 formula). (id, Xe-cores, GHz).
     for (id, xe_cores, ghz) in [
+        // The Flex 170 at its xpu-smi capture's 512 EUs and 2050 MHz
+        // (tests/spec_captures.rs reads them from the capture).
+        ("flex-170", 32.0, 2.05),
         ("arc-a770m", 32.0, 1.65),
         ("arc-a730m", 24.0, 1.1),
         ("arc-a550m", 16.0, 0.9),
@@ -760,7 +764,7 @@ const GPU_GAPS: &[(&str, &str)] = &[
     ),
     (
         "gtx-1070",
-        "Pascal GP104, no Tensor cores; no NVIDIA TFLOPS figure read (bandwidth from its stated bus width and data rate)",
+        "Pascal GP104, no Tensor cores and no 16-bit rate NVIDIA states (fp32 from its cores and boost clock, bandwidth from its stated bus width and data rate)",
     ),
     (
         "rtx-5060-laptop",
@@ -771,7 +775,6 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "NVIDIA states no memory data rate; no TechPowerUp entry or attributable capture read",
     ),
     ("mi308x", "no public datasheet"),
-    ("flex-170", "Intel ARK gives no TFLOPS"),
     (
         "radeon-890m",
         "system memory: its type and speed are the laptop maker's; no AMD memory figure read",
@@ -886,6 +889,8 @@ fn workstation_rates_derived_from_a_sibling_ratio_hold() {
         ("quadro-rtx-5000", 8.0),
         ("quadro-rtx-4000", 8.0),
         ("rtx-a5500", 4.0),
+        ("rtx-a1000", 4.0),
+        ("rtx-a400", 4.0),
     ] {
         let t = &by_id(id).unwrap().tflops;
         let want = factor * t.fp32.unwrap();
@@ -899,6 +904,13 @@ fn workstation_rates_derived_from_a_sibling_ratio_hold() {
         if factor == 4.0 {
             assert_eq!(t.bf16, t.fp16, "{id}: Ampere bf16 runs at the fp16 rate");
         }
+    }
+    // The RTX A1000 and A400 take FP32 from NVIDIA's CUDA cores and clock as
+    // reported: cores x 2 FLOPs x clock.
+    for (id, cores, ghz) in [("rtx-a1000", 2304.0, 1.46), ("rtx-a400", 768.0, 1.755)] {
+        let fp32 = by_id(id).unwrap().tflops.fp32.unwrap();
+        let want = cores * 2.0 * ghz / 1e3;
+        assert!((fp32 - want).abs() < 0.006, "{id}: {fp32}, {want:.3}");
     }
     // The Quadro RTX 8000's rates are the Quadro RTX 6000 column's per-SM
     // rates at the same 72 SMs and 1770 MHz (tests/spec_captures.rs checks
@@ -1101,6 +1113,23 @@ fn geforce_rates_derived_from_sms_and_boost_clock() {
         );
         assert!(notes.contains("128 FP16"), "{id}: the 2x ratio's source");
     }
+    // Pascal (GP104, the GTX 1070): 128 FP32 cores per SM at NVIDIA's boost
+    // clock; no Tensor Cores and no 16-bit rate NVIDIA states.
+    let g1070 = by_id("gtx-1070").unwrap();
+    near(
+        g1070.tflops.fp32,
+        15.0 * 256.0 * 1.683 / 1000.0,
+        "fp32",
+        "gtx-1070",
+    );
+    assert_eq!((g1070.tflops.fp16, g1070.tflops.bf16), (None, None));
+    assert!(
+        g1070
+            .notes
+            .as_deref()
+            .unwrap_or_default()
+            .contains("15 x 128 x 2 x 1.683 GHz")
+    );
     // Turing laptop parts print the desktop card's name: by name that is the
     // desktop card, by PCI id the laptop part.
     assert_eq!(
