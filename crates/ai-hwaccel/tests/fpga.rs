@@ -1,8 +1,9 @@
 //! FPGA backend: real `xbutil examine` / `xbmgmt examine` host reports
-//! (fixtures/xbutil-examine, provenance in SOURCES.md), fake roots with
-//! XRT's Alveo ids (xclmgmt + xocl functions), an Intel DFL card with its
-//! fpga_region/fpga_manager class entries, an SoC FPGA manager, a failing
-//! tool and corrupted outputs.
+//! (fixtures/xbutil-examine) and `fpgainfo fme` outputs (fixtures/fpgainfo-fme;
+//! provenance in SOURCES.md), fake roots with XRT's Alveo ids (xclmgmt +
+//! xocl functions), Intel DFL/OFS cards with their fpga_region/fpga_manager
+//! class entries and a fake `fpgainfo` printing real captures, an SoC FPGA
+//! manager, failing tools and corrupted outputs.
 #![allow(
     clippy::disallowed_methods,
     reason = "tests build fake roots and tools and read fixtures"
@@ -354,14 +355,196 @@ fn no_fpga_means_no_tool_run() {
     let root = tempfile::tempdir().unwrap();
     let bin = tempfile::tempdir().unwrap();
     let marker = bin.path().join("ran");
-    write_script(
-        bin.path(),
-        "xbutil",
-        &format!("touch '{}'\n", marker.display()),
-    );
+    for tool in ["xbutil", "fpgainfo"] {
+        write_script(
+            bin.path(),
+            tool,
+            &format!("echo {tool} >> '{}'\n", marker.display()),
+        );
+    }
     let r = run(root.path(), bin.path());
     assert!(r.devices.is_empty());
-    assert!(!marker.exists(), "xbutil must not run without an Alveo");
+    assert!(!marker.exists(), "no tool runs without an FPGA");
+    // An Alveo alone runs xbutil, never fpgainfo.
+    u250_root(root.path());
+    let _ = run(root.path(), bin.path());
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "xbutil\n");
+}
+
+// ---- OPAE fpgainfo fme ------------------------------------------------------
+
+const FME_N6001: &str =
+    "fpgainfo-fme/ofs-docs-n6001-fim-dev__fpgainfo-fme__n6001-bom-lines__bmc-3.15.2.txt";
+const FME_D5005: &str =
+    "fpgainfo-fme/lkml-dfl-pci-d5005-subdevice__fpgainfo-fme__d5005__ofs-2024.1-1.txt";
+const FME_CAPTURES: [&str; 7] = [
+    FME_N6001,
+    FME_D5005,
+    "fpgainfo-fme/opae-sdk-install-guide__fpgainfo-fme__pac-n3000__opae-2.0.txt",
+    "fpgainfo-fme/ofs-docs-f2000x-quick-start__fpgainfo-fme__f2000x-pl__bmc-1.1.9.txt",
+    "fpgainfo-fme/ofs-docs-ftile-jtag__fpgainfo-fme__n6001-name-bmc-read-errors.txt",
+    "fpgainfo-fme/ofs-docs-agx5-quick-start__fpgainfo-fme__jtag-pci-dk-0001.txt",
+    "fpgainfo-fme/ofs-docs-d5005-quick-start__fpgainfo-fme__d5005-open-fpga-stack-platform.txt",
+];
+
+/// An Intel DFL function under `root`, with its subsystem ids when given.
+fn dfl_func(root: &Path, addr: &str, device: &'static str, sub: Option<&str>) {
+    let d = FakePci {
+        vendor: "8086",
+        device,
+        class: "120000",
+        driver: Some("dfl-pci"),
+        numa: Some(0),
+        link: true,
+    }
+    .write(root, addr);
+    if let Some(sub) = sub {
+        std::fs::write(d.join("subsystem_vendor"), "0x8086\n").unwrap();
+        std::fs::write(d.join("subsystem_device"), format!("{sub}\n")).unwrap();
+    }
+}
+
+/// A fake `fpgainfo` that prints `text` for `fpgainfo fme`.
+fn fake_fpgainfo(bin: &Path, text: &str) {
+    let out = bin.join("fme.txt");
+    std::fs::write(&out, text).unwrap();
+    write_script(
+        bin,
+        "fpgainfo",
+        &format!("[ \"$1\" = fme ] && cat '{}'\n", out.display()),
+    );
+}
+
+/// Two OFS cards at the addresses of two real captures (an N6001 at
+/// 98:00.0 with a VF at 98:00.1, a D5005 at d8:00.0); the fake tool prints
+/// both captures one after the other, as `fpgainfo fme` prints one block
+/// per card.
+#[test]
+fn fpgainfo_fme_blocks_join_their_pci_functions() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    dfl_func(root.path(), "0000:98:00.0", "bcce", Some("0x1771"));
+    dfl_func(root.path(), "0000:98:00.1", "bccf", Some("0x1771"));
+    dfl_func(root.path(), "0000:d8:00.0", "bcce", Some("0x138d"));
+    let text = std::fs::read_to_string(fixture(FME_N6001)).unwrap()
+        + &std::fs::read_to_string(fixture(FME_D5005)).unwrap();
+    fake_fpgainfo(bin.path(), &text);
+    let r = run(root.path(), bin.path());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.devices.len(), 3, "{:?}", r.devices);
+
+    let n6001 = r.device("pci:0000:98:00.0").unwrap();
+    assert_eq!(n6001.name, "Intel Acceleration Development Platform N6001");
+    assert_eq!(
+        (n6001.vendor.as_str(), n6001.family),
+        ("intel", Family::Fpga)
+    );
+    assert_eq!(n6001.source, "fpgainfo+pci-sysfs");
+    assert!(n6001.available);
+    assert_eq!(n6001.extra["role"], "pf");
+    assert_eq!(n6001.extra["bmc_fw_version"], "3.15.2");
+    assert_eq!(n6001.extra["bmc_build_version"], "3.15.2");
+    assert_eq!(
+        n6001.extra["pr_interface_id"],
+        "e376f074-6a22-55b1-a162-f734ff17e253"
+    );
+    assert_eq!(n6001.extra["bitstream_id"], "360571656009101231");
+    assert_eq!(n6001.extra["bitstream_version"], "5.0.1");
+    assert_eq!(n6001.extra["boot_page"], "user1");
+    assert_eq!(
+        n6001.extra["user1_image_info"],
+        "893e691edfccfd0aecb1c332ad69551b"
+    );
+    assert_eq!(n6001.extra["opae_interface"], "DFL");
+    assert_eq!(n6001.extra["board_pba"], "B#FB2CG1@AGF14-A0P2");
+    assert_eq!(n6001.serial.as_deref(), Some("Q171211700050"));
+    assert_eq!(n6001.numa_node, Some(0), "the PCI view stays");
+
+    // fpgainfo fme lists FMEs, which live on the PF: the VF gets nothing.
+    let vf = r.device("pci:0000:98:00.1").unwrap();
+    assert_eq!(vf.source, "pci-sysfs");
+    assert!(!vf.extra.contains_key("bmc_fw_version"));
+    assert_eq!(vf.serial, None);
+
+    let d5005 = r.device("pci:0000:d8:00.0").unwrap();
+    assert_eq!(
+        d5005.name,
+        "Intel FPGA Programmable Acceleration Card D5005"
+    );
+    assert_eq!(d5005.extra["bmc_fw_version"], "2.0.12");
+    assert_eq!(d5005.extra["bmc_build_version"], "2.0.8");
+    assert_eq!(
+        d5005.extra["pr_interface_id"],
+        "a195b6f7-cf23-5a2b-8ef9-1161e184ec4e"
+    );
+    assert_eq!(d5005.extra["bitstream_id"], "0x4010002183C88A9");
+    assert_eq!(d5005.serial, None, "its capture has no BOM lines");
+}
+
+#[test]
+fn fpgainfo_failing_or_malformed_is_a_warning() {
+    let root = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    dfl_func(root.path(), "0000:98:00.0", "bcce", Some("0x1771"));
+    // opae-sdk main.c: no resources → `No FPGA resources found.`, EX_SOFTWARE.
+    write_script(
+        bin.path(),
+        "fpgainfo",
+        "echo 'No FPGA resources found.' >&2\nexit 70\n",
+    );
+    let r = run(root.path(), bin.path());
+    let d = r.device("pci:0000:98:00.0").unwrap();
+    assert_eq!(d.source, "pci-sysfs");
+    assert_eq!(d.name, "Intel Acceleration Development Platform N6001");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.backend == "fpga" && w.message.contains("exited with 70")),
+        "{:?}",
+        r.warnings
+    );
+    // Output that is no fpgainfo fme report.
+    fake_fpgainfo(bin.path(), "\u{1}\u{2} not an FME report\n");
+    let r = run(root.path(), bin.path());
+    assert_eq!(r.device("pci:0000:98:00.0").unwrap().source, "pci-sysfs");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.backend == "fpga" && w.message.starts_with("fpgainfo fme:")),
+        "{:?}",
+        r.warnings
+    );
+    // A block at an address the scan does not show is listed on its own.
+    fake_fpgainfo(
+        bin.path(),
+        &std::fs::read_to_string(fixture(FME_D5005)).unwrap(),
+    );
+    let r = run(root.path(), bin.path());
+    let d = r.device("pci:0000:d8:00.0").unwrap();
+    assert_eq!((d.source.as_str(), d.family), ("fpgainfo", Family::Fpga));
+    assert_eq!(d.extra["bmc_fw_version"], "2.0.12");
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+fn parse_fme(bytes: &[u8]) -> ParseOutput {
+    (format("fpgainfo-fme").expect("format registered").parse)(bytes)
+}
+
+#[test]
+fn fpgainfo_fme_format_reads_every_capture() {
+    for f in FME_CAPTURES {
+        let out = parse_fme(&std::fs::read(fixture(f)).unwrap());
+        assert!(out.warnings.is_empty(), "{f}: {:?}", out.warnings);
+        assert_eq!(out.devices.len(), 1, "{f}");
+        let d = &out.devices[0];
+        assert_eq!(
+            (d.vendor.as_str(), d.family),
+            ("intel", Family::Fpga),
+            "{f}"
+        );
+        assert!(d.extra.contains_key("pr_interface_id"), "{f}");
+        assert!(d.pci_address.is_some(), "{f}");
+    }
 }
 
 proptest::proptest! {
@@ -371,6 +554,10 @@ proptest::proptest! {
         for f in [U30, PR6423] {
             let b = support::damaged(std::fs::read(fixture(f)).unwrap(), cut, flip, byte);
             let _ = parse(&b);
+        }
+        for f in FME_CAPTURES {
+            let b = support::damaged(std::fs::read(fixture(f)).unwrap(), cut, flip, byte);
+            let _ = parse_fme(&b);
         }
     }
 }

@@ -111,6 +111,7 @@ fn every_format_stops_at_the_cap() {
     let xb = "xbutil-examine/video-sdk-v1.0-doc__xbutil-examine__4x-u30__xrt-2.10.43.txt";
     let vk = "vulkaninfo/debian12-mesa-22.3.6__vulkaninfo-summary__llvmpipe.txt";
     let ri = "rocminfo/vbs-nn__rx6700xt__runtime-ext-1.4.txt";
+    let fme = "fpgainfo-fme/lkml-dfl-pci-d5005-subdevice__fpgainfo-fme__d5005__ofs-2024.1-1.txt";
     let cases: Vec<(&str, String)> = vec![
         (
             "npu-smi",
@@ -132,6 +133,7 @@ fn every_format_stops_at_the_cap() {
             "xbutil-examine",
             fixture_lines(xb, 1..=20) + &fixture_lines(xb, 21..=21).repeat(N),
         ),
+        ("fpgainfo-fme", fixture_lines(fme, 1..=17).repeat(N)),
         (
             "vulkaninfo-summary",
             fixture_lines(vk, 1..=38)

@@ -216,6 +216,11 @@ pub static FORMATS: &[Format] = &[
         produced_by: "xbutil examine (or xbmgmt examine): the host report with \"Devices present\"",
         parse: super::fpga::parse_format,
     },
+    Format {
+        name: "fpgainfo-fme",
+        produced_by: "fpgainfo fme (OPAE): one block per FPGA Management Engine of an Intel FPGA card",
+        parse: super::fpga::opae::parse_format,
+    },
 ];
 
 impl Format {

@@ -115,7 +115,7 @@ pub enum BackendId {
     Npu = 28,
     /// Other AI ASICs: Tenstorrent (`/sys/class/tenstorrent`), Groq, Graphcore, … by PCI id.
     Asic = 29,
-    /// FPGAs: Xilinx Alveo (xocl/xclmgmt, `xbutil examine`), Intel DFL, `/sys/class/fpga_*`.
+    /// FPGAs: Xilinx Alveo (xocl/xclmgmt, `xbutil examine`), Intel DFL (`fpgainfo fme`), `/sys/class/fpga_*`.
     Fpga = 32,
     /// Offload engines: Intel QuickAssist endpoints and NVIDIA BlueField DPUs.
     Offload = 33,

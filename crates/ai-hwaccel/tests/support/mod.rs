@@ -20,7 +20,7 @@ pub fn fixture(rel: &str) -> PathBuf {
 
 /// Every vendor tool a detection backend may run (fake ones replace them in
 /// hang and daemon tests).
-pub const VENDOR_TOOLS: [&str; 12] = [
+pub const VENDOR_TOOLS: [&str; 13] = [
     "nvidia-smi",
     "amd-smi",
     "rocm-smi",
@@ -32,6 +32,7 @@ pub const VENDOR_TOOLS: [&str; 12] = [
     "vulkaninfo",
     "clinfo",
     "xbutil",
+    "fpgainfo",
     "qaic-util",
 ];
 

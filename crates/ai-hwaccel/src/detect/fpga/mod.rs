@@ -21,7 +21,11 @@
 //! and those added since (Linux 6.0 to 6.9, read in the patches as posted):
 //! the PAC D5005's 0x0b2b/0x0b2c, Silicom Denmark's N5010/N5011, and the
 //! generic OFS ids 0xbcce/0xbccf whose board is in the subsystem id
-//! ([`ofs_board`]).
+//! ([`ofs_board`]). When one of them is present, one `fpgainfo fme` (OPAE)
+//! runs; each FME block it prints ([`opae`]) is joined to the PCI function
+//! at its `PCIe s:b:d.f` address and adds the board name the tool prints,
+//! the BMC firmware and build versions, the bitstream id and version, the
+//! PR interface id, the boot page and flash image info, socket and ports.
 //! `fpga_region` entries (ABI `sysfs-class-fpga-region`: `compat_id`) and
 //! `fpga_manager` entries (ABI `sysfs-class-fpga-manager`: `name`, `state`)
 //! are joined to the PCI function their sysfs path runs through; an FPGA
@@ -35,6 +39,8 @@ use super::pci::{PciDevice, driver_unavailable_reason, pci_address_in_path};
 use super::pci_ids::known_device;
 use super::vulkan::run_tool;
 use super::{BackendOutput, Context};
+
+pub mod opae;
 
 /// PCI vendor id of Xilinx (AMD).
 pub const XILINX_VENDOR_ID: u16 = 0x10ee;
@@ -666,6 +672,14 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
     } else {
         XbutilReport::default()
     };
+    let fme = if cards
+        .iter()
+        .any(|(_, r)| matches!(r, FpgaRole::PhysicalFunction | FpgaRole::VirtualFunction))
+    {
+        run_fpgainfo_fme(ctx, &mut out.warnings)
+    } else {
+        opae::FmeReport::default()
+    };
     let mut addresses: Vec<PciAddress> = cards.iter().map(|(p, _)| p.address).collect();
     for e in &entries {
         if let Some(a) = e.address {
@@ -681,6 +695,13 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
             }
         }
     }
+    for b in &fme.blocks {
+        if let Some(a) = b.address {
+            if !addresses.contains(&a) {
+                addresses.push(a);
+            }
+        }
+    }
     for addr in addresses {
         let p = scan.by_address(addr);
         let role = cards
@@ -688,13 +709,19 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
             .find(|(c, _)| c.address == addr)
             .map(|(_, r)| *r);
         let x = rep.devices.iter().find(|x| x.bdf == Some(addr));
-        let mut d = match (p, x) {
-            (None, Some(x)) => xbutil_device(x, &rep),
+        let f = fme.blocks.iter().find(|b| b.address == Some(addr));
+        let mut d = match (p, x, f) {
+            (None, Some(x), _) => xbutil_device(x, &rep),
+            (None, None, Some(f)) => opae::fme_device(f, 0),
             _ => pci_fpga_device(addr, p, role, &cards),
         };
         if let (Some(_), Some(x)) = (p, x) {
             d.source = "xbutil+pci-sysfs".into();
             apply_xbutil(&mut d, x, &rep);
+        }
+        if let (Some(_), Some(f)) = (p, f) {
+            d.source = format!("fpgainfo+{}", d.source);
+            opae::apply_fme(&mut d, f);
         }
         for e in entries.iter().filter(|e| e.address == Some(addr)) {
             for (k, v) in &e.facts {
@@ -725,6 +752,30 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
         out.devices.push(d);
     }
     out
+}
+
+/// Run `fpgainfo fme` once and parse it. An absent tool says nothing and a
+/// failing run is `run_tool`'s warning; an output with no FME block, or a
+/// block with no PCI address to join, is a warning naming the tool.
+fn run_fpgainfo_fme(ctx: &Context, warnings: &mut Vec<String>) -> opae::FmeReport {
+    let Some(text) = run_tool(ctx, "fpgainfo", &["fme"], warnings) else {
+        return opae::FmeReport::default();
+    };
+    let mut fme = opae::parse_fpgainfo_fme(&text);
+    warnings.append(&mut fme.warnings);
+    if fme.blocks.is_empty() && !text.trim().is_empty() {
+        warnings.push(format!(
+            "fpgainfo fme: no FME block in its output {}",
+            crate::model::excerpt(&text, 60)
+        ));
+    }
+    let unjoined = fme.blocks.iter().filter(|b| b.address.is_none()).count();
+    if unjoined > 0 {
+        warnings.push(format!(
+            "fpgainfo fme: {unjoined} FME block(s) without a PCIe address, joined to no PCI function"
+        ));
+    }
+    fme
 }
 
 /// The device for one FPGA PCI function (or an address only a class entry named).
