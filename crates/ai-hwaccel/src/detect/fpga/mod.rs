@@ -680,26 +680,18 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
     } else {
         opae::FmeReport::default()
     };
+    // The PCI functions, then addresses only a class entry, xbutil or
+    // fpgainfo names, each once.
     let mut addresses: Vec<PciAddress> = cards.iter().map(|(p, _)| p.address).collect();
-    for e in &entries {
-        if let Some(a) = e.address {
-            if !addresses.contains(&a) {
-                addresses.push(a);
-            }
-        }
-    }
-    for x in &rep.devices {
-        if let Some(a) = x.bdf {
-            if !addresses.contains(&a) {
-                addresses.push(a);
-            }
-        }
-    }
-    for b in &fme.blocks {
-        if let Some(a) = b.address {
-            if !addresses.contains(&a) {
-                addresses.push(a);
-            }
+    let named = entries
+        .iter()
+        .map(|e| e.address)
+        .chain(rep.devices.iter().map(|x| x.bdf))
+        .chain(fme.blocks.iter().map(|b| b.address))
+        .flatten();
+    for a in named {
+        if !addresses.contains(&a) {
+            addresses.push(a);
         }
     }
     for addr in addresses {
