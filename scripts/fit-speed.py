@@ -1524,9 +1524,11 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   multi-GPU prefill median from 24 to 28 % (worst 192 to 219 %), the
   held-out prefill median from 7.3 to 8.9 % (the fit's worst row from 118
   to 124 %, the RTX 5090's Vulkan MoE prompt). One factor stands for three kernel paths (FP16 cuBLAS of
-  builds before July 2024, Volta and Turing, NVIDIA under Vulkan); only
-  the first has five fit rows of its own, so the rows stay until the
-  others can be fitted apart. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
+  builds before July 2024, Volta and Turing, NVIDIA under Vulkan); Volta
+  and Turing have four fit rows (V100 only; the rule asks for five) and
+  NVIDIA's Vulkan rows are eight runs of one RTX 5090, most of them
+  mixture-of-experts prompts whose per-backend factor is fitted on them
+  too, so the rows stay until the others can be fitted apart. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
   quants) spread widest; the Radeon PRO W7900's rows (lhl's notes, 2024
   builds, ROCm and Vulkan) gave the Radeon class a prefill cell of its own
   (fit median 12 %; its Vulkan pp512, 1813.49 tok/s against 2661 estimated,
