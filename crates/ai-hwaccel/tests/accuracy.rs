@@ -640,8 +640,10 @@ fn speed_estimates_against_published_measurements() {
             pe
         };
         println!(
-            "{part:8} {:9} {:40} {:12} {:7} tp{} {:>5}/{:<5} tg {:>8} est {:>8} | pp {:>8} est {:>8}",
+            "{part:8} {:9} {:7} {:8} {:40} {:12} {:7} tp{} {:>5}/{:<5} tg {:>8} est {:>8} | pp {:>8} est {:>8}",
             r.runtime,
+            r.backend,
+            r.build.map_or("-".into(), |b| b.to_string()),
             r.device,
             r.model,
             r.format,
