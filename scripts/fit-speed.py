@@ -1225,7 +1225,13 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
     DOC.write_text(
         DOC_HEAD
         + table
-        + DOC_TAIL.format(status=status, above_one=above_one, decays=decay_text, moes=moe_text)
+        + DOC_TAIL.format(
+            status=status,
+            above_one=above_one,
+            decays=decay_text,
+            moes=moe_text,
+            mmq_era=", ".join(f"{f:.2f}" for f in MMQ_ERA.values() if f != 1.0) or "1 (none fitted)",
+        )
         + DOC_SPLIT.format(status=split_status, lines=split_lines)
         + rpc_doc(rpc)
         + DOC_CPU.format(status=cpu_status, lines=cpu_lines)
@@ -1415,12 +1421,12 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   and RTX 3090's Vulkan runs) it split by backend: every CUDA MoE prompt
   was 26-82 % over, both ROCm ones 24-32 % under. Per backend the CUDA
   rows are within -14..+25 % (the held-out GB10 Qwen3 30B-A3B Q8_0 2 %
-  under, 50 % over before), the Vulkan ones -7..+22 % but the RTX 5090's
-  Aug 2025 Qwen3 30B-A3B Q4_K_M (114 % over, where its Q2_K run of the
-  same build is 6 % over); ROCm, with two rows, keeps the runtime's
+  under, 50 % over before), the Vulkan ones -13..+25 % but the RTX 5090's
+  Aug 2025 Qwen3 30B-A3B Q4_K_M (126 % over, where its Q2_K run of the
+  same build is 5 % over); ROCm, with two rows, keeps the runtime's
   factor (28-37 % under).
 - Decode, worst rows: the RTX 4090's Qwen3 30B-A3B Q4_0 tg128 (PR 16834's
-  master column, Oct 2025, 161.55 tok/s, 36 % over since the Nov 2026
+  master column, Oct 2025, 161.55 tok/s, 39 % over since the Nov 2026
   refits), the Data Center GPU Max 1100's llama-2-7b Q4_K_M
   (PR 12972, SYCL, 38.98 tok/s, 34 % over) and the Arc A770's Gemma 2 2B
   Q4_K_M on Vulkan (PR 14001's Windows baseline, held out, 35 % under);
@@ -1432,7 +1438,14 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   so it pays a kernel launch per operation that default builds do not.
 - Prefill, worst row, held out: the Data Center GPU Max 1100's llama 7B
   Q4_0 pp512 (PR 12972, SYCL, 1751.95 tok/s, 114 % over, where the same
-  build's Q4_K_M row runs at 3369.32, 11 % over). The Intel prefill cell
+  build's Q4_K_M row runs at 3369.32, 11 % over). Its build is of the
+  weeks in which SYCL's Q4_0 "reorder" layout, made the default by PR
+  13003 (April 2025), also fed the prompt GEMMs: PR 13536 (opened
+  2025-05-14) says "The reorder optimisation introduced a prompt processing
+  performance regression for Q4_0 models" and took the prompt path off it.
+  Whether build 5376 preceded that PR's merge is not read here, and the
+  PR's own regressed figures were not readable, so the planner has no term
+  for it and the row stays as measured. The Intel prefill cell
   is fitted on five SYCL rows of the Arc A770, Arc A750 and Max 1100
   (within 11 %) since the Intel entries carry XMX rates (Nov 2026; each
   entry's notes give the formula). Each row is planned on the ggml backend
@@ -1481,10 +1494,13 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   41 % over; the same card on Vulkan in May 2025, PR 13324, prints
   468.06, 4 % under): RDNA 1 has no matrix instructions and rests on the Radeon
   cell; the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252's
-  baseline, Aug 2025, 3971.06 tok/s, 114 % over: mixture-of-experts
+  baseline, Aug 2025, 3971.06 tok/s, 126 % over: mixture-of-experts
   prompts on Vulkan before the mul_mat_id work of PR 15546 and later; the
   same card's gpt-oss 20B pp512 on Vulkan rose from 7622.73 tok/s in Aug
-  2025 to 10026.81 in Dec 2025, 22 % over and 7 % under); the MI100's llama 13B Q5_K_M
+  2025 to 10026.81 in Dec 2025, 16 % over and 12 % under, and under
+  KHR_coopmat instead of NVIDIA's coopmat2 extension (PR 25483's
+  baseline, Jul 2026) its Qwen3 30B-A3B Q2_K and gpt-oss 20B prompts ran at
+  7627.01 and 7094.69 tok/s, 13 % under and 25 % over); the MI100's llama 13B Q5_K_M
   pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, 105 % over, where the same card's
   IQ4 rows of PR 22051 run 43 % above the estimate).
 - XiongjieDai's Dec 2023 tables time llama.cpp `main`, not llama-bench
@@ -1516,8 +1532,10 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   speedups at microbatch 512, so their master columns ran the DP4A MMQ
   kernels. The planner plans them as the default build of their month
   (the factor before int8 MMQ), and the RTX 3090 Q6_K row runs at about
-  half the estimate. Left out of the fit (Nov 2026, tried), they took the
-  factor before int8 MMQ from 1.55 to 1.45, which the pre-Ampere and
+  half the estimate. Left out of the fit (Nov 2026, tried, when the
+  factor was fitted at 1.55; it is {mmq_era} since five NVIDIA Vulkan rows
+  joined, PR 25483's, PR 21024's RTX 3090 Q4_1 and geerlingguy's RTX 4090
+  and RTX 2080 Ti runs), they took the factor before int8 MMQ from 1.55 to 1.45, which the pre-Ampere and
   Vulkan prompts of every build also take, and every figure no fit sees
   got worse: the scoreboards' prefill median from 14.3 to 14.7 %, the
   lent H100's batched prefill worst from 24 to 36 %, the GeForce
@@ -1526,9 +1544,17 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   to 124 %, the RTX 5090's Vulkan MoE prompt). One factor stands for three kernel paths (FP16 cuBLAS of
   builds before July 2024, Volta and Turing, NVIDIA under Vulkan); Volta
   and Turing have four fit rows (V100 only; the rule asks for five) and
-  NVIDIA's Vulkan rows are eight runs of one RTX 5090, most of them
-  mixture-of-experts prompts whose per-backend factor is fitted on them
-  too, so the rows stay until the others can be fitted apart. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
+  NVIDIA's Vulkan prompt rows are twelve on four cards (RTX 5090, 3090,
+  4090, 2080 Ti), half of them mixture-of-experts prompts whose
+  per-backend factor is fitted on them too. Fitted apart (tried Nov 28,
+  2026: a factor of NVIDIA's Vulkan prompts' own, which came out at 1.8)
+  they put the fit's prefill median from 6.9 to 7.3 % and the held-out
+  median from 8.2 to 9.2 %, the worst row unchanged, so they keep the
+  shared factor. A factor of its own for quantized prompts under Vulkan
+  on the Radeon class (tried the same day: 1.9, Vulkan slower than
+  ROCm on the same cards) raised the Ryzen AI Max+ 395's device factor so
+  that its ROCm rows went 42-55 % over, and the held-out prefill median
+  from 7.5 to 8.7 %: not kept either. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
   quants) spread widest; the Radeon PRO W7900's rows (lhl's notes, 2024
   builds, ROCm and Vulkan) gave the Radeon class a prefill cell of its own
   (fit median 12 %; its Vulkan pp512, 1813.49 tok/s against 2661 estimated,
