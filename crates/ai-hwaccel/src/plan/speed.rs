@@ -1654,6 +1654,20 @@ pub fn mmq_reference_ratio(
 /// others); PR 11601 covers every CDNA. Its author's words in PR 10498: "the mmq
 /// kernels perform extreamly poorly on CDNA ... MMQ also dosent make use of
 /// MFMA while rocblas can."
+///
+/// Which matrix path a type takes after it differs by CDNA generation
+/// (`ggml_cuda_should_use_mmq` in `src/ggml-cuda/mmq.cu`, ggml-org/ggml
+/// d99724f2, the sync of 2026-08-21): CDNA 3 runs every quantized type on
+/// MFMA MMQ from PR 14624 (2025-07-26; "rocblas/tensile performs very
+/// poorly on CDNA3"); CDNA 1 and 2 from PR 14949 (2025-07-30) run MFMA MMQ
+/// only for micro-batches up to 128 tokens, for Q4_0/Q4_1/Q5_0/Q5_1 at any
+/// size, and for Q4_K/Q5_K up to 256, so at the default micro-batch of 512
+/// every K-, I- and 8-bit type stays on rocBLAS. The planner does not yet
+/// tell those paths apart: the MI100's rocBLAS prompts of July 2025 builds
+/// (PR 14949's Q5_K_M master, PR 14624's "rocblas code path") run at about
+/// half of what its IQ4 prompts of April 2026 builds (PR 22051's master,
+/// also rocBLAS at micro-batch 512) reach, so the path alone does not
+/// explain them.
 pub const LLAMA_HIP_CDNA_MATRIX: BuildMonth = BuildMonth::ym(2025, 2);
 
 /// Where llama.cpp's HIP backend ran a quantized prompt on an AMD CDNA
