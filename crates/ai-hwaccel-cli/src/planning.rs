@@ -1117,6 +1117,32 @@ fn render_plan(p: &InferencePlan) -> String {
     o
 }
 
+/// The line under a fitted fraction saying how far the planner's estimates
+/// of that quantity fell from the published measurements of the device's
+/// class (`FitBasis::accuracy`); empty where the corpus has none.
+fn accuracy_line(what: &str, f: &ai_hwaccel::plan::speed::FitBasis) -> String {
+    let Some(a) = f.accuracy else {
+        return String::new();
+    };
+    let held = match a.held_out_median {
+        Some(m) => format!(
+            "; on the {} the fit never saw, median {:.0} %",
+            a.held_out_rows,
+            100.0 * m
+        ),
+        None => format!(
+            "; {} of them held out of the fit, too few for a median",
+            a.held_out_rows
+        ),
+    };
+    format!(
+        "    {what} estimates against {} published runs of this class: median error {:.0} %, worst {:.0} %{held}\n",
+        a.rows,
+        100.0 * a.median,
+        100.0 * a.worst,
+    )
+}
+
 /// Lines saying where the fitted decode and prefill fractions of the
 /// plan's first accelerator (`inference::basis_device`) come from: its
 /// class's cell or the pool of every GPU class, the rows behind it, "x
@@ -1186,7 +1212,7 @@ fn speed_basis_line(
                 format!("{} {} cell", f.class.as_str(), f.width.as_str())
             };
             format!(
-                "  {what} {:.2} of {of}: {cell} ({} rows{}){}{}{}{}{}\n",
+                "  {what} {:.2} of {of}: {cell} ({} rows{}){}{}{}{}{}\n{}",
                 f.efficiency,
                 f.rows,
                 if f.class == DeviceClass::Any {
@@ -1205,7 +1231,8 @@ fn speed_basis_line(
                 )),
                 f.vector_reference_ratio.map_or(String::new(), |k| format!(
                     " x {k:.3} (llama.cpp HIP before 2025-02 ran CDNA's quantized prompts on the vector ALUs: AMD's per-lane vector FP32 over matrix FP16 rate)"
-                ))
+                )),
+                accuracy_line(what, f)
             )
         }
     };

@@ -1788,6 +1788,78 @@ fn plan_on_a_gpu_llama_cpp_runs_without_cuda_graphs() {
     assert!(!ampere.contains("without CUDA graphs"), "{ampere}");
 }
 
+/// A plan says how far its fitted speeds fell from the published runs of
+/// the device's class: the JSON's `speed_basis.*.accuracy` is the
+/// library's table for that class and runtime, the text prints it under
+/// each fitted fraction, and a runtime without runs of its own in the
+/// corpus (vLLM's speed rows are latency medians, not per class) has none.
+#[test]
+fn plans_report_the_calibration_error_of_their_class() {
+    use ai_hwaccel::plan::runtime::RuntimeKind;
+    use ai_hwaccel::plan::speed::{DeviceClass, accuracy};
+    let args = [
+        "plan",
+        "llama-3-8b",
+        "--devices",
+        "1xrtx-4090",
+        "--runtime",
+        "llama.cpp",
+        "--quant",
+        "q4_k_m",
+    ];
+    let j = json(&[&args[..], &["--json"]].concat());
+    let text = String::from_utf8(run(&args).stdout).unwrap();
+    for (q, prefill) in [("decode", false), ("prefill", true)] {
+        let a = accuracy(RuntimeKind::LlamaCpp, DeviceClass::NvidiaConsumer, prefill)
+            .expect("GeForce rows in the corpus");
+        assert!(
+            a.rows >= 50 && a.median > 0.0 && a.median <= a.worst,
+            "{a:?}"
+        );
+        assert!(a.held_out_rows > 0 && a.held_out_rows < a.rows, "{a:?}");
+        let got = &j["speed_basis"][q]["accuracy"];
+        assert_eq!(got["rows"].as_u64(), Some(u64::from(a.rows)), "{j}");
+        assert_eq!(got["median"].as_f64(), Some(a.median), "{j}");
+        assert_eq!(got["worst"].as_f64(), Some(a.worst), "{j}");
+        assert_eq!(got["held_out_median"].as_f64(), a.held_out_median, "{j}");
+        let line = format!(
+            "{q} estimates against {} published runs of this class: median error {:.0} %",
+            a.rows,
+            100.0 * a.median
+        );
+        assert!(text.contains(&line), "{line}\n{text}");
+    }
+    // An Apple part's plan takes the Apple class's figures, not the GeForce ones.
+    let m = json(&[
+        "plan",
+        "llama-3-8b",
+        "--devices",
+        "1xm2-ultra-192gb",
+        "--runtime",
+        "llama.cpp",
+        "--quant",
+        "q4_k_m",
+        "--json",
+    ]);
+    let apple = accuracy(RuntimeKind::LlamaCpp, DeviceClass::Apple, false).unwrap();
+    assert_eq!(
+        m["speed_basis"]["decode"]["accuracy"]["rows"].as_u64(),
+        Some(u64::from(apple.rows)),
+        "{m}"
+    );
+    let v = json(&[
+        "plan",
+        "llama-3-8b",
+        "--devices",
+        "1xh100-sxm",
+        "--runtime",
+        "vllm",
+        "--json",
+    ]);
+    assert!(v["speed_basis"]["decode"].is_object(), "{v}");
+    assert!(v["speed_basis"]["decode"].get("accuracy").is_none(), "{v}");
+}
+
 /// `--runtime-build`: an older llama.cpp build pays more per layer in
 /// decode (the fitted build-date term), a quantized prompt of a build
 /// before int8 MMQ (July 2024) takes the fitted era factor while one of

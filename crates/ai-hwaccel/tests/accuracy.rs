@@ -613,8 +613,10 @@ fn median_worst(errs: &[f64]) -> (f64, f64) {
     (median(&mut v), v.iter().copied().fold(0.0, f64::max))
 }
 
-#[test]
-fn speed_estimates_against_published_measurements() {
+/// Every speed.csv row's decode and prefill error against the plan, and
+/// the errors of the `main` first prompts (reported apart, never among the
+/// goal rows); with `print`, a line per row.
+fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>) {
     let rows = rows();
     let mut errs: Vec<RowErr> = Vec::new();
     let mut first_prompts: Vec<f64> = Vec::new();
@@ -639,26 +641,28 @@ fn speed_estimates_against_published_measurements() {
         } else {
             pe
         };
-        println!(
-            "{part:8} {:9} {:7} {:8} {:40} {:12} {:7} tp{} {:>5}/{:<5} tg {:>8} est {:>8} | pp {:>8} est {:>8}",
-            r.runtime,
-            r.backend,
-            r.build.map_or("-".into(), |b| b.to_string()),
-            r.device,
-            r.model,
-            r.format,
-            r.tp,
-            r.pp_tokens,
-            r.tg_tokens,
-            r.tg.map_or("-".into(), |v| v.to_string()),
-            e.as_ref()
-                .and_then(|e| e.decode)
-                .map_or("-".into(), |v| format!("{v:.2}")),
-            r.pp.map_or("-".into(), |v| v.to_string()),
-            e.as_ref()
-                .and_then(|e| e.prefill)
-                .map_or("-".into(), |v| format!("{v:.1}")),
-        );
+        if print {
+            println!(
+                "{part:8} {:9} {:7} {:8} {:40} {:12} {:7} tp{} {:>5}/{:<5} tg {:>8} est {:>8} | pp {:>8} est {:>8}",
+                r.runtime,
+                r.backend,
+                r.build.map_or("-".into(), |b| b.to_string()),
+                r.device,
+                r.model,
+                r.format,
+                r.tp,
+                r.pp_tokens,
+                r.tg_tokens,
+                r.tg.map_or("-".into(), |v| v.to_string()),
+                e.as_ref()
+                    .and_then(|e| e.decode)
+                    .map_or("-".into(), |v| format!("{v:.2}")),
+                r.pp.map_or("-".into(), |v| v.to_string()),
+                e.as_ref()
+                    .and_then(|e| e.prefill)
+                    .map_or("-".into(), |v| format!("{v:.1}")),
+            );
+        }
         let class = e
             .as_ref()
             .map_or(NO_SPEC.to_string(), |e| e.class.as_str().to_string());
@@ -673,6 +677,91 @@ fn speed_estimates_against_published_measurements() {
             measures: (r.tg.is_some(), r.pp.is_some() && !r.first_prompt),
         });
     }
+    (errs, first_prompts)
+}
+
+/// `speed::ACCURACY`, which plans report beside their fitted fractions
+/// (`FitBasis::accuracy`), is the planner's error on each device class's
+/// goal rows, fit and held out, as this test computes it
+/// (`scripts/fit-speed.py` writes the constant from the block it prints).
+#[test]
+fn the_accuracy_table_is_the_calibration_errors() {
+    use ai_hwaccel::plan::speed::{ACCURACY, Accuracy};
+    let (errs, _) = row_errors(false);
+    let round3 = |v: f64| (v * 1000.0).round() / 1000.0;
+    let goal = |e: &RowErr| e.fitted && GOAL_RUNTIMES.contains(&e.runtime.as_str());
+    let mut classes: Vec<&str> = errs
+        .iter()
+        .filter(|e| goal(e) && e.class != NO_SPEC)
+        .map(|e| e.class.as_str())
+        .collect();
+    classes.sort();
+    classes.dedup();
+    let mut computed: Vec<(String, String, bool, Accuracy)> = Vec::new();
+    for rt in GOAL_RUNTIMES {
+        for class in &classes {
+            for prefill in [false, true] {
+                let pick = |held_out_only: bool| {
+                    errs.iter()
+                        .filter(|e| goal(e) && e.runtime == *rt && e.class == *class)
+                        .filter(|e| !held_out_only || e.part == "held-out")
+                        .filter_map(|e| if prefill { e.prefill } else { e.decode })
+                        .collect::<Vec<f64>>()
+                };
+                let all = pick(false);
+                if all.is_empty() {
+                    continue;
+                }
+                let held = pick(true);
+                let (m, w) = median_worst(&all);
+                computed.push((
+                    rt.to_string(),
+                    class.to_string(),
+                    prefill,
+                    Accuracy {
+                        rows: all.len() as u32,
+                        median: round3(m),
+                        worst: round3(w),
+                        held_out_rows: held.len() as u32,
+                        held_out_median: (held.len() >= 3).then(|| round3(median_worst(&held).0)),
+                    },
+                ));
+            }
+        }
+    }
+    println!("BEGIN ACCURACY");
+    for (rt, class, prefill, a) in &computed {
+        println!(
+            "{rt}\t{class}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
+            a.rows,
+            a.median,
+            a.worst,
+            a.held_out_rows,
+            a.held_out_median.map_or(String::new(), |v| v.to_string())
+        );
+    }
+    println!("END ACCURACY");
+    let table: Vec<(String, String, bool, Accuracy)> = ACCURACY
+        .iter()
+        .map(|(rt, class, prefill, a)| {
+            (
+                rt.name().to_string(),
+                class.as_str().to_string(),
+                *prefill,
+                *a,
+            )
+        })
+        .collect();
+    assert!(!computed.is_empty());
+    assert_eq!(
+        table, computed,
+        "speed::ACCURACY is not the calibration's errors: rerun scripts/fit-speed.py"
+    );
+}
+
+#[test]
+fn speed_estimates_against_published_measurements() {
+    let (errs, first_prompts) = row_errors(true);
     let pick = |f: &dyn Fn(&RowErr) -> bool, dec: bool| {
         errs.iter()
             .filter(|e| f(e))
