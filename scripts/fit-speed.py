@@ -1603,7 +1603,18 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   on the Radeon class (tried the same day: 1.9, Vulkan slower than
   ROCm on the same cards) raised the Ryzen AI Max+ 395's device factor so
   that its ROCm rows went 42-55 % over, and the held-out prefill median
-  from 7.5 to 8.7 %: not kept either. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
+  from 7.5 to 8.7 %: not kept either. Nor was an era for RDNA 3 and 4
+  after NVIDIA's pattern: llama.cpp's HIP backend dequantized their
+  quantized prompts for hipBLAS until its WMMA-MMQ kernels (PR 17156,
+  RDNA 4, 2025-11-24; PR 17576, RDNA 3, 2025-12-05; ggml-org/ggml's sync
+  history of `src/ggml-cuda/mmq.cu`), and the 2026 ROCm rows of RDNA 3 and
+  3.5 run 22-37 % faster than planned. A factor on the earlier builds'
+  and Vulkan's prompts on those GPUs (tried Nov 28, 2026: 1.75) took those
+  rows to within 25 % and the Radeon 8060S's Vulkan rows from 90 % to
+  59 % over, but raised the Radeon cell, so that RDNA 4's 2026 rows went
+  35-43 % over and RDNA 1 and 2 (DP4A MMQ on the vector units, another
+  path again) up to 101 %; the fit's prefill median went from 6.9 to
+  7.2 %, the held-out one from 8.2 to 8.6 %. AMD's rows (ROCm and Vulkan, RDNA 1 to 4, K-, I- and legacy
   quants) spread widest; the Radeon PRO W7900's rows (lhl's notes, 2024
   builds, ROCm and Vulkan) gave the Radeon class a prefill cell of its own
   (fit median 12 %; its Vulkan pp512, 1813.49 tok/s against 2661 estimated,
