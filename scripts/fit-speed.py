@@ -1372,10 +1372,12 @@ median ≤ 25 %, worst ≤ 60 %; ≥ 90 % of rows estimated.
 
 A plan carries its device class's figures with its fitted fractions
 (`speed_basis.decode.accuracy` and `speed_basis.prefill.accuracy` in the
-JSON, a line under each fraction in the table): the class's fit and
-held-out rows together, with the held-out rows' median apart (the
-`ACCURACY` table in `src/plan/speed.rs`, written by the script from the
-accuracy test's own computation, which the test holds it to).
+JSON, a line under each fraction in the table) under the plan's runtime:
+the class's fit and held-out rows together, with the held-out rows'
+median apart (for vLLM, SGLang and TensorRT-LLM their speed.csv rows
+and latency.csv's read as rates; the `ACCURACY` table in
+`src/plan/speed.rs`, written by the script from the accuracy test's own
+computation, which the test holds it to).
 
 The lines by class and format, and the goals, cover the llama.cpp rows (the
 tokens/s corpus the goals were stated for). A runtime without fitted cells

@@ -1120,7 +1120,7 @@ fn render_plan(p: &InferencePlan) -> String {
 /// The line under a fitted fraction saying how far the planner's estimates
 /// of that quantity fell from the published measurements of the device's
 /// class (`FitBasis::accuracy`); empty where the corpus has none.
-fn accuracy_line(what: &str, f: &ai_hwaccel::plan::speed::FitBasis) -> String {
+fn accuracy_line(what: &str, runtime: &str, f: &ai_hwaccel::plan::speed::FitBasis) -> String {
     let Some(a) = f.accuracy else {
         return String::new();
     };
@@ -1136,7 +1136,7 @@ fn accuracy_line(what: &str, f: &ai_hwaccel::plan::speed::FitBasis) -> String {
         ),
     };
     format!(
-        "    {what} estimates against {} published runs of this class: median error {:.0} %, worst {:.0} %{held}\n",
+        "    {what} estimates against {} published {runtime} runs of this class: median error {:.0} %, worst {:.0} %{held}\n",
         a.rows,
         100.0 * a.median,
         100.0 * a.worst,
@@ -1232,7 +1232,7 @@ fn speed_basis_line(
                 f.vector_reference_ratio.map_or(String::new(), |k| format!(
                     " x {k:.3} (llama.cpp HIP before 2025-02 ran CDNA's quantized prompts on the vector ALUs: AMD's per-lane vector FP32 over matrix FP16 rate)"
                 )),
-                accuracy_line(what, f)
+                accuracy_line(what, p.options.runtime.name(), f)
             )
         }
     };

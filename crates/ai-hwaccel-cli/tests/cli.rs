@@ -1791,8 +1791,8 @@ fn plan_on_a_gpu_llama_cpp_runs_without_cuda_graphs() {
 /// A plan says how far its fitted speeds fell from the published runs of
 /// the device's class: the JSON's `speed_basis.*.accuracy` is the
 /// library's table for that class and runtime, the text prints it under
-/// each fitted fraction, and a runtime without runs of its own in the
-/// corpus (vLLM's speed rows are latency medians, not per class) has none.
+/// each fitted fraction, under the plan's own runtime (vLLM's figures for
+/// a vLLM plan), and a class without runs under that runtime has none.
 #[test]
 fn plans_report_the_calibration_error_of_their_class() {
     use ai_hwaccel::plan::runtime::RuntimeKind;
@@ -1823,7 +1823,7 @@ fn plans_report_the_calibration_error_of_their_class() {
         assert_eq!(got["worst"].as_f64(), Some(a.worst), "{j}");
         assert_eq!(got["held_out_median"].as_f64(), a.held_out_median, "{j}");
         let line = format!(
-            "{q} estimates against {} published runs of this class: median error {:.0} %",
+            "{q} estimates against {} published llama.cpp runs of this class: median error {:.0} %",
             a.rows,
             100.0 * a.median
         );
@@ -1856,8 +1856,30 @@ fn plans_report_the_calibration_error_of_their_class() {
         "vllm",
         "--json",
     ]);
-    assert!(v["speed_basis"]["decode"].is_object(), "{v}");
-    assert!(v["speed_basis"]["decode"].get("accuracy").is_none(), "{v}");
+    let vllm = accuracy(RuntimeKind::Vllm, DeviceClass::NvidiaDatacenter, false).unwrap();
+    assert_eq!(
+        v["speed_basis"]["decode"]["accuracy"]["rows"].as_u64(),
+        Some(u64::from(vllm.rows)),
+        "{v}"
+    );
+    assert_ne!(
+        Some(vllm),
+        accuracy(RuntimeKind::LlamaCpp, DeviceClass::NvidiaDatacenter, false)
+    );
+    // No vLLM row ran on a Radeon: the plan borrows the pooled cell and
+    // reports no error of its own.
+    assert_eq!(accuracy(RuntimeKind::Vllm, DeviceClass::Amd, false), None);
+    let r = json(&[
+        "plan",
+        "llama-3-8b",
+        "--devices",
+        "1xrx-7900-xtx",
+        "--runtime",
+        "vllm",
+        "--json",
+    ]);
+    assert!(r["speed_basis"]["decode"].is_object(), "{r}");
+    assert!(r["speed_basis"]["decode"].get("accuracy").is_none(), "{r}");
 }
 
 /// `--runtime-build`: an older llama.cpp build pays more per layer in

@@ -681,52 +681,78 @@ fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>) {
 }
 
 /// `speed::ACCURACY`, which plans report beside their fitted fractions
-/// (`FitBasis::accuracy`), is the planner's error on each device class's
-/// goal rows, fit and held out, as this test computes it
-/// (`scripts/fit-speed.py` writes the constant from the block it prints).
+/// (`FitBasis::accuracy`), is the planner's error on each runtime's and
+/// device class's published rows, as this test computes it
+/// (`scripts/fit-speed.py` writes the constant from the block it prints):
+/// llama.cpp's goal rows of speed.csv (not `main`'s first prompts), and for
+/// the serving runtimes their speed.csv rows with latency.csv's, read as
+/// rates (1000 / TPOT decode, prompt / TTFT prefill tokens/s: the error of
+/// the rate is measured ÷ estimated time − 1). A runtime without fitted
+/// cells of its own (SGLang, TensorRT-LLM) has every row unseen by the fit,
+/// so all of its rows count as held out.
 #[test]
 fn the_accuracy_table_is_the_calibration_errors() {
     use ai_hwaccel::plan::speed::{ACCURACY, Accuracy};
-    let (errs, _) = row_errors(false);
     let round3 = |v: f64| (v * 1000.0).round() / 1000.0;
-    let goal = |e: &RowErr| e.fitted && GOAL_RUNTIMES.contains(&e.runtime.as_str());
-    let mut classes: Vec<&str> = errs
-        .iter()
-        .filter(|e| goal(e) && e.class != NO_SPEC)
-        .map(|e| e.class.as_str())
-        .collect();
-    classes.sort();
-    classes.dedup();
+    // (runtime, class, held out, decode error, prefill error)
+    type Point = (String, String, bool, Option<f64>, Option<f64>);
+    let mut pts: Vec<Point> = Vec::new();
+    let (errs, _) = row_errors(false);
+    for e in errs.iter().filter(|e| e.class != NO_SPEC) {
+        let held = !e.fitted || e.part == "held-out";
+        pts.push((
+            e.runtime.clone(),
+            e.class.clone(),
+            held,
+            e.decode,
+            e.prefill,
+        ));
+    }
+    for r in latency_rows() {
+        let Some(e) = estimate(&r, false) else {
+            continue;
+        };
+        let rate =
+            |est: Option<f64>, meas: Option<f64>| est.zip(meas).map(|(e, m)| (m / e - 1.0).abs());
+        let held = !fitted_runtime(r.runtime_kind()) || held_out(&r.line);
+        pts.push((
+            r.runtime.clone(),
+            e.class.as_str().to_string(),
+            held,
+            rate(e.tpot_ms, r.tpot_ms),
+            rate(e.ttft_ms, r.ttft_ms),
+        ));
+    }
+    let mut keys: Vec<(String, String)> = pts.iter().map(|p| (p.0.clone(), p.1.clone())).collect();
+    keys.sort();
+    keys.dedup();
     let mut computed: Vec<(String, String, bool, Accuracy)> = Vec::new();
-    for rt in GOAL_RUNTIMES {
-        for class in &classes {
-            for prefill in [false, true] {
-                let pick = |held_out_only: bool| {
-                    errs.iter()
-                        .filter(|e| goal(e) && e.runtime == *rt && e.class == *class)
-                        .filter(|e| !held_out_only || e.part == "held-out")
-                        .filter_map(|e| if prefill { e.prefill } else { e.decode })
-                        .collect::<Vec<f64>>()
-                };
-                let all = pick(false);
-                if all.is_empty() {
-                    continue;
-                }
-                let held = pick(true);
-                let (m, w) = median_worst(&all);
-                computed.push((
-                    rt.to_string(),
-                    class.to_string(),
-                    prefill,
-                    Accuracy {
-                        rows: all.len() as u32,
-                        median: round3(m),
-                        worst: round3(w),
-                        held_out_rows: held.len() as u32,
-                        held_out_median: (held.len() >= 3).then(|| round3(median_worst(&held).0)),
-                    },
-                ));
+    for (rt, class) in &keys {
+        for prefill in [false, true] {
+            let pick = |held_out_only: bool| {
+                pts.iter()
+                    .filter(|p| &p.0 == rt && &p.1 == class && (!held_out_only || p.2))
+                    .filter_map(|p| if prefill { p.4 } else { p.3 })
+                    .collect::<Vec<f64>>()
+            };
+            let all = pick(false);
+            if all.is_empty() {
+                continue;
             }
+            let held = pick(true);
+            let (m, w) = median_worst(&all);
+            computed.push((
+                rt.clone(),
+                class.clone(),
+                prefill,
+                Accuracy {
+                    rows: all.len() as u32,
+                    median: round3(m),
+                    worst: round3(w),
+                    held_out_rows: held.len() as u32,
+                    held_out_median: (held.len() >= 3).then(|| round3(median_worst(&held).0)),
+                },
+            ));
         }
     }
     println!("BEGIN ACCURACY");

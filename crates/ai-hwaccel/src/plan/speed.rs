@@ -459,12 +459,15 @@ pub struct FitBasis {
 
 /// The planner's error on the published measurements of one device class
 /// and runtime in one quantity (decode or prefill tokens/s): |estimate ÷
-/// measured − 1| over the rows of `tests/calibration/speed.csv` (the goal
-/// rows of `docs/accuracy.md`: llama-bench runs, not llama.cpp `main`'s
-/// first prompts), regenerated with the fit by `scripts/fit-speed.py`. The
-/// rows the constants were fitted on are in-sample; `held_out_*` are the
-/// fifth the fit never saw, the fairer guide to a device or build the
-/// corpus does not hold.
+/// measured − 1| over the rows of `tests/calibration/speed.csv` (for
+/// llama.cpp the goal rows of `docs/accuracy.md`: llama-bench runs, not
+/// llama.cpp `main`'s first prompts) and, for the serving runtimes,
+/// `latency.csv`'s single-request times read as rates (1000 / TPOT, prompt
+/// / TTFT); regenerated with the fit by `scripts/fit-speed.py`. The rows
+/// the constants were fitted on are in-sample; `held_out_*` are those the
+/// fit never saw (a fifth of a fitted runtime's rows; every row of a
+/// runtime planned with another's cells, SGLang and TensorRT-LLM), the
+/// fairer guide to a device or build the corpus does not hold.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Accuracy {
     /// Published runs of the class compared (fit and held-out).
@@ -2087,8 +2090,8 @@ pub fn vulkan_without_matrix_engines(d: &PlanDevice) -> bool {
 
 /// The planner's error on the published measurements of a device class
 /// under a runtime ([`Accuracy`]), decode or `prefill`: the runtime's own
-/// rows ([`ACCURACY`] holds llama.cpp's, the runtime the corpus measures
-/// class by class); `None` where there are none.
+/// rows, never another's whose cells it borrows ([`fit_runtime`]); `None`
+/// where the corpus has none.
 pub fn accuracy(runtime: RuntimeKind, class: DeviceClass, prefill: bool) -> Option<Accuracy> {
     ACCURACY
         .iter()
@@ -2290,6 +2293,138 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
             worst: 0.234,
             held_out_rows: 4,
             held_out_median: Some(0.031),
+        },
+    ),
+    (
+        RuntimeKind::Sglang,
+        DeviceClass::AmdDatacenter,
+        false,
+        Accuracy {
+            rows: 2,
+            median: 0.204,
+            worst: 0.335,
+            held_out_rows: 2,
+            held_out_median: None,
+        },
+    ),
+    (
+        RuntimeKind::Sglang,
+        DeviceClass::AmdDatacenter,
+        true,
+        Accuracy {
+            rows: 2,
+            median: 0.094,
+            worst: 0.174,
+            held_out_rows: 2,
+            held_out_median: None,
+        },
+    ),
+    (
+        RuntimeKind::Sglang,
+        DeviceClass::NvidiaDatacenter,
+        false,
+        Accuracy {
+            rows: 11,
+            median: 0.237,
+            worst: 0.542,
+            held_out_rows: 11,
+            held_out_median: Some(0.237),
+        },
+    ),
+    (
+        RuntimeKind::Sglang,
+        DeviceClass::NvidiaDatacenter,
+        true,
+        Accuracy {
+            rows: 11,
+            median: 0.415,
+            worst: 1.417,
+            held_out_rows: 11,
+            held_out_median: Some(0.415),
+        },
+    ),
+    (
+        RuntimeKind::Trtllm,
+        DeviceClass::NvidiaDatacenter,
+        false,
+        Accuracy {
+            rows: 6,
+            median: 0.144,
+            worst: 0.341,
+            held_out_rows: 6,
+            held_out_median: Some(0.144),
+        },
+    ),
+    (
+        RuntimeKind::Vllm,
+        DeviceClass::NvidiaConsumer,
+        false,
+        Accuracy {
+            rows: 10,
+            median: 0.177,
+            worst: 0.599,
+            held_out_rows: 2,
+            held_out_median: None,
+        },
+    ),
+    (
+        RuntimeKind::Vllm,
+        DeviceClass::NvidiaConsumer,
+        true,
+        Accuracy {
+            rows: 9,
+            median: 0.353,
+            worst: 1.005,
+            held_out_rows: 2,
+            held_out_median: None,
+        },
+    ),
+    (
+        RuntimeKind::Vllm,
+        DeviceClass::NvidiaDatacenter,
+        false,
+        Accuracy {
+            rows: 23,
+            median: 0.129,
+            worst: 1.315,
+            held_out_rows: 4,
+            held_out_median: Some(0.166),
+        },
+    ),
+    (
+        RuntimeKind::Vllm,
+        DeviceClass::NvidiaDatacenter,
+        true,
+        Accuracy {
+            rows: 23,
+            median: 0.196,
+            worst: 1.712,
+            held_out_rows: 4,
+            held_out_median: Some(0.329),
+        },
+    ),
+    (
+        RuntimeKind::Vllm,
+        DeviceClass::NvidiaWorkstation,
+        false,
+        Accuracy {
+            rows: 9,
+            median: 0.083,
+            worst: 0.187,
+            held_out_rows: 0,
+            held_out_median: None,
+        },
+    ),
+    (
+        RuntimeKind::Vllm,
+        DeviceClass::NvidiaWorkstation,
+        true,
+        Accuracy {
+            rows: 9,
+            median: 0.182,
+            worst: 0.796,
+            held_out_rows: 0,
+            held_out_median: None,
         },
     ),
 ];
