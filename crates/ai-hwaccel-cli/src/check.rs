@@ -834,7 +834,13 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
                             "mem_fraction_static not in the log: SGLang's default for this GPU and TP, {fraction:.3}"
                         ));
                     }
-                    let kv = (cap * fraction - d.weights_bytes as f64).max(0.0);
+                    // Of the free memory before the weights load, not of
+                    // the total (SGLANG_INIT_BYTES).
+                    let kv = ai_hwaccel::plan::runtime::sglang_pool_bytes(
+                        visible,
+                        fraction,
+                        d.weights_bytes,
+                    ) as f64;
                     kv_pred = Some(kv as u64);
                     tok_pred = per_token_pred.filter(|t| *t > 0.0).map(|t| (kv / t) as u64);
                 }

@@ -547,6 +547,17 @@ fn check_reads_sglang_logs_and_compares() {
         );
     }
     assert_eq!(row(&r, "kv_cache_capacity_tokens")["logged_bytes"], 444_500);
+    // SGLang 0.4.3 on 4 × L4 (QwQ-32B, the Qwen2.5-32B architecture, at
+    // 0.85): a pool of 2.84 GiB beside 15.54 GiB of weights, where taking
+    // the fraction of the GPU's total instead of the free memory before the
+    // load (runtime::SGLANG_INIT_BYTES) would predict 20 % more.
+    let l4 = check_json(
+        &dir.join("llms-in-clouds-sglang-doc__4xl4-qwq-32b-tp4-sglang-0.4.3.log"),
+        &["--model", "qwen2.5-32b", "--devices", "4xl4"],
+    );
+    assert!((ratio(&l4, "weights_per_gpu") - 1.0).abs() <= 0.02, "{l4}");
+    let kv = ratio(&l4, "kv_cache_memory_per_gpu");
+    assert!((kv - 1.0).abs() <= 0.15, "predicted/logged {kv}");
     // Without --model: the log's own figures, and a note asking for it.
     let o = bin()
         .arg("check")

@@ -291,6 +291,40 @@ fn sglang_log_names_the_weights_dtype() {
     assert_eq!(l.mem_fraction_static, Some(0.85));
 }
 
+/// `runtime::SGLANG_INIT_BYTES` is the mean of what the two real SGLang
+/// start-up logs that print the free memory before their weights load
+/// lost against the total CUDA reports for their GPU (H100 SXM, L4).
+#[test]
+fn sglang_init_bytes_is_what_the_logs_lost_before_loading() {
+    use ai_hwaccel::plan::runtime::log::parse_sglang_log;
+    use ai_hwaccel::plan::runtime::{SGLANG_INIT_BYTES, cuda_visible_bytes};
+    let lost: Vec<f64> = [
+        (
+            "sglang-docs-send-request-2025-01__h100-llama3.1-8b.log",
+            "h100-sxm",
+        ),
+        (
+            "llms-in-clouds-sglang-doc__4xl4-qwq-32b-tp4-sglang-0.4.3.log",
+            "l4",
+        ),
+    ]
+    .iter()
+    .map(|(f, gpu)| {
+        let before = parse_sglang_log(&fixture(f))
+            .avail_before_weights_bytes
+            .unwrap_or_else(|| panic!("{f}: no free memory before the weights"));
+        let visible = cuda_visible_bytes(Some(gpu), u64::MAX);
+        assert!(visible > before && visible - before < 1 << 30, "{f}");
+        (visible - before) as f64
+    })
+    .collect();
+    let mean = lost.iter().sum::<f64>() / lost.len() as f64;
+    assert!(
+        (mean - SGLANG_INIT_BYTES as f64).abs() < 4096.0,
+        "mean {mean} vs {SGLANG_INIT_BYTES}"
+    );
+}
+
 #[test]
 fn sglang_parser_ignores_other_runtimes_logs_and_garbage() {
     use ai_hwaccel::plan::runtime::log::parse_sglang_log;

@@ -35,6 +35,32 @@ pub fn sglang_reserved_bytes(gpu_bytes: u64, parallel: u32) -> u64 {
     (gib * GIB) as u64
 }
 
+/// What a GPU has lost before SGLang's model runner measures the memory its
+/// pool rule works from: the CUDA context and the torch-distributed set-up
+/// (its log's `Init torch distributed ends. mem usage=`). The rule is
+/// `rest = free_after_load − total × (1 − mem_fraction_static)` with
+/// `total` the free memory just before the weights load
+/// (`profile_max_num_token`, `python/sglang/srt/model_executor/`
+/// `model_runner.py`, 2025 releases, later
+/// `model_runner_kv_cache_mixin.py`; `get_available_gpu_memory` is
+/// `torch.cuda.mem_get_info`'s free bytes ÷ 2^30, printed as "GB"), so
+/// weights and pool share `mem_fraction_static` of that free memory, not of
+/// the GPU's total. The mean of what two real start-up logs lost before
+/// `Load weight begin. avail mem=` against the total CUDA reports for the
+/// GPU (`cuda_visible_bytes`): 0.37 GiB on an H100 SXM at TP 1 (78.81 of
+/// 79.18; SGLang's documentation, January 2025) and 0.321 GiB on each L4 at
+/// TP 4 (21.63 of 21.951; SGLang 0.4.3, March 2025); a test recomputes it
+/// from the logs (`tests/runtime_logs.rs`).
+pub const SGLANG_INIT_BYTES: u64 = 371_070_075;
+
+/// SGLang's KV pool on a GPU whose CUDA total is `visible_bytes`, at
+/// `mem_fraction_static` `fraction`, after `weights_bytes` loaded (see
+/// [`SGLANG_INIT_BYTES`]); 0 where the weights leave none.
+pub fn sglang_pool_bytes(visible_bytes: u64, fraction: f64, weights_bytes: u64) -> u64 {
+    let total = visible_bytes.saturating_sub(SGLANG_INIT_BYTES) as f64;
+    (total * fraction - weights_bytes as f64).max(0.0) as u64
+}
+
 /// The argument definitions the emitted flags are checked against
 /// (`tests/fixtures/runtimes/sglang.json`, written by
 /// `scripts/runtime-defs.py` from the sglang wheel on PyPI).
@@ -67,10 +93,13 @@ impl Runtime for Sglang {
         // what it does not report is out of reach too.
         let visible =
             super::vllm::cuda_visible_bytes(ctx.device.spec_id.as_deref(), ctx.capacity_bytes);
+        // Weights and pool share the default fraction of the free memory
+        // the model runner measures (SGLANG_INIT_BYTES).
+        let fraction =
+            1.0 - sglang_reserved_bytes(visible, parallel) as f64 / visible.max(1) as f64;
+        let shared = sglang_pool_bytes(visible, fraction, 0);
         RuntimeMemory {
-            reserve_bytes: ((ctx.capacity_bytes - visible)
-                + sglang_reserved_bytes(visible, parallel))
-            .min(ctx.capacity_bytes),
+            reserve_bytes: ctx.capacity_bytes.saturating_sub(shared),
             activation_bytes: 0,
         }
     }
