@@ -89,8 +89,11 @@ impl Runtime for Sglang {
         _forward: &dyn Fn(u64) -> u64,
     ) -> RuntimeMemory {
         let parallel = ctx.tensor_parallel * ctx.pipeline_parallel;
-        // SGLang works from the total CUDA reports (`get_device_memory_capacity`):
-        // what it does not report is out of reach too.
+        // What CUDA does not report is out of reach. (SGLang's default
+        // fraction divides by nvidia-smi's `memory.total`,
+        // `get_nvgpu_memory_capacity`, which counts the driver's reserved
+        // few hundred MiB too; taken from the CUDA total here, the fraction
+        // differs in its third decimal.)
         let visible =
             super::vllm::cuda_visible_bytes(ctx.device.spec_id.as_deref(), ctx.capacity_bytes);
         // Weights and pool share the default fraction of the free memory
