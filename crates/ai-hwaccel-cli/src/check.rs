@@ -824,10 +824,8 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
                         devices[0].spec_id.as_deref(),
                         d.capacity_bytes,
                     );
-                    let cap = visible as f64;
                     let fraction = l.mem_fraction_static.unwrap_or_else(|| {
-                        1.0 - ai_hwaccel::plan::runtime::sglang_reserved_bytes(visible, tp) as f64
-                            / cap
+                        ai_hwaccel::plan::runtime::sglang_default_fraction(visible, tp)
                     });
                     if l.mem_fraction_static.is_none() {
                         notes.push(format!(

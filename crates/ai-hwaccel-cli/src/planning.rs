@@ -1130,6 +1130,7 @@ fn accuracy_line(what: &str, runtime: &str, f: &ai_hwaccel::plan::speed::FitBasi
             a.held_out_rows,
             100.0 * m
         ),
+        None if a.held_out_rows == 0 => "; none of them held out of the fit".to_string(),
         None => format!(
             "; {} of them held out of the fit, too few for a median",
             a.held_out_rows

@@ -35,6 +35,12 @@ pub fn sglang_reserved_bytes(gpu_bytes: u64, parallel: u32) -> u64 {
     (gib * GIB) as u64
 }
 
+/// SGLang's default `mem_fraction_static` on a GPU of `gpu_bytes` at
+/// `parallel` ranks: `1 − reserved ÷ gpu_bytes` ([`sglang_reserved_bytes`]).
+pub fn sglang_default_fraction(gpu_bytes: u64, parallel: u32) -> f64 {
+    1.0 - sglang_reserved_bytes(gpu_bytes, parallel) as f64 / gpu_bytes.max(1) as f64
+}
+
 /// What a GPU has lost before SGLang's model runner measures the memory its
 /// pool rule works from: the CUDA context and the torch-distributed set-up
 /// (its log's `Init torch distributed ends. mem usage=`). The rule is
@@ -98,9 +104,7 @@ impl Runtime for Sglang {
             super::vllm::cuda_visible_bytes(ctx.device.spec_id.as_deref(), ctx.capacity_bytes);
         // Weights and pool share the default fraction of the free memory
         // the model runner measures (SGLANG_INIT_BYTES).
-        let fraction =
-            1.0 - sglang_reserved_bytes(visible, parallel) as f64 / visible.max(1) as f64;
-        let shared = sglang_pool_bytes(visible, fraction, 0);
+        let shared = sglang_pool_bytes(visible, sglang_default_fraction(visible, parallel), 0);
         RuntimeMemory {
             reserve_bytes: ctx.capacity_bytes.saturating_sub(shared),
             activation_bytes: 0,
@@ -117,12 +121,10 @@ impl Runtime for Sglang {
             "SGLang needs a Hugging Face repository or a model directory: a bare size names neither",
         )?;
         let d = choice.per_device.first().ok_or("the plan has no device")?;
-        let fraction = 1.0
-            - sglang_reserved_bytes(
-                d.capacity_bytes,
-                choice.tensor_parallel * choice.pipeline_parallel,
-            ) as f64
-                / d.capacity_bytes.max(1) as f64;
+        let fraction = sglang_default_fraction(
+            d.capacity_bytes,
+            choice.tensor_parallel * choice.pipeline_parallel,
+        );
         let mut argv: Vec<String> = vec![
             "python3".into(),
             "-m".into(),
