@@ -569,12 +569,33 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
     let mut predicted: (Option<u64>, Option<u64>, Option<u64>) = (None, None, None);
     let mut predicted_activation = None;
     if let Some(model) = &args.model {
-        let m = crate::planning::load(model)?;
+        let mut m = crate::planning::load(model)?;
         let (devices, _) = devices_from(args.devices.as_ref(), None, false)?;
         if devices.is_empty() {
             notes.push(
                 "no accelerator to plan for: pass --devices (the GPUs the log is from)".into(),
             );
+        }
+        // The checkpoint's bitsandbytes skip list, where the log prints it
+        // (Unsloth's dynamic 4-bit keeps some layers at 16 bits).
+        if !v.skip_modules.is_empty() {
+            use ai_hwaccel::plan::source::unquantized;
+            let r = unquantized::resolve(&m.spec, "bitsandbytes", &v.skip_modules);
+            if r.any() {
+                let (n, layers) = r.counts(&m.spec);
+                notes.push(format!(
+                    "the log's llm_int8_skip_modules keep {n} projections of {layers} layer{} at 16 bits ({}): predicted with them at 16 bits",
+                    if layers == 1 { "" } else { "s" },
+                    r.matched.join(", ")
+                ));
+                unquantized::apply(&mut m.spec, &r);
+            }
+            if !r.unmatched.is_empty() {
+                notes.push(format!(
+                    "llm_int8_skip_modules entries that name no decoder projection this reads, not counted: {}",
+                    r.unmatched.join(", ")
+                ));
+            }
         }
         let quant = serving_quant_for(
             args,

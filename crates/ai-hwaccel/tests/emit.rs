@@ -1439,3 +1439,34 @@ fn fp4_plans_serve_the_checkpoints_format() {
         }
     }
 }
+
+/// vLLM loads bitsandbytes checkpoints only up to 0.27.1: the pinned
+/// release has no `bitsandbytes` quantization method, so a plan asked for
+/// at NF4 warns and no vLLM command is emitted for it; SGLang, which still
+/// loads bitsandbytes, gets one (that NF4 is never suggested for vLLM is
+/// `quant.rs`'s `candidate_levels` test).
+#[test]
+fn nf4_is_not_served_by_the_pinned_vllm() {
+    let opts = |runtime, quant| InferenceOptions {
+        runtime,
+        quant,
+        context: Some(4096),
+        ..Default::default()
+    };
+    let m = load_model("qwen2.5-7b").unwrap();
+    let devs = PlanDevice::from_device_string("1xrtx-4090").unwrap();
+    let p = plan_inference(&m.spec, &devs, &opts(RuntimeKind::Vllm, Some(Quant::Nf4)));
+    assert_eq!(p.quantization, Quant::Nf4);
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("vLLM loads only up to 0.27.1")),
+        "{:?}",
+        p.warnings
+    );
+    let e = emit(&p, 0, &m.origin).unwrap_err();
+    assert!(e.contains("0.28.0 removed it"), "{e}");
+    let p = plan_inference(&m.spec, &devs, &opts(RuntimeKind::Sglang, Some(Quant::Nf4)));
+    assert!(!p.warnings.iter().any(|w| w.contains("bitsandbytes")));
+    assert_sglang_accepts(&emit(&p, 0, &m.origin).unwrap());
+}

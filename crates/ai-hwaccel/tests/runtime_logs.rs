@@ -180,6 +180,22 @@ mod vllm {
         ));
         assert_eq!(l.gpu_blocks, Some(12_652));
         assert_eq!(l.quantization.as_deref(), Some("bitsandbytes"));
+        // Unsloth's kwargs line: the checkpoint's skip list, in order.
+        assert_eq!(
+            l.skip_modules,
+            [
+                "lm_head",
+                "multi_modal_projector",
+                "merger",
+                "modality_projection",
+                "model.layers.0.self_attn",
+                "model.layers.0.mlp",
+                "model.layers.2.mlp",
+                "model.layers.3.mlp",
+                "model.layers.21.mlp",
+                "model.layers.0.self_attn.q_proj",
+            ]
+        );
         assert_eq!(
             serving_quant(l.dtype.as_deref(), l.quantization.as_deref()),
             Some(Quant::Nf4)

@@ -208,3 +208,58 @@ fn nvfp4_checkpoint_with_bf16_attention() {
         "{warnings:?}"
     );
 }
+
+/// A bitsandbytes NF4 checkpoint whose `llm_int8_skip_modules` keeps some
+/// layers in BF16 (Unsloth's dynamic 4-bit) is planned with those
+/// projections at 16 bits: on Llama-3.1-8B, layer 0's attention
+/// (2 × 4096² plus 2 × 4096 × 1024, 41,943,040 weights) and layer 3's MLP
+/// (3 × 4096 × 14336, 176,160,768) at 2 bytes instead of NF4's 4.127 bits.
+#[test]
+fn nf4_checkpoint_with_bf16_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/models/llama-3.1-8b/config.json"
+    );
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let plan = |skip: &str| {
+        let path = dir.path().join("config.json");
+        std::fs::write(
+            &path,
+            text.replacen(
+                r#""torch_dtype": "bfloat16","#,
+                &format!(
+                    r#""torch_dtype": "bfloat16", "quantization_config": {{"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true, "llm_int8_skip_modules": [{skip}]}},"#
+                ),
+                1,
+            ),
+        )
+        .unwrap();
+        let m = load_model(path.to_str().unwrap()).unwrap();
+        let p = plan_inference(
+            &m.spec,
+            &PlanDevice::from_device_string("1xrtx-4090").unwrap(),
+            &InferenceOptions {
+                quant: Some(Quant::Nf4),
+                context: Some(4096),
+                runtime: ai_hwaccel::plan::RuntimeKind::Sglang,
+                ..Default::default()
+            },
+        );
+        (p.plans[0].per_device[0].weights_bytes, m.warnings)
+    };
+    let (all, _) = plan(r#""lm_head""#);
+    let (kept, warnings) = plan(r#""lm_head", "model.layers.0.self_attn", "model.layers.3.mlp""#);
+    let params = 41_943_040.0 + 176_160_768.0;
+    let expected = params * (2.0 - Quant::Nf4.bits_per_weight() / 8.0);
+    assert!(
+        ((kept - all) as f64 - expected).abs() < 2.0,
+        "{kept} - {all} against {expected}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("keeps 7 projections of 2 layers at 16 bits")),
+        "{warnings:?}"
+    );
+}

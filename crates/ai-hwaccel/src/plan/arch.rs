@@ -415,6 +415,73 @@ pub struct ModelSpec {
     /// plan at a quantized level counts them at 16 bits.
     #[serde(default)]
     pub attention_unquantized: bool,
+    /// Projections of single layers the checkpoint keeps at 16 bits while
+    /// the rest is quantized (a `quantization_config`'s list of modules not
+    /// to convert, as Unsloth's dynamic 4-bit checkpoints keep a few
+    /// layers' MLPs): a plan at a quantized level counts them at 16 bits.
+    /// Attention covered by [`Self::attention_unquantized`] is not repeated
+    /// here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unquantized_layers: Vec<UnquantizedLayer>,
+}
+
+/// One layer's projections a quantized checkpoint keeps at 16 bits
+/// ([`ModelSpec::unquantized_layers`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnquantizedLayer {
+    /// The layer's index.
+    pub layer: u32,
+    /// Its projections kept at 16 bits.
+    pub parts: Vec<Projection>,
+}
+
+/// A projection of a layer, as quantizers and runtimes name it
+/// (`self_attn.q_proj`, `mlp.down_proj`, `mlp.experts.N.up_proj`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Projection {
+    /// The query projection: half of [`LayerParams::attention_sharded`].
+    Q,
+    /// The key projection: half of [`LayerParams::attention_kv`].
+    K,
+    /// The value projection: the other half.
+    V,
+    /// The output projection: the other half of the sharded attention.
+    O,
+    /// The whole of a multi-head latent attention (its projections are
+    /// not of the q/k/v/o shape).
+    Attention,
+    /// The MLP's (or shared experts') gate projection.
+    Gate,
+    /// The MLP's up projection.
+    Up,
+    /// The MLP's down projection.
+    Down,
+    /// Every routed expert's gate projection.
+    ExpertGate,
+    /// Every routed expert's up projection.
+    ExpertUp,
+    /// Every routed expert's down projection.
+    ExpertDown,
+}
+
+/// Parameters of one layer's projections kept at 16 bits, in the groups
+/// tensor parallelism splits differently.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UnquantizedParams {
+    /// Of [`LayerParams::attention_sharded`].
+    pub attention_sharded: f64,
+    /// Of [`LayerParams::attention_kv`].
+    pub attention_kv: f64,
+    /// Of [`LayerParams::attention_replicated`] (a whole MLA).
+    pub attention_replicated: f64,
+    /// Of [`LayerParams::mlp`].
+    pub mlp: f64,
+    /// Of [`LayerParams::experts`].
+    pub experts: f64,
 }
 
 fn default_mlp() -> MlpKind {
@@ -797,6 +864,46 @@ impl ModelSpec {
         p
     }
 
+    /// Parameters of layer `i` that [`Self::unquantized_layers`] keeps at
+    /// 16 bits. The q and o projections are each half of the sharded
+    /// attention and k and v each half of the KV projections (q and o are
+    /// both `h × heads·d`, k and v both `h × kv_heads·d`); a gated MLP's
+    /// gate, up and down are each a third of it (all `h × intermediate`),
+    /// an ungated one's up and down each a half. Biases go with their
+    /// projections, as [`LayerParams`] counts them.
+    pub fn unquantized_params(&self, i: u32) -> UnquantizedParams {
+        let mut u = UnquantizedParams::default();
+        let Some(l) = self.unquantized_layers.iter().find(|l| l.layer == i) else {
+            return u;
+        };
+        let p = self.layer_params(i);
+        let mlp_share = if self.mlp == MlpKind::Gated { 3.0 } else { 2.0 };
+        for part in &l.parts {
+            match part {
+                Projection::Q | Projection::O => {
+                    u.attention_sharded += p.attention_sharded as f64 / 2.0
+                }
+                Projection::K | Projection::V => u.attention_kv += p.attention_kv as f64 / 2.0,
+                Projection::Attention => {
+                    u.attention_sharded = p.attention_sharded as f64;
+                    u.attention_kv = p.attention_kv as f64;
+                    u.attention_replicated = p.attention_replicated as f64;
+                }
+                Projection::Gate | Projection::Up | Projection::Down => {
+                    u.mlp += p.mlp as f64 / mlp_share
+                }
+                Projection::ExpertGate | Projection::ExpertUp | Projection::ExpertDown => {
+                    u.experts += p.experts as f64 / mlp_share
+                }
+            }
+        }
+        u.attention_sharded = u.attention_sharded.min(p.attention_sharded as f64);
+        u.attention_kv = u.attention_kv.min(p.attention_kv as f64);
+        u.mlp = u.mlp.min(p.mlp as f64);
+        u.experts = u.experts.min(p.experts as f64);
+        u
+    }
+
     /// Parameters outside the decoder layers: embeddings, learned
     /// positions, final norm, LM head.
     pub fn embedding_params(&self) -> u64 {
@@ -1054,6 +1161,7 @@ mod tests {
             max_context: Some(4096),
             torch_dtype: Some("fp16".into()),
             attention_unquantized: false,
+            unquantized_layers: Vec::new(),
         }
     }
 

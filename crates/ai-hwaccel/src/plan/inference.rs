@@ -671,9 +671,29 @@ impl<'a> Sizer<'a> {
             } else {
                 0.0
             };
+            // Single layers' projections kept at 16 bits
+            // (`ModelSpec::unquantized_layers`), split as their groups are.
+            // A GGUF level is llama.cpp's own mix of the original weights.
+            let (layer_extra, experts_extra) = if q < unq && gguf.is_none() {
+                let u = spec.unquantized_params(i);
+                let attention = if spec.attention_unquantized {
+                    0.0
+                } else {
+                    u.attention_sharded / t + u.attention_kv * kv_share + u.attention_replicated
+                };
+                (
+                    (attention + u.mlp / t) * (unq - q),
+                    u.experts / te * (unq - q),
+                )
+            } else {
+                (0.0, 0.0)
+            };
             let (mut fixed, mut expert_bytes) = (
-                (split + other) * q + attention_extra + p.replicated as f64 * norm_bytes,
-                experts * q,
+                (split + other) * q
+                    + attention_extra
+                    + layer_extra
+                    + p.replicated as f64 * norm_bytes,
+                experts * q + experts_extra,
             );
             if gguf.is_some() {
                 let lb = super::quant::GgufMix::layer_bits(quant, i, &facts);
@@ -2029,7 +2049,8 @@ pub(crate) fn marlin(q: Quant, d: &PlanDevice, runtime: RuntimeKind) -> bool {
 /// bits than it was published in, the model's own 16-bit type before the
 /// other, GGUF block formats only for a GGUF model (`gguf`) or llama.cpp,
 /// for llama.cpp only what it stores (GGUF blocks and 16/32-bit floats,
-/// not FP8, INT8, GPTQ/AWQ or NF4), and never Q2_K (see below).
+/// not FP8, INT8, GPTQ/AWQ or NF4), for vLLM not NF4 (it no longer loads
+/// bitsandbytes), and never Q2_K (see below).
 pub(crate) fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKind) -> Vec<Quant> {
     let native = spec.torch_dtype.as_deref().and_then(Quant::parse);
     let ceiling = native.map_or(16.0, Quant::bits_per_weight);
@@ -2037,6 +2058,8 @@ pub(crate) fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKin
     let mut levels: Vec<Quant> = Quant::ALL
         .into_iter()
         .filter(|q| q.bits_per_weight() <= ceiling)
+        // vLLM no longer loads bitsandbytes (runtime::VLLM_LAST_BITSANDBYTES).
+        .filter(|&q| !(runtime == RuntimeKind::Vllm && q == Quant::Nf4))
         .filter(|&q| gguf || llama || !q.is_gguf())
         .filter(|&q| !llama || q.is_gguf() || matches!(q, Quant::Fp32 | Quant::Bf16 | Quant::Fp16))
         // Q2_K is planned when asked for but never suggested: below 3 bits
@@ -2234,6 +2257,9 @@ pub fn plan_inference(
         Some(r) => r,
         None => plan_level(spec, devices, quant, kv, opts, context),
     };
+    if opts.runtime == RuntimeKind::Vllm && quant == Quant::Nf4 {
+        warnings.push(super::runtime::vllm_bitsandbytes_removed());
+    }
     let feasible_plans = result.plans.len();
     let feasible = feasible_plans > 0;
     let mut advice = Vec::new();

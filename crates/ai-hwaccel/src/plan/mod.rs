@@ -21,7 +21,7 @@ pub mod training_emit;
 
 pub use arch::{
     ArchError, AttentionKind, LayerInfo, LayerParams, Mla, MlpKind, ModelSpec, Moe, NormKind,
-    SlidingWindow, VisionKind, VisionTower,
+    Projection, SlidingWindow, UnquantizedLayer, UnquantizedParams, VisionKind, VisionTower,
 };
 pub use devices::PlanDevice;
 pub use inference::{

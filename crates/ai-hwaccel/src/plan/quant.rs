@@ -693,6 +693,13 @@ mod gguf_mix_tests {
                 .iter()
                 .any(|q| matches!(q, Quant::Q4_1 | Quant::Q5_0 | Quant::Q5_1))
         );
+        // NF4 (bitsandbytes) is offered to SGLang, which loads it, and not
+        // to vLLM, which stopped after 0.27.1.
+        use crate::plan::runtime::RuntimeKind::{Sglang, Vllm};
+        let levels = |r| crate::plan::inference::candidate_levels(&spec, false, r);
+        assert!(levels(Sglang).contains(&Quant::Nf4));
+        assert!(!levels(Vllm).contains(&Quant::Nf4));
+        assert!(levels(Vllm).contains(&Quant::Int4));
     }
 
     #[test]

@@ -399,6 +399,11 @@ pub struct VllmLog {
     /// profiling results`, `# CPU blocks`, `worker.py`; V1: `GPU KV cache
     /// size: … tokens`, `V1 LLM engine`, `gpu_model_runner.py`).
     pub engine: Option<String>,
+    /// The checkpoint's `llm_int8_skip_modules`, the modules its
+    /// bitsandbytes quantization left at 16 bits, where the log prints them
+    /// (Unsloth's `vLLM Bitsandbytes config using kwargs = {…}`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skip_modules: Vec<String>,
 }
 
 impl VllmLog {
@@ -409,6 +414,31 @@ impl VllmLog {
             && self.kv_cache_tokens.is_none()
             && self.gpu_blocks.is_none()
             && self.max_concurrency.is_none()
+    }
+}
+
+/// The quoted entries of the list after `llm_int8_skip_modules` on a line
+/// that prints a bitsandbytes config, as a Python dict (`'…': ['lm_head',
+/// 'model.layers.0.mlp']`) or as JSON (`"…": ["lm_head"]`); `None` when
+/// the line has no such list (or it is cut before its `]`).
+fn skip_modules(line: &str) -> Option<Vec<String>> {
+    const KEY: &str = "llm_int8_skip_modules";
+    let rest = &line[line.find(KEY)? + KEY.len()..];
+    let rest = rest.trim_start_matches(['\'', '"', ':', '=', ' ']);
+    let mut body = rest.strip_prefix('[')?;
+    let mut out = Vec::new();
+    loop {
+        body = body.trim_start_matches([' ', ',']);
+        let quote = body.chars().next()?;
+        if quote == ']' {
+            return Some(out);
+        }
+        if quote != '\'' && quote != '"' {
+            return None;
+        }
+        let end = body[1..].find(quote)?;
+        out.push(body[1..1 + end].to_string());
+        body = &body[2 + end..];
     }
 }
 
@@ -498,6 +528,9 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
                 .join(" ")
                 .as_str())
             .or(l.kv_cache_bytes);
+        }
+        if let Some(v) = skip_modules(line) {
+            l.skip_modules = v;
         }
         if let Some(v) = after(line, "GPU KV cache size: ", &['t']) {
             l.kv_cache_tokens = count(v).or(l.kv_cache_tokens);

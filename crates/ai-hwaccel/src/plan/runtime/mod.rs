@@ -289,6 +289,9 @@ pub use vllm::CONFIG_FILE as VLLM_CONFIG_FILE;
 pub use vllm::PINNED_DEFINITIONS as VLLM_PINNED_DEFINITIONS;
 pub use vllm::cuda_visible_bytes;
 pub use vllm::{
+    LAST_BITSANDBYTES as VLLM_LAST_BITSANDBYTES, bitsandbytes_removed as vllm_bitsandbytes_removed,
+};
+pub use vllm::{
     NON_TORCH_BYTES_MULTI_GPU, NON_TORCH_BYTES_SINGLE_GPU, SAMPLER_BYTES_PER_LOGIT,
     vllm_batch_defaults,
 };

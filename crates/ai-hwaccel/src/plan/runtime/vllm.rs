@@ -37,6 +37,28 @@ use crate::plan::inference::InferenceOptions;
 /// from vLLM's PyPI source distribution).
 pub const PINNED_DEFINITIONS: &str = "vllm 0.33.0 (EngineArgs fields)";
 
+/// The last vLLM release that loads bitsandbytes (NF4 and int8)
+/// checkpoints: `quantization/bitsandbytes.py` and the `"bitsandbytes"`
+/// entry of `QuantizationMethods` (`quantization/__init__.py`) are in the
+/// 0.27.1 wheel and gone from 0.28.0's (both read from PyPI's wheels). The
+/// pinned release cannot load an NF4 checkpoint, so the planner never
+/// suggests NF4 for vLLM and warns when it is asked for.
+pub const LAST_BITSANDBYTES: &str = "0.27.1";
+
+/// The warning for an NF4 plan under vLLM ([`LAST_BITSANDBYTES`]).
+pub fn bitsandbytes_removed() -> String {
+    let pinned = PINNED_DEFINITIONS
+        .split(" (")
+        .next()
+        .unwrap_or(PINNED_DEFINITIONS);
+    format!(
+        "nf4 is a bitsandbytes format, which vLLM loads only up to {LAST_BITSANDBYTES} (0.28.0 \
+         removed it; the pinned {pinned} cannot load it): the memory is planned as \
+         {LAST_BITSANDBYTES} ran it; for a current vLLM plan --quant awq, gptq or fp8, or \
+         --runtime sglang (which still loads bitsandbytes)"
+    )
+}
+
 /// Bytes the sampler's profile run holds per logit (one request × one
 /// vocabulary entry): the fit described in the module documentation, 38.72
 /// over the eight logged rows, each within 2.1 %.
@@ -248,6 +270,7 @@ impl Vllm {
             q if q.is_gguf() => {
                 return Err(format!("{q} is a llama.cpp (GGUF) level: use --emit llama.cpp"));
             }
+            Quant::Nf4 => return Err(bitsandbytes_removed()),
             q => notes.push(format!(
                 "{q}: vLLM reads the quantization from the checkpoint's quantization_config; serve a checkpoint stored at {q}"
             )),

@@ -934,6 +934,7 @@ pub fn to_model(
             _ => None,
         },
         attention_unquantized: false,
+        unquantized_layers: Vec::new(),
     };
     spec.validate().map_err(|source| ModelError::Arch {
         path: path.to_string(),

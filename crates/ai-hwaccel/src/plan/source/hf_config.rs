@@ -86,6 +86,10 @@ pub struct Quantization {
     pub unquantized_attention: Option<String>,
     /// Every entry of those lists that names attention.
     pub attention_entries: Vec<String>,
+    /// Every entry of the config's lists of modules left unquantized
+    /// (`llm_int8_skip_modules`, `modules_to_not_convert`, `ignore`,
+    /// `exclude_modules`), as written.
+    pub unquantized_modules: Vec<String>,
 }
 
 /// Everything read from a config.json.
@@ -287,68 +291,68 @@ pub fn apply_hf_quant_config(
 }
 
 /// The stored type of a checkpoint declaring `q` becomes the spec's
-/// ([`stored_dtype`]); when its list of unquantized modules names attention
-/// (DeepSeek-R1-FP4 keeps its MLA projections in BF16), the spec says so
-/// ([`ModelSpec::attention_unquantized`]: planned with the attention
-/// weights at 16 bits) and a note gives what that adds over the level.
-/// Whether a list of unquantized-module entries names every layer's whole
-/// attention block: an entry whose last part is the block (`self_attn`,
-/// `attn`, `attention`, with or without a trailing `*`) for a wildcard or
-/// absent layer index (`model.layers.*.self_attn*`, `re:.*self_attn.*`),
-/// or one such entry per layer index. An entry naming one projection
-/// (`…self_attn.q_proj`) covers only part of the block.
-fn covers_all_attention(entries: &[String], layers: u32) -> bool {
-    let whole = |e: &str| {
-        let t = e.trim_end_matches(['*', '.']);
-        t.ends_with("attn") || t.ends_with("attention")
-    };
-    let mut seen = std::collections::BTreeSet::new();
-    for e in entries.iter().filter(|e| whole(e)) {
-        match e.split("layers.").nth(1).and_then(|r| r.split('.').next()) {
-            None | Some("*") => return true,
-            Some(i) => {
-                if let Ok(i) = i.parse::<u32>() {
-                    seen.insert(i);
-                }
-            }
-        }
-    }
-    layers > 0 && (0..layers).all(|i| seen.contains(&i))
-}
-
+/// ([`stored_dtype`]). The modules its quantizer left alone
+/// ([`Quantization::unquantized_modules`]) are matched against the
+/// decoder's projections ([`super::unquantized`]): every layer's attention
+/// (DeepSeek-R1-FP4 keeps its MLA projections in BF16) sets
+/// [`ModelSpec::attention_unquantized`], single layers' projections
+/// (Unsloth's dynamic 4-bit keeps a few MLPs in BF16) go to
+/// [`ModelSpec::unquantized_layers`]; the plan counts them at 16 bits and a
+/// note gives what that adds over the level.
 fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mut Vec<String>) {
-    let Some(dtype) = stored_dtype(q) else {
+    let stored = stored_dtype(q);
+    // The level the checkpoint's matrices are at: its stored type, else its
+    // label (`nf4`, `int8`).
+    let dtype = stored.clone().unwrap_or_else(|| q.label.clone());
+    // gpt-oss's `mxfp4` list names everything but its experts (attention,
+    // router, embeddings, head): the spec's `Moe::mxfp4_experts` already
+    // plans the experts at MXFP4 and the rest at the plan's level.
+    if q.method == "mxfp4" {
         return;
-    };
-    if let (Some(pattern), Some(level)) =
-        (&q.unquantized_attention, crate::plan::Quant::parse(&dtype))
+    }
+    let r = super::unquantized::resolve(spec, &q.method, &q.unquantized_modules);
+    if let Some(level) = crate::plan::Quant::parse(&dtype)
+        && level.bits_per_weight() < 16.0
+        && r.any()
     {
-        let attention: u64 = (0..spec.num_layers)
-            .map(|i| {
-                let p = spec.layer_params(i);
-                p.attention_sharded + p.attention_kv + p.attention_replicated
-            })
-            .sum();
-        let extra = attention as f64 * (16.0 - level.bits_per_weight()) / 8.0;
-        if covers_all_attention(&q.attention_entries, spec.num_layers) {
-            spec.attention_unquantized = true;
+        let params = super::unquantized::params(spec, &r);
+        let extra = params as f64 * (16.0 - level.bits_per_weight()) / 8.0;
+        let (n, layers) = r.counts(spec);
+        let names = |v: &[String]| {
+            let mut s: Vec<String> = v.iter().take(4).map(|e| format!("{e:?}")).collect();
+            if v.len() > 4 {
+                s.push(format!("{} more", v.len() - 4));
+            }
+            s.join(", ")
+        };
+        if r.all_attention && r.layers.is_empty() {
             warnings.push(format!(
-                "{path}: the quantization leaves attention modules unquantized ({pattern:?}, …); \
+                "{path}: the quantization leaves attention modules unquantized ({}); \
                  planned with the attention weights at 16 bits, {:.2} GB more than at {dtype}",
+                names(&r.matched),
                 extra / 1e9
             ));
         } else {
-            // Some layers, or some projections: planned at the level, with
-            // a bound on what that leaves out.
             warnings.push(format!(
-                "{path}: the quantization leaves some attention modules unquantized \
-                 ({pattern:?}, …); planned at {dtype}, the checkpoint's attention weights can be \
-                 up to {:.2} GB more",
+                "{path}: the quantization keeps {n} projections of {layers} layer{} at 16 bits \
+                 ({}); planned with them at 16 bits, {:.2} GB more than at {dtype}",
+                if layers == 1 { "" } else { "s" },
+                names(&r.matched),
                 extra / 1e9
             ));
         }
+        super::unquantized::apply(spec, &r);
     }
-    spec.torch_dtype = Some(dtype);
+    if !r.unmatched.is_empty() {
+        warnings.push(format!(
+            "{path}: modules the quantization leaves unquantized that name no decoder \
+             projection this reads, not counted at 16 bits: {}",
+            r.unmatched.join(", ")
+        ));
+    }
+    if let Some(d) = stored {
+        spec.torch_dtype = Some(d);
+    }
 }
 
 /// Gemma 3's SigLIP vision tower from `vision_config`
@@ -611,6 +615,7 @@ fn nomic_bert(f: &Fields) -> Result<ModelSpec, ModelError> {
         max_context: f.u64_opt("n_positions")?,
         torch_dtype: f.dtype()?,
         attention_unquantized: false,
+        unquantized_layers: Vec::new(),
     })
 }
 
@@ -843,6 +848,7 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         max_context: f.u64_opt("max_position_embeddings")?,
         torch_dtype: f.dtype()?,
         attention_unquantized: false,
+        unquantized_layers: Vec::new(),
     })
 }
 
@@ -1138,6 +1144,7 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         max_context: Some(positions),
         torch_dtype: f.dtype()?,
         attention_unquantized: false,
+        unquantized_layers: Vec::new(),
     })
 }
 
@@ -1220,6 +1227,7 @@ fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<Model
         }),
         torch_dtype: f.dtype()?,
         attention_unquantized: false,
+        unquantized_layers: Vec::new(),
     })
 }
 
@@ -1446,15 +1454,23 @@ impl Fields<'_> {
         if !details.is_empty() {
             description.push_str(&format!(", {}", details.join(", ")));
         }
-        let attention_entries: Vec<String> =
-            ["ignore", "exclude_modules", "modules_to_not_convert"]
-                .iter()
-                .filter_map(|k| q.get(*k).and_then(Value::as_array))
-                .flatten()
-                .filter_map(Value::as_str)
-                .filter(|m| m.contains("attn") || m.contains("attention"))
-                .map(str::to_string)
-                .collect();
+        let unquantized_modules: Vec<String> = [
+            "ignore",
+            "exclude_modules",
+            "modules_to_not_convert",
+            "llm_int8_skip_modules",
+        ]
+        .iter()
+        .filter_map(|k| q.get(*k).and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+        let attention_entries: Vec<String> = unquantized_modules
+            .iter()
+            .filter(|m| m.contains("attn") || m.contains("attention"))
+            .cloned()
+            .collect();
         Ok(Some(Quantization {
             method,
             bits,
@@ -1462,6 +1478,7 @@ impl Fields<'_> {
             description,
             unquantized_attention: attention_entries.first().cloned(),
             attention_entries,
+            unquantized_modules,
         }))
     }
 }
@@ -1770,17 +1787,29 @@ mod tests {
         );
         assert!(
             c.warnings.iter().any(|w| w.contains(
-                "leaves attention modules unquantized (\"model.layers.*.self_attn*\", …); planned with the attention weights at 16 bits, 3.09 GB more than at nvfp4"
+                "leaves attention modules unquantized (\"model.layers.*.self_attn*\"); planned with the attention weights at 16 bits, 3.09 GB more than at nvfp4"
             )),
             "{:?}",
             c.warnings
         );
         assert!(c.spec.attention_unquantized);
-        // Only part of the attention left unquantized (one layer, or one
-        // projection of each): planned at the level, with the bound.
-        for ignore in [
-            r#""lm_head", "model.layers.0.self_attn""#,
-            r#""lm_head", "model.layers.*.self_attn.q_proj""#,
+        assert!(c.spec.unquantized_layers.is_empty());
+        // Only part of the attention left unquantized: one layer's four
+        // projections (4 × 4096² × 11.5 / 8 = 96,468,992 bytes), or the q
+        // projection of each layer (32 × 4096² × 11.5 / 8 = 771,751,936).
+        for (ignore, projections, layers, gb) in [
+            (
+                r#""lm_head", "model.layers.0.self_attn""#,
+                4,
+                "1 layer ",
+                "0.10",
+            ),
+            (
+                r#""lm_head", "model.layers.*.self_attn.q_proj""#,
+                32,
+                "32 layers",
+                "0.77",
+            ),
         ] {
             let text = LLAMA.replace(
                 r#""torch_dtype": "float16""#,
@@ -1790,11 +1819,17 @@ mod tests {
             );
             let c = parse_config(&text, "c").unwrap();
             assert!(!c.spec.attention_unquantized, "{ignore}");
+            let kept: usize = c
+                .spec
+                .unquantized_layers
+                .iter()
+                .map(|l| l.parts.len())
+                .sum();
+            assert_eq!(kept, projections, "{ignore}");
             assert!(
-                c.warnings
-                    .iter()
-                    .any(|w| w.contains("some attention modules unquantized")
-                        && w.contains("up to 3.09 GB more")),
+                c.warnings.iter().any(|w| w
+                    .contains(&format!("keeps {projections} projections of {layers}"))
+                    && w.contains(&format!("{gb} GB more than at nvfp4"))),
                 "{ignore}: {:?}",
                 c.warnings
             );

@@ -19,6 +19,7 @@ use crate::probe::files::{self, Opened, PathKind};
 pub mod gguf;
 pub mod hf_config;
 pub mod safetensors;
+pub mod unquantized;
 
 /// Where a loaded model's architecture came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -940,6 +940,7 @@ pub fn infer_spec(
         max_context: None,
         torch_dtype: dtype.map(str::to_string),
         attention_unquantized: false,
+        unquantized_layers: Vec::new(),
     };
     spec.validate().map_err(|source| ModelError::Arch {
         path: path.to_string(),
