@@ -263,3 +263,52 @@ fn nf4_checkpoint_with_bf16_layers() {
         "{warnings:?}"
     );
 }
+
+/// A GPTQ config.json alone (no safetensors) plans at the checkpoint's int4,
+/// not at its torch_dtype, and its group_size sizes the scales: Llama-3.1-8B's
+/// 6,979,321,856 projection weights take 4 + 20/32 bits in groups of 32 and
+/// 4 + 20/128 in groups of 128 (a 16-bit scale and a 4-bit zero point per
+/// group).
+#[test]
+fn gptq_config_plans_at_int4_with_its_group_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/models/llama-3.1-8b/config.json"
+    );
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let plan = |group: i64| {
+        let path = dir.path().join("config.json");
+        std::fs::write(
+            &path,
+            text.replacen(
+                r#""torch_dtype": "bfloat16","#,
+                &format!(
+                    r#""torch_dtype": "float16", "quantization_config": {{"quant_method": "gptq", "bits": 4, "group_size": {group}, "desc_act": true, "sym": true}},"#
+                ),
+                1,
+            ),
+        )
+        .unwrap();
+        let p = ai_hwaccel::plan::plan_inference_for(
+            path.to_str().unwrap(),
+            "1xrtx-4090",
+            &InferenceOptions {
+                runtime: ai_hwaccel::plan::RuntimeKind::Vllm,
+                context: Some(4096),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        (p.quantization, p.plans[0].per_device[0].weights_bytes)
+    };
+    let (q32, g32) = plan(32);
+    let (q128, g128) = plan(128);
+    assert_eq!((q32, q128), (Quant::Int4, Quant::Int4));
+    let projections = 6_979_321_856.0;
+    let expected = projections * (20.0 / 32.0 - 20.0 / 128.0) / 8.0;
+    assert!(
+        ((g32 - g128) as f64 - expected).abs() < 2.0,
+        "{g32} - {g128} against {expected}"
+    );
+}

@@ -423,6 +423,12 @@ pub struct ModelSpec {
     /// here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unquantized_layers: Vec<UnquantizedLayer>,
+    /// Weights per scale of the checkpoint's integer quantization (GPTQ's
+    /// and AWQ's `group_size`; 0 for one scale per output row, their
+    /// `-1`): the int4 level's bytes follow it ([`Self::level_bits`]).
+    /// Unset: groups of 128, those formats' default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quant_group_size: Option<u32>,
 }
 
 /// One layer's projections a quantized checkpoint keeps at 16 bits
@@ -864,6 +870,26 @@ impl ModelSpec {
         p
     }
 
+    /// Bits per weight of `q` as this checkpoint stores it: the int4
+    /// level's scale and zero point (16 + 4 bits, AutoGPTQ/AutoAWQ packing)
+    /// per [`Self::quant_group_size`] weights — `4 + 20/32` = 4.625 for
+    /// groups of 32, `4 + 20/h` for one per row of `h` inputs (the hidden
+    /// size; the down projection's longer rows make it slightly less) —
+    /// and [`crate::plan::Quant::bits_per_weight`] otherwise.
+    pub fn level_bits(&self, q: crate::plan::Quant) -> f64 {
+        match (q, self.quant_group_size) {
+            (crate::plan::Quant::Int4, Some(g)) => {
+                let g = if g == 0 {
+                    self.hidden_size.max(1) as f64
+                } else {
+                    f64::from(g)
+                };
+                4.0 + 20.0 / g
+            }
+            _ => q.bits_per_weight(),
+        }
+    }
+
     /// Parameters of layer `i` that [`Self::unquantized_layers`] keeps at
     /// 16 bits. The q and o projections are each half of the sharded
     /// attention and k and v each half of the KV projections (q and o are
@@ -1162,6 +1188,7 @@ mod tests {
             torch_dtype: Some("fp16".into()),
             attention_unquantized: false,
             unquantized_layers: Vec::new(),
+            quant_group_size: None,
         }
     }
 

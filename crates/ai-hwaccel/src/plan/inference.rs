@@ -620,7 +620,7 @@ impl<'a> Sizer<'a> {
     ) -> Self {
         let t = f64::from(tp);
         let te = f64::from(expert_ranks.max(tp));
-        let q = quant.bits_per_weight() / 8.0 * scale;
+        let q = spec.level_bits(quant) / 8.0 * scale;
         let unq = quant.unquantized_bytes() * scale;
         // GGUF levels are llama.cpp's mixes (`GgufMix`): norms in F32,
         // the embedding at the base type, the head and some attn_v /
@@ -2246,11 +2246,15 @@ pub fn plan_inference(
             }
         }
     }
+    // Nothing fits: the best level the devices run, else the checkpoint's
+    // own (an NF4 checkpoint under vLLM, which is offered no level), else
+    // BF16.
     let quant = opts.quant.or(suggested).unwrap_or_else(|| {
         levels
             .iter()
             .copied()
             .find(|&q| supported(q))
+            .or(stored)
             .unwrap_or(Quant::Bf16)
     });
     let result = match results.remove(&quant) {

@@ -935,6 +935,7 @@ pub fn to_model(
         },
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
+        quant_group_size: None,
     };
     spec.validate().map_err(|source| ModelError::Arch {
         path: path.to_string(),

@@ -90,6 +90,8 @@ pub struct Quantization {
     /// (`llm_int8_skip_modules`, `modules_to_not_convert`, `ignore`,
     /// `exclude_modules`), as written.
     pub unquantized_modules: Vec<String>,
+    /// `group_size`, as written (`-1`: one group per output row).
+    pub group_size: Option<i64>,
 }
 
 /// Everything read from a config.json.
@@ -244,13 +246,26 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
 
 /// The type whole checkpoints declaring `q` store their matrices in, as a
 /// level's name: FP8 (DeepSeek-V3/R1, ModelOpt FP8), NVFP4 (ModelOpt,
-/// compressed-tensors) or MXFP4 (compressed-tensors; gpt-oss's `mxfp4`
-/// covers only its experts), whatever torch_dtype names (the dtype they are
-/// dequantized to): no level with more bits is suggested.
+/// compressed-tensors), MXFP4 (compressed-tensors; gpt-oss's `mxfp4`
+/// covers only its experts), int4 (GPTQ, AWQ), int8 or NF4
+/// (bitsandbytes), whatever torch_dtype names (the dtype activations run
+/// in): the plan is at that level and no level with more bits is
+/// suggested.
 fn stored_dtype(q: &Quantization) -> Option<String> {
-    (matches!(q.label.as_str(), "fp8" | "nvfp4")
-        || (q.label == "mxfp4" && q.method == "compressed-tensors"))
-        .then(|| q.label.clone())
+    if matches!(q.label.as_str(), "fp8" | "nvfp4")
+        || (q.label == "mxfp4" && q.method == "compressed-tensors")
+    {
+        return Some(q.label.clone());
+    }
+    // GPTQ and AWQ 4-bit integers, bitsandbytes NF4, 8-bit integers: what
+    // vLLM, SGLang and transformers load them as (they never dequantize
+    // the checkpoint to its torch_dtype on load).
+    match crate::plan::Quant::parse(&q.label)? {
+        l @ (crate::plan::Quant::Int4 | crate::plan::Quant::Int8 | crate::plan::Quant::Nf4) => {
+            Some(l.to_string())
+        }
+        _ => None,
+    }
 }
 
 /// ModelOpt's `hf_quant_config.json` beside a config.json
@@ -301,6 +316,12 @@ pub fn apply_hf_quant_config(
 /// note gives what that adds over the level.
 fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mut Vec<String>) {
     let stored = stored_dtype(q);
+    // GPTQ's and AWQ's scale groups size their int4 bytes.
+    if stored.as_deref() == Some("int4")
+        && let Some(g) = q.group_size
+    {
+        spec.quant_group_size = Some(u32::try_from(g).unwrap_or(0));
+    }
     // The level the checkpoint's matrices are at: its stored type, else its
     // label (`nf4`, `int8`).
     let dtype = stored.clone().unwrap_or_else(|| q.label.clone());
@@ -616,6 +637,7 @@ fn nomic_bert(f: &Fields) -> Result<ModelSpec, ModelError> {
         torch_dtype: f.dtype()?,
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
+        quant_group_size: None,
     })
 }
 
@@ -849,6 +871,7 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         torch_dtype: f.dtype()?,
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
+        quant_group_size: None,
     })
 }
 
@@ -1145,6 +1168,7 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         torch_dtype: f.dtype()?,
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
+        quant_group_size: None,
     })
 }
 
@@ -1228,6 +1252,7 @@ fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<Model
         torch_dtype: f.dtype()?,
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
+        quant_group_size: None,
     })
 }
 
@@ -1388,6 +1413,7 @@ impl Fields<'_> {
         let mut bits = f.u32_opt("bits")?.or(f.u32_opt("w_bit")?);
         let mut details = Vec::new();
         let mut ct_format = None;
+        let mut ct_group = None;
         match method.as_str() {
             "bitsandbytes" => {
                 if f.bool_opt("load_in_4bit")?.unwrap_or(false) {
@@ -1422,15 +1448,17 @@ impl Fields<'_> {
                 }
             }
             "compressed-tensors" => {
-                if let Some((format, b)) = compressed_tensors_format(q) {
+                if let Some((format, b, g)) = compressed_tensors_format(q) {
                     details.push(format.to_string());
                     bits = Some(b);
                     ct_format = Some(format);
+                    ct_group = g;
                 }
             }
             _ => {}
         }
-        if let Some(g) = q.get("group_size").and_then(Value::as_i64) {
+        let group_size = q.get("group_size").and_then(Value::as_i64).or(ct_group);
+        if let Some(g) = group_size {
             details.push(format!("group {g}"));
         }
         let label = match (method.as_str(), bits) {
@@ -1479,20 +1507,23 @@ impl Fields<'_> {
             unquantized_attention: attention_entries.first().cloned(),
             attention_entries,
             unquantized_modules,
+            group_size,
         }))
     }
 }
 
-/// The float format every `config_groups` entry of a compressed-tensors
-/// `quantization_config` quantizes its weights to, with its bits, as
-/// vLLM's `CompressedTensorsConfig` recognises them (vllm 0.33.0
+/// The format every `config_groups` entry of a compressed-tensors
+/// `quantization_config` quantizes its weights to, with its bits and scale
+/// group, as vLLM's `CompressedTensorsConfig` recognises them (vllm 0.33.0
 /// `compressed_tensors.py`: `_is_nvfp4_format`, `_is_mxfp4`,
-/// `_is_fp8_w8a8`): NVFP4 is 4-bit float weights in `tensor_group`s of 16
-/// with 4-bit float activations (W4A4; weight-only NVFP4, which vLLM also
-/// runs dequantized, is not this level), MXFP4 4-bit float weights in
-/// `group`s of 32, FP8 8-bit float weights and activations. `None` for
-/// anything else, or groups that differ.
-fn compressed_tensors_format(q: &Map<String, Value>) -> Option<(&'static str, u32)> {
+/// `_is_fp8_w8a8`, `_is_wNa16_group_channel`): NVFP4 is 4-bit float
+/// weights in `tensor_group`s of 16 with 4-bit float activations (W4A4;
+/// weight-only NVFP4, which vLLM also runs dequantized, is not this level),
+/// MXFP4 4-bit float weights in `group`s of 32, FP8 8-bit float weights and
+/// activations, int4 4-bit integer weights per `group` or `channel` (its
+/// group `-1`) without quantized activations (W4A16), int8 8-bit integer
+/// weights (W8A8, W8A16). `None` for anything else, or groups that differ.
+fn compressed_tensors_format(q: &Map<String, Value>) -> Option<(&'static str, u32, Option<i64>)> {
     let Some(Value::Object(groups)) = q.get("config_groups") else {
         return None;
     };
@@ -1506,16 +1537,30 @@ fn compressed_tensors_format(q: &Map<String, Value>) -> Option<(&'static str, u3
         let group = arg("weights", "group_size").and_then(|v| v.as_u64());
         let strategy = arg("weights", "strategy");
         let strategy = strategy.as_ref().and_then(Value::as_str);
+        let int = |side: &str, bits: u64| {
+            arg(side, "type").and_then(|t| t.as_str().map(|t| t == "int")) == Some(true)
+                && arg(side, "num_bits").and_then(|b| b.as_u64()) == Some(bits)
+        };
+        let no_activations = arg("input_activations", "num_bits").is_none();
         let this = if float("weights", 4)
             && float("input_activations", 4)
             && group == Some(16)
             && strategy == Some("tensor_group")
         {
-            ("nvfp4", 4)
+            ("nvfp4", 4, None)
         } else if float("weights", 4) && group == Some(32) && strategy == Some("group") {
-            ("mxfp4", 4)
+            ("mxfp4", 4, None)
         } else if float("weights", 8) && float("input_activations", 8) {
-            ("fp8", 8)
+            ("fp8", 8, None)
+        } else if int("weights", 4) && no_activations && strategy == Some("group") {
+            // W4A16 (vLLM's CompressedTensorsWNA16, `_is_wNa16_group_channel`):
+            // 4-bit integers in groups, or one group per row.
+            ("int4", 4, group.and_then(|g| i64::try_from(g).ok()))
+        } else if int("weights", 4) && no_activations && strategy == Some("channel") {
+            ("int4", 4, Some(-1))
+        } else if int("weights", 8) {
+            // W8A8 (int8 activations too) and W8A16.
+            ("int8", 8, None)
         } else {
             return None;
         };
@@ -1740,18 +1785,46 @@ mod tests {
             r#""torch_dtype": "float16""#,
             r#""dtype": "bfloat16", "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": false}"#,
         );
+        // The newer `dtype` key names the 16-bit type.
+        let plain = LLAMA.replace(r#""torch_dtype": "float16""#, r#""dtype": "bfloat16""#);
+        assert_eq!(
+            parse_config(&plain, "c")
+                .unwrap()
+                .spec
+                .torch_dtype
+                .as_deref(),
+            Some("bf16")
+        );
+        // A GPTQ checkpoint is stored at int4, in groups of its group_size.
         let c = parse_config(&text, "c").unwrap();
-        assert_eq!(c.spec.torch_dtype.as_deref(), Some("bf16"));
+        assert_eq!(c.spec.torch_dtype.as_deref(), Some("int4"));
+        assert_eq!(c.spec.quant_group_size, Some(128));
         let q = c.quantization.unwrap();
         assert_eq!((q.method.as_str(), q.bits), ("gptq", Some(4)));
         assert_eq!(q.description, "gptq 4-bit, group 128");
         assert_eq!(q.label, "gptq");
         assert!(c.warnings.iter().any(|w| w.contains("gptq 4-bit")));
+        for (g, want, bits) in [("32", 32, 4.625), ("-1", 0, 4.0 + 20.0 / 4096.0)] {
+            let c = parse_config(
+                &text.replace(r#""group_size": 128"#, &format!(r#""group_size": {g}"#)),
+                "c",
+            )
+            .unwrap();
+            assert_eq!(c.spec.quant_group_size, Some(want));
+            assert_eq!(c.spec.level_bits(crate::plan::Quant::Int4), bits);
+            assert_eq!(
+                c.spec.level_bits(crate::plan::Quant::Q4_0),
+                crate::plan::Quant::Q4_0.bits_per_weight()
+            );
+        }
         let text = LLAMA.replace(
             r#""torch_dtype": "float16""#,
             r#""quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4"}"#,
         );
-        let q = parse_config(&text, "c").unwrap().quantization.unwrap();
+        let c = parse_config(&text, "c").unwrap();
+        assert_eq!(c.spec.torch_dtype.as_deref(), Some("nf4"));
+        assert_eq!(c.spec.quant_group_size, None);
+        let q = c.quantization.unwrap();
         assert_eq!(q.description, "bitsandbytes 4-bit, nf4");
         assert_eq!(q.label, "nf4");
         let text = LLAMA.replace(
@@ -1881,8 +1954,17 @@ mod tests {
             ct(w4a16),
             ("compressed-tensors".into(), Some("bf16".into()))
         );
+        // W4A16 integers in groups (RedHatAI's quantized.w4a16) and W8A8.
         let int4 = r#""group_0": {"weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128}}"#;
-        assert_eq!(ct(int4).0, "compressed-tensors");
+        assert_eq!(ct(int4), ("int4".into(), Some("int4".into())));
+        let int8 = r#""group_0": {"weights": {"num_bits": 8, "type": "int", "strategy": "channel"}, "input_activations": {"num_bits": 8, "type": "int", "strategy": "token", "dynamic": true}}"#;
+        assert_eq!(ct(int8), ("int8".into(), Some("int8".into())));
+        // 4-bit integers with 8-bit activations (W4A8) are none of these.
+        let w4a8 = int4.replace(
+            "}}",
+            r#"}, "input_activations": {"num_bits": 8, "type": "int"}}"#,
+        );
+        assert_eq!(ct(&w4a8).0, "compressed-tensors");
         assert_eq!(
             ct(&format!("{nvfp4}, {}", fp8.replace("group_0", "group_1"))).0,
             "compressed-tensors"

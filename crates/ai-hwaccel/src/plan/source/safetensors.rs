@@ -941,6 +941,7 @@ pub fn infer_spec(
         torch_dtype: dtype.map(str::to_string),
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
+        quant_group_size: None,
     };
     spec.validate().map_err(|source| ModelError::Arch {
         path: path.to_string(),
