@@ -156,39 +156,19 @@ fn support_path(rel: &str) -> String {
 /// = 1,342,177,280 attention weights at 2 bytes instead of 9/16.
 #[test]
 fn nvfp4_checkpoint_with_bf16_attention() {
-    let dir = tempfile::tempdir().unwrap();
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/models/llama-3.1-8b/config.json"
-    );
-    let text = std::fs::read_to_string(fixture).unwrap();
-    let with = |ignore: &str| {
-        text.replacen(
-            r#""torch_dtype": "bfloat16","#,
-            &format!(
-                r#""torch_dtype": "bfloat16", "quantization_config": {{"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "ignore": [{ignore}]}},"#
-            ),
-            1,
-        )
-    };
     let plan = |ignore: &str| {
-        let path = dir.path().join("config.json");
-        std::fs::write(&path, with(ignore)).unwrap();
-        let m = load_model(path.to_str().unwrap()).unwrap();
-        let p = plan_inference(
-            &m.spec,
-            &PlanDevice::from_device_string("1xb200").unwrap(),
-            &InferenceOptions {
-                quant: Some(Quant::Nvfp4),
-                context: Some(4096),
-                ..Default::default()
-            },
+        let (bytes, _, warnings) = plan_llama31_config(
+            &format!(
+                r#""torch_dtype": "bfloat16", "quantization_config": {{"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "ignore": [{ignore}]}}"#
+            ),
+            "1xb200",
+            Some(Quant::Nvfp4),
+            ai_hwaccel::plan::RuntimeKind::Generic,
         );
-        (
-            p.plans[0].per_device[0].weights_bytes,
-            m.warnings,
-            m.spec.attention_unquantized,
-        )
+        let flag = warnings
+            .iter()
+            .any(|w| w.contains("leaves attention modules unquantized"));
+        (bytes, warnings, flag)
     };
     let (all, _, flag) = plan(r#""lm_head""#);
     assert!(!flag);
@@ -216,37 +196,16 @@ fn nvfp4_checkpoint_with_bf16_attention() {
 /// (3 × 4096 × 14336, 176,160,768) at 2 bytes instead of NF4's 4.127 bits.
 #[test]
 fn nf4_checkpoint_with_bf16_layers() {
-    let dir = tempfile::tempdir().unwrap();
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/models/llama-3.1-8b/config.json"
-    );
-    let text = std::fs::read_to_string(fixture).unwrap();
     let plan = |skip: &str| {
-        let path = dir.path().join("config.json");
-        std::fs::write(
-            &path,
-            text.replacen(
-                r#""torch_dtype": "bfloat16","#,
-                &format!(
-                    r#""torch_dtype": "bfloat16", "quantization_config": {{"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true, "llm_int8_skip_modules": [{skip}]}},"#
-                ),
-                1,
+        let (bytes, _, warnings) = plan_llama31_config(
+            &format!(
+                r#""torch_dtype": "bfloat16", "quantization_config": {{"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true, "llm_int8_skip_modules": [{skip}]}}"#
             ),
-        )
-        .unwrap();
-        let m = load_model(path.to_str().unwrap()).unwrap();
-        let p = plan_inference(
-            &m.spec,
-            &PlanDevice::from_device_string("1xrtx-4090").unwrap(),
-            &InferenceOptions {
-                quant: Some(Quant::Nf4),
-                context: Some(4096),
-                runtime: ai_hwaccel::plan::RuntimeKind::Sglang,
-                ..Default::default()
-            },
+            "1xrtx-4090",
+            Some(Quant::Nf4),
+            ai_hwaccel::plan::RuntimeKind::Sglang,
         );
-        (p.plans[0].per_device[0].weights_bytes, m.warnings)
+        (bytes, warnings)
     };
     let (all, _) = plan(r#""lm_head""#);
     let (kept, warnings) = plan(r#""lm_head", "model.layers.0.self_attn", "model.layers.3.mlp""#);
@@ -271,36 +230,16 @@ fn nf4_checkpoint_with_bf16_layers() {
 /// group).
 #[test]
 fn gptq_config_plans_at_int4_with_its_group_size() {
-    let dir = tempfile::tempdir().unwrap();
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/models/llama-3.1-8b/config.json"
-    );
-    let text = std::fs::read_to_string(fixture).unwrap();
     let plan = |group: i64| {
-        let path = dir.path().join("config.json");
-        std::fs::write(
-            &path,
-            text.replacen(
-                r#""torch_dtype": "bfloat16","#,
-                &format!(
-                    r#""torch_dtype": "float16", "quantization_config": {{"quant_method": "gptq", "bits": 4, "group_size": {group}, "desc_act": true, "sym": true}},"#
-                ),
-                1,
+        let (bytes, level, _) = plan_llama31_config(
+            &format!(
+                r#""torch_dtype": "float16", "quantization_config": {{"quant_method": "gptq", "bits": 4, "group_size": {group}, "desc_act": true, "sym": true}}"#
             ),
-        )
-        .unwrap();
-        let p = ai_hwaccel::plan::plan_inference_for(
-            path.to_str().unwrap(),
             "1xrtx-4090",
-            &InferenceOptions {
-                runtime: ai_hwaccel::plan::RuntimeKind::Vllm,
-                context: Some(4096),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        (p.quantization, p.plans[0].per_device[0].weights_bytes)
+            None,
+            ai_hwaccel::plan::RuntimeKind::Vllm,
+        );
+        (level, bytes)
     };
     let (q32, g32) = plan(32);
     let (q128, g128) = plan(128);
@@ -311,4 +250,48 @@ fn gptq_config_plans_at_int4_with_its_group_size() {
         ((g32 - g128) as f64 - expected).abs() < 2.0,
         "{g32} - {g128} against {expected}"
     );
+}
+
+/// Llama-3.1-8B's config.json with `fields` (a torch_dtype and a
+/// quantization_config) in place of its torch_dtype, planned on `devices`
+/// at `quant` under `runtime`: the first plan's weights per device, the
+/// plan's level and the model's warnings.
+fn plan_llama31_config(
+    fields: &str,
+    devices: &str,
+    quant: Option<Quant>,
+    runtime: ai_hwaccel::plan::RuntimeKind,
+) -> (u64, Quant, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/models/llama-3.1-8b/config.json"
+    );
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let path = dir.path().join("config.json");
+    std::fs::write(
+        &path,
+        text.replacen(r#""torch_dtype": "bfloat16","#, &format!("{fields},"), 1),
+    )
+    .unwrap();
+    let m = load_model(path.to_str().unwrap()).unwrap();
+    let opts = ai_hwaccel::plan::options_for(
+        &m,
+        &InferenceOptions {
+            quant,
+            context: Some(4096),
+            runtime,
+            ..Default::default()
+        },
+    );
+    let p = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string(devices).unwrap(),
+        &opts,
+    );
+    (
+        p.plans[0].per_device[0].weights_bytes,
+        p.quantization,
+        m.warnings,
+    )
 }

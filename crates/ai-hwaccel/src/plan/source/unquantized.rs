@@ -552,24 +552,19 @@ mod tests {
 
     /// The `llm_int8_skip_modules` of Unsloth's
     /// qwen2.5-0.5b-instruct-unsloth-bnb-4bit, as a real vLLM 0.8.5 log
-    /// printed them (tests/fixtures/runtime-logs/rldecisionagent-…-bnb4…log).
-    const UNSLOTH_QWEN25_05B: &[&str] = &[
-        "lm_head",
-        "multi_modal_projector",
-        "merger",
-        "modality_projection",
-        "model.layers.0.self_attn",
-        "model.layers.0.mlp",
-        "model.layers.2.mlp",
-        "model.layers.3.mlp",
-        "model.layers.21.mlp",
-        "model.layers.0.self_attn.q_proj",
-    ];
+    /// printed them (its parse is checked entry by entry in
+    /// tests/runtime_logs.rs).
+    fn unsloth_qwen25_05b() -> Vec<String> {
+        let text = include_str!(
+            "../../../tests/fixtures/runtime-logs/rldecisionagent-art-mcp-rl__rtx4090d-qwen2.5-0.5b-bnb4-v0.8.5-cuda-blocks.log"
+        );
+        crate::plan::runtime::log::parse_vllm_log(text).skip_modules
+    }
 
     #[test]
     fn unsloth_dynamic_4bit_keeps_four_mlps_and_one_attention() {
         let s = spec("qwen2.5-0.5b");
-        let r = resolve(&s, "bitsandbytes", &list(UNSLOTH_QWEN25_05B));
+        let r = resolve(&s, "bitsandbytes", &unsloth_qwen25_05b());
         assert!(!r.all_attention);
         assert_eq!(
             layers(&r),
