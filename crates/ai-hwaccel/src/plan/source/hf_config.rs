@@ -88,7 +88,7 @@ pub struct Quantization {
     pub attention_entries: Vec<String>,
     /// Every entry of the config's lists of modules left unquantized
     /// (`llm_int8_skip_modules`, `modules_to_not_convert`, `ignore`,
-    /// `exclude_modules`), as written.
+    /// `ignored_layers`, `exclude_modules`), as written.
     pub unquantized_modules: Vec<String>,
     /// `group_size`, as written (`-1`: one group per output row).
     pub group_size: Option<i64>,
@@ -1484,6 +1484,7 @@ impl Fields<'_> {
         }
         let unquantized_modules: Vec<String> = [
             "ignore",
+            "ignored_layers",
             "exclude_modules",
             "modules_to_not_convert",
             "llm_int8_skip_modules",

@@ -3,8 +3,8 @@
 //! A `quantization_config` names the modules its quantizer left alone:
 //! `llm_int8_skip_modules` (bitsandbytes, in 8 and 4 bits alike),
 //! `modules_to_not_convert` (AWQ, GPTQ and the quantizers transformers
-//! wraps), `ignore` (compressed-tensors, FP8, ModelOpt) and
-//! `exclude_modules` (ModelOpt). Unsloth's "dynamic" 4-bit checkpoints use
+//! wraps), `ignore` (compressed-tensors, ModelOpt), `ignored_layers`
+//! (FP8) and `exclude_modules` (ModelOpt). Unsloth's "dynamic" 4-bit checkpoints use
 //! it to keep a few layers' MLPs and attention in BF16; DeepSeek-R1-FP4
 //! keeps every attention. [`resolve`] matches such a list against the
 //! module names of the decoder's projections, the way the runtime that
@@ -20,7 +20,8 @@
 //! - compressed-tensors (`compressed_tensors/utils.py`,
 //!   `should_ignore_layer`): a `re:` entry is a regular expression matched
 //!   at the start of the name (Python's `re.match`), any other the whole
-//!   name;
+//!   name; FP8 (`fp8.py`, `ignored_layers` or else `modules_to_not_convert`,
+//!   `is_layer_skipped` in its `exact` mode) the whole name;
 //! - the others (`modelopt.py` `is_layer_excluded`, AWQ's
 //!   `is_layer_skipped_awq`, `humming.py`): a `re:` entry as above, an
 //!   entry with `*`, `?` or `[` a shell wildcard over the whole name
@@ -114,7 +115,7 @@ impl MatchRule {
     pub fn of(method: &str) -> MatchRule {
         match method.to_ascii_lowercase().as_str() {
             "bitsandbytes" => MatchRule::Component,
-            "compressed-tensors" => MatchRule::Exact,
+            "compressed-tensors" | "fp8" => MatchRule::Exact,
             _ => MatchRule::Substring,
         }
     }
@@ -634,6 +635,10 @@ mod tests {
         assert_eq!(r.layers.len(), 32);
         assert!(r.layers.iter().all(|l| l.parts == vec![Down]));
         assert_eq!(r.unmatched, ["re:mlp"]);
+        // FP8's ignored_layers: whole names.
+        let r = resolve(&s, "fp8", &list(&["model.layers.0.mlp.down_proj", "mlp"]));
+        assert_eq!(layers(&r), vec![(0, vec![Down])]);
+        assert_eq!(r.unmatched, ["mlp"]);
         // ModelOpt wildcards over the whole name, with a character class.
         let r = resolve(&s, "modelopt", &list(&["model.layers.[0-1].self_attn*"]));
         assert_eq!(
