@@ -717,6 +717,40 @@ mod tests {
         assert!(r.unmatched.is_empty());
     }
 
+    /// The compressed-tensors `ignore` list of moonshotai/Kimi-K2-Thinking
+    /// (int4 routed experts; as a public test of Kimi's remote config
+    /// quotes it), on DeepSeek-V3's architecture, which Kimi K2 shares:
+    /// every attention, the shared experts and the dense layers' MLPs stay
+    /// in BF16, the routed experts are not touched.
+    #[test]
+    fn kimi_k2_thinking_keeps_all_but_the_routed_experts() {
+        let s = spec("deepseek-v3");
+        let r = resolve(
+            &s,
+            "compressed-tensors",
+            &list(&[
+                "lm_head",
+                "re:.*self_attn.*",
+                "re:.*shared_experts.*",
+                "re:.*mlp\\.(gate|up|gate_up|down)_proj.*",
+            ]),
+        );
+        assert!(r.all_attention);
+        assert_eq!(r.outside, ["lm_head"]);
+        assert!(r.unmatched.is_empty(), "{:?}", r.unmatched);
+        assert_eq!(r.layers.len(), s.num_layers as usize);
+        for l in &r.layers {
+            // The three dense layers' MLPs and every MoE layer's shared
+            // expert: gate, up and down; no routed expert.
+            assert_eq!(l.parts, vec![Gate, Up, Down], "layer {}", l.layer);
+            let mut m = s.clone();
+            apply(&mut m, &r);
+            let u = m.unquantized_params(l.layer);
+            assert_eq!(u.mlp, s.layer_params(l.layer).mlp as f64);
+            assert_eq!(u.experts, 0.0);
+        }
+    }
+
     #[test]
     fn hostile_lists_are_bounded_and_reported() {
         let s = spec("llama-3-8b");
