@@ -429,6 +429,11 @@ pub struct ModelSpec {
     /// Unset: groups of 128, those formats' default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quant_group_size: Option<u32>,
+    /// Whether the int4 checkpoint stores a zero point per group: GPTQ and
+    /// AWQ always pack one (4 bits, `qzeros`), compressed-tensors only for
+    /// asymmetric weights (`symmetric: false`). Unset: stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quant_zero_points: Option<bool>,
 }
 
 /// One layer's projections a quantized checkpoint keeps at 16 bits
@@ -871,23 +876,30 @@ impl ModelSpec {
     }
 
     /// Bits per weight of `q` as this checkpoint stores it: the int4
-    /// level's scale and zero point (16 + 4 bits, AutoGPTQ/AutoAWQ packing)
+    /// level's 16-bit scale and 4-bit zero point (AutoGPTQ/AutoAWQ
+    /// packing; no zero point where [`Self::quant_zero_points`] says so)
     /// per [`Self::quant_group_size`] weights — `4 + 20/32` = 4.625 for
-    /// groups of 32, `4 + 20/h` for one per row of `h` inputs (the hidden
-    /// size; the down projection's longer rows make it slightly less) —
-    /// and [`crate::plan::Quant::bits_per_weight`] otherwise.
+    /// groups of 32, `4 + 16/32` = 4.5 symmetric, `4 + 20/h` for one per
+    /// row of `h` inputs (the hidden size; the down projection's longer
+    /// rows make it slightly less) — and
+    /// [`crate::plan::Quant::bits_per_weight`] otherwise.
     pub fn level_bits(&self, q: crate::plan::Quant) -> f64 {
-        match (q, self.quant_group_size) {
-            (crate::plan::Quant::Int4, Some(g)) => {
-                let g = if g == 0 {
-                    self.hidden_size.max(1) as f64
-                } else {
-                    f64::from(g)
-                };
-                4.0 + 20.0 / g
-            }
-            _ => q.bits_per_weight(),
+        if q != crate::plan::Quant::Int4
+            || (self.quant_group_size.is_none() && self.quant_zero_points.is_none())
+        {
+            return q.bits_per_weight();
         }
+        let g = match self.quant_group_size {
+            Some(0) => self.hidden_size.max(1) as f64,
+            Some(g) => f64::from(g),
+            None => 128.0,
+        };
+        let per_group = if self.quant_zero_points == Some(false) {
+            16.0
+        } else {
+            20.0
+        };
+        4.0 + per_group / g
     }
 
     /// Parameters of layer `i` that [`Self::unquantized_layers`] keeps at
@@ -1189,6 +1201,7 @@ mod tests {
             attention_unquantized: false,
             unquantized_layers: Vec::new(),
             quant_group_size: None,
+            quant_zero_points: None,
         }
     }
 

@@ -936,6 +936,7 @@ pub fn to_model(
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
         quant_group_size: None,
+        quant_zero_points: None,
     };
     spec.validate().map_err(|source| ModelError::Arch {
         path: path.to_string(),

@@ -92,6 +92,10 @@ pub struct Quantization {
     pub unquantized_modules: Vec<String>,
     /// `group_size`, as written (`-1`: one group per output row).
     pub group_size: Option<i64>,
+    /// Whether int4 groups store a zero point, where the config says
+    /// (compressed-tensors' `symmetric`); `None`: the format's own packing
+    /// (GPTQ and AWQ always store one).
+    pub zero_points: Option<bool>,
 }
 
 /// Everything read from a config.json.
@@ -321,6 +325,9 @@ fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mu
         && let Some(g) = q.group_size
     {
         spec.quant_group_size = Some(u32::try_from(g).unwrap_or(0));
+    }
+    if stored.as_deref() == Some("int4") {
+        spec.quant_zero_points = q.zero_points;
     }
     // The level the checkpoint's matrices are at: its stored type, else its
     // label (`nf4`, `int8`).
@@ -638,6 +645,7 @@ fn nomic_bert(f: &Fields) -> Result<ModelSpec, ModelError> {
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
         quant_group_size: None,
+        quant_zero_points: None,
     })
 }
 
@@ -872,6 +880,7 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
         quant_group_size: None,
+        quant_zero_points: None,
     })
 }
 
@@ -1169,6 +1178,7 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
         quant_group_size: None,
+        quant_zero_points: None,
     })
 }
 
@@ -1253,6 +1263,7 @@ fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<Model
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
         quant_group_size: None,
+        quant_zero_points: None,
     })
 }
 
@@ -1414,6 +1425,7 @@ impl Fields<'_> {
         let mut details = Vec::new();
         let mut ct_format = None;
         let mut ct_group = None;
+        let mut zero_points = None;
         match method.as_str() {
             "bitsandbytes" => {
                 if f.bool_opt("load_in_4bit")?.unwrap_or(false) {
@@ -1448,11 +1460,12 @@ impl Fields<'_> {
                 }
             }
             "compressed-tensors" => {
-                if let Some((format, b, g)) = compressed_tensors_format(q) {
+                if let Some((format, b, g, z)) = compressed_tensors_format(q) {
                     details.push(format.to_string());
                     bits = Some(b);
                     ct_format = Some(format);
                     ct_group = g;
+                    zero_points = z;
                 }
             }
             _ => {}
@@ -1509,9 +1522,14 @@ impl Fields<'_> {
             attention_entries,
             unquantized_modules,
             group_size,
+            zero_points,
         }))
     }
 }
+
+/// A compressed-tensors format: its level's name, bits, scale group and
+/// whether int4 groups store zero points.
+type CtFormat = (&'static str, u32, Option<i64>, Option<bool>);
 
 /// The format every `config_groups` entry of a compressed-tensors
 /// `quantization_config` quantizes its weights to, with its bits and scale
@@ -1524,7 +1542,7 @@ impl Fields<'_> {
 /// activations, int4 4-bit integer weights per `group` or `channel` (its
 /// group `-1`) without quantized activations (W4A16), int8 8-bit integer
 /// weights (W8A8, W8A16). `None` for anything else, or groups that differ.
-fn compressed_tensors_format(q: &Map<String, Value>) -> Option<(&'static str, u32, Option<i64>)> {
+fn compressed_tensors_format(q: &Map<String, Value>) -> Option<CtFormat> {
     let Some(Value::Object(groups)) = q.get("config_groups") else {
         return None;
     };
@@ -1543,25 +1561,33 @@ fn compressed_tensors_format(q: &Map<String, Value>) -> Option<(&'static str, u3
                 && arg(side, "num_bits").and_then(|b| b.as_u64()) == Some(bits)
         };
         let no_activations = arg("input_activations", "num_bits").is_none();
+        // compressed-tensors' QuantizationArgs default `symmetric: true`:
+        // symmetric weights store no zero point.
+        let zero_points = arg("weights", "symmetric").and_then(|v| v.as_bool()) == Some(false);
         let this = if float("weights", 4)
             && float("input_activations", 4)
             && group == Some(16)
             && strategy == Some("tensor_group")
         {
-            ("nvfp4", 4, None)
+            ("nvfp4", 4, None, None)
         } else if float("weights", 4) && group == Some(32) && strategy == Some("group") {
-            ("mxfp4", 4, None)
+            ("mxfp4", 4, None, None)
         } else if float("weights", 8) && float("input_activations", 8) {
-            ("fp8", 8, None)
+            ("fp8", 8, None, None)
         } else if int("weights", 4) && no_activations && strategy == Some("group") {
             // W4A16 (vLLM's CompressedTensorsWNA16, `_is_wNa16_group_channel`):
             // 4-bit integers in groups, or one group per row.
-            ("int4", 4, group.and_then(|g| i64::try_from(g).ok()))
+            (
+                "int4",
+                4,
+                group.and_then(|g| i64::try_from(g).ok()),
+                Some(zero_points),
+            )
         } else if int("weights", 4) && no_activations && strategy == Some("channel") {
-            ("int4", 4, Some(-1))
+            ("int4", 4, Some(-1), Some(zero_points))
         } else if int("weights", 8) {
             // W8A8 (int8 activations too) and W8A16.
-            ("int8", 8, None)
+            ("int8", 8, None, None)
         } else {
             return None;
         };
@@ -1958,6 +1984,25 @@ mod tests {
         // W4A16 integers in groups (RedHatAI's quantized.w4a16) and W8A8.
         let int4 = r#""group_0": {"weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128}}"#;
         assert_eq!(ct(int4), ("int4".into(), Some("int4".into())));
+        // Symmetric (compressed-tensors' default) stores no zero point:
+        // 4 + 16/128 bits; asymmetric 4 + 20/128.
+        let spec_of = |groups: &str| {
+            let text = LLAMA.replace(
+                r#""torch_dtype": "float16""#,
+                &format!(
+                    r#""quantization_config": {{"quant_method": "compressed-tensors", "config_groups": {{{groups}}}}}"#
+                ),
+            );
+            parse_config(&text, "c").unwrap().spec
+        };
+        let s = spec_of(int4);
+        assert_eq!(
+            (s.quant_group_size, s.quant_zero_points),
+            (Some(128), Some(false))
+        );
+        assert_eq!(s.level_bits(crate::plan::Quant::Int4), 4.125);
+        let s = spec_of(&int4.replace(r#""type": "int""#, r#""type": "int", "symmetric": false"#));
+        assert_eq!(s.level_bits(crate::plan::Quant::Int4), 4.15625);
         let int8 = r#""group_0": {"weights": {"num_bits": 8, "type": "int", "strategy": "channel"}, "input_activations": {"num_bits": 8, "type": "int", "strategy": "token", "dynamic": true}}"#;
         assert_eq!(ct(int8), ("int8".into(), Some("int8".into())));
         // 4-bit integers with 8-bit activations (W4A8) are none of these.

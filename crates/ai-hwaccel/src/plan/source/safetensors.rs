@@ -942,6 +942,7 @@ pub fn infer_spec(
         attention_unquantized: false,
         unquantized_layers: Vec::new(),
         quant_group_size: None,
+        quant_zero_points: None,
     };
     spec.validate().map_err(|source| ModelError::Arch {
         path: path.to_string(),
