@@ -96,6 +96,10 @@ pub struct Quantization {
     /// (compressed-tensors' `symmetric`); `None`: the format's own packing
     /// (GPTQ and AWQ always store one).
     pub zero_points: Option<bool>,
+    /// GPTQModel `dynamic` keys that override a module's bits or group
+    /// (`+:…` or bare), which the plan does not model (its `-:` keys are
+    /// in [`Self::unquantized_modules`]).
+    pub dynamic_overrides: Vec<String>,
 }
 
 /// Everything read from a config.json.
@@ -376,6 +380,13 @@ fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mu
             "{path}: modules the quantization leaves unquantized that name no decoder \
              projection this reads, not counted at 16 bits: {}",
             r.unmatched.join(", ")
+        ));
+    }
+    if !q.dynamic_overrides.is_empty() {
+        warnings.push(format!(
+            "{path}: the quantization's `dynamic` overrides some modules' bits or group ({}); \
+             planned with every module at the config's own",
+            q.dynamic_overrides.join(", ")
         ));
     }
     if let Some(d) = stored {
@@ -1495,7 +1506,7 @@ impl Fields<'_> {
         if !details.is_empty() {
             description.push_str(&format!(", {}", details.join(", ")));
         }
-        let unquantized_modules: Vec<String> = [
+        let mut unquantized_modules: Vec<String> = [
             "ignore",
             "ignored_layers",
             "exclude_modules",
@@ -1508,6 +1519,20 @@ impl Fields<'_> {
         .filter_map(Value::as_str)
         .map(str::to_string)
         .collect();
+        // GPTQModel's per-module `dynamic` overrides, as vLLM reads them
+        // (vllm 0.33.0 `quantization/utils/gptq_utils.py`,
+        // `get_dynamic_override`): a `-:` key is a regular expression
+        // (`re.match`) of modules left unquantized; others (`+:` or bare)
+        // change a module's bits or group, which is not modelled.
+        let mut dynamic_overrides = Vec::new();
+        if let Some(Value::Object(d)) = q.get("dynamic") {
+            for key in d.keys() {
+                match key.strip_prefix("-:") {
+                    Some(re) => unquantized_modules.push(format!("re:{re}")),
+                    None => dynamic_overrides.push(key.clone()),
+                }
+            }
+        }
         let attention_entries: Vec<String> = unquantized_modules
             .iter()
             .filter(|m| m.contains("attn") || m.contains("attention"))
@@ -1523,6 +1548,7 @@ impl Fields<'_> {
             unquantized_modules,
             group_size,
             zero_points,
+            dynamic_overrides,
         }))
     }
 }
@@ -1980,6 +2006,24 @@ mod tests {
         assert_eq!(
             ct(w4a16),
             ("compressed-tensors".into(), Some("bf16".into()))
+        );
+        // GPTQModel's `dynamic`: `-:` keys are modules left unquantized,
+        // others override bits (noted, not modelled).
+        let text = LLAMA.replace(
+            r#""torch_dtype": "float16""#,
+            r#""quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "dynamic": {"-:model\\.layers\\.0\\..*": {}, "+:.*down_proj.*": {"bits": 8}}}"#,
+        );
+        let c = parse_config(&text, "c").unwrap();
+        let layers: Vec<u32> = c.spec.unquantized_layers.iter().map(|l| l.layer).collect();
+        assert_eq!(layers, [0]);
+        assert_eq!(c.spec.unquantized_layers[0].parts.len(), 7);
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w
+                    .contains("`dynamic` overrides some modules' bits or group (+:.*down_proj.*)")),
+            "{:?}",
+            c.warnings
         );
         // W4A16 integers in groups (RedHatAI's quantized.w4a16) and W8A8.
         let int4 = r#""group_0": {"weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128}}"#;
