@@ -80,15 +80,15 @@ pub struct Quantization {
     pub label: String,
     /// Human-readable summary (`gptq 4-bit, group 128`).
     pub description: String,
-    /// The first entry of the config's list of modules left unquantized
-    /// (`ignore`, `exclude_modules`, `modules_to_not_convert`) that names
+    /// The first entry of [`Self::unquantized_modules`] that names
     /// attention (`self_attn`, `attn`, `attention`), if any.
     pub unquantized_attention: Option<String>,
     /// Every entry of those lists that names attention.
     pub attention_entries: Vec<String>,
     /// Every entry of the config's lists of modules left unquantized
     /// (`llm_int8_skip_modules`, `modules_to_not_convert`, `ignore`,
-    /// `ignored_layers`, `exclude_modules`), as written.
+    /// `ignored_layers`, `exclude_modules`), as written, and GPTQModel's
+    /// `dynamic` `-:` keys as `re:` entries.
     pub unquantized_modules: Vec<String>,
     /// `group_size`, as written (`-1`: one group per output row).
     pub group_size: Option<i64>,
