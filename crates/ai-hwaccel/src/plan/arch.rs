@@ -909,14 +909,38 @@ impl ModelSpec {
     /// gate, up and down are each a third of it (all `h × intermediate`),
     /// an ungated one's up and down each a half. Biases go with their
     /// projections, as [`LayerParams`] counts them.
+    ///
+    /// One lookup; a loop over every layer takes
+    /// [`Self::unquantized_by_layer`] once and [`Self::projection_params`].
     pub fn unquantized_params(&self, i: u32) -> UnquantizedParams {
+        match self.unquantized_layers.iter().find(|l| l.layer == i) {
+            Some(l) => self.projection_params(&self.layer_params(i), &l.parts),
+            None => UnquantizedParams::default(),
+        }
+    }
+
+    /// [`Self::unquantized_layers`] indexed by layer (an empty slice for a
+    /// layer with none), built once for loops over every layer; entries
+    /// past the last layer are ignored.
+    pub fn unquantized_by_layer(&self) -> Vec<&[Projection]> {
+        let mut v: Vec<&[Projection]> = vec![&[]; self.num_layers as usize];
+        for l in &self.unquantized_layers {
+            if let Some(slot) = v.get_mut(l.layer as usize) {
+                *slot = &l.parts;
+            }
+        }
+        v
+    }
+
+    /// The parameters of `parts` in a layer of parameters `p` (the shares
+    /// [`Self::unquantized_params`] describes).
+    pub fn projection_params(&self, p: &LayerParams, parts: &[Projection]) -> UnquantizedParams {
         let mut u = UnquantizedParams::default();
-        let Some(l) = self.unquantized_layers.iter().find(|l| l.layer == i) else {
+        if parts.is_empty() {
             return u;
-        };
-        let p = self.layer_params(i);
+        }
         let mlp_share = if self.mlp == MlpKind::Gated { 3.0 } else { 2.0 };
-        for part in &l.parts {
+        for part in parts {
             match part {
                 Projection::Q | Projection::O => {
                     u.attention_sharded += p.attention_sharded as f64 / 2.0

@@ -643,6 +643,7 @@ impl<'a> Sizer<'a> {
             1.0 - (1.0 - p).powf(routed as f64)
         });
         let n = spec.num_layers as usize;
+        let kept = spec.unquantized_by_layer();
         let mut weight_prefix = Vec::with_capacity(n + 1);
         let mut read_prefix = Vec::with_capacity(n + 1);
         let mut active_prefix = Vec::with_capacity(n + 1);
@@ -675,7 +676,7 @@ impl<'a> Sizer<'a> {
             // (`ModelSpec::unquantized_layers`), split as their groups are.
             // A GGUF level is llama.cpp's own mix of the original weights.
             let (layer_extra, experts_extra) = if q < unq && gguf.is_none() {
-                let u = spec.unquantized_params(i);
+                let u = spec.projection_params(&p, kept[i as usize]);
                 let attention = if spec.attention_unquantized {
                     0.0
                 } else {

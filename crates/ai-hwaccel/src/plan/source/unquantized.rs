@@ -517,10 +517,11 @@ pub fn params(spec: &ModelSpec, r: &Resolved) -> u64 {
     let mut with = spec.clone();
     with.attention_unquantized = r.all_attention;
     with.unquantized_layers = r.layers.clone();
+    let kept = with.unquantized_by_layer();
     (0..with.num_layers)
         .map(|i| {
             let p = with.layer_params(i);
-            let u = with.unquantized_params(i);
+            let u = with.projection_params(&p, kept[i as usize]);
             let attention = if with.attention_unquantized {
                 (p.attention_sharded + p.attention_kv + p.attention_replicated) as f64
             } else {
