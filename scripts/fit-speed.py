@@ -142,21 +142,15 @@ def not_cuda(r):
 
 
 def dp4a(r):
-    """Whether a row's quantized prompt ran llama.cpp's DP4A MMQ kernels on
-    an NVIDIA GPU without tensor cores that has DP4A (compute capability
-    6.1 to 6.x: Pascal but the P100) under CUDA (speed.rs `dp4a_mmq`): its
-    ideal prefill rate is already the int8 DP4A rate (the planner's
+    """Whether a row's quantized prompt ran llama.cpp's DP4A MMQ kernels,
+    as the planner decides it (speed.rs `dp4a_mmq`, printed by the test):
+    on an NVIDIA GPU without tensor cores that has DP4A (compute capability
+    6.1 to 6.x: Pascal but the P100) under CUDA, or in a build with
+    LLAMA_CUDA_FORCE_MMQ whose MMQ had no int8 tensor-core kernels. Its
+    ideal prefill rate is already the DP4A rate (the planner's
     `prompt_rate`), and it is fitted apart, one fraction per runtime
     (DP4A_FRACTION), never in a class cell or a device factor."""
-    cc = _cc(r["spec_id"])
-    return (
-        r["runtime"] == "llama.cpp"
-        and group(r["cls"]) == "nvidia"
-        and r["width"] != "16-bit"
-        and row_backend(r) == "cuda"
-        and cc is not None
-        and (6, 1) <= cc < (7, 0)
-    )
+    return r["dp4a"]
 
 
 # The fitted fraction of the DP4A rate such prompts reach, per runtime: set
@@ -254,7 +248,7 @@ def ideal_rows():
         if not line.startswith("IDEAL\t"):
             continue
         (_, part, cls, width, runtime, tg, dec, pp, pre, layers, spec_id, z, tp,
-         tpot, ttft, input_len, build, share, backend, pcls) = line.split("\t")
+         tpot, ttft, input_len, build, share, backend, pcls, dp4a_path) = line.split("\t")
         if tpot:
             # A latency.csv row: tokens/s from the printed milliseconds.
             assert not tg and not pp
@@ -291,6 +285,9 @@ def ideal_rows():
                 # The llama.cpp backend as printed (CUDA, ROCm, Vulkan,
                 # Metal, SYCL); empty for other runtimes' rows.
                 backend=backend,
+                # The planner runs the row's prompt on llama.cpp's DP4A MMQ
+                # kernels (speed.rs dp4a_mmq).
+                dp4a=dp4a_path == "dp4a",
             )
         )
         # A data-center GPU's int8 MMQ prompt is planned on the workstation

@@ -91,6 +91,13 @@ pub struct PlanArgs {
     /// Default: the newest build those rows measure.
     #[arg(long, value_name = "YYYY-MM|bNNNN", value_parser = parse_build_month)]
     pub runtime_build: Option<ai_hwaccel::plan::speed::BuildMonth>,
+    /// llama.cpp was built with GGML_CUDA_FORCE_MMQ (LLAMA_CUDA_FORCE_MMQ
+    /// before June 2024): quantized prompts always run its MMQ kernels. It
+    /// changes the plan where that build's MMQ has no int8 tensor-core
+    /// kernels (Volta, or a build before 2024-07): the prompt is planned on
+    /// the DP4A kernels.
+    #[arg(long)]
+    pub cuda_force_mmq: bool,
     /// The ggml backend llama.cpp runs the GPUs with (cuda, hip, metal,
     /// sycl, vulkan, opencl; default: the vendor's own). It changes the
     /// plan where that backend's kernels run a device at another rate:
@@ -690,6 +697,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         expert_parallel: args.expert_parallel,
         fused_attention: !args.unfused_attention,
         runtime_build: args.runtime_build,
+        cuda_force_mmq: args.cuda_force_mmq,
         kv_read_efficiency: args.kv_read_efficiency,
         backend: args.backend,
         stored_weights: None,

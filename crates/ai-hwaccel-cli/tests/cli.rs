@@ -1882,6 +1882,47 @@ fn plans_report_the_calibration_error_of_their_class() {
     assert!(r["speed_basis"]["decode"].get("accuracy").is_none(), "{r}");
 }
 
+/// `--cuda-force-mmq`: a June 2024 build with GGML_CUDA_FORCE_MMQ runs an
+/// RTX 3090's Q6_K prompt on the DP4A kernels (at 4 x FP32, the fitted DP4A
+/// fraction), not dequantized for cuBLAS; a current build is unchanged; the
+/// JSON options and the prefill basis say so.
+#[test]
+fn plan_for_a_llama_cpp_build_with_forced_mmq() {
+    let base = [
+        "plan",
+        "llama-3-8b",
+        "--devices",
+        "1xrtx-3090",
+        "--runtime",
+        "llama.cpp",
+        "--quant",
+        "q6_k",
+        "--context",
+        "2048",
+        "--json",
+    ];
+    let p = |v: &serde_json::Value| v["plans"][0]["prefill_tokens_per_s"].as_f64().unwrap();
+    let june = json(&[&base[..], &["--runtime-build", "2024-06"]].concat());
+    let forced = json(
+        &[
+            &base[..],
+            &["--runtime-build", "2024-06", "--cuda-force-mmq"],
+        ]
+        .concat(),
+    );
+    assert_eq!(forced["options"]["cuda_force_mmq"], true);
+    assert_eq!(june["options"]["cuda_force_mmq"], false);
+    assert_eq!(forced["speed_basis"]["prefill"]["dp4a"], true);
+    assert!(june["speed_basis"]["prefill"].get("dp4a").is_none());
+    // PR 7860's master (such a build) ran this prompt at 2002 tok/s; the
+    // default build of that month is planned far faster.
+    assert!(p(&forced) < p(&june), "{} vs {}", p(&forced), p(&june));
+    // From July 2024 MMQ runs on the int8 tensor cores: nothing changes.
+    let now = json(&base);
+    let now_forced = json(&[&base[..], &["--cuda-force-mmq"]].concat());
+    assert_eq!(p(&now), p(&now_forced));
+}
+
 /// `--runtime-build`: an older llama.cpp build pays more per layer in
 /// decode (the fitted build-date term), a quantized prompt of a build
 /// before int8 MMQ (July 2024) takes the fitted era factor while one of

@@ -167,6 +167,7 @@ pub const COMMANDS: &[Command] = &[
             "expert_parallel",
             "unfused_attention",
             "runtime_build",
+            "cuda_force_mmq",
             "backend",
             "measure",
             "emit",
@@ -789,6 +790,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let tpot_ms = r.number("tpot_ms", 0.0, false, 3_600_000.0)?;
     let expert_parallel = r.flag("expert_parallel")?;
     let fused_attention = !r.flag("unfused_attention")?;
+    let cuda_force_mmq = r.flag("cuda_force_mmq")?;
     let runtime_build = match r.string("runtime_build")? {
         Some(s) => Some(
             ai_hwaccel::plan::speed::BuildMonth::parse(&s)
@@ -838,6 +840,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         expert_parallel,
         fused_attention,
         runtime_build,
+        cuda_force_mmq,
         kv_read_efficiency,
         backend,
         stored_weights: None,

@@ -214,6 +214,16 @@ pub struct InferenceOptions {
     /// ([`crate::plan::speed::newest_build`]).
     #[serde(default)]
     pub runtime_build: Option<super::speed::BuildMonth>,
+    /// llama.cpp was built with `GGML_CUDA_FORCE_MMQ` (before June 2024
+    /// `LLAMA_CUDA_FORCE_MMQ`): its CUDA backend multiplies every quantized
+    /// prompt with the MMQ kernels, never dequantized for cuBLAS. It changes
+    /// the plan where that build's MMQ has no int8 tensor-core kernels (a
+    /// GPU of compute capability 7.0 to 7.4, or a build before July 2024):
+    /// the prompt is then planned on the DP4A kernels
+    /// ([`crate::plan::speed::dp4a_mmq`]). Default: off (llama.cpp's
+    /// default build).
+    #[serde(default)]
+    pub cuda_force_mmq: bool,
     /// Fraction of memory bandwidth a decode step reaches reading the KV
     /// cache (attention's kernels), overriding the runtime's fitted one
     /// ([`crate::plan::speed::KV_READ`]); `None`: the fitted one, else the
@@ -269,6 +279,7 @@ impl Default for InferenceOptions {
             expert_parallel: false,
             fused_attention: true,
             runtime_build: None,
+            cuda_force_mmq: false,
             kv_read_efficiency: None,
             backend: None,
         }
@@ -1381,6 +1392,7 @@ fn evaluate_replica_with(
                 quant,
                 opts.backend,
                 opts.runtime_build,
+                opts.cuda_force_mmq,
             )
         } else {
             super::speed::Applied::NONE
@@ -1397,7 +1409,15 @@ fn evaluate_replica_with(
                 } else {
                     compute
                 };
-                super::speed::prompt_rate(d, opts.runtime, quant, c, opts.backend)
+                super::speed::prompt_rate(
+                    d,
+                    opts.runtime,
+                    quant,
+                    c,
+                    opts.backend,
+                    opts.runtime_build,
+                    opts.cuda_force_mmq,
+                )
             })
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min_by(f64::total_cmp));
@@ -2375,6 +2395,7 @@ pub fn plan_inference(
                     quant,
                     opts.backend,
                     opts.runtime_build,
+                    opts.cuda_force_mmq,
                 );
                 SpeedBasis {
                     decode: a.decode_basis,
@@ -2449,11 +2470,26 @@ fn op_offload_prefill(
     (prompt, mean_context): (u64, u64),
 ) -> Option<f64> {
     let fit = if opts.calibrated_speed {
-        super::speed::fitted_for(gpu, opts.runtime, quant, opts.backend, opts.runtime_build)
+        super::speed::fitted_for(
+            gpu,
+            opts.runtime,
+            quant,
+            opts.backend,
+            opts.runtime_build,
+            opts.cuda_force_mmq,
+        )
     } else {
         super::speed::Applied::NONE
     };
-    let rate = super::speed::prompt_rate(gpu, opts.runtime, quant, compute, opts.backend)?;
+    let rate = super::speed::prompt_rate(
+        gpu,
+        opts.runtime,
+        quant,
+        compute,
+        opts.backend,
+        opts.runtime_build,
+        opts.cuda_force_mmq,
+    )?;
     let pcie = gpu.pcie_bandwidth_bytes_per_s? as f64 / 2.0;
     let ubatch = prompt.clamp(1, super::runtime::llamacpp::N_UBATCH) as f64;
     let layers = f64::from(b - a);
@@ -2524,8 +2560,16 @@ fn unestimated_speeds(
             (
                 format!("{compute} matrix rate"),
                 no_prefill
-                    && super::speed::prompt_rate(d, opts.runtime, quant, compute, opts.backend)
-                        .is_none(),
+                    && super::speed::prompt_rate(
+                        d,
+                        opts.runtime,
+                        quant,
+                        compute,
+                        opts.backend,
+                        opts.runtime_build,
+                        opts.cuda_force_mmq,
+                    )
+                    .is_none(),
             ),
         ]
         .into_iter()

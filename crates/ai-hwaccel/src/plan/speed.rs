@@ -112,7 +112,13 @@
 //! quantized prompts with its DP4A MMQ kernels, so such a prompt is referred
 //! to the card's int8 DP4A rate ([`prompt_rate`], [`dp4a_mmq`]) at one
 //! fraction per runtime fitted on its own rows ([`PREFILL_DP4A`]: the
-//! Tesla P40's), with the pooled cell's per-layer time.
+//! Tesla P40's), with the pooled cell's per-layer time. So is a prompt of a
+//! build with `GGML_CUDA_FORCE_MMQ` whose MMQ kernels had no int8
+//! tensor-core path (Volta, or a build before July 2024:
+//! [`InferenceOptions::cuda_force_mmq`](crate::plan::InferenceOptions::cuda_force_mmq)),
+//! at four times the GPU's FP32 rate; the master columns of June 2024's
+//! MMQ PRs were such builds, and the fraction is fitted on them and the
+//! Pascal rows together.
 //!
 //! On AMD's CDNA GPUs llama.cpp's HIP backend ran quantized prompts on the
 //! vector ALUs (DP4A MMQ) until February 2025 ([`LLAMA_HIP_CDNA_MATRIX`]),
@@ -571,7 +577,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8428),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.7491),
+        prefill: Some(0.7498),
         prefill_layer_s: Some(0.000e+00),
         rows: (21, 12),
     },
@@ -581,7 +587,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6028),
+        prefill: Some(0.6033),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -591,7 +597,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6028),
+        prefill: Some(0.6033),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -601,8 +607,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.936),
         decode_layer_s: Some(5.025e-05),
-        prefill: Some(0.6477),
-        prefill_layer_s: Some(8.923e-07),
+        prefill: Some(0.6354),
+        prefill_layer_s: Some(8.063e-07),
         rows: (16, 11),
     },
     SpeedFit {
@@ -611,9 +617,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9214),
         decode_layer_s: Some(5.025e-05),
-        prefill: Some(0.7743),
-        prefill_layer_s: Some(8.923e-07),
-        rows: (47, 42),
+        prefill: Some(0.7393),
+        prefill_layer_s: Some(8.063e-07),
+        rows: (47, 38),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -621,9 +627,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8515),
         decode_layer_s: Some(3.888e-05),
-        prefill: Some(0.7802),
-        prefill_layer_s: Some(7.394e-07),
-        rows: (40, 36),
+        prefill: Some(0.7447),
+        prefill_layer_s: Some(6.663e-07),
+        rows: (40, 33),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -631,9 +637,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5107),
         decode_layer_s: Some(3.888e-05),
-        prefill: Some(0.513),
-        prefill_layer_s: Some(7.394e-07),
-        rows: (7, 6),
+        prefill: Some(0.4993),
+        prefill_layer_s: Some(6.663e-07),
+        rows: (7, 5),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -651,8 +657,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9034),
         decode_layer_s: Some(4.237e-05),
-        prefill: Some(0.5378),
-        prefill_layer_s: Some(1.093e-06),
+        prefill: Some(0.534),
+        prefill_layer_s: Some(1.030e-06),
         rows: (27, 15),
     },
     SpeedFit {
@@ -661,8 +667,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8958),
         decode_layer_s: Some(4.237e-05),
-        prefill: Some(0.6367),
-        prefill_layer_s: Some(1.093e-06),
+        prefill: Some(0.5981),
+        prefill_layer_s: Some(1.030e-06),
         rows: (41, 26),
     },
     SpeedFit {
@@ -671,8 +677,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8958),
         decode_layer_s: Some(4.237e-05),
-        prefill: Some(0.6367),
-        prefill_layer_s: Some(1.093e-06),
+        prefill: Some(0.5981),
+        prefill_layer_s: Some(1.030e-06),
         rows: (41, 26),
     },
     SpeedFit {
@@ -692,7 +698,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.7943),
         decode_layer_s: Some(6.983e-05),
         prefill: Some(0.594),
-        prefill_layer_s: Some(1.576e-06),
+        prefill_layer_s: Some(1.567e-06),
         rows: (21, 9),
     },
     SpeedFit {
@@ -701,8 +707,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8193),
         decode_layer_s: Some(6.983e-05),
-        prefill: Some(0.6325),
-        prefill_layer_s: Some(1.576e-06),
+        prefill: Some(0.5935),
+        prefill_layer_s: Some(1.567e-06),
         rows: (43, 35),
     },
     SpeedFit {
@@ -711,8 +717,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8193),
         decode_layer_s: Some(6.983e-05),
-        prefill: Some(0.6325),
-        prefill_layer_s: Some(1.576e-06),
+        prefill: Some(0.5935),
+        prefill_layer_s: Some(1.567e-06),
         rows: (43, 35),
     },
     SpeedFit {
@@ -731,7 +737,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9101),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.25),
+        prefill: Some(0.2502),
         prefill_layer_s: Some(0.000e+00),
         rows: (5, 6),
     },
@@ -741,7 +747,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8129),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.309),
+        prefill: Some(0.3114),
         prefill_layer_s: Some(0.000e+00),
         rows: (30, 34),
     },
@@ -751,7 +757,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8129),
         decode_layer_s: Some(4.620e-05),
-        prefill: Some(0.3108),
+        prefill: Some(0.3133),
         prefill_layer_s: Some(0.000e+00),
         rows: (30, 32),
     },
@@ -761,8 +767,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.6272),
-        prefill_layer_s: Some(4.970e-06),
+        prefill: Some(0.6271),
+        prefill_layer_s: Some(4.963e-06),
         rows: (0, 10),
     },
     SpeedFit {
@@ -771,8 +777,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.6272),
-        prefill_layer_s: Some(4.970e-06),
+        prefill: Some(0.6271),
+        prefill_layer_s: Some(4.963e-06),
         rows: (0, 10),
     },
     SpeedFit {
@@ -781,7 +787,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1978),
+        prefill: Some(0.198),
         prefill_layer_s: Some(2.201e-06),
         rows: (7, 5),
     },
@@ -791,7 +797,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1978),
+        prefill: Some(0.198),
         prefill_layer_s: Some(2.201e-06),
         rows: (7, 5),
     },
@@ -801,8 +807,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8405),
         decode_layer_s: Some(4.740e-05),
-        prefill: Some(0.6891),
-        prefill_layer_s: Some(1.187e-06),
+        prefill: Some(0.6914),
+        prefill_layer_s: Some(1.188e-06),
         rows: (85, 47),
     },
     SpeedFit {
@@ -811,8 +817,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9218),
         decode_layer_s: Some(4.740e-05),
-        prefill: Some(0.5479),
-        prefill_layer_s: Some(1.187e-06),
+        prefill: Some(0.5137),
+        prefill_layer_s: Some(1.188e-06),
         rows: (7, 7),
     },
     SpeedFit {
@@ -821,9 +827,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7906),
         decode_layer_s: Some(4.740e-05),
-        prefill: Some(0.6218),
-        prefill_layer_s: Some(1.187e-06),
-        rows: (209, 182),
+        prefill: Some(0.5999),
+        prefill_layer_s: Some(1.188e-06),
+        rows: (209, 178),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -831,9 +837,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7852),
         decode_layer_s: Some(4.571e-05),
-        prefill: Some(0.6234),
-        prefill_layer_s: Some(1.155e-06),
-        rows: (202, 174),
+        prefill: Some(0.6013),
+        prefill_layer_s: Some(1.161e-06),
+        rows: (202, 171),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -841,9 +847,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5765),
         decode_layer_s: Some(4.571e-05),
-        prefill: Some(0.51),
-        prefill_layer_s: Some(1.155e-06),
-        rows: (7, 8),
+        prefill: Some(0.5001),
+        prefill_layer_s: Some(1.161e-06),
+        rows: (7, 7),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -859,7 +865,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 32.5), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 33.1), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -878,18 +884,18 @@ pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 /// Fitted fraction of the int8 DP4A rate a quantized prompt reaches on an
 /// NVIDIA GPU without tensor cores but with DP4A ([`dp4a_mmq`]), per runtime,
 /// with the fit rows behind it.
-pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.2665, 8)];
+pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.289, 11)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
-pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.4)];
+pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.5)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime and llama.cpp backend with enough rows of its own (else
 /// [`MOE_PREFILL`]).
 pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
-    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 4.0),
-    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 3.1),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 3.8),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 3.2),
 ];
 
 /// Fitted fraction of memory bandwidth a decode step reaches reading the
@@ -897,7 +903,7 @@ pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
 /// attention kernels' own efficiency, which batches of sequences expose
 /// (each reads its own cache every step). Fitted on published batched
 /// decode runs (`tests/calibration/batched.csv`).
-pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4295)];
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4293)];
 
 /// Fitted build-date term of the per-layer decode time: per runtime and
 /// device class, the decay per year and the newest and oldest build months
@@ -950,7 +956,7 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
 /// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
 /// CUDA backend ran before MMQ on int8 tensor cores was its default
 /// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.
-pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.60)];
+pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.50)];
 
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
@@ -980,14 +986,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.06),
-        prefill: Some(0.8848),
+        prefill: Some(0.8856),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.022),
-        prefill: Some(0.7072),
+        prefill: Some(0.7085),
         rows: (17, 9),
     },
     DeviceFit {
@@ -1001,7 +1007,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.228),
-        prefill: Some(0.8857),
+        prefill: Some(0.8867),
         rows: (7, 5),
     },
     DeviceFit {
@@ -1015,7 +1021,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7065),
-        prefill: Some(0.835),
+        prefill: Some(0.8348),
         rows: (11, 11),
     },
     DeviceFit {
@@ -1043,35 +1049,35 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9046),
-        prefill: Some(0.9809),
+        prefill: Some(0.9739),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.041),
-        prefill: Some(1.034),
+        prefill: Some(1.013),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.013),
-        prefill: Some(1.119),
+        prefill: Some(1.092),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9039),
-        prefill: Some(1.082),
-        rows: (21, 18),
+        prefill: Some(1.085),
+        rows: (21, 17),
     },
     DeviceFit {
         spec_id: "rtx-4000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9969),
-        prefill: Some(1.057),
+        prefill: Some(1.058),
         rows: (13, 7),
     },
     DeviceFit {
@@ -1085,49 +1091,49 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.069),
-        prefill: Some(1.177),
+        prefill: Some(1.16),
         rows: (11, 5),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.988),
-        prefill: Some(1.014),
-        rows: (13, 12),
+        prefill: Some(1.098),
+        rows: (13, 9),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.043),
-        prefill: Some(0.9819),
+        prefill: Some(0.9767),
         rows: (13, 8),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.287),
-        prefill: Some(0.8902),
+        prefill: Some(0.8755),
         rows: (5, 7),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9831),
-        prefill: Some(0.7283),
+        prefill: Some(0.7237),
         rows: (21, 12),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9772),
-        prefill: Some(1.126),
+        prefill: Some(1.121),
         rows: (18, 10),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.007),
-        prefill: Some(0.7571),
+        prefill: Some(0.7514),
         rows: (19, 20),
     },
     DeviceFit {
@@ -1596,8 +1602,10 @@ pub fn without_int8_mmq(
     q: Quant,
     backend: Option<super::runtime::GgmlBackend>,
     build: Option<BuildMonth>,
+    force_mmq: bool,
 ) -> bool {
-    if !quantized_llama_cpp_gpu(d, runtime, q) || dp4a_mmq(d, runtime, q, backend) {
+    if !quantized_llama_cpp_gpu(d, runtime, q) || dp4a_mmq(d, runtime, q, backend, build, force_mmq)
+    {
         return false;
     }
     let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
@@ -1654,10 +1662,12 @@ pub fn mmq_reference_ratio(
     q: Quant,
     backend: Option<super::runtime::GgmlBackend>,
     build: Option<BuildMonth>,
+    force_mmq: bool,
 ) -> Option<f64> {
     if !quantized_llama_cpp_gpu(d, runtime, q)
         || DeviceClass::of(d) != DeviceClass::NvidiaDatacenter
-        || without_int8_mmq(d, runtime, q, backend, build)
+        || without_int8_mmq(d, runtime, q, backend, build, force_mmq)
+        || dp4a_mmq(d, runtime, q, backend, build, force_mmq)
     {
         return None;
     }
@@ -1763,11 +1773,23 @@ pub fn cdna_vector_ratio(
 /// the GPU's int8 DP4A rate ([`prompt_rate`]) at the fitted
 /// [`PREFILL_DP4A`] fraction, not to a 16-bit rate it has none of (1/64
 /// of FP32 on GP102/GP104).
+///
+/// A build with `GGML_CUDA_FORCE_MMQ` (`LLAMA_CUDA_FORCE_MMQ` before the
+/// rename of June 2024; `force_mmq`, [`InferenceOptions::cuda_force_mmq`](crate::plan::InferenceOptions::cuda_force_mmq))
+/// runs every quantized prompt on the MMQ kernels instead of dequantizing
+/// it for FP16 cuBLAS. Where that build's MMQ has no int8 tensor-core path
+/// those are the DP4A kernels too: on a GPU of compute capability 7.0 to
+/// 7.4 (Volta: the int8 `mma` kernels start at Turing, 7.5), and on any
+/// GPU in a build before [`LLAMA_CUDA_MMQ_INT8`] (the tensor-core MMQ
+/// kernels came in June 2024, PRs 7676, 7860 and 7921, whose master
+/// columns were such builds: `tests/calibration/speed.csv`'s header).
 pub fn dp4a_mmq(
     d: &PlanDevice,
     runtime: RuntimeKind,
     q: Quant,
     backend: Option<super::runtime::GgmlBackend>,
+    build: Option<BuildMonth>,
+    force_mmq: bool,
 ) -> bool {
     if !quantized_llama_cpp_gpu(d, runtime, q)
         || backend.is_some_and(|b| b != super::runtime::GgmlBackend::Cuda)
@@ -1777,15 +1799,26 @@ pub fn dp4a_mmq(
     let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
         return false;
     };
-    e.vendor == "nvidia" && nvidia_cc(e).is_some_and(|cc| ((6, 1)..(7, 0)).contains(&cc))
+    let Some(cc) = nvidia_cc(e).filter(|_| e.vendor == "nvidia") else {
+        return false;
+    };
+    ((6, 1)..(7, 0)).contains(&cc)
+        || (force_mmq
+            && cc >= (7, 0)
+            && (cc < (7, 5) || build.is_some_and(|b| b < LLAMA_CUDA_MMQ_INT8)))
 }
 
 /// The matrix rate (TFLOPS or TOPS) a plan's prompt GEMMs of `q` weights
 /// computed in `compute` are referred to on `d`: the int8 DP4A rate where
-/// llama.cpp runs them with DP4A MMQ ([`dp4a_mmq`]): the entry's int8 rate,
-/// else four times its FP32 rate (one DP4A is four 8-bit multiply-adds per
-/// lane where an FMA is one; the Tesla P40 datasheet's 47 TOPS INT8 against
-/// 12 TFLOPS FP32, the P4's 22 against 5.5); elsewhere
+/// llama.cpp runs them with DP4A MMQ ([`dp4a_mmq`]): on a GPU without
+/// tensor cores the entry's int8 rate, else four times its FP32 rate (one
+/// DP4A is four 8-bit multiply-adds per lane where an FMA is one; the Tesla
+/// P40 datasheet's 47 TOPS INT8 against 12 TFLOPS FP32, the P4's 22 against
+/// 5.5); on a GPU with tensor cores (compute capability 7.0 on, whose
+/// entry's int8 rate is the tensor cores') always four times its FP32 rate,
+/// the same nominal reference (on GA10x and AD10x only half the FP32 lanes
+/// also run integer instructions, NVIDIA's Ampere GA102 whitepaper; the
+/// fitted fraction absorbs what the kernels reach of it); elsewhere
 /// [`reference_tflops`].
 pub fn prompt_rate(
     d: &PlanDevice,
@@ -1793,9 +1826,22 @@ pub fn prompt_rate(
     q: Quant,
     compute: Dtype,
     backend: Option<super::runtime::GgmlBackend>,
+    build: Option<BuildMonth>,
+    force_mmq: bool,
 ) -> Option<f64> {
-    if dp4a_mmq(d, runtime, q, backend) {
-        return d.tflops.int8.or(d.tflops.fp32.map(|r| 4.0 * r));
+    if dp4a_mmq(d, runtime, q, backend, build, force_mmq) {
+        let tensor_cores = d
+            .spec_id
+            .as_deref()
+            .and_then(crate::spec::by_id)
+            .and_then(nvidia_cc)
+            .is_some_and(|cc| cc >= (7, 0));
+        let dp4a = d.tflops.fp32.map(|r| 4.0 * r);
+        return if tensor_cores {
+            dp4a
+        } else {
+            d.tflops.int8.or(dp4a)
+        };
     }
     reference_tflops(d, runtime, compute, backend)
 }
@@ -1843,6 +1889,7 @@ pub fn fitted_for(
     q: Quant,
     backend: Option<super::runtime::GgmlBackend>,
     build: Option<BuildMonth>,
+    force_mmq: bool,
 ) -> Applied {
     let class = DeviceClass::of(d);
     let mut a = fitted(class, runtime, q);
@@ -1853,7 +1900,7 @@ pub fn fitted_for(
     }
     // A data-center GPU's int8 MMQ prompt: the workstation cell (fraction
     // and per-layer time) at the per-SM reference (mmq_reference_ratio).
-    if let Some(ratio) = mmq_reference_ratio(d, runtime, q, backend, build) {
+    if let Some(ratio) = mmq_reference_ratio(d, runtime, q, backend, build, force_mmq) {
         let ws = fitted(DeviceClass::NvidiaWorkstation, runtime, q);
         a.prefill = ws.prefill.map(|e| e * ratio);
         a.prefill_layer_s = ws.prefill_layer_s;
@@ -1874,7 +1921,7 @@ pub fn fitted_for(
     }
     // A DP4A prompt: its runtime's fitted fraction of the DP4A rate, with
     // the pooled cell's per-layer time (no class's tensor cores run it).
-    if dp4a_mmq(d, runtime, q, backend) {
+    if dp4a_mmq(d, runtime, q, backend, build, force_mmq) {
         let pooled = fitted(DeviceClass::Any, runtime, q);
         let fit = PREFILL_DP4A
             .iter()
@@ -1895,7 +1942,7 @@ pub fn fitted_for(
             accuracy: None,
         });
     }
-    if without_int8_mmq(d, runtime, q, backend, build)
+    if without_int8_mmq(d, runtime, q, backend, build, force_mmq)
         && let Some((_, f)) = PREFILL_MMQ_ERA
             .iter()
             .find(|(r, _)| *r == fit_runtime(runtime))
@@ -2122,9 +2169,9 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         Accuracy {
             rows: 43,
             median: 0.264,
-            worst: 0.897,
+            worst: 0.898,
             held_out_rows: 3,
-            held_out_median: Some(0.033),
+            held_out_median: Some(0.025),
         },
     ),
     (
@@ -2145,7 +2192,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 10,
-            median: 0.507,
+            median: 0.506,
             worst: 1.046,
             held_out_rows: 0,
             held_out_median: None,
@@ -2170,7 +2217,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         Accuracy {
             rows: 45,
             median: 0.041,
-            worst: 0.472,
+            worst: 0.473,
             held_out_rows: 6,
             held_out_median: Some(0.057),
         },
@@ -2196,7 +2243,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
             median: 0.091,
             worst: 1.143,
             held_out_rows: 3,
-            held_out_median: Some(0.457),
+            held_out_median: Some(0.456),
         },
     ),
     (
@@ -2217,10 +2264,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 62,
-            median: 0.076,
-            worst: 1.262,
-            held_out_rows: 8,
-            held_out_median: Some(0.084),
+            median: 0.089,
+            worst: 1.295,
+            held_out_rows: 9,
+            held_out_median: Some(0.114),
         },
     ),
     (
@@ -2241,10 +2288,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 65,
-            median: 0.073,
-            worst: 0.677,
+            median: 0.074,
+            worst: 0.679,
             held_out_rows: 12,
-            held_out_median: Some(0.087),
+            held_out_median: Some(0.086),
         },
     ),
     (
@@ -2265,8 +2312,8 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 5,
-            median: 0.139,
-            worst: 0.81,
+            median: 0.148,
+            worst: 0.711,
             held_out_rows: 2,
             held_out_median: None,
         },
@@ -2289,10 +2336,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 44,
-            median: 0.048,
-            worst: 0.234,
+            median: 0.045,
+            worst: 0.258,
             held_out_rows: 4,
-            held_out_median: Some(0.031),
+            held_out_median: Some(0.022),
         },
     ),
     (
@@ -2690,7 +2737,7 @@ mod tests {
         // Data-center GPUs: GA100 per SM twice GA102's datasheet rate,
         // Hopper four times; the L40's datasheet 16-bit rate is its FP32-
         // accumulate one.
-        let ratio = |id: &str, q: Quant| mmq_reference_ratio(&dev(id), rt, q, None, None);
+        let ratio = |id: &str, q: Quant| mmq_reference_ratio(&dev(id), rt, q, None, None, false);
         let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 0.02);
         assert!(
             near(ratio("a30", Quant::Q4_0), 0.5),
@@ -2708,23 +2755,27 @@ mod tests {
         assert_eq!(ratio("t4", Quant::Q4_0), None);
         let a100 = dev("a100-80gb");
         let old = Some(BuildMonth::ym(2024, 5));
-        assert_eq!(mmq_reference_ratio(&a100, rt, Quant::Q4_0, None, old), None);
+        assert_eq!(
+            mmq_reference_ratio(&a100, rt, Quant::Q4_0, None, old, false),
+            None
+        );
         assert_eq!(
             mmq_reference_ratio(
                 &a100,
                 rt,
                 Quant::Q4_0,
                 Some(crate::plan::runtime::GgmlBackend::Vulkan),
-                None
+                None,
+                false
             ),
             None
         );
         assert_eq!(
-            mmq_reference_ratio(&a100, RuntimeKind::Vllm, Quant::Q4_0, None, None),
+            mmq_reference_ratio(&a100, RuntimeKind::Vllm, Quant::Q4_0, None, None, false),
             None
         );
         // The plan takes the workstation cell at that reference.
-        let a = fitted_for(&a100, rt, Quant::Q4_0, None, None);
+        let a = fitted_for(&a100, rt, Quant::Q4_0, None, None, false);
         let ws = fitted(DeviceClass::NvidiaWorkstation, rt, Quant::Q4_0);
         let k = device_factors("a100-80gb", rt).1.unwrap_or(1.0);
         assert!((a.prefill.unwrap() / (ws.prefill.unwrap() * 0.5 * k) - 1.0).abs() < 1e-9);
@@ -2791,8 +2842,8 @@ mod tests {
             );
         }
         // The plan's prefill fraction carries it.
-        let old = fitted_for(&mi300x, rt, Quant::Q4_0, None, before);
-        let new = fitted_for(&mi300x, rt, Quant::Q4_0, None, from);
+        let old = fitted_for(&mi300x, rt, Quant::Q4_0, None, before, false);
+        let new = fitted_for(&mi300x, rt, Quant::Q4_0, None, from, false);
         let (o, n) = (old.prefill.unwrap(), new.prefill.unwrap());
         assert!((o / n - 0.0625).abs() < 1e-9, "{o} {n}");
         assert_eq!(
@@ -2822,12 +2873,12 @@ mod tests {
         assert_eq!(DeviceClass::Apple.own_backend(), Some(B::Metal));
         assert_eq!(DeviceClass::Cpu.own_backend(), None);
         let gpu = dev("rtx-4090");
-        let a = fitted_for(&gpu, rt, Quant::Q4K, None, None);
+        let a = fitted_for(&gpu, rt, Quant::Q4K, None, None, false);
         assert_eq!(
             (a.moe_prefill, a.moe_prefill_backend),
             (cuda, Some(B::Cuda))
         );
-        let a = fitted_for(&gpu, rt, Quant::Q4K, Some(B::Vulkan), None);
+        let a = fitted_for(&gpu, rt, Quant::Q4K, Some(B::Vulkan), None, false);
         assert_eq!(
             (a.moe_prefill, a.moe_prefill_backend),
             (vulkan, Some(B::Vulkan))
@@ -2835,9 +2886,9 @@ mod tests {
         // A backend without a factor of its own keeps the runtime's.
         let amd = dev("rx-7900-xtx");
         assert_eq!(table(B::Hip), None, "update: HIP now has its own factor");
-        let a = fitted_for(&amd, rt, Quant::Q4K, None, None);
+        let a = fitted_for(&amd, rt, Quant::Q4K, None, None, false);
         assert_eq!((a.moe_prefill, a.moe_prefill_backend), (pooled, None));
-        let a = fitted_for(&amd, rt, Quant::Q4K, Some(B::Vulkan), None);
+        let a = fitted_for(&amd, rt, Quant::Q4K, Some(B::Vulkan), None, false);
         assert_eq!(a.moe_prefill, vulkan);
         // Other runtimes and accelerators without a backend: none of these.
         assert_eq!(
@@ -2858,15 +2909,23 @@ mod tests {
         let from = Some(LLAMA_CUDA_MMQ_INT8);
         let ada = dev("rtx-4090");
         // Ampere and later under CUDA: int8 MMQ from July 2024.
-        assert!(!without_int8_mmq(&ada, rt, Quant::Q4K, None, None));
-        assert!(!without_int8_mmq(&ada, rt, Quant::Q4K, Some(B::Cuda), from));
-        assert!(without_int8_mmq(&ada, rt, Quant::Q4K, None, before));
+        assert!(!without_int8_mmq(&ada, rt, Quant::Q4K, None, None, false));
+        assert!(!without_int8_mmq(
+            &ada,
+            rt,
+            Quant::Q4K,
+            Some(B::Cuda),
+            from,
+            false
+        ));
+        assert!(without_int8_mmq(&ada, rt, Quant::Q4K, None, before, false));
         assert!(without_int8_mmq(
             &ada,
             rt,
             Quant::Q8_0,
             Some(B::Cuda),
-            before
+            before,
+            false
         ));
         // Vulkan's shaders are not MMQ, at any build.
         assert!(without_int8_mmq(
@@ -2874,28 +2933,37 @@ mod tests {
             rt,
             Quant::Q4_0,
             Some(B::Vulkan),
-            None
+            None,
+            false
         ));
         // 16-bit weights run cuBLAS in every era; other runtimes have no MMQ.
-        assert!(!without_int8_mmq(&ada, rt, Quant::Fp16, None, before));
+        assert!(!without_int8_mmq(
+            &ada,
+            rt,
+            Quant::Fp16,
+            None,
+            before,
+            false
+        ));
         assert!(!without_int8_mmq(
             &ada,
             RuntimeKind::Vllm,
             Quant::Q4K,
             None,
-            before
+            before,
+            false
         ));
         // V100 (cuBLAS) and Turing (no gain) at every build.
         for id in ["v100-pcie-32gb", "rtx-2080-ti", "t4"] {
             assert!(
-                without_int8_mmq(&dev(id), rt, Quant::Q4K, None, None),
+                without_int8_mmq(&dev(id), rt, Quant::Q4K, None, None, false),
                 "{id}"
             );
         }
         // Not NVIDIA: no such term.
         for id in ["rx-7900-xtx", "mi300x", "m2-ultra-gpu", "arc-a770"] {
             assert!(
-                !without_int8_mmq(&dev(id), rt, Quant::Q4K, None, before),
+                !without_int8_mmq(&dev(id), rt, Quant::Q4K, None, before, false),
                 "{id}"
             );
         }
@@ -2906,8 +2974,8 @@ mod tests {
             .map(|(_, k)| *k)
             .expect("a fitted factor");
         assert!(k > 1.0);
-        let now = fitted_for(&ada, rt, Quant::Q4K, None, None);
-        let then = fitted_for(&ada, rt, Quant::Q4K, None, before);
+        let now = fitted_for(&ada, rt, Quant::Q4K, None, None, false);
+        let then = fitted_for(&ada, rt, Quant::Q4K, None, before, false);
         assert!((now.prefill.unwrap() / then.prefill.unwrap() / k - 1.0).abs() < 1e-9);
         assert_eq!(then.prefill_basis.unwrap().mmq_era_factor, Some(k));
         assert_eq!(now.prefill_basis.unwrap().mmq_era_factor, None);
@@ -2948,7 +3016,7 @@ mod tests {
             .iter()
             .find(|f| f.spec_id == "rtx-4090" && f.runtime == rt)
             .unwrap();
-        let a = fitted_for(d, rt, q, None, None);
+        let a = fitted_for(d, rt, q, None, None, false);
         let b = a.decode_basis.unwrap();
         assert_eq!(b.device_rows, Some(f.rows.0));
         assert_eq!(Some(b.efficiency), a.decode);
@@ -2999,13 +3067,13 @@ mod tests {
             };
             let d = &PlanDevice::from_device_string(&format!("1x{}", f.spec_id)).unwrap()[0];
             let class = fitted(DeviceClass::of(d), rt, q);
-            let own = fitted_for(d, rt, q, None, None);
+            let own = fitted_for(d, rt, q, None, None, false);
             if let (Some(c), Some(o), Some(k)) = (class.decode, own.decode, f.decode) {
                 assert!((o - c * k).abs() < 1e-12, "{}", f.spec_id);
             }
             // A data-center GPU's int8 MMQ prompt: the workstation cell at
             // the per-SM reference, then the device's factor.
-            let base = match mmq_reference_ratio(d, rt, q, None, None) {
+            let base = match mmq_reference_ratio(d, rt, q, None, None, false) {
                 Some(r) => fitted(DeviceClass::NvidiaWorkstation, rt, q)
                     .prefill
                     .map(|e| e * r),
@@ -3044,7 +3112,7 @@ mod tests {
             b.accuracy = accuracy(rt, DeviceClass::NvidiaConsumer, prefill);
             assert!(b.accuracy.is_some());
         }
-        assert_eq!(fitted_for(d, rt, q, None, None), want);
+        assert_eq!(fitted_for(d, rt, q, None, None, false), want);
     }
 
     #[test]
@@ -3078,7 +3146,7 @@ mod tests {
         let q = Quant::Q4K;
         let d = &PlanDevice::from_device_string("1xryzen-ai-max-395-64gb").unwrap()[0];
         let class = fitted(DeviceClass::of(d), rt, q);
-        let a = fitted_for(d, rt, q, None, None);
+        let a = fitted_for(d, rt, q, None, None, false);
         assert!((a.prefill.unwrap() - class.prefill.unwrap() * k.prefill.unwrap()).abs() < 1e-12);
     }
 
@@ -3134,13 +3202,67 @@ mod tests {
         assert!(!without_cuda_graphs(&dev("rx-7900-xtx"), rt, None, None));
         // The per-layer decode time it takes is that build's: the newest's
         // times the decay over the months between.
-        let a = fitted_for(&turing, rt, Quant::Q4_0, None, None);
+        let a = fitted_for(&turing, rt, Quant::Q4_0, None, None, false);
         let cell = fitted(DeviceClass::NvidiaConsumer, rt, Quant::Q4_0);
         let f = build_factor(rt, DeviceClass::NvidiaConsumer, Some(last));
         assert!(f > 1.0);
         assert!((a.decode_layer_s - cell.decode_layer_s * f).abs() < 1e-15);
-        let a = fitted_for(&turing, rt, Quant::Q4_0, Some(B::Vulkan), None);
+        let a = fitted_for(&turing, rt, Quant::Q4_0, Some(B::Vulkan), None, false);
         assert_eq!(a.decode_layer_s, cell.decode_layer_s);
+    }
+
+    #[test]
+    fn forced_mmq_runs_dp4a_where_the_build_has_no_tensor_core_mmq() {
+        use super::super::runtime::GgmlBackend as B;
+        let rt = RuntimeKind::LlamaCpp;
+        let (ampere, ada, v100) = (dev("rtx-3090"), dev("rtx-4090"), dev("v100-sxm2-32gb"));
+        let june = BuildMonth::parse("2024-06");
+        let july = BuildMonth::parse("2024-07");
+        // Without the option: never on a GPU with tensor cores.
+        assert!(!dp4a_mmq(&ampere, rt, Quant::Q6K, None, june, false));
+        // With it: a build before the tensor-core MMQ kernels, any GPU with
+        // DP4A; from July 2024 only Volta.
+        assert!(dp4a_mmq(&ampere, rt, Quant::Q6K, None, june, true));
+        assert!(dp4a_mmq(&ada, rt, Quant::Q4_0, Some(B::Cuda), june, true));
+        assert!(!dp4a_mmq(&ampere, rt, Quant::Q6K, None, july, true));
+        assert!(!dp4a_mmq(&ampere, rt, Quant::Q6K, None, None, true));
+        assert!(dp4a_mmq(&v100, rt, Quant::Q4_0, None, None, true));
+        assert!(!dp4a_mmq(&v100, rt, Quant::Q4_0, None, None, false));
+        // Not for 16-bit weights, another backend or another runtime.
+        assert!(!dp4a_mmq(&ampere, rt, Quant::Fp16, None, june, true));
+        assert!(!dp4a_mmq(
+            &ampere,
+            rt,
+            Quant::Q6K,
+            Some(B::Vulkan),
+            june,
+            true
+        ));
+        assert!(!dp4a_mmq(
+            &ampere,
+            RuntimeKind::Vllm,
+            Quant::Q6K,
+            None,
+            june,
+            true
+        ));
+        // The rate is four times FP32, not the tensor cores' INT8 figure.
+        let rate = prompt_rate(&ampere, rt, Quant::Q6K, Dtype::Fp16, None, june, true);
+        assert_eq!(rate, ampere.tflops.fp32.map(|r| 4.0 * r));
+        assert_ne!(rate, ampere.tflops.int8);
+        // The plan takes the DP4A fraction, without the factor before int8
+        // MMQ (the default build of that month has it).
+        let forced = fitted_for(&ampere, rt, Quant::Q6K, None, june, true);
+        let default = fitted_for(&ampere, rt, Quant::Q6K, None, june, false);
+        assert!(forced.prefill_basis.unwrap().dp4a);
+        assert!(forced.prefill_basis.unwrap().mmq_era_factor.is_none());
+        assert!(default.prefill_basis.unwrap().mmq_era_factor.is_some());
+        assert!(!without_int8_mmq(&ampere, rt, Quant::Q6K, None, june, true));
+        // A data-center GPU forced onto DP4A is not referred per SM.
+        assert_eq!(
+            mmq_reference_ratio(&v100, rt, Quant::Q4_0, None, None, true),
+            None
+        );
     }
 
     #[test]
@@ -3152,31 +3274,55 @@ mod tests {
             dev("gtx-1080-ti"),
             dev("tesla-p100-pcie-16gb"),
         );
-        assert!(dp4a_mmq(&p40, rt, Quant::Q4_0, None));
-        assert!(dp4a_mmq(&gtx, rt, Quant::Q4K, Some(B::Cuda)));
+        assert!(dp4a_mmq(&p40, rt, Quant::Q4_0, None, None, false));
+        assert!(dp4a_mmq(&gtx, rt, Quant::Q4K, Some(B::Cuda), None, false));
         // Not: 16-bit weights, another backend, another runtime, the P100
         // (6.0: no DP4A), Volta and later.
-        assert!(!dp4a_mmq(&p40, rt, Quant::Fp16, None));
-        assert!(!dp4a_mmq(&p40, rt, Quant::Q4_0, Some(B::Vulkan)));
-        assert!(!dp4a_mmq(&p40, RuntimeKind::Vllm, Quant::Q4_0, None));
-        assert!(!dp4a_mmq(&p100, rt, Quant::Q4_0, None));
-        assert!(!dp4a_mmq(&dev("rtx-2080-ti"), rt, Quant::Q4_0, None));
+        assert!(!dp4a_mmq(&p40, rt, Quant::Fp16, None, None, false));
+        assert!(!dp4a_mmq(
+            &p40,
+            rt,
+            Quant::Q4_0,
+            Some(B::Vulkan),
+            None,
+            false
+        ));
+        assert!(!dp4a_mmq(
+            &p40,
+            RuntimeKind::Vllm,
+            Quant::Q4_0,
+            None,
+            None,
+            false
+        ));
+        assert!(!dp4a_mmq(&p100, rt, Quant::Q4_0, None, None, false));
+        assert!(!dp4a_mmq(
+            &dev("rtx-2080-ti"),
+            rt,
+            Quant::Q4_0,
+            None,
+            None,
+            false
+        ));
         // The rate: the datasheet INT8 figure (P40: 47 TOPS), else 4 x FP32.
         assert_eq!(
-            prompt_rate(&p40, rt, Quant::Q4_0, Dtype::Fp16, None),
+            prompt_rate(&p40, rt, Quant::Q4_0, Dtype::Fp16, None, None, false),
             p40.tflops.int8
         );
         assert!(gtx.tflops.int8.is_none());
         let fp32 = gtx.tflops.fp32.unwrap();
         assert_eq!(
-            prompt_rate(&gtx, rt, Quant::Q4_0, Dtype::Fp16, None),
+            prompt_rate(&gtx, rt, Quant::Q4_0, Dtype::Fp16, None, None, false),
             Some(4.0 * fp32)
         );
         // Elsewhere the reference rate: none for Pascal's 16-bit weights.
-        assert_eq!(prompt_rate(&gtx, rt, Quant::Fp16, Dtype::Fp16, None), None);
+        assert_eq!(
+            prompt_rate(&gtx, rt, Quant::Fp16, Dtype::Fp16, None, None, false),
+            None
+        );
         let ampere = dev("rtx-3090");
         assert_eq!(
-            prompt_rate(&ampere, rt, Quant::Q4_0, Dtype::Fp16, None),
+            prompt_rate(&ampere, rt, Quant::Q4_0, Dtype::Fp16, None, None, false),
             reference_tflops(&ampere, rt, Dtype::Fp16, None)
         );
         // The fraction: the fitted one, with the pooled cell's per-layer
@@ -3187,8 +3333,8 @@ mod tests {
             .copied()
             .expect("a fitted DP4A fraction");
         assert!(f > 0.0 && f < 1.0 && n >= 3, "{f} {n}");
-        assert!(!without_int8_mmq(&p40, rt, Quant::Q4_0, None, None));
-        let a = fitted_for(&p40, rt, Quant::Q4_0, None, None);
+        assert!(!without_int8_mmq(&p40, rt, Quant::Q4_0, None, None, false));
+        let a = fitted_for(&p40, rt, Quant::Q4_0, None, None, false);
         assert_eq!(a.prefill, Some(f));
         assert_eq!(
             a.prefill_layer_s,
@@ -3197,7 +3343,7 @@ mod tests {
         let b = a.prefill_basis.unwrap();
         assert!(b.dp4a && b.mmq_era_factor.is_none() && b.rows == n);
         assert!(
-            !fitted_for(&ampere, rt, Quant::Q4_0, None, None)
+            !fitted_for(&ampere, rt, Quant::Q4_0, None, None, false)
                 .prefill_basis
                 .unwrap()
                 .dp4a
@@ -3259,8 +3405,8 @@ mod tests {
         // (16-bit weights: a quantized prompt's cell on a data-center GPU
         // changes with the build, `mmq_reference_ratio`.)
         let d = &PlanDevice::from_device_string("1xh100-pcie").unwrap()[0];
-        let now = fitted_for(d, rt, Quant::Fp16, None, None);
-        let then = fitted_for(d, rt, Quant::Fp16, None, Some(two_years));
+        let now = fitted_for(d, rt, Quant::Fp16, None, None, false);
+        let then = fitted_for(d, rt, Quant::Fp16, None, Some(two_years), false);
         assert!((then.decode_layer_s - now.decode_layer_s * f).abs() < 1e-15);
         assert!(then.decode_layer_s > now.decode_layer_s);
         assert_eq!(then.decode, now.decode);

@@ -339,7 +339,14 @@ impl Split<'_> {
 
         let applied = |d: &PlanDevice| {
             if opts.calibrated_speed {
-                speed::fitted_for(d, opts.runtime, quant, opts.backend, opts.runtime_build)
+                speed::fitted_for(
+                    d,
+                    opts.runtime,
+                    quant,
+                    opts.backend,
+                    opts.runtime_build,
+                    opts.cuda_force_mmq,
+                )
             } else {
                 Applied::NONE
             }
@@ -383,6 +390,8 @@ impl Split<'_> {
                     quant,
                     compute,
                     opts.backend,
+                    opts.runtime_build,
+                    opts.cuda_force_mmq,
                 ))
                 .map(|(t, rate)| {
                     t + (sizer.flops_per_token(a, b, mean_context, last)
