@@ -54,7 +54,8 @@ AiHwaccelStatus ai_hwaccel_detect(const char *request, char **out);
 // keys `model` (required), `devices`, `registry`, `quant`, `kv_dtype`,
 // `context`, `batch`, `prefill_chunk`, `memory_utilization`,
 // `decode_efficiency`, `prefill_efficiency`, `kv_read_efficiency`,
-// `runtime_build`, `backend` (llama.cpp's ggml backend), `max_plans`, `objective`,
+// `runtime_build`, `cuda_force_mmq`, `backend` (llama.cpp's ggml backend), `max_plans`,
+// `objective`,
 // `runtime`, `measure`, `emit`, `plan`, `offload`, `cloud`, `provider`,
 // `price_file` (with `cloud`, the instances the model fits ranked by price).
 //

@@ -83,6 +83,8 @@ PLANS: List[Dict[str, Any]] = [
     {"model": "llama-3.1-70b", "devices": "4xh100-sxm", "emit": "sglang", "plan": 2},
     {"model": "llama-3-8b", "devices": "1xrtx-4090", "runtime": "llama.cpp", "runtime_build": "2024-05",
      "unfused_attention": True},
+    {"model": "llama-3-8b", "devices": "1xrtx-3090", "runtime": "llama.cpp", "runtime_build": "2024-06",
+     "quant": "q6_k", "cuda_force_mmq": True},
 ]
 
 

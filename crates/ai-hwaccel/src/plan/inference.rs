@@ -1386,14 +1386,7 @@ fn evaluate_replica_with(
         // (plan::speed) unless overridden; the matrix rate is the one the
         // runtime's kernels run at (plan::speed::reference_tflops).
         let fit = if opts.calibrated_speed {
-            super::speed::fitted_for(
-                group[0],
-                opts.runtime,
-                quant,
-                opts.backend,
-                opts.runtime_build,
-                opts.cuda_force_mmq,
-            )
+            fitted_under(group[0], opts, quant)
         } else {
             super::speed::Applied::NONE
         };
@@ -1409,15 +1402,7 @@ fn evaluate_replica_with(
                 } else {
                     compute
                 };
-                super::speed::prompt_rate(
-                    d,
-                    opts.runtime,
-                    quant,
-                    c,
-                    opts.backend,
-                    opts.runtime_build,
-                    opts.cuda_force_mmq,
-                )
+                prompt_rate_under(d, opts, quant, c)
             })
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min_by(f64::total_cmp));
@@ -2389,14 +2374,7 @@ pub fn plan_inference(
         speed_basis: basis_device(devices)
             .filter(|_| opts.calibrated_speed)
             .map(|d| {
-                let a = super::speed::fitted_for(
-                    d,
-                    opts.runtime,
-                    quant,
-                    opts.backend,
-                    opts.runtime_build,
-                    opts.cuda_force_mmq,
-                );
+                let a = fitted_under(d, opts, quant);
                 SpeedBasis {
                     decode: a.decode_basis,
                     prefill: a.prefill_basis,
@@ -2470,26 +2448,11 @@ fn op_offload_prefill(
     (prompt, mean_context): (u64, u64),
 ) -> Option<f64> {
     let fit = if opts.calibrated_speed {
-        super::speed::fitted_for(
-            gpu,
-            opts.runtime,
-            quant,
-            opts.backend,
-            opts.runtime_build,
-            opts.cuda_force_mmq,
-        )
+        fitted_under(gpu, opts, quant)
     } else {
         super::speed::Applied::NONE
     };
-    let rate = super::speed::prompt_rate(
-        gpu,
-        opts.runtime,
-        quant,
-        compute,
-        opts.backend,
-        opts.runtime_build,
-        opts.cuda_force_mmq,
-    )?;
+    let rate = prompt_rate_under(gpu, opts, quant, compute)?;
     let pcie = gpu.pcie_bandwidth_bytes_per_s? as f64 / 2.0;
     let ubatch = prompt.clamp(1, super::runtime::llamacpp::N_UBATCH) as f64;
     let layers = f64::from(b - a);
@@ -2559,17 +2522,7 @@ fn unestimated_speeds(
             ),
             (
                 format!("{compute} matrix rate"),
-                no_prefill
-                    && super::speed::prompt_rate(
-                        d,
-                        opts.runtime,
-                        quant,
-                        compute,
-                        opts.backend,
-                        opts.runtime_build,
-                        opts.cuda_force_mmq,
-                    )
-                    .is_none(),
+                no_prefill && prompt_rate_under(d, opts, quant, compute).is_none(),
             ),
         ]
         .into_iter()
@@ -2844,6 +2797,42 @@ fn offload_plan(
         request_latency_ms,
         expert_parallel: 1,
     }
+}
+
+/// [`super::speed::fitted_for`] on `d` for weights `quant` under a plan's
+/// runtime, backend and build options.
+pub(crate) fn fitted_under(
+    d: &PlanDevice,
+    opts: &InferenceOptions,
+    quant: Quant,
+) -> super::speed::Applied {
+    super::speed::fitted_for(
+        d,
+        opts.runtime,
+        quant,
+        opts.backend,
+        opts.runtime_build,
+        opts.cuda_force_mmq,
+    )
+}
+
+/// [`super::speed::prompt_rate`] on `d` for weights `quant` computed in
+/// `compute` under a plan's runtime, backend and build options.
+pub(crate) fn prompt_rate_under(
+    d: &PlanDevice,
+    opts: &InferenceOptions,
+    quant: Quant,
+    compute: Dtype,
+) -> Option<f64> {
+    super::speed::prompt_rate(
+        d,
+        opts.runtime,
+        quant,
+        compute,
+        opts.backend,
+        opts.runtime_build,
+        opts.cuda_force_mmq,
+    )
 }
 
 #[cfg(test)]

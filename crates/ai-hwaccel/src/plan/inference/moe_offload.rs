@@ -339,14 +339,7 @@ impl Split<'_> {
 
         let applied = |d: &PlanDevice| {
             if opts.calibrated_speed {
-                speed::fitted_for(
-                    d,
-                    opts.runtime,
-                    quant,
-                    opts.backend,
-                    opts.runtime_build,
-                    opts.cuda_force_mmq,
-                )
+                super::fitted_under(d, opts, quant)
             } else {
                 Applied::NONE
             }
@@ -384,15 +377,7 @@ impl Split<'_> {
                 g.bandwidth_bytes_per_s,
             );
             prefill_s = prefill_s
-                .zip(speed::prompt_rate(
-                    g,
-                    opts.runtime,
-                    quant,
-                    compute,
-                    opts.backend,
-                    opts.runtime_build,
-                    opts.cuda_force_mmq,
-                ))
+                .zip(super::prompt_rate_under(g, opts, quant, compute))
                 .map(|(t, rate)| {
                     t + (sizer.flops_per_token(a, b, mean_context, last)
                         + (f.moe_prefill - 1.0) * sizer.routed_flops_per_token(a, b))
