@@ -1210,8 +1210,9 @@ fn speed_basis_line(
     let part = |what: &str, of: &str, f: &Option<FitBasis>| match f {
         None => format!("  {what}: none fitted (the options' efficiency)\n"),
         Some(f) if f.dp4a => format!(
-            "  {what} {:.2} of the int8 DP4A rate: llama.cpp's DP4A MMQ kernels on a GPU without \
-             tensor cores (fitted on {} rows of such GPUs)\n",
+            "  {what} {:.2} of the int8 DP4A rate: llama.cpp's DP4A MMQ kernels (a GPU without \
+             tensor cores, or a GGML_CUDA_FORCE_MMQ build without int8 tensor-core MMQ; fitted on \
+             {} rows of such runs)\n",
             f.efficiency, f.rows
         ),
         Some(f) => {

@@ -1921,6 +1921,44 @@ fn plan_for_a_llama_cpp_build_with_forced_mmq() {
     let now = json(&base);
     let now_forced = json(&[&base[..], &["--cuda-force-mmq"]].concat());
     assert_eq!(p(&now), p(&now_forced));
+    // Another runtime's plan ignores llama.cpp's build options, and says so.
+    let vllm = |extra: &[&str]| {
+        json(
+            &[
+                &[
+                    "plan",
+                    "llama-3-8b",
+                    "--devices",
+                    "1xrtx-3090",
+                    "--runtime",
+                    "vllm",
+                    "--json",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    let warned = |v: &serde_json::Value| {
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|w| w.as_str())
+            .filter(|w| w.contains("describe") && w.contains("llama.cpp build"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let plain = vllm(&[]);
+    assert!(warned(&plain).is_empty());
+    let both = vllm(&["--cuda-force-mmq", "--runtime-build", "2024-06"]);
+    assert_eq!(
+        warned(&both),
+        [
+            "the runtime build and GGML_CUDA_FORCE_MMQ describe a llama.cpp build: the vllm plan ignores them"
+        ]
+    );
+    assert_eq!(p(&both), p(&plain));
 }
 
 /// `--runtime-build`: an older llama.cpp build pays more per layer in

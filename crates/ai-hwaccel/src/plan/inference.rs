@@ -2270,6 +2270,27 @@ pub fn plan_inference(
     if opts.runtime == RuntimeKind::Vllm && quant == Quant::Nf4 {
         warnings.push(super::runtime::vllm_bitsandbytes_removed());
     }
+    // Options that describe a llama.cpp build say nothing to another
+    // runtime's plan.
+    if super::speed::fit_runtime(opts.runtime) != RuntimeKind::LlamaCpp {
+        let ignored: Vec<&str> = [
+            (opts.backend.is_some(), "the ggml backend"),
+            (opts.runtime_build.is_some(), "the runtime build"),
+            (opts.cuda_force_mmq, "GGML_CUDA_FORCE_MMQ"),
+        ]
+        .into_iter()
+        .filter_map(|(given, what)| given.then_some(what))
+        .collect();
+        if !ignored.is_empty() {
+            warnings.push(format!(
+                "{} describe{} a llama.cpp build: the {} plan ignores {}",
+                ignored.join(" and "),
+                if ignored.len() == 1 { "s" } else { "" },
+                opts.runtime,
+                if ignored.len() == 1 { "it" } else { "them" }
+            ));
+        }
+    }
     let feasible_plans = result.plans.len();
     let feasible = feasible_plans > 0;
     let mut advice = Vec::new();

@@ -1969,7 +1969,12 @@ pub fn fitted_for(
     }
     let own_id = d.spec_id.as_deref().or(d.cpu_spec_id.as_deref());
     if let Some(id) = own_id {
-        let (fd, fp) = device_fits(id, fit_runtime(runtime));
+        let (fd, mut fp) = device_fits(id, fit_runtime(runtime));
+        // A DP4A prompt's fraction is fitted without device factors (a
+        // device's prefill factor is of its tensor-core prompts).
+        if dp4a_mmq(d, runtime, q, backend, build, force_mmq) {
+            fp = None;
+        }
         a.decode = a.decode.map(|e| e * fd.map_or(1.0, |(k, _)| k));
         a.prefill = a.prefill.map(|e| e * fp.map_or(1.0, |(k, _)| k));
         for (basis, fit, e) in [
@@ -3256,6 +3261,16 @@ mod tests {
         let default = fitted_for(&ampere, rt, Quant::Q6K, None, june, false);
         assert!(forced.prefill_basis.unwrap().dp4a);
         assert!(forced.prefill_basis.unwrap().mmq_era_factor.is_none());
+        // The fitted DP4A fraction itself: the RTX 3090's own prefill factor
+        // (of its tensor-core prompts) does not scale it.
+        let (_, f, _) = PREFILL_DP4A
+            .iter()
+            .find(|(r, _, _)| *r == rt)
+            .copied()
+            .expect("a fitted DP4A fraction");
+        assert!(device_factors("rtx-3090", rt).1.is_some());
+        assert_eq!(forced.prefill, Some(f));
+        assert_eq!(forced.prefill_basis.unwrap().device_rows, None);
         assert!(default.prefill_basis.unwrap().mmq_era_factor.is_some());
         assert!(!without_int8_mmq(&ampere, rt, Quant::Q6K, None, june, true));
         // A data-center GPU forced onto DP4A is not referred per SM.
