@@ -153,13 +153,16 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     const MAX_LOG: u64 = 64 << 20;
     let bytes = crate::input::read_prefix(&args.log, MAX_LOG)?;
     let text = String::from_utf8_lossy(&bytes);
+    // A CUDA or HIP build's start-up lines say whether it forced its MMQ
+    // kernels; the speeds are planned for that build.
+    let force_mmq = ai_hwaccel::plan::runtime::bench::cuda_force_mmq(&text) == Some(true);
     if let Some(b) = ai_hwaccel::plan::runtime::bench::parse_batched_bench(&text) {
-        return check_batched(args, b);
+        return check_batched(args, b, force_mmq);
     }
     let bench = ai_hwaccel::plan::runtime::bench::parse_llama_bench(&text);
     let log = parse_llamacpp_log(&text);
     if !bench.is_empty() {
-        let speeds = check_bench(args, bench)?;
+        let speeds = check_bench(args, bench, force_mmq)?;
         // `llama-bench -v`: its start-up lines too (buffers of the last
         // model loaded), the JSON under `startup`.
         if log.model_buffers.is_empty() {
@@ -967,6 +970,12 @@ const FA_AUTO_SINCE: BuildMonth = BuildMonth::ym(2025, 9);
 /// took `n_layer + 3`; since then `n_layer + 1`.
 const NGL_COUNTS_KV_UNTIL: BuildMonth = BuildMonth::ym(2024, 1);
 
+/// The note of a run whose start-up lines show a build with
+/// `GGML_CUDA_FORCE_MMQ` (`bench::cuda_force_mmq`).
+const FORCE_MMQ_NOTE: &str = "the start-up lines show a build with GGML_CUDA_FORCE_MMQ: planned as \
+     one (plan --cuda-force-mmq; its prompts run the DP4A MMQ kernels on Volta and in builds \
+     before 2024-07)";
+
 /// llama-bench results against the planner's speeds for the same model,
 /// format and devices at batch 1, the way `tests/accuracy.rs` compares the
 /// published ones: a `ppN` test is prefill at a context of N/2 (plus the
@@ -974,9 +983,13 @@ const NGL_COUNTS_KV_UNTIL: BuildMonth = BuildMonth::ym(2024, 1);
 fn check_bench(
     args: &CheckArgs,
     rows: Vec<ai_hwaccel::plan::runtime::bench::BenchRow>,
+    force_mmq: bool,
 ) -> Result<String> {
     use ai_hwaccel::plan::runtime::bench::quant_of_model;
     let mut notes = Vec::new();
+    if force_mmq {
+        notes.push(FORCE_MMQ_NOTE.into());
+    }
     let mut model = None;
     let mut devices = Vec::new();
     if let Some(name) = &args.model {
@@ -1081,6 +1094,7 @@ fn check_bench(
                             runtime: RuntimeKind::LlamaCpp,
                             fused_attention: fused,
                             runtime_build: build,
+                            cuda_force_mmq: force_mmq,
                             backend,
                             ..InferenceOptions::default()
                         };
@@ -1255,9 +1269,13 @@ pub struct BatchedReport {
 fn check_batched(
     args: &CheckArgs,
     b: ai_hwaccel::plan::runtime::bench::BatchedBench,
+    force_mmq: bool,
 ) -> Result<String> {
     use ai_hwaccel::plan::runtime::bench::{build_month, quant_of_model};
     let mut notes = Vec::new();
+    if force_mmq {
+        notes.push(FORCE_MMQ_NOTE.into());
+    }
     let mut model = None;
     let mut devices = Vec::new();
     if let Some(name) = &args.model {
@@ -1330,6 +1348,7 @@ fn check_batched(
                     runtime: RuntimeKind::LlamaCpp,
                     fused_attention: fused,
                     runtime_build: build,
+                    cuda_force_mmq: force_mmq,
                     // The backend its loader's log names, where it is in
                     // the text.
                     backend: b.backend,

@@ -850,6 +850,45 @@ fn check_compares_a_published_llama_bench_table() {
     assert!(notes.contains("planned off"), "{notes}");
 }
 
+/// `check` reads a build's `GGML_CUDA_FORCE_MMQ` start-up line. The
+/// published January 2024 llama-bench output of PR 4766 (a default build,
+/// `no`) is planned as a default build and says nothing of it; the same
+/// output with the line reading `yes` (changed here, the only change) is
+/// planned as a forced-MMQ build and says so. Planned on a V100, where such
+/// a build runs quantized prompts on the DP4A kernels at any build date:
+/// the Q8_0 and Q4_0 prompts change, the F16 prompt and every decode do not.
+#[test]
+fn check_plans_a_forced_mmq_build_from_its_start_up_line() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ai-hwaccel/tests/fixtures/runtime-logs/llama-bench-pr4766__rtx4090-2024-01-force-mmq-no.md");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let forced = dir.path().join("forced.md");
+    let yes = text.replace("GGML_CUDA_FORCE_MMQ:   no", "GGML_CUDA_FORCE_MMQ:   yes");
+    assert_ne!(yes, text);
+    std::fs::write(&forced, yes).unwrap();
+    let args = ["--model", "llama-2-7b", "--devices", "1xv100-sxm2-32gb"];
+    let plain = check_json(&fixture, &args);
+    let with = check_json(&forced, &args);
+    let note = |r: &serde_json::Value| r["notes"].to_string().contains("GGML_CUDA_FORCE_MMQ");
+    assert!(!note(&plain), "{}", plain["notes"]);
+    assert!(note(&with), "{}", with["notes"]);
+    let rows = |r: &serde_json::Value| r["rows"].as_array().unwrap().clone();
+    let (a, b) = (rows(&plain), rows(&with));
+    assert_eq!(a.len(), 5, "{plain}");
+    assert_eq!(b.len(), 5, "{with}");
+    let p = |v: &serde_json::Value| v["predicted_tokens_per_s"].as_f64().unwrap();
+    for (x, y) in a.iter().zip(&b) {
+        let quantized_prompt =
+            x["test"] == "pp512" && !x["model"].as_str().unwrap().contains("F16");
+        if quantized_prompt {
+            assert_ne!(p(x), p(y), "{x} {y}");
+        } else {
+            assert_eq!(p(x), p(y), "{x} {y}");
+        }
+    }
+}
+
 /// `check` plans each llama-bench line on the backend it printed: the same
 /// A770 table with a SYCL and a Vulkan line (a llama-bench Markdown table
 /// written here, in the format of a 2025 build) gets the Vulkan prompt

@@ -172,6 +172,46 @@ fn build_line(line: &str) -> Option<u64> {
     (n > 0 && n < 1_000_000).then_some(n)
 }
 
+/// Whether a llama.cpp CUDA or HIP build forced its MMQ kernels
+/// (`GGML_CUDA_FORCE_MMQ`, [`crate::plan::InferenceOptions::cuda_force_mmq`]),
+/// as its start-up lines print it on every run: `ggml_cuda_init:
+/// GGML_CUDA_FORCE_MMQ:    yes` (June 2024 on), `ggml_init_cublas:
+/// GGML_CUDA_FORCE_MMQ:   yes` (before; the make option was then named
+/// `LLAMA_CUDA_FORCE_MMQ`, which is read too). `None` where the text holds
+/// no such line, or its lines disagree (outputs of several builds pasted
+/// together). Pure; reads at most the first [`MAX_INIT_LINES`] lines.
+pub fn cuda_force_mmq(text: &str) -> Option<bool> {
+    let mut seen = None;
+    for line in text.lines().take(MAX_INIT_LINES) {
+        let Some(at) = line.find("CUDA_FORCE_MMQ:") else {
+            continue;
+        };
+        let prefix = &line[..at];
+        if !(prefix.ends_with("GGML_") || prefix.ends_with("LLAMA_")) {
+            continue;
+        }
+        let value = line[at + "CUDA_FORCE_MMQ:".len()..]
+            .split_whitespace()
+            .next()
+            .map(str::to_ascii_lowercase);
+        let v = match value.as_deref() {
+            Some("yes" | "true" | "on" | "1") => true,
+            Some("no" | "false" | "off" | "0") => false,
+            _ => continue,
+        };
+        match seen {
+            None => seen = Some(v),
+            Some(s) if s != v => return None,
+            Some(_) => {}
+        }
+    }
+    seen
+}
+
+/// Lines [`cuda_force_mmq`] reads: a llama.cpp run prints its start-up
+/// lines first; a long pasted log is not read to its end for them.
+pub const MAX_INIT_LINES: usize = 1_000_000;
+
 /// `2026-11-26T19:06:47Z` → its month.
 fn run_month(v: &str) -> Option<crate::plan::speed::BuildMonth> {
     crate::plan::speed::BuildMonth::parse(v.get(..7)?)
@@ -658,6 +698,57 @@ pub fn parse_batched_bench(text: &str) -> Option<BatchedBench> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn forced_mmq_is_read_from_every_spelling_of_the_start_up_lines() {
+        let dir = |name: &str| -> &'static str {
+            match name {
+                "2024-yes" => include_str!(
+                    "../../../tests/fixtures/runtime-logs/llamacpp-pr5631__rtx3090ti-2024-02-force-mmq-yes.log"
+                ),
+                "2025-yes" => include_str!(
+                    "../../../tests/fixtures/runtime-logs/ik-llama-issue664__3x-rtx3090-2025-08-force-mmq-yes.log"
+                ),
+                "2024-no" => include_str!(
+                    "../../../tests/fixtures/runtime-logs/llama-bench-pr4766__rtx4090-2024-01-force-mmq-no.md"
+                ),
+                _ => include_str!(
+                    "../../../tests/fixtures/runtime-logs/llamacpp-pr14363__rtx4070super-2025-07-force-mmq-no.log"
+                ),
+            }
+        };
+        assert_eq!(cuda_force_mmq(dir("2024-yes")), Some(true));
+        assert_eq!(cuda_force_mmq(dir("2025-yes")), Some(true));
+        assert_eq!(cuda_force_mmq(dir("2024-no")), Some(false));
+        assert_eq!(cuda_force_mmq(dir("2025-no")), Some(false));
+        // The table of the 2024 output still reads as before.
+        let rows = parse_llama_bench(dir("2024-no"));
+        assert_eq!(rows.len(), 5);
+        assert_eq!(rows[4].tokens_per_s, 7979.85);
+        // Windows line ends; the make option's old name.
+        assert_eq!(
+            cuda_force_mmq("x: LLAMA_CUDA_FORCE_MMQ: yes\r\n"),
+            Some(true)
+        );
+        // No line, a cmake flag, another backend's option, a value it does
+        // not know: no answer.
+        assert_eq!(cuda_force_mmq("| llama 7B Q4_0 | 3.56 GiB |"), None);
+        assert_eq!(cuda_force_mmq("cmake -DGGML_CUDA_FORCE_MMQ=ON"), None);
+        assert_eq!(
+            cuda_force_mmq("ggml_sycl_init: GGML_SYCL_FORCE_MMQ:   yes"),
+            None
+        );
+        assert_eq!(
+            cuda_force_mmq("ggml_cuda_init: GGML_CUDA_FORCE_MMQ: maybe"),
+            None
+        );
+        assert_eq!(cuda_force_mmq("ggml_cuda_init: GGML_CUDA_FORCE_MMQ:"), None);
+        // Two builds' outputs pasted together that disagree: no answer.
+        let both = format!("{}{}", dir("2025-yes"), dir("2025-no"));
+        assert_eq!(cuda_force_mmq(&both), None);
+        let twice = format!("{}{}", dir("2025-yes"), dir("2024-yes"));
+        assert_eq!(cuda_force_mmq(&twice), Some(true));
+    }
+
     use super::*;
 
     #[test]
