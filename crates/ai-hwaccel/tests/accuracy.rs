@@ -1144,8 +1144,9 @@ struct LatErr {
 // 126.2 %: the same card's Qwen3 30B-A3B Q2_K and gpt-oss runs are faster
 // than the pooled factors said, its Q4_K_M run of Aug 2025 far slower.
 // Planning the four LLAMA_CUDA_FORCE_MMQ rows of June 2024 on the DP4A
-// kernels they ran (the RTX 3090 Q6_K from 89 % over to 20 %, the RTX 4090
-// rows from 18-28 % over to 16 % under to 18 % over) took them out of the
+// kernels they ran (the RTX 3090 Q6_K from 89 % over to 12 %, the RTX 4090
+// rows from 18-28 % over to 23 % under to 10 % over, at the DP4A fraction
+// without the cards' own prefill factors) took them out of the
 // choice of the factor before int8 MMQ, which fell from 1.60 to 1.50, and
 // the RTX 5090 row went to 129.5 %.)
 const ACHIEVED_DECODE_WORST: f64 = GOAL_DECODE_WORST;
