@@ -179,25 +179,28 @@ fn build_line(line: &str) -> Option<u64> {
 /// GGML_CUDA_FORCE_MMQ:   yes` (before; the make option was then named
 /// `LLAMA_CUDA_FORCE_MMQ`, which is read too). `None` where the text holds
 /// no such line, or its lines disagree (outputs of several builds pasted
-/// together). Pure; reads at most the first [`MAX_INIT_LINES`] lines.
+/// together). Pure; looks at the first [`MAX_FORCE_MMQ_LINES`] such lines
+/// only (a run prints one).
 pub fn cuda_force_mmq(text: &str) -> Option<bool> {
+    const KEY: &str = "CUDA_FORCE_MMQ:";
     let mut seen = None;
-    for line in text.lines().take(MAX_INIT_LINES) {
-        let Some(at) = line.find("CUDA_FORCE_MMQ:") else {
-            continue;
-        };
-        let prefix = &line[..at];
+    for (at, _) in text.match_indices(KEY).take(MAX_FORCE_MMQ_LINES) {
+        let prefix = &text[..at];
         if !(prefix.ends_with("GGML_") || prefix.ends_with("LLAMA_")) {
             continue;
         }
-        let value = line[at + "CUDA_FORCE_MMQ:".len()..]
-            .split_whitespace()
+        let value = text[at + KEY.len()..]
+            .split('\n')
             .next()
-            .map(str::to_ascii_lowercase);
-        let v = match value.as_deref() {
-            Some("yes" | "true" | "on" | "1") => true,
-            Some("no" | "false" | "off" | "0") => false,
-            _ => continue,
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or("");
+        let is = |words: &[&str]| words.iter().any(|w| value.eq_ignore_ascii_case(w));
+        let v = if is(&["yes", "true", "on", "1"]) {
+            true
+        } else if is(&["no", "false", "off", "0"]) {
+            false
+        } else {
+            continue;
         };
         match seen {
             None => seen = Some(v),
@@ -208,9 +211,10 @@ pub fn cuda_force_mmq(text: &str) -> Option<bool> {
     seen
 }
 
-/// Lines [`cuda_force_mmq`] reads: a llama.cpp run prints its start-up
-/// lines first; a long pasted log is not read to its end for them.
-pub const MAX_INIT_LINES: usize = 1_000_000;
+/// Lines naming the option that [`cuda_force_mmq`] looks at: a run prints
+/// one; a text holding more (many runs pasted, or a hostile file) is not
+/// searched past them.
+pub const MAX_FORCE_MMQ_LINES: usize = 1024;
 
 /// `2026-11-26T19:06:47Z` → its month.
 fn run_month(v: &str) -> Option<crate::plan::speed::BuildMonth> {
