@@ -1573,7 +1573,9 @@ fn quantized_llama_cpp_gpu(d: &PlanDevice, runtime: RuntimeKind, q: Quant) -> bo
 /// builds before int8 MMQ: llama.cpp, a weight-only format below 16 bits,
 /// an NVIDIA GPU (its spec entry), and one of: a backend other than CUDA
 /// (`backend`; `None` is CUDA, NVIDIA's own), a build (`Some`) before
-/// [`LLAMA_CUDA_MMQ_INT8`], or a GPU of compute capability below 8.0. Such
+/// [`LLAMA_CUDA_MMQ_INT8`], or a GPU of compute capability below 8.0; never
+/// a prompt on the DP4A kernels ([`dp4a_mmq`]: Pascal, or a build with
+/// `GGML_CUDA_FORCE_MMQ`, `force_mmq`, without int8 tensor-core MMQ). Such
 /// a prompt takes the fitted [`PREFILL_MMQ_ERA`] factor on its time: the
 /// fitted prefill fractions are those of int8 MMQ on Ampere and later.
 ///
@@ -1921,18 +1923,17 @@ pub fn fitted_for(
     }
     // A DP4A prompt: its runtime's fitted fraction of the DP4A rate, with
     // the pooled cell's per-layer time (no class's tensor cores run it).
-    if dp4a_mmq(d, runtime, q, backend, build, force_mmq) {
+    let dp4a = dp4a_mmq(d, runtime, q, backend, build, force_mmq);
+    if dp4a {
         let pooled = fitted(DeviceClass::Any, runtime, q);
-        let fit = PREFILL_DP4A
-            .iter()
-            .find(|(r, _, _)| *r == fit_runtime(runtime));
-        a.prefill = fit.map(|(_, f, _)| *f);
+        let fit = prefill_dp4a(runtime);
+        a.prefill = fit.map(|(f, _)| f);
         a.prefill_layer_s = pooled.prefill_layer_s;
-        a.prefill_basis = fit.map(|(_, f, n)| FitBasis {
-            efficiency: *f,
+        a.prefill_basis = fit.map(|(f, n)| FitBasis {
+            efficiency: f,
             class: DeviceClass::Any,
             width: FormatWidth::of(q),
-            rows: *n,
+            rows: n,
             width_scaled: false,
             device_rows: None,
             mmq_era_factor: None,
@@ -1972,7 +1973,7 @@ pub fn fitted_for(
         let (fd, mut fp) = device_fits(id, fit_runtime(runtime));
         // A DP4A prompt's fraction is fitted without device factors (a
         // device's prefill factor is of its tensor-core prompts).
-        if dp4a_mmq(d, runtime, q, backend, build, force_mmq) {
+        if dp4a {
             fp = None;
         }
         a.decode = a.decode.map(|e| e * fd.map_or(1.0, |(k, _)| k));
@@ -1988,6 +1989,16 @@ pub fn fitted_for(
         }
     }
     a
+}
+
+/// The fitted [`PREFILL_DP4A`] fraction of a runtime (the one its cells
+/// come from, [`fit_runtime`]) and its fit rows; `None` where none is
+/// fitted.
+pub fn prefill_dp4a(runtime: RuntimeKind) -> Option<(f64, u32)> {
+    PREFILL_DP4A
+        .iter()
+        .find(|(r, _, _)| *r == fit_runtime(runtime))
+        .map(|&(_, f, n)| (f, n))
 }
 
 /// [`device_fits`] without the rows.
@@ -3263,11 +3274,7 @@ mod tests {
         assert!(forced.prefill_basis.unwrap().mmq_era_factor.is_none());
         // The fitted DP4A fraction itself: the RTX 3090's own prefill factor
         // (of its tensor-core prompts) does not scale it.
-        let (_, f, _) = PREFILL_DP4A
-            .iter()
-            .find(|(r, _, _)| *r == rt)
-            .copied()
-            .expect("a fitted DP4A fraction");
+        let (f, _) = prefill_dp4a(rt).expect("a fitted DP4A fraction");
         assert!(device_factors("rtx-3090", rt).1.is_some());
         assert_eq!(forced.prefill, Some(f));
         assert_eq!(forced.prefill_basis.unwrap().device_rows, None);
@@ -3342,11 +3349,7 @@ mod tests {
         );
         // The fraction: the fitted one, with the pooled cell's per-layer
         // time, and no MMQ era factor on top.
-        let (_, f, n) = PREFILL_DP4A
-            .iter()
-            .find(|(r, _, _)| *r == rt)
-            .copied()
-            .expect("a fitted DP4A fraction");
+        let (f, n) = prefill_dp4a(rt).expect("a fitted DP4A fraction");
         assert!(f > 0.0 && f < 1.0 && n >= 3, "{f} {n}");
         assert!(!without_int8_mmq(&p40, rt, Quant::Q4_0, None, None, false));
         let a = fitted_for(&p40, rt, Quant::Q4_0, None, None, false);

@@ -702,6 +702,8 @@ pub fn parse_batched_bench(text: &str) -> Option<BatchedBench> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn forced_mmq_is_read_from_every_spelling_of_the_start_up_lines() {
         let dir = |name: &str| -> &'static str {
@@ -752,8 +754,6 @@ mod tests {
         let twice = format!("{}{}", dir("2025-yes"), dir("2024-yes"));
         assert_eq!(cuda_force_mmq(&twice), Some(true));
     }
-
-    use super::*;
 
     #[test]
     fn batched_bench_table_and_jsonl_are_read() {
