@@ -1676,6 +1676,15 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   score (`SCORE_BYTES`) follow the fall of prefill with the prompt; with
   fused attention (`-fa on`, which the emitted commands pass) the term is
   not applied.
+- Hybrid linear-attention models (Qwen3-Next's gated delta-net layers):
+  the planner reads their weights, KV cache and recurrent state, but has
+  no term for the many small operations llama.cpp runs per delta-net
+  layer. visorcraft's Strix Halo run of Qwen3-Coder-Next 80B-A3B Q4_K_M
+  (Vulkan, build b8038: tg128 42.70, pp512 531.48 tok/s) came out 62 %
+  and 85 % over, where the same file's Qwen3 30B-A3B (48 layers too, 3.35B
+  active) is within 5 % and 18 %; the row is left out of the corpus
+  (speed.csv's header), and plans of such models are that much optimistic
+  until rows of more builds and devices give the term.
 {above_one}- Rows measure decode, prefill or both (PR tables that time one test
   only); the shares in the line under the table are of the rows that
   measure the quantity.
