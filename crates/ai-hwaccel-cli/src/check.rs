@@ -229,7 +229,24 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
         .partition(|b| b.buffer.contains("REPACK"));
     let logged_weights = LlamaCppLog::total(&weight_bufs);
     let logged_repack = LlamaCppLog::total(&repack_bufs);
-    let logged_kv = log.kv_total_bytes.or(LlamaCppLog::total(&log.kv_buffers));
+    // A hybrid model's recurrent state (`llama_memory_recurrent: … RS
+    // buffer size`) is compared with the plan's cache, which holds the
+    // linear-attention layers' state beside the attention layers' KV.
+    let logged_rs = log.rs_total_bytes.or(LlamaCppLog::total(&log.rs_buffers));
+    let logged_kv = match (
+        log.kv_total_bytes.or(LlamaCppLog::total(&log.kv_buffers)),
+        logged_rs,
+    ) {
+        (Some(k), Some(r)) => Some(k + r),
+        (k, None) => k,
+        (None, r) => r,
+    };
+    if let Some(r) = logged_rs {
+        notes.push(format!(
+            "kv_cache is the KV cache plus the recurrent state the log prints ({:.2} MiB of RS buffers: the linear-attention layers' convolution windows and states, F32)",
+            r as f64 / 1_048_576.0
+        ));
+    }
     let cpu_only = log
         .model_buffers
         .iter()
@@ -374,7 +391,11 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
                             ),
                             make_row(
                                 "kv_cache",
-                                of(&log.kv_buffers, name),
+                                match (of(&log.kv_buffers, name), of(&log.rs_buffers, name)) {
+                                    (Some(k), Some(r)) => Some(k + r),
+                                    (k, None) => k,
+                                    (None, r) => r,
+                                },
                                 Some(d.kv_cache_bytes),
                             ),
                             make_row(

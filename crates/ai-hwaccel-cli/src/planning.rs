@@ -419,10 +419,11 @@ pub fn model(name: &str, json_out: bool) -> Result<String> {
     }
     if s.linear_attention.is_some() {
         o += &format!(
-            "  linear attention on {} of {} layers: no KV cache, {} state per sequence at 16 bits\n",
+            "  linear attention on {} of {} layers: no KV cache, {} state per sequence at 16 bits ({} in llama.cpp, which holds it in F32)\n",
             s.linear_layers(),
             s.num_layers,
-            human_bytes(s.linear_state_elements_per_sequence() * 2)
+            human_bytes(s.linear_state_elements_per_sequence() * 2),
+            human_bytes(s.linear_state_elements_per_sequence() * 4)
         );
     }
     if s.moe.as_ref().is_some_and(|m| m.mxfp4_experts) {

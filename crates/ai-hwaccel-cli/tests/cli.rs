@@ -2428,3 +2428,53 @@ fn check_names_a_partial_offload_in_a_log() {
     let notes = j["notes"].to_string();
     assert!(notes.contains("offloaded 0 of 29 layers"), "{notes}");
 }
+
+/// `check` on a hybrid model's llama.cpp log: the attention layers' KV
+/// cache and the linear layers' recurrent state (`RS buffer`) together
+/// against the plan's cache, whose state llama.cpp holds in F32. The lines
+/// are llama.cpp's own formats (src/llama-kv-cache.cpp,
+/// src/llama-memory-recurrent.cpp) with the sizes its arithmetic gives
+/// Qwen3-Next 80B-A3B at 4096 tokens and one sequence: 12 attention layers
+/// × 4096 × 2 KV heads × 256 × (K, V) × 2 bytes = 96 MiB; 36 Gated
+/// DeltaNet layers × (3 × 8192 conv + 32 × 128 × 128 state) × 4 bytes =
+/// 75.375 MiB (R 3.375, S 72).
+#[test]
+fn check_compares_a_hybrid_models_recurrent_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("qwen3next.log");
+    std::fs::write(
+        &log,
+        "llama_context: n_ctx         = 4096\n\
+         llama_context: n_seq_max     = 1\n\
+         llama_context: flash_attn    = enabled\n\
+         llama_kv_cache:      CUDA0 KV buffer size =    96.00 MiB\n\
+         llama_kv_cache: size =   96.00 MiB (  4096 cells,  12 layers,  1/1 seqs), K (f16):   48.00 MiB, V (f16):   48.00 MiB\n\
+         llama_memory_recurrent:      CUDA0 RS buffer size =    75.38 MiB\n\
+         llama_memory_recurrent: size =   75.38 MiB (     1 cells,  48 layers,  1 seqs), R (f32):    3.38 MiB, S (f32):   72.00 MiB\n",
+    )
+    .unwrap();
+    let j = json(&[
+        "check",
+        log.to_str().unwrap(),
+        "--model",
+        "qwen3-next-80b-a3b",
+        "--devices",
+        "1xh200",
+        "--quant",
+        "q4_k_m",
+        "--json",
+    ]);
+    assert_eq!(j["log"]["rs_total_bytes"], 79_041_659, "{j}");
+    let kv = j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["component"] == "kv_cache")
+        .unwrap_or_else(|| panic!("{j}"))
+        .clone();
+    // Logged: 96 MiB + 75.38 MiB as printed (two decimals); the state at
+    // 16 bits would have been 37.69 MiB, the ratio 0.79.
+    assert_eq!(kv["logged_bytes"], 100_663_296 + 79_041_659, "{kv}");
+    assert_eq!(kv["predicted_bytes"], 100_663_296 + 79_036_416, "{kv}");
+    assert!(j["notes"].to_string().contains("recurrent state"), "{j}");
+}

@@ -661,7 +661,27 @@ fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
         let p = |s: &str| format!("blk.{l}.{s}");
         t.push((p("attn_norm.weight"), vec![h]));
         t.push((p("ffn_norm.weight"), vec![h]));
-        if let Some(m) = &spec.mla {
+        let linear = spec
+            .linear_attention
+            .as_ref()
+            .filter(|la| (l + 1) % la.full_attention_interval != 0);
+        if let Some(la) = linear {
+            // llama.cpp's Gated DeltaNet tensors (src/models/qwen35moe.cpp).
+            let (kd, vd, nv) = (
+                u64::from(la.num_key_heads) * la.key_head_dim,
+                u64::from(la.num_value_heads) * la.value_head_dim,
+                u64::from(la.num_value_heads),
+            );
+            t.push((p("attn_qkv.weight"), vec![h, 2 * kd + vd]));
+            t.push((p("attn_gate.weight"), vec![h, vd]));
+            t.push((p("ssm_conv1d.weight"), vec![la.conv_kernel, 2 * kd + vd]));
+            t.push((p("ssm_dt.bias"), vec![nv]));
+            t.push((p("ssm_a"), vec![nv]));
+            t.push((p("ssm_beta.weight"), vec![h, nv]));
+            t.push((p("ssm_alpha.weight"), vec![h, nv]));
+            t.push((p("ssm_norm.weight"), vec![la.value_head_dim]));
+            t.push((p("ssm_out.weight"), vec![vd, h]));
+        } else if let Some(m) = &spec.mla {
             let heads = u64::from(spec.num_attention_heads);
             let r = m.q_lora_rank.unwrap();
             t.push((p("attn_q_a.weight"), vec![h, r]));
@@ -681,7 +701,8 @@ fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
             ));
             t.push((p("attn_output.weight"), vec![heads * m.v_head_dim, h]));
         } else {
-            t.push((p("attn_q.weight"), vec![h, q]));
+            let gate = if spec.attention_output_gate { 2 } else { 1 };
+            t.push((p("attn_q.weight"), vec![h, q * gate]));
             t.push((p("attn_k.weight"), vec![h, kv]));
             t.push((p("attn_v.weight"), vec![h, kv]));
             t.push((p("attn_output.weight"), vec![q, h]));
@@ -691,7 +712,7 @@ fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
                 t.push((p("attn_v.bias"), vec![kv]));
             }
         }
-        if spec.qk_norm {
+        if spec.qk_norm && linear.is_none() {
             t.push((p("attn_q_norm.weight"), vec![d]));
             t.push((p("attn_k_norm.weight"), vec![d]));
         }
@@ -705,8 +726,13 @@ fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
                 t.push((p("ffn_gate_exps.weight"), vec![h, ie, e]));
                 t.push((p("ffn_up_exps.weight"), vec![h, ie, e]));
                 t.push((p("ffn_down_exps.weight"), vec![ie, h, e]));
+                if m.shared_expert_gate {
+                    t.push((p("ffn_gate_inp_shexp.weight"), vec![h]));
+                }
                 if m.shared_experts > 0 {
-                    let s = ie * u64::from(m.shared_experts);
+                    let s = m
+                        .shared_expert_intermediate_size
+                        .unwrap_or(ie * u64::from(m.shared_experts));
                     t.push((p("ffn_gate_shexp.weight"), vec![h, s]));
                     t.push((p("ffn_up_shexp.weight"), vec![h, s]));
                     t.push((p("ffn_down_shexp.weight"), vec![s, h]));
@@ -765,7 +791,9 @@ fn gguf_meta(arch: &str, spec: &ModelSpec, tokens: bool) -> Vec<(String, Meta)> 
                 u(e.expert_intermediate_size),
             ));
         }
-        if e.shared_experts > 0 {
+        if let Some(si) = e.shared_expert_intermediate_size {
+            m.push((k("expert_shared_feed_forward_length"), u(si)));
+        } else if e.shared_experts > 0 {
             m.push((k("expert_shared_count"), u(e.shared_experts.into())));
         }
         if e.dense_layers > 0 {
@@ -781,6 +809,25 @@ fn gguf_meta(arch: &str, spec: &ModelSpec, tokens: bool) -> Vec<(String, Meta)> 
         ));
         m.push((k("attention.value_length"), u(a.v_head_dim)));
         m.push((k("rope.dimension_count"), u(a.qk_rope_head_dim)));
+    }
+    if let Some(la) = &spec.linear_attention {
+        // The keys convert_hf_to_gguf.py writes for Qwen3-Next and Qwen3.5
+        // (conversion/qwen.py), as a Qwen3.6-35B-A3B file's start-up log
+        // prints them (llama.cpp issue 25121: conv_kernel 4, state_size
+        // 128, group_count 16, time_step_rank 32, inner_size 4096,
+        // full_attention_interval 4).
+        m.push((k("ssm.conv_kernel"), u(la.conv_kernel)));
+        m.push((k("ssm.state_size"), u(la.key_head_dim)));
+        m.push((k("ssm.group_count"), u(la.num_key_heads.into())));
+        m.push((k("ssm.time_step_rank"), u(la.num_value_heads.into())));
+        m.push((
+            k("ssm.inner_size"),
+            u(la.value_head_dim * u64::from(la.num_value_heads)),
+        ));
+        m.push((
+            k("full_attention_interval"),
+            u(la.full_attention_interval.into()),
+        ));
     }
     if tokens {
         m.push((
@@ -856,6 +903,92 @@ fn gguf_moe_models_match_the_catalog_exactly() {
         );
         assert!(loaded.warnings.is_empty(), "{id}: {:?}", loaded.warnings);
     }
+}
+
+#[test]
+fn gguf_hybrid_qwen_models_read_their_delta_net_layers() {
+    // Qwen3-Next (catalog) and Qwen3.5 (the 397B config.json fixture) as
+    // llama.cpp's qwen3next and qwen35moe GGUFs: the same spec (linear
+    // layers, gated query, shared-expert gate) and parameters.
+    let qwen35 = {
+        let text = fs::read_to_string(support::fixture(
+            "model-configs/qwen3.5-397b-a17b-config.json",
+        ))
+        .unwrap();
+        hf_config::parse(&text, "x").unwrap().0
+    };
+    for (spec, arch) in [
+        (catalog_spec("qwen3-next-80b-a3b"), "qwen3next"),
+        (qwen35, "qwen35moe"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(format!("{arch}.gguf"));
+        let mut tensors = gguf_tensors(&spec);
+        let mut meta = gguf_meta(arch, &spec, false);
+        write_gguf(&p, &meta, &tensors);
+        let loaded = load(&p).unwrap_or_else(|e| panic!("{arch}: {e}"));
+        let mut want = spec.clone();
+        want.name = p.to_str().unwrap().to_string();
+        want.torch_dtype = None;
+        assert_eq!(loaded.spec, want, "{arch}");
+        let w = loaded.weights.as_ref().unwrap();
+        assert_eq!(w.parameters, spec.parameters(), "{arch}");
+        assert!(loaded.warnings.is_empty(), "{arch}: {:?}", loaded.warnings);
+
+        // One MTP block after the trunk (nextn_predict_layers 1, counted in
+        // block_count): the same model, its tensors left out with a warning.
+        let trunk = spec.num_layers;
+        for (name, dims) in [
+            ("attn_norm.weight", vec![spec.hidden_size]),
+            (
+                "nextn.eh_proj.weight",
+                vec![2 * spec.hidden_size, spec.hidden_size],
+            ),
+        ] {
+            tensors.push((format!("blk.{trunk}.{name}"), dims, F32));
+        }
+        for (k, v) in meta.iter_mut() {
+            if k.ends_with(".block_count") {
+                *v = Meta::U32(trunk + 1);
+            }
+        }
+        meta.push((format!("{arch}.nextn_predict_layers"), Meta::U32(1)));
+        let p2 = dir.path().join(format!("{arch}-mtp.gguf"));
+        write_gguf(&p2, &meta, &tensors);
+        let mtp = load(&p2).unwrap_or_else(|e| panic!("{arch}: {e}"));
+        assert_eq!(mtp.spec.num_layers, trunk, "{arch}");
+        assert_eq!(mtp.weights.as_ref().unwrap().parameters, spec.parameters());
+        assert_eq!(mtp.weights.as_ref().unwrap().bytes, w.bytes);
+        assert!(
+            mtp.warnings
+                .iter()
+                .any(|x| x
+                    .contains("nextn_predict_layers 1: the 2 multi-token-prediction tensor(s)")),
+            "{arch}: {:?}",
+            mtp.warnings
+        );
+    }
+
+    // Malformed hybrid metadata names the key.
+    let spec = catalog_spec("qwen3-next-80b-a3b");
+    let dir = tempfile::tempdir().unwrap();
+    let mut meta = gguf_meta("qwen3next", &spec, false);
+    for (k, v) in meta.iter_mut() {
+        if k == "qwen3next.ssm.inner_size" {
+            *v = Meta::U32(1000);
+        }
+    }
+    let p = dir.path().join("bad.gguf");
+    write_gguf(&p, &meta, &gguf_tensors(&spec));
+    let e = load(&p).unwrap_err().to_string();
+    assert!(e.contains("qwen3next.ssm.inner_size"), "{e}");
+    let meta: Vec<_> = gguf_meta("qwen3next", &spec, false)
+        .into_iter()
+        .filter(|(k, _)| k != "qwen3next.ssm.state_size")
+        .collect();
+    write_gguf(&p, &meta, &gguf_tensors(&spec));
+    let e = load(&p).unwrap_err().to_string();
+    assert!(e.contains("qwen3next.ssm.state_size"), "{e}");
 }
 
 #[test]
@@ -957,6 +1090,96 @@ fn config_parse_is_pure_and_names_the_given_path() {
     assert_eq!(spec.name, "anything/config.json");
     assert!(warnings.is_empty());
     assert_eq!(spec.parameters(), 9_241_705_984);
+}
+
+#[test]
+fn qwen3_5_moe_config_reads_its_nested_hybrid_text_model() {
+    // Qwen/Qwen3.5-397B-A17B's published config.json (provenance in
+    // SOURCES.md): the language model under text_config, Gated DeltaNet
+    // layers with full attention every 4th, a vision tower and one MTP
+    // layer that plans do not count.
+    let path = support::fixture("model-configs/qwen3.5-397b-a17b-config.json");
+    let text = fs::read_to_string(&path).unwrap();
+    let (spec, warnings) = hf_config::parse(&text, "qwen3.5/config.json").unwrap();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("text_config.mtp_num_hidden_layers 1"));
+    assert!(warnings[1].contains("vision tower"));
+    assert_eq!(spec.architecture, "qwen3_5_moe_text");
+    assert_eq!(
+        (spec.num_layers, spec.hidden_size, spec.vocab_size),
+        (60, 4096, 248_320)
+    );
+    assert_eq!(spec.torch_dtype.as_deref(), Some("bf16"));
+    assert!(spec.attention_output_gate && spec.qk_norm && !spec.tied_embeddings);
+    // 60 layers: 45 Gated DeltaNet, 15 full attention (3, 7, …, 59).
+    assert_eq!(spec.linear_layers(), 45);
+    assert_eq!(
+        spec.attention_kind(3),
+        ai_hwaccel::plan::AttentionKind::Global
+    );
+    assert_eq!(
+        spec.attention_kind(4),
+        ai_hwaccel::plan::AttentionKind::Linear
+    );
+    // The text model alone, as llama-bench prints it for GGUF conversions
+    // of this model without the MTP layer: 396.35 B; "A17B" active.
+    assert_eq!(spec.parameters(), 396_346_350_336);
+    assert_eq!(spec.active_parameters(), 17_349_040_896);
+    // KV: only the 15 full-attention layers, 2 KV heads of 256, K and V.
+    assert_eq!(spec.kv_cache_bytes_per_token(2.0), 15 * 2 * 2 * 256 * 2);
+    // State per sequence in each DeltaNet layer: the convolution window
+    // (kernel 4 - 1) over q, k and v (2·16·128 + 64·128 channels) and
+    // 64 value heads of 128 × 128.
+    let l = spec.linear_attention.as_ref().unwrap();
+    assert_eq!(
+        l.state_elements(),
+        3 * (2 * 16 * 128 + 64 * 128) + 64 * 128 * 128
+    );
+    let moe = spec.moe.as_ref().unwrap();
+    assert_eq!(
+        (
+            moe.num_experts,
+            moe.experts_per_token,
+            moe.expert_intermediate_size
+        ),
+        (512, 10, 1024)
+    );
+    assert_eq!(moe.shared_expert_intermediate_size, Some(1024));
+    assert!(moe.shared_expert_gate);
+
+    // The same text model as a flat Qwen3_5MoeForCausalLM config: the
+    // same spec, without the vision warning.
+    let root: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut flat = root["text_config"].clone();
+    flat["tie_word_embeddings"] = root["tie_word_embeddings"].clone();
+    let (flat_spec, flat_warnings) =
+        hf_config::parse(&flat.to_string(), "qwen3.5/config.json").unwrap();
+    assert_eq!(flat_spec, spec);
+    assert_eq!(flat_warnings.len(), 1, "{flat_warnings:?}");
+
+    // Without text_config the error names the field; with fields left
+    // out, Qwen3_5MoeTextConfig's defaults fill them and a warning says so.
+    let mut bare = root.clone();
+    bare.as_object_mut().unwrap().remove("text_config");
+    let e = hf_config::parse(&bare.to_string(), "q/config.json").unwrap_err();
+    assert!(e.to_string().contains("text_config"), "{e}");
+    let mut sparse = root.clone();
+    let tc = sparse["text_config"].as_object_mut().unwrap();
+    tc.remove("moe_intermediate_size");
+    tc.remove("shared_expert_intermediate_size");
+    let (s2, w2) = hf_config::parse(&sparse.to_string(), "q/config.json").unwrap();
+    assert_eq!(s2.moe.as_ref().unwrap().expert_intermediate_size, 512);
+    assert!(
+        w2.iter().any(|w| w.contains(
+            "text_config.moe_intermediate_size, shared_expert_intermediate_size absent: using Qwen3_5MoeTextConfig's defaults"
+        )),
+        "{w2:?}"
+    );
+    // A layer pattern other than full attention every 4th is refused.
+    let mut odd = root;
+    odd["text_config"]["layer_types"][5] = json!("full_attention");
+    let e = hf_config::parse(&odd.to_string(), "q/config.json").unwrap_err();
+    assert!(e.to_string().contains("layer_types[5]"), "{e}");
 }
 
 #[test]

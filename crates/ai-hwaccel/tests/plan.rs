@@ -152,6 +152,25 @@ fn linear_attention_layers_hold_a_fixed_state_not_a_kv_cache() {
             batch * (12 * 32768 * 1024 * 2 + state * 2),
             "batch {batch}"
         );
+        // llama.cpp holds the recurrent state in F32
+        // (llama_memory_recurrent's recurrent_type_r/s): 4 bytes an element.
+        let l = plan_inference(
+            &m,
+            &one,
+            &InferenceOptions {
+                context: Some(32768),
+                batch,
+                quant: Some(Quant::Q4K),
+                runtime: ai_hwaccel::plan::runtime::RuntimeKind::LlamaCpp,
+                ..Default::default()
+            },
+        );
+        assert!(l.feasible, "{:?}", l.rejected);
+        assert_eq!(
+            l.plans[0].per_device[0].kv_cache_bytes,
+            batch * (12 * 32768 * 1024 * 2 + state * 4),
+            "llama.cpp, batch {batch}"
+        );
     }
 }
 

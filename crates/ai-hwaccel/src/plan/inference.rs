@@ -588,6 +588,8 @@ struct Sizer<'a> {
     linear_prefix: Vec<u32>,
     /// Fixed state bytes one sequence holds per linear layer on one rank.
     linear_state_bytes: f64,
+    /// Linear-attention state elements per layer and sequence on one rank.
+    linear_state_elements: f64,
     /// KV elements per token per layer on one rank.
     kv_per_layer: f64,
     unq: f64,
@@ -795,6 +797,10 @@ impl<'a> Sizer<'a> {
                 .linear_attention
                 .as_ref()
                 .map_or(0.0, |l| l.state_elements() as f64 / t * unq),
+            linear_state_elements: spec
+                .linear_attention
+                .as_ref()
+                .map_or(0.0, |l| l.state_elements() as f64 / t),
             kv_per_layer: spec.kv_elements_per_token_layer() as f64 * kv_share,
             unq,
             embed_first,
@@ -879,6 +885,18 @@ impl<'a> Sizer<'a> {
             .map_or(context, |w| w.window.min(context));
         let tokens = f64::from(global) * context as f64 + f64::from(sliding) * window as f64;
         tokens * self.kv_per_layer * batch as f64 * self.kv_bytes + self.linear_state(a, b, batch)
+    }
+
+    /// The sizes as `runtime` holds them: llama.cpp keeps recurrent layers'
+    /// state in F32 whatever the weights' width (`llama_memory_recurrent`
+    /// with `recurrent_type_r`/`recurrent_type_s` = `GGML_TYPE_F32`,
+    /// `llama_model::create_memory` in src/llama-model.cpp, b10xxx); the
+    /// serving runtimes at the model's 16-bit width.
+    fn for_runtime(mut self, runtime: RuntimeKind) -> Self {
+        if runtime == RuntimeKind::LlamaCpp {
+            self.linear_state_bytes = self.linear_state_elements * 4.0;
+        }
+        self
     }
 
     /// Fixed linear-attention state of `batch` sequences in layers `a..b`.
@@ -1273,7 +1291,8 @@ fn evaluate_replica_with(
         opts.batch,
         scale,
         replica.expert_ranks,
-    );
+    )
+    .for_runtime(opts.runtime);
     let layout = match layout {
         Some(l) => l,
         None => split_layers(&sizer, replica, opts, context).ok_or("more stages than layers")?,
@@ -2738,11 +2757,11 @@ pub fn plan_offload(
         expert_ranks: 1,
     };
     for quant in levels {
-        let sizer = Sizer::new(spec, quant, kv, 1, 2, opts.batch, 1.0);
+        let sizer = Sizer::new(spec, quant, kv, 1, 2, opts.batch, 1.0).for_runtime(opts.runtime);
         let whole = StageLayout {
             layers: vec![(0, layers)],
         };
-        let one = Sizer::new(spec, quant, kv, 1, 1, opts.batch, 1.0);
+        let one = Sizer::new(spec, quant, kv, 1, 1, opts.batch, 1.0).for_runtime(opts.runtime);
         if replica_fits(&one, &single, &whole, opts, context, opts.batch) {
             return None;
         }

@@ -114,7 +114,7 @@ pub(super) fn plan(
     };
     for quant in levels {
         // The GPUs alone hold it: no offload.
-        let alone = Sizer::new(spec, quant, kv, 1, k, opts.batch, 1.0);
+        let alone = Sizer::new(spec, quant, kv, 1, k, opts.batch, 1.0).for_runtime(opts.runtime);
         let layout = if k == 1 {
             Some(StageLayout {
                 layers: vec![(0, layers)],
@@ -128,7 +128,8 @@ pub(super) fn plan(
         // One memory pool more than the GPUs (the host), so the head is
         // counted apart from a tied embedding (llama.cpp duplicates it onto
         // the output device).
-        let sizer = Sizer::new(spec, quant, kv, 1, k + 1, opts.batch, 1.0);
+        let sizer =
+            Sizer::new(spec, quant, kv, 1, k + 1, opts.batch, 1.0).for_runtime(opts.runtime);
         let split = Split {
             sizer: &sizer,
             gpus,

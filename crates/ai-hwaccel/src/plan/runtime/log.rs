@@ -46,6 +46,15 @@ pub struct LlamaCppLog {
     pub kv_buffers: Vec<LoggedBuffer>,
     /// The KV cache total the log states (`KV self size`, `llama_kv_cache: size`).
     pub kv_total_bytes: Option<u64>,
+    /// Recurrent-state buffers of hybrid and recurrent models
+    /// (`llama_memory_recurrent: CUDA0 RS buffer size = … MiB`): the
+    /// convolution windows (R) and states (S) of linear-attention layers.
+    #[serde(default)]
+    pub rs_buffers: Vec<LoggedBuffer>,
+    /// The recurrent state's total (`llama_memory_recurrent: size = … MiB
+    /// (… cells, … layers, … seqs), R (f32): …, S (f32): …`).
+    #[serde(default)]
+    pub rs_total_bytes: Option<u64>,
     /// Compute buffers.
     pub compute_buffers: Vec<LoggedBuffer>,
     /// Output (logits) buffers.
@@ -158,7 +167,7 @@ fn strip_ansi(s: &str) -> String {
 /// The part of a line from a llama.cpp function tag on (`load_tensors: …`),
 /// dropping any logger prefix before it.
 fn from_tag(line: &str) -> Option<(&str, &str)> {
-    const TAGS: [&str; 12] = [
+    const TAGS: [&str; 13] = [
         // The devices the model runs on (`using device …`): 2025's
         // `llama_model_load_from_file_impl:`, today's
         // `llama_prepare_model_devices:`.
@@ -171,6 +180,7 @@ fn from_tag(line: &str) -> Option<(&str, &str)> {
         "llama_kv_cache_init:",
         "llama_kv_cache_unified:",
         "llama_kv_cache:",
+        "llama_memory_recurrent:",
         "sched_reserve:",
         "llm_load_print_meta:",
         "print_info:",
@@ -246,6 +256,17 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
                 .map_or("", |(x, _)| x);
             if l.devices.len() < 64 && !l.devices.iter().any(|(n, _)| n == name) {
                 l.devices.push((name.to_string(), desc.to_string()));
+            }
+            continue;
+        }
+        if tag == "llama_memory_recurrent" {
+            if let Some(b) = buffer(rest, "RS buffer size") {
+                if l.rs_buffers.len() < 256 {
+                    l.rs_buffers.push(b);
+                }
+            } else if rest.starts_with("size =") {
+                let after = rest.split_once('=').map(|(_, v)| v).unwrap_or("");
+                l.rs_total_bytes = after.split([',', '(']).next().and_then(mib);
             }
             continue;
         }
@@ -330,6 +351,29 @@ mod tests {
         let l = parse_llamacpp_log("load_tensors: Metal_Mapped model buffer size =  3820.93 MiB\n");
         assert_eq!(l.backend(), Some(GgmlBackend::Metal));
         assert_eq!(parse_llamacpp_log("nothing here\n").backend(), None);
+    }
+
+    #[test]
+    fn recurrent_state_buffers_of_hybrid_models() {
+        // Lines as llama.cpp prints them for a hybrid model (the format
+        // strings of src/llama-memory-recurrent.cpp; these values from a
+        // llama-server log of a 64-layer Qwen3.6 model with 4 sequences):
+        // the attention layers' KV cache, then the linear layers' state.
+        let l = parse_llamacpp_log(
+            "2026-05-16 22:21:45.593 | llama_kv_cache:      CUDA0 KV buffer size =  4352.00 MiB\n\
+             2026-05-16 22:21:45.621 | llama_kv_cache: size = 4352.00 MiB (131072 cells,  16 layers,  4/1 seqs), K (q8_0): 2176.00 MiB, V (q8_0): 2176.00 MiB\n\
+             2026-05-16 22:21:45.629 | llama_memory_recurrent:      CUDA0 RS buffer size =   598.50 MiB\n\
+             2026-05-16 22:21:45.629 | llama_memory_recurrent: size =  598.50 MiB (     4 cells,  65 layers,  4 seqs), R (f32):   22.50 MiB, S (f32):  576.00 MiB\n",
+        );
+        let mib = |b: Option<u64>| b.map(|b| b as f64 / 1_048_576.0);
+        assert_eq!(mib(l.kv_total_bytes), Some(4352.0));
+        assert_eq!(mib(LlamaCppLog::total(&l.kv_buffers)), Some(4352.0));
+        assert_eq!(mib(l.rs_total_bytes), Some(598.5));
+        assert_eq!(l.rs_buffers.len(), 1);
+        assert_eq!(l.rs_buffers[0].buffer, "CUDA0");
+        // The state's line is not read as the KV cache's (types, cells).
+        assert_eq!(l.type_k.as_deref(), Some("q8_0"));
+        assert_eq!(l.n_ctx, Some(131_072));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Read};
 
 use super::{FormatError, ModelError, StoredWeights};
-use crate::plan::arch::{Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow};
+use crate::plan::arch::{LinearAttention, Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow};
 
 /// Most header bytes read (metadata and tensor infos together).
 pub const MAX_HEADER_BYTES: u64 = 512 * 1024 * 1024;
@@ -635,6 +635,9 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "gemma3",
     "phi3",
     "deepseek2",
+    "qwen3next",
+    "qwen35",
+    "qwen35moe",
 ];
 
 /// Buffers llama.cpp stores that are not model parameters (precomputed
@@ -739,7 +742,21 @@ pub fn to_model(
         tensors.iter().map(|t| (t.name.as_str(), t)).collect();
     let has = |n: &str| by_name.contains_key(n);
 
-    let num_layers = m.u32("block_count", m.req("block_count")?)?;
+    let block_count = m.u32("block_count", m.req("block_count")?)?;
+    // Multi-token-prediction layers (`nextn_predict_layers`) follow the
+    // trunk's blocks in `block_count` (llama.cpp `n_layer()` = n_layer_all
+    // − n_layer_nextn); llama.cpp skips their tensors unless MTP is on.
+    let nextn = match m.uint("nextn_predict_layers")? {
+        Some(n) if n >= u64::from(block_count) => {
+            return Err(m.malformed(
+                &format!("{arch}.nextn_predict_layers"),
+                format!("{n} is not below block_count {block_count}"),
+            ));
+        }
+        Some(n) => n as u32,
+        None => 0,
+    };
+    let num_layers = block_count - nextn;
     let hidden = m.req("embedding_length")?;
     let heads = m.u32("attention.head_count", m.req("attention.head_count")?)?;
     let kv_heads = match m.uint("attention.head_count_kv")? {
@@ -879,6 +896,24 @@ pub fn to_model(
         }
     };
 
+    // Gated DeltaNet layers (llama.cpp's qwen3next, qwen35 and qwen35moe
+    // loaders, `src/models/qwen3next.cpp`): the ssm.* keys give the
+    // shapes (state_size: key and value head dim; group_count: key heads;
+    // time_step_rank: value heads; inner_size: their product), and
+    // attention.recurrent_layers, else full_attention_interval (default
+    // 4), which layers attend fully.
+    let linear_attention = if matches!(arch, "qwen3next" | "qwen35" | "qwen35moe") {
+        Some(gguf_linear_attention(&m, num_layers)?)
+    } else {
+        None
+    };
+    // The first layer with attention tensors (a hybrid's first layers are
+    // linear).
+    let attn = linear_attention
+        .as_ref()
+        .map_or(0, |l| l.full_attention_interval - 1);
+    let attn_tensor = |n: &str| has(&format!("blk.{attn}.{n}"));
+
     let file_type = m.uint_key("general.file_type")?;
     let architecture = match arch {
         "llama" if moe.is_some() => "mixtral",
@@ -887,6 +922,9 @@ pub fn to_model(
         "gemma3" => "gemma3_text",
         "deepseek2" if moe.as_ref().is_some_and(|m| m.router_bias) => "deepseek_v3",
         "deepseek2" => "deepseek_v2",
+        "qwen3next" => "qwen3_next",
+        "qwen35" => "qwen3_5_text",
+        "qwen35moe" => "qwen3_5_moe_text",
         other => other,
     };
     let spec = ModelSpec {
@@ -910,12 +948,14 @@ pub fn to_model(
         } else {
             2
         },
-        qk_norm: has("blk.0.attn_q_norm.weight"),
+        qk_norm: attn_tensor("attn_q_norm.weight"),
         qk_norm_per_head: false,
-        qkv_bias: has("blk.0.attn_q.bias") || has("blk.0.attn_qkv.bias"),
-        attention_output_bias: has("blk.0.attn_output.bias"),
+        qkv_bias: attn_tensor("attn_q.bias") || attn_tensor("attn_qkv.bias"),
+        attention_output_bias: attn_tensor("attn_output.bias"),
         attention_sinks: false,
-        attention_output_gate: false,
+        // Qwen3-Next and Qwen3.5's attention: the query projection also
+        // yields an output gate (llama.cpp: n_embd_head_k · n_head · 2).
+        attention_output_gate: linear_attention.is_some(),
         mlp_bias: has("blk.0.ffn_down.bias"),
         learned_positions: None,
         encoder: false,
@@ -925,7 +965,7 @@ pub fn to_model(
         moe,
         mla,
         sliding_window,
-        linear_attention: None,
+        linear_attention,
         max_context: m.uint("context_length")?,
         torch_dtype: match file_type {
             Some(0) => Some("fp32".into()),
@@ -946,7 +986,13 @@ pub fn to_model(
     let mut by_type: BTreeMap<&str, u64> = BTreeMap::new();
     let mut matmul: BTreeMap<(&str, u32), u64> = BTreeMap::new();
     let (mut parameters, mut bytes, mut buffers) = (0u64, 0u64, 0u64);
+    let (mut mtp_tensors, mut mtp_bytes) = (0u64, 0u64);
     for t in tensors {
+        if nextn > 0 && is_mtp_tensor(&t.name, num_layers) {
+            mtp_tensors += 1;
+            mtp_bytes = mtp_bytes.saturating_add(t.bytes);
+            continue;
+        }
         bytes = bytes.saturating_add(t.bytes);
         if t.dims.len() == 2 && t.name != "token_embd.weight" {
             let rows = t.dims[1];
@@ -971,6 +1017,13 @@ pub fn to_model(
             "{buffers} RoPE frequency tensor(s) (rope_freqs/rope_factors) are counted in bytes, not parameters"
         ));
     }
+    if nextn > 0 {
+        warnings.push(format!(
+            "{arch}.nextn_predict_layers {nextn}: the {mtp_tensors} multi-token-prediction tensor(s) \
+             ({:.2} GiB) are not counted (llama.cpp loads them only for MTP speculative decoding)",
+            mtp_bytes as f64 / f64::from(1u32 << 30)
+        ));
+    }
     let mut bytes_by_dtype: Vec<(String, u64)> = by_type
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -988,6 +1041,79 @@ pub fn to_model(
             .collect(),
     };
     Ok((spec, weights, warnings))
+}
+
+/// A multi-token-prediction tensor: one of the blocks after the trunk's
+/// `layers`, or a `nextn.` tensor.
+fn is_mtp_tensor(name: &str, layers: u32) -> bool {
+    if name.starts_with("nextn.") {
+        return true;
+    }
+    name.strip_prefix("blk.")
+        .and_then(|rest| rest.split_once('.'))
+        .and_then(|(i, _)| i.parse::<u32>().ok())
+        .is_some_and(|i| i >= layers)
+}
+
+/// The Gated DeltaNet shapes and layer pattern of a hybrid GGUF.
+fn gguf_linear_attention(m: &Meta, num_layers: u32) -> Result<LinearAttention, ModelError> {
+    let arch = m.arch;
+    let state = m.req("ssm.state_size")?;
+    let value_heads = m.u32("ssm.time_step_rank", m.req("ssm.time_step_rank")?)?;
+    let inner = m.req("ssm.inner_size")?;
+    if inner != state.saturating_mul(u64::from(value_heads)) {
+        return Err(m.malformed(
+            &format!("{arch}.ssm.inner_size"),
+            format!("{inner} is not ssm.state_size {state} × ssm.time_step_rank {value_heads}"),
+        ));
+    }
+    let interval = match m.map.get(&format!("{arch}.attention.recurrent_layers")) {
+        Some(MetaValue::Array {
+            ints: Some(flags), ..
+        }) => {
+            let key = format!("{arch}.attention.recurrent_layers");
+            let trunk = flags.get(..num_layers as usize).ok_or_else(|| {
+                m.malformed(
+                    &key,
+                    format!("{} entries for {num_layers} layers", flags.len()),
+                )
+            })?;
+            let first = trunk
+                .iter()
+                .position(|&r| r == 0)
+                .ok_or_else(|| m.malformed(&key, "no layer attends fully"))?;
+            let interval = first as u32 + 1;
+            if let Some(i) =
+                (0..num_layers).find(|&i| (trunk[i as usize] == 0) != ((i + 1) % interval == 0))
+            {
+                return Err(ModelError::Unsupported {
+                    path: m.path.to_string(),
+                    what: format!(
+                        "{key}[{i}]: only full attention every {interval} layers is modelled"
+                    ),
+                });
+            }
+            interval
+        }
+        Some(MetaValue::Array { .. }) | Some(_) => {
+            return Err(m.malformed(
+                &format!("{arch}.attention.recurrent_layers"),
+                "expected an array of booleans",
+            ));
+        }
+        None => match m.uint("full_attention_interval")? {
+            Some(v) => m.u32("full_attention_interval", v)?,
+            None => 4,
+        },
+    };
+    Ok(LinearAttention {
+        num_key_heads: m.u32("ssm.group_count", m.req("ssm.group_count")?)?,
+        num_value_heads: value_heads,
+        key_head_dim: state,
+        value_head_dim: state,
+        conv_kernel: m.req("ssm.conv_kernel")?,
+        full_attention_interval: interval,
+    })
 }
 
 /// Split files: `split.count` and `split.no` of a header, if it is one of

@@ -45,6 +45,10 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "qwen3",
     "qwen3_moe",
     "qwen3_next",
+    "qwen3_5",
+    "qwen3_5_moe",
+    "qwen3_5_text",
+    "qwen3_5_moe_text",
     "gemma",
     "gemma2",
     "gemma3",
@@ -212,6 +216,40 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
                 )),
             }
             spec
+        }
+        "qwen3_5" | "qwen3_5_moe" => {
+            let Some(Value::Object(text_config)) = root.get("text_config") else {
+                return Err(malformed(
+                    path,
+                    "text_config",
+                    format!("missing: a {model_type} config nests its language model there"),
+                ));
+            };
+            let (text_type, defaults) = qwen3_5_text_type(&model_type);
+            let f = Fields {
+                obj: text_config,
+                path,
+                prefix: "text_config.",
+                defaults,
+            };
+            let mut spec = qwen3_5_text(&f, text_type, &mut warnings)?;
+            if text_config.get("tie_word_embeddings").is_none() {
+                spec.tied_embeddings = top.bool_opt("tie_word_embeddings")?.unwrap_or(false);
+            }
+            if spec.torch_dtype.is_none() {
+                spec.torch_dtype = top.dtype()?;
+            }
+            if root.get("vision_config").is_some_and(|v| !v.is_null()) {
+                warnings.push(format!(
+                    "{model_type}: the checkpoint also stores a vision tower (vision_config), not counted"
+                ));
+            }
+            spec
+        }
+        "qwen3_5_text" | "qwen3_5_moe_text" => {
+            let defaults = qwen3_5_text_type(&model_type).1;
+            let f = Fields { defaults, ..top };
+            qwen3_5_text(&f, &model_type, &mut warnings)?
         }
         "llama4_text" => llama4(&top)?,
         "glm4_moe" => glm4_moe(&top, &mut warnings)?,
@@ -742,6 +780,97 @@ const GEMMA3_TEXT_DEFAULTS: &[(&str, u64)] = &[
     ("sliding_window_pattern", 6),
 ];
 
+/// `Qwen3_5TextConfig`'s defaults (transformers 5.24
+/// `models/qwen3_5/configuration_qwen3_5.py`; `full_attention_interval`,
+/// which `__post_init__` reads when `layer_types` is absent, defaults to 4
+/// as Qwen3-Next's does).
+const QWEN3_5_TEXT_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 248_320),
+    ("hidden_size", 4096),
+    ("intermediate_size", 12_288),
+    ("num_hidden_layers", 32),
+    ("num_attention_heads", 16),
+    ("num_key_value_heads", 4),
+    ("max_position_embeddings", 32_768),
+    ("head_dim", 256),
+    ("linear_conv_kernel_dim", 4),
+    ("linear_key_head_dim", 128),
+    ("linear_value_head_dim", 128),
+    ("linear_num_key_heads", 16),
+    ("linear_num_value_heads", 32),
+];
+
+/// `Qwen3_5MoeTextConfig`'s defaults (transformers 5.24
+/// `models/qwen3_5_moe/configuration_qwen3_5_moe.py`): no dense MLP, every
+/// layer routes over `num_experts` with one gated shared expert.
+const QWEN3_5_MOE_TEXT_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 248_320),
+    ("hidden_size", 2048),
+    ("num_hidden_layers", 40),
+    ("num_attention_heads", 16),
+    ("num_key_value_heads", 2),
+    ("max_position_embeddings", 32_768),
+    ("head_dim", 256),
+    ("linear_conv_kernel_dim", 4),
+    ("linear_key_head_dim", 128),
+    ("linear_value_head_dim", 128),
+    ("linear_num_key_heads", 16),
+    ("linear_num_value_heads", 32),
+    ("moe_intermediate_size", 512),
+    ("shared_expert_intermediate_size", 512),
+    ("num_experts_per_tok", 8),
+    ("num_experts", 256),
+];
+
+/// The text model type and class defaults of a Qwen3.5 `model_type`
+/// (the multimodal wrapper's or the text config's own).
+fn qwen3_5_text_type(model_type: &str) -> (&'static str, &'static [(&'static str, u64)]) {
+    if model_type.contains("moe") {
+        ("qwen3_5_moe_text", QWEN3_5_MOE_TEXT_DEFAULTS)
+    } else {
+        ("qwen3_5_text", QWEN3_5_TEXT_DEFAULTS)
+    }
+}
+
+/// Qwen3.5 / Qwen3.6 text models (`Qwen3_5TextModel`,
+/// `Qwen3_5MoeTextModel`): Qwen3-Next's hybrid layout (Gated DeltaNet
+/// layers, full attention every `full_attention_interval`-th layer, gated
+/// query projection, QK norms) with the DeltaNet projections stored
+/// unfused (`in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a`: the same
+/// parameters as Qwen3-Next's fused `in_proj_qkvz` and `in_proj_ba`).
+/// Absent fields take the configuration class's defaults, with a warning.
+/// The checkpoint's multi-token-prediction layers (`mtp.*`, which
+/// transformers ignores on load and vLLM loads only for speculative
+/// decoding) are not counted.
+fn qwen3_5_text(
+    f: &Fields,
+    model_type: &str,
+    warnings: &mut Vec<String>,
+) -> Result<ModelSpec, ModelError> {
+    let spec = decoder(f, model_type, warnings)?;
+    let absent = f.defaulted();
+    if !absent.is_empty() {
+        let class = if model_type == "qwen3_5_moe_text" {
+            "Qwen3_5MoeTextConfig"
+        } else {
+            "Qwen3_5TextConfig"
+        };
+        warnings.push(format!(
+            "{}{} absent: using {class}'s defaults",
+            f.prefix,
+            absent.join(", ")
+        ));
+    }
+    if let Some(n) = f.u64_opt("mtp_num_hidden_layers")?.filter(|&n| n > 0) {
+        warnings.push(format!(
+            "{}mtp_num_hidden_layers {n}: the checkpoint's multi-token-prediction layers \
+             (mtp.*) are not counted (loaded only for speculative decoding)",
+            f.prefix
+        ));
+    }
+    Ok(spec)
+}
+
 fn note_defaults(f: &Fields, warnings: &mut Vec<String>) {
     let mut absent = f.defaulted();
     if f.obj.contains_key("layer_types") {
@@ -767,8 +896,8 @@ fn decoder(
     spec.tied_embeddings = f.bool_opt("tie_word_embeddings")?.unwrap_or(gemma);
 
     match model_type {
-        "llama" | "granite" | "qwen3" | "qwen3_moe" | "qwen3_next" | "gemma" | "gemma2"
-        | "gemma3_text" | "gpt_oss" => {
+        "llama" | "granite" | "qwen3" | "qwen3_moe" | "qwen3_next" | "qwen3_5_text"
+        | "qwen3_5_moe_text" | "gemma" | "gemma2" | "gemma3_text" | "gpt_oss" => {
             let bias = f.bool_opt("attention_bias")?.unwrap_or(false);
             spec.qkv_bias = bias;
             spec.attention_output_bias = bias;
@@ -792,10 +921,14 @@ fn decoder(
     }
     spec.qk_norm = matches!(
         model_type,
-        "qwen3" | "qwen3_moe" | "qwen3_next" | "gemma3_text"
+        "qwen3" | "qwen3_moe" | "qwen3_next" | "qwen3_5_text" | "qwen3_5_moe_text" | "gemma3_text"
     );
-    if model_type == "qwen3_next" {
-        // Qwen3NextAttention: q_proj yields the query and an output gate.
+    if matches!(
+        model_type,
+        "qwen3_next" | "qwen3_5_text" | "qwen3_5_moe_text"
+    ) {
+        // Qwen3NextAttention and Qwen3_5(Moe)Attention: q_proj yields the
+        // query and an output gate (num_attention_heads · head_dim · 2).
         spec.attention_output_gate = true;
         spec.linear_attention = Some(qwen3_next_linear(f, spec.num_layers)?);
     }
@@ -816,7 +949,9 @@ fn decoder(
             router_bias: false,
             mxfp4_experts: false,
         }),
-        "qwen2_moe" | "qwen3_moe" | "qwen3_next" => qwen_moe(f, spec.num_layers)?,
+        "qwen2_moe" | "qwen3_moe" | "qwen3_next" | "qwen3_5_moe_text" => {
+            qwen_moe(f, spec.num_layers)?
+        }
         // GptOssMLP: a router with a bias (GptOssTopKRouter) over
         // num_local_experts experts of intermediate_size; the published
         // checkpoints store the experts in MXFP4 (quantization_config).
@@ -861,7 +996,13 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         approximate: false,
         num_layers,
         hidden_size,
-        intermediate_size: f.u64_req("intermediate_size")?,
+        intermediate_size: match f.u64_opt("intermediate_size")? {
+            Some(v) => v,
+            // Qwen3_5MoeTextConfig has no dense MLP (every layer routes):
+            // no intermediate_size field.
+            None if model_type == "qwen3_5_moe_text" => f.u64_req("moe_intermediate_size")?,
+            None => return Err(f.err("intermediate_size", "missing")),
+        },
         num_attention_heads,
         num_kv_heads,
         head_dim,
@@ -1652,6 +1793,56 @@ mod tests {
 
     fn parse_ok(text: &str) -> ModelSpec {
         parse(text, "config.json").unwrap().0
+    }
+
+    #[test]
+    fn qwen3_5_dense_text_model_has_no_experts() {
+        // A dense Qwen3.5 wrapper (Qwen3_5ForConditionalGeneration): the
+        // text model's MLP is intermediate_size wide on every layer.
+        let types: Vec<&str> = (0..8)
+            .map(|i| {
+                if (i + 1) % 4 == 0 {
+                    "full_attention"
+                } else {
+                    "linear_attention"
+                }
+            })
+            .collect();
+        let text = serde_json::json!({
+            "model_type": "qwen3_5",
+            "tie_word_embeddings": true,
+            "text_config": {
+                "model_type": "qwen3_5_text", "hidden_size": 1024, "intermediate_size": 3584,
+                "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 2,
+                "head_dim": 256, "vocab_size": 248320, "layer_types": types,
+                "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+                "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+                "linear_num_value_heads": 16, "max_position_embeddings": 262144
+            }
+        })
+        .to_string();
+        let (spec, warnings) = parse(&text, "config.json").unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(spec.architecture, "qwen3_5_text");
+        assert!(spec.moe.is_none() && spec.tied_embeddings && spec.attention_output_gate);
+        assert_eq!((spec.intermediate_size, spec.linear_layers()), (3584, 6));
+        // An absent intermediate_size takes Qwen3_5TextConfig's default
+        // (only the MoE text config has no such field), with a warning.
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        v["text_config"]
+            .as_object_mut()
+            .unwrap()
+            .remove("intermediate_size");
+        let defaulted = parse(&v.to_string(), "config.json").unwrap();
+        assert_eq!(
+            defaulted.0.intermediate_size, 12_288,
+            "Qwen3_5TextConfig's default"
+        );
+        assert!(
+            defaulted.1[0].contains("intermediate_size absent"),
+            "{:?}",
+            defaulted.1
+        );
     }
 
     fn field_of(e: ModelError) -> String {
