@@ -146,6 +146,12 @@ fn linear_attention_layers_hold_a_fixed_state_not_a_kv_cache() {
             },
         );
         assert!(p.feasible, "{:?}", p.rejected);
+        // Their own per-layer cost is not modelled: the plan says so.
+        assert!(
+            p.warnings.iter().any(|w| w.contains("Gated DeltaNet")),
+            "{:?}",
+            p.warnings
+        );
         let kv = p.plans[0].per_device[0].kv_cache_bytes;
         assert_eq!(
             kv,

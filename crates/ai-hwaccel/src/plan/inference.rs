@@ -2147,6 +2147,21 @@ pub fn plan_inference(
             human_bytes(2 * v)
         ));
     }
+    if spec.linear_attention.is_some() {
+        // Published runs on one Radeon 8060S (Vulkan RADV), against this
+        // planner's estimates for the same build month (Nov 2026):
+        // Qwen3-Coder-Next Q4_K_M, build b8038 (visorcraft/strix-halo-
+        // llm-perf BENCHMARKS.md): tg128 42.70 against 66.7, pp512 531.48
+        // against 1058; Qwen3.5-35B-A3B Q4_K_M, b8460 (llama.cpp issue
+        // 22375): tg128 64.85 against 81.0, pp512 1080 against 1407.
+        warnings.push(
+            "the linear-attention (Gated DeltaNet) layers are planned by their bytes and FLOPs \
+             only: what their many small operations cost beyond that is not modelled, so speeds \
+             are upper bounds (published llama.cpp runs of Qwen3-Coder-Next and Qwen3.5-35B-A3B \
+             on a Radeon 8060S decoded 20-36 % and prompted 23-50 % below such estimates)"
+                .into(),
+        );
+    }
     if spec.encoder {
         warnings.push(
             "an encoder (embedding model): no KV cache and no decode; the context is one input's \
