@@ -417,12 +417,21 @@ pub fn model(name: &str, json_out: bool) -> Result<String> {
             w.window, w.layers, s.num_layers
         );
     }
-    if s.linear_attention.is_some() {
+    if let Some(l) = &s.linear_attention {
+        let layers = u64::from(s.linear_layers());
+        let fp32 = l.ssm_state_dtype.as_deref() == Some("fp32");
+        let bytes = layers
+            * (l.conv_state_elements() * 2 + l.ssm_state_elements() * if fp32 { 4 } else { 2 });
         o += &format!(
-            "  linear attention on {} of {} layers: no KV cache, {} state per sequence at 16 bits ({} in llama.cpp, which holds it in F32)\n",
+            "  linear attention on {} of {} layers: no KV cache, {} state per sequence at 16 bits{} ({} in llama.cpp, which holds it in F32)\n",
             s.linear_layers(),
             s.num_layers,
-            human_bytes(s.linear_state_elements_per_sequence() * 2),
+            human_bytes(bytes),
+            if fp32 {
+                ", the recurrent part in fp32 as the config asks"
+            } else {
+                ""
+            },
             human_bytes(s.linear_state_elements_per_sequence() * 4)
         );
     }

@@ -178,6 +178,53 @@ fn linear_attention_layers_hold_a_fixed_state_not_a_kv_cache() {
             "llama.cpp, batch {batch}"
         );
     }
+    // SGLang holds the recurrent state in float32 (--mamba-ssm-dtype's
+    // default), the convolution window at 16 bits.
+    let conv = 36 * 3 * 8192;
+    let ssm = 36 * 32 * 128 * 128;
+    let g = plan_inference(
+        &m,
+        &one,
+        &InferenceOptions {
+            context: Some(32768),
+            quant: Some(Quant::Fp8),
+            runtime: ai_hwaccel::plan::runtime::RuntimeKind::Sglang,
+            ..Default::default()
+        },
+    );
+    assert!(g.feasible, "{:?}", g.rejected);
+    assert_eq!(
+        g.plans[0].per_device[0].kv_cache_bytes,
+        12 * 32768 * 1024 * 2 + conv * 2 + ssm * 4
+    );
+    // Qwen3.5's config asks for the recurrent state in float32
+    // (mamba_ssm_dtype), which vLLM follows: 30 DeltaNet layers of
+    // 3 × 8192 window and 32 × 128 × 128 state elements.
+    let q = spec("qwen3.5-35b-a3b");
+    assert_eq!(
+        q.linear_attention
+            .as_ref()
+            .unwrap()
+            .ssm_state_dtype
+            .as_deref(),
+        Some("fp32")
+    );
+    let v = plan_inference(
+        &q,
+        &one,
+        &InferenceOptions {
+            context: Some(4096),
+            quant: Some(Quant::Bf16),
+            runtime: ai_hwaccel::plan::runtime::RuntimeKind::Vllm,
+            ..Default::default()
+        },
+    );
+    assert!(v.feasible, "{:?}", v.rejected);
+    let kv_tokens = 10 * 4096 * (2 * 2 * 256) * 2;
+    assert_eq!(
+        v.plans[0].per_device[0].kv_cache_bytes,
+        kv_tokens + 30 * (3 * 8192 * 2 + 32 * 128 * 128 * 4)
+    );
 }
 
 #[test]

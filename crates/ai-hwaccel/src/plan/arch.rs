@@ -260,9 +260,26 @@ pub struct LinearAttention {
     pub conv_kernel: u64,
     /// Layer `i` attends fully when `(i + 1) % interval == 0`.
     pub full_attention_interval: u32,
+    /// The recurrent state's dtype the checkpoint's config asks for
+    /// (`mamba_ssm_dtype`: Qwen3.5's `float32`, read as `fp32`); absent:
+    /// the model's width.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssm_state_dtype: Option<String>,
 }
 
 impl LinearAttention {
+    /// Convolution-window elements one sequence holds in one linear layer:
+    /// `(kernel − 1) · conv_dim`.
+    pub fn conv_state_elements(&self) -> u64 {
+        self.conv_kernel.saturating_sub(1) * self.conv_dim()
+    }
+
+    /// Recurrent-state elements one sequence holds in one linear layer:
+    /// `n_v · d_k · d_v`.
+    pub fn ssm_state_elements(&self) -> u64 {
+        u64::from(self.num_value_heads) * self.key_head_dim * self.value_head_dim
+    }
+
     fn key_dim(&self) -> u64 {
         u64::from(self.num_key_heads) * self.key_head_dim
     }
@@ -295,8 +312,7 @@ impl LinearAttention {
     /// the convolution window `(kernel − 1) · conv_dim` and the recurrent
     /// state `n_v · d_k · d_v`.
     pub fn state_elements(&self) -> u64 {
-        self.conv_kernel.saturating_sub(1) * self.conv_dim()
-            + u64::from(self.num_value_heads) * self.key_head_dim * self.value_head_dim
+        self.conv_state_elements() + self.ssm_state_elements()
     }
 }
 

@@ -588,8 +588,10 @@ struct Sizer<'a> {
     linear_prefix: Vec<u32>,
     /// Fixed state bytes one sequence holds per linear layer on one rank.
     linear_state_bytes: f64,
-    /// Linear-attention state elements per layer and sequence on one rank.
-    linear_state_elements: f64,
+    /// Linear-attention convolution-window and recurrent-state elements
+    /// per layer and sequence on one rank.
+    linear_conv_elements: f64,
+    linear_ssm_elements: f64,
     /// KV elements per token per layer on one rank.
     kv_per_layer: f64,
     unq: f64,
@@ -793,14 +795,25 @@ impl<'a> Sizer<'a> {
             expert_read_prefix,
             sliding_prefix,
             linear_prefix,
-            linear_state_bytes: spec
+            // The recurrent state at the width the config asks for
+            // (Qwen3.5: fp32), else the model's; the convolution window at
+            // the model's.
+            linear_state_bytes: spec.linear_attention.as_ref().map_or(0.0, |l| {
+                let ssm = match l.ssm_state_dtype.as_deref() {
+                    Some("fp32") => 4.0,
+                    Some("bf16" | "fp16") => 2.0,
+                    _ => unq,
+                };
+                (l.conv_state_elements() as f64 * unq + l.ssm_state_elements() as f64 * ssm) / t
+            }),
+            linear_conv_elements: spec
                 .linear_attention
                 .as_ref()
-                .map_or(0.0, |l| l.state_elements() as f64 / t * unq),
-            linear_state_elements: spec
+                .map_or(0.0, |l| l.conv_state_elements() as f64 / t),
+            linear_ssm_elements: spec
                 .linear_attention
                 .as_ref()
-                .map_or(0.0, |l| l.state_elements() as f64 / t),
+                .map_or(0.0, |l| l.ssm_state_elements() as f64 / t),
             kv_per_layer: spec.kv_elements_per_token_layer() as f64 * kv_share,
             unq,
             embed_first,
@@ -887,14 +900,27 @@ impl<'a> Sizer<'a> {
         tokens * self.kv_per_layer * batch as f64 * self.kv_bytes + self.linear_state(a, b, batch)
     }
 
-    /// The sizes as `runtime` holds them: llama.cpp keeps recurrent layers'
-    /// state in F32 whatever the weights' width (`llama_memory_recurrent`
-    /// with `recurrent_type_r`/`recurrent_type_s` = `GGML_TYPE_F32`,
-    /// `llama_model::create_memory` in src/llama-model.cpp, b10xxx); the
-    /// serving runtimes at the model's 16-bit width.
+    /// The sizes as `runtime` holds them. Linear-attention state:
+    /// llama.cpp keeps both the convolution window and the recurrent state
+    /// in F32 whatever the weights' width (`llama_memory_recurrent` with
+    /// `recurrent_type_r`/`recurrent_type_s` = `GGML_TYPE_F32`,
+    /// `llama_model::create_memory` in src/llama-model.cpp); SGLang the
+    /// recurrent state in its `--mamba-ssm-dtype`, float32 by default
+    /// (`server_args.py`), the window at the model's width; vLLM as the
+    /// config asks (`mamba_ssm_dtype`, which `mamba_ssm_cache_dtype=auto`
+    /// follows for Qwen3.5, `model_executor/models/config.py`), else the
+    /// model's width.
     fn for_runtime(mut self, runtime: RuntimeKind) -> Self {
-        if runtime == RuntimeKind::LlamaCpp {
-            self.linear_state_bytes = self.linear_state_elements * 4.0;
+        match runtime {
+            RuntimeKind::LlamaCpp => {
+                self.linear_state_bytes =
+                    (self.linear_conv_elements + self.linear_ssm_elements) * 4.0;
+            }
+            RuntimeKind::Sglang => {
+                self.linear_state_bytes =
+                    self.linear_conv_elements * self.unq + self.linear_ssm_elements * 4.0;
+            }
+            _ => {}
         }
         self
     }

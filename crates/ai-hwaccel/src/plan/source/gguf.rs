@@ -1113,6 +1113,7 @@ fn gguf_linear_attention(m: &Meta, num_layers: u32) -> Result<LinearAttention, M
         value_head_dim: state,
         conv_kernel: m.req("ssm.conv_kernel")?,
         full_attention_interval: interval,
+        ssm_state_dtype: None,
     })
 }
 

@@ -1109,6 +1109,20 @@ fn qwen3_next_linear(f: &Fields, num_layers: u32) -> Result<LinearAttention, Mod
         value_head_dim: f.u64_req("linear_value_head_dim")?,
         conv_kernel: f.u64_req("linear_conv_kernel_dim")?,
         full_attention_interval: f.u32_opt("full_attention_interval")?.unwrap_or(4),
+        // Qwen3.5's configs: `mamba_ssm_dtype: float32` (vLLM holds the
+        // recurrent state in it, model_executor/models/config.py).
+        ssm_state_dtype: match f.str_opt("mamba_ssm_dtype")? {
+            None => None,
+            Some("float32" | "fp32") => Some("fp32".into()),
+            Some("bfloat16" | "bf16") => Some("bf16".into()),
+            Some("float16" | "fp16") => Some("fp16".into()),
+            Some(other) => {
+                return Err(f.err(
+                    "mamba_ssm_dtype",
+                    format!("{other:?} (expected float32, bfloat16 or float16)"),
+                ));
+            }
+        },
     };
     if l.full_attention_interval == 0 {
         return Err(f.err("full_attention_interval", "zero"));
