@@ -768,7 +768,11 @@ fn kv_bytes_per_token_per_gpu(
         Some(_) => spec.kv_elements_per_token_layer(),
         None => 2 * u64::from(spec.kv_heads_per_rank(tp)) * spec.head_dim,
     };
-    (per_layer * u64::from(spec.num_layers)) as f64 * element_bytes
+    // A hybrid model's linear-attention layers cache no tokens: SGLang's
+    // token pool holds the full-attention layers only (its Mamba pool the
+    // rest, sized apart).
+    let layers = spec.num_layers - spec.linear_layers();
+    (per_layer * u64::from(layers)) as f64 * element_bytes
 }
 
 /// Bytes per cache element for SGLang's `kv_cache_dtype` (`auto`: the
@@ -804,10 +808,18 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
                 l.kv_cache_dtype
             )),
         }
-        if l.sliding_window_tokens.is_some() || l.mamba_cache_bytes.is_some() {
+        if l.sliding_window_tokens.is_some() {
             notes.push(
-                "this pool has sliding-window or state-space parts: SGLang sizes them apart; the per-token comparison counts every layer as full attention".into(),
+                "this pool has sliding-window parts: SGLang sizes them apart; the per-token comparison counts every layer as full attention".into(),
             );
+        }
+        if let Some(m) = l.mamba_cache_bytes {
+            notes.push(format!(
+                "SGLang holds the linear-attention layers' state in a pool of its own ({:.2} GiB logged per GPU); the per-token comparison counts the full-attention layers ({} of {})",
+                m as f64 / f64::from(1u32 << 30),
+                spec.num_layers - spec.linear_layers(),
+                spec.num_layers
+            ));
         }
         let (devices, _) = devices_from(args.devices.as_ref(), None, false)?;
         if devices.is_empty() {

@@ -571,6 +571,20 @@ fn check_reads_sglang_logs_and_compares() {
     assert_eq!(row(&r, "kv_cache_capacity_tokens")["logged_bytes"], 580_364);
     assert!(row(&r, "weights_per_gpu")["predicted_bytes"].is_null());
     assert!(r["notes"].to_string().contains("pass --model"));
+    // With the model (its KV and Mamba pools fit Qwen3.5-397B-A17B: 15 of
+    // 60 layers attend fully, 2 KV heads of 256, one per GPU at TP 2): the
+    // token pool's bytes per token count the full-attention layers only,
+    // 15 × 2 × 256 × 2 bytes = 15360 against 15356 logged.
+    let q = check_json(
+        &dir.join("sglang-ktransformers-issue1870__qwen3.5-moe-tp2-hybrid.log"),
+        &["--model", "qwen3.5-397b-a17b", "--devices", "2xrtx-4090"],
+    );
+    assert_eq!(
+        row(&q, "kv_bytes_per_token_per_gpu")["predicted_bytes"],
+        15_360,
+        "{q}"
+    );
+    assert!(q["notes"].to_string().contains("(15 of 60)"), "{q}");
 }
 
 /// `check` on llama-bench output: a real llama-bench (built with
