@@ -920,6 +920,7 @@ fn gguf_hybrid_qwen_models_read_their_delta_net_layers() {
     for (spec, arch) in [
         (catalog_spec("qwen3-next-80b-a3b"), "qwen3next"),
         (qwen35, "qwen35moe"),
+        (catalog_spec("qwen3.5-27b"), "qwen35"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(format!("{arch}.gguf"));
@@ -930,6 +931,10 @@ fn gguf_hybrid_qwen_models_read_their_delta_net_layers() {
         let mut want = spec.clone();
         want.name = p.to_str().unwrap().to_string();
         want.torch_dtype = None;
+        // A GGUF records no state dtype (llama.cpp holds it in F32).
+        if let Some(l) = want.linear_attention.as_mut() {
+            l.ssm_state_dtype = None;
+        }
         assert_eq!(loaded.spec, want, "{arch}");
         let w = loaded.weights.as_ref().unwrap();
         assert_eq!(w.parameters, spec.parameters(), "{arch}");
