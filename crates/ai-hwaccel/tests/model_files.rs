@@ -582,6 +582,7 @@ const F32: Ggml = (0, 1, 4);
 const Q8_0: Ggml = (8, 32, 34);
 const Q4_K: Ggml = (12, 256, 144);
 const Q6_K: Ggml = (14, 256, 210);
+const MXFP4: Ggml = (39, 32, 17);
 
 /// Write a GGUF file; returns the header and the bytes of tensor data.
 fn write_gguf(path: &Path, meta: &[(String, Meta)], tensors: &[TensorInfo]) -> (Vec<u8>, u64) {
@@ -711,6 +712,15 @@ fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
                 t.push((p("attn_k.bias"), vec![kv]));
                 t.push((p("attn_v.bias"), vec![kv]));
             }
+            if spec.attention_output_bias {
+                t.push((p("attn_output.bias"), vec![h]));
+            }
+            if spec.attention_sinks {
+                t.push((
+                    p("attn_sinks.weight"),
+                    vec![u64::from(spec.num_attention_heads)],
+                ));
+            }
         }
         if spec.qk_norm && linear.is_none() {
             t.push((p("attn_q_norm.weight"), vec![d]));
@@ -721,11 +731,22 @@ fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
                 let (e, ie) = (u64::from(m.num_experts), m.expert_intermediate_size);
                 t.push((p("ffn_gate_inp.weight"), vec![h, e]));
                 if m.router_bias {
-                    t.push((p("exp_probs_b.bias"), vec![e]));
+                    // gpt-oss's router bias; DeepSeek-V3's selection bias.
+                    let name = if spec.attention_sinks {
+                        "ffn_gate_inp.bias"
+                    } else {
+                        "exp_probs_b.bias"
+                    };
+                    t.push((p(name), vec![e]));
                 }
                 t.push((p("ffn_gate_exps.weight"), vec![h, ie, e]));
                 t.push((p("ffn_up_exps.weight"), vec![h, ie, e]));
                 t.push((p("ffn_down_exps.weight"), vec![ie, h, e]));
+                if spec.mlp_bias {
+                    t.push((p("ffn_gate_exps.bias"), vec![ie, e]));
+                    t.push((p("ffn_up_exps.bias"), vec![ie, e]));
+                    t.push((p("ffn_down_exps.bias"), vec![h, e]));
+                }
                 if m.shared_expert_gate {
                     t.push((p("ffn_gate_inp_shexp.weight"), vec![h]));
                 }
@@ -753,6 +774,10 @@ fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
         .map(|(n, dims)| {
             let ty = if n.ends_with("attn_v.weight") || n == "output.weight" {
                 Q6_K
+            } else if n.ends_with("_exps.weight")
+                && spec.moe.as_ref().is_some_and(|m| m.mxfp4_experts)
+            {
+                MXFP4
             } else {
                 quant(&dims)
             };
@@ -809,6 +834,9 @@ fn gguf_meta(arch: &str, spec: &ModelSpec, tokens: bool) -> Vec<(String, Meta)> 
         ));
         m.push((k("attention.value_length"), u(a.v_head_dim)));
         m.push((k("rope.dimension_count"), u(a.qk_rope_head_dim)));
+    }
+    if let Some(w) = &spec.sliding_window {
+        m.push((k("attention.sliding_window"), u(w.window)));
     }
     if let Some(la) = &spec.linear_attention {
         // The keys convert_hf_to_gguf.py writes for Qwen3-Next and Qwen3.5
@@ -994,6 +1022,30 @@ fn gguf_hybrid_qwen_models_read_their_delta_net_layers() {
     write_gguf(&p, &meta, &gguf_tensors(&spec));
     let e = load(&p).unwrap_err().to_string();
     assert!(e.contains("qwen3next.ssm.state_size"), "{e}");
+}
+
+#[test]
+fn gguf_gpt_oss_reads_sinks_biases_windows_and_mxfp4_experts() {
+    // gpt-oss as llama.cpp's `gpt-oss` GGUF (src/models/openai-moe.cpp):
+    // attention sinks, q/k/v/o biases, a router bias (ffn_gate_inp.bias),
+    // expert biases, MXFP4 experts, every other layer sliding (128).
+    for id in ["gpt-oss-20b", "gpt-oss-120b"] {
+        let spec = catalog_spec(id);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(format!("{id}-mxfp4.gguf"));
+        let tensors = gguf_tensors(&spec);
+        write_gguf(&p, &gguf_meta("gpt-oss", &spec, false), &tensors);
+        let loaded = load(&p).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(loaded.spec, expected_from_gguf(id, &p), "{id}");
+        let w = loaded.weights.as_ref().unwrap();
+        assert_eq!(w.parameters, spec.parameters(), "{id}");
+        assert!(
+            w.bytes_by_dtype.iter().any(|(t, _)| t == "MXFP4"),
+            "{:?}",
+            w.bytes_by_dtype
+        );
+        assert!(loaded.warnings.is_empty(), "{id}: {:?}", loaded.warnings);
+    }
 }
 
 #[test]

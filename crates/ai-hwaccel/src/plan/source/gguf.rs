@@ -638,6 +638,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "qwen3next",
     "qwen35",
     "qwen35moe",
+    "gpt-oss",
 ];
 
 /// Buffers llama.cpp stores that are not model parameters (precomputed
@@ -814,8 +815,13 @@ pub fn to_model(
                 shared_expert_gate: has(&format!("{first}ffn_gate_inp_shexp.weight")),
                 dense_layers,
                 layer_step: None,
-                router_bias: has(&format!("{first}exp_probs_b.bias")),
-                mxfp4_experts: false,
+                // DeepSeek-V3's selection bias, or gpt-oss's router bias.
+                router_bias: has(&format!("{first}exp_probs_b.bias"))
+                    || has(&format!("{first}ffn_gate_inp.bias")),
+                // gpt-oss's experts as published (ggml MXFP4, type 39).
+                mxfp4_experts: by_name
+                    .get(format!("{first}ffn_gate_exps.weight").as_str())
+                    .is_some_and(|t| t.ggml_type.name == "MXFP4"),
             })
         }
     };
@@ -888,6 +894,36 @@ pub fn to_model(
                 layers: num_layers - u32::try_from(u64::from(num_layers) / pattern).unwrap_or(0),
             })
         }
+        // llama.cpp's gpt-oss loader: `load_swa_pattern(ml, 2)`, every
+        // other layer from the first (src/models/openai-moe.cpp), unless
+        // the file records the pattern.
+        ("gpt-oss", Some(w)) => {
+            let key = format!("{arch}.attention.sliding_window_pattern");
+            let layers = match metadata.get(&key) {
+                Some(MetaValue::Array {
+                    ints: Some(flags), ..
+                }) => flags
+                    .iter()
+                    .take(num_layers as usize)
+                    .filter(|&&f| f != 0)
+                    .count() as u32,
+                Some(MetaValue::Array { .. }) => {
+                    return Err(m.malformed(&key, "expected an array of booleans"));
+                }
+                _ => {
+                    let n = m
+                        .uint("attention.sliding_window_pattern")?
+                        .unwrap_or(2)
+                        .max(1);
+                    // set_swa_pattern(n, false): layer i slides when
+                    // i % n < n − 1.
+                    (0..num_layers)
+                        .filter(|&i| u64::from(i) % n < n - 1)
+                        .count() as u32
+                }
+            };
+            (layers > 0).then_some(SlidingWindow { window: w, layers })
+        }
         (_, Some(w)) => {
             warnings.push(format!(
                 "{arch}.attention.sliding_window {w} not applied: which layers slide is not recorded for {arch}"
@@ -925,6 +961,7 @@ pub fn to_model(
         "qwen3next" => "qwen3_next",
         "qwen35" => "qwen3_5_text",
         "qwen35moe" => "qwen3_5_moe_text",
+        "gpt-oss" => "gpt_oss",
         other => other,
     };
     let spec = ModelSpec {
@@ -952,11 +989,11 @@ pub fn to_model(
         qk_norm_per_head: false,
         qkv_bias: attn_tensor("attn_q.bias") || attn_tensor("attn_qkv.bias"),
         attention_output_bias: attn_tensor("attn_output.bias"),
-        attention_sinks: false,
+        attention_sinks: attn_tensor("attn_sinks.weight"),
         // Qwen3-Next and Qwen3.5's attention: the query projection also
         // yields an output gate (llama.cpp: n_embd_head_k · n_head · 2).
         attention_output_gate: linear_attention.is_some(),
-        mlp_bias: has("blk.0.ffn_down.bias"),
+        mlp_bias: has("blk.0.ffn_down.bias") || has("blk.0.ffn_down_exps.bias"),
         learned_positions: None,
         encoder: false,
         token_types: None,
