@@ -917,6 +917,8 @@ fn gguf_moe_models_match_the_catalog_exactly() {
         ("mixtral-8x7b", "llama"),
         ("qwen3-30b-a3b", "qwen3moe"),
         ("deepseek-v3", "deepseek2"),
+        ("glm-4.5-air", "glm4moe"),
+        ("glm-4.5", "glm4moe"),
     ] {
         let spec = catalog_spec(id);
         let dir = tempfile::tempdir().unwrap();

@@ -639,6 +639,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "qwen35",
     "qwen35moe",
     "gpt-oss",
+    "glm4moe",
 ];
 
 /// Buffers llama.cpp stores that are not model parameters (precomputed
@@ -962,6 +963,7 @@ pub fn to_model(
         "qwen35" => "qwen3_5_text",
         "qwen35moe" => "qwen3_5_moe_text",
         "gpt-oss" => "gpt_oss",
+        "glm4moe" => "glm4_moe",
         other => other,
     };
     let spec = ModelSpec {
