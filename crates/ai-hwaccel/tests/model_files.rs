@@ -661,7 +661,9 @@ fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
     for l in 0..spec.num_layers {
         let p = |s: &str| format!("blk.{l}.{s}");
         t.push((p("attn_norm.weight"), vec![h]));
-        t.push((p("ffn_norm.weight"), vec![h]));
+        if spec.norms_per_layer >= 2 {
+            t.push((p("ffn_norm.weight"), vec![h]));
+        }
         let linear = spec
             .linear_attention
             .as_ref()
@@ -723,8 +725,19 @@ fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
             }
         }
         if spec.qk_norm && linear.is_none() {
-            t.push((p("attn_q_norm.weight"), vec![d]));
-            t.push((p("attn_k_norm.weight"), vec![d]));
+            if spec.qk_norm_per_head {
+                t.push((
+                    p("attn_q_norm.weight"),
+                    vec![d, u64::from(spec.num_attention_heads)],
+                ));
+                t.push((
+                    p("attn_k_norm.weight"),
+                    vec![d, u64::from(spec.num_kv_heads)],
+                ));
+            } else {
+                t.push((p("attn_q_norm.weight"), vec![d]));
+                t.push((p("attn_k_norm.weight"), vec![d]));
+            }
         }
         match &spec.moe {
             Some(m) if l >= m.dense_layers => {
@@ -795,7 +808,6 @@ fn gguf_meta(arch: &str, spec: &ModelSpec, tokens: bool) -> Vec<(String, Meta)> 
         ("general.name".to_string(), Meta::Str(spec.name.clone())),
         ("general.file_type".to_string(), Meta::U32(15)),
         (k("block_count"), u(spec.num_layers.into())),
-        (k("context_length"), u(spec.max_context.unwrap())),
         (k("embedding_length"), u(spec.hidden_size)),
         (k("feed_forward_length"), u(spec.intermediate_size)),
         (
@@ -804,6 +816,9 @@ fn gguf_meta(arch: &str, spec: &ModelSpec, tokens: bool) -> Vec<(String, Meta)> 
         ),
         (k("attention.head_count_kv"), u(spec.num_kv_heads.into())),
     ];
+    if let Some(c) = spec.max_context {
+        m.push((k("context_length"), u(c)));
+    }
     if spec.mla.is_none() {
         m.push((k("attention.key_length"), u(spec.head_dim)));
     }
@@ -1024,6 +1039,29 @@ fn gguf_hybrid_qwen_models_read_their_delta_net_layers() {
     write_gguf(&p, &meta, &gguf_tensors(&spec));
     let e = load(&p).unwrap_err().to_string();
     assert!(e.contains("qwen3next.ssm.state_size"), "{e}");
+}
+
+#[test]
+fn gguf_command_r_reads_its_single_layernorm_and_head_norms() {
+    // llama.cpp's command-r: one bias-free LayerNorm per layer, tied
+    // embeddings, and for Command R+ 08-2024 per-head Q/K norms.
+    for id in ["command-r-v01", "command-r-plus-08-2024"] {
+        let spec = catalog_spec(id);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(format!("{id}.gguf"));
+        write_gguf(
+            &p,
+            &gguf_meta("command-r", &spec, false),
+            &gguf_tensors(&spec),
+        );
+        let loaded = load(&p).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(loaded.spec, expected_from_gguf(id, &p), "{id}");
+        assert_eq!(
+            loaded.weights.as_ref().unwrap().parameters,
+            spec.parameters(),
+            "{id}"
+        );
+    }
 }
 
 #[test]

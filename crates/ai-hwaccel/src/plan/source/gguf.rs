@@ -640,6 +640,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "qwen35moe",
     "gpt-oss",
     "glm4moe",
+    "command-r",
 ];
 
 /// Buffers llama.cpp stores that are not model parameters (precomputed
@@ -964,6 +965,7 @@ pub fn to_model(
         "qwen35moe" => "qwen3_5_moe_text",
         "gpt-oss" => "gpt_oss",
         "glm4moe" => "glm4_moe",
+        "command-r" => "cohere",
         other => other,
     };
     let spec = ModelSpec {
@@ -981,14 +983,23 @@ pub fn to_model(
         vocab_size: vocab,
         tied_embeddings: !has("output.weight"),
         mlp: MlpKind::Gated,
-        norm: NormKind::Rms,
-        norms_per_layer: if matches!(arch, "gemma2" | "gemma3") {
-            4
+        // Command R: one bias-free LayerNorm before the parallel attention
+        // and MLP (llama.cpp src/models/command-r.cpp: attn_norm only).
+        norm: if arch == "command-r" {
+            NormKind::LayerNoBias
         } else {
-            2
+            NormKind::Rms
+        },
+        norms_per_layer: match arch {
+            "gemma2" | "gemma3" => 4,
+            "command-r" => 1,
+            _ => 2,
         },
         qk_norm: attn_tensor("attn_q_norm.weight"),
-        qk_norm_per_head: false,
+        // Command R+'s per-head norms: {head_dim, n_head}.
+        qk_norm_per_head: by_name
+            .get(format!("blk.{attn}.attn_q_norm.weight").as_str())
+            .is_some_and(|t| t.dims.len() == 2 && t.dims[1] > 1),
         qkv_bias: attn_tensor("attn_q.bias") || attn_tensor("attn_qkv.bias"),
         attention_output_bias: attn_tensor("attn_output.bias"),
         attention_sinks: attn_tensor("attn_sinks.weight"),
