@@ -740,7 +740,7 @@ fn gguf_tensors(spec: &ModelSpec) -> Vec<TensorInfo> {
             }
         }
         match &spec.moe {
-            Some(m) if l >= m.dense_layers => {
+            Some(m) if spec.is_moe_layer(l) => {
                 let (e, ie) = (u64::from(m.num_experts), m.expert_intermediate_size);
                 t.push((p("ffn_gate_inp.weight"), vec![h, e]));
                 if m.router_bias {
@@ -838,6 +838,9 @@ fn gguf_meta(arch: &str, spec: &ModelSpec, tokens: bool) -> Vec<(String, Meta)> 
         }
         if e.dense_layers > 0 {
             m.push((k("leading_dense_block_count"), u(e.dense_layers.into())));
+        }
+        if let Some(step) = e.layer_step {
+            m.push((k("interleave_moe_layer_step"), u(step.into())));
         }
     }
     if let Some(a) = &spec.mla {
@@ -1039,6 +1042,35 @@ fn gguf_hybrid_qwen_models_read_their_delta_net_layers() {
     write_gguf(&p, &meta, &gguf_tensors(&spec));
     let e = load(&p).unwrap_err().to_string();
     assert!(e.contains("qwen3next.ssm.state_size"), "{e}");
+}
+
+#[test]
+fn gguf_llama4_reads_interleaved_experts_and_chunked_attention() {
+    // llama.cpp's llama4: MoE on every interleave_moe_layer_step-th layer
+    // (Maverick 2, Scout 1) with a shared expert, chunked attention of 8192
+    // tokens on 3 of every 4 layers. The vision tower is not in the GGUF.
+    for id in ["llama-4-scout", "llama-4-maverick"] {
+        let spec = catalog_spec(id);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(format!("{id}.gguf"));
+        let mut meta = gguf_meta("llama4", &spec, false);
+        write_gguf(&p, &meta, &gguf_tensors(&spec));
+        let loaded = load(&p).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(loaded.spec, expected_from_gguf(id, &p), "{id}");
+        assert_eq!(
+            loaded.weights.as_ref().unwrap().parameters,
+            spec.parameters(),
+            "{id}"
+        );
+        // sliding_window 0: llama.cpp turns chunking off.
+        for (k, v) in meta.iter_mut() {
+            if k == "llama4.attention.sliding_window" {
+                *v = Meta::U32(0);
+            }
+        }
+        write_gguf(&p, &meta, &gguf_tensors(&spec));
+        assert!(load(&p).unwrap().spec.sliding_window.is_none(), "{id}");
+    }
 }
 
 #[test]

@@ -641,6 +641,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "gpt-oss",
     "glm4moe",
     "command-r",
+    "llama4",
 ];
 
 /// Buffers llama.cpp stores that are not model parameters (precomputed
@@ -788,7 +789,19 @@ pub fn to_model(
         Some(e) => {
             let dense_layers = m.uint("leading_dense_block_count")?.unwrap_or(0);
             let dense_layers = m.u32("leading_dense_block_count", dense_layers)?;
-            let first = format!("blk.{dense_layers}.");
+            // Llama 4: layer i routes when (i + 1) % step == 0
+            // (interleave_moe_layer_step; llama.cpp src/models/llama4.cpp).
+            let step = match m.uint("interleave_moe_layer_step")? {
+                Some(k) if k == 0 || k > u64::from(num_layers) => {
+                    return Err(m.malformed(
+                        &format!("{arch}.interleave_moe_layer_step"),
+                        format!("{k} is outside 1..={num_layers}"),
+                    ));
+                }
+                Some(k) => k as u32,
+                None => 1,
+            };
+            let first = format!("blk.{}.", dense_layers.max(step - 1));
             let expert_ffn = match m.uint("expert_feed_forward_length")? {
                 Some(v) => v,
                 None => ffn.ok_or_else(|| {
@@ -816,7 +829,7 @@ pub fn to_model(
                 shared_expert_intermediate_size: shared_inter.filter(|_| shared_experts > 0),
                 shared_expert_gate: has(&format!("{first}ffn_gate_inp_shexp.weight")),
                 dense_layers,
-                layer_step: None,
+                layer_step: (step > 1).then_some(step),
                 // DeepSeek-V3's selection bias, or gpt-oss's router bias.
                 router_bias: has(&format!("{first}exp_probs_b.bias"))
                     || has(&format!("{first}ffn_gate_inp.bias")),
@@ -879,6 +892,23 @@ pub fn to_model(
 
     let window = m.uint("attention.sliding_window")?.filter(|&w| w > 0);
     let sliding_window = match (arch, window) {
+        ("llama4", window) => {
+            // llama.cpp's llama4 loader: chunked attention of 8192 tokens
+            // unless the file sets sliding_window 0, on 3 of every 4 layers
+            // (`load_swa_pattern(ml, 4)`); the planner holds a chunk like
+            // a window (at most one chunk of cache per chunked layer).
+            let off = window.is_none()
+                && metadata.contains_key(&format!("{arch}.attention.sliding_window"));
+            if off {
+                None
+            } else {
+                let layers = swa_layers(&m, num_layers, 4)?;
+                (layers > 0).then_some(SlidingWindow {
+                    window: 8192,
+                    layers,
+                })
+            }
+        }
         (_, None) => None,
         // llama.cpp: Gemma 2 alternates sliding and global layers; Gemma 3
         // has five sliding layers per global one.
@@ -900,30 +930,7 @@ pub fn to_model(
         // other layer from the first (src/models/openai-moe.cpp), unless
         // the file records the pattern.
         ("gpt-oss", Some(w)) => {
-            let key = format!("{arch}.attention.sliding_window_pattern");
-            let layers = match metadata.get(&key) {
-                Some(MetaValue::Array {
-                    ints: Some(flags), ..
-                }) => flags
-                    .iter()
-                    .take(num_layers as usize)
-                    .filter(|&&f| f != 0)
-                    .count() as u32,
-                Some(MetaValue::Array { .. }) => {
-                    return Err(m.malformed(&key, "expected an array of booleans"));
-                }
-                _ => {
-                    let n = m
-                        .uint("attention.sliding_window_pattern")?
-                        .unwrap_or(2)
-                        .max(1);
-                    // set_swa_pattern(n, false): layer i slides when
-                    // i % n < n − 1.
-                    (0..num_layers)
-                        .filter(|&i| u64::from(i) % n < n - 1)
-                        .count() as u32
-                }
-            };
+            let layers = swa_layers(&m, num_layers, 2)?;
             (layers > 0).then_some(SlidingWindow { window: w, layers })
         }
         (_, Some(w)) => {
@@ -1091,6 +1098,35 @@ pub fn to_model(
             .collect(),
     };
     Ok((spec, weights, warnings))
+}
+
+/// Layers with a sliding (or chunked) window as llama.cpp's
+/// `load_swa_pattern(ml, n)` sets them: the file's
+/// `attention.sliding_window_pattern` array of flags, else its number `n`
+/// (default `default`), layer `i` sliding when `i % n < n − 1`.
+fn swa_layers(m: &Meta, num_layers: u32, default: u64) -> Result<u32, ModelError> {
+    let key = format!("{}.attention.sliding_window_pattern", m.arch);
+    Ok(match m.map.get(&key) {
+        Some(MetaValue::Array {
+            ints: Some(flags), ..
+        }) => flags
+            .iter()
+            .take(num_layers as usize)
+            .filter(|&&f| f != 0)
+            .count() as u32,
+        Some(MetaValue::Array { .. }) => {
+            return Err(m.malformed(&key, "expected an array of booleans"));
+        }
+        _ => {
+            let n = m
+                .uint("attention.sliding_window_pattern")?
+                .unwrap_or(default)
+                .max(1);
+            (0..num_layers)
+                .filter(|&i| u64::from(i) % n < n - 1)
+                .count() as u32
+        }
+    })
 }
 
 /// A multi-token-prediction tensor: one of the blocks after the trunk's
