@@ -1042,6 +1042,22 @@ fn gguf_hybrid_qwen_models_read_their_delta_net_layers() {
     write_gguf(&p, &meta, &gguf_tensors(&spec));
     let e = load(&p).unwrap_err().to_string();
     assert!(e.contains("qwen3next.ssm.state_size"), "{e}");
+    // A full-attention interval of 0 (or beyond the layers) is an error
+    // naming the key, not a panic.
+    for bad in [0u32, 1000] {
+        let mut meta = gguf_meta("qwen3next", &spec, false);
+        for (k, v) in meta.iter_mut() {
+            if k == "qwen3next.full_attention_interval" {
+                *v = Meta::U32(bad);
+            }
+        }
+        write_gguf(&p, &meta, &gguf_tensors(&spec));
+        let e = load(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("qwen3next.full_attention_interval"),
+            "{bad}: {e}"
+        );
+    }
 }
 
 #[test]

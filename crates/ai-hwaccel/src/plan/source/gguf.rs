@@ -1188,7 +1188,13 @@ fn gguf_linear_attention(m: &Meta, num_layers: u32) -> Result<LinearAttention, M
             ));
         }
         None => match m.uint("full_attention_interval")? {
-            Some(v) => m.u32("full_attention_interval", v)?,
+            Some(v) if v == 0 || v > u64::from(num_layers) => {
+                return Err(m.malformed(
+                    &format!("{arch}.full_attention_interval"),
+                    format!("{v} is outside 1..={num_layers}"),
+                ));
+            }
+            Some(v) => v as u32,
             None => 4,
         },
     };
