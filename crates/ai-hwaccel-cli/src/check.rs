@@ -197,6 +197,14 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     check_llamacpp(args, log)
 }
 
+/// Two logged sizes together: their sum, the one the log prints, or none.
+fn add_logged(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
+}
+
 /// A llama.cpp start-up log against the llama.cpp rule's plan.
 fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
     let seqs = log.n_seq_max.unwrap_or(1).max(1);
@@ -233,14 +241,10 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
     // buffer size`) is compared with the plan's cache, which holds the
     // linear-attention layers' state beside the attention layers' KV.
     let logged_rs = log.rs_total_bytes.or(LlamaCppLog::total(&log.rs_buffers));
-    let logged_kv = match (
+    let logged_kv = add_logged(
         log.kv_total_bytes.or(LlamaCppLog::total(&log.kv_buffers)),
         logged_rs,
-    ) {
-        (Some(k), Some(r)) => Some(k + r),
-        (k, None) => k,
-        (None, r) => r,
-    };
+    );
     if let Some(r) = logged_rs {
         notes.push(format!(
             "kv_cache is the KV cache plus the recurrent state the log prints ({:.2} MiB of RS buffers: the linear-attention layers' convolution windows and states, F32)",
@@ -265,13 +269,10 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
         .partition(|(_, b)| on_host(b));
     let device_bufs: Vec<_> = device_bufs.into_iter().map(|(_, b)| b.clone()).collect();
     let logged_compute = if cpu_only {
-        match (
+        add_logged(
             LlamaCppLog::total(&log.compute_buffers),
             LlamaCppLog::total(&log.output_buffers),
-        ) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        }
+        )
     } else {
         if !host_bufs.is_empty() {
             notes.push(format!(
@@ -391,22 +392,15 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
                             ),
                             make_row(
                                 "kv_cache",
-                                match (of(&log.kv_buffers, name), of(&log.rs_buffers, name)) {
-                                    (Some(k), Some(r)) => Some(k + r),
-                                    (k, None) => k,
-                                    (None, r) => r,
-                                },
+                                add_logged(of(&log.kv_buffers, name), of(&log.rs_buffers, name)),
                                 Some(d.kv_cache_bytes),
                             ),
                             make_row(
                                 "compute_and_output_buffers",
-                                match (
+                                add_logged(
                                     of(&log.compute_buffers, name),
                                     of(&log.output_buffers, name),
-                                ) {
-                                    (None, None) => None,
-                                    (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-                                },
+                                ),
                                 Some(d.activation_bytes),
                             ),
                         ],
