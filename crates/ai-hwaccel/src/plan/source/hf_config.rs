@@ -1113,15 +1113,16 @@ fn qwen3_next_linear(f: &Fields, num_layers: u32) -> Result<LinearAttention, Mod
         // recurrent state in it, model_executor/models/config.py).
         ssm_state_dtype: match f.str_opt("mamba_ssm_dtype")? {
             None => None,
-            Some("float32" | "fp32") => Some("fp32".into()),
-            Some("bfloat16" | "bf16") => Some("bf16".into()),
-            Some("float16" | "fp16") => Some("fp16".into()),
-            Some(other) => {
-                return Err(f.err(
-                    "mamba_ssm_dtype",
-                    format!("{other:?} (expected float32, bfloat16 or float16)"),
-                ));
-            }
+            Some(raw) => match dtype_name(raw) {
+                None => None,
+                Some(d) if matches!(d.as_str(), "fp32" | "bf16" | "fp16") => Some(d),
+                Some(_) => {
+                    return Err(f.err(
+                        "mamba_ssm_dtype",
+                        format!("{raw:?} (expected float32, bfloat16 or float16)"),
+                    ));
+                }
+            },
         },
     };
     if l.full_attention_interval == 0 {
@@ -1433,6 +1434,18 @@ fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<Model
     })
 }
 
+/// A torch dtype's name in the catalog's short form (`torch.bfloat16` →
+/// `bf16`); `auto` is unknown.
+fn dtype_name(s: &str) -> Option<String> {
+    match s.trim_start_matches("torch.") {
+        "bfloat16" | "bf16" => Some("bf16".into()),
+        "float16" | "fp16" | "half" => Some("fp16".into()),
+        "float32" | "fp32" | "float" => Some("fp32".into()),
+        "auto" | "" => None,
+        other => Some(other.to_ascii_lowercase()),
+    }
+}
+
 /// The fields of one JSON object (the root, or `text_config`), with
 /// typed getters whose errors name the field.
 #[derive(Clone, Copy)]
@@ -1544,16 +1557,7 @@ impl Fields<'_> {
             Some(s) => Some(s),
             None => self.str_opt("dtype")?,
         };
-        Ok(raw.and_then(|s| {
-            let s = s.trim_start_matches("torch.");
-            match s {
-                "bfloat16" | "bf16" => Some("bf16".into()),
-                "float16" | "fp16" | "half" => Some("fp16".into()),
-                "float32" | "fp32" | "float" => Some("fp32".into()),
-                "auto" | "" => None,
-                other => Some(other.to_ascii_lowercase()),
-            }
-        }))
+        Ok(raw.and_then(dtype_name))
     }
 
     /// `quantization_config`: method and bits.
@@ -1856,6 +1860,17 @@ mod tests {
             defaulted.1[0].contains("intermediate_size absent"),
             "{:?}",
             defaulted.1
+        );
+        // mamba_ssm_dtype in any torch spelling; an unknown one names the field.
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        v["text_config"]["mamba_ssm_dtype"] = Value::from("torch.float32");
+        let spec = parse(&v.to_string(), "config.json").unwrap().0;
+        let l = spec.linear_attention.unwrap();
+        assert_eq!(l.ssm_state_dtype.as_deref(), Some("fp32"));
+        v["text_config"]["mamba_ssm_dtype"] = Value::from("int8");
+        assert_eq!(
+            field_of(parse(&v.to_string(), "config.json").unwrap_err()),
+            "text_config.mamba_ssm_dtype"
         );
     }
 
