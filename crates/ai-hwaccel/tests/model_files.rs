@@ -892,6 +892,25 @@ fn expected_from_gguf(id: &str, path: &Path) -> ModelSpec {
     s
 }
 
+/// Writes the catalog model `id` as a GGUF file of llama.cpp architecture
+/// `arch` and loads it back, checking the spec and the parameter count match
+/// the catalog's exactly. Returns the loaded model and the file's path (in a
+/// directory that lives as long as the returned guard).
+fn gguf_round_trip(id: &str, arch: &str, file: &str) -> (LoadedModel, PathBuf, tempfile::TempDir) {
+    let spec = catalog_spec(id);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(file);
+    write_gguf(&p, &gguf_meta(arch, &spec, false), &gguf_tensors(&spec));
+    let loaded = load(&p).unwrap_or_else(|e| panic!("{id}: {e}"));
+    assert_eq!(loaded.spec, expected_from_gguf(id, &p), "{id}");
+    assert_eq!(
+        loaded.weights.as_ref().unwrap().parameters,
+        spec.parameters(),
+        "{id}"
+    );
+    (loaded, p, dir)
+}
+
 #[test]
 fn gguf_llama_matches_the_catalog_exactly() {
     let spec = catalog_spec("llama-3.1-8b");
@@ -938,17 +957,7 @@ fn gguf_moe_models_match_the_catalog_exactly() {
         ("glm-4.5-air", "glm4moe"),
         ("glm-4.5", "glm4moe"),
     ] {
-        let spec = catalog_spec(id);
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join(format!("{id}.gguf"));
-        write_gguf(&p, &gguf_meta(arch, &spec, false), &gguf_tensors(&spec));
-        let loaded = load(&p).unwrap_or_else(|e| panic!("{id}: {e}"));
-        assert_eq!(loaded.spec, expected_from_gguf(id, &p), "{id}");
-        assert_eq!(
-            loaded.weights.as_ref().unwrap().parameters,
-            spec.parameters(),
-            "{id}"
-        );
+        let (loaded, _, _dir) = gguf_round_trip(id, arch, &format!("{id}.gguf"));
         assert!(loaded.warnings.is_empty(), "{id}: {:?}", loaded.warnings);
     }
 }
@@ -1066,18 +1075,9 @@ fn gguf_llama4_reads_interleaved_experts_and_chunked_attention() {
     // (Maverick 2, Scout 1) with a shared expert, chunked attention of 8192
     // tokens on 3 of every 4 layers. The vision tower is not in the GGUF.
     for id in ["llama-4-scout", "llama-4-maverick"] {
+        let (_, p, _dir) = gguf_round_trip(id, "llama4", &format!("{id}.gguf"));
         let spec = catalog_spec(id);
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join(format!("{id}.gguf"));
         let mut meta = gguf_meta("llama4", &spec, false);
-        write_gguf(&p, &meta, &gguf_tensors(&spec));
-        let loaded = load(&p).unwrap_or_else(|e| panic!("{id}: {e}"));
-        assert_eq!(loaded.spec, expected_from_gguf(id, &p), "{id}");
-        assert_eq!(
-            loaded.weights.as_ref().unwrap().parameters,
-            spec.parameters(),
-            "{id}"
-        );
         // sliding_window 0: llama.cpp turns chunking off.
         for (k, v) in meta.iter_mut() {
             if k == "llama4.attention.sliding_window" {
@@ -1094,21 +1094,7 @@ fn gguf_command_r_reads_its_single_layernorm_and_head_norms() {
     // llama.cpp's command-r: one bias-free LayerNorm per layer, tied
     // embeddings, and for Command R+ 08-2024 per-head Q/K norms.
     for id in ["command-r-v01", "command-r-plus-08-2024"] {
-        let spec = catalog_spec(id);
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join(format!("{id}.gguf"));
-        write_gguf(
-            &p,
-            &gguf_meta("command-r", &spec, false),
-            &gguf_tensors(&spec),
-        );
-        let loaded = load(&p).unwrap_or_else(|e| panic!("{id}: {e}"));
-        assert_eq!(loaded.spec, expected_from_gguf(id, &p), "{id}");
-        assert_eq!(
-            loaded.weights.as_ref().unwrap().parameters,
-            spec.parameters(),
-            "{id}"
-        );
+        gguf_round_trip(id, "command-r", &format!("{id}.gguf"));
     }
 }
 
@@ -1118,15 +1104,8 @@ fn gguf_gpt_oss_reads_sinks_biases_windows_and_mxfp4_experts() {
     // attention sinks, q/k/v/o biases, a router bias (ffn_gate_inp.bias),
     // expert biases, MXFP4 experts, every other layer sliding (128).
     for id in ["gpt-oss-20b", "gpt-oss-120b"] {
-        let spec = catalog_spec(id);
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join(format!("{id}-mxfp4.gguf"));
-        let tensors = gguf_tensors(&spec);
-        write_gguf(&p, &gguf_meta("gpt-oss", &spec, false), &tensors);
-        let loaded = load(&p).unwrap_or_else(|e| panic!("{id}: {e}"));
-        assert_eq!(loaded.spec, expected_from_gguf(id, &p), "{id}");
+        let (loaded, _, _dir) = gguf_round_trip(id, "gpt-oss", &format!("{id}-mxfp4.gguf"));
         let w = loaded.weights.as_ref().unwrap();
-        assert_eq!(w.parameters, spec.parameters(), "{id}");
         assert!(
             w.bytes_by_dtype.iter().any(|(t, _)| t == "MXFP4"),
             "{:?}",
