@@ -185,9 +185,38 @@ def mmq_era(r):
 MMQ_ERA = {}
 
 
+# llama.cpp's Vulkan backend ran AMD's cooperative-matrix GPUs (RDNA 3,
+# 3.5 and 4: gfx11, gfx12) on matmul parameters tuned for them from PR
+# 18749 (opened 2026-01-11): speed.rs LLAMA_VULKAN_AMD_COOPMAT_TUNING, as
+# a count of months.
+VULKAN_AMD_TUNING_MONTH = 2026 * 12 + 1
+
+
+def vulkan_amd_era(r):
+    """Whether a row's quantized prompt ran llama.cpp's Vulkan matmul on an
+    AMD GPU with cooperative matrices before PR 18749 tuned its parameters
+    (speed.rs `vulkan_amd_untuned`)."""
+    return (
+        r["runtime"] == "llama.cpp"
+        and group(r["cls"]) == "amd"
+        and r["width"] != "16-bit"
+        and ggml_backend(r["backend"]) == "vulkan"
+        and ARCH.get(r["spec_id"], "")[:5] in ("gfx11", "gfx12")
+        and r["month"] is not None
+        and r["month"] < VULKAN_AMD_TUNING_MONTH
+    )
+
+
+# The fitted factor on the prefill time of such a row, per runtime.
+VULKAN_AMD_ERA = {}
+
+
 def pera(r):
     """The factor on a row's ideal prefill time for its kernels' era."""
-    return MMQ_ERA.get(r["runtime"], 1.0) if mmq_era(r) else 1.0
+    f = MMQ_ERA.get(r["runtime"], 1.0) if mmq_era(r) else 1.0
+    if vulkan_amd_era(r):
+        f *= VULKAN_AMD_ERA.get(r["runtime"], 1.0)
+    return f
 
 
 def device_k(devices, sid, runtime, q):
@@ -739,6 +768,23 @@ def main():
             )
 
         MMQ_ERA[runtime] = min(ERA_FACTORS, key=eerror)
+    for runtime in sorted({r["runtime"] for r in rows}):
+        fit_pre = [r for r in rows if r["runtime"] == runtime and r["part"] == "fit" and r["pre"] and r["pp"]]
+        before = [r for r in fit_pre if vulkan_amd_era(r)]
+        after = [
+            r for r in fit_pre
+            if not vulkan_amd_era(r) and group(r["cls"]) == "amd" and r["width"] != "16-bit"
+            and ggml_backend(r["backend"]) == "vulkan"
+        ]
+        if len(before) < MIN_ERA_ROWS or len(after) < MIN_ERA_ROWS:
+            continue
+
+        def verror(f):
+            VULKAN_AMD_ERA[runtime] = f
+            cells, scores, devices, _ = fit_all(rows, decays, {})
+            return fit_error(rows, runtime, "prefill", decays, {}, cells, devices, scores)
+
+        VULKAN_AMD_ERA[runtime] = min(ERA_FACTORS, key=verror)
     moes = {}
     for runtime in sorted({r["runtime"] for r in rows}):
         moe_rows = [
@@ -1126,6 +1172,15 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
             out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {f:.2f}),")
     out.append("];")
     out.append("")
+    out.append("/// Fitted factor on the prefill time of a quantized prompt that llama.cpp's")
+    out.append("/// Vulkan backend ran on an AMD GPU with cooperative matrices before")
+    out.append("/// [`LLAMA_VULKAN_AMD_COOPMAT_TUNING`] ([`vulkan_amd_untuned`]), per runtime.")
+    out.append("pub const PREFILL_VULKAN_AMD_ERA: &[(RuntimeKind, f64)] = &[")
+    for runtime, f in sorted(VULKAN_AMD_ERA.items()):
+        if f != 1.0:
+            out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {f:.2f}),")
+    out.append("];")
+    out.append("")
     out.append("/// Fitted factors of the devices with enough rows of their own.")
     out.append("#[allow(clippy::approx_constant)] // fitted values, not constants")
     out.append("pub const FITTED_DEVICES: &[DeviceFit] = &[")
@@ -1229,6 +1284,8 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
             decays=decay_text,
             moes=moe_text,
             mmq_era=", ".join(f"{f:.2f}" for f in MMQ_ERA.values() if f != 1.0) or "1 (none fitted)",
+            vulkan_amd_era=", ".join(f"{f:.2f}" for f in VULKAN_AMD_ERA.values() if f != 1.0)
+            or "1 (none fitted)",
         )
         + DOC_SPLIT.format(status=split_status, lines=split_lines)
         + rpc_doc(rpc)
@@ -1542,7 +1599,7 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   41 % over; the same card on Vulkan in May 2025, PR 13324, prints
   468.06, 4 % under): RDNA 1 has no matrix instructions and rests on the Radeon
   cell; the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252's
-  baseline, Aug 2025, 3971.06 tok/s, 126 % over: mixture-of-experts
+  baseline, Aug 2025, 3971.06 tok/s, 132 % over: mixture-of-experts
   prompts on Vulkan before the mul_mat_id work of PR 15546 and later; the
   same card's gpt-oss 20B pp512 on Vulkan rose from 7622.73 tok/s in Aug
   2025 to 10026.81 in Dec 2025, 16 % over and 12 % under, and under
@@ -1621,6 +1678,35 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   Llama 3 70B Q4_K_M pp512 (May 2024, 209.38 tok/s) runs at 60 % of the
   estimate; its pp rises to 291.13 at 8192 tokens, unlike the card's 8B
   rows and the other cards' 70B rows in that table.
+- AMD under Vulkan, builds before February 2026: llama.cpp's Vulkan
+  matmul ran AMD's cooperative-matrix GPUs (RDNA 3, 3.5, 4) on tile
+  parameters not tuned for them until PR 18749 ("Vulkan: Optimize Matmul
+  parameters for AMD GPUs with Coopmat support", opened 2026-01-11), whose
+  description measured a Radeon 8060S's llama 8B pp512 before and after:
+  Q4_0 644.84 to 875.24 tok/s, Q4_K_S 529.50 to 793.51, Q8_0 422.37 to
+  742.46. Since Nov 28, 2026 such a quantized prompt of an earlier build
+  takes a fitted factor on its time (`vulkan_amd_untuned`,
+  `PREFILL_VULKAN_AMD_ERA` in `src/plan/speed.rs`: {vulkan_amd_era}, chosen
+  on the prefill error of all rows; 14 fit rows before, 7 after). Unlike
+  the era tried earlier the same day (above: HIP before its WMMA MMQ and
+  every Vulkan prompt on RDNA 3 and 4, 1.75), it covers only the kernels
+  the PR changed. Measured against the model without it: the AMD class's
+  prefill fit median from 17.4 to 12.9 % and worst from 94.9 to 61.6 %,
+  its held-out worst from 49.4 to 28.2 % (median 9.5 to 12.0 %, five
+  rows); the Strix Halo Vulkan rows of July 2025 to January 2026 from 43
+  to 95 % over to 42 % under to 35 % over, the W7900's RADV row of
+  December 2024 from 51 % over to 11 % under; all classes' prefill fit
+  median from 7.8 to 7.5 %, held-out from 9.5 to 10.4 %. The AMD cell
+  rose with it, and on the scoreboards (never fitted, current builds) the
+  RX 7900 XTX, 7900 XT and 7800 XT's ROCm prompts went from 26-31 % under
+  to 18-23 % under, the RX 6700 XT to RX 6900 XT's from 38-48 % to
+  31-42 % under, the Radeon 8060S's Vulkan one from 19 % under to within
+  1 %, and the RX 7900 GRE's from 26-34 % to 40-48 % over. The Ryzen AI
+  Max+ 395's device factor rose too (its Vulkan rows no longer hold it
+  down): its ROCm rows of July 2025 went from 5-15 % over to 30-42 %
+  over, and its b8038 ROCm Qwen3 30B-A3B row from 44 % to 62 % over (the
+  AMD class's worst). 16-bit prompts take no factor: no row measured
+  them on both sides of the PR.
 - Prefill terms tried and not kept (Nov 2026, same corpus): a build-date
   factor on the prefill FLOPs time like decode's (exp(d × age) per vendor
   group, d from the same grid) took the medians from 10.7 % / 13.7 % (fit

@@ -1232,7 +1232,7 @@ fn speed_basis_line(
                 format!("{} {} cell", f.class.as_str(), f.width.as_str())
             };
             format!(
-                "  {what} {:.2} of {of}: {cell} ({} rows{}){}{}{}{}{}\n{}",
+                "  {what} {:.2} of {of}: {cell} ({} rows{}){}{}{}{}{}{}\n{}",
                 f.efficiency,
                 f.rows,
                 if f.class == DeviceClass::Any {
@@ -1245,6 +1245,9 @@ fn speed_basis_line(
                     .map_or(String::new(), |n| format!(" x device ({n} rows)")),
                 f.mmq_era_factor.map_or(String::new(), |k| format!(
                     " / {k:.2} (llama.cpp without int8 MMQ: a build before 2024-07, a GPU before Ampere or Vulkan)"
+                )),
+                f.vulkan_amd_era_factor.map_or(String::new(), |k| format!(
+                    " / {k:.2} (llama.cpp Vulkan on an AMD GPU with cooperative matrices: a build before 2026-02, before its matmul tuning)"
                 )),
                 f.mmq_reference_ratio.map_or(String::new(), |k| format!(
                     " x {k:.2} (llama.cpp's int8 MMQ on a data-center GPU: its SMs x clock at GA102's per-SM rate over the datasheet rate)"

@@ -2115,6 +2115,66 @@ fn plan_for_an_older_llama_cpp_build() {
         vk["warnings"].to_string().contains("vector engines"),
         "{vk}"
     );
+    // A Radeon with cooperative matrices under Vulkan: a build before the
+    // matmul tuning of February 2026 (PR 18749) takes the fitted factor on
+    // its quantized prompt and says so; a later build, ROCm, a 16-bit
+    // prompt and an RDNA 2 card (no cooperative matrices) take none.
+    let radeon = |dev: &str, quant: &str, backend: &str, build: &str| {
+        let mut a: Vec<&str> = base
+            .iter()
+            .map(|a| match *a {
+                "1xrtx-4090" => dev,
+                "q4_k_m" => quant,
+                a => a,
+            })
+            .collect();
+        a.extend(["--json", "--backend", backend, "--runtime-build", build]);
+        json(&a)
+    };
+    let era = ai_hwaccel::plan::speed::PREFILL_VULKAN_AMD_ERA
+        .iter()
+        .find(|(r, _)| *r == ai_hwaccel::plan::runtime::RuntimeKind::LlamaCpp)
+        .map_or(1.0, |(_, f)| *f);
+    assert!(era > 1.0, "{era}");
+    let vk_factor =
+        |v: &serde_json::Value| v["speed_basis"]["prefill"]["vulkan_amd_era_factor"].as_f64();
+    let untuned = radeon("1xradeon-8060s", "q4_k_m", "vulkan", "2026-01");
+    let tuned = radeon("1xradeon-8060s", "q4_k_m", "vulkan", "2026-02");
+    assert_eq!(vk_factor(&untuned), Some(era));
+    assert_eq!(vk_factor(&tuned), None);
+    let ratio = p(&tuned) / p(&untuned);
+    assert!(ratio > 1.2 && ratio <= era + 1e-9, "{ratio} (factor {era})");
+    for other in [
+        radeon("1xradeon-8060s", "q4_k_m", "rocm", "2026-01"),
+        radeon("1xradeon-8060s", "f16", "vulkan", "2026-01"),
+        radeon("1xrx-6800-xt", "q4_k_m", "vulkan", "2026-01"),
+    ] {
+        assert_eq!(vk_factor(&other), None, "{other}");
+    }
+    let untuned_text = String::from_utf8(
+        run(&[
+            "plan",
+            "llama-3-8b",
+            "--devices",
+            "1xradeon-8060s",
+            "--runtime",
+            "llama.cpp",
+            "--quant",
+            "q4_k_m",
+            "--backend",
+            "vulkan",
+            "--runtime-build",
+            "2026-01",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        untuned_text.contains(
+            "(llama.cpp Vulkan on an AMD GPU with cooperative matrices: a build before 2026-02"
+        ),
+        "{untuned_text}"
+    );
     for bad in ["directml", "cuda,vulkan"] {
         let o = run(&[&base[..], &["--backend", bad]].concat());
         assert_eq!(o.status.code(), Some(2), "{bad}");

@@ -98,6 +98,12 @@
 //! compared, never fitted) chose it: their prefill median went from 28.8 %
 //! to 15.4 %.
 //!
+//! llama.cpp's Vulkan backend has a step of its own on AMD GPUs with
+//! cooperative matrices (RDNA 3, 3.5, 4): PR 18749 tuned its matmul
+//! parameters for them in January 2026 (+36 % to +76 % on a Radeon 8060S's
+//! prompts), so a quantized prompt of an earlier build takes the fitted
+//! factor [`PREFILL_VULKAN_AMD_ERA`] ([`vulkan_amd_untuned`]).
+//!
 //! On a data-center GPU the int8 MMQ prompt takes another reference: the
 //! kernels reach about the same per SM and clock on every NVIDIA GPU from
 //! Ampere on, while the datasheet tensor rate per SM of the A100 is twice
@@ -435,6 +441,14 @@ pub struct FitBasis {
     /// `None` where none applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmq_era_factor: Option<f64>,
+    /// Prefill only: the fitted factor the fraction was divided by for a
+    /// quantized prompt that llama.cpp's Vulkan backend ran on an AMD GPU
+    /// with cooperative matrices (RDNA 3, 3.5, 4) before its matmul
+    /// parameters were tuned for them (a build before February 2026;
+    /// [`vulkan_amd_untuned`], [`PREFILL_VULKAN_AMD_ERA`]); `None` where
+    /// none applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vulkan_amd_era_factor: Option<f64>,
     /// Prefill only: for a quantized prompt llama.cpp runs with int8 MMQ on
     /// an NVIDIA data-center GPU, the ratio of the per-SM reference (the
     /// GPU's SMs × clock at GA102's per-SM tensor rate) to the datasheet's
@@ -577,7 +591,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8428),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.7508),
+        prefill: Some(0.7512),
         prefill_layer_s: Some(0.000e+00),
         rows: (21, 12),
     },
@@ -587,7 +601,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6039),
+        prefill: Some(0.6041),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -597,7 +611,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6039),
+        prefill: Some(0.6041),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -607,8 +621,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9245),
         decode_layer_s: Some(5.252e-05),
-        prefill: Some(0.6341),
-        prefill_layer_s: Some(7.767e-07),
+        prefill: Some(0.6315),
+        prefill_layer_s: Some(7.522e-07),
         rows: (16, 11),
     },
     SpeedFit {
@@ -617,8 +631,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9034),
         decode_layer_s: Some(5.252e-05),
-        prefill: Some(0.6896),
-        prefill_layer_s: Some(7.767e-07),
+        prefill: Some(0.6964),
+        prefill_layer_s: Some(7.522e-07),
         rows: (47, 38),
     },
     SpeedFit {
@@ -627,8 +641,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8394),
         decode_layer_s: Some(4.071e-05),
-        prefill: Some(0.6956),
-        prefill_layer_s: Some(6.431e-07),
+        prefill: Some(0.7012),
+        prefill_layer_s: Some(6.104e-07),
         rows: (40, 33),
     },
     SpeedFit {
@@ -637,8 +651,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5126),
         decode_layer_s: Some(4.071e-05),
-        prefill: Some(0.4679),
-        prefill_layer_s: Some(6.431e-07),
+        prefill: Some(0.4741),
+        prefill_layer_s: Some(6.104e-07),
         rows: (7, 5),
     },
     SpeedFit {
@@ -657,8 +671,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8984),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5304),
-        prefill_layer_s: Some(9.628e-07),
+        prefill: Some(0.5316),
+        prefill_layer_s: Some(9.564e-07),
         rows: (27, 15),
     },
     SpeedFit {
@@ -667,8 +681,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5601),
-        prefill_layer_s: Some(9.628e-07),
+        prefill: Some(0.5606),
+        prefill_layer_s: Some(9.564e-07),
         rows: (41, 26),
     },
     SpeedFit {
@@ -677,8 +691,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5601),
-        prefill_layer_s: Some(9.628e-07),
+        prefill: Some(0.5606),
+        prefill_layer_s: Some(9.564e-07),
         rows: (41, 26),
     },
     SpeedFit {
@@ -698,7 +712,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.7951),
         decode_layer_s: Some(7.812e-05),
         prefill: Some(0.594),
-        prefill_layer_s: Some(1.555e-06),
+        prefill_layer_s: Some(1.550e-06),
         rows: (21, 9),
     },
     SpeedFit {
@@ -707,8 +721,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.5546),
-        prefill_layer_s: Some(1.555e-06),
+        prefill: Some(0.5549),
+        prefill_layer_s: Some(1.550e-06),
         rows: (43, 35),
     },
     SpeedFit {
@@ -717,8 +731,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.5546),
-        prefill_layer_s: Some(1.555e-06),
+        prefill: Some(0.5549),
+        prefill_layer_s: Some(1.550e-06),
         rows: (43, 35),
     },
     SpeedFit {
@@ -737,7 +751,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9149),
         decode_layer_s: Some(5.292e-05),
-        prefill: Some(0.25),
+        prefill: Some(0.2595),
         prefill_layer_s: Some(0.000e+00),
         rows: (6, 7),
     },
@@ -747,7 +761,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8239),
         decode_layer_s: Some(5.292e-05),
-        prefill: Some(0.2863),
+        prefill: Some(0.3182),
         prefill_layer_s: Some(0.000e+00),
         rows: (39, 43),
     },
@@ -757,8 +771,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8304),
         decode_layer_s: Some(5.342e-05),
-        prefill: Some(0.2906),
-        prefill_layer_s: Some(0.000e+00),
+        prefill: Some(0.3264),
+        prefill_layer_s: Some(1.331e-07),
         rows: (37, 39),
     },
     SpeedFit {
@@ -767,8 +781,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.2353),
-        prefill_layer_s: Some(0.000e+00),
+        prefill: Some(0.2412),
+        prefill_layer_s: Some(1.331e-07),
         rows: (0, 4),
     },
     SpeedFit {
@@ -778,7 +792,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: None,
         decode_layer_s: None,
         prefill: Some(0.627),
-        prefill_layer_s: Some(4.955e-06),
+        prefill_layer_s: Some(4.951e-06),
         rows: (0, 10),
     },
     SpeedFit {
@@ -788,7 +802,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: None,
         decode_layer_s: None,
         prefill: Some(0.627),
-        prefill_layer_s: Some(4.955e-06),
+        prefill_layer_s: Some(4.951e-06),
         rows: (0, 10),
     },
     SpeedFit {
@@ -817,8 +831,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8403),
         decode_layer_s: Some(5.237e-05),
-        prefill: Some(0.6929),
-        prefill_layer_s: Some(1.177e-06),
+        prefill: Some(0.6879),
+        prefill_layer_s: Some(1.114e-06),
         rows: (85, 47),
     },
     SpeedFit {
@@ -827,8 +841,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9262),
         decode_layer_s: Some(5.237e-05),
-        prefill: Some(0.4568),
-        prefill_layer_s: Some(1.177e-06),
+        prefill: Some(0.4371),
+        prefill_layer_s: Some(1.114e-06),
         rows: (8, 8),
     },
     SpeedFit {
@@ -837,8 +851,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7948),
         decode_layer_s: Some(5.237e-05),
-        prefill: Some(0.5631),
-        prefill_layer_s: Some(1.177e-06),
+        prefill: Some(0.5621),
+        prefill_layer_s: Some(1.114e-06),
         rows: (218, 187),
     },
     SpeedFit {
@@ -847,8 +861,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7946),
         decode_layer_s: Some(5.175e-05),
-        prefill: Some(0.5656),
-        prefill_layer_s: Some(1.136e-06),
+        prefill: Some(0.5645),
+        prefill_layer_s: Some(1.073e-06),
         rows: (209, 178),
     },
     SpeedFit {
@@ -857,8 +871,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.6905),
         decode_layer_s: Some(5.175e-05),
-        prefill: Some(0.4257),
-        prefill_layer_s: Some(1.136e-06),
+        prefill: Some(0.4298),
+        prefill_layer_s: Some(1.073e-06),
         rows: (9, 9),
     },
     SpeedFit {
@@ -875,7 +889,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 33.7), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 34.0), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -894,19 +908,19 @@ pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 /// Fitted fraction of the int8 DP4A rate a quantized prompt reaches on an
 /// NVIDIA GPU without tensor cores but with DP4A ([`dp4a_mmq`]), per runtime,
 /// with the fit rows behind it.
-pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.2888, 11)];
+pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.2876, 11)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
-pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.4)];
+pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.7)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime and llama.cpp backend with enough rows of its own (else
 /// [`MOE_PREFILL`]).
 pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
-    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 3.6),
-    (RuntimeKind::LlamaCpp, GgmlBackend::Hip, 1.6),
-    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 3.1),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 3.7),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Hip, 1.8),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 3.4),
 ];
 
 /// Fitted fraction of memory bandwidth a decode step reaches reading the
@@ -914,7 +928,7 @@ pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
 /// attention kernels' own efficiency, which batches of sequences expose
 /// (each reads its own cache every step). Fitted on published batched
 /// decode runs (`tests/calibration/batched.csv`).
-pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4297)];
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4296)];
 
 /// Fitted build-date term of the per-layer decode time: per runtime and
 /// device class, the decay per year and the newest and oldest build months
@@ -969,6 +983,11 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
 /// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.
 pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.40)];
 
+/// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
+/// Vulkan backend ran on an AMD GPU with cooperative matrices before
+/// [`LLAMA_VULKAN_AMD_COOPMAT_TUNING`] ([`vulkan_amd_untuned`]), per runtime.
+pub const PREFILL_VULKAN_AMD_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.80)];
+
 /// Fitted factors of the devices with enough rows of their own.
 #[allow(clippy::approx_constant)] // fitted values, not constants
 pub const FITTED_DEVICES: &[DeviceFit] = &[
@@ -997,14 +1016,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.059),
-        prefill: Some(0.8866),
+        prefill: Some(0.887),
         rows: (8, 8),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.02),
-        prefill: Some(0.7101),
+        prefill: Some(0.7108),
         rows: (17, 9),
     },
     DeviceFit {
@@ -1018,7 +1037,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.23),
-        prefill: Some(0.8879),
+        prefill: Some(0.8885),
         rows: (7, 5),
     },
     DeviceFit {
@@ -1032,7 +1051,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7065),
-        prefill: Some(0.8347),
+        prefill: Some(0.8346),
         rows: (11, 11),
     },
     DeviceFit {
@@ -1060,35 +1079,35 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9139),
-        prefill: Some(1.051),
+        prefill: Some(0.9891),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.044),
-        prefill: Some(1.015),
+        prefill: Some(1.007),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.01),
-        prefill: Some(1.092),
+        prefill: Some(1.081),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9047),
-        prefill: Some(1.098),
+        prefill: Some(1.113),
         rows: (21, 17),
     },
     DeviceFit {
         spec_id: "rtx-4000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9991),
-        prefill: Some(1.059),
+        prefill: Some(1.06),
         rows: (13, 7),
     },
     DeviceFit {
@@ -1102,35 +1121,35 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.063),
-        prefill: Some(1.163),
+        prefill: Some(1.156),
         rows: (11, 5),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9854),
-        prefill: Some(1.106),
+        prefill: Some(1.088),
         rows: (13, 9),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.042),
-        prefill: Some(0.9708),
+        prefill: Some(0.9718),
         rows: (13, 8),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.327),
-        prefill: Some(0.8651),
+        prefill: Some(0.8965),
         rows: (5, 7),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9804),
-        prefill: Some(0.7183),
+        prefill: Some(0.7184),
         rows: (21, 12),
     },
     DeviceFit {
@@ -1144,7 +1163,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.006),
-        prefill: Some(0.8317),
+        prefill: Some(0.9276),
         rows: (29, 30),
     },
     DeviceFit {
@@ -1276,6 +1295,7 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
                 width_scaled: scaled,
                 device_rows: None,
                 mmq_era_factor: None,
+                vulkan_amd_era_factor: None,
                 mmq_reference_ratio: None,
                 vector_reference_ratio: None,
                 dp4a: false,
@@ -1630,6 +1650,54 @@ pub fn without_int8_mmq(
             || cc.is_some_and(|cc| cc < (8, 0) || build.is_some_and(|b| b < LLAMA_CUDA_MMQ_INT8)))
 }
 
+/// The first llama.cpp build month whose Vulkan backend runs matrix
+/// products on AMD GPUs with cooperative matrices (RDNA 3, 3.5 and 4) with
+/// tile parameters tuned for them: PR 18749 ("Vulkan: Optimize Matmul
+/// parameters for AMD GPUs with Coopmat support", opened 2026-01-11; its
+/// merge date is not read here, so builds from the month after it was
+/// opened count as having it). Its description measured, on a Radeon 8060S
+/// (RADV, `matrix cores: KHR_coopmat`), llama 8B pp512 before and after:
+/// Q4_0 644.84 → 875.24 tok/s, Q4_K_S 529.50 → 793.51, Q8_0 422.37 →
+/// 742.46 (+36 % to +76 %), and improvements on an RX 9060 XT.
+pub const LLAMA_VULKAN_AMD_COOPMAT_TUNING: BuildMonth = BuildMonth::ym(2026, 2);
+
+/// Whether llama.cpp runs a plan's quantized prompt on the Vulkan matmul
+/// parameters of its builds before [`LLAMA_VULKAN_AMD_COOPMAT_TUNING`]:
+/// llama.cpp, a weight-only format below 16 bits, the Vulkan backend, an
+/// AMD GPU with cooperative matrices (its spec entry's architecture gfx11
+/// or gfx12: RDNA 3, 3.5, 4; WMMA, which RADV and AMD's drivers expose as
+/// `VK_KHR_cooperative_matrix`), and a build (`Some`) before that month.
+/// Such a prompt takes the fitted [`PREFILL_VULKAN_AMD_ERA`] factor on its
+/// time: the AMD cells are fitted with it, so that rows of older builds
+/// (Strix Halo's of July 2025 to January 2026, a W7900's of December 2024,
+/// 51 % to 95 % over without it) stop pulling the fraction of current
+/// builds down. Only quantized prompts were measured before and after, so
+/// 16-bit ones take no factor.
+pub fn vulkan_amd_untuned(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    backend: Option<super::runtime::GgmlBackend>,
+    build: Option<BuildMonth>,
+) -> bool {
+    if !quantized_llama_cpp_gpu(d, runtime, q)
+        || backend != Some(super::runtime::GgmlBackend::Vulkan)
+        || build.is_none_or(|b| b >= LLAMA_VULKAN_AMD_COOPMAT_TUNING)
+    {
+        return false;
+    }
+    d.spec_id
+        .as_deref()
+        .and_then(crate::spec::by_id)
+        .is_some_and(|e| {
+            e.vendor == "amd"
+                && e.family == crate::model::Family::Gpu
+                && e.architecture
+                    .as_deref()
+                    .is_some_and(|a| a.starts_with("gfx11") || a.starts_with("gfx12"))
+        })
+}
+
 /// FP32 lanes per SM of an NVIDIA compute capability: the CUDA C++
 /// Programming Guide's "Throughput of Native Arithmetic Instructions"
 /// table (32-bit floating-point add, multiply, multiply-add: 64 results per
@@ -1948,11 +2016,23 @@ pub fn fitted_for(
             width_scaled: false,
             device_rows: None,
             mmq_era_factor: None,
+            vulkan_amd_era_factor: None,
             mmq_reference_ratio: None,
             vector_reference_ratio: None,
             dp4a: true,
             accuracy: None,
         });
+    }
+    if vulkan_amd_untuned(d, runtime, q, backend, build)
+        && let Some((_, f)) = PREFILL_VULKAN_AMD_ERA
+            .iter()
+            .find(|(r, _)| *r == fit_runtime(runtime))
+    {
+        a.prefill = a.prefill.map(|e| e / f);
+        if let Some(b) = a.prefill_basis.as_mut() {
+            b.efficiency /= f;
+            b.vulkan_amd_era_factor = Some(*f);
+        }
     }
     if without_int8_mmq(d, runtime, q, backend, build, force_mmq)
         && let Some((_, f)) = PREFILL_MMQ_ERA
@@ -2195,10 +2275,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 55,
-            median: 0.169,
-            worst: 0.949,
+            median: 0.126,
+            worst: 0.616,
             held_out_rows: 5,
-            held_out_median: Some(0.095),
+            held_out_median: Some(0.12),
         },
     ),
     (
@@ -2268,7 +2348,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         Accuracy {
             rows: 8,
             median: 0.091,
-            worst: 1.143,
+            worst: 1.142,
             held_out_rows: 3,
             held_out_median: Some(0.456),
         },
@@ -2291,10 +2371,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 62,
-            median: 0.096,
-            worst: 1.343,
+            median: 0.105,
+            worst: 1.323,
             held_out_rows: 9,
-            held_out_median: Some(0.117),
+            held_out_median: Some(0.125),
         },
     ),
     (
@@ -2316,9 +2396,9 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         Accuracy {
             rows: 65,
             median: 0.075,
-            worst: 0.683,
+            worst: 0.684,
             held_out_rows: 12,
-            held_out_median: Some(0.085),
+            held_out_median: Some(0.084),
         },
     ),
     (
@@ -2339,8 +2419,8 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 5,
-            median: 0.142,
-            worst: 0.546,
+            median: 0.157,
+            worst: 0.495,
             held_out_rows: 2,
             held_out_median: None,
         },
@@ -2363,8 +2443,8 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 44,
-            median: 0.051,
-            worst: 0.284,
+            median: 0.053,
+            worst: 0.272,
             held_out_rows: 4,
             held_out_median: Some(0.028),
         },
@@ -2936,6 +3016,72 @@ mod tests {
             moe_prefill_backend(rt, DeviceClass::Other, Some(B::Cuda)),
             None
         );
+    }
+
+    #[test]
+    fn vulkan_prompts_on_amd_coopmat_gpus_before_the_tuning_take_the_era_factor() {
+        use crate::plan::runtime::GgmlBackend as B;
+        let rt = RuntimeKind::LlamaCpp;
+        let before = Some(BuildMonth::ym(2026, 1));
+        let from = Some(LLAMA_VULKAN_AMD_COOPMAT_TUNING);
+        let vk = Some(B::Vulkan);
+        // RDNA 3 (gfx1100), 3.5 (gfx1151) and 4 (gfx1201), quantized, Vulkan,
+        // a build before February 2026.
+        for id in [
+            "radeon-pro-w7900",
+            "radeon-8060s",
+            "ryzen-ai-max-395-128gb",
+            "rx-9070-xt",
+        ] {
+            assert!(
+                vulkan_amd_untuned(&dev(id), rt, Quant::Q4K, vk, before),
+                "{id}"
+            );
+            assert!(
+                !vulkan_amd_untuned(&dev(id), rt, Quant::Q4K, vk, from),
+                "{id}"
+            );
+            // The newest build (None) is tuned; another backend, a 16-bit
+            // prompt and another runtime are not Vulkan's matmul of then.
+            assert!(!vulkan_amd_untuned(&dev(id), rt, Quant::Q4K, vk, None));
+            assert!(!vulkan_amd_untuned(
+                &dev(id),
+                rt,
+                Quant::Q4K,
+                Some(B::Hip),
+                before
+            ));
+            assert!(!vulkan_amd_untuned(&dev(id), rt, Quant::Fp16, vk, before));
+            assert!(!vulkan_amd_untuned(
+                &dev(id),
+                RuntimeKind::Vllm,
+                Quant::Q4K,
+                vk,
+                before
+            ));
+        }
+        // RDNA 2 and older, CDNA, NVIDIA: no cooperative-matrix matmul of
+        // that PR's.
+        for id in ["rx-6800-xt", "mi300x", "rtx-4090"] {
+            assert!(
+                !vulkan_amd_untuned(&dev(id), rt, Quant::Q4K, vk, before),
+                "{id}"
+            );
+        }
+        // The plan divides the fraction by the fitted factor and names it.
+        let k = PREFILL_VULKAN_AMD_ERA
+            .iter()
+            .find(|(r, _)| *r == rt)
+            .map(|(_, f)| *f)
+            .expect("fitted");
+        let d = dev("radeon-8060s");
+        let then = fitted_for(&d, rt, Quant::Q4K, vk, before, false);
+        let now = fitted_for(&d, rt, Quant::Q4K, vk, from, false);
+        let (tb, nb) = (then.prefill_basis.unwrap(), now.prefill_basis.unwrap());
+        assert_eq!(tb.vulkan_amd_era_factor, Some(k));
+        assert_eq!(nb.vulkan_amd_era_factor, None);
+        assert!((then.prefill.unwrap() * k - now.prefill.unwrap()).abs() < 1e-12);
+        assert!((tb.efficiency * k - nb.efficiency).abs() < 1e-12);
     }
 
     #[test]
