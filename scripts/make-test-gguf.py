@@ -3,11 +3,26 @@
 end-to-end llama.cpp test (crates/ai-hwaccel-cli/tests/llamacpp.rs).
 
 usage: make-test-gguf.py OUT.gguf {F16|Q8_0} [--layers N] [--embd N] [--vocab N]
-                         [--experts N --experts-used K]
+                         [--experts N --experts-used K] [--arch qwen35|qwen35moe]
 
 With --experts, every layer's feed-forward is a mixture of N experts with a
 router (Mixtral's layout in llama.cpp's llama architecture: ffn_gate_inp,
 ffn_{gate,up,down}_exps stacked over the experts), K of them used per token.
+
+With --arch qwen35, the model is a Qwen3.5 hybrid as llama.cpp's qwen35
+architecture loads it (src/models/qwen35.cpp, `load_arch_tensors`): every
+--full-attn-interval-th layer is gated full attention (attn_q holds the
+query and its output gate, Q and K normalized per head), the others are
+gated DeltaNet linear attention (attn_qkv, attn_gate, ssm_conv1d, ssm_a,
+ssm_dt, ssm_beta, ssm_alpha, ssm_norm, ssm_out) with --linear-heads-k key
+heads and --linear-heads-v value heads of --linear-head-dim each and a
+causal convolution of --conv-kernel taps; each layer's feed-forward input
+is normalized by post_attention_norm. Its small tensors (the convolution,
+A, dt, norms) stay F32 as llama.cpp's converter keeps them. --arch
+qwen35moe is the same hybrid with Qwen3.5-MoE's feed-forward
+(src/models/qwen35moe.cpp): --experts routed experts of --ff each, K used
+per token, beside a shared expert of --shared-ff gated by its own
+one-output router (ffn_gate_inp_shexp).
 
 Needs the `gguf` and `numpy` packages from PyPI. The tokenizer is a plain
 SentencePiece-style ("llama") vocabulary of byte tokens and filler pieces;
@@ -35,11 +50,23 @@ def main():
     ap.add_argument("--ctx", type=int, default=4096)
     ap.add_argument("--experts", type=int, default=0)
     ap.add_argument("--experts-used", type=int, default=2)
+    ap.add_argument("--arch", choices=["llama", "qwen35", "qwen35moe"], default="llama")
+    ap.add_argument("--shared-ff", type=int, default=512)
+    ap.add_argument("--full-attn-interval", type=int, default=4)
+    ap.add_argument("--linear-heads-k", type=int, default=2)
+    ap.add_argument("--linear-heads-v", type=int, default=4)
+    ap.add_argument("--linear-head-dim", type=int, default=32)
+    ap.add_argument("--conv-kernel", type=int, default=4)
     a = ap.parse_args()
+    if a.arch == "qwen35" and a.experts:
+        ap.error("--experts is for --arch llama or qwen35moe")
+    if a.arch == "qwen35moe" and not a.experts:
+        ap.error("--arch qwen35moe needs --experts")
+    hybrid = a.arch in ("qwen35", "qwen35moe")
 
     rng = np.random.default_rng(42)
-    w = gguf.GGUFWriter(a.out, "llama")
-    w.add_name("ai-hwaccel test llama")
+    w = gguf.GGUFWriter(a.out, a.arch)
+    w.add_name(f"ai-hwaccel test {a.arch}")
     w.add_context_length(a.ctx)
     w.add_embedding_length(a.embd)
     w.add_block_count(a.layers)
@@ -47,12 +74,26 @@ def main():
     w.add_head_count(a.heads)
     w.add_head_count_kv(a.kv_heads)
     w.add_rope_dimension_count(a.embd // a.heads)
+    if hybrid:
+        # Interleaved multimodal RoPE (IMROPE): its sections cover half the
+        # rotary dimensions, as Qwen3.5's [11, 11, 10, 0] do of 64.
+        half = a.embd // a.heads // 2
+        w.add_rope_dimension_sections([half - 2 * (half // 3), half // 3, half // 3, 0])
+        w.add_full_attention_interval(a.full_attn_interval)
+        w.add_ssm_conv_kernel(a.conv_kernel)
+        w.add_ssm_state_size(a.linear_head_dim)
+        w.add_ssm_group_count(a.linear_heads_k)
+        w.add_ssm_time_step_rank(a.linear_heads_v)
+        w.add_ssm_inner_size(a.linear_head_dim * a.linear_heads_v)
     w.add_layer_norm_rms_eps(1e-5)
     w.add_rope_freq_base(10000.0)
     w.add_vocab_size(a.vocab)
     if a.experts:
         w.add_expert_count(a.experts)
         w.add_expert_used_count(a.experts_used)
+    if a.arch == "qwen35moe":
+        w.add_expert_feed_forward_length(a.ff)
+        w.add_expert_shared_feed_forward_length(a.shared_ff)
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if a.dtype == "F16" else gguf.LlamaFileType.MOSTLY_Q8_0)
 
     # Tokenizer: <unk>, <s>, </s>, 256 byte tokens, then filler pieces.
@@ -89,9 +130,52 @@ def main():
     def norm(name, n):
         w.add_tensor(name, np.ones(n, dtype=np.float32))
 
+    def f32(name, shape):
+        w.add_tensor(name, (rng.standard_normal(shape) * 0.02).astype(np.float32))
+
     head = a.embd // a.heads
     mat("token_embd.weight", a.vocab, a.embd)
-    for l in range(a.layers):
+    if hybrid:
+        # ggml's dimensions are numpy's reversed: mat(name, rows, cols) is
+        # llama.cpp's {cols, rows}.
+        key_dim = a.linear_head_dim * a.linear_heads_k
+        value_dim = a.linear_head_dim * a.linear_heads_v
+        for l in range(a.layers):
+            norm(f"blk.{l}.attn_norm.weight", a.embd)
+            norm(f"blk.{l}.post_attention_norm.weight", a.embd)
+            if (l + 1) % a.full_attn_interval == 0:
+                mat(f"blk.{l}.attn_q.weight", 2 * a.heads * head, a.embd)
+                mat(f"blk.{l}.attn_k.weight", a.kv_heads * head, a.embd)
+                mat(f"blk.{l}.attn_v.weight", a.kv_heads * head, a.embd)
+                mat(f"blk.{l}.attn_output.weight", a.embd, a.heads * head)
+                norm(f"blk.{l}.attn_q_norm.weight", head)
+                norm(f"blk.{l}.attn_k_norm.weight", head)
+            else:
+                mat(f"blk.{l}.attn_qkv.weight", 2 * key_dim + value_dim, a.embd)
+                mat(f"blk.{l}.attn_gate.weight", value_dim, a.embd)
+                f32(f"blk.{l}.ssm_conv1d.weight", (2 * key_dim + value_dim, a.conv_kernel))
+                f32(f"blk.{l}.ssm_dt.bias", (a.linear_heads_v,))
+                # A = -exp(A_log): negative, as the converter writes it.
+                w.add_tensor(f"blk.{l}.ssm_a", -np.ones(a.linear_heads_v, dtype=np.float32))
+                mat(f"blk.{l}.ssm_beta.weight", a.linear_heads_v, a.embd)
+                mat(f"blk.{l}.ssm_alpha.weight", a.linear_heads_v, a.embd)
+                norm(f"blk.{l}.ssm_norm.weight", a.linear_head_dim)
+                mat(f"blk.{l}.ssm_out.weight", a.embd, value_dim)
+            if a.arch == "qwen35moe":
+                # Routers stay F32, as llama.cpp's converter and quantizer keep them.
+                f32(f"blk.{l}.ffn_gate_inp.weight", (a.experts, a.embd))
+                mat(f"blk.{l}.ffn_gate_exps.weight", a.ff, a.embd, a.experts)
+                mat(f"blk.{l}.ffn_up_exps.weight", a.ff, a.embd, a.experts)
+                mat(f"blk.{l}.ffn_down_exps.weight", a.embd, a.ff, a.experts)
+                f32(f"blk.{l}.ffn_gate_inp_shexp.weight", (a.embd,))
+                mat(f"blk.{l}.ffn_gate_shexp.weight", a.shared_ff, a.embd)
+                mat(f"blk.{l}.ffn_up_shexp.weight", a.shared_ff, a.embd)
+                mat(f"blk.{l}.ffn_down_shexp.weight", a.embd, a.shared_ff)
+            else:
+                mat(f"blk.{l}.ffn_gate.weight", a.ff, a.embd)
+                mat(f"blk.{l}.ffn_up.weight", a.ff, a.embd)
+                mat(f"blk.{l}.ffn_down.weight", a.embd, a.ff)
+    for l in range(0 if hybrid else a.layers):
         norm(f"blk.{l}.attn_norm.weight", a.embd)
         mat(f"blk.{l}.attn_q.weight", a.embd, a.embd)
         mat(f"blk.{l}.attn_k.weight", a.kv_heads * head, a.embd)

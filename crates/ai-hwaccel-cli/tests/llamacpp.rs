@@ -61,9 +61,17 @@ fn make_model(py: &str, dir: &Path, dtype: &str) -> PathBuf {
 }
 
 /// As [`make_model`], with more options of scripts/make-test-gguf.py
-/// (`--experts 4` for a mixture of experts).
+/// (`--experts 4` for a mixture of experts, `--arch qwen35` for a hybrid).
 fn make_model_with(py: &str, dir: &Path, dtype: &str, extra: &[&str]) -> PathBuf {
-    let tag = if extra.is_empty() { "" } else { "-moe" };
+    let arch = extra
+        .iter()
+        .position(|a| *a == "--arch")
+        .and_then(|i| extra.get(i + 1));
+    let tag = match arch {
+        Some(a) => format!("-{a}"),
+        None if extra.is_empty() => String::new(),
+        None => "-moe".into(),
+    };
     let out = dir.join(format!("test-{dtype}{tag}.gguf"));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/make-test-gguf.py");
     let o = Command::new(py)
@@ -347,6 +355,84 @@ fn a_mixture_of_experts_model_matches_too() {
         (buf - 1.0).abs() <= 0.10,
         "MoE buffers predicted/logged {buf}"
     );
+}
+
+/// A hybrid of gated DeltaNet linear attention and full attention (llama.cpp's
+/// qwen35 architecture, Qwen3.5's layout: 8 layers, every fourth full
+/// attention; and qwen35moe, Qwen3.5-MoE's, with 8 routed experts, 2 per
+/// token, and a shared one), planned from the file and run four sequences
+/// at a time:
+/// llama.cpp keeps a KV cache for the two attention layers only and a
+/// recurrent state (`RS buffer`) per sequence for the six linear ones, and
+/// its logged weights, KV cache with the state, and buffers match the plan.
+/// The state is also checked against its formula on the log's own figure:
+/// per linear layer and sequence, the convolution window ((kernel − 1) ×
+/// (2 × key dim + value dim)) and the state (value heads × head dim²), F32.
+#[test]
+fn a_hybrid_linear_attention_model_matches_too() {
+    let Some((server, py)) = requirements() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let moe: &[&str] = &[
+        "--arch",
+        "qwen35moe",
+        "--experts",
+        "8",
+        "--experts-used",
+        "2",
+        "--ff",
+        "256",
+    ];
+    for (dtype, arch) in [
+        ("F16", &["--arch", "qwen35"][..]),
+        ("Q8_0", &["--arch", "qwen35"][..]),
+        ("Q8_0", moe),
+    ] {
+        let model = make_model_with(&py, dir.path(), dtype, &[arch, &["--layers", "8"]].concat());
+        let report = run_model_with(&server, &model, dir.path(), "8192", &["--batch", "4"]);
+        assert_eq!(report["log"]["hparams"]["arch"], arch[1], "{report}");
+        assert_eq!(report["log"]["n_seq_max"], 4, "{report}");
+        // The script's defaults: 2 key heads and 4 value heads of 32, a
+        // 4-tap convolution; layers 3 and 7 are full attention.
+        let (key, value, head, taps, linear, seqs) = (64.0, 128.0, 32.0, 4.0, 6.0, 4.0);
+        let state = linear * seqs * 4.0 * ((taps - 1.0) * (2.0 * key + value) + 4.0 * head * head);
+        let rs = report["log"]["rs_total_bytes"].as_f64().unwrap();
+        // The log prints MiB to two decimals: ±0.005 MiB.
+        assert!(
+            (rs - state).abs() <= 0.005 * 1048576.0 + 1.0,
+            "RS {rs} vs {state}"
+        );
+        // The attention layers' cache alone: 2 layers × K and V × 2 heads ×
+        // 64 × 32768 cells × 2 bytes.
+        assert_eq!(
+            report["log"]["kv_total_bytes"],
+            2 * 2 * 2 * 64 * 32768 * 2,
+            "{report}"
+        );
+        assert!(
+            report["notes"].to_string().contains("recurrent state"),
+            "{report}"
+        );
+        let w = ratio(&report, "weights");
+        let kv = ratio(&report, "kv_cache");
+        let buf = ratio(&report, "compute_and_output_buffers");
+        assert!(
+            (w - 1.0).abs() <= 0.02,
+            "{dtype} {}: weights predicted/logged {w}",
+            arch[1]
+        );
+        assert!(
+            (kv - 1.0).abs() <= 0.02,
+            "{dtype} {}: KV + state predicted/logged {kv}",
+            arch[1]
+        );
+        assert!(
+            (buf - 1.0).abs() <= 0.10,
+            "{dtype} {}: buffers predicted/logged {buf}",
+            arch[1]
+        );
+    }
 }
 
 /// A K-quant made by llama.cpp's own `llama-quantize` (Q4_K_M: Q4_K and
