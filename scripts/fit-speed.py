@@ -768,6 +768,9 @@ def main():
             )
 
         MMQ_ERA[runtime] = min(ERA_FACTORS, key=eerror)
+    # The era factor of quantized Vulkan prompts on AMD GPUs with cooperative
+    # matrices before PR 18749's tuning (vulkan_amd_era), where fit rows of
+    # both eras exist: chosen the same way, on every row's prefill error.
     for runtime in sorted({r["runtime"] for r in rows}):
         fit_pre = [r for r in rows if r["runtime"] == runtime and r["part"] == "fit" and r["pre"] and r["pp"]]
         before = [r for r in fit_pre if vulkan_amd_era(r)]
@@ -1163,24 +1166,29 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
                        f"BuildMonth::ym({m // 12}, {m % 12 + 1}), BuildMonth::ym({lo // 12}, {lo % 12 + 1})),")
     out.append("];")
     out.append("")
-    out.append("/// Fitted factor on the prefill time of a quantized prompt that llama.cpp's")
-    out.append("/// CUDA backend ran before MMQ on int8 tensor cores was its default")
-    out.append("/// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.")
-    out.append("pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[")
-    for runtime, f in sorted(MMQ_ERA.items()):
-        if f != 1.0:
-            out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {f:.2f}),")
-    out.append("];")
-    out.append("")
-    out.append("/// Fitted factor on the prefill time of a quantized prompt that llama.cpp's")
-    out.append("/// Vulkan backend ran on an AMD GPU with cooperative matrices before")
-    out.append("/// [`LLAMA_VULKAN_AMD_COOPMAT_TUNING`] ([`vulkan_amd_untuned`]), per runtime.")
-    out.append("pub const PREFILL_VULKAN_AMD_ERA: &[(RuntimeKind, f64)] = &[")
-    for runtime, f in sorted(VULKAN_AMD_ERA.items()):
-        if f != 1.0:
-            out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {f:.2f}),")
-    out.append("];")
-    out.append("")
+    era_lines = [
+        (
+            "PREFILL_MMQ_ERA",
+            MMQ_ERA,
+            ["CUDA backend ran before MMQ on int8 tensor cores was its default",
+             "([`LLAMA_CUDA_MMQ_INT8`]), per runtime."],
+        ),
+        (
+            "PREFILL_VULKAN_AMD_ERA",
+            VULKAN_AMD_ERA,
+            ["Vulkan backend ran on an AMD GPU with cooperative matrices before",
+             "[`LLAMA_VULKAN_AMD_COOPMAT_TUNING`] ([`vulkan_amd_untuned`]), per runtime."],
+        ),
+    ]
+    for name, factors, doc in era_lines:
+        out.append("/// Fitted factor on the prefill time of a quantized prompt that llama.cpp's")
+        out.extend(f"/// {line}" for line in doc)
+        out.append(f"pub const {name}: &[(RuntimeKind, f64)] = &[")
+        for runtime, f in sorted(factors.items()):
+            if f != 1.0:
+                out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {f:.2f}),")
+        out.append("];")
+        out.append("")
     out.append("/// Fitted factors of the devices with enough rows of their own.")
     out.append("#[allow(clippy::approx_constant)] // fitted values, not constants")
     out.append("pub const FITTED_DEVICES: &[DeviceFit] = &[")
