@@ -211,6 +211,29 @@ def vulkan_amd_era(r):
 VULKAN_AMD_ERA = {}
 
 
+# The fitted fraction of memory bandwidth a decode step moves the
+# linear-attention state at, per runtime (speed.rs LINEAR_STATE): set by
+# main(); with its fit rows in LINEAR_STATE_ROWS.
+LINEAR_STATE = {}
+LINEAR_STATE_ROWS = {}
+
+
+def dec_x(r):
+    """A row's ideal decode seconds per token that the cells' fraction
+    scales: all of it, but for the linear-attention state where its runtime
+    has a fraction of its own (dec_state)."""
+    x = 1.0 / r["dec"]
+    return x - r["state"] if r["runtime"] in LINEAR_STATE else x
+
+
+def dec_state(r):
+    """The seconds a decode step moves the linear-attention state in at its
+    runtime's fitted fraction (inference.rs `linear_state_seconds`); 0
+    without one (the state then stays in dec_x)."""
+    f = LINEAR_STATE.get(r["runtime"])
+    return r["state"] / f if f else 0.0
+
+
 def pera(r):
     """The factor on a row's ideal prefill time for its kernels' era."""
     f = MMQ_ERA.get(r["runtime"], 1.0) if mmq_era(r) else 1.0
@@ -277,7 +300,7 @@ def ideal_rows():
         if not line.startswith("IDEAL\t"):
             continue
         (_, part, cls, width, runtime, tg, dec, pp, pre, layers, spec_id, z, tp,
-         tpot, ttft, input_len, build, share, backend, pcls, dp4a_path) = line.split("\t")
+         tpot, ttft, input_len, build, share, backend, pcls, dp4a_path, state) = line.split("\t")
         if tpot:
             # A latency.csv row: tokens/s from the printed milliseconds.
             assert not tg and not pp
@@ -317,6 +340,10 @@ def ideal_rows():
                 # The planner runs the row's prompt on llama.cpp's DP4A MMQ
                 # kernels (speed.rs dp4a_mmq).
                 dp4a=dp4a_path == "dp4a",
+                # Seconds a decode step moves the linear-attention state in
+                # at the full bandwidth (read and rewritten); 0 without such
+                # layers.
+                state=float(state) if state and state.lower() != "nan" else 0.0,
             )
         )
         # A data-center GPU's int8 MMQ prompt is planned on the workstation
@@ -582,6 +609,10 @@ def cell_for(cells, runtime, r, q):
 # Era factors tried for quantized CUDA prompts before MMQ on int8 tensor
 # cores, and the fit rows needed in each era.
 ERA_FACTORS = [1.0 + i * 0.05 for i in range(0, 41)]
+# Fractions of the bandwidth tried for the linear-attention state, and the
+# fit rows of such models needed to choose one.
+STATE_FRACTIONS = [i * 0.005 for i in range(2, 121)]
+MIN_STATE_ROWS = 3
 MIN_ERA_ROWS = 5
 
 # Factors tried for the routed experts' prefill time.
@@ -612,7 +643,7 @@ def fit_error(rows, runtime, q, decays, moes, cells, devices, scores, requests=N
         eff, over, _ = c
         k = device_k(devices, r["spec_id"], runtime, q)
         if q == "decode":
-            t = (1.0 / r[ideal]) / (eff * k) + r["layers"] * era(r, decays) * over
+            t = dec_x(r) / (eff * k) + r["layers"] * era(r, decays) * over + dec_state(r)
         else:
             t = (
                 (1.0 / r[ideal]) * moe(r, moes) * pera(r) / (eff * k)
@@ -698,6 +729,30 @@ def fit_kv_reads():
     return fitted
 
 
+def fit_linear_state(rows, decays):
+    """The fraction of the bandwidth a decode step moves the linear-attention
+    state at (LINEAR_STATE), per runtime with MIN_STATE_ROWS fit rows of
+    such models measuring decode: the value in STATE_FRACTIONS with the
+    least decode error over them, the cells refitted for each."""
+    for runtime in sorted({r["runtime"] for r in rows}):
+        hybrid = [
+            r for r in rows
+            if r["runtime"] == runtime and r["part"] == "fit" and r["state"] > 0 and r["dec"] and r["tg"]
+        ]
+        if len(hybrid) < MIN_STATE_ROWS:
+            continue
+
+        def serror(f):
+            LINEAR_STATE[runtime] = f
+            cells, scores, devices, _ = fit_all(rows, decays, {})
+            return fit_error(
+                rows, runtime, "decode", decays, {}, cells, devices, scores, keep=lambda r: r["state"] > 0
+            )
+
+        LINEAR_STATE[runtime] = min(STATE_FRACTIONS, key=serror)
+        LINEAR_STATE_ROWS[runtime] = len(hybrid)
+
+
 def main():
     # Tensor-parallel rows are reported, never fitted (see the docstring),
     # but for the wait they add to a request's first token.
@@ -729,6 +784,9 @@ def main():
         for k, (lo, hi) in spans.items()
         if hi - lo >= MIN_SPAN_MONTHS and recent(k) >= MIN_RECENT_ROWS
     }
+    # The linear-attention state's fraction first, so that the decays are
+    # not chosen to explain the state's time (then again with them).
+    fit_linear_state(rows, decays)
     # Coordinate descent over the groups' decays, each the value in DECAYS
     # with the least decode error with the others held (three sweeps).
     for _ in range(3):
@@ -742,6 +800,8 @@ def main():
                 return fit_error(rows, runtime, "decode", trial, {}, cells, devices, scores)
 
             decays[key] = (min(DECAYS, key=error),) + decays[key][1:]
+    # The state's fraction once more, with the decays chosen.
+    fit_linear_state(rows, decays)
     # The era factor of quantized CUDA prompts before MMQ on int8 tensor
     # cores (mmq_era), where fit rows of both eras exist: the value in
     # ERA_FACTORS with the least prefill error.
@@ -977,10 +1037,11 @@ def fit_all(rows, decays, moes):
         for cls in ["any"] + classes:
             for q, ideal, meas in (("decode", "dec", "tg"), ("prefill", "pre", "pp")):
                 samples = [
-                    (r["width"], 1.0 / r[ideal] * (moe(r, moes) * pera(r) if q == "prefill" else 1.0),
+                    (r["width"],
+                     1.0 / r[ideal] * moe(r, moes) * pera(r) if q == "prefill" else dec_x(r),
                      r["layers"] * (era(r, decays) if q == "decode" else 1.0),
                      r["z"] if q == "prefill" else 0.0,
-                     1.0 / r[meas],
+                     1.0 / r[meas] - (dec_state(r) if q == "decode" else 0.0),
                      r["inv_n"] if q == "prefill" else 0.0)
                     for r in rows
                     if r["part"] == "fit"
@@ -1059,13 +1120,13 @@ def fit_all(rows, decays, moes):
                         continue
                     eff, over, _ = c
                     rest = (
-                        r["layers"] * over * era(r, decays)
+                        r["layers"] * over * era(r, decays) + dec_state(r)
                         if q == "decode"
                         else r["layers"] * over
                         + r["z"] * scores.get(runtime, 0.0)
                         + r["inv_n"] * requests.get(runtime, 0.0)
                     )
-                    x = 1.0 / r[ideal] * (moe(r, moes) * pera(r) if q == "prefill" else 1.0)
+                    x = 1.0 / r[ideal] * moe(r, moes) * pera(r) if q == "prefill" else dec_x(r)
                     dev_rows.append((x / eff, rest, 1.0 / r[meas]))
                     count[r["spec_id"]] = count.get(r["spec_id"], 0) + 1
                 if len(dev_rows) < MIN_DEVICE_ROWS:
@@ -1153,6 +1214,14 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
     out.append("];")
     out.append("")
     out.extend(kv_read_lines(current_kv_reads()))
+    out.append("")
+    out.append("/// Fitted fraction of memory bandwidth at which a decode step reads and")
+    out.append("/// rewrites the linear-attention layers' recurrent state, per runtime, with")
+    out.append("/// its fit rows (`inference::linear_state_seconds`).")
+    out.append("pub const LINEAR_STATE: &[(RuntimeKind, f64, u32)] = &[")
+    for runtime, f in sorted(LINEAR_STATE.items()):
+        out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {f:.3f}, {LINEAR_STATE_ROWS[runtime]}),")
+    out.append("];")
     out.append("")
     out.append("/// Fitted build-date term of the per-layer decode time: per runtime and")
     out.append("/// device class, the decay per year and the newest and oldest build months")
@@ -1294,6 +1363,9 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
             mmq_era=", ".join(f"{f:.2f}" for f in MMQ_ERA.values() if f != 1.0) or "1 (none fitted)",
             vulkan_amd_era=", ".join(f"{f:.2f}" for f in VULKAN_AMD_ERA.values() if f != 1.0)
             or "1 (none fitted)",
+            linear_state=", ".join(
+                f"{rt} {f:.3f} ({LINEAR_STATE_ROWS[rt]} fit rows)" for rt, f in sorted(LINEAR_STATE.items())
+            ) or "none fitted",
         )
         + DOC_SPLIT.format(status=split_status, lines=split_lines)
         + rpc_doc(rpc)
@@ -1770,15 +1842,27 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   score (`SCORE_BYTES`) follow the fall of prefill with the prompt; with
   fused attention (`-fa on`, which the emitted commands pass) the term is
   not applied.
-- Hybrid linear-attention models (Qwen3-Next's gated delta-net layers):
-  the planner reads their weights, KV cache and recurrent state, but has
-  no term for the many small operations llama.cpp runs per delta-net
-  layer. visorcraft's Strix Halo run of Qwen3-Coder-Next 80B-A3B Q4_K_M
-  (Vulkan, build b8038: tg128 42.70, pp512 531.48 tok/s) came out 62 %
-  and 85 % over, where the same file's Qwen3 30B-A3B (48 layers too, 3.35B
-  active) is within 5 % and 18 %; the row is left out of the corpus
-  (speed.csv's header), and plans of such models are that much optimistic
-  until rows of more builds and devices give the term.
+- Hybrid linear-attention models (Qwen3-Next's and Qwen3.5's gated
+  delta-net layers): a decode step reads and rewrites each such layer's
+  recurrent state whole (2 MiB a sequence for Qwen3-Next and Qwen3.5-35B-A3B
+  in llama.cpp's F32), in kernels that run a few dozen heads and do not
+  fill a GPU (llama.cpp PR 20391: 16-32 thread blocks against 80+ SMs; PR
+  22587 timed the CUDA kernel alone at 28.3 µs a token on an RTX 5090,
+  4 MiB moved at 8 % of its bandwidth). Since Nov 28, 2026 decode moves the
+  state, read and written, at a fitted fraction of the bandwidth
+  (`LINEAR_STATE` in `src/plan/speed.rs`: {linear_state}; chosen on those
+  rows' decode error, first with the build-date decays at none, then with
+  them chosen), instead of once at the KV cache's fraction. Its rows:
+  visorcraft's Strix Halo runs of Qwen3-Coder-Next 80B-A3B Q4_K_M at build
+  b8038 (Vulkan and ROCm 7.2), llama.cpp issue 22375's Radeon 8060S runs of
+  Qwen3.5-35B-A3B Q4_K_M at b8460 and b8933, and, held out, PR 22478's RTX
+  PRO 6000 Qwen3-Next Q4_K_M tg128 (CUDA, April 2026). Their decode went
+  from 26 % to 75 % over (the RTX PRO 6000's 38 %) to 11 % under to 24 %
+  over (the RTX PRO 6000's 12 % over), with no other row's figure moved by
+  more than a point. The prompts of these models stay at their FLOPs: no
+  term describes the delta-net layers' prompt kernels yet, so their rows'
+  prompts are compared, not fitted (the table's line "linear-attention
+  models' prompts"; the plan warns), 35-68 % slower than planned.
 {above_one}- Rows measure decode, prefill or both (PR tables that time one test
   only); the shares in the line under the table are of the rows that
   measure the quantity.

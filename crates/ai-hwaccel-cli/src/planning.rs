@@ -1042,6 +1042,12 @@ fn render_plan(p: &InferencePlan) -> String {
                 }
             );
         }
+        if let Some(f) = p.linear_state_efficiency {
+            o += &format!(
+                "decode reads and rewrites the linear-attention state at {f:.3} of memory bandwidth \
+                 (fitted on published runs of this runtime)\n"
+            );
+        }
         if let Some(b) = &p.speed_basis {
             o += &speed_basis_line(b, p);
         }

@@ -118,6 +118,12 @@ struct Row {
     /// repeats each test in one process): compared with the plan, never
     /// fitted, and reported apart from the goals' rows.
     first_prompt: bool,
+    /// The row's model has linear-attention (Gated DeltaNet) layers: its
+    /// prompt rate is compared with the plan, never fitted, and reported
+    /// apart from the goals' rows, since the planner has no term for those
+    /// layers' prompt kernels (its plans warn so); its decode rate is
+    /// fitted, with the state's own fraction (`speed::LINEAR_STATE`).
+    hybrid: bool,
     /// The row's build forced llama.cpp's MMQ kernels (notes item `built
     /// with LLAMA_CUDA_FORCE_MMQ` or `built with GGML_CUDA_FORCE_MMQ`):
     /// planned with `InferenceOptions::cuda_force_mmq`.
@@ -200,6 +206,7 @@ fn latency_rows() -> Vec<Row> {
                 build: None,
                 backend: String::new(),
                 first_prompt: false,
+                hybrid: false,
                 force_mmq: false,
                 line,
             }
@@ -296,6 +303,8 @@ fn speed_rows_of(
                 build,
                 backend: c[col("backend")].clone(),
                 first_prompt: notes.contains(&"llama.cpp `main` (not llama-bench)"),
+                hybrid: load_model(&c[col("catalog_model")])
+                    .is_ok_and(|m| m.spec.linear_attention.is_some()),
                 force_mmq: notes.contains(&"built with LLAMA_CUDA_FORCE_MMQ")
                     || notes.contains(&"built with GGML_CUDA_FORCE_MMQ"),
             };
@@ -361,6 +370,7 @@ fn cpu_rows() -> Vec<Row> {
                 build: None,
                 backend: "CPU".to_string(),
                 first_prompt: false,
+                hybrid: false,
                 force_mmq: false,
                 line,
             }
@@ -389,6 +399,10 @@ struct Estimate {
     ttft_ms: Option<f64>,
     layers: u32,
     score_s: f64,
+    /// Seconds a decode step moves the linear-attention state in at the
+    /// full bandwidth (read and rewritten: twice its bytes on one rank over
+    /// the device's bandwidth); 0 for a model without such layers.
+    state_s: f64,
     /// The class whose prefill cell the plan applies: the device's own, or
     /// the workstation class for a data-center GPU's int8 MMQ prompt
     /// (`speed::mmq_reference_ratio`).
@@ -522,6 +536,11 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
         tpot_ms: dec.as_ref().and_then(|p| p.tpot_ms),
         ttft_ms: pre.as_ref().and_then(|p| p.ttft_ms),
         layers: spec.num_layers,
+        state_s: 2.0 * ai_hwaccel::plan::inference::linear_state_bytes(&spec, runtime)
+            / f64::from(r.tp)
+            / devices[0]
+                .bandwidth_bytes_per_s
+                .map_or(f64::NAN, |b| b as f64),
         // With fused attention no score goes through memory; the fitted
         // bytes per score are the GPU kernels' (a CPU's plan applies none).
         score_s: if r.flash_attention || r.host.is_some() {
@@ -554,7 +573,9 @@ fn routed_share(r: &Row) -> String {
 /// TPOT and TTFT in ms and its prompt length, empty for speed.csv rows;
 /// then a llama.cpp row's build month; the routed experts' share of its
 /// prefill FLOPs; its backend as printed; the class whose prefill cell
-/// applies; last, `dp4a` where its prompt runs the DP4A MMQ kernels).
+/// applies; `dp4a` where its prompt runs the DP4A MMQ kernels; last, the
+/// seconds a decode step moves the linear-attention state in at the full
+/// bandwidth).
 #[test]
 #[ignore = "run by scripts/fit-speed.py"]
 fn ideal_rates_for_fit() {
@@ -564,7 +585,7 @@ fn ideal_rates_for_fit() {
         let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
         let m = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
         println!(
-            "IDEAL\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "IDEAL\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             if held_out(&r.line) { "held-out" } else { "fit" },
             e.as_ref().map_or("", |e| e.class.as_str()),
             e.as_ref().map_or("", |e| e.width.as_str()),
@@ -572,7 +593,7 @@ fn ideal_rates_for_fit() {
             m(r.tg),
             f(e.as_ref().and_then(|e| e.decode)),
             // A `main` first prompt is compared, never fitted.
-            m(r.pp.filter(|_| !r.first_prompt)),
+            m(r.pp.filter(|_| !r.first_prompt && !r.hybrid)),
             f(e.as_ref().and_then(|e| e.prefill)),
             e.as_ref().map_or(0, |e| e.layers),
             r.spec_id,
@@ -595,6 +616,8 @@ fn ideal_rates_for_fit() {
             } else {
                 ""
             },
+            e.as_ref()
+                .map_or(String::new(), |e| format!("{:.6e}", e.state_s)),
         );
     }
 }
@@ -647,12 +670,14 @@ fn median_worst(errs: &[f64]) -> (f64, f64) {
 }
 
 /// Every speed.csv row's decode and prefill error against the plan, and
-/// the errors of the `main` first prompts (reported apart, never among the
-/// goal rows); with `print`, a line per row.
-fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>) {
+/// the errors of the `main` first prompts and of the linear-attention
+/// models' prompts (each reported apart, never among the goal rows); with
+/// `print`, a line per row.
+fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>, Vec<f64>) {
     let rows = rows();
     let mut errs: Vec<RowErr> = Vec::new();
     let mut first_prompts: Vec<f64> = Vec::new();
+    let mut hybrid_prompts: Vec<f64> = Vec::new();
     for r in &rows {
         let part = if held_out(&r.line) { "held-out" } else { "fit" };
         let e = estimate(r, false);
@@ -670,6 +695,9 @@ fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>) {
         // goals' rows (and their coverage).
         let pe = if r.first_prompt {
             first_prompts.extend(pe);
+            None
+        } else if r.hybrid {
+            hybrid_prompts.extend(pe);
             None
         } else {
             pe
@@ -707,10 +735,13 @@ fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>) {
             width: e.as_ref().map_or("-", |e| e.width.as_str()),
             runtime: r.runtime.clone(),
             fitted: fitted_runtime(r.runtime_kind()),
-            measures: (r.tg.is_some(), r.pp.is_some() && !r.first_prompt),
+            measures: (
+                r.tg.is_some(),
+                r.pp.is_some() && !r.first_prompt && !r.hybrid,
+            ),
         });
     }
-    (errs, first_prompts)
+    (errs, first_prompts, hybrid_prompts)
 }
 
 /// `speed::ACCURACY`, which plans report beside their fitted fractions
@@ -730,7 +761,7 @@ fn the_accuracy_table_is_the_calibration_errors() {
     // (runtime, class, held out, decode error, prefill error)
     type Point = (String, String, bool, Option<f64>, Option<f64>);
     let mut pts: Vec<Point> = Vec::new();
-    let (errs, _) = row_errors(false);
+    let (errs, ..) = row_errors(false);
     for e in errs.iter().filter(|e| e.class != NO_SPEC) {
         let held = !e.fitted || e.part == "held-out";
         pts.push((
@@ -820,7 +851,7 @@ fn the_accuracy_table_is_the_calibration_errors() {
 
 #[test]
 fn speed_estimates_against_published_measurements() {
-    let (errs, first_prompts) = row_errors(true);
+    let (errs, first_prompts, hybrid_prompts) = row_errors(true);
     let pick = |f: &dyn Fn(&RowErr) -> bool, dec: bool| {
         errs.iter()
             .filter(|e| f(e))
@@ -858,6 +889,10 @@ fn speed_estimates_against_published_measurements() {
     table.push_str(&format!(
         "| `main` first prompts | compared, not fitted | – | – | 0 | {} |\n",
         summary(&first_prompts)
+    ));
+    table.push_str(&format!(
+        "| linear-attention models' prompts | compared, not fitted | – | – | 0 | {} |\n",
+        summary(&hybrid_prompts)
     ));
     for c in classes.iter().filter(|c| c.as_str() != NO_SPEC) {
         for part in ["fit", "held-out"] {
@@ -1639,6 +1674,7 @@ fn lent_llama_bench(
                 build: None,
                 backend: r["backends"].as_str().unwrap_or("CUDA").to_string(),
                 first_prompt: false,
+                hybrid: false,
                 force_mmq: false,
             };
             let e = estimate(&row, false).unwrap();

@@ -119,6 +119,59 @@ fn kv_cache_bytes_per_token() {
     );
 }
 
+/// A decode step reads and rewrites the whole linear-attention state: with
+/// uncalibrated speeds at the KV cache's fraction (so halving that fraction
+/// adds the cache's bytes and twice the state's over the bandwidth), with
+/// calibrated ones at the runtime's fitted fraction, which the plan names;
+/// a model without such layers names none.
+#[test]
+fn decode_reads_and_rewrites_the_linear_attention_state() {
+    use ai_hwaccel::plan::runtime::RuntimeKind;
+    let m = spec("qwen3-next-80b-a3b");
+    let one = devices("1xh200");
+    let bw = one[0].bandwidth_bytes_per_s.unwrap() as f64;
+    let run = |calibrated: bool, kv: Option<f64>, model: &ai_hwaccel::plan::ModelSpec| {
+        plan_inference(
+            model,
+            &one,
+            &InferenceOptions {
+                context: Some(4096),
+                quant: Some(Quant::Q4K),
+                runtime: RuntimeKind::LlamaCpp,
+                calibrated_speed: calibrated,
+                decode_efficiency: 1.0,
+                kv_read_efficiency: kv,
+                ..Default::default()
+            },
+        )
+    };
+    let step = |p: &ai_hwaccel::plan::InferencePlan| {
+        1.0 / p.plans[0].decode_tokens_per_s_per_sequence.unwrap()
+    };
+    let (full, half) = (run(false, Some(1.0), &m), run(false, Some(0.5), &m));
+    let state = ai_hwaccel::plan::inference::linear_state_bytes(&m, RuntimeKind::LlamaCpp);
+    // 36 layers × (conv window 3 × 8192 + state 32 × 128 × 128), F32.
+    assert_eq!(state, (36 * (3 * 8192 + 32 * 128 * 128) * 4) as f64);
+    let cache = full.plans[0].per_device[0].kv_cache_bytes as f64 - state;
+    let extra = (step(&half) - step(&full)) * bw;
+    assert!(
+        (extra / (cache + 2.0 * state) - 1.0).abs() < 1e-6,
+        "{extra} vs {cache} + 2 x {state}"
+    );
+    assert_eq!(full.linear_state_efficiency, None);
+    let fitted = ai_hwaccel::plan::speed::LINEAR_STATE
+        .iter()
+        .find(|(r, ..)| *r == RuntimeKind::LlamaCpp)
+        .map(|(_, f, _)| *f)
+        .expect("fitted for llama.cpp");
+    assert!(fitted > 0.0 && fitted < 1.0, "{fitted}");
+    assert_eq!(run(true, None, &m).linear_state_efficiency, Some(fitted));
+    assert_eq!(
+        run(true, None, &spec("llama-3-8b")).linear_state_efficiency,
+        None
+    );
+}
+
 #[test]
 fn linear_attention_layers_hold_a_fixed_state_not_a_kv_cache() {
     // Qwen3-Next 80B-A3B: layers 3, 7, … 47 (12) attend fully with 2 KV heads
@@ -146,7 +199,7 @@ fn linear_attention_layers_hold_a_fixed_state_not_a_kv_cache() {
             },
         );
         assert!(p.feasible, "{:?}", p.rejected);
-        // Their own per-layer cost is not modelled: the plan says so.
+        // Their prompt kernels are planned by FLOPs only: the plan says so.
         assert!(
             p.warnings.iter().any(|w| w.contains("Gated DeltaNet")),
             "{:?}",

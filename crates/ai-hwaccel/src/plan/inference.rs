@@ -525,6 +525,14 @@ pub struct InferencePlan {
     /// neither applies (the decode fraction reads the cache).
     #[serde(default)]
     pub kv_read_efficiency: Option<f64>,
+    /// For a model with linear-attention layers: the fraction of memory
+    /// bandwidth at which decode reads and rewrites their recurrent state
+    /// on the [`basis_device`], the runtime's fitted one
+    /// (`speed::LINEAR_STATE`); `None` for other models, uncalibrated
+    /// speeds and runtimes without a fit (the KV cache's fraction moves
+    /// the state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_state_efficiency: Option<f64>,
     /// Where the [`basis_device`]'s fitted decode and prefill fractions
     /// come from (its class's cell or the pool of every GPU class, the rows
     /// behind it, its own factor); `None` with uncalibrated speeds.
@@ -1414,7 +1422,11 @@ fn evaluate_replica_with(
         let first = k == 0;
         let last = k + 1 == replica.stages.len();
         let weight_bytes = sizer.weights_read(a, b, first, last);
-        let kv_bytes = sizer.kv(a, b, context, opts.batch);
+        // The linear-attention layers' recurrent state apart from the KV
+        // cache: every decode step reads and rewrites all of it
+        // ([`linear_state_seconds`]).
+        let state_bytes = sizer.linear_state(a, b, opts.batch);
+        let kv_bytes = sizer.kv(a, b, context, opts.batch) - state_bytes;
         let slowest_bw = group
             .iter()
             .map(|d| d.bandwidth_bytes_per_s)
@@ -1489,6 +1501,7 @@ fn evaluate_replica_with(
                 let bw = bw as f64;
                 t + (weight_bytes / (bw * dec_eff)).max(at_rate(gemm_flops))
                     + (kv_bytes / (bw * kv_eff)).max(at_rate(attn_flops))
+                    + linear_state_seconds(state_bytes, bw, group[0], opts, kv_eff)
                     + layers * fit.decode_layer_s
                     + c
             });
@@ -2174,17 +2187,19 @@ pub fn plan_inference(
         ));
     }
     if spec.linear_attention.is_some() {
-        // Published runs on one Radeon 8060S (Vulkan RADV), against this
-        // planner's estimates for the same build month (Nov 2026):
-        // Qwen3-Coder-Next Q4_K_M, build b8038 (visorcraft/strix-halo-
-        // llm-perf BENCHMARKS.md): tg128 42.70 against 66.7, pp512 531.48
-        // against 1058; Qwen3.5-35B-A3B Q4_K_M, b8460 (llama.cpp issue
-        // 22375): tg128 64.85 against 81.0, pp512 1080 against 1407.
+        // speed.csv's prompts of such models on a Radeon 8060S, against
+        // this planner's estimates for the same build month (Nov 28,
+        // 2026; docs/accuracy.md, "linear-attention models' prompts"):
+        // Qwen3-Coder-Next Q4_K_M at b8038, pp512 531.48 (Vulkan) and
+        // 554.92 (ROCm) against 1194 and 1758; Qwen3.5-35B-A3B Q4_K_M at
+        // b8460, pp512 1080 against 1649.
         warnings.push(
-            "the linear-attention (Gated DeltaNet) layers are planned by their bytes and FLOPs \
-             only: what their many small operations cost beyond that is not modelled, so speeds \
-             are upper bounds (published llama.cpp runs of Qwen3-Coder-Next and Qwen3.5-35B-A3B \
-             on a Radeon 8060S decoded 20-36 % and prompted 23-50 % below such estimates)"
+            "the linear-attention (Gated DeltaNet) layers: decode reads and rewrites their \
+             recurrent state each token at a fraction of the bandwidth fitted on published \
+             llama.cpp runs (linear_state_efficiency), but their prompt kernels are planned by \
+             FLOPs only, so prompt speeds are upper bounds (published llama.cpp prompts of \
+             Qwen3-Coder-Next and Qwen3.5-35B-A3B on a Radeon 8060S ran 35-68 % below such \
+             estimates; docs/accuracy.md)"
                 .into(),
         );
     }
@@ -2452,6 +2467,11 @@ pub fn plan_inference(
                     )
                 })
         }),
+        linear_state_efficiency: basis_device(devices)
+            .filter(|_| opts.calibrated_speed && spec.linear_attention.is_some())
+            .and_then(|d| {
+                super::speed::linear_state(opts.runtime, super::speed::DeviceClass::of(d))
+            }),
         speed_basis: basis_device(devices)
             .filter(|_| opts.calibrated_speed)
             .map(|d| {
@@ -2882,6 +2902,43 @@ fn offload_plan(
 
 /// [`super::speed::fitted_for`] on `d` for weights `quant` under a plan's
 /// runtime, backend and build options.
+/// Seconds a decode step spends on the linear-attention layers' recurrent
+/// state of `state_bytes` (all its sequences) on a device of `bw` bytes/s:
+/// the state is read and written back whole each token (the gated delta
+/// rule updates every element: Yang et al., "Gated Delta Networks",
+/// arXiv:2412.06464), at the runtime's fitted fraction of the bandwidth for
+/// it ([`super::speed::linear_state`]) with calibrated speeds, else at the
+/// KV cache's. Its kernels run a few dozen heads, too few to fill a GPU:
+/// llama.cpp PR 20391 saw 16-32 thread blocks against 80+ SMs, and PR
+/// 22587 timed the CUDA kernel alone at 28.3 µs a token for a 2 MiB state
+/// (32 heads of 128 × 128, F32) on an RTX 5090: 4 MiB moved at 8 % of its
+/// 1792 GB/s.
+fn linear_state_seconds(
+    state_bytes: f64,
+    bw: f64,
+    d: &PlanDevice,
+    opts: &InferenceOptions,
+    kv_eff: f64,
+) -> f64 {
+    if state_bytes <= 0.0 {
+        return 0.0;
+    }
+    let eff = opts
+        .calibrated_speed
+        .then(|| super::speed::linear_state(opts.runtime, super::speed::DeviceClass::of(d)))
+        .flatten()
+        .unwrap_or(kv_eff);
+    2.0 * state_bytes / (bw * eff)
+}
+
+/// The recurrent state one sequence holds in a model's linear-attention
+/// layers, in bytes, as `runtime` keeps it (llama.cpp: F32; see
+/// `Sizer::for_runtime`); 0 for a model without such layers.
+pub fn linear_state_bytes(spec: &ModelSpec, runtime: RuntimeKind) -> f64 {
+    let sizer = Sizer::new(spec, Quant::Bf16, KvDtype::Bf16, 1, 1, 1, 1.0).for_runtime(runtime);
+    sizer.linear_state(0, spec.num_layers, 1)
+}
+
 pub(crate) fn fitted_under(
     d: &PlanDevice,
     opts: &InferenceOptions,

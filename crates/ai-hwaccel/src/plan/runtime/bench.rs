@@ -227,7 +227,8 @@ fn run_month(v: &str) -> Option<crate::plan::speed::BuildMonth> {
 /// b4276 and b4327 in his RDNA3 and SYCL notes, b5376 in PR 12972, b5583 in
 /// PR 14001, b5863 in lhl's strix-halo-testing, b6413 in his RTX PRO 6000
 /// notes, b6918 in llama.cpp's benches/dgx-spark.md, b7199 in
-/// anant-pathak's A30 runs, b10298 in issue 26663), increasing.
+/// anant-pathak's A30 runs, b8038 in visorcraft's strix-halo-llm-perf,
+/// b10298 in issue 26663), increasing.
 const BUILD_MONTHS: &[(u64, u32, u32)] = &[
     (1786, 2024, 1),
     (2701, 2024, 4),
@@ -242,6 +243,7 @@ const BUILD_MONTHS: &[(u64, u32, u32)] = &[
     (6413, 2025, 9),
     (6918, 2025, 11),
     (7199, 2025, 12),
+    (8038, 2026, 2),
     (10298, 2026, 8),
 ];
 
