@@ -3,7 +3,7 @@
 end-to-end llama.cpp test (crates/ai-hwaccel-cli/tests/llamacpp.rs).
 
 usage: make-test-gguf.py OUT.gguf {F16|Q8_0} [--layers N] [--embd N] [--vocab N]
-                         [--experts N --experts-used K] [--arch qwen35|qwen35moe]
+                         [--experts N --experts-used K] [--arch qwen35|qwen35moe|qwen3next]
 
 With --experts, every layer's feed-forward is a mixture of N experts with a
 router (Mixtral's layout in llama.cpp's llama architecture: ffn_gate_inp,
@@ -22,7 +22,9 @@ A, dt, norms) stay F32 as llama.cpp's converter keeps them. --arch
 qwen35moe is the same hybrid with Qwen3.5-MoE's feed-forward
 (src/models/qwen35moe.cpp): --experts routed experts of --ff each, K used
 per token, beside a shared expert of --shared-ff gated by its own
-one-output router (ffn_gate_inp_shexp).
+one-output router (ffn_gate_inp_shexp). --arch qwen3next is Qwen3-Next's
+layout of the same (src/models/qwen3next.cpp): the linear layers' beta and
+alpha projections in one matrix (ssm_ba), no rope sections.
 
 Needs the `gguf` and `numpy` packages from PyPI. The tokenizer is a plain
 SentencePiece-style ("llama") vocabulary of byte tokens and filler pieces;
@@ -50,7 +52,7 @@ def main():
     ap.add_argument("--ctx", type=int, default=4096)
     ap.add_argument("--experts", type=int, default=0)
     ap.add_argument("--experts-used", type=int, default=2)
-    ap.add_argument("--arch", choices=["llama", "qwen35", "qwen35moe"], default="llama")
+    ap.add_argument("--arch", choices=["llama", "qwen35", "qwen35moe", "qwen3next"], default="llama")
     ap.add_argument("--shared-ff", type=int, default=512)
     ap.add_argument("--full-attn-interval", type=int, default=4)
     ap.add_argument("--linear-heads-k", type=int, default=2)
@@ -60,9 +62,10 @@ def main():
     a = ap.parse_args()
     if a.arch == "qwen35" and a.experts:
         ap.error("--experts is for --arch llama or qwen35moe")
-    if a.arch == "qwen35moe" and not a.experts:
-        ap.error("--arch qwen35moe needs --experts")
-    hybrid = a.arch in ("qwen35", "qwen35moe")
+    if a.arch in ("qwen35moe", "qwen3next") and not a.experts:
+        ap.error(f"--arch {a.arch} needs --experts")
+    hybrid = a.arch in ("qwen35", "qwen35moe", "qwen3next")
+    moe_ffn = a.arch in ("qwen35moe", "qwen3next")
 
     rng = np.random.default_rng(42)
     w = gguf.GGUFWriter(a.out, a.arch)
@@ -78,7 +81,8 @@ def main():
         # Interleaved multimodal RoPE (IMROPE): its sections cover half the
         # rotary dimensions, as Qwen3.5's [11, 11, 10, 0] do of 64.
         half = a.embd // a.heads // 2
-        w.add_rope_dimension_sections([half - 2 * (half // 3), half // 3, half // 3, 0])
+        if a.arch != "qwen3next":
+            w.add_rope_dimension_sections([half - 2 * (half // 3), half // 3, half // 3, 0])
         w.add_full_attention_interval(a.full_attn_interval)
         w.add_ssm_conv_kernel(a.conv_kernel)
         w.add_ssm_state_size(a.linear_head_dim)
@@ -91,7 +95,7 @@ def main():
     if a.experts:
         w.add_expert_count(a.experts)
         w.add_expert_used_count(a.experts_used)
-    if a.arch == "qwen35moe":
+    if moe_ffn:
         w.add_expert_feed_forward_length(a.ff)
         w.add_expert_shared_feed_forward_length(a.shared_ff)
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if a.dtype == "F16" else gguf.LlamaFileType.MOSTLY_Q8_0)
@@ -157,11 +161,14 @@ def main():
                 f32(f"blk.{l}.ssm_dt.bias", (a.linear_heads_v,))
                 # A = -exp(A_log): negative, as the converter writes it.
                 w.add_tensor(f"blk.{l}.ssm_a", -np.ones(a.linear_heads_v, dtype=np.float32))
-                mat(f"blk.{l}.ssm_beta.weight", a.linear_heads_v, a.embd)
-                mat(f"blk.{l}.ssm_alpha.weight", a.linear_heads_v, a.embd)
+                if a.arch == "qwen3next":
+                    mat(f"blk.{l}.ssm_ba.weight", 2 * a.linear_heads_v, a.embd)
+                else:
+                    mat(f"blk.{l}.ssm_beta.weight", a.linear_heads_v, a.embd)
+                    mat(f"blk.{l}.ssm_alpha.weight", a.linear_heads_v, a.embd)
                 norm(f"blk.{l}.ssm_norm.weight", a.linear_head_dim)
                 mat(f"blk.{l}.ssm_out.weight", a.embd, value_dim)
-            if a.arch == "qwen35moe":
+            if moe_ffn:
                 # Routers stay F32, as llama.cpp's converter and quantizer keep them.
                 f32(f"blk.{l}.ffn_gate_inp.weight", (a.experts, a.embd))
                 mat(f"blk.{l}.ffn_gate_exps.weight", a.ff, a.embd, a.experts)

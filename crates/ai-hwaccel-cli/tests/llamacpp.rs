@@ -359,9 +359,10 @@ fn a_mixture_of_experts_model_matches_too() {
 
 /// A hybrid of gated DeltaNet linear attention and full attention (llama.cpp's
 /// qwen35 architecture, Qwen3.5's layout: 8 layers, every fourth full
-/// attention; and qwen35moe, Qwen3.5-MoE's, with 8 routed experts, 2 per
-/// token, and a shared one), planned from the file and run four sequences
-/// at a time:
+/// attention; qwen35moe, Qwen3.5-MoE's, with 8 routed experts, 2 per
+/// token, and a shared one; qwen3next, Qwen3-Next's, the same with its
+/// fused beta/alpha projection), planned from the file and run four
+/// sequences at a time:
 /// llama.cpp keeps a KV cache for the two attention layers only and a
 /// recurrent state (`RS buffer`) per sequence for the six linear ones, and
 /// its logged weights, KV cache with the state, and buffers match the plan.
@@ -384,10 +385,15 @@ fn a_hybrid_linear_attention_model_matches_too() {
         "--ff",
         "256",
     ];
+    let next: Vec<&str> = moe
+        .iter()
+        .map(|a| if *a == "qwen35moe" { "qwen3next" } else { a })
+        .collect();
     for (dtype, arch) in [
         ("F16", &["--arch", "qwen35"][..]),
         ("Q8_0", &["--arch", "qwen35"][..]),
         ("Q8_0", moe),
+        ("Q8_0", &next[..]),
     ] {
         let model = make_model_with(&py, dir.path(), dtype, &[arch, &["--layers", "8"]].concat());
         let report = run_model_with(&server, &model, dir.path(), "8192", &["--batch", "4"]);
