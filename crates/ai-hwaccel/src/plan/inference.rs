@@ -2900,8 +2900,6 @@ fn offload_plan(
     }
 }
 
-/// [`super::speed::fitted_for`] on `d` for weights `quant` under a plan's
-/// runtime, backend and build options.
 /// Seconds a decode step spends on the linear-attention layers' recurrent
 /// state of `state_bytes` (all its sequences) on a device of `bw` bytes/s:
 /// the state is read and written back whole each token (the gated delta
@@ -2939,6 +2937,8 @@ pub fn linear_state_bytes(spec: &ModelSpec, runtime: RuntimeKind) -> f64 {
     sizer.linear_state(0, spec.num_layers, 1)
 }
 
+/// [`super::speed::fitted_for`] on `d` for weights `quant` under a plan's
+/// runtime, backend and build options.
 pub(crate) fn fitted_under(
     d: &PlanDevice,
     opts: &InferenceOptions,
