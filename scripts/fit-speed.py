@@ -1858,8 +1858,8 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   Qwen3.5-35B-A3B Q4_K_M at b8460 and b8933, and, held out, PR 22478's RTX
   PRO 6000 Qwen3-Next Q4_K_M tg128 (CUDA, April 2026). Their decode went
   from 26 % to 75 % over (the RTX PRO 6000's 38 %) to 11 % under to 24 %
-  over (the RTX PRO 6000's 12 % over), with no other row's figure moved by
-  more than a point. The prompts of these models stay at their FLOPs: no
+  over (the RTX PRO 6000's 12 % over), with no other line of the table
+  above moved by more than a point. The prompts of these models stay at their FLOPs: no
   term describes the delta-net layers' prompt kernels yet, so their rows'
   prompts are compared, not fitted (the table's line "linear-attention
   models' prompts"; the plan warns), 35-68 % slower than planned.
