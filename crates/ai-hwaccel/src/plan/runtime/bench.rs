@@ -847,6 +847,11 @@ mod tests {
         }
         // Between anchors: in between, and never decreasing.
         assert_eq!(build_month(3141), Some(BuildMonth::ym(2024, 6)));
+        // Issue 22375's builds of spring 2026, between b8038 (Feb 13) and
+        // b10298 (Aug): b8460 in March, b8933 in April (the issue that ran
+        // both is of 2026-04-25).
+        assert_eq!(build_month(8460), Some(BuildMonth::ym(2026, 3)));
+        assert_eq!(build_month(8933), Some(BuildMonth::ym(2026, 4)));
         let mut last = build_month(1).unwrap();
         for n in (1..12_000).step_by(37) {
             let b = build_month(n).unwrap();
