@@ -745,6 +745,12 @@ def fit_linear_state(rows, decays):
         def serror(f):
             LINEAR_STATE[runtime] = f
             cells, scores, devices, _ = fit_all(rows, decays, {})
+            # A fraction so small that the state's time exceeds a row's
+            # measured step leaves a cell unfitted (no positive efficiency),
+            # and fit_error skips rows without a cell: such a fraction would
+            # look better than it is, so it is refused.
+            if any(cell_for(cells, runtime, r, "decode") is None for r in hybrid):
+                return float("inf")
             return fit_error(
                 rows, runtime, "decode", decays, {}, cells, devices, scores, keep=lambda r: r["state"] > 0
             )
