@@ -628,6 +628,8 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
             memory_utilization: v
                 .gpu_memory_utilization
                 .unwrap_or(ai_hwaccel::plan::inference::DEFAULT_MEMORY_UTILIZATION),
+            max_num_seqs: v.max_num_seqs,
+            max_num_batched_tokens: v.max_num_batched_tokens,
             ..InferenceOptions::default()
         };
         let mut opts = ai_hwaccel::plan::options_for(&m, &opts);

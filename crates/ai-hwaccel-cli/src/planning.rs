@@ -108,6 +108,18 @@ pub struct PlanArgs {
     /// Tokens per prefill step (activation workspace), at most 10000000.
     #[arg(long, value_name = "N", default_value_t = ai_hwaccel::plan::inference::DEFAULT_PREFILL_CHUNK, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub prefill_chunk: u64,
+    /// vLLM's `--max-num-seqs` (at most 1000000): the requests its start-up
+    /// profile samples at once, so the sampler workspace the vLLM rule
+    /// keeps; `--emit vllm` passes it. Default: vLLM's for the GPU (1024 on
+    /// GPUs of 70 GiB or more other than the A100, else 256).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_num_seqs: Option<u64>,
+    /// vLLM's `--max-num-batched-tokens` (at most 10000000): the tokens of
+    /// its profiled forward pass; `--emit vllm` passes it. Default: vLLM's
+    /// for the GPU (8192 on GPUs of 70 GiB or more other than the A100,
+    /// 16384 from 160 GiB, else 2048).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub max_num_batched_tokens: Option<u64>,
     /// Fraction of device memory the model may use (the rest is runtime reserve).
     #[arg(long, value_name = "F", default_value_t = ai_hwaccel::plan::inference::DEFAULT_MEMORY_UTILIZATION, value_parser = parse_fraction)]
     pub memory_utilization: f64,
@@ -710,6 +722,8 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         cuda_force_mmq: args.cuda_force_mmq,
         kv_read_efficiency: args.kv_read_efficiency,
         backend: args.backend,
+        max_num_seqs: args.max_num_seqs,
+        max_num_batched_tokens: args.max_num_batched_tokens,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: args.max_plans as usize,

@@ -157,6 +157,8 @@ pub const COMMANDS: &[Command] = &[
             "decode_efficiency",
             "prefill_efficiency",
             "kv_read_efficiency",
+            "max_num_seqs",
+            "max_num_batched_tokens",
             "max_plans",
             "objective",
             "runtime",
@@ -784,6 +786,8 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let decode_efficiency = decode_efficiency.unwrap_or(inf::DEFAULT_DECODE_EFFICIENCY);
     let prefill_efficiency = prefill_efficiency.unwrap_or(inf::DEFAULT_PREFILL_EFFICIENCY);
     let max_plans = r.int("max_plans", 1, 10_000)?.unwrap_or(5);
+    let max_num_seqs = r.int("max_num_seqs", 1, 1_000_000)?;
+    let max_num_batched_tokens = r.int("max_num_batched_tokens", 1, 10_000_000)?;
     let input_len = r.int("input_len", 1, 100_000_000)?;
     let output_len = r.int("output_len", 1, 100_000_000)?;
     let ttft_ms = r.number("ttft_ms", 0.0, false, 3_600_000.0)?;
@@ -843,6 +847,8 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         cuda_force_mmq,
         kv_read_efficiency,
         backend,
+        max_num_seqs,
+        max_num_batched_tokens,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: max_plans as usize,

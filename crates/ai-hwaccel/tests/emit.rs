@@ -66,6 +66,36 @@ fn vllm_command_carries_the_plans_sizes() {
             .unwrap_err()
             .contains("--plan takes")
     );
+    // vLLM's scheduler limits, where the plan was made with them, are
+    // passed as given, and they shrink the profiled workspace vLLM keeps.
+    let limited = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            context: Some(32768),
+            batch: 4,
+            max_num_seqs: Some(16),
+            max_num_batched_tokens: Some(4096),
+            ..Default::default()
+        },
+    );
+    let l = emit(&limited, 0, &m.origin).unwrap();
+    assert_vllm_accepts(&l);
+    assert_eq!(value(&l.argv, "--max-num-seqs"), "16");
+    assert_eq!(value(&l.argv, "--max-num-batched-tokens"), "4096");
+    let same = p
+        .plans
+        .iter()
+        .find(|c| {
+            (c.tensor_parallel, c.pipeline_parallel)
+                == (
+                    limited.plans[0].tensor_parallel,
+                    limited.plans[0].pipeline_parallel,
+                )
+        })
+        .unwrap();
+    assert!(limited.plans[0].per_device[0].activation_bytes < same.per_device[0].activation_bytes);
     // A GGUF level is not vLLM's; a bare size names no checkpoint.
     let q = plan_inference(
         &m.spec,

@@ -237,6 +237,17 @@ pub struct InferenceOptions {
     /// other than Xe2).
     #[serde(default)]
     pub backend: Option<super::runtime::GgmlBackend>,
+    /// vLLM's `--max-num-seqs`: the requests its profile run samples at
+    /// once (and the most it schedules together); `None`: vLLM's default
+    /// for the GPU ([`crate::plan::runtime::vllm_batch_defaults`]). Read
+    /// only under the vLLM rule; an emitted `vllm serve` passes it.
+    #[serde(default)]
+    pub max_num_seqs: Option<u64>,
+    /// vLLM's `--max-num-batched-tokens`: the tokens of one scheduler step,
+    /// so of its profiled forward pass; `None`: vLLM's default for the GPU.
+    /// Read only under the vLLM rule; an emitted `vllm serve` passes it.
+    #[serde(default)]
+    pub max_num_batched_tokens: Option<u64>,
 }
 
 impl InferenceOptions {
@@ -282,6 +293,8 @@ impl Default for InferenceOptions {
             cuda_force_mmq: false,
             kv_read_efficiency: None,
             backend: None,
+            max_num_seqs: None,
+            max_num_batched_tokens: None,
         }
     }
 }

@@ -439,6 +439,15 @@ pub struct VllmLog {
     /// `None` there is no quantization) or of `non-default args`.
     #[serde(default)]
     pub quantization: Option<String>,
+    /// `max_num_seqs` the user set (`'max_num_seqs': N` of `non-default
+    /// args`, or `max_num_seqs=N` of an args line); `None`: vLLM's default.
+    #[serde(default)]
+    pub max_num_seqs: Option<u64>,
+    /// `max_num_batched_tokens` as set (`non-default args`, an args line)
+    /// or as the scheduler reports it (`Chunked prefill is enabled with
+    /// max_num_batched_tokens=N.`).
+    #[serde(default)]
+    pub max_num_batched_tokens: Option<u64>,
     /// `v0` or `v1`, from lines only one engine prints (V0: `Memory
     /// profiling results`, `# CPU blocks`, `worker.py`; V1: `GPU KV cache
     /// size: … tokens`, `V1 LLM engine`, `gpu_model_runner.py`).
@@ -622,6 +631,16 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
             .or_else(|| after(line, "torch peak memory increase: ", &[';']))
         {
             l.activation_peak_bytes = gib(v).or(l.activation_peak_bytes);
+        }
+        if let Some(v) = dict_arg(line, "max_num_seqs").or_else(|| server_arg(line, "max_num_seqs"))
+        {
+            l.max_num_seqs = count(v).or(l.max_num_seqs);
+        }
+        if let Some(v) = dict_arg(line, "max_num_batched_tokens")
+            .or_else(|| server_arg(line, "max_num_batched_tokens"))
+            .or_else(|| after(line, "enabled with max_num_batched_tokens=", &[',', ' ']))
+        {
+            l.max_num_batched_tokens = count(v.trim_end_matches('.')).or(l.max_num_batched_tokens);
         }
         if let Some(v) = after(line, "max_seq_len=", &[',', ' ']) {
             l.max_model_len = count(v).or(l.max_model_len);

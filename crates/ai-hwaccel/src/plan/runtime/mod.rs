@@ -402,5 +402,22 @@ mod tests {
         assert_eq!(vllm_batch_defaults(140 << 30, "NVIDIA H200"), (8192, 1024));
         assert_eq!(vllm_batch_defaults(178 << 30, "NVIDIA B200"), (16384, 1024));
         assert_eq!(vllm_batch_defaults(119 << 30, "NVIDIA GB10"), (2048, 256));
+        // `--max-num-seqs 16`: the sampler profiles 16 requests, not 1024.
+        let sixteen = InferenceOptions {
+            max_num_seqs: Some(16),
+            ..InferenceOptions::default()
+        };
+        let m = runtime(RuntimeKind::Vllm).memory(&ctx(&d, 80, 1, 15), &sixteen, &forward);
+        assert_eq!(
+            m.activation_bytes,
+            (16.0 * 128_256.0 * SAMPLER_BYTES_PER_LOGIT).ceil() as u64
+        );
+        // `--max-num-batched-tokens`: the forward pass is profiled at it.
+        let tokens = InferenceOptions {
+            max_num_batched_tokens: Some(1 << 40),
+            ..InferenceOptions::default()
+        };
+        let m = runtime(RuntimeKind::Vllm).memory(&ctx(&d, 80, 1, 15), &tokens, &forward);
+        assert_eq!(m.activation_bytes, 1 << 40);
     }
 }

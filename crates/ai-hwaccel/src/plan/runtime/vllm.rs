@@ -185,6 +185,8 @@ impl Runtime for Vllm {
         let cap = ctx.capacity_bytes;
         let visible = cuda_visible_bytes(ctx.device.spec_id.as_deref(), cap);
         let (batched, seqs) = vllm_batch_defaults(visible, &ctx.device.name);
+        let batched = opts.max_num_batched_tokens.unwrap_or(batched);
+        let seqs = opts.max_num_seqs.unwrap_or(seqs);
         let non_torch = if ctx.tensor_parallel * ctx.pipeline_parallel > 1 {
             NON_TORCH_BYTES_MULTI_GPU
         } else {
@@ -217,9 +219,11 @@ pub const CONFIG_FILE: &str = "vllm-config.yaml";
 
 impl Vllm {
     /// `vllm serve` for a plan: the parallel sizes, `--max-model-len` the
-    /// planned context, `--max-num-seqs` the sequences the plan holds per
-    /// replica at that context (under latency targets, the concurrency that
-    /// meets them), the utilization the plan used, and the
+    /// planned context, `--max-num-seqs` the one the plan was made with
+    /// ([`InferenceOptions::max_num_seqs`]) or else the sequences the plan
+    /// holds per replica at that context (under latency targets, the
+    /// concurrency that meets them), `--max-num-batched-tokens` where the
+    /// plan was made with one, the utilization the plan used, and the
     /// weight and cache types.
     pub fn launch(
         plan: &crate::plan::InferencePlan,
@@ -254,10 +258,16 @@ impl Vllm {
             "--max-model-len".into(),
             plan.context.to_string(),
             "--max-num-seqs".into(),
-            super::admitted_sequences(plan, choice).to_string(),
+            plan.options
+                .max_num_seqs
+                .unwrap_or_else(|| super::admitted_sequences(plan, choice))
+                .to_string(),
             "--gpu-memory-utilization".into(),
             format!("{memory_utilization}"),
         ]);
+        if let Some(t) = plan.options.max_num_batched_tokens {
+            argv.extend(["--max-num-batched-tokens".into(), t.to_string()]);
+        }
         // Other levels are read from the checkpoint: a method flag names one
         // exporter's checkpoints (`modelopt_fp4` ModelOpt's NVFP4, `mxfp4`
         // OpenAI's MXFP4, `gptq` …) and one that differs from the
