@@ -38,13 +38,59 @@ fn rows() -> Vec<std::collections::HashMap<String, String>> {
         .collect()
 }
 
+/// The spec id of a logged GPU: the name as the log's thread prints it,
+/// resolved as `specs` resolves it (llm-d-benchmark's "H100" is the H100
+/// SXM its 79.18 GiB total is).
+fn spec_id(gpu: &str) -> &'static str {
+    match gpu {
+        "H100" => "h100-sxm",
+        other => ai_hwaccel::spec::resolve(other)
+            .unwrap_or_else(|| panic!("no spec entry for {other}"))
+            .id
+            .as_str(),
+    }
+}
+
 /// The device string of a logged GPU.
 fn device(gpu: &str, n: u32) -> Vec<PlanDevice> {
-    let id = match gpu {
-        "H100" => "h100-sxm",
-        other => panic!("no device string for {other}"),
-    };
-    PlanDevice::from_device_string(&format!("{n}x{id}")).expect("device")
+    PlanDevice::from_device_string(&format!("{n}x{}", spec_id(gpu))).expect("device")
+}
+
+/// A numeric cell that may be empty (the log does not print it).
+fn opt(r: &std::collections::HashMap<String, String>, key: &str) -> Option<u64> {
+    r.get(key)
+        .filter(|v| !v.is_empty())
+        .map(|v| v.parse().unwrap())
+}
+
+/// Where a row prints the total CUDA reported, it is the total the vLLM
+/// and SGLang rules take for that GPU (`CUDA_VISIBLE_TOTAL`, read from
+/// `nvidia-smi -q` captures), within the 0.01 GiB the log rounds to plus
+/// what drivers reserve differently (0.1 GiB).
+#[test]
+fn logged_totals_are_what_the_rules_take_cuda_to_report() {
+    let mut checked = 0;
+    for r in rows() {
+        let Some(total) = r.get("gpu_total_gib").filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let total: f64 = total.parse().unwrap();
+        let id = spec_id(&r["gpu"]);
+        let entry = ai_hwaccel::spec::by_id(id).unwrap();
+        let memory = entry.memory_bytes.expect("a GPU with memory");
+        let visible = ai_hwaccel::plan::runtime::cuda_visible_bytes(Some(id), memory);
+        if visible == memory {
+            continue; // no capture of this GPU's reserve
+        }
+        assert!(
+            (visible as f64 / GIB - total).abs() < 0.1,
+            "{}: logged total {total} GiB, rule {} GiB",
+            r["gpu"],
+            visible as f64 / GIB
+        );
+        checked += 1;
+    }
+    assert!(checked > 0);
 }
 
 #[test]
@@ -63,6 +109,8 @@ fn predicted_kv_memory_is_within_15_percent_of_what_vllm_allocated() {
             quant: Some(Quant::parse(&r["quant"]).expect("quant")),
             context: Some(r["max_model_len"].parse().unwrap()),
             memory_utilization: r["gpu_memory_utilization"].parse().unwrap(),
+            max_num_seqs: opt(&r, "max_num_seqs"),
+            max_num_batched_tokens: opt(&r, "max_num_batched_tokens"),
             max_plans: 1000,
             ..Default::default()
         };
