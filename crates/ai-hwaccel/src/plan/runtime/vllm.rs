@@ -16,7 +16,10 @@
 //! `vllm/config/cache.py`) defaults `gpu_memory_utilization` to 0.92, not
 //! 0.9 (pass `--memory-utilization 0.92` to plan for it), and can subtract a
 //! CUDA-graph memory estimate from the KV cache
-//! (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`).
+//! (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`, on by default from 0.21.0:
+//! `vllm/v1/worker/gpu_worker.py` of 0.21.0 subtracts
+//! `profile_cudagraph_memory()`; an RTX A5000 log in
+//! `tests/calibration/runtime_memory.csv` prints 0.52 GiB).
 //!
 //! The sampler's peak is fitted: in the profiled logs of
 //! llm-d-benchmark (`config_explorer/empirical-vllm-memory-results.md`,
