@@ -96,6 +96,30 @@ fn vllm_command_carries_the_plans_sizes() {
         })
         .unwrap();
     assert!(limited.plans[0].per_device[0].activation_bytes < same.per_device[0].activation_bytes);
+    assert!(
+        !limited
+            .warnings
+            .iter()
+            .any(|w| w.contains("scheduler limits"))
+    );
+    // Another runtime's rule does not read them, and says so.
+    let sglang = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Sglang,
+            max_num_seqs: Some(16),
+            ..Default::default()
+        },
+    );
+    assert!(
+        sglang
+            .warnings
+            .iter()
+            .any(|w| w.contains("vLLM's scheduler limits: the sglang rule does not read them")),
+        "{:?}",
+        sglang.warnings
+    );
     // A GGUF level is not vLLM's; a bare size names no checkpoint.
     let q = plan_inference(
         &m.spec,

@@ -2199,6 +2199,15 @@ pub fn plan_inference(
             human_bytes(2 * v)
         ));
     }
+    if opts.runtime != RuntimeKind::Vllm
+        && (opts.max_num_seqs.is_some() || opts.max_num_batched_tokens.is_some())
+    {
+        warnings.push(format!(
+            "max_num_seqs and max_num_batched_tokens are vLLM's scheduler limits: the {} rule \
+             does not read them (plan with runtime vllm)",
+            opts.runtime.name()
+        ));
+    }
     if spec.linear_attention.is_some() {
         // speed.csv's prompts of such models on a Radeon 8060S, against
         // this planner's estimates for the same build month (Nov 28,
