@@ -621,12 +621,18 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
             v.quantization.as_deref(),
             &mut notes,
         )?;
+        // The release's own default where the log names the release.
+        let release_default = v
+            .version
+            .as_deref()
+            .and_then(ai_hwaccel::plan::runtime::vllm_default_memory_utilization);
         let opts = InferenceOptions {
             context,
             max_plans: 64,
             runtime: RuntimeKind::Vllm,
             memory_utilization: v
                 .gpu_memory_utilization
+                .or(release_default)
                 .unwrap_or(ai_hwaccel::plan::inference::DEFAULT_MEMORY_UTILIZATION),
             max_num_seqs: v.max_num_seqs,
             max_num_batched_tokens: v.max_num_batched_tokens,
@@ -637,10 +643,15 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
             opts.quant = quant;
         }
         if v.gpu_memory_utilization.is_none() {
-            notes.push(format!(
-                "the log prints no gpu_memory_utilization: predicted at vLLM's default {}",
-                ai_hwaccel::plan::inference::DEFAULT_MEMORY_UTILIZATION
-            ));
+            notes.push(match (release_default, v.version.as_deref()) {
+                (Some(u), Some(version)) => format!(
+                    "the log prints no gpu_memory_utilization: predicted at vLLM {version}'s default {u}"
+                ),
+                _ => format!(
+                    "the log prints no gpu_memory_utilization: predicted at vLLM's default {}",
+                    ai_hwaccel::plan::inference::DEFAULT_MEMORY_UTILIZATION
+                ),
+            });
         }
         let p = plan_inference(&m.spec, &devices, &opts);
         let tp = v.tensor_parallel_size.map(|t| t as u32);
@@ -664,6 +675,7 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
                         b.tensor_parallel
                     ));
                 }
+                cudagraph_estimate(&v, &mut predicted, &mut notes);
             }
             None => notes.push(format!(
                 "the planner found no plan for {model}: {}",
@@ -719,6 +731,50 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
             .map_or("?".into(), |u| u.to_string())
     );
     Ok(render_rows(&title, &report))
+}
+
+/// vLLM 0.18 on measures the memory its CUDA graphs take before it sizes
+/// the KV cache, and from 0.20 takes it off the cache by default
+/// (`ai_hwaccel::plan::runtime::vllm_subtracts_cudagraph_estimate`). The
+/// planner does not predict that figure, so where the log shows vLLM took
+/// it off, the predicted KV memory and tokens lose the logged figure too
+/// (the tokens in proportion), and the note says it is the log's.
+fn cudagraph_estimate(
+    v: &VllmLog,
+    predicted: &mut (Option<u64>, Option<u64>, Option<u64>),
+    notes: &mut Vec<String>,
+) {
+    let release = v
+        .version
+        .as_deref()
+        .map_or("vLLM".to_string(), |v| format!("vLLM {v}"));
+    if !ai_hwaccel::plan::runtime::vllm_subtracts_cudagraph_estimate(
+        v.version.as_deref(),
+        v.cudagraph_estimate_subtracted,
+    ) {
+        return;
+    }
+    let Some(g) = v.cudagraph_estimate_bytes else {
+        notes.push(format!(
+            "{release} takes a CUDA-graph memory estimate off the KV cache, and this log does not print it (`Estimated CUDA graph memory`): expect less KV memory in the log than predicted"
+        ));
+        return;
+    };
+    if let Some(kv) = predicted.1 {
+        let left = kv.saturating_sub(g);
+        if let Some(t) = predicted.2 {
+            predicted.2 = Some(if kv == 0 {
+                0
+            } else {
+                (t as f64 * left as f64 / kv as f64).floor() as u64
+            });
+        }
+        predicted.1 = Some(left);
+    }
+    notes.push(format!(
+        "{release} took its CUDA-graph memory estimate, {:.2} GiB per GPU as the log prints it (measured at start-up, not predicted), off the KV cache: the predicted KV memory and tokens lose it too",
+        g as f64 / 1_073_741_824.0
+    ));
 }
 
 /// The text table of a vLLM or SGLang report: one row per component,

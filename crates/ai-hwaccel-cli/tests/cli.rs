@@ -2436,6 +2436,60 @@ fn check_predicts_vllm_logs_at_their_own_settings() {
     );
 }
 
+/// `check` on a vLLM 0.20+ log: the utilization the CUDA-graph line prints
+/// (vLLM's default 0.92 there) is the one predicted at, and the estimate
+/// vLLM took off the KV cache (0.17 GiB) comes off the prediction too,
+/// where the log prints it; where it does not, the note says so.
+#[test]
+fn check_takes_a_logged_cudagraph_estimate_off_the_predicted_kv_cache() {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
+    let log = dir.join("vllm-club3090-issue127__4x-rtx3090-tp4-cudagraph-estimate-rank1-only.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let without = tempfile::tempdir().unwrap();
+    let cut = without.path().join("no-estimate.log");
+    std::fs::write(
+        &cut,
+        text.lines()
+            .filter(|l| !l.contains("Estimated CUDA graph memory"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .unwrap();
+    let kv = |path: &std::path::Path| {
+        let j = json(&[
+            "check",
+            path.to_str().unwrap(),
+            "--model",
+            "qwen3-32b",
+            "--devices",
+            "4xrtx-3090",
+            "--json",
+        ]);
+        assert_eq!(j["vllm_log"]["gpu_memory_utilization"], 0.92, "{j}");
+        let r = j["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["component"] == "kv_cache_memory_per_gpu")
+            .unwrap()
+            .clone();
+        (
+            r["predicted_bytes"].as_f64().unwrap(),
+            j["notes"].to_string(),
+        )
+    };
+    let (with, notes) = kv(&log);
+    assert!(
+        notes.contains("took its CUDA-graph memory estimate, 0.17 GiB per GPU"),
+        "{notes}"
+    );
+    let (plain, notes) = kv(&cut);
+    assert!(notes.contains("this log does not print it"), "{notes}");
+    let diff = (plain - with) / 1_073_741_824.0;
+    assert!((diff - 0.17).abs() < 1e-3, "{plain} {with}");
+}
+
 /// `check` on a table whose every row ran on the CPU backend (llama-bench's
 /// README threads sweep, September 2023) plans for this machine's CPU when
 /// no --devices is given, and says so.

@@ -60,6 +60,15 @@ fn vllm_command_carries_the_plans_sizes() {
         );
         assert_eq!(value(&l.argv, "--gpu-memory-utilization"), "0.9");
         assert_eq!(value(&l.argv, "--dtype"), "bfloat16");
+        // The pinned release takes a CUDA-graph estimate off the KV cache
+        // that the plan does not predict: the launch says so.
+        assert!(
+            l.notes
+                .iter()
+                .any(|n| n.contains("CUDA-graph memory estimate") && n.contains("vllm 0.33.0")),
+            "{:?}",
+            l.notes
+        );
     }
     assert!(
         emit(&p, p.plans.len(), &m.origin)
@@ -96,6 +105,33 @@ fn vllm_command_carries_the_plans_sizes() {
         })
         .unwrap();
     assert!(limited.plans[0].per_device[0].activation_bytes < same.per_device[0].activation_bytes);
+    // vLLM's scheduler never runs more than max_num_seqs per replica: the
+    // plan's concurrency is capped there, where the memory alone holds more.
+    assert!(same.max_batch > 16, "{}", same.max_batch);
+    for c in &limited.plans {
+        assert!(c.max_batch <= 16, "{}", c.max_batch);
+        assert_eq!(
+            c.max_concurrent_sequences,
+            c.max_batch * u64::from(c.data_parallel)
+        );
+    }
+    let over = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            batch: 32,
+            max_num_seqs: Some(16),
+            ..Default::default()
+        },
+    );
+    assert!(
+        over.warnings
+            .iter()
+            .any(|w| w.contains("batch 32 is more than max_num_seqs 16")),
+        "{:?}",
+        over.warnings
+    );
     assert!(
         !limited
             .warnings

@@ -218,6 +218,104 @@ mod vllm {
         assert_eq!(serving_quant(None, Some("awq_marlin")), Some(Quant::Int4));
         assert_eq!(serving_quant(Some("float32"), None), None);
     }
+
+    /// vLLM 0.18 on measures its CUDA graphs before sizing the KV cache
+    /// and (0.20 on, or opted in) takes the figure off it; the line that
+    /// says so prints the utilization even where the user left the default.
+    #[test]
+    fn cudagraph_estimate_lines() {
+        use ai_hwaccel::plan::runtime::vllm_subtracts_cudagraph_estimate as subtracts;
+        let l = parse_vllm_log(&fixture(
+            "vllm-gpustack-runner-pr251__tp2-0.27.1-cudagraph-estimate.log",
+        ));
+        assert!((gib(l.cudagraph_estimate_bytes) - 0.36).abs() < 1e-3);
+        assert_eq!(l.cudagraph_estimate_subtracted, Some(true));
+        assert_eq!(l.gpu_memory_utilization, Some(0.82));
+        assert!((gib(l.kv_cache_bytes) - 6.87).abs() < 1e-3);
+        assert!(subtracts(None, l.cudagraph_estimate_subtracted));
+
+        // Only rank 1 printed its estimate in this excerpt: it is kept; the
+        // utilization is vLLM 0.2x's default as the enabled line prints it.
+        let l = parse_vllm_log(&fixture(
+            "vllm-club3090-issue127__4x-rtx3090-tp4-cudagraph-estimate-rank1-only.log",
+        ));
+        assert!((gib(l.cudagraph_estimate_bytes) - 0.17).abs() < 1e-3);
+        assert_eq!(l.gpu_memory_utilization, Some(0.92));
+        assert!((gib(l.kv_cache_bytes) - 15.72).abs() < 1e-3);
+
+        // The ranks differ (4.30, 4.38): rank 0's is the one the KV line
+        // beside it was sized with, whichever rank prints first.
+        let l = parse_vllm_log(&fixture(
+            "vllm-pr37296__tp2-0.18-opt-in-cudagraph-estimate-ranks-differ.log",
+        ));
+        assert!((gib(l.cudagraph_estimate_bytes) - 4.38).abs() < 1e-3);
+        assert_eq!(l.cudagraph_estimate_subtracted, Some(true));
+        assert_eq!(l.gpu_memory_utilization, Some(0.9));
+
+        // No such line: older logs say nothing, and a release before 0.20
+        // did not take an estimate off unless asked.
+        let l = parse_vllm_log(&fixture(
+            "dennislee22-vllm-benchmarking__vllm-7B-2gpuA10040GB-0.5GRAM-diff-nodes.log",
+        ));
+        assert_eq!(l.version.as_deref(), Some("0.10.1.1"));
+        assert_eq!(
+            (l.cudagraph_estimate_bytes, l.cudagraph_estimate_subtracted),
+            (None, None)
+        );
+        assert!(!subtracts(l.version.as_deref(), None));
+    }
+
+    /// The spellings vLLM's sources print (format strings of
+    /// `vllm/v1/worker/gpu_worker.py` in the 0.18.0 and 0.21.0 sdists,
+    /// `vllm/entrypoints/utils.py` `log_version_and_model` and
+    /// `vllm/v1/engine/core.py` of 0.21.0), filled in.
+    #[test]
+    fn version_and_disabled_estimate_spellings() {
+        use ai_hwaccel::plan::runtime::{
+            parse_vllm_version, vllm_default_memory_utilization, vllm_subtracts_cudagraph_estimate,
+        };
+        let l = parse_vllm_log(
+            "(APIServer pid=1) INFO 05-14 00:01:02 [utils.py:299] vLLM server version 0.21.0, serving model Qwen/Qwen3-8B\n\
+             (Worker pid=9) WARNING 05-14 00:03:00 [gpu_worker.py:490] CUDA graph memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). Without it, CUDA graph memory is not accounted for during KV cache allocation, which may require lowering --gpu-memory-utilization to avoid OOM. Consider re-enabling it (the default as of v0.21.0) and increasing --gpu-memory-utilization from 0.9200 to 0.9421.\n\
+             (Worker pid=9) INFO 05-14 00:03:00 [gpu_worker.py:460] Available KV cache memory: 6.90 GiB\n",
+        );
+        assert_eq!(l.version.as_deref(), Some("0.21.0"));
+        assert_eq!(l.cudagraph_estimate_subtracted, Some(false));
+        assert_eq!(l.gpu_memory_utilization, Some(0.92));
+        assert!(!vllm_subtracts_cudagraph_estimate(
+            l.version.as_deref(),
+            l.cudagraph_estimate_subtracted
+        ));
+        let l = parse_vllm_log(
+            "INFO 03-01 10:00:00 [gpu_worker.py:490] In v0.19, CUDA graph memory profiling will be enabled by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more accurately accounts for CUDA graph memory during KV cache allocation. To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from 0.9000 to 0.9120 to maintain the same effective KV cache size.\n\
+             (EngineCore pid=5) INFO 03-01 09:59:00 [core.py:110] Initializing a V1 LLM engine (v0.18.0) with config: model='m'\n",
+        );
+        assert_eq!(l.version.as_deref(), Some("0.18.0"));
+        assert_eq!(l.cudagraph_estimate_subtracted, Some(false));
+        assert_eq!(l.gpu_memory_utilization, Some(0.9));
+        // The 2026 logo line (colour codes removed as the reader does).
+        let l = parse_vllm_log(
+            " \x1b[93m▄▄\x1b[0m \x1b[94m▄█\x1b[0m \x1b[97;1m█     █     █ ▀▄▀ █\x1b[0m  version \x1b[97;1m0.33.0\x1b[0m\n",
+        );
+        assert_eq!(l.version.as_deref(), Some("0.33.0"));
+
+        assert_eq!(parse_vllm_version("0.8.5.post1"), Some((0, 8, 5)));
+        assert_eq!(
+            parse_vllm_version("0.20.2rc1.dev9+g01d4d1ad3"),
+            Some((0, 20, 2))
+        );
+        assert_eq!(parse_vllm_version("dev"), None);
+        assert_eq!(vllm_default_memory_utilization("0.19.1"), Some(0.9));
+        assert_eq!(vllm_default_memory_utilization("0.20.0"), Some(0.92));
+        assert_eq!(vllm_default_memory_utilization("1.0"), Some(0.92));
+        assert!(vllm_subtracts_cudagraph_estimate(Some("0.20.0"), None));
+        assert!(!vllm_subtracts_cudagraph_estimate(Some("0.19.1"), None));
+        assert!(vllm_subtracts_cudagraph_estimate(
+            Some("0.18.0"),
+            Some(true)
+        ));
+        assert!(!vllm_subtracts_cudagraph_estimate(None, None));
+    }
 }
 
 const GIB: f64 = 1_073_741_824.0;

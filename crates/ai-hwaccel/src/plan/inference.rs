@@ -346,7 +346,10 @@ pub struct Plan {
     /// Largest context one sequence may have (batch 1), capped at the
     /// model's maximum.
     pub max_context_tokens: u64,
-    /// Largest batch per replica at the requested context.
+    /// Largest batch per replica at the requested context: what the
+    /// memory holds, and under vLLM at most the `max_num_seqs` the plan was
+    /// made with ([`InferenceOptions::max_num_seqs`]), which its scheduler
+    /// never exceeds.
     pub max_batch: u64,
     /// Decode throughput over all replicas at the requested batch (total);
     /// `None` when a device's bandwidth is unknown.
@@ -1413,9 +1416,16 @@ fn evaluate_replica_with(
         replica_fits(&sizer, replica, &layout, opts, c, 1)
     })
     .min(spec.max_context.unwrap_or(u64::MAX));
+    // vLLM schedules at most `max_num_seqs` sequences per replica however
+    // many its KV cache would hold.
+    let scheduler_cap = match opts.runtime {
+        super::runtime::RuntimeKind::Vllm => opts.max_num_seqs.unwrap_or(u64::MAX),
+        _ => u64::MAX,
+    };
     let max_batch = largest(1 << 20, |b| {
         replica_fits(&sizer, replica, &layout, opts, context, b)
-    });
+    })
+    .min(scheduler_cap);
 
     // Decode: per stage, the slowest device's bytes ÷ effective bandwidth,
     // plus TP all-reduces (two per layer of batch × h 16-bit activations).
@@ -2206,6 +2216,15 @@ pub fn plan_inference(
             "max_num_seqs and max_num_batched_tokens are vLLM's scheduler limits: the {} rule \
              does not read them (plan with runtime vllm)",
             opts.runtime.name()
+        ));
+    }
+    if let (RuntimeKind::Vllm, Some(n)) = (opts.runtime, opts.max_num_seqs)
+        && opts.batch > n
+    {
+        warnings.push(format!(
+            "batch {} is more than max_num_seqs {n}: vLLM's scheduler runs at most {n} sequences \
+             per replica at once, so the speeds at batch {} are not what it reaches",
+            opts.batch, opts.batch
         ));
     }
     if spec.linear_attention.is_some() {

@@ -457,6 +457,28 @@ pub struct VllmLog {
     /// (Unsloth's `vLLM Bitsandbytes config using kwargs = {…}`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skip_modules: Vec<String>,
+    /// The vLLM version the log prints, as printed: `vLLM API server
+    /// version X` (2024-2025), `vLLM server version X, serving model …`
+    /// and the start-up logo's `version X` (2026), `Initializing a V1 LLM
+    /// engine (vX) with config` (also `an LLM engine`, `a V0 LLM engine`),
+    /// `Launching vLLM (vX) headless`.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// `Estimated CUDA graph memory: X GiB total` (vLLM 0.18 on): what
+    /// vLLM measured its CUDA graphs to take on one GPU before sizing the
+    /// KV cache; rank 0's where the lines carry rank tags (ranks differ a
+    /// little).
+    #[serde(default)]
+    pub cudagraph_estimate_bytes: Option<u64>,
+    /// Whether vLLM took that estimate off the KV cache: `true` from
+    /// `CUDA graph memory profiling is enabled`, `false` from `CUDA graph
+    /// memory profiling is disabled` (0.20 on) and `In v0.19, CUDA graph
+    /// memory profiling will be enabled by default` (0.18-0.19, where it
+    /// was off unless asked for); `None` where the log says neither
+    /// ([`super::vllm_subtracts_cudagraph_estimate`] then goes by the
+    /// version).
+    #[serde(default)]
+    pub cudagraph_estimate_subtracted: Option<bool>,
 }
 
 impl VllmLog {
@@ -552,11 +574,89 @@ fn dict_arg<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     Some(v.trim().trim_matches('\''))
 }
 
+/// The version a vLLM start-up line prints (see [`VllmLog::version`]).
+fn vllm_version(line: &str) -> Option<&str> {
+    let v = after(line, "vLLM API server version ", &[' ', ','])
+        .or_else(|| after(line, "vLLM server version ", &[' ', ',']))
+        .or_else(|| after(line, " LLM engine (v", &[')']))
+        .or_else(|| after(line, "Launching vLLM (v", &[')']))
+        .or_else(|| {
+            // The logo of 2026 releases: `▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.21.0`.
+            line.contains('█')
+                .then(|| after(line, " version ", &[' ']))
+                .flatten()
+        })?;
+    let v = v.trim();
+    (!v.is_empty() && v.len() <= 64 && v.starts_with(|c: char| c.is_ascii_digit())).then_some(v)
+}
+
+/// The worker a vLLM line is tagged with, 0 for the first GPU's: the
+/// sum of the ranks its tag names (`(Worker_TP1 pid=…)`,
+/// `(Worker_PP1_TP0 pid=…)`, `(Worker_TP0_EP0 pid=…)`, `(VllmWorker
+/// rank=1 pid=…)`), 1 for `(VllmWorkerProcess pid=…)` and
+/// `(RayWorkerWrapper pid=…)` (the workers other than the driver, which
+/// logs untagged); `None` for an untagged line, the engine's or the API
+/// server's.
+fn worker_rank(line: &str) -> Option<u32> {
+    let tag = line.strip_prefix('(')?.split(')').next()?;
+    if !tag.contains("Worker") {
+        return None;
+    }
+    if tag.contains("VllmWorkerProcess") || tag.contains("RayWorkerWrapper") {
+        return Some(1);
+    }
+    let mut sum = None;
+    for key in ["TP", "PP", "DP", "EP", "rank="] {
+        let mut rest = tag;
+        while let Some(i) = rest.find(key) {
+            rest = &rest[i + key.len()..];
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(n) = digits.parse::<u32>() {
+                sum = Some(sum.unwrap_or(0u32).saturating_add(n));
+            }
+        }
+    }
+    sum.or(Some(0))
+}
+
 /// Read a vLLM start-up log. At most 1 MiB of lines is read.
 pub fn parse_vllm_log(text: &str) -> VllmLog {
     let mut l = VllmLog::default();
+    // Whether the CUDA-graph estimate kept is rank 0's (or untagged).
+    let mut estimate_from_rank0 = false;
     for line in log_lines(text) {
         let line = line.as_str();
+        if let Some(v) = vllm_version(line) {
+            l.version = Some(v.to_string());
+        }
+        if let Some(v) = after(line, "Estimated CUDA graph memory: ", &['\n']) {
+            let v = v.trim().trim_end_matches("total").trim();
+            let rank0 = worker_rank(line).is_none_or(|r| r == 0);
+            if let Some(b) = gib(v) {
+                if rank0 {
+                    l.cudagraph_estimate_bytes = Some(b);
+                    estimate_from_rank0 = true;
+                } else if !estimate_from_rank0 && l.cudagraph_estimate_bytes.is_none() {
+                    l.cudagraph_estimate_bytes = Some(b);
+                }
+            }
+        }
+        if line.contains("CUDA graph memory profiling is enabled") {
+            l.cudagraph_estimate_subtracted = Some(true);
+        } else if line.contains("CUDA graph memory profiling is disabled")
+            || line.contains("CUDA graph memory profiling will be enabled by default")
+        {
+            l.cudagraph_estimate_subtracted = Some(false);
+        }
+        // The utilization those lines print (`The current
+        // --gpu-memory-utilization=0.9200 is equivalent to …`; disabled:
+        // `increase --gpu-memory-utilization from 0.9000 to …`), also
+        // where the user left vLLM's default.
+        if let Some(v) = after(line, "current --gpu-memory-utilization=", &[' '])
+            .or_else(|| after(line, "--gpu-memory-utilization from ", &[' ']))
+        {
+            l.gpu_memory_utilization = v.trim().parse().ok().or(l.gpu_memory_utilization);
+        }
         if let Some(v) = after(line, "Loading model weights took ", &['\n'])
             .or_else(|| after(line, "Model loading took ", &['\n']))
             .or_else(|| after(line, "model weights take ", &[';']))

@@ -289,6 +289,12 @@ pub use vllm::CONFIG_FILE as VLLM_CONFIG_FILE;
 pub use vllm::PINNED_DEFINITIONS as VLLM_PINNED_DEFINITIONS;
 pub use vllm::cuda_visible_bytes;
 pub use vllm::{
+    CUDAGRAPH_ESTIMATE_DEFAULT_SINCE as VLLM_CUDAGRAPH_ESTIMATE_DEFAULT_SINCE,
+    default_memory_utilization as vllm_default_memory_utilization,
+    parse_version as parse_vllm_version,
+    subtracts_cudagraph_estimate as vllm_subtracts_cudagraph_estimate,
+};
+pub use vllm::{
     LAST_BITSANDBYTES as VLLM_LAST_BITSANDBYTES, bitsandbytes_removed as vllm_bitsandbytes_removed,
 };
 pub use vllm::{

@@ -12,14 +12,24 @@
 //!
 //! The batch defaults depend on the GPU ([`vllm_batch_defaults`]).
 //!
-//! Newer vLLM differs in two ways not modelled yet: vLLM 0.33.0 (PyPI,
-//! `vllm/config/cache.py`) defaults `gpu_memory_utilization` to 0.92, not
-//! 0.9 (pass `--memory-utilization 0.92` to plan for it), and can subtract a
-//! CUDA-graph memory estimate from the KV cache
-//! (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`, on by default from 0.21.0:
-//! `vllm/v1/worker/gpu_worker.py` of 0.21.0 subtracts
-//! `profile_cudagraph_memory()`; an RTX A5000 log in
-//! `tests/calibration/runtime_memory.csv` prints 0.52 GiB).
+//! vLLM 0.20.0 changed two things the rule does not predict (read in the
+//! PyPI source distributions: 0.19.0 and earlier have neither, 0.20.0,
+//! 0.20.2, 0.21.0 and the pinned 0.33.0 both): `gpu_memory_utilization`
+//! defaults to 0.92, not 0.9 (`vllm/config/cache.py`), and the KV cache
+//! also loses a CUDA-graph memory estimate (`vllm/envs.py`
+//! `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` defaults to "1"; 0.18 and
+//! 0.19 had it as an opt-in): `Worker.determine_available_memory`
+//! subtracts `profile_cudagraph_memory()`, which captures the first two
+//! graphs of each mode and counts the rest at the second one's size, so
+//! the figure is measured at start-up and depends on the model, the
+//! capture sizes and the attention backend (0.17 to 4.38 GiB per GPU in
+//! published logs: `tests/fixtures/runtime-logs/vllm-*cudagraph*`). The
+//! planner keeps 0.9 and no estimate, which is what vLLM 0.10-0.19 do;
+//! the two changes pull in opposite directions (on the RTX A5000 of
+//! `tests/calibration/runtime_memory.csv`: 2 % of 23.5 GiB is 0.47 GiB,
+//! the logged estimate 0.52 GiB). `check` reads both from a log
+//! ([`default_memory_utilization`], [`subtracts_cudagraph_estimate`]),
+//! and `--emit vllm` says the KV cache will be smaller by the estimate.
 //!
 //! The sampler's peak is fitted: in the profiled logs of
 //! llm-d-benchmark (`config_explorer/empirical-vllm-memory-results.md`,
@@ -59,6 +69,65 @@ pub fn bitsandbytes_removed() -> String {
          removed it; the pinned {pinned} cannot load it): the memory is planned as \
          {LAST_BITSANDBYTES} ran it; for a current vLLM plan --quant awq, gptq or fp8, or \
          --runtime sglang (which still loads bitsandbytes)"
+    )
+}
+
+/// `(major, minor, patch)` of a vLLM version as logs print it: `0.10.1.1`,
+/// `0.8.5.post1`, `0.20.2rc1.dev9+g01d4d1ad3`; `None` for `dev` and other
+/// text that does not start with numbers.
+pub fn parse_version(v: &str) -> Option<(u32, u32, u32)> {
+    let v = v.trim().trim_start_matches('v');
+    let mut parts = v.split('.').map(|p| {
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u32>().ok()
+    });
+    let major = parts.next()??;
+    let minor = parts.next()??;
+    let patch = parts.next().flatten().unwrap_or(0);
+    Some((major, minor, patch))
+}
+
+/// The first release whose `gpu_memory_utilization` defaults to 0.92 and
+/// that subtracts its CUDA-graph estimate from the KV cache by default
+/// (module documentation).
+pub const CUDAGRAPH_ESTIMATE_DEFAULT_SINCE: (u32, u32, u32) = (0, 20, 0);
+
+/// vLLM's default `gpu_memory_utilization` in release `version` (0.92 from
+/// [`CUDAGRAPH_ESTIMATE_DEFAULT_SINCE`], 0.9 before); `None` when the
+/// version cannot be read.
+pub fn default_memory_utilization(version: &str) -> Option<f64> {
+    let v = parse_version(version)?;
+    Some(if v >= CUDAGRAPH_ESTIMATE_DEFAULT_SINCE {
+        0.92
+    } else {
+        0.9
+    })
+}
+
+/// Whether vLLM took its CUDA-graph estimate off the KV cache: as the log
+/// says where it says (`logged`: [`super::log::VllmLog::cudagraph_estimate_subtracted`]),
+/// else by release (on by default from [`CUDAGRAPH_ESTIMATE_DEFAULT_SINCE`];
+/// an unknown release: no).
+pub fn subtracts_cudagraph_estimate(version: Option<&str>, logged: Option<bool>) -> bool {
+    logged.unwrap_or_else(|| {
+        version
+            .and_then(parse_version)
+            .is_some_and(|v| v >= CUDAGRAPH_ESTIMATE_DEFAULT_SINCE)
+    })
+}
+
+/// The note `--emit vllm` adds: the launched release subtracts a
+/// CUDA-graph estimate the plan does not predict.
+pub fn cudagraph_estimate_note() -> String {
+    let pinned = PINNED_DEFINITIONS
+        .split(" (")
+        .next()
+        .unwrap_or(PINNED_DEFINITIONS);
+    format!(
+        "vLLM 0.20 and later ({pinned} too) take a CUDA-graph memory estimate they measure at start-up \
+         off the KV cache (`Estimated CUDA graph memory: X GiB total`; 0.17 to 4.38 GiB per GPU in \
+         published logs), which this plan does not predict: expect that much less KV cache than \
+         planned, and `ai-hwaccel check` the start-up log to see it"
     )
 }
 
@@ -238,7 +307,10 @@ impl Vllm {
         let model = super::model_argument(origin).ok_or(
             "vLLM needs a Hugging Face repository or a model directory: a bare size names neither",
         )?;
-        let mut notes = vec![format!("flags checked against {PINNED_DEFINITIONS}")];
+        let mut notes = vec![
+            format!("flags checked against {PINNED_DEFINITIONS}"),
+            cudagraph_estimate_note(),
+        ];
         let mut argv: Vec<String> = vec![
             "vllm".into(),
             "serve".into(),
