@@ -558,3 +558,168 @@ fn a_detected_nvidia_gpu_plans_with_the_memory_cuda_reports() {
     let visible = ai_hwaccel::plan::runtime::cuda_visible_bytes(Some("h200"), 141 * (1 << 30));
     assert!(visible.abs_diff(150_109_880_320) < 3 * MIB, "{visible}");
 }
+
+/// vLLM's block pool for hybrid models (`VllmHybridBlocks`), against the
+/// numbers two public start-up logs print.
+///
+/// - club-3090 issue 652 (https://github.com/noonghunna/club-3090/issues/652,
+///   vLLM 0.24.0, one RTX 5090, Qwen3.6-35B-A3B NVFP4 — the Qwen3.5-35B-A3B
+///   architecture —, `kv_cache_dtype` fp8, `enable_prefix_caching` True,
+///   `max_model_len` 131072): "Available KV cache memory: 6.01 GiB", "GPU
+///   KV cache size: 569,878 tokens", "Maximum concurrency for 131,072
+///   tokens per request: 4.35x". 0.24.0 has no FlashInfer GDN checkpoint.
+/// - vllm issue 40691 (https://github.com/vllm-project/vllm/issues/40691,
+///   vLLM 0.19.0, Qwen3.5-27B, `--max-model-len 32768`, prefix caching off
+///   as 0.19 ran hybrids): "GPU KV cache size: 290,864 tokens" (0.19's
+///   formula: blocks ÷ groups × block size) and "Maximum concurrency for
+///   32,768 tokens per request: 33.04x"; no memory line, so the test finds
+///   the pool that prints both.
+#[test]
+fn vllm_hybrid_block_pool_reproduces_logged_capacities() {
+    use ai_hwaccel::plan::runtime::{VllmHybridBlocks, VllmHybridMode};
+    let a3b = load_model("qwen3.5-35b-a3b").unwrap().spec;
+    let h = VllmHybridBlocks::new(
+        &a3b,
+        1,
+        1.0,
+        2.0,
+        VllmHybridMode {
+            prefix_caching: true,
+            prefill_checkpoint: false,
+        },
+    )
+    .unwrap();
+    // 10 attention + 30 linear layers: groups of 10; a linear layer's
+    // state (3 × 8192 bf16 + 32 × 128 × 128 fp32) is 2096 tokens of the
+    // attention page (2 KV heads × 512 × 1 byte).
+    assert_eq!((h.block_size, h.group_size), (2096, 10));
+    assert_eq!((h.attention_groups, h.linear_groups), (1, 3));
+    let blocks = h.num_blocks((6.01 * GIB) as u64);
+    assert_eq!(blocks, 300);
+    assert_eq!(h.blocks_per_request(131_072), 63 + 3 * 2);
+    assert_eq!(h.capacity_tokens(blocks, 131_072), 569_878);
+    assert_eq!(format!("{:.2}", blocks as f64 / 69.0), "4.35");
+
+    let dense = load_model("qwen3.5-27b").unwrap().spec;
+    let h = VllmHybridBlocks::new(
+        &dense,
+        1,
+        2.0,
+        2.0,
+        VllmHybridMode {
+            prefix_caching: false,
+            prefill_checkpoint: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(h.block_size, 784);
+    assert_eq!(h.blocks_per_request(32_768), 42 + 3);
+    let groups = h.attention_groups + h.linear_groups;
+    let matching: Vec<u64> = (1..4000)
+        .filter(|&n| {
+            n / groups * h.block_size == 290_864
+                && format!("{:.2}", n as f64 / h.blocks_per_request(32_768) as f64) == "33.04"
+        })
+        .collect();
+    assert_eq!(matching, [1487]);
+
+    // The pinned release on a Hopper GPU: FlashInfer's GDN prefill aligns
+    // blocks to 64 tokens and holds a checkpoint block per linear group.
+    let h = VllmHybridBlocks::new(
+        &dense,
+        1,
+        2.0,
+        2.0,
+        VllmHybridMode::pinned(Some((9, 0)), 128),
+    )
+    .unwrap();
+    assert_eq!(h.block_size % 64, 0);
+    assert_eq!(h.linear_blocks_per_group, 3);
+    assert_eq!(
+        VllmHybridMode::pinned(Some((8, 6)), 128),
+        VllmHybridMode {
+            prefix_caching: true,
+            prefill_checkpoint: false
+        }
+    );
+    // A model without linear layers has no such pool.
+    let llama = load_model("llama-3.1-8b").unwrap().spec;
+    assert!(VllmHybridBlocks::new(&llama, 1, 2.0, 2.0, VllmHybridMode::pinned(None, 0)).is_none());
+}
+
+/// A plan of a hybrid model under vLLM follows the pool: its token
+/// capacity is what vLLM would log, its concurrency what the pool holds,
+/// and where vLLM's default `max_num_seqs` exceeds the pool's blocks (one
+/// H100, Qwen3.5-27B at 16 bits) the plan warns that vLLM 0.20+ refuses to
+/// start.
+#[test]
+fn vllm_plans_of_hybrid_models_follow_the_block_pool() {
+    use ai_hwaccel::plan::runtime::{VllmHybridBlocks, VllmHybridMode};
+    let spec = load_model("qwen3.5-27b").unwrap().spec;
+    let plan = plan_inference(
+        &spec,
+        &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            quant: Some(Quant::Bf16),
+            context: Some(32_768),
+            ..Default::default()
+        },
+    );
+    let p = &plan.plans[0];
+    let blocks = p.kv_cache_blocks.expect("a hybrid model's pool");
+    let h = VllmHybridBlocks::new(
+        &spec,
+        1,
+        2.0,
+        2.0,
+        VllmHybridMode::pinned(Some((9, 0)), 128),
+    )
+    .unwrap();
+    let d = &p.per_device[0];
+    let free = d.capacity_bytes - d.weights_bytes - d.activation_bytes - d.overhead_bytes;
+    assert_eq!(blocks, h.num_blocks(free));
+    assert_eq!(
+        p.kv_cache_capacity_tokens,
+        Some(h.capacity_tokens(blocks, 32_768))
+    );
+    assert_eq!(p.max_batch, h.max_requests(blocks, 32_768));
+    assert!(blocks < 1024, "{blocks}");
+    assert!(
+        plan.warnings
+            .iter()
+            .any(|w| w.contains(&format!("exceeds available Mamba cache blocks ({blocks})"))),
+        "{:?}",
+        plan.warnings
+    );
+    // At a max_num_seqs the pool holds, no such warning.
+    let fine = plan_inference(
+        &spec,
+        &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            quant: Some(Quant::Bf16),
+            context: Some(32_768),
+            max_num_seqs: Some(16),
+            ..Default::default()
+        },
+    );
+    assert!(
+        !fine
+            .warnings
+            .iter()
+            .any(|w| w.contains("Mamba cache blocks"))
+    );
+    // Another runtime keeps no such pool.
+    let sglang = plan_inference(
+        &spec,
+        &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Sglang,
+            quant: Some(Quant::Bf16),
+            context: Some(32_768),
+            ..Default::default()
+        },
+    );
+    assert_eq!(sglang.plans[0].kv_cache_blocks, None);
+}

@@ -379,6 +379,13 @@ pub struct Plan {
     /// "GPU KV cache size: N tokens"; the tightest device decides).
     #[serde(default)]
     pub kv_cache_capacity_tokens: Option<u64>,
+    /// Under vLLM, for a model with linear-attention layers (Qwen3-Next,
+    /// Qwen3.5): the blocks of the KV pool one GPU holds (vLLM's
+    /// `num_blocks`; [`crate::plan::runtime::VllmHybridBlocks`]), which
+    /// also bound the sequences it runs at once: from vLLM 0.20 a
+    /// `max_num_seqs` above it does not start. `None` elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_blocks: Option<u64>,
     /// Weights the runtime keeps in host memory beside the plan's devices,
     /// per replica: llama.cpp's token embedding when an accelerator holds
     /// the first stage (its input layer always stays on the CPU); 0 for
@@ -1288,6 +1295,8 @@ struct Evaluated {
     tp_link: Option<String>,
     pp_bytes: u64,
     kv_tokens: Option<u64>,
+    /// vLLM's hybrid KV pool in blocks per GPU ([`Plan::kv_cache_blocks`]).
+    kv_blocks: Option<u64>,
     /// Weights the runtime keeps in host memory beside the devices.
     host_weights: u64,
 }
@@ -1411,11 +1420,50 @@ fn evaluate_replica_with(
             human_bytes(cap)
         ));
     }
+    // vLLM holds a hybrid model's KV cache as a pool of blocks (see
+    // `VllmHybridBlocks`): its own token count, longest request and
+    // concurrency follow from the pool, whose pages are padded and whose
+    // linear layers hold whole blocks per request. One stage only: the
+    // grouping of layers split over stages is not read here.
+    let hybrid = if opts.runtime == RuntimeKind::Vllm && pp == 1 {
+        let d0 = &replica.stages[0][0];
+        let cc = d0
+            .spec_id
+            .as_deref()
+            .and_then(crate::spec::by_id)
+            .and_then(super::speed::nvidia_compute_capability);
+        let key_dim = spec.linear_attention.as_ref().map_or(0, |l| l.key_head_dim);
+        super::runtime::VllmHybridBlocks::new(
+            spec,
+            tp,
+            kv.bytes(),
+            quant.unquantized_bytes(),
+            super::runtime::VllmHybridMode::pinned(cc, key_dim),
+        )
+        .map(|h| {
+            let kv_memory = mem
+                .iter()
+                .map(|&(w, _, act, over, cap)| {
+                    cap.saturating_sub(w)
+                        .saturating_sub(act)
+                        .saturating_sub(over)
+                })
+                .min()
+                .unwrap_or(0);
+            (h, h.num_blocks(kv_memory))
+        })
+    } else {
+        None
+    };
+    if let Some((h, blocks)) = hybrid {
+        kv_tokens = Some(h.capacity_tokens(blocks, context));
+    }
     let ctx_cap = spec.max_context.unwrap_or(1 << 24).max(context);
     let max_context = largest(ctx_cap, |c| {
         replica_fits(&sizer, replica, &layout, opts, c, 1)
     })
-    .min(spec.max_context.unwrap_or(u64::MAX));
+    .min(spec.max_context.unwrap_or(u64::MAX))
+    .min(hybrid.map_or(u64::MAX, |(h, blocks)| h.max_tokens(blocks)));
     // vLLM schedules at most `max_num_seqs` sequences per replica however
     // many its KV cache would hold.
     let scheduler_cap = match opts.runtime {
@@ -1425,7 +1473,8 @@ fn evaluate_replica_with(
     let max_batch = largest(1 << 20, |b| {
         replica_fits(&sizer, replica, &layout, opts, context, b)
     })
-    .min(scheduler_cap);
+    .min(scheduler_cap)
+    .min(hybrid.map_or(u64::MAX, |(h, blocks)| h.max_requests(blocks, context)));
 
     // Decode: per stage, the slowest device's bytes ÷ effective bandwidth,
     // plus TP all-reduces (two per layer of batch × h 16-bit activations).
@@ -1636,6 +1685,7 @@ fn evaluate_replica_with(
         tp_link: (tp > 1).then(|| tp_link(&replica.stages[0]).1),
         pp_bytes: (u64::from(pp) - 1) * (act_bytes as u64),
         kv_tokens,
+        kv_blocks: hybrid.map(|(_, b)| b),
         host_weights: sizer.host_weights(replica.stages[0][0], pp == 1, opts.runtime),
     })
 }
@@ -1818,6 +1868,7 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         tp_comm_seconds_per_step: ev.tp_comm,
         pp_comm_bytes_per_step: ev.pp_bytes,
         kv_cache_capacity_tokens: ev.kv_tokens,
+        kv_cache_blocks: ev.kv_blocks,
         host_weights_bytes: ev.host_weights,
         moe_offload: None,
         batch: opts.batch,
@@ -2451,6 +2502,9 @@ pub fn plan_inference(
         ));
     }
     warnings.extend(unestimated_speeds(devices, quant, opts, &plans));
+    if let Some(w) = vllm_mamba_blocks_warning(opts, devices, &plans) {
+        warnings.push(w);
+    }
     plans.truncate(opts.max_plans.max(1));
     InferencePlan {
         model: spec.name.clone(),
@@ -2931,6 +2985,7 @@ fn offload_plan(
         tp_comm_seconds_per_step: None,
         pp_comm_bytes_per_step: ev.pp_bytes,
         kv_cache_capacity_tokens: ev.kv_tokens,
+        kv_cache_blocks: ev.kv_blocks,
         host_weights_bytes: 0,
         moe_offload: None,
         batch: opts.batch,
@@ -2968,6 +3023,51 @@ fn linear_state_seconds(
         .flatten()
         .unwrap_or(kv_eff);
     2.0 * state_bytes / (bw * eff)
+}
+
+/// vLLM 0.20 and later refuse to start a hybrid model whose `max_num_seqs`
+/// (the plan's, else vLLM's default for the GPU) exceeds the blocks of its
+/// KV pool ("max_num_seqs (N) exceeds available Mamba cache blocks (M)";
+/// [`crate::plan::runtime::VllmHybridBlocks`]): the warning for the best
+/// plan where that would happen.
+fn vllm_mamba_blocks_warning(
+    opts: &InferenceOptions,
+    devices: &[PlanDevice],
+    plans: &[Plan],
+) -> Option<String> {
+    let best = plans.first()?;
+    let blocks = best.kv_cache_blocks?;
+    let used = best.per_device.first()?;
+    let (given, seqs) = match opts.max_num_seqs {
+        Some(n) => (true, n),
+        None => {
+            let d = devices.iter().find(|d| d.id == used.device)?;
+            let visible =
+                super::runtime::cuda_visible_bytes(d.spec_id.as_deref(), used.capacity_bytes);
+            (
+                false,
+                super::runtime::vllm_batch_defaults(visible, &d.name).1,
+            )
+        }
+    };
+    (seqs > blocks).then(|| {
+        format!(
+            "vLLM 0.20 and later refuse to start this hybrid model with max_num_seqs {seqs} ({}): \
+             the KV pool of one GPU holds {blocks} blocks and each running sequence needs one of \
+             them (\"max_num_seqs ({seqs}) exceeds available Mamba cache blocks ({blocks})\"); \
+             serve it with --max-num-seqs {blocks} or fewer{}",
+            if given {
+                "as given"
+            } else {
+                "vLLM's default for this GPU"
+            },
+            if given {
+                ""
+            } else {
+                " (the command --emit vllm writes passes the sequences the plan holds)"
+            }
+        )
+    })
 }
 
 /// The recurrent state one sequence holds in a model's linear-attention

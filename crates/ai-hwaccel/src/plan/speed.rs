@@ -1947,6 +1947,15 @@ pub fn prompt_rate(
     reference_tflops(d, runtime, compute, backend)
 }
 
+/// An NVIDIA entry's compute capability (`architecture` "8.6"); `None`
+/// for other vendors' entries.
+pub fn nvidia_compute_capability(e: &crate::spec::SpecEntry) -> Option<(u32, u32)> {
+    if e.vendor != "nvidia" {
+        return None;
+    }
+    nvidia_cc(e)
+}
+
 /// An NVIDIA entry's compute capability (`architecture` "8.6").
 fn nvidia_cc(e: &crate::spec::SpecEntry) -> Option<(u32, u32)> {
     let (major, minor) = e.architecture.as_deref()?.split_once('.')?;

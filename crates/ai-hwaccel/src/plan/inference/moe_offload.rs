@@ -438,6 +438,7 @@ impl Split<'_> {
             tp_comm_seconds_per_step: None,
             pp_comm_bytes_per_step: 0,
             kv_cache_capacity_tokens: kv_tokens,
+            kv_cache_blocks: None,
             // The host CPU is a device of this plan (its first entry).
             host_weights_bytes: 0,
             moe_offload: Some(MoeOffload {

@@ -290,6 +290,7 @@ pub use vllm::PINNED_DEFINITIONS as VLLM_PINNED_DEFINITIONS;
 pub use vllm::cuda_visible_bytes;
 pub use vllm::{
     CUDAGRAPH_ESTIMATE_DEFAULT_SINCE as VLLM_CUDAGRAPH_ESTIMATE_DEFAULT_SINCE,
+    HybridBlocks as VllmHybridBlocks, HybridMode as VllmHybridMode,
     default_memory_utilization as vllm_default_memory_utilization,
     parse_version as parse_vllm_version,
     subtracts_cudagraph_estimate as vllm_subtracts_cudagraph_estimate,

@@ -131,6 +131,191 @@ pub fn cudagraph_estimate_note() -> String {
     )
 }
 
+/// How vLLM lays out a hybrid model's KV cache (full-attention layers
+/// beside Gated DeltaNet ones: Qwen3-Next, Qwen3.5) on one GPU. Read in
+/// the PyPI sources of 0.21.0 and the pinned 0.33.0 (the same shape in
+/// both; differences named):
+///
+/// - the attention block is enlarged until an attention page (one layer's
+///   `block_size` tokens) holds one sequence's state of one linear layer:
+///   `block_size = A × ⌈state ÷ (A × attention bytes per token)⌉`, `A` the
+///   smallest kernel block (16) or, in 0.33.0 with prefix caching and
+///   FlashInfer's GDN prefill, lcm(16, 64) = 64
+///   (`Platform._align_hybrid_block_size`, `platforms/interface.py`); the
+///   state's page is padded up to the attention page;
+/// - the layers are grouped `g` at a time, `g` the smaller of the two
+///   layer counts (the larger when it is under 1.5 times the smaller;
+///   `_get_kv_cache_groups_uniform_page_size`), and the GPU's KV memory is
+///   one pool of `num_blocks = memory ÷ (g × page)` blocks that every group
+///   draws on (`get_kv_cache_config_from_groups`);
+/// - a request of `L` tokens takes `⌈L ÷ block_size⌉` blocks in each
+///   attention group and, in each linear group, 1 block without prefix
+///   caching, 2 with it ("align" mode), 3 in 0.33.0 with FlashInfer's GDN
+///   prefill (its checkpoint block; `MambaSpec.max_memory_usage_bytes`,
+///   `v1/kv_cache_interface.py`);
+/// - vLLM logs `GPU KV cache size: int(num_blocks ÷ blocks per request ×
+///   L) tokens` (0.20.1 on; `get_kv_cache_capacity`), and from 0.20.0
+///   refuses to start when `max_num_seqs` exceeds `num_blocks` with full
+///   CUDA graphs on (the default): "max_num_seqs (N) exceeds available
+///   Mamba cache blocks (M)" (`CompilationConfig.resolve_cudagraph_mode_and_sizes`;
+///   0.18-0.19 capped the graph sizes instead).
+///
+/// Three published logs are reproduced exactly by these rules (tests in
+/// this module's file and `tests/runtime_logs.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HybridBlocks {
+    /// Tokens per attention block after the enlargement.
+    pub block_size: u64,
+    /// Bytes of one layer's page (attention: `block_size` tokens).
+    pub page_bytes: u64,
+    /// Layers per group.
+    pub group_size: u64,
+    /// Groups of full-attention layers.
+    pub attention_groups: u64,
+    /// Groups of linear-attention layers.
+    pub linear_groups: u64,
+    /// Blocks one request holds in each linear group.
+    pub linear_blocks_per_group: u64,
+}
+
+/// What decides a hybrid layout beside the model: whether prefix caching
+/// is on (vLLM's default for hybrid models from 0.26.0; off before) and
+/// whether the GDN prefill runs FlashInfer's kernel with its checkpoints
+/// (0.33.0 only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HybridMode {
+    /// Prefix caching on ("align" mode for the linear layers' state).
+    pub prefix_caching: bool,
+    /// FlashInfer's GDN prefill with checkpoints (0.33.0).
+    pub prefill_checkpoint: bool,
+}
+
+impl HybridMode {
+    /// The pinned release's defaults on an NVIDIA GPU of compute
+    /// capability `cc` for linear layers of key head dimension
+    /// `key_head_dim`: prefix caching on; FlashInfer's GDN prefill on
+    /// Hopper, and on Blackwell (10.x, 12.x) for key heads of 128 with a
+    /// CUDA 13 runtime (`_resolve_gdn_prefill_backend`,
+    /// `model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py`), which
+    /// vLLM's 2026 installs run (torch 2.13.0+cu130 on B200s in vllm issue
+    /// 57936).
+    pub fn pinned(cc: Option<(u32, u32)>, key_head_dim: u64) -> Self {
+        let flashinfer = match cc {
+            Some((9, 0)) => true,
+            Some((10 | 12, _)) => key_head_dim == 128,
+            _ => false,
+        };
+        HybridMode {
+            prefix_caching: true,
+            prefill_checkpoint: flashinfer,
+        }
+    }
+}
+
+impl HybridBlocks {
+    /// The layout for `spec` at tensor parallelism `tp` with a KV cache of
+    /// `kv_bytes` per element and weights of `model_bytes` per element
+    /// (the convolution state's width; the recurrent state's is the
+    /// config's `mamba_ssm_dtype` where it names one); `None` for a model
+    /// without both kinds of layers or with MLA.
+    pub fn new(
+        spec: &crate::plan::ModelSpec,
+        tp: u32,
+        kv_bytes: f64,
+        model_bytes: f64,
+        mode: HybridMode,
+    ) -> Option<Self> {
+        let l = spec.linear_attention.as_ref()?;
+        if spec.mla.is_some() {
+            return None;
+        }
+        let tp = u64::from(tp.max(1));
+        let linear = u64::from(spec.linear_layers());
+        let attention = u64::from(spec.num_layers).checked_sub(linear)?;
+        if linear == 0 || attention == 0 {
+            return None;
+        }
+        let kv_heads = (u64::from(spec.num_kv_heads) / tp).max(1);
+        let attn_token = (kv_heads as f64 * 2.0 * spec.head_dim as f64 * kv_bytes).ceil() as u64;
+        let conv_dim = (2 * u64::from(l.num_key_heads) * l.key_head_dim
+            + u64::from(l.num_value_heads) * l.value_head_dim)
+            / tp;
+        let ssm_bytes = match l.ssm_state_dtype.as_deref() {
+            Some("fp32") => 4.0,
+            Some("bf16" | "fp16") => 2.0,
+            _ => model_bytes,
+        };
+        let state = (l.conv_kernel.saturating_sub(1) * conv_dim) as f64 * model_bytes
+            + ((u64::from(l.num_value_heads) / tp) * l.value_head_dim * l.key_head_dim) as f64
+                * ssm_bytes;
+        let state = state.ceil() as u64;
+        let align: u64 = if mode.prefix_caching && mode.prefill_checkpoint {
+            64
+        } else {
+            16
+        };
+        if attn_token == 0 {
+            return None;
+        }
+        let block_size = (align * state.div_ceil(align * attn_token)).max(16);
+        let (lo, hi) = (attention.min(linear), attention.max(linear));
+        let group_size = if (hi as f64) < lo as f64 * 1.5 {
+            hi
+        } else {
+            lo
+        };
+        Some(HybridBlocks {
+            block_size,
+            page_bytes: block_size * attn_token,
+            group_size,
+            attention_groups: attention.div_ceil(group_size),
+            linear_groups: linear.div_ceil(group_size),
+            linear_blocks_per_group: match (mode.prefix_caching, mode.prefill_checkpoint) {
+                (false, _) => 1,
+                (true, false) => 2,
+                (true, true) => 3,
+            },
+        })
+    }
+
+    /// Bytes one block of the pool takes on the GPU (a page in each layer
+    /// of a group).
+    pub fn bytes_per_block(&self) -> u64 {
+        self.group_size * self.page_bytes
+    }
+
+    /// The pool's blocks in `kv_bytes` of KV memory.
+    pub fn num_blocks(&self, kv_bytes: u64) -> u64 {
+        kv_bytes / self.bytes_per_block().max(1)
+    }
+
+    /// Blocks a request of `tokens` holds.
+    pub fn blocks_per_request(&self, tokens: u64) -> u64 {
+        self.attention_groups * tokens.div_ceil(self.block_size.max(1))
+            + self.linear_groups * self.linear_blocks_per_group
+    }
+
+    /// Requests of `tokens` the pool holds at once (vLLM's "Maximum
+    /// concurrency", rounded down).
+    pub fn max_requests(&self, num_blocks: u64, tokens: u64) -> u64 {
+        num_blocks / self.blocks_per_request(tokens).max(1)
+    }
+
+    /// vLLM's `GPU KV cache size: N tokens` for `max_model_len` (0.20.1 on).
+    pub fn capacity_tokens(&self, num_blocks: u64, max_model_len: u64) -> u64 {
+        (num_blocks as f64 / self.blocks_per_request(max_model_len).max(1) as f64
+            * max_model_len as f64) as u64
+    }
+
+    /// The longest request the pool holds less the block vLLM keeps back
+    /// (its null block), in whole attention blocks.
+    pub fn max_tokens(&self, num_blocks: u64) -> u64 {
+        let fixed = self.linear_groups * self.linear_blocks_per_group;
+        num_blocks.saturating_sub(1).saturating_sub(fixed) / self.attention_groups.max(1)
+            * self.block_size
+    }
+}
+
 /// Bytes the sampler's profile run holds per logit (one request × one
 /// vocabulary entry): the fit described in the module documentation, 38.72
 /// over the eight logged rows, each within 2.1 %.
