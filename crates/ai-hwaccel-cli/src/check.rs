@@ -586,6 +586,9 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
     let mut notes = Vec::new();
     let mut predicted: (Option<u64>, Option<u64>, Option<u64>) = (None, None, None);
     let mut predicted_activation = None;
+    // A hybrid model's token capacity computed from the logged KV memory
+    // by vLLM's block rules (`VllmHybridBlocks`).
+    let mut tokens_from_logged = None;
     if let Some(model) = &args.model {
         let mut m = crate::planning::load(model)?;
         let (devices, _) = devices_from(args.devices.as_ref(), None, false)?;
@@ -636,6 +639,12 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
                 .unwrap_or(ai_hwaccel::plan::inference::DEFAULT_MEMORY_UTILIZATION),
             max_num_seqs: v.max_num_seqs,
             max_num_batched_tokens: v.max_num_batched_tokens,
+            // `fp8`, `fp8_e4m3`, `fp8_e5m2`: one byte; `auto`: the model's.
+            kv_dtype: v
+                .kv_cache_dtype
+                .as_deref()
+                .filter(|d| d.starts_with("fp8"))
+                .map(|_| ai_hwaccel::plan::KvDtype::Fp8),
             ..InferenceOptions::default()
         };
         let mut opts = ai_hwaccel::plan::options_for(&m, &opts);
@@ -676,6 +685,10 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
                     ));
                 }
                 cudagraph_estimate(&v, &mut predicted, &mut notes);
+                if let Some(c) = context {
+                    tokens_from_logged =
+                        hybrid_pool(&v, &m.spec, &devices, b, c, &mut predicted, &mut notes);
+                }
             }
             None => notes.push(format!(
                 "the planner found no plan for {model}: {}",
@@ -711,7 +724,13 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
                 v.activation_peak_bytes,
                 predicted_activation,
             ),
-        ],
+        ]
+        .into_iter()
+        .chain(
+            tokens_from_logged
+                .map(|t| make_row("kv_cache_tokens_from_logged_memory", logged_tokens, Some(t))),
+        )
+        .collect(),
         vllm_log: Some(v),
         sglang_log: None,
         trtllm_log: None,
@@ -777,11 +796,71 @@ fn cudagraph_estimate(
     ));
 }
 
+/// A hybrid model (linear-attention layers beside full attention) under
+/// vLLM: the KV pool in blocks of the log's release
+/// (`VllmHybridMode::of_release`, prefix caching as the log sets it), so
+/// the predicted token capacity is the one vLLM would print for the
+/// predicted memory, and the capacity the block rules give for the
+/// logged memory is returned beside the logged count (the logged memory
+/// is rounded to 0.01 GiB, a block or so).
+fn hybrid_pool(
+    v: &VllmLog,
+    spec: &ai_hwaccel::plan::ModelSpec,
+    devices: &[ai_hwaccel::plan::PlanDevice],
+    b: &ai_hwaccel::plan::inference::Plan,
+    context: u64,
+    predicted: &mut (Option<u64>, Option<u64>, Option<u64>),
+    notes: &mut Vec<String>,
+) -> Option<u64> {
+    use ai_hwaccel::plan::runtime::{VllmHybridBlocks, VllmHybridMode};
+    let l = spec.linear_attention.as_ref()?;
+    let cc = devices
+        .iter()
+        .find(|d| Some(&d.id) == b.per_device.first().map(|p| &p.device))
+        .and_then(|d| d.spec_id.as_deref())
+        .and_then(ai_hwaccel::spec::by_id)
+        .and_then(ai_hwaccel::plan::speed::nvidia_compute_capability);
+    let mode = VllmHybridMode::of_release(
+        v.version.as_deref(),
+        v.enable_prefix_caching,
+        cc,
+        l.key_head_dim,
+    );
+    let h = VllmHybridBlocks::new(
+        spec,
+        b.tensor_parallel,
+        b.kv_dtype.bytes(),
+        b.quantization.unquantized_bytes(),
+        mode,
+    )?;
+    if let Some(kv) = predicted.1 {
+        predicted.2 = Some(h.capacity_tokens(h.num_blocks(kv), context));
+    }
+    notes.push(format!(
+        "a hybrid model: vLLM{} holds its KV cache as a pool of blocks of {} tokens, {} per request of {context} tokens (prefix caching {}{}); the token capacities follow that pool",
+        v.version
+            .as_deref()
+            .map_or(String::new(), |r| format!(" {r}")),
+        h.block_size,
+        h.blocks_per_request(context),
+        if mode.prefix_caching { "on" } else { "off" },
+        if mode.prefill_checkpoint {
+            ", FlashInfer GDN checkpoints"
+        } else {
+            ""
+        }
+    ));
+    v.kv_cache_bytes
+        .map(|kv| h.capacity_tokens(h.num_blocks(kv), context))
+}
+
 /// The text table of a vLLM or SGLang report: one row per component,
 /// bytes in GiB, token counts and per-token bytes as such, then the notes.
 fn render_rows(title: &str, report: &Report) -> String {
     let show = |r: &Row, b: Option<u64>| match (r.component, b) {
-        ("kv_cache_capacity_tokens", Some(t)) => format!("{t} tokens"),
+        ("kv_cache_capacity_tokens" | "kv_cache_tokens_from_logged_memory", Some(t)) => {
+            format!("{t} tokens")
+        }
         ("kv_bytes_per_token_per_gpu", Some(t)) => format!("{t} B"),
         (_, Some(b)) => format!("{:.2} GiB", b as f64 / 1_073_741_824.0),
         (_, None) => "—".into(),

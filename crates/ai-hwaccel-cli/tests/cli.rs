@@ -2490,6 +2490,60 @@ fn check_takes_a_logged_cudagraph_estimate_off_the_predicted_kv_cache() {
     assert!((diff - 0.17).abs() < 1e-3, "{plain} {with}");
 }
 
+/// `check` on a vLLM log of a hybrid model (club-3090 issue 652: vLLM
+/// 0.24.0, one RTX 5090, Qwen3.6-35B-A3B — the Qwen3.5-35B-A3B
+/// architecture — with an fp8 KV cache and prefix caching on): the block
+/// pool of that release turns the logged 6.01 GiB into the 569,878 tokens
+/// the log prints, and the predicted capacity follows the same pool.
+#[test]
+fn check_reads_a_hybrid_vllm_log_by_its_release_block_pool() {
+    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../ai-hwaccel/tests/fixtures/runtime-logs/vllm-club3090-issue652__rtx5090-qwen3.6-35b-a3b-hybrid-0.24.0.log",
+    );
+    let j = json(&[
+        "check",
+        log.to_str().unwrap(),
+        "--model",
+        "qwen3.5-35b-a3b",
+        "--devices",
+        "1xrtx-5090",
+        "--quant",
+        "nvfp4",
+        "--json",
+    ]);
+    assert_eq!(j["vllm_log"]["version"], "0.24.0");
+    assert_eq!(j["vllm_log"]["enable_prefix_caching"], true);
+    assert_eq!(j["vllm_log"]["kv_cache_dtype"], "fp8");
+    let row = |name: &str| {
+        j["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["component"] == name)
+            .unwrap_or_else(|| panic!("{name}: {j}"))
+            .clone()
+    };
+    let r = row("kv_cache_tokens_from_logged_memory");
+    assert_eq!(r["logged_bytes"], 569_878);
+    assert_eq!(r["predicted_bytes"], 569_878);
+    let notes = j["notes"].to_string();
+    assert!(
+        notes.contains(
+            "pool of blocks of 2096 tokens, 69 per request of 131072 tokens (prefix caching on)"
+        ),
+        "{notes}"
+    );
+    // The predicted capacity is the same pool over the predicted memory.
+    let kv = row("kv_cache_memory_per_gpu")["predicted_bytes"]
+        .as_f64()
+        .unwrap();
+    let tokens = row("kv_cache_capacity_tokens")["predicted_bytes"]
+        .as_f64()
+        .unwrap();
+    let blocks = (kv / (10.0 * 2096.0 * 1024.0)).floor();
+    assert_eq!(tokens, (blocks / 69.0 * 131_072.0).floor());
+}
+
 /// `check` on a table whose every row ran on the CPU backend (llama-bench's
 /// README threads sweep, September 2023) plans for this machine's CPU when
 /// no --devices is given, and says so.

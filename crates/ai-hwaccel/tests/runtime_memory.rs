@@ -642,6 +642,22 @@ fn vllm_hybrid_block_pool_reproduces_logged_capacities() {
             prefill_checkpoint: false
         }
     );
+    // By release (as a log names it): prefix caching is the default from
+    // 0.26.0, FlashInfer's GDN checkpoints from 0.33.0 (Hopper here).
+    let mode = |v: &str, pc: Option<bool>| {
+        let m = VllmHybridMode::of_release(Some(v), pc, Some((9, 0)), 128);
+        (m.prefix_caching, m.prefill_checkpoint)
+    };
+    assert_eq!(mode("0.25.0", None), (false, false));
+    assert_eq!(mode("0.24.0", Some(true)), (true, false));
+    assert_eq!(mode("0.26.0", None), (true, false));
+    assert_eq!(mode("0.32.0", None), (true, false));
+    assert_eq!(mode("0.33.0", None), (true, true));
+    assert_eq!(mode("0.33.0", Some(false)), (false, false));
+    assert_eq!(
+        VllmHybridMode::of_release(None, None, Some((9, 0)), 128),
+        VllmHybridMode::pinned(Some((9, 0)), 128)
+    );
     // A model without linear layers has no such pool.
     let llama = load_model("llama-3.1-8b").unwrap().spec;
     assert!(VllmHybridBlocks::new(&llama, 1, 2.0, 2.0, VllmHybridMode::pinned(None, 0)).is_none());

@@ -479,6 +479,14 @@ pub struct VllmLog {
     /// version).
     #[serde(default)]
     pub cudagraph_estimate_subtracted: Option<bool>,
+    /// `enable_prefix_caching` as set (`non-default args`, an args line):
+    /// `True`/`False`; `None`: the release's default.
+    #[serde(default)]
+    pub enable_prefix_caching: Option<bool>,
+    /// `kv_cache_dtype` as set or as the engine line prints it (`auto`,
+    /// `fp8`, `fp8_e5m2`, …).
+    #[serde(default)]
+    pub kv_cache_dtype: Option<String>,
 }
 
 impl VllmLog {
@@ -731,6 +739,22 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
             .or_else(|| after(line, "torch peak memory increase: ", &[';']))
         {
             l.activation_peak_bytes = gib(v).or(l.activation_peak_bytes);
+        }
+        if let Some(v) = dict_arg(line, "enable_prefix_caching")
+            .or_else(|| server_arg(line, "enable_prefix_caching"))
+        {
+            match v {
+                "True" | "true" => l.enable_prefix_caching = Some(true),
+                "False" | "false" => l.enable_prefix_caching = Some(false),
+                _ => {}
+            }
+        }
+        if let Some(v) =
+            dict_arg(line, "kv_cache_dtype").or_else(|| server_arg(line, "kv_cache_dtype"))
+            && !v.is_empty()
+            && v.len() <= 32
+        {
+            l.kv_cache_dtype = Some(v.to_string());
         }
         if let Some(v) = dict_arg(line, "max_num_seqs").or_else(|| server_arg(line, "max_num_seqs"))
         {

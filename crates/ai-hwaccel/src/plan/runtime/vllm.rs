@@ -212,6 +212,34 @@ impl HybridMode {
     }
 }
 
+impl HybridMode {
+    /// The layout of release `version` (as a log prints it) with prefix
+    /// caching as the log sets it (`None`: the release's default, on for
+    /// hybrid models from 0.26.0; read in the 0.25.0 and 0.26.0 sdists'
+    /// `ModelConfig.is_prefix_caching_supported`), on a GPU of compute
+    /// capability `cc`; FlashInfer's GDN checkpoints from 0.33.0 (absent in
+    /// 0.30.0-0.32.0). An unreadable release is taken as the pinned one.
+    pub fn of_release(
+        version: Option<&str>,
+        prefix_caching: Option<bool>,
+        cc: Option<(u32, u32)>,
+        key_head_dim: u64,
+    ) -> Self {
+        let pinned = HybridMode::pinned(cc, key_head_dim);
+        let Some(v) = version.and_then(parse_version) else {
+            return HybridMode {
+                prefix_caching: prefix_caching.unwrap_or(pinned.prefix_caching),
+                prefill_checkpoint: pinned.prefill_checkpoint,
+            };
+        };
+        let prefix_caching = prefix_caching.unwrap_or(v >= (0, 26, 0));
+        HybridMode {
+            prefix_caching,
+            prefill_checkpoint: prefix_caching && v >= (0, 33, 0) && pinned.prefill_checkpoint,
+        }
+    }
+}
+
 impl HybridBlocks {
     /// The layout for `spec` at tensor parallelism `tp` with a KV cache of
     /// `kv_bytes` per element and weights of `model_bytes` per element
