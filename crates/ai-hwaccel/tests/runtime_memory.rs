@@ -739,3 +739,68 @@ fn vllm_plans_of_hybrid_models_follow_the_block_pool() {
     );
     assert_eq!(sglang.plans[0].kv_cache_blocks, None);
 }
+
+/// SGLang's split of a hybrid model's pool between state slots and tokens
+/// (`SglangHybridSplit`) against a real SGLang 0.5.9 start-up log:
+/// KTransformers issue 1870 (https://github.com/kvcache-ai/ktransformers/issues/1870,
+/// Qwen3.5-397B-A17B-FP8 at TP 2 with `--mem-fraction-static 0.85`;
+/// fixture `sglang-ktransformers-issue1870__qwen3.5-moe-tp2-hybrid.log`):
+/// "avail mem=19.08 GB, mem usage=3.76 GB", then "max_mamba_cache_size:
+/// 82, conv_state size: 0.13GB, ssm_state size: 7.29GB" and "#tokens:
+/// 580364". The pool SGLang works from is the free memory after the load
+/// less 15 % of the free memory before it (its GB is 2^30 bytes).
+#[test]
+fn sglang_hybrid_split_reproduces_a_logged_pool() {
+    use ai_hwaccel::plan::inference::linear_state_bytes;
+    use ai_hwaccel::plan::runtime::{SglangHybridSplit, SglangRelease};
+    let spec = load_model("qwen3.5-397b-a17b").unwrap().spec;
+    let tp = 2.0;
+    // SGLang keeps the recurrent state in float32, the window in bf16;
+    // tensor parallelism divides the heads.
+    let state = (linear_state_bytes(&spec, RuntimeKind::Sglang) / tp) as u64;
+    assert_eq!(state, 96_030_720);
+    // One KV head of 256 per rank, K and V, 15 attention layers, bf16.
+    let per_token = (spec.kv_cache_bytes_per_token(2.0) as f64 / tp) as u64;
+    assert_eq!(per_token, 15_360);
+    let rest = ((19.08 - (19.08 + 3.76) * (1.0 - 0.85)) * GIB) as u64;
+    let s = SglangHybridSplit::new(rest, state, per_token, SglangRelease::V0_5_9).unwrap();
+    assert_eq!(s.state_slots, 82);
+    // The pools hold K + 1 slots: 0.13 + 7.29 GB as printed.
+    assert_eq!(
+        format!("{:.2}", (s.state_slots + 1) as f64 * state as f64 / GIB),
+        "7.42"
+    );
+    let err = s.tokens as f64 / 580_364.0 - 1.0;
+    assert!(err.abs() < 0.005, "{} tokens", s.tokens);
+    // --max-running-requests 1 was given; the state cache alone allows 27.
+    assert_eq!(s.max_running, 27);
+    // The pinned release keeps one slot fewer and runs a fifth of them.
+    let new = SglangHybridSplit::new(rest, state, per_token, SglangRelease::V0_5_23).unwrap();
+    assert_eq!((new.state_slots, new.max_running), (81, 16));
+    assert_eq!(new.tokens, s.tokens);
+
+    // A plan under SGLang follows the pinned split.
+    let small = load_model("qwen3.5-35b-a3b").unwrap().spec;
+    let plan = plan_inference(
+        &small,
+        &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Sglang,
+            quant: Some(Quant::Bf16),
+            context: Some(32_768),
+            ..Default::default()
+        },
+    );
+    let p = &plan.plans[0];
+    let d = &p.per_device[0];
+    let rest = d.capacity_bytes - d.weights_bytes - d.activation_bytes - d.overhead_bytes;
+    let state = linear_state_bytes(&small, RuntimeKind::Sglang).ceil() as u64;
+    let per_token = small.kv_cache_bytes_per_token(2.0);
+    let split = SglangHybridSplit::new(rest, state, per_token, SglangRelease::V0_5_23).unwrap();
+    assert_eq!(p.kv_cache_capacity_tokens, Some(split.tokens));
+    assert_eq!(
+        p.max_batch,
+        split.max_running.min(split.tokens / 32_768),
+        "{split:?}"
+    );
+}

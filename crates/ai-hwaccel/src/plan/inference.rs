@@ -1458,12 +1458,40 @@ fn evaluate_replica_with(
     if let Some((h, blocks)) = hybrid {
         kv_tokens = Some(h.capacity_tokens(blocks, context));
     }
+    // SGLang shares a hybrid model's pool between state slots and tokens
+    // (`SglangHybridSplit`, the pinned release's rule), one stage only.
+    let sglang_split = if opts.runtime == RuntimeKind::Sglang && pp == 1 {
+        let (a, b) = layout.layers[0];
+        let state = sizer.linear_state(a, b, 1).ceil() as u64;
+        let per_token = (sizer.kv(a, b, 1, 1) - sizer.linear_state(a, b, 1)).ceil() as u64;
+        let rest = mem
+            .iter()
+            .map(|&(w, _, act, over, cap)| {
+                cap.saturating_sub(w)
+                    .saturating_sub(act)
+                    .saturating_sub(over)
+            })
+            .min()
+            .unwrap_or(0);
+        super::runtime::SglangHybridSplit::new(
+            rest,
+            state,
+            per_token,
+            super::runtime::SglangRelease::V0_5_23,
+        )
+    } else {
+        None
+    };
+    if let Some(split) = sglang_split {
+        kv_tokens = Some(split.tokens);
+    }
     let ctx_cap = spec.max_context.unwrap_or(1 << 24).max(context);
     let max_context = largest(ctx_cap, |c| {
         replica_fits(&sizer, replica, &layout, opts, c, 1)
     })
     .min(spec.max_context.unwrap_or(u64::MAX))
-    .min(hybrid.map_or(u64::MAX, |(h, blocks)| h.max_tokens(blocks)));
+    .min(hybrid.map_or(u64::MAX, |(h, blocks)| h.max_tokens(blocks)))
+    .min(sglang_split.map_or(u64::MAX, |s| s.tokens));
     // vLLM schedules at most `max_num_seqs` sequences per replica however
     // many its KV cache would hold.
     let scheduler_cap = match opts.runtime {
@@ -1474,7 +1502,8 @@ fn evaluate_replica_with(
         replica_fits(&sizer, replica, &layout, opts, context, b)
     })
     .min(scheduler_cap)
-    .min(hybrid.map_or(u64::MAX, |(h, blocks)| h.max_requests(blocks, context)));
+    .min(hybrid.map_or(u64::MAX, |(h, blocks)| h.max_requests(blocks, context)))
+    .min(sglang_split.map_or(u64::MAX, |s| s.max_running.min(s.tokens / context.max(1))));
 
     // Decode: per stage, the slowest device's bytes ÷ effective bandwidth,
     // plus TP all-reduces (two per layer of batch × h 16-bit activations).

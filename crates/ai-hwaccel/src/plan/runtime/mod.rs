@@ -282,7 +282,8 @@ pub use llamacpp::{llamacpp_repack_bytes, repack_row_multiple};
 pub use sglang::CONFIG_FILE as SGLANG_CONFIG_FILE;
 pub use sglang::PINNED_DEFINITIONS as SGLANG_PINNED_DEFINITIONS;
 pub use sglang::{
-    SGLANG_INIT_BYTES, sglang_default_fraction, sglang_pool_bytes, sglang_reserved_bytes,
+    SGLANG_INIT_BYTES, SGLANG_MAMBA_FULL_MEMORY_RATIO, SglangHybridSplit, SglangRelease,
+    sglang_default_fraction, sglang_pool_bytes, sglang_reserved_bytes,
 };
 pub use trtllm::PINNED_DEFINITIONS as TRTLLM_PINNED_DEFINITIONS;
 pub use vllm::CONFIG_FILE as VLLM_CONFIG_FILE;

@@ -15,6 +15,9 @@
 //! CUDA-graph buffers measured at capture; its arguments moved to
 //! `sglang/srt/arg_groups/`, so its flags are not pinned yet either.
 //! `--memory-utilization` is not read: SGLang's fraction is its own.
+//!
+//! A hybrid model's pool (linear-attention state beside the token cache)
+//! is shared as the pinned release shares it ([`SglangHybridSplit`]).
 
 use super::{DeviceContext, GIB, Runtime, RuntimeKind, RuntimeMemory};
 use crate::plan::inference::InferenceOptions;
@@ -65,6 +68,81 @@ pub const SGLANG_INIT_BYTES: u64 = 371_070_075;
 pub fn sglang_pool_bytes(visible_bytes: u64, fraction: f64, weights_bytes: u64) -> u64 {
     let total = visible_bytes.saturating_sub(SGLANG_INIT_BYTES) as f64;
     (total * fraction - weights_bytes as f64).max(0.0) as u64
+}
+
+/// How SGLang shares a hybrid model's pool (full attention beside Gated
+/// DeltaNet layers: Qwen3-Next, Qwen3.5) between the linear layers'
+/// per-request state and the attention layers' token cache, read in the
+/// PyPI packages of 0.5.9 (`model_executor/model_runner_kv_cache_mixin.py`,
+/// `handle_max_mamba_cache`, `init_memory_pool`) and 0.5.23 (the pinned
+/// release; `mem_cache/kv_cache_configurator.py`): of the pool `rest`,
+/// `rest × r ÷ (1 + r)` goes to state slots (`--mamba-full-memory-ratio`
+/// `r`, 0.9 by default), `K = ⌊that ÷ state per request⌋` slots (0.5.23:
+/// one fewer, its padding slot now paid for), and the token cache gets
+/// what is left over the attention layers' bytes per token. The scheduler
+/// runs at most `K ÷ 3` requests (0.5.9's default `no_buffer` strategy)
+/// or `K ÷ 5` (0.5.23, whose default is `extra_buffer` with the overlap
+/// schedule), and at most half the tokens (0.5.23). The pools allocate
+/// `K + 1` state slots (slot 0 is padding), which the 0.5.9 logs print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SglangHybridSplit {
+    /// State slots (`max_mamba_cache_size`).
+    pub state_slots: u64,
+    /// Token cache (`max_total_num_tokens`).
+    pub tokens: u64,
+    /// Requests the scheduler runs at once at most, before the request
+    /// estimate (`max_running_requests`'s cap by the state cache).
+    pub max_running: u64,
+}
+
+/// The SGLang releases whose hybrid split differs ([`SglangHybridSplit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SglangRelease {
+    /// 0.5.9 (early 2026).
+    V0_5_9,
+    /// 0.5.23, the pinned release.
+    V0_5_23,
+}
+
+/// The default `--mamba-full-memory-ratio` (0.5.9 `server_args.py`; 0.5.23
+/// `arg_groups/fields/schedule.py`).
+pub const SGLANG_MAMBA_FULL_MEMORY_RATIO: f64 = 0.9;
+
+impl SglangHybridSplit {
+    /// The split of `rest_bytes` for a model whose linear layers hold
+    /// `state_per_request` bytes per request and whose attention layers
+    /// take `bytes_per_token` per token on one GPU; `None` where either is
+    /// zero or the state gets no slot (SGLang refuses to start there).
+    pub fn new(
+        rest_bytes: u64,
+        state_per_request: u64,
+        bytes_per_token: u64,
+        release: SglangRelease,
+    ) -> Option<Self> {
+        if state_per_request == 0 || bytes_per_token == 0 {
+            return None;
+        }
+        let r = SGLANG_MAMBA_FULL_MEMORY_RATIO;
+        let budget = rest_bytes as f64 * r / (1.0 + r);
+        let fit = (budget / state_per_request as f64).floor() as u64;
+        let (slots, charged, ratio) = match release {
+            SglangRelease::V0_5_9 => (fit, fit, 3),
+            SglangRelease::V0_5_23 => (fit.checked_sub(1)?, fit, 5),
+        };
+        if slots == 0 {
+            return None;
+        }
+        let tokens = rest_bytes.saturating_sub(charged * state_per_request) / bytes_per_token;
+        let mut max_running = slots / ratio;
+        if release == SglangRelease::V0_5_23 {
+            max_running = max_running.min(tokens / 2);
+        }
+        Some(SglangHybridSplit {
+            state_slots: slots,
+            tokens,
+            max_running,
+        })
+    }
 }
 
 /// The argument definitions the emitted flags are checked against
