@@ -1420,6 +1420,17 @@ fn evaluate_replica_with(
             human_bytes(cap)
         ));
     }
+    // The KV memory of the tightest device: what it has left after the
+    // weights, the runtime's reserve and its workspace.
+    let kv_memory = mem
+        .iter()
+        .map(|&(w, _, act, over, cap)| {
+            cap.saturating_sub(w)
+                .saturating_sub(act)
+                .saturating_sub(over)
+        })
+        .min()
+        .unwrap_or(0);
     // vLLM holds a hybrid model's KV cache as a pool of blocks (see
     // `VllmHybridBlocks`): its own token count, longest request and
     // concurrency follow from the pool, whose pages are padded and whose
@@ -1440,18 +1451,7 @@ fn evaluate_replica_with(
             quant.unquantized_bytes(),
             super::runtime::VllmHybridMode::pinned(cc, key_dim),
         )
-        .map(|h| {
-            let kv_memory = mem
-                .iter()
-                .map(|&(w, _, act, over, cap)| {
-                    cap.saturating_sub(w)
-                        .saturating_sub(act)
-                        .saturating_sub(over)
-                })
-                .min()
-                .unwrap_or(0);
-            (h, h.num_blocks(kv_memory))
-        })
+        .map(|h| (h, h.num_blocks(kv_memory)))
     } else {
         None
     };
@@ -1464,17 +1464,8 @@ fn evaluate_replica_with(
         let (a, b) = layout.layers[0];
         let state = sizer.linear_state(a, b, 1).ceil() as u64;
         let per_token = (sizer.kv(a, b, 1, 1) - sizer.linear_state(a, b, 1)).ceil() as u64;
-        let rest = mem
-            .iter()
-            .map(|&(w, _, act, over, cap)| {
-                cap.saturating_sub(w)
-                    .saturating_sub(act)
-                    .saturating_sub(over)
-            })
-            .min()
-            .unwrap_or(0);
         super::runtime::SglangHybridSplit::new(
-            rest,
+            kv_memory,
             state,
             per_token,
             super::runtime::SglangRelease::V0_5_23,
