@@ -658,6 +658,14 @@ fn vllm_hybrid_block_pool_reproduces_logged_capacities() {
         VllmHybridMode::of_release(None, None, Some((9, 0)), 128),
         VllmHybridMode::pinned(Some((9, 0)), 128)
     );
+    // A model file with absurd linear-layer sizes gets no pool, and no
+    // overflow.
+    let mut absurd = dense.clone();
+    if let Some(l) = absurd.linear_attention.as_mut() {
+        l.key_head_dim = u64::MAX / 2;
+        l.value_head_dim = u64::MAX / 2;
+    }
+    assert!(VllmHybridBlocks::new(&absurd, 1, 2.0, 2.0, VllmHybridMode::pinned(None, 0)).is_none());
     // A model without linear layers has no such pool.
     let llama = load_model("llama-3.1-8b").unwrap().spec;
     assert!(VllmHybridBlocks::new(&llama, 1, 2.0, 2.0, VllmHybridMode::pinned(None, 0)).is_none());

@@ -263,38 +263,46 @@ impl HybridBlocks {
         if linear == 0 || attention == 0 {
             return None;
         }
-        let kv_heads = (u64::from(spec.num_kv_heads) / tp).max(1);
-        let attn_token = (kv_heads as f64 * 2.0 * spec.head_dim as f64 * kv_bytes).ceil() as u64;
-        let conv_dim = (2 * u64::from(l.num_key_heads) * l.key_head_dim
-            + u64::from(l.num_value_heads) * l.value_head_dim)
-            / tp;
+        // In floating point and then checked: a model file's sizes are
+        // not trusted to keep u64 products in range.
+        let kv_heads = (u64::from(spec.num_kv_heads) / tp).max(1) as f64;
+        let attn_token = (kv_heads * 2.0 * spec.head_dim as f64 * kv_bytes).ceil();
+        let conv_dim = ((2.0 * f64::from(l.num_key_heads) * l.key_head_dim as f64
+            + f64::from(l.num_value_heads) * l.value_head_dim as f64)
+            / tp as f64)
+            .floor();
         let ssm_bytes = match l.ssm_state_dtype.as_deref() {
             Some("fp32") => 4.0,
             Some("bf16" | "fp16") => 2.0,
             _ => model_bytes,
         };
-        let state = (l.conv_kernel.saturating_sub(1) * conv_dim) as f64 * model_bytes
-            + ((u64::from(l.num_value_heads) / tp) * l.value_head_dim * l.key_head_dim) as f64
-                * ssm_bytes;
-        let state = state.ceil() as u64;
-        let align: u64 = if mode.prefix_caching && mode.prefill_checkpoint {
-            64
+        let state = (l.conv_kernel.saturating_sub(1) as f64 * conv_dim * model_bytes
+            + (u64::from(l.num_value_heads) / tp) as f64
+                * l.value_head_dim as f64
+                * l.key_head_dim as f64
+                * ssm_bytes)
+            .ceil();
+        let align = if mode.prefix_caching && mode.prefill_checkpoint {
+            64.0
         } else {
-            16
+            16.0
         };
-        if attn_token == 0 {
-            return None;
-        }
-        let block_size = (align * state.div_ceil(align * attn_token)).max(16);
+        let block_size = (align * (state / (align * attn_token)).ceil()).max(16.0);
+        let page_bytes = block_size * attn_token;
         let (lo, hi) = (attention.min(linear), attention.max(linear));
         let group_size = if (hi as f64) < lo as f64 * 1.5 {
             hi
         } else {
             lo
         };
+        // 2^50 bytes of one block: far beyond any GPU, and within u64.
+        if !(attn_token >= 1.0 && page_bytes * group_size as f64 <= (1u64 << 50) as f64) {
+            return None;
+        }
+        let block_size = block_size as u64;
         Some(HybridBlocks {
             block_size,
-            page_bytes: block_size * attn_token,
+            page_bytes: page_bytes as u64,
             group_size,
             attention_groups: attention.div_ceil(group_size),
             linear_groups: linear.div_ceil(group_size),
