@@ -775,7 +775,7 @@ fn cudagraph_estimate(
     }
     let Some(g) = v.cudagraph_estimate_bytes else {
         notes.push(format!(
-            "{release} takes a CUDA-graph memory estimate off the KV cache, and this log does not print it (`Estimated CUDA graph memory`): expect less KV memory in the log than predicted"
+            "{release} takes a CUDA-graph memory estimate off the KV cache on CUDA GPUs, and this log does not print it (`Estimated CUDA graph memory`): on a CUDA GPU expect less KV memory in the log than predicted (on ROCm and XPU vLLM skips the estimate: `gpu_worker.py`, 0.21.0)"
         ));
         return;
     };
