@@ -1222,7 +1222,8 @@ type Other = (&'static str, usize, Option<(f64, f64)>);
 // a TPOT and a TTFT estimate and bounds on the median and worst TPOT and
 // TTFT error over all its rows (fit and held-out). vLLM: 58 rows, of which
 // 17 name no spec entry (A800, H20-3e, V100S; the two RTX 4090 D rows
-// resolve to rtx-4090-d since Nov 2026);
+// resolve to rtx-4090-d since Nov 2026; the V100S has an entry since Nov
+// 2026 but its rows stay unresolved, latency.csv's header says why);
 // the two tp-8 rows over RTX 4090s (PCIe) are estimated with the link the
 // rtx-4090 entry has from a real nvidia-smi capture (25.78 ms against 29.79
 // for Llama-3-70B, 13 % low). vLLM is fitted on these rows (its

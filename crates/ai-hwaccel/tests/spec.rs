@@ -1033,3 +1033,50 @@ fn assert_cited_captures_checked(marker: &str, checked: &std::collections::BTree
         }
     }
 }
+
+/// The Tesla V100S PCIe 32GB holds its datasheet column (NVIDIA's V100
+/// datasheet r5, read through the pinned copies its notes name), resolves by
+/// the name nvidia-smi prints and by its PCI id, and leaves the V100 PCIe
+/// 32GB, whose name it extends, where it was.
+#[test]
+fn v100s_pcie_holds_its_datasheet_figures() {
+    let e = spec::by_id("v100s-pcie-32gb").expect("v100s-pcie-32gb");
+    assert_eq!(e.memory_bytes, Some(32 << 30));
+    assert_eq!(e.memory_bandwidth_bytes_per_s, Some(1_134_000_000_000));
+    assert_eq!(e.tflops.fp16, Some(130.0));
+    assert_eq!(e.tflops.fp32, Some(16.4));
+    assert_eq!(e.tflops.fp64, Some(8.2));
+    assert_eq!(e.tflops.bf16, None, "Volta has no BF16");
+    assert_eq!(e.tdp_watts, Some(250));
+    for name in [
+        "Tesla V100S-PCIE-32GB",
+        "NVIDIA Tesla V100S PCIe 32GB",
+        "GV100GL [Tesla V100S PCIe 32GB]",
+    ] {
+        assert_eq!(
+            by_name(name).map(|x| x.id.as_str()),
+            Some("v100s-pcie-32gb"),
+            "{name:?}"
+        );
+    }
+    assert_eq!(
+        by_pci_id(0x10de, 0x1df6).map(|x| x.id.as_str()),
+        Some("v100s-pcie-32gb")
+    );
+    assert_eq!(
+        spec::resolve("v100s").map(|x| x.id.as_str()),
+        Some("v100s-pcie-32gb")
+    );
+    // The V100 PCIe 32GB's own names still find it.
+    for name in ["Tesla V100-PCIE-32GB", "NVIDIA Tesla V100 PCIe 32GB"] {
+        assert_eq!(
+            by_name(name).map(|x| x.id.as_str()),
+            Some("v100-pcie-32gb"),
+            "{name:?}"
+        );
+    }
+    assert_eq!(
+        by_pci_id(0x10de, 0x1db6).map(|x| x.id.as_str()),
+        Some("v100-pcie-32gb")
+    );
+}
