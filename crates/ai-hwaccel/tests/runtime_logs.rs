@@ -624,3 +624,30 @@ fn llamacpp_log_lists_its_devices_in_order() {
     );
     assert_eq!(l.flash_attn.as_deref(), Some("enabled"));
 }
+
+/// SGLang 0.5.20+ prints its server arguments as a dict of the resolved
+/// values (`server_args={'model_path': …}`, `engine.py`); a real 2026 log
+/// of three DGX Sparks (GB10) at TP 3, with a nested `model_loader`-style
+/// value, a `cuda_graph_config` dict and a second (draft) model load.
+#[test]
+fn sglang_log_of_late_2026_with_dict_server_args() {
+    use ai_hwaccel::plan::runtime::log::parse_sglang_log;
+    let l = parse_sglang_log(&fixture(
+        "sglang-dgx-sparks-dsv41__3x-gb10-tp3-dict-args.log",
+    ));
+    assert_eq!(l.mem_fraction_static, Some(0.95));
+    assert_eq!(l.tp_size, Some(3));
+    assert_eq!(l.model_path.as_deref(), Some("/models/DeepSeek-V4.1-Flash"));
+    assert_eq!(l.kv_cache_dtype.as_deref(), Some("fp8_e4m3"));
+    assert_eq!(l.quantization.as_deref(), Some("None"));
+    // The target model's load, not the draft's that follows.
+    assert!((gib(l.avail_before_weights_bytes) - 111.47).abs() < 1e-9);
+    assert!((gib(l.avail_after_weights_bytes) - 17.47).abs() < 1e-9);
+    assert!((gib(l.weights_bytes) - 94.00).abs() < 1e-9);
+    // DeepSeek-V4's own pool prints no `KV Cache is allocated` line: the
+    // tokens come from the scheduler's line.
+    assert_eq!(l.kv_cache_bytes, None);
+    assert_eq!(l.kv_cache_tokens, Some(2_999_808));
+    assert_eq!(l.context_len, Some(1_048_576));
+    assert_eq!(l.max_running_requests, Some(4));
+}

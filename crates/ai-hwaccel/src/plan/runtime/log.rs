@@ -330,6 +330,37 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
 mod tests {
     use super::*;
 
+    /// SGLang 0.5.20+'s dict of server arguments: top-level keys only,
+    /// strings with commas, quotes and braces inside, nested dicts and
+    /// lists, and a dict cut short.
+    #[test]
+    fn python_dict_top_level_keys() {
+        let d = r#"{'model_path': '/m/a, b', 'model_loader_extra_config': {'tp_size': 99}, 'note': "it's {'tp_size': 7}", 'bs': [1, 2, 4], 'tp_size': 2, 'quantization': None, 'mem_fraction_static': 0.83}"#;
+        assert_eq!(dict_top_arg(d, "tp_size"), Some("2"));
+        assert_eq!(dict_top_arg(d, "model_path"), Some("/m/a, b"));
+        assert_eq!(dict_top_arg(d, "quantization"), Some("None"));
+        assert_eq!(dict_top_arg(d, "mem_fraction_static"), Some("0.83"));
+        assert_eq!(dict_top_arg(d, "bs"), Some("[1, 2, 4]"));
+        assert_eq!(dict_top_arg(d, "note"), Some("it's {'tp_size': 7}"));
+        assert_eq!(dict_top_arg(d, "absent"), None);
+        // Cut short, or not a dict: nothing, never a panic.
+        assert_eq!(dict_top_arg(&d[..40], "tp_size"), None);
+        assert_eq!(dict_top_arg("{'tp_size", "tp_size"), None);
+        assert_eq!(dict_top_arg("(tp_size=2)", "tp_size"), None);
+        assert_eq!(dict_top_arg("{}}", "tp_size"), None);
+        for cut in 0..d.len() {
+            if d.is_char_boundary(cut) {
+                let _ = dict_top_arg(&d[..cut], "mem_fraction_static");
+            }
+        }
+        // The log line: a dict-form line sets what a ServerArgs line does.
+        let line = format!("[2026-09-24 01:50:02] server_args={d}");
+        let l = parse_sglang_log(&line);
+        assert_eq!(l.tp_size, Some(2));
+        assert_eq!(l.mem_fraction_static, Some(0.83));
+        assert_eq!(l.model_path.as_deref(), Some("/m/a, b"));
+    }
+
     #[test]
     fn backend_from_devices_else_weight_buffers() {
         use crate::plan::runtime::GgmlBackend;
@@ -892,6 +923,89 @@ fn server_arg<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     Some(v.trim().trim_matches('\''))
 }
 
+/// The end of a quoted string that opens at `b[open]` (a `'` or `"`),
+/// backslash escapes skipped: the index of the closing quote.
+fn quote_end(b: &[u8], open: usize) -> Option<usize> {
+    let q = b[open];
+    let mut j = open + 1;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 2,
+            c if c == q => return Some(j),
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+/// The value of the top-level `'key': value` of a printed Python dict
+/// that `text` starts with (SGLang 0.5.20+'s `server_args={…}`), quotes
+/// removed. Keys of nested dicts (`'model_loader_extra_config': {'tp_size':
+/// 99}`) and text inside strings are not matched; `None` where the dict is
+/// cut short before the key.
+fn dict_top_arg<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let b = text.as_bytes();
+    if b.first() != Some(&b'{') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut want_key = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let end = quote_end(b, i)?;
+                if depth == 1 && want_key {
+                    want_key = false;
+                    if &text[i + 1..end] == key {
+                        let rest = text[end + 1..].strip_prefix(':')?.trim_start();
+                        return Some(dict_value(rest));
+                    }
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' | b'[' | b'(' => {
+                depth += 1;
+                want_key = depth == 1;
+            }
+            b'}' | b']' | b')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return None;
+                }
+            }
+            b',' if depth == 1 => want_key = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// A printed Python value at the start of `rest`: a quoted string's text,
+/// else up to the next `,` or closing bracket at its own level.
+fn dict_value(rest: &str) -> &str {
+    let b = rest.as_bytes();
+    if matches!(b.first(), Some(b'\'' | b'"')) {
+        return match quote_end(b, 0) {
+            Some(end) => &rest[1..end],
+            None => &rest[1..],
+        };
+    }
+    let mut depth = 0usize;
+    for (i, c) in b.iter().enumerate() {
+        match c {
+            b'{' | b'[' | b'(' => depth += 1,
+            b'}' | b']' | b')' if depth == 0 => return rest[..i].trim(),
+            b'}' | b']' | b')' => depth -= 1,
+            b',' if depth == 0 => return rest[..i].trim(),
+            _ => {}
+        }
+    }
+    rest.trim()
+}
+
 /// Read an SGLang start-up log. At most 1 MiB of lines is read.
 pub fn parse_sglang_log(text: &str) -> SglangLog {
     let mut l = SglangLog::default();
@@ -900,23 +1014,37 @@ pub fn parse_sglang_log(text: &str) -> SglangLog {
     let first = set_first;
     for line in log_lines(text) {
         let line = line.as_str();
-        if line.contains("server_args=ServerArgs(") {
-            l.mem_fraction_static = server_arg(line, "mem_fraction_static")
+        // The server arguments: `server_args=ServerArgs(key=value, …)` to
+        // 0.5.16, `server_args={'key': value, …}` (a dict of the resolved
+        // arguments) from 0.5.20.
+        let args = if line.contains("server_args=ServerArgs(") {
+            Some((line, false))
+        } else {
+            line.find("server_args={")
+                .map(|at| (&line[at + "server_args=".len()..], true))
+        };
+        if let Some((text, dict)) = args {
+            let arg = |k: &str| {
+                if dict {
+                    dict_top_arg(text, k)
+                } else {
+                    server_arg(text, k)
+                }
+            };
+            l.mem_fraction_static = arg("mem_fraction_static")
                 .and_then(|v| v.parse().ok())
                 .filter(|f: &f64| f.is_finite() && *f > 0.0 && *f <= 1.0);
-            tp_logged = server_arg(line, "tp_size").and_then(count);
+            tp_logged = arg("tp_size").and_then(count);
             if l.context_len.is_none() {
-                l.context_len = server_arg(line, "context_length").and_then(count);
+                l.context_len = arg("context_length").and_then(count);
             }
             if l.kv_cache_dtype.is_none() {
-                l.kv_cache_dtype = server_arg(line, "kv_cache_dtype").map(str::to_string);
+                l.kv_cache_dtype = arg("kv_cache_dtype").map(str::to_string);
             }
-            l.model_path = server_arg(line, "model_path").map(str::to_string);
-            l.quantization = server_arg(line, "quantization").map(str::to_string);
+            l.model_path = arg("model_path").map(str::to_string);
+            l.quantization = arg("quantization").map(str::to_string);
             if l.dtype.is_none() {
-                l.dtype = server_arg(line, "dtype")
-                    .filter(|d| *d != "auto")
-                    .map(str::to_string);
+                l.dtype = arg("dtype").filter(|d| *d != "auto").map(str::to_string);
             }
             continue;
         }
