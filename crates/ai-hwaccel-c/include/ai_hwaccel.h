@@ -55,6 +55,7 @@ AiHwaccelStatus ai_hwaccel_detect(const char *request, char **out);
 // `context`, `batch`, `prefill_chunk`, `memory_utilization`,
 // `decode_efficiency`, `prefill_efficiency`, `kv_read_efficiency`,
 // `max_num_seqs`, `max_num_batched_tokens` (vLLM's scheduler limits),
+// `mem_fraction_static` (SGLang's memory fraction),
 // `runtime_build`, `cuda_force_mmq`, `backend` (llama.cpp's ggml backend), `max_plans`,
 // `objective`,
 // `runtime`, `measure`, `emit`, `plan`, `offload`, `cloud`, `provider`,

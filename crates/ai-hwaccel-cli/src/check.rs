@@ -964,10 +964,13 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
                 l.quantization.as_deref(),
                 &mut notes,
             )?;
+            // Planned at the log's fraction: whether the weights fit is
+            // SGLang's rule at the fraction the server ran with.
             let opts = InferenceOptions {
                 context: l.context_len,
                 max_plans: 64,
                 runtime: RuntimeKind::Sglang,
+                mem_fraction_static: l.mem_fraction_static,
                 ..InferenceOptions::default()
             };
             let mut opts = ai_hwaccel::plan::options_for(&m, &opts);
@@ -1013,11 +1016,22 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
                         d.capacity_bytes,
                     );
                     let fraction = l.mem_fraction_static.unwrap_or_else(|| {
-                        ai_hwaccel::plan::runtime::sglang_default_fraction(visible, tp)
+                        ai_hwaccel::plan::runtime::SglangMemoryDefaults::for_device(
+                            &devices[0],
+                            d.capacity_bytes,
+                            tp,
+                            1,
+                            spec.mla.is_some(),
+                        )
+                        .mem_fraction_static
                     });
                     if l.mem_fraction_static.is_none() {
                         notes.push(format!(
-                            "mem_fraction_static not in the log: SGLang's default for this GPU and TP, {fraction:.3}"
+                            "mem_fraction_static not in the log: SGLang {}'s default for this GPU and TP, {fraction:.3} (older releases reserved differently)",
+                            ai_hwaccel::plan::runtime::SGLANG_PINNED_DEFINITIONS
+                                .split(' ')
+                                .nth(1)
+                                .unwrap_or("0.5.23")
                         ));
                     }
                     // Of the free memory before the weights load, not of

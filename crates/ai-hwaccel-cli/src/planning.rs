@@ -120,6 +120,12 @@ pub struct PlanArgs {
     /// 16384 from 160 GiB, else 2048).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub max_num_batched_tokens: Option<u64>,
+    /// SGLang's `--mem-fraction-static` (0 to 1): the share of the memory
+    /// free before the weights load that weights and KV pool take;
+    /// `--emit sglang` passes it. Default: SGLang 0.5.23's for the GPU,
+    /// parallel sizes and model (0.830 on an H100 80GB at TP 1).
+    #[arg(long, value_name = "F", value_parser = parse_fraction)]
+    pub mem_fraction_static: Option<f64>,
     /// Fraction of device memory the model may use (the rest is runtime reserve).
     #[arg(long, value_name = "F", default_value_t = ai_hwaccel::plan::inference::DEFAULT_MEMORY_UTILIZATION, value_parser = parse_fraction)]
     pub memory_utilization: f64,
@@ -724,6 +730,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         backend: args.backend,
         max_num_seqs: args.max_num_seqs,
         max_num_batched_tokens: args.max_num_batched_tokens,
+        mem_fraction_static: args.mem_fraction_static,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: args.max_plans as usize,

@@ -159,6 +159,7 @@ pub const COMMANDS: &[Command] = &[
             "kv_read_efficiency",
             "max_num_seqs",
             "max_num_batched_tokens",
+            "mem_fraction_static",
             "max_plans",
             "objective",
             "runtime",
@@ -788,6 +789,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let max_plans = r.int("max_plans", 1, 10_000)?.unwrap_or(5);
     let max_num_seqs = r.int("max_num_seqs", 1, 1_000_000)?;
     let max_num_batched_tokens = r.int("max_num_batched_tokens", 1, 10_000_000)?;
+    let mem_fraction_static = r.number("mem_fraction_static", 0.0, false, 1.0)?;
     let input_len = r.int("input_len", 1, 100_000_000)?;
     let output_len = r.int("output_len", 1, 100_000_000)?;
     let ttft_ms = r.number("ttft_ms", 0.0, false, 3_600_000.0)?;
@@ -849,6 +851,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         backend,
         max_num_seqs,
         max_num_batched_tokens,
+        mem_fraction_static,
         stored_weights: None,
         gguf_matmul_bytes: Vec::new(),
         max_plans: max_plans as usize,

@@ -555,10 +555,30 @@ fn sglang_and_trtllm_commands_carry_the_plans_sizes_and_fractions() {
         value(&l.argv, "--max-running-requests"),
         best.max_batch.to_string()
     );
-    // SGLang's own fraction: 1 − reserved ÷ 80 GiB, reserved = 9.5 + TP×PP / 2 GiB.
-    let reserved = 9.5 + f64::from(best.tensor_parallel * best.pipeline_parallel) / 2.0;
-    let want = format!("{:.3}", 1.0 - reserved / 80.0);
+    // SGLang 0.5.23's own fraction on an H100 80GB (nvidia-smi: 81559
+    // MiB): reserved = 512 + 1.5 × 8192 + TP × PP / 8 × 1024 + 2 × 256
+    // (TP < 4) or 512 decode graphs + 8 × 58 prefill buckets (MiB).
+    let (tp, pp) = (best.tensor_parallel, best.pipeline_parallel);
+    let graphs = if tp < 4 { 256.0 } else { 512.0 };
+    let prefill = if pp == 1 { 8.0 * 58.0 } else { 0.0 };
+    let reserved =
+        512.0 + 1.5 * 8192.0 + f64::from(tp * pp) / 8.0 * 1024.0 + 2.0 * graphs + prefill;
+    let want = format!("{:.3}", (81559.0 - reserved) / 81559.0);
     assert_eq!(value(&l.argv, "--mem-fraction-static"), want);
+    // A fraction given to the plan is the one passed.
+    let given = plan_inference(
+        &m.spec,
+        &devices,
+        &InferenceOptions {
+            runtime: RuntimeKind::Sglang,
+            context: Some(8192),
+            mem_fraction_static: Some(0.9),
+            ..Default::default()
+        },
+    );
+    let lg = emit(&given, 0, &m.origin).unwrap();
+    assert_eq!(value(&lg.argv, "--mem-fraction-static"), "0.900");
+    assert!(given.plans[0].max_batch > best.max_batch);
     assert_sglang_accepts(&l);
     // FP8 weights and KV cache: values from SGLang's closed sets.
     let p8 = plan_inference(

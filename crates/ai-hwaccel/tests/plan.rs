@@ -1452,3 +1452,56 @@ fn each_further_machine_adds_the_rpc_time() {
         );
     }
 }
+
+/// `mem_fraction_static` is SGLang's: a larger one holds more sequences
+/// under the SGLang rule, another runtime's plan says it does not read it,
+/// and a value outside (0, 1] falls back to SGLang's default with a warning.
+#[test]
+fn sglang_plans_at_a_given_mem_fraction_static() {
+    use ai_hwaccel::plan::runtime::RuntimeKind;
+    let m = load_model("llama-3.1-8b").unwrap();
+    let devices = PlanDevice::from_device_string("1xh100-sxm").unwrap();
+    let plan = |runtime, f: Option<f64>| {
+        plan_inference(
+            &m.spec,
+            &devices,
+            &InferenceOptions {
+                runtime,
+                mem_fraction_static: f,
+                ..Default::default()
+            },
+        )
+    };
+    let default = plan(RuntimeKind::Sglang, None);
+    let wide = plan(RuntimeKind::Sglang, Some(0.9));
+    let kv = |p: &ai_hwaccel::plan::InferencePlan| p.plans[0].kv_cache_capacity_tokens.unwrap();
+    assert!(
+        kv(&wide) > kv(&default),
+        "{} vs {}",
+        kv(&wide),
+        kv(&default)
+    );
+    assert!(
+        default
+            .warnings
+            .iter()
+            .all(|w| !w.contains("mem_fraction_static"))
+    );
+    let bad = plan(RuntimeKind::Sglang, Some(1.5));
+    assert_eq!(kv(&bad), kv(&default));
+    assert!(
+        bad.warnings
+            .iter()
+            .any(|w| w.contains("mem_fraction_static 1.5 is not a fraction")),
+        "{:?}",
+        bad.warnings
+    );
+    let vllm = plan(RuntimeKind::Vllm, Some(0.9));
+    assert!(
+        vllm.warnings
+            .iter()
+            .any(|w| w.contains("the vllm rule does not read it")),
+        "{:?}",
+        vllm.warnings
+    );
+}

@@ -248,6 +248,13 @@ pub struct InferenceOptions {
     /// Read only under the vLLM rule; an emitted `vllm serve` passes it.
     #[serde(default)]
     pub max_num_batched_tokens: Option<u64>,
+    /// SGLang's `--mem-fraction-static`: the share of the memory free
+    /// before the weights load that weights and KV pool may take; `None`:
+    /// SGLang's default for the GPU, the parallel sizes and the model
+    /// ([`crate::plan::runtime::SglangMemoryDefaults`]). Read only under the
+    /// SGLang rule; an emitted `sglang.launch_server` passes it.
+    #[serde(default)]
+    pub mem_fraction_static: Option<f64>,
 }
 
 impl InferenceOptions {
@@ -295,6 +302,7 @@ impl Default for InferenceOptions {
             backend: None,
             max_num_seqs: None,
             max_num_batched_tokens: None,
+            mem_fraction_static: None,
         }
     }
 }
@@ -502,6 +510,11 @@ pub struct InferencePlan {
     /// decode; `prefill_tokens_per_s` is its encoding rate.
     #[serde(default)]
     pub encoder: bool,
+    /// The model compresses its KV cache into a latent (multi-head latent
+    /// attention: DeepSeek-V2/V3, Kimi K2), which some runtimes size
+    /// buffers by (SGLang's prefill CUDA-graph reserve).
+    #[serde(default)]
+    pub latent_attention: bool,
     /// Devices planned for.
     pub devices: Vec<PlanDevice>,
     /// Context planned for.
@@ -2289,6 +2302,20 @@ pub fn plan_inference(
             opts.runtime.name()
         ));
     }
+    if let Some(f) = opts.mem_fraction_static
+        && super::runtime::sglang_given_fraction(opts).is_none()
+    {
+        warnings.push(format!(
+            "mem_fraction_static {f} is not a fraction in (0, 1]: SGLang's default is used"
+        ));
+    }
+    if opts.runtime != RuntimeKind::Sglang && opts.mem_fraction_static.is_some() {
+        warnings.push(format!(
+            "mem_fraction_static is SGLang's memory fraction: the {} rule does not read it \
+             (plan with runtime sglang)",
+            opts.runtime.name()
+        ));
+    }
     if let (RuntimeKind::Vllm, Some(n)) = (opts.runtime, opts.max_num_seqs)
         && opts.batch > n
     {
@@ -2532,6 +2559,7 @@ pub fn plan_inference(
         active_parameters: spec.active_parameters(),
         approximate: spec.approximate,
         encoder: spec.encoder,
+        latent_attention: spec.mla.is_some(),
         devices: devices.to_vec(),
         context,
         batch: opts.batch,

@@ -282,13 +282,13 @@ pub use llamacpp::{llamacpp_repack_bytes, repack_row_multiple};
 pub use sglang::CONFIG_FILE as SGLANG_CONFIG_FILE;
 pub use sglang::PINNED_DEFINITIONS as SGLANG_PINNED_DEFINITIONS;
 pub use sglang::{
-    SGLANG_INIT_BYTES, SGLANG_MAMBA_FULL_MEMORY_RATIO, SglangHybridSplit, SglangRelease,
-    sglang_default_fraction, sglang_pool_bytes, sglang_reserved_bytes,
+    SGLANG_INIT_BYTES, SGLANG_MAMBA_FULL_MEMORY_RATIO, SglangHybridSplit, SglangMemoryDefaults,
+    SglangPlatform, SglangRelease, given_fraction as sglang_given_fraction, sglang_pool_bytes,
+    sglang_prefill_graph_buckets,
 };
 pub use trtllm::PINNED_DEFINITIONS as TRTLLM_PINNED_DEFINITIONS;
 pub use vllm::CONFIG_FILE as VLLM_CONFIG_FILE;
 pub use vllm::PINNED_DEFINITIONS as VLLM_PINNED_DEFINITIONS;
-pub use vllm::cuda_visible_bytes;
 pub use vllm::{
     CUDAGRAPH_ESTIMATE_DEFAULT_SINCE as VLLM_CUDAGRAPH_ESTIMATE_DEFAULT_SINCE,
     HybridBlocks as VllmHybridBlocks, HybridMode as VllmHybridMode,
@@ -303,6 +303,7 @@ pub use vllm::{
     NON_TORCH_BYTES_MULTI_GPU, NON_TORCH_BYTES_SINGLE_GPU, SAMPLER_BYTES_PER_LOGIT,
     vllm_batch_defaults,
 };
+pub use vllm::{NVIDIA_SMI_TOTAL_MIB, cuda_visible_bytes, nvidia_smi_total_bytes};
 
 #[cfg(test)]
 mod tests {
@@ -346,30 +347,46 @@ mod tests {
     }
 
     #[test]
-    fn sglang_reserves_its_tiers_and_trtllm_a_tenth_of_what_is_free() {
+    fn sglang_reserves_by_its_release_and_trtllm_a_tenth_of_what_is_free() {
         let d = PlanDevice::from_device_string("1xh100-sxm")
             .unwrap()
             .remove(0);
         let opts = InferenceOptions::default();
         let none = |_t: u64| 0u64;
-        // H100 80 GiB at TP 8: the 0.82 GiB CUDA does not report (79.18 GiB
-        // visible) + 9.5 + 8 / 2 = 13.5 GiB, and the fraction
-        // 1 − 13.5 / 79.18 of the context and distributed set-up SGLang
-        // never measures (SGLANG_INIT_BYTES); a 24 GiB card at TP 1: 2.9
-        // GiB and 1 − 2.9 / 24 of that.
+        // SGLang 0.5.23 on an H100 80GB (nvidia-smi: 81559 MiB) at TP 8:
+        // 512 + 1.5 × 8192 + 8 / 8 × 1024 + 2 × 512 decode graphs + 8 × 58
+        // prefill buckets = 15312 MiB, so round(1 − 15312 / 81559, 3) =
+        // 0.812 of what CUDA reports (79.18 GiB) less the set-up SGLang
+        // never measures (SGLANG_INIT_BYTES); the 0.82 GiB CUDA does not
+        // report is out of reach too.
         let init = sglang::SGLANG_INIT_BYTES as f64;
         let close = |got: u64, want: f64| {
             assert!((got as f64 - want).abs() < 2.0, "{got} vs {want}");
         };
+        let h = SglangMemoryDefaults::new(81_559 << 20, 8, 1, SglangPlatform::Cuda, false);
+        assert_eq!(
+            (
+                h.chunked_prefill_size,
+                h.decode_graph_max_bs,
+                h.prefill_graph_buckets
+            ),
+            (8192, 512, 58)
+        );
+        assert_eq!(h.reserved_mib, 15312.0);
+        assert_eq!(h.mem_fraction_static, 0.812);
         let m = runtime(RuntimeKind::Sglang).memory(&ctx(&d, 80, 8, 10), &opts, &none);
         let visible = (79.18 * GIB) as u64;
         close(
             m.reserve_bytes,
-            ((80u64 << 30) - visible) as f64 + 13.5 * GIB + init * (1.0 - 13.5 / 79.18),
+            (80.0 * GIB) - (visible as f64 - init) * 0.812,
         );
         assert_eq!(m.activation_bytes, 0);
+        // A 24 GiB card at TP 1: a 4096-token chunk and 48 decode graphs,
+        // 512 + 6144 + 128 + 96 + 8 × 50 = 7280 MiB, 0.704.
+        let c = SglangMemoryDefaults::new(24 << 30, 1, 1, SglangPlatform::Cuda, false);
+        assert_eq!((c.reserved_mib, c.mem_fraction_static), (7280.0, 0.704));
         let m = runtime(RuntimeKind::Sglang).memory(&ctx(&d, 24, 1, 10), &opts, &none);
-        close(m.reserve_bytes, 2.9 * GIB + init * (1.0 - 2.9 / 24.0));
+        close(m.reserve_bytes, 24.0 * GIB - (24.0 * GIB - init) * 0.704);
         // 80 GiB of which CUDA reports 79.18, 40 GiB of weights, 2 GiB of
         // buffers: the 0.82 GiB never reported, and 0.1 × 37.18 GiB stays free.
         let two = |_t: u64| 2u64 << 30;
@@ -383,6 +400,28 @@ mod tests {
         // llama.cpp: its 1 GiB fit margin below what CUDA reports.
         let m = runtime(RuntimeKind::LlamaCpp).memory(&ctx(&d, 80, 1, 40), &opts, &two);
         assert_eq!(m.reserve_bytes, ((80u64 << 30) - visible) + (1 << 30));
+    }
+
+    /// nvidia-smi's total is CUDA's plus the driver's reserve: for every
+    /// GPU of both tables, a few hundred MiB more (the same captures).
+    #[test]
+    fn nvidia_smi_totals_exceed_cuda_totals_by_the_reserve() {
+        assert_eq!(NVIDIA_SMI_TOTAL_MIB.len(), vllm::CUDA_VISIBLE_TOTAL.len());
+        for (id, mib) in NVIDIA_SMI_TOTAL_MIB {
+            let cuda = vllm::CUDA_VISIBLE_TOTAL
+                .iter()
+                .find(|(s, _)| s == id)
+                .map(|(_, gib)| gib * 1024.0)
+                .unwrap_or_else(|| panic!("{id}: no CUDA total"));
+            let reserve = *mib as f64 - cuda;
+            assert!((200.0..800.0).contains(&reserve), "{id}: {reserve} MiB");
+        }
+        assert_eq!(
+            nvidia_smi_total_bytes(Some("h100-sxm"), 80 << 30),
+            81_559 << 20
+        );
+        assert_eq!(nvidia_smi_total_bytes(Some("h100-sxm"), 24 << 30), 24 << 30);
+        assert_eq!(nvidia_smi_total_bytes(None, 24 << 30), 24 << 30);
     }
 
     #[test]

@@ -1,47 +1,202 @@
-//! SGLang's memory rule (`python/sglang/srt/server_args.py`,
-//! `ServerArgs.__post_init__`, 2025 releases): the weights and the KV pool
-//! get `mem_fraction_static` of the GPU; activations and CUDA-graph buffers
+//! SGLang's memory rule: the weights and the KV pool get
+//! `mem_fraction_static` of the GPU; activations and CUDA-graph buffers
 //! live in the rest. Unless given, the fraction is
-//! `(gpu_mem − reserved) / gpu_mem` with `reserved`, in GiB, by GPU memory
-//! (`parallel = tp × pp`): under 35 GiB (T4, 4080, A10, L40, 4090, 5090)
-//! `2.8 + parallel / 10`; under 90 GiB (H100, A100) `9.5 + parallel / 2`;
-//! under 160 GiB (H20, H200) `12 + parallel / 2`; else (B200, MI300) 32.
-//! (Earlier releases used 0.88, 0.87, 0.85, 0.81, 0.79 by TP size.)
+//! `round((gpu_mem − reserved) ÷ gpu_mem, 3)` with `gpu_mem` what
+//! `nvidia-smi` prints as the memory total, and `reserved` follows the
+//! pinned release, 0.5.23 ([`SglangMemoryDefaults`]: a reserve from the
+//! prefill chunk, the decode CUDA-graph batch, the parallel size and the
+//! prefill CUDA graphs' buckets).
 //!
-//! Not modelled yet: SGLang 0.5.23 (PyPI, late 2026) sizes the reserve from
-//! the prefill chunk instead (`sglang/srt/arg_groups/overrides.py`,
-//! `pre_capture_activation_reserve_mb_of`: 512 MiB + 1.5 MiB per activation
-//! token + TP × PP / 8 GiB, at least 10 GiB on GPUs above 60 GiB) plus the
-//! CUDA-graph buffers measured at capture; its arguments moved to
-//! `sglang/srt/arg_groups/`, so its flags are not pinned yet either.
+//! History, read in the PyPI packages: 0.5.2 and earlier 2025 releases
+//! reserved a flat amount by GPU size (under 35 GiB `2.8 + tp × pp / 10`
+//! GiB, under 90 GiB `9.5 + tp × pp / 2`, under 160 GiB `12 + tp × pp / 2`,
+//! else 32; `ServerArgs.__post_init__`); from 0.5.4 (October 2025,
+//! `_handle_gpu_memory_settings`) the reserve is
+//! `512 + 1.5 × max(chunk, 2048) + 2 × cuda_graph_max_bs + tp × pp / 8 ×
+//! 1024` MiB, at least 10 GiB above 60 GiB (the cards of 20–35 GiB took a
+//! 2048-token chunk and 16 (0.5.4) or 24 (0.5.6–0.5.16) graphs); 0.5.16 added
+//! 8 MiB per prefill CUDA-graph bucket, and by 0.5.20 those cards take a
+//! 4096-token chunk and 48 graphs. A log that prints its
+//! `mem_fraction_static` (every `server_args=` line does) is compared at
+//! that fraction (`ai-hwaccel check`).
+//!
 //! `--memory-utilization` is not read: SGLang's fraction is its own.
+//! Multimodal models are not told apart: SGLang lowers their fraction
+//! (`adjust_mem_fraction_for_vlm`) and runs their prefill without graphs.
 //!
 //! A hybrid model's pool (linear-attention state beside the token cache)
 //! is shared as the pinned release shares it ([`SglangHybridSplit`]).
 
-use super::{DeviceContext, GIB, Runtime, RuntimeKind, RuntimeMemory};
+use super::{DeviceContext, Runtime, RuntimeKind, RuntimeMemory};
+use crate::plan::PlanDevice;
 use crate::plan::inference::InferenceOptions;
 
-/// SGLang's reserved memory for a GPU of `gpu_bytes` at `parallel` ranks.
-pub fn sglang_reserved_bytes(gpu_bytes: u64, parallel: u32) -> u64 {
-    let g = gpu_bytes as f64 / GIB;
-    let p = f64::from(parallel);
-    let gib = if g < 35.0 {
-        2.8 + p / 10.0
-    } else if g < 90.0 {
-        9.5 + p / 2.0
-    } else if g < 160.0 {
-        12.0 + p / 2.0
-    } else {
-        32.0
-    };
-    (gib * GIB) as u64
+/// The platform SGLang runs on, as its memory defaults tell them apart
+/// (`is_cuda`, `is_hip`, `is_xpu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SglangPlatform {
+    /// NVIDIA GPUs: prefill CUDA graphs (breakable) by default.
+    Cuda,
+    /// AMD GPUs (ROCm): no prefill graphs by default.
+    Hip,
+    /// Intel GPUs: no prefill graphs; 2 GiB more for oneDNN's scratch.
+    Xpu,
+    /// Anything else.
+    Other,
 }
 
-/// SGLang's default `mem_fraction_static` on a GPU of `gpu_bytes` at
-/// `parallel` ranks: `1 − reserved ÷ gpu_bytes` ([`sglang_reserved_bytes`]).
-pub fn sglang_default_fraction(gpu_bytes: u64, parallel: u32) -> f64 {
-    1.0 - sglang_reserved_bytes(gpu_bytes, parallel) as f64 / gpu_bytes.max(1) as f64
+impl SglangPlatform {
+    /// The platform of a planned device: its spec entry's vendor, else
+    /// its name.
+    pub fn of(d: &PlanDevice) -> SglangPlatform {
+        let vendor = d
+            .spec_id
+            .as_deref()
+            .and_then(crate::spec::by_id)
+            .filter(|e| e.family == crate::model::Family::Gpu)
+            .map(|e| e.vendor.clone());
+        let name = d.name.to_ascii_lowercase();
+        match vendor.as_deref() {
+            Some("nvidia") => SglangPlatform::Cuda,
+            Some("amd") => SglangPlatform::Hip,
+            Some("intel") => SglangPlatform::Xpu,
+            Some(_) => SglangPlatform::Other,
+            None if d.host => SglangPlatform::Other,
+            None if name.contains("nvidia") || name.contains("geforce") => SglangPlatform::Cuda,
+            None if name.contains("radeon") || name.contains("instinct") => SglangPlatform::Hip,
+            None if name.contains("intel") && name.contains("arc")
+                || name.contains("data center gpu max") =>
+            {
+                SglangPlatform::Xpu
+            }
+            None => SglangPlatform::Other,
+        }
+    }
+}
+
+/// What SGLang 0.5.23 (the pinned release; `sglang/srt/arg_groups/`
+/// `memory_hook.py`, `handle_gpu_memory_settings` and
+/// `reserve_for_graph_mb`; `cuda_graph_hook.py`,
+/// `generate_prefill_cuda_graph_batch_sizes`; `model_executor/`
+/// `cuda_graph_config.py`, `default_prefill_backend`) sets when a server is
+/// started without `--chunked-prefill-size`, `--cuda-graph-max-bs` or
+/// `--mem-fraction-static`, on one data-parallel rank without speculative
+/// decoding, DeepEP or disaggregation:
+///
+/// | `gpu_mem` (MiB) | chunk | decode graphs (tp < 4 / tp ≥ 4) |
+/// | --- | --- | --- |
+/// | < 20480 (T4, 4080) | 2048 | 8 |
+/// | < 35840 (A10, 4090, 5090) | 4096 | 48 / 160 |
+/// | < 61440 (A100 40GB, L40) | 4096 | 32 / 160 |
+/// | < 163840 (H100, A100 80GB, H20, H200) | 8192 | 256 / 512 |
+/// | else (B200, MI300) | 16384 | 512 |
+///
+/// `reserved = 512 + 1.5 × max(chunk, 2048) + tp × pp / 8 × 1024 + 2 ×
+/// decode graphs + prefill graphs` MiB, at least 10240 where `gpu_mem` is
+/// above 61440, plus 2048 on Intel GPUs; the prefill graphs (CUDA only,
+/// one pipeline stage) cost 8 MiB per captured token bucket up to the
+/// chunk (58 buckets at 8192) or, for latent attention (MLA), 1.5 GiB.
+/// `mem_fraction_static = round((gpu_mem − reserved) ÷ gpu_mem, 3)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SglangMemoryDefaults {
+    /// `chunked_prefill_size`.
+    pub chunked_prefill_size: u64,
+    /// The decode CUDA graphs' largest batch (`cuda_graph_max_bs`).
+    pub decode_graph_max_bs: u64,
+    /// Prefill CUDA-graph token buckets captured (0: none by default).
+    pub prefill_graph_buckets: u64,
+    /// The reserve, MiB.
+    pub reserved_mib: f64,
+    /// The default `mem_fraction_static`.
+    pub mem_fraction_static: f64,
+}
+
+/// The prefill CUDA-graph token buckets up to `max_tokens`
+/// (`generate_prefill_cuda_graph_batch_sizes`): every 4 to 32, 16 to 256,
+/// 32 to 512, 64 to 1024, 256 to 4096, then 512 up to the chunk.
+pub fn sglang_prefill_graph_buckets(max_tokens: u64) -> u64 {
+    let steps: [(u64, u64, u64); 6] = [
+        (4, 32, 4),
+        (48, 256, 16),
+        (288, 512, 32),
+        (576, 1024, 64),
+        (1280, 4096, 256),
+        (4608, u64::MAX, 512),
+    ];
+    steps
+        .iter()
+        .map(|&(from, to, step)| {
+            let top = to.min(max_tokens);
+            if top < from {
+                0
+            } else {
+                (top - from) / step + 1
+            }
+        })
+        .sum()
+}
+
+impl SglangMemoryDefaults {
+    /// The defaults on a GPU whose `nvidia-smi` total is `gpu_bytes`
+    /// ([`super::vllm::nvidia_smi_total_bytes`]), at `tp` × `pp` ranks, for
+    /// a model with latent attention (`mla`) or not.
+    pub fn new(gpu_bytes: u64, tp: u32, pp: u32, platform: SglangPlatform, mla: bool) -> Self {
+        let gpu_mem = gpu_bytes as f64 / (1u64 << 20) as f64;
+        let small_tp = tp < 4;
+        let (chunk, max_bs): (u64, u64) = if gpu_mem < 20.0 * 1024.0 {
+            (2048, 8)
+        } else if gpu_mem < 35.0 * 1024.0 {
+            (4096, if small_tp { 48 } else { 160 })
+        } else if gpu_mem < 60.0 * 1024.0 {
+            (4096, if small_tp { 32 } else { 160 })
+        } else if gpu_mem < 160.0 * 1024.0 {
+            (8192, if small_tp { 256 } else { 512 })
+        } else {
+            (16384, 512)
+        };
+        let prefill_graphs = platform == SglangPlatform::Cuda && pp <= 1;
+        let prefill_graph_buckets = if prefill_graphs {
+            sglang_prefill_graph_buckets(if mla { chunk.min(8192) } else { chunk })
+        } else {
+            0
+        };
+        let mut reserved = 512.0
+            + chunk.max(2048) as f64 * 1.5
+            + f64::from(tp.max(1)) * f64::from(pp.max(1)) / 8.0 * 1024.0
+            + max_bs as f64 * 2.0;
+        if prefill_graphs {
+            reserved += if mla {
+                1.5 * 1024.0
+            } else {
+                prefill_graph_buckets as f64 * 8.0
+            };
+        }
+        if gpu_mem > 60.0 * 1024.0 {
+            reserved = reserved.max(10.0 * 1024.0);
+        }
+        if platform == SglangPlatform::Xpu {
+            reserved += 2.0 * 1024.0;
+        }
+        let fraction = if gpu_mem > 0.0 {
+            ((gpu_mem - reserved) / gpu_mem * 1000.0).round() / 1000.0
+        } else {
+            0.0
+        };
+        SglangMemoryDefaults {
+            chunked_prefill_size: chunk,
+            decode_graph_max_bs: max_bs,
+            prefill_graph_buckets,
+            reserved_mib: reserved,
+            mem_fraction_static: fraction.max(0.0),
+        }
+    }
+
+    /// The defaults for a planned device (its `nvidia-smi` total where a
+    /// capture gives one, else `capacity_bytes`).
+    pub fn for_device(d: &PlanDevice, capacity_bytes: u64, tp: u32, pp: u32, mla: bool) -> Self {
+        let total = super::vllm::nvidia_smi_total_bytes(d.spec_id.as_deref(), capacity_bytes);
+        SglangMemoryDefaults::new(total, tp, pp, SglangPlatform::of(d), mla)
+    }
 }
 
 /// What a GPU has lost before SGLang's model runner measures the memory its
@@ -145,6 +300,13 @@ impl SglangHybridSplit {
     }
 }
 
+/// The `--mem-fraction-static` a plan was made with, where it is a
+/// fraction in (0, 1] (else SGLang's default applies and the plan warns).
+pub fn given_fraction(opts: &InferenceOptions) -> Option<f64> {
+    opts.mem_fraction_static
+        .filter(|f| f.is_finite() && *f > 0.0 && *f <= 1.0)
+}
+
 /// The argument definitions the emitted flags are checked against
 /// (`tests/fixtures/runtimes/sglang.json`, written by
 /// `scripts/runtime-defs.py` from the sglang wheel on PyPI).
@@ -164,25 +326,32 @@ impl Runtime for Sglang {
         "sglang"
     }
     fn source(&self) -> &'static str {
-        "SGLang python/sglang/srt/server_args.py (ServerArgs.__post_init__: mem_fraction_static from reserved memory by GPU size, 2025 releases)"
+        "SGLang 0.5.23 sglang/srt/arg_groups/memory_hook.py (handle_gpu_memory_settings: mem_fraction_static from the prefill chunk, CUDA-graph and parallel reserves; reserve_for_graph_mb)"
     }
     fn memory(
         &self,
         ctx: &DeviceContext,
-        _opts: &InferenceOptions,
+        opts: &InferenceOptions,
         _forward: &dyn Fn(u64) -> u64,
     ) -> RuntimeMemory {
-        let parallel = ctx.tensor_parallel * ctx.pipeline_parallel;
-        // What CUDA does not report is out of reach. (SGLang's default
-        // fraction divides by nvidia-smi's `memory.total`,
-        // `get_nvgpu_memory_capacity`, which counts the driver's reserved
-        // few hundred MiB too; taken from the CUDA total here, the fraction
-        // differs in its third decimal.)
+        // What CUDA does not report is out of reach; the default fraction
+        // divides by nvidia-smi's `memory.total`, which counts the
+        // driver's reserve too (SglangMemoryDefaults).
         let visible =
             super::vllm::cuda_visible_bytes(ctx.device.spec_id.as_deref(), ctx.capacity_bytes);
+        let fraction = given_fraction(opts).unwrap_or_else(|| {
+            SglangMemoryDefaults::for_device(
+                ctx.device,
+                ctx.capacity_bytes,
+                ctx.tensor_parallel,
+                ctx.pipeline_parallel,
+                ctx.spec.mla.is_some(),
+            )
+            .mem_fraction_static
+        });
         // Weights and pool share the default fraction of the free memory
         // the model runner measures (SGLANG_INIT_BYTES).
-        let shared = sglang_pool_bytes(visible, sglang_default_fraction(visible, parallel), 0);
+        let shared = sglang_pool_bytes(visible, fraction, 0);
         RuntimeMemory {
             reserve_bytes: ctx.capacity_bytes.saturating_sub(shared),
             activation_bytes: 0,
@@ -199,10 +368,22 @@ impl Runtime for Sglang {
             "SGLang needs a Hugging Face repository or a model directory: a bare size names neither",
         )?;
         let d = choice.per_device.first().ok_or("the plan has no device")?;
-        let fraction = sglang_default_fraction(
-            d.capacity_bytes,
-            choice.tensor_parallel * choice.pipeline_parallel,
-        );
+        let fraction = given_fraction(&plan.options).unwrap_or_else(|| {
+            plan.devices
+                .iter()
+                .find(|p| p.id == d.device)
+                .or(plan.devices.first())
+                .map_or(0.0, |p| {
+                    SglangMemoryDefaults::for_device(
+                        p,
+                        d.capacity_bytes,
+                        choice.tensor_parallel,
+                        choice.pipeline_parallel,
+                        plan.latent_attention,
+                    )
+                    .mem_fraction_static
+                })
+        });
         let mut argv: Vec<String> = vec![
             "python3".into(),
             "-m".into(),
@@ -264,5 +445,74 @@ impl Runtime for Sglang {
             files: [(CONFIG_FILE.to_string(), yaml)].into_iter().collect(),
             notes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reserves of SGLang 0.5.23's `handle_gpu_memory_settings`,
+    /// worked by hand from its source for each branch.
+    #[test]
+    fn default_fraction_follows_each_branch_of_the_pinned_release() {
+        let mib = |m: u64| m << 20;
+        // Prefill buckets as `generate_prefill_cuda_graph_batch_sizes` lists them.
+        assert_eq!(sglang_prefill_graph_buckets(2048), 42);
+        assert_eq!(sglang_prefill_graph_buckets(4096), 50);
+        assert_eq!(sglang_prefill_graph_buckets(8192), 58);
+        assert_eq!(sglang_prefill_graph_buckets(16384), 74);
+        assert_eq!(sglang_prefill_graph_buckets(3), 0);
+        // A 16 GiB card: 2048 tokens, 8 graphs: 512 + 3072 + 128 + 16 + 8 × 42.
+        let s = SglangMemoryDefaults::new(mib(16_376), 1, 1, SglangPlatform::Cuda, false);
+        assert_eq!((s.chunked_prefill_size, s.decode_graph_max_bs), (2048, 8));
+        assert_eq!(s.reserved_mib, 4064.0);
+        assert_eq!(s.mem_fraction_static, 0.752);
+        // The same card under ROCm: no prefill graphs by default.
+        let r = SglangMemoryDefaults::new(mib(16_376), 1, 1, SglangPlatform::Hip, false);
+        assert_eq!((r.prefill_graph_buckets, r.reserved_mib), (0, 3728.0));
+        // An Intel GPU: no prefill graphs, 2 GiB for oneDNN's scratch.
+        let x = SglangMemoryDefaults::new(mib(16_376), 1, 1, SglangPlatform::Xpu, false);
+        assert_eq!(x.reserved_mib, 3728.0 + 2048.0);
+        // Latent attention on an H200 (143771 MiB) at TP 8: 1.5 GiB for
+        // the prefill graphs instead of 8 MiB per bucket.
+        let m = SglangMemoryDefaults::new(mib(143_771), 8, 1, SglangPlatform::Cuda, true);
+        assert_eq!(m.reserved_mib, 512.0 + 12288.0 + 1024.0 + 1024.0 + 1536.0);
+        assert_eq!(m.mem_fraction_static, 0.886);
+        // Two pipeline stages: prefill graphs are off by default.
+        let p = SglangMemoryDefaults::new(mib(81_559), 1, 2, SglangPlatform::Cuda, false);
+        assert_eq!(p.prefill_graph_buckets, 0);
+        assert_eq!(p.reserved_mib, 512.0 + 12288.0 + 256.0 + 512.0);
+        // A B200 (183 GiB class): a 16384-token chunk and 512 graphs.
+        let b = SglangMemoryDefaults::new(mib(183_359), 1, 1, SglangPlatform::Cuda, false);
+        assert_eq!(
+            (b.chunked_prefill_size, b.decode_graph_max_bs),
+            (16384, 512)
+        );
+        assert_eq!(
+            b.reserved_mib,
+            512.0 + 24576.0 + 128.0 + 1024.0 + 74.0 * 8.0
+        );
+        // Tiers switch at 20, 35 and 60 GiB and by TP below and from 4.
+        let t = |g: u64, tp: u32| {
+            let d = SglangMemoryDefaults::new(mib(g), tp, 1, SglangPlatform::Cuda, false);
+            (d.chunked_prefill_size, d.decode_graph_max_bs)
+        };
+        assert_eq!(t(20_479, 1), (2048, 8));
+        assert_eq!(t(20_480, 1), (4096, 48));
+        assert_eq!(t(24_564, 4), (4096, 160));
+        assert_eq!(t(46_068, 2), (4096, 32));
+        assert_eq!(t(46_068, 8), (4096, 160));
+        assert_eq!(t(61_440, 1), (8192, 256));
+        // The platform follows the spec entry's vendor.
+        let platform = |s: &str| SglangPlatform::of(&PlanDevice::from_device_string(s).unwrap()[0]);
+        assert_eq!(platform("1xh100-sxm"), SglangPlatform::Cuda);
+        assert_eq!(platform("1xmi300x"), SglangPlatform::Hip);
+        assert_eq!(platform("1xarc-a770"), SglangPlatform::Xpu);
+        // Nothing known: no fraction above zero.
+        assert_eq!(
+            SglangMemoryDefaults::new(0, 1, 1, SglangPlatform::Cuda, false).mem_fraction_static,
+            0.0
+        );
     }
 }

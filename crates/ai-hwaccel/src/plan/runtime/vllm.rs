@@ -426,6 +426,44 @@ pub const CUDA_VISIBLE_TOTAL: &[(&str, f64)] = &[
     ("v100-sxm2-16gb", (16_384.0 - 240.0) / 1024.0),
 ];
 
+/// What `nvidia-smi --query-gpu=memory.total` prints (MiB) for the GPUs of
+/// `CUDA_VISIBLE_TOTAL`: the "FB Memory Usage / Total" of the same
+/// `nvidia-smi -q` captures (the H100 SXM's 81559 MiB of
+/// `nvidia-smi-q/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01__idle.txt`,
+/// whose 479 MiB reserve leaves CUDA's 79.18 GiB). SGLang sizes its default
+/// `mem_fraction_static` from this figure (`get_nvgpu_memory_capacity`).
+pub const NVIDIA_SMI_TOTAL_MIB: &[(&str, u64)] = &[
+    ("h100-sxm", 81_559),
+    ("h200", 143_771),
+    ("l40s", 46_068),
+    ("a10", 23_028),
+    ("a10g", 23_028),
+    ("a100-40gb", 40_960),
+    ("a100-80gb", 81_920),
+    ("a40", 46_068),
+    ("l4", 23_034),
+    ("h100-nvl", 95_830),
+    ("rtx-a6000", 46_068),
+    ("rtx-4090", 24_564),
+    ("rtx-5090", 32_607),
+    ("rtx-4080-super", 16_376),
+    ("rtx-3080", 10_240),
+    ("rtx-3070", 8_192),
+    ("rtx-2080-super", 8_192),
+    ("rtx-4070-laptop", 8_188),
+    ("titan-v", 12_288),
+    ("v100-sxm2-16gb", 16_384),
+];
+
+/// The memory total `nvidia-smi` prints for a device of spec `spec_id` and
+/// planner capacity `capacity_bytes`: [`NVIDIA_SMI_TOTAL_MIB`] where a
+/// capture gives it (never above the capacity), else the capacity.
+pub fn nvidia_smi_total_bytes(spec_id: Option<&str>, capacity_bytes: u64) -> u64 {
+    spec_id
+        .and_then(|id| NVIDIA_SMI_TOTAL_MIB.iter().find(|(s, _)| *s == id))
+        .map_or(capacity_bytes, |(_, mib)| (mib << 20).min(capacity_bytes))
+}
+
 /// What CUDA reports as the device's total for a device of spec `spec_id`
 /// and planner capacity `capacity_bytes`: `CUDA_VISIBLE_TOTAL` where a
 /// runtime log printed it, else the capacity. vLLM and SGLang both size
