@@ -406,7 +406,14 @@ mod tests {
     /// GPU of both tables, a few hundred MiB more (the same captures).
     #[test]
     fn nvidia_smi_totals_exceed_cuda_totals_by_the_reserve() {
-        assert_eq!(NVIDIA_SMI_TOTAL_MIB.len(), vllm::CUDA_VISIBLE_TOTAL.len());
+        // Every GPU but the GB10, whose nvidia-smi prints no total.
+        assert_eq!(
+            NVIDIA_SMI_TOTAL_MIB.len() + 1,
+            vllm::CUDA_VISIBLE_TOTAL.len()
+        );
+        let gb10 = 128u64 << 30;
+        assert_eq!(nvidia_smi_total_bytes(Some("gb10"), gb10), 124_610 << 20);
+        assert_eq!(cuda_visible_bytes(Some("gb10"), gb10), 124_610 << 20);
         for (id, mib) in NVIDIA_SMI_TOTAL_MIB {
             let cuda = vllm::CUDA_VISIBLE_TOTAL
                 .iter()

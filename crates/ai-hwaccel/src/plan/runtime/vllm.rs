@@ -382,7 +382,8 @@ pub const NON_TORCH_BYTES_MULTI_GPU: u64 = (0.55 * GIB) as u64;
 /// `nvidia-smi -q` capture in `tests/fixtures/nvidia-smi-q/` (FB Memory
 /// Usage Total less Reserved, as the row's comment names the capture; the
 /// reserve moves a little with the driver, so a newer Linux capture is
-/// taken where there are several), except the GH200, whose capture is of
+/// taken where there are several), and the GB10's total as CUDA reported
+/// it in a real SGLang log; except the GH200, whose capture is of
 /// one of its memory configurations with ATS (address translation over
 /// NVLink-C2C), not what a plan of another configuration would see. Other
 /// devices use their capacity as given.
@@ -424,6 +425,12 @@ pub const CUDA_VISIBLE_TOTAL: &[(&str, f64)] = &[
     ("titan-v", (12_288.0 - 239.0) / 1024.0),
     // thamada-gls__8x-v100-sxm2-16gb__550.127.05.txt
     ("v100-sxm2-16gb", (16_384.0 - 240.0) / 1024.0),
+    // GB10 (unified memory: nvidia-smi prints no total): the total
+    // `torch.cuda.mem_get_info` reported on a DGX Spark, as SGLang logged
+    // it (runtime-logs/sglang-dgx-sparks-dsv41__3x-gb10-tp3-dict-args.log:
+    // "Reported total GPU memory per device (MiB): [124610]"); other
+    // Sparks' logs print 124546 and 122570 MiB (driver and OS memory).
+    ("gb10", 124_610.0 / 1024.0),
 ];
 
 /// What `nvidia-smi --query-gpu=memory.total` prints (MiB) for the GPUs of
@@ -459,6 +466,14 @@ pub const NVIDIA_SMI_TOTAL_MIB: &[(&str, u64)] = &[
 /// planner capacity `capacity_bytes`: [`NVIDIA_SMI_TOTAL_MIB`] where a
 /// capture gives it (never above the capacity), else the capacity.
 pub fn nvidia_smi_total_bytes(spec_id: Option<&str>, capacity_bytes: u64) -> u64 {
+    // A unified-memory GPU (GB10) has no framebuffer total in nvidia-smi:
+    // SGLang falls back to what CUDA reports (`torch.cuda.mem_get_info`).
+    let unified = spec_id
+        .and_then(crate::spec::by_id)
+        .is_some_and(|e| e.unified_memory);
+    if unified {
+        return cuda_visible_bytes(spec_id, capacity_bytes);
+    }
     spec_id
         .and_then(|id| NVIDIA_SMI_TOTAL_MIB.iter().find(|(s, _)| *s == id))
         .map_or(capacity_bytes, |(_, mib)| (mib << 20).min(capacity_bytes))
