@@ -208,9 +208,19 @@ fn add_logged(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 /// A llama.cpp start-up log against the llama.cpp rule's plan.
 fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
     let seqs = log.n_seq_max.unwrap_or(1).max(1);
-    let ctx = log.n_ctx.map(|c| c / seqs);
+    let ctx = log.n_ctx.map(|c| c / seqs).or(log.n_ctx_slot);
     let kv = log.type_k.as_deref().and_then(kv_dtype);
     let mut notes = Vec::new();
+    // Builds from May 2026 print the loader's and the context's lines only
+    // at verbosity 4 (llama.cpp PR 23021).
+    if log.model_buffers.is_empty() && log.kv_buffers.is_empty() && log.kv_total_bytes.is_none() {
+        notes.push(match log.verbosity {
+            Some(v) if v < 4 => format!(
+                "the run logged at verbosity {v}: this llama.cpp prints its buffer sizes and context only at verbosity 4 (since May 2026, PR 23021): run it again with -lv 4 to compare them"
+            ),
+            _ => "the log prints no buffer sizes: builds since May 2026 print them only with -lv 4 (llama.cpp PR 23021)".into(),
+        });
+    }
     // The planner's cache is one type for K and V, of those it models.
     match (log.type_k.as_deref(), log.type_v.as_deref()) {
         (Some(k), _) if kv.is_none() => notes.push(format!(
@@ -1137,9 +1147,8 @@ pub struct BenchReport {
 /// it are shown without a prediction, and a note says so.
 const MAX_PLANNED: usize = 256;
 
-/// The first llama-bench builds whose `-fa` default is `auto` (by
-/// September 2025 llama.cpp's flags take on/off/auto: PR 15746).
-const FA_AUTO_SINCE: BuildMonth = BuildMonth::ym(2025, 9);
+/// The first llama-bench builds whose `-fa` default is `auto`.
+const FA_AUTO_SINCE: BuildMonth = ai_hwaccel::plan::runtime::bench::LLAMA_BENCH_FA_AUTO_SINCE;
 
 /// Before llama.cpp's ggml-backend integration (PR 4766, merged January
 /// 2024) `-ngl` counted the KV cache too: `n_layer + 1` offloaded the
@@ -1214,14 +1223,14 @@ fn check_bench(
             .and_then(ai_hwaccel::plan::runtime::bench::build_month)
             .or(r.run_month);
         // Flash attention as printed; where not, llama-bench's default of
-        // that build: `-fa 0` until its `auto` default (on/off/auto by
-        // September 2025, llama.cpp PR 15746), unknown builds as the old.
+        // that build: `-fa 0` until its `auto` default (June 2026,
+        // LLAMA_BENCH_FA_AUTO_SINCE), unknown builds as the old.
         let fused = r.flash_attn.unwrap_or_else(|| {
             let auto = build.is_some_and(|b| b >= FA_AUTO_SINCE);
             assumed.insert(if auto {
-                "flash attention not printed: planned on (llama-bench's default `-fa auto` from its September 2025 builds)"
+                "flash attention not printed: planned on (llama-bench's default `-fa auto` from its June 2026 builds)"
             } else {
-                "flash attention not printed: planned off (llama-bench's default `-fa 0` before September 2025)"
+                "flash attention not printed: planned off (llama-bench's default `-fa 0` before June 2026)"
             });
             auto
         });

@@ -242,7 +242,7 @@ fn length_field(v: &str, default: u64) -> u64 {
 /// is of a June build; one source is of July (PR 26284, one RX 7900 XTX
 /// row), the others of August and September. Earlier builds default to
 /// `-fa 0`. A row of a later build that says `fa 0` ran unfused.
-const LLAMA_BENCH_FA_AUTO: BuildMonth = BuildMonth::ym(2026, 6);
+const LLAMA_BENCH_FA_AUTO: BuildMonth = ai_hwaccel::plan::runtime::bench::LLAMA_BENCH_FA_AUTO_SINCE;
 
 /// A tokens/s column: `None` when empty (the source prints no such test).
 fn rate_field(v: &str) -> Option<f64> {

@@ -651,3 +651,30 @@ fn sglang_log_of_late_2026_with_dict_server_args() {
     assert_eq!(l.context_len, Some(1_048_576));
     assert_eq!(l.max_running_requests, Some(4));
 }
+
+/// A llama-server of 2026 at its default verbosity (3) prints none of the
+/// loader's or the context's lines (llama.cpp PR 23021): the log says so
+/// and gives the slots and their context, nothing else.
+#[test]
+fn llama_server_at_default_verbosity_prints_slots_only() {
+    use ai_hwaccel::plan::runtime::log::parse_llamacpp_log;
+    let l = parse_llamacpp_log(&fixture(
+        "llama-server-local__default-verbosity-2-slots.log",
+    ));
+    assert_eq!(l.verbosity, Some(3));
+    assert_eq!(l.n_seq_max, Some(2));
+    assert_eq!(l.n_ctx_slot, Some(512));
+    assert!(l.model_buffers.is_empty() && l.kv_buffers.is_empty());
+    assert_eq!(l.kv_total_bytes, None);
+    assert!(!l.is_empty(), "still a llama.cpp log");
+    // `common_params_print_info: verbosity = 3` is not a model parameter.
+    assert!(l.hparams.is_empty(), "{:?}", l.hparams);
+    // At -lv 4 the same build prints everything (the RPC run of the tests).
+    let v4 = parse_llamacpp_log(&fixture(
+        "llama-server-local__2x-rpc-layer-split-reversed-buffers.log",
+    ));
+    assert_eq!(v4.verbosity, Some(4));
+    assert_eq!(v4.n_ctx_slot, Some(2048));
+    assert!(!v4.model_buffers.is_empty());
+    assert!(!v4.hparams.contains_key("verbosity"));
+}

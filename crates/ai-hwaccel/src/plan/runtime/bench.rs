@@ -160,6 +160,15 @@ pub fn flash(v: &str) -> Option<bool> {
 /// build llama.cpp has tagged.
 fn build_line(line: &str) -> Option<u64> {
     let t = line.trim();
+    // 2026 builds: `common_params_print_info: build 9284 (afcda09d1) with
+    // GNU 11.4.0 for Linux x86_64` after a time and level prefix (June
+    // 2026 on, at -lv 4), `version: 9209 (0caf2a1d4)` (`--version`).
+    if let Some(i) = t.find("common_params_print_info: build ") {
+        return build_number_first(&t[i + "common_params_print_info: build ".len()..]);
+    }
+    if let Some(rest) = t.strip_prefix("version:") {
+        return build_number_first(rest);
+    }
     let t = t.strip_prefix("main:").map_or(t, str::trim_start);
     let rest = t.strip_prefix("build")?.trim_start();
     let rest = rest
@@ -171,6 +180,27 @@ fn build_line(line: &str) -> Option<u64> {
     let n: u64 = inner.parse().ok().or_else(|| head.trim().parse().ok())?;
     (n > 0 && n < 1_000_000).then_some(n)
 }
+
+/// `9284 (afcda09d1) …` → 9284: a build number followed by its commit in
+/// parentheses.
+fn build_number_first(rest: &str) -> Option<u64> {
+    let (head, tail) = rest.trim().split_once(' ')?;
+    tail.trim_start().starts_with('(').then_some(())?;
+    let n: u64 = head.parse().ok()?;
+    (n > 0 && n < 1_000_000).then_some(n)
+}
+
+/// The first build month whose llama-bench runs with flash attention
+/// `auto` (on wherever the backend runs it) when `-fa` is not given:
+/// llama-bench kept `-fa <0|1>`, default 0, through the build vendored in
+/// llama-cpp-python 0.3.23 (llama.cpp 7d442abf, May 2026), and has `-fa
+/// <on|off|auto>`, default `auto`, with an integer `flash_attn` field
+/// (-1/0/1) in the one of 0.3.24 (af6528e6d, b9445, 2026-06-01), PR
+/// 23714 ("Support `-fa auto` in llama-bench", opened 2026-05-26). The
+/// server and CLI took `auto` in August 2025 (PR 15434); llama-bench did
+/// not.
+pub const LLAMA_BENCH_FA_AUTO_SINCE: crate::plan::speed::BuildMonth =
+    crate::plan::speed::BuildMonth::ym(2026, 6);
 
 /// Whether a llama.cpp CUDA or HIP build forced its MMQ kernels
 /// (`GGML_CUDA_FORCE_MMQ`, [`crate::plan::InferenceOptions::cuda_force_mmq`]),
@@ -878,6 +908,16 @@ mod tests {
         );
         assert_eq!(build_line("main: build = 0 (unknown)"), None);
         assert_eq!(build_line("build: abc (def)"), None);
+        // 2026 spellings: the common parameters' line and `--version`.
+        assert_eq!(
+            build_line(
+                "0.00.047.566 I common_params_print_info: build 9284 (afcda09d1) with GNU 11.4.0 for Linux x86_64"
+            ),
+            Some(9284)
+        );
+        assert_eq!(build_line("version: 9209 (0caf2a1d4)"), Some(9209));
+        assert_eq!(build_line("version: 0 (unknown)"), None);
+        assert_eq!(build_line("common_params_print_info: verbosity = 3"), None);
         for (v, want) in [
             ("1", Some(true)),
             ("on", Some(true)),

@@ -635,7 +635,14 @@ impl LlamaCpp {
                 }
             }
         }
-        let mut notes = vec![format!("flags checked against {PINNED_DEFINITIONS}")];
+        // Builds from May 2026 print the loader's and the context's lines
+        // (buffer sizes, n_ctx: what `check` compares) only at verbosity 4
+        // (llama.cpp PR 23021; the default is 3).
+        argv.extend(["-lv".into(), "4".into()]);
+        let mut notes = vec![
+            format!("flags checked against {PINNED_DEFINITIONS}"),
+            "-lv 4 makes this build log its buffer sizes and context (what `ai-hwaccel check` reads); since May 2026 llama.cpp prints them only at verbosity 4".into(),
+        ];
         if remote > 0 {
             notes.push(format!(
                 "the plan spans {} machines: run this command on the machine of the last stage, after starting `ggml-rpc-server -H 0.0.0.0 -p {RPC_PORT}` (`rpc-server` in older builds; every machine's llama.cpp built with -DGGML_RPC=ON) on each other machine, in stage order, and put their addresses for {} in --rpc; each server offers all its GPUs (`-d` lists them), and their layers cross the network once per token",

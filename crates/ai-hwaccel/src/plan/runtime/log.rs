@@ -70,8 +70,21 @@ pub struct LlamaCppLog {
     #[serde(default)]
     pub devices: Vec<(String, String)>,
     /// Model hyper-parameters printed by `print_info:` / `llm_load_print_meta:`
-    /// (`n_layer`, `n_embd`, `n_head`, `n_head_kv`, `n_ff`, `n_vocab`, …).
+    /// (`n_layer`, `n_embd`, `n_head`, `n_head_kv`, `n_ff`, `n_vocab`, …):
+    /// the first model's (a draft model's, `-md`, loaded after, is not
+    /// read into them).
     pub hparams: std::collections::BTreeMap<String, String>,
+    /// The log level the run printed at (`verbosity = 3 (adjust with the
+    /// `-lv N` CLI arg)`, builds from May 2026). Below 4 these builds
+    /// print none of the loader's and the context's lines (llama.cpp PR
+    /// 23021): no buffer sizes to read.
+    #[serde(default)]
+    pub verbosity: Option<u32>,
+    /// Per-slot context of llama-server (`initializing, n_slots = N,
+    /// n_ctx_slot = M, kv_unified = '…'`, June 2026 builds), the one figure
+    /// of the context such a run prints at its default verbosity.
+    #[serde(default)]
+    pub n_ctx_slot: Option<u64>,
 }
 
 impl LlamaCppLog {
@@ -108,6 +121,7 @@ impl LlamaCppLog {
             && self.kv_total_bytes.is_none()
             && self.compute_buffers.is_empty()
             && self.n_ctx.is_none()
+            && self.n_ctx_slot.is_none()
     }
 }
 
@@ -167,7 +181,7 @@ fn strip_ansi(s: &str) -> String {
 /// The part of a line from a llama.cpp function tag on (`load_tensors: …`),
 /// dropping any logger prefix before it.
 fn from_tag(line: &str) -> Option<(&str, &str)> {
-    const TAGS: [&str; 13] = [
+    const TAGS: [&str; 14] = [
         // The devices the model runs on (`using device …`): 2025's
         // `llama_model_load_from_file_impl:`, today's
         // `llama_prepare_model_devices:`.
@@ -182,12 +196,23 @@ fn from_tag(line: &str) -> Option<(&str, &str)> {
         "llama_kv_cache:",
         "llama_memory_recurrent:",
         "sched_reserve:",
+        // Flash attention's resolution in builds from July 2026.
+        "resolve_fused_ops:",
         "llm_load_print_meta:",
         "print_info:",
     ];
     TAGS.iter()
         .find_map(|t| {
-            let i = line.find(t)?;
+            // A whole tag: not `common_params_print_info:` for `print_info:`.
+            let i = line
+                .match_indices(t)
+                .find(|(i, _)| {
+                    line[..*i]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+                })?
+                .0;
             Some((&t[..t.len() - 1], line[i + t.len()..].trim()))
         })
         .or_else(|| {
@@ -228,9 +253,31 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
     // 2025 cache's `size = X MiB ( N cells, …)` and the April 2025 `kv_size
     // = N` of its init line (both n_ctx, padded as the context is).
     let mut cells: Option<u64> = None;
-    for line in log_lines(text) {
+    // A `--fit` dry run (`print_info: no_alloc = 1`, builds from late
+    // 2025 at `-v`) prints buffers of a context never allocated: what it
+    // printed is dropped when the next load begins (its `file type` line).
+    let mut dry_run = false;
+    // Models loaded so far (`print_info: file type` opens one): a draft
+    // model's (`-md`) hyper-parameters are not the model's.
+    let mut models = 0u32;
+    for raw in log_lines(text) {
+        // `--log-jsonl` (2026): `{"type":"log",…,"msg":"load_tensors: …\n"}`.
+        let line = jsonl_message(&raw).unwrap_or(raw);
         if let Some(v) = after(&line, "kv_size = ", &[',', ' ']) {
             cells = count(v).or(cells);
+        }
+        if let Some(v) = after(&line, "verbosity = ", &[' ', ',']) {
+            l.verbosity = v.trim().parse().ok().filter(|v: &u32| *v < 100);
+        }
+        // llama-server's slots: `initializing, n_slots = N, n_ctx_slot = M`
+        // (June 2026 on), `initializing slots, n_slots = N` (before).
+        if line.contains("initializing") && line.contains("n_slots = ") {
+            if l.n_seq_max.is_none() {
+                l.n_seq_max = after(&line, "n_slots = ", &[',', ' ']).and_then(count);
+            }
+            if let Some(c) = after(&line, "n_ctx_slot = ", &[',', ' ']).and_then(count) {
+                l.n_ctx_slot = Some(c);
+            }
         }
         let Some((tag, rest)) = from_tag(&line) else {
             continue;
@@ -238,13 +285,48 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
         if tag == "print_info" || tag == "llm_load_print_meta" {
             if let Some((k, v)) = rest.split_once('=') {
                 let k = k.trim();
-                if k == "file type" || k == "model ftype" {
-                    l.file_type = Some(v.trim().chars().take(64).collect());
+                if k == "no_alloc" {
+                    dry_run = v.trim() == "1";
                 }
-                if l.hparams.len() < 256 && !k.is_empty() && !k.contains(' ') {
+                // `file type` opens a model's load (the loader prints it
+                // before the model's own `print_info:` lines).
+                if k == "file type" || k == "model ftype" {
+                    if dry_run {
+                        drop_dry_run(&mut l);
+                        dry_run = false;
+                    } else {
+                        models += 1;
+                    }
+                    if l.file_type.is_none() {
+                        l.file_type = Some(v.trim().chars().take(64).collect());
+                    }
+                }
+                if models <= 1
+                    && l.hparams.len() < 256
+                    && !k.is_empty()
+                    && !k.contains(' ')
+                    && !l.hparams.contains_key(k)
+                {
                     l.hparams.insert(k.to_string(), v.trim().to_string());
                 }
             }
+            continue;
+        }
+        // Flash attention as resolved: `Flash Attention was auto, set to
+        // disabled` (August 2025 on), `Flash Attention not supported, set
+        // to disabled` / `Flash Attention enabled` (July 2026 on).
+        if let Some(r) = rest
+            .strip_prefix("Flash Attention was auto, set to ")
+            .or_else(|| rest.strip_prefix("Flash Attention not supported, set to "))
+        {
+            let v = r.trim().trim_end_matches('.');
+            if v == "enabled" || v == "disabled" {
+                l.flash_attn = Some(v.to_string());
+            }
+            continue;
+        }
+        if rest.trim_end_matches('.') == "Flash Attention enabled" {
+            l.flash_attn = Some("enabled".into());
             continue;
         }
         if let Some(d) = rest.strip_prefix("using device ") {
@@ -252,8 +334,7 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
             let desc = after
                 .trim_start()
                 .strip_prefix('(')
-                .and_then(|a| a.split_once(')'))
-                .map_or("", |(x, _)| x);
+                .map_or("", balanced_prefix);
             if l.devices.len() < 64 && !l.devices.iter().any(|(n, _)| n == name) {
                 l.devices.push((name.to_string(), desc.to_string()));
             }
@@ -273,7 +354,12 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
         if let Some(b) = buffer(rest, "KV buffer size") {
             l.kv_buffers.push(b);
         } else if let Some(b) = buffer(rest, "compute buffer size") {
-            l.compute_buffers.push(b);
+            // A graph reserved again (a LoRA or sampler change) prints
+            // its buffers again: one per buffer name, the largest.
+            match l.compute_buffers.iter_mut().find(|c| c.buffer == b.buffer) {
+                Some(c) => c.bytes = c.bytes.max(b.bytes),
+                None => l.compute_buffers.push(b),
+            }
         } else if let Some(b) = buffer(rest, "output buffer size") {
             l.output_buffers.push(b);
         } else if let Some(b) = buffer(rest, "model buffer size") {
@@ -293,20 +379,27 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
                 }
             }
         } else if rest.starts_with("KV self size") || rest.starts_with("size =") {
+            // A model with several caches (sliding-window beside full
+            // attention: `creating non-SWA KV cache` then `creating SWA KV
+            // cache`, each with its own size line) holds their sum; the
+            // types are the first (full-attention) cache's, the context its
+            // cells (the largest).
             let after = rest.split_once('=').map(|(_, v)| v).unwrap_or("");
-            l.kv_total_bytes = after
-                .split([',', '('])
-                .next()
-                .and_then(mib)
-                .or(l.kv_total_bytes);
-            l.type_k = cache_type(rest, "K").or(l.type_k.take());
-            l.type_v = cache_type(rest, "V").or(l.type_v.take());
+            if let Some(b) = after.split([',', '(']).next().and_then(mib) {
+                l.kv_total_bytes = Some(l.kv_total_bytes.map_or(b, |t| t.saturating_add(b)));
+            }
+            if l.type_k.is_none() {
+                l.type_k = cache_type(rest, "K");
+            }
+            if l.type_v.is_none() {
+                l.type_v = cache_type(rest, "V");
+            }
             if let Some(n) = rest
                 .split_once('(')
                 .and_then(|(_, r)| r.split_once(" cells"))
                 .and_then(|(n, _)| count(n))
             {
-                cells = Some(n);
+                cells = Some(cells.map_or(n, |c| c.max(n)));
             }
         } else if let Some((k, v)) = rest.split_once('=') {
             let v = v.trim();
@@ -326,9 +419,139 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
     l
 }
 
+/// What a `--fit` dry run printed, forgotten: its buffers (weights and
+/// cache at 0 MiB, compute buffers at what they would take) and its cache
+/// lines; the real load prints its own.
+fn drop_dry_run(l: &mut LlamaCppLog) {
+    l.model_buffers.clear();
+    l.kv_buffers.clear();
+    l.kv_total_bytes = None;
+    l.rs_buffers.clear();
+    l.rs_total_bytes = None;
+    l.compute_buffers.clear();
+    l.output_buffers.clear();
+    l.type_k = None;
+    l.type_v = None;
+    l.n_ctx = None;
+}
+
+/// The message of a `--log-jsonl` line (`{"type":"log",…,"msg":"…"}`,
+/// llama.cpp 2026), its line end trimmed; `None` for any other line.
+fn jsonl_message(line: &str) -> Option<String> {
+    let t = line.trim_start();
+    if !t.starts_with("{\"type\":\"log\"") {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(t).ok()?;
+    Some(v.get("msg")?.as_str()?.trim_end().to_string())
+}
+
+/// The text up to the parenthesis that closes one already open (`Intel(R)
+/// Arc(TM) A770 Graphics) (0000:03:00.0)` → `Intel(R) Arc(TM) A770
+/// Graphics`); all of it where none closes.
+fn balanced_prefix(s: &str) -> &str {
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => return &s[..i],
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Spellings of 2025-2026 llama.cpp builds, as their format strings
+    /// print them (llama.cpp vendored in llama-cpp-python 0.3.36:
+    /// src/llama-kv-cache-iswa.cpp, src/llama-kv-cache.cpp,
+    /// src/llama-context.cpp `resolve_fused_ops`, src/llama.cpp `using
+    /// device`, common/log.cpp's JSONL lines, a `--fit` dry run).
+    #[test]
+    fn llamacpp_2026_spellings() {
+        // Two caches (full attention, then the sliding window): their sum;
+        // types and cells of the first.
+        let iswa = "llama_kv_cache_iswa: creating non-SWA KV cache, size = 32768 cells
+llama_kv_cache:      CUDA0 KV buffer size =   544.00 MiB
+llama_kv_cache: size =  544.00 MiB ( 32768 cells,   8 layers,  1/1 seqs), K (q8_0):  272.00 MiB, V (q8_0):  272.00 MiB
+llama_kv_cache_iswa: creating     SWA KV cache, size = 1536 cells
+llama_kv_cache:      CUDA0 KV buffer size =   132.00 MiB
+llama_kv_cache: size =  132.00 MiB (  1536 cells,  40 layers,  1/1 seqs), K (f16):   66.00 MiB, V (f16):   66.00 MiB";
+        let l = parse_llamacpp_log(iswa);
+        assert_eq!(l.kv_total_bytes, Some(676 << 20));
+        assert_eq!(LlamaCppLog::total(&l.kv_buffers), Some(676 << 20));
+        assert_eq!(l.type_k.as_deref(), Some("q8_0"));
+        assert_eq!(l.n_ctx, Some(32768));
+        // Flash attention as resolved, in both spellings.
+        let fa = "llama_context: flash_attn    = auto
+sched_reserve: Flash Attention was auto, set to disabled";
+        assert_eq!(
+            parse_llamacpp_log(fa).flash_attn.as_deref(),
+            Some("disabled")
+        );
+        let fa26 = "llama_context: flash_attn    = auto
+resolve_fused_ops: Flash Attention not supported, set to disabled";
+        assert_eq!(
+            parse_llamacpp_log(fa26).flash_attn.as_deref(),
+            Some("disabled")
+        );
+        let on = "llama_context: flash_attn    = auto\nresolve_fused_ops: Flash Attention enabled";
+        assert_eq!(
+            parse_llamacpp_log(on).flash_attn.as_deref(),
+            Some("enabled")
+        );
+        // A description with its own parentheses, and the device id after it.
+        let dev = "llama_prepare_model_devices: using device Vulkan0 (Intel(R) Arc(TM) A770 Graphics) (0000:03:00.0) - 15976 MiB free";
+        assert_eq!(
+            parse_llamacpp_log(dev).devices,
+            vec![(
+                "Vulkan0".to_string(),
+                "Intel(R) Arc(TM) A770 Graphics".to_string()
+            )]
+        );
+        // `--log-jsonl`: each message a JSON string.
+        let jsonl = r#"{"type":"log","time":1,"level":"info","msg":"load_tensors:        CUDA0 model buffer size =  1234.00 MiB\n"}
+{"type":"log","time":2,"level":"info","msg":"llama_context: n_ctx         = 4096\n"}"#;
+        let j = parse_llamacpp_log(jsonl);
+        assert_eq!(LlamaCppLog::total(&j.model_buffers), Some(1234 << 20));
+        assert_eq!(j.n_ctx, Some(4096));
+        // A `--fit` dry run, then the real load: only the real load's.
+        let fit = "print_info: file type   = Q4_K - Medium
+print_info: n_layer = 64
+print_info: no_alloc = 1
+load_tensors:        CUDA0 model buffer size =     0.00 MiB
+llama_context: n_ctx         = 262144
+sched_reserve:      CUDA0 compute buffer size =  1000.00 MiB
+print_info: file type   = Q4_K - Medium
+print_info: n_layer = 64
+print_info: no_alloc = 0
+load_tensors:        CUDA0 model buffer size =  7000.00 MiB
+llama_context: n_ctx         = 65536
+sched_reserve:      CUDA0 compute buffer size =   300.00 MiB
+print_info: file type   = Q8_0
+print_info: n_layer = 28
+load_tensors:        CUDA0 model buffer size =   500.00 MiB";
+        let f = parse_llamacpp_log(fit);
+        assert_eq!(LlamaCppLog::total(&f.compute_buffers), Some(300 << 20));
+        assert_eq!(f.n_ctx, Some(65536));
+        // The draft model after it (`-md`) adds its weights but not its
+        // file type or hyper-parameters.
+        assert_eq!(LlamaCppLog::total(&f.model_buffers), Some(7500 << 20));
+        assert_eq!(f.file_type.as_deref(), Some("Q4_K - Medium"));
+        assert_eq!(f.hparams.get("n_layer").map(String::as_str), Some("64"));
+        // A graph reserved again prints its compute buffer again: once.
+        let again = "sched_reserve:      CUDA0 compute buffer size =   300.00 MiB
+sched_reserve:      CUDA0 compute buffer size =   300.00 MiB
+sched_reserve:  CUDA_Host compute buffer size =    12.00 MiB";
+        assert_eq!(
+            LlamaCppLog::total(&parse_llamacpp_log(again).compute_buffers),
+            Some(312 << 20)
+        );
+    }
 
     /// SGLang 0.5.20+'s dict of server arguments: top-level keys only,
     /// strings with commas, quotes and braces inside, nested dicts and
