@@ -3,7 +3,8 @@
 end-to-end llama.cpp test (crates/ai-hwaccel-cli/tests/llamacpp.rs).
 
 usage: make-test-gguf.py OUT.gguf {F16|Q8_0} [--layers N] [--embd N] [--vocab N]
-                         [--experts N --experts-used K] [--arch qwen35|qwen35moe|qwen3next]
+                         [--experts N --experts-used K]
+                         [--arch qwen35|qwen35moe|qwen3next|gemma2] [--window N]
 
 With --experts, every layer's feed-forward is a mixture of N experts with a
 router (Mixtral's layout in llama.cpp's llama architecture: ffn_gate_inp,
@@ -25,6 +26,19 @@ per token, beside a shared expert of --shared-ff gated by its own
 one-output router (ffn_gate_inp_shexp). --arch qwen3next is Qwen3-Next's
 layout of the same (src/models/qwen3next.cpp): the linear layers' beta and
 alpha projections in one matrix (ssm_ba), no rope sections.
+
+With --arch gemma2, the model is a Gemma 2 as llama.cpp's gemma2
+architecture loads it (src/models/gemma2.cpp, `load_arch_tensors`):
+interleaved sliding-window attention (iSWA), layers 0, 2, 4, … attending
+to the last --window tokens and the others to the whole context
+(`load_swa_pattern(ml, 2)`, the file recording `attention.sliding_window`
+but no pattern), so llama.cpp keeps two KV caches (`llama_kv_cache_iswa`:
+the non-SWA one of the full context, the SWA one of about the window).
+Each layer's attention and feed-forward outputs are normalized again
+(post_attention_norm, post_ffw_norm); attention and final logits are
+soft-capped (attn_logit_softcapping 50, final_logit_softcapping 30, as
+Gemma 2 ships); there is no output.weight, the output head is the
+embedding matrix (llama.cpp loads token_embd twice, TENSOR_DUPLICATED).
 
 Needs the `gguf` and `numpy` packages from PyPI. The tokenizer is a plain
 SentencePiece-style ("llama") vocabulary of byte tokens and filler pieces;
@@ -52,7 +66,10 @@ def main():
     ap.add_argument("--ctx", type=int, default=4096)
     ap.add_argument("--experts", type=int, default=0)
     ap.add_argument("--experts-used", type=int, default=2)
-    ap.add_argument("--arch", choices=["llama", "qwen35", "qwen35moe", "qwen3next"], default="llama")
+    ap.add_argument(
+        "--arch", choices=["llama", "qwen35", "qwen35moe", "qwen3next", "gemma2"], default="llama"
+    )
+    ap.add_argument("--window", type=int, default=256)
     ap.add_argument("--shared-ff", type=int, default=512)
     ap.add_argument("--full-attn-interval", type=int, default=4)
     ap.add_argument("--linear-heads-k", type=int, default=2)
@@ -60,12 +77,13 @@ def main():
     ap.add_argument("--linear-head-dim", type=int, default=32)
     ap.add_argument("--conv-kernel", type=int, default=4)
     a = ap.parse_args()
-    if a.arch == "qwen35" and a.experts:
-        ap.error("--experts is for --arch llama or qwen35moe")
+    if a.arch in ("qwen35", "gemma2") and a.experts:
+        ap.error("--experts is for --arch llama, qwen35moe or qwen3next")
     if a.arch in ("qwen35moe", "qwen3next") and not a.experts:
         ap.error(f"--arch {a.arch} needs --experts")
     hybrid = a.arch in ("qwen35", "qwen35moe", "qwen3next")
     moe_ffn = a.arch in ("qwen35moe", "qwen3next")
+    gemma = a.arch == "gemma2"
 
     rng = np.random.default_rng(42)
     w = gguf.GGUFWriter(a.out, a.arch)
@@ -89,6 +107,10 @@ def main():
         w.add_ssm_group_count(a.linear_heads_k)
         w.add_ssm_time_step_rank(a.linear_heads_v)
         w.add_ssm_inner_size(a.linear_head_dim * a.linear_heads_v)
+    if gemma:
+        w.add_sliding_window(a.window)
+        w.add_attn_logit_softcapping(50.0)
+        w.add_final_logit_softcapping(30.0)
     w.add_layer_norm_rms_eps(1e-5)
     w.add_rope_freq_base(10000.0)
     w.add_vocab_size(a.vocab)
@@ -188,6 +210,9 @@ def main():
         mat(f"blk.{l}.attn_k.weight", a.kv_heads * head, a.embd)
         mat(f"blk.{l}.attn_v.weight", a.kv_heads * head, a.embd)
         mat(f"blk.{l}.attn_output.weight", a.embd, a.embd)
+        if gemma:
+            norm(f"blk.{l}.post_attention_norm.weight", a.embd)
+            norm(f"blk.{l}.post_ffw_norm.weight", a.embd)
         norm(f"blk.{l}.ffn_norm.weight", a.embd)
         if a.experts:
             # The router stays F32, as llama.cpp's converter and quantizer keep it.
@@ -203,7 +228,8 @@ def main():
             mat(f"blk.{l}.ffn_up.weight", a.ff, a.embd)
             mat(f"blk.{l}.ffn_down.weight", a.embd, a.ff)
     norm("output_norm.weight", a.embd)
-    mat("output.weight", a.vocab, a.embd)
+    if not gemma:
+        mat("output.weight", a.vocab, a.embd)
 
     w.write_header_to_file()
     w.write_kv_data_to_file()

@@ -116,9 +116,10 @@ fn http(method: &str, url: &str, body: Option<&str>) -> (u16, String) {
     }
 }
 
-/// Start llama-server with `args` and `extra`, listening on a free port
-/// with `-lv 4` (this llama.cpp logs its buffer sizes at verbosity 4; the
-/// default, 3, hides them) and logging to `log_path`; wait until it is
+/// Start llama-server with `args` (an emitted command, whose `-lv 4` makes
+/// this llama.cpp log its buffer sizes: the default verbosity, 3, hides
+/// them) and `extra`, listening on a free port and logging to `log_path`;
+/// wait until it is
 /// healthy (panicking with the log if it exits or never is), ask for a
 /// short completion, stop it; returns the completion's status and body.
 fn serve(server: &Path, args: &[String], extra: &[&str], log_path: &Path) -> (u16, String) {
@@ -127,14 +128,7 @@ fn serve(server: &Path, args: &[String], extra: &[&str], log_path: &Path) -> (u1
     let mut child = Command::new(server)
         .args(args)
         .args(extra)
-        .args([
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "-lv",
-            "4",
-        ])
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
         .stdout(log.try_clone().unwrap())
         .stderr(log)
         .spawn()
@@ -210,6 +204,10 @@ fn run_model_with(
         "{}.log",
         model.file_stem().unwrap().to_string_lossy()
     ));
+    assert!(
+        argv.windows(2).any(|w| w == ["-lv", "4"]),
+        "the emitted command logs at verbosity 4: {argv:?}"
+    );
     let (code, body) = serve(server, &argv[1..], &[], &log_path);
     assert_eq!(code, 200, "{body}");
     let c: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -439,6 +437,89 @@ fn a_hybrid_linear_attention_model_matches_too() {
             arch[1]
         );
     }
+}
+
+/// Interleaved sliding-window attention (llama.cpp's gemma2 architecture:
+/// layers 0 and 2 of 4 attend to the last 256 tokens, 1 and 3 to the whole
+/// 2048-token context), planned and run the same way: llama.cpp keeps two
+/// KV caches (`llama_kv_cache_iswa`), the non-SWA one of the full context
+/// and the SWA one of the window plus a micro-batch, padded to 256 cells
+/// (`GGML_PAD(min(n_ctx, n_swa × n_seq + n_ubatch), 256)`: 768 cells here,
+/// src/llama-kv-cache-iswa.cpp), and prints each cache's `size =` line.
+/// `check` reads the two together; their sum, read here from the log's
+/// own lines, is the logged KV cache, and the plan's KV cache and weights
+/// are within 2 % of the log's.
+#[test]
+fn a_sliding_window_model_matches_too() {
+    let Some((server, py)) = requirements() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = make_model_with(
+        &py,
+        dir.path(),
+        "F16",
+        &["--arch", "gemma2", "--window", "256"],
+    );
+    let report = run_model_with(&server, &model, dir.path(), "2048", &[]);
+    let log_path = dir.path().join("test-F16-gemma2.log");
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    assert_eq!(report["log"]["hparams"]["arch"], "gemma2", "{report}");
+    assert_eq!(report["context_per_sequence"], 2048, "{report}");
+    assert_eq!(report["log"]["n_seq_max"], 1, "{report}");
+
+    // The log's two caches: their cell counts, and each one's `size =`
+    // total in MiB (two decimals).
+    let cells = |what: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("creating {what} KV cache, size = ")))
+            .unwrap_or_else(|| panic!("no {what} cache in the log:\n{text}"));
+        let n = line.split("size = ").nth(1).unwrap();
+        n.trim().trim_end_matches("cells").trim().parse().unwrap()
+    };
+    let (full_cells, swa_cells) = (cells("non-SWA"), cells("    SWA"));
+    assert_eq!(full_cells, 2048);
+    // 256 × 1 sequence + a 512-token micro-batch, padded to 256.
+    assert_eq!(swa_cells, 768);
+    let sizes: Vec<f64> = text
+        .lines()
+        .filter_map(|l| l.split("llama_kv_cache: size = ").nth(1))
+        .map(|s| s.split("MiB").next().unwrap().trim().parse().unwrap())
+        .collect();
+    assert_eq!(sizes.len(), 2, "a size line per cache:\n{text}");
+    let logged_sum = sizes.iter().sum::<f64>() * 1048576.0;
+    let kv_total = report["log"]["kv_total_bytes"].as_f64().unwrap();
+    assert!(
+        (kv_total - logged_sum).abs() <= 2.0 * 0.005 * 1048576.0 + 1.0,
+        "check's KV {kv_total} vs the log's size lines {sizes:?} MiB"
+    );
+    assert_eq!(report["log"]["kv_buffers"].as_array().unwrap().len(), 2);
+    // Each cache: 2 layers × K and V × 2 heads × 64 × 2 bytes per cell.
+    assert_eq!(
+        kv_total as u64,
+        (full_cells + swa_cells) * 2 * 2 * 2 * 64 * 2
+    );
+
+    let w = ratio(&report, "weights");
+    assert!(
+        (w - 1.0).abs() <= 0.02,
+        "gemma2 weights predicted/logged {w}"
+    );
+    let buf = ratio(&report, "compute_and_output_buffers");
+    assert!(
+        (buf - 1.0).abs() <= 0.10,
+        "gemma2 buffers predicted/logged {buf}"
+    );
+    let kv = row(&report, "kv_cache");
+    let r = ratio(&report, "kv_cache");
+    assert!(
+        (r - 1.0).abs() <= 0.02,
+        "gemma2 KV predicted/logged {r}: predicted {} B, logged {} B \
+         ({full_cells} + {swa_cells} cells)",
+        kv["predicted_bytes"],
+        kv["logged_bytes"]
+    );
 }
 
 /// A K-quant made by llama.cpp's own `llama-quantize` (Q4_K_M: Q4_K and

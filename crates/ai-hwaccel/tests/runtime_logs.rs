@@ -678,3 +678,21 @@ fn llama_server_at_default_verbosity_prints_slots_only() {
     assert!(!v4.model_buffers.is_empty());
     assert!(!v4.hparams.contains_key("verbosity"));
 }
+
+/// A real llama-server run of a sliding-window model (gemma2: two KV
+/// caches): the logged KV cache is both caches' `size =` lines together,
+/// the types and context the full-attention cache's, and flash attention
+/// as `resolve_fused_ops` resolved it.
+#[test]
+fn llama_server_log_of_a_sliding_window_model() {
+    use ai_hwaccel::plan::runtime::log::{LlamaCppLog, parse_llamacpp_log};
+    let l = parse_llamacpp_log(&fixture("llama-server-local__gemma2-iswa-window256.log"));
+    // (2048 + 768) cells × 2 layers × K and V × 2 heads × 64 × 2 bytes.
+    assert_eq!(l.kv_total_bytes, Some((2048 + 768) * 2 * 2 * 2 * 64 * 2));
+    assert_eq!(LlamaCppLog::total(&l.kv_buffers), l.kv_total_bytes);
+    assert_eq!(l.n_ctx, Some(2048));
+    assert_eq!(l.type_k.as_deref(), Some("f16"));
+    assert_eq!(l.flash_attn.as_deref(), Some("enabled"));
+    assert_eq!(l.verbosity, Some(4));
+    assert_eq!(l.hparams.get("arch").map(String::as_str), Some("gemma2"));
+}

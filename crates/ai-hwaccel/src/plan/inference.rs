@@ -628,6 +628,9 @@ struct Sizer<'a> {
     expert_read_prefix: Vec<f64>,
     /// Prefix counts of sliding-window layers.
     sliding_prefix: Vec<u32>,
+    /// llama.cpp's micro-batch where its rule sizes the sliding-window
+    /// cache (see [`Sizer::sliding_cells`]); `None`: the window alone.
+    sliding_ubatch: Option<u64>,
     /// Prefix counts of linear-attention layers.
     linear_prefix: Vec<u32>,
     /// Fixed state bytes one sequence holds per linear layer on one rank.
@@ -838,6 +841,7 @@ impl<'a> Sizer<'a> {
             expert_prefix,
             expert_read_prefix,
             sliding_prefix,
+            sliding_ubatch: None,
             linear_prefix,
             // The recurrent state at the width the config asks for
             // (Qwen3.5: fp32), else the model's; the convolution window at
@@ -931,17 +935,52 @@ impl<'a> Sizer<'a> {
             + if last { self.head_read_last } else { 0.0 }
     }
 
+    /// The KV cache (and linear-attention state) `batch` sequences of
+    /// `context` tokens hold in layers `a..b`: a sliding-window layer the
+    /// cells its runtime gives it ([`Sizer::sliding_cells`]).
     fn kv(&self, a: u32, b: u32, context: u64, batch: u64) -> f64 {
-        let sliding = self.sliding_prefix[b as usize] - self.sliding_prefix[a as usize];
-        let linear = self.linear_prefix[b as usize] - self.linear_prefix[a as usize];
-        let global = (b - a) - sliding - linear;
+        self.kv_cells(a, b, context, batch, self.sliding_cells(context))
+    }
+
+    /// The KV a decode step attends to: a sliding-window layer's window
+    /// (at most the context), whatever room the runtime's cache has beyond
+    /// it (the measure the decode fractions were fitted with).
+    fn kv_attended(&self, a: u32, b: u32, context: u64, batch: u64) -> f64 {
         let window = self
             .spec
             .sliding_window
             .as_ref()
             .map_or(context, |w| w.window.min(context));
+        self.kv_cells(a, b, context, batch, window)
+    }
+
+    fn kv_cells(&self, a: u32, b: u32, context: u64, batch: u64, window: u64) -> f64 {
+        let sliding = self.sliding_prefix[b as usize] - self.sliding_prefix[a as usize];
+        let linear = self.linear_prefix[b as usize] - self.linear_prefix[a as usize];
+        let global = (b - a) - sliding - linear;
         let tokens = f64::from(global) * context as f64 + f64::from(sliding) * window as f64;
         tokens * self.kv_per_layer * batch as f64 * self.kv_bytes + self.linear_state(a, b, batch)
+    }
+
+    /// Cells a sliding-window layer caches for one sequence of `context`
+    /// tokens: the window (at most the context), or under llama.cpp
+    /// `GGML_PAD(min(n_ctx_seq, n_swa + n_ubatch), 256)`: room for a
+    /// micro-batch beyond the window, padded to 256 cells
+    /// (`llama_kv_cache_iswa`, src/llama-kv-cache-iswa.cpp of the llama.cpp
+    /// vendored in llama-cpp-python 0.3.36, one stream per sequence as
+    /// `-np` runs them; a real llama-server run of a gemma2 test model:
+    /// window 256, `-ub 512`, 768 cells).
+    fn sliding_cells(&self, context: u64) -> u64 {
+        match (&self.spec.sliding_window, self.sliding_ubatch) {
+            (None, _) => context,
+            (Some(w), None) => w.window.min(context),
+            (Some(w), Some(ub)) => w
+                .window
+                .saturating_add(ub)
+                .min(context)
+                .div_ceil(256)
+                .saturating_mul(256),
+        }
     }
 
     /// The sizes as `runtime` holds them. Linear-attention state:
@@ -959,6 +998,7 @@ impl<'a> Sizer<'a> {
             RuntimeKind::LlamaCpp => {
                 self.linear_state_bytes =
                     (self.linear_conv_elements + self.linear_ssm_elements) * 4.0;
+                self.sliding_ubatch = Some(super::runtime::LLAMA_CPP_N_UBATCH);
             }
             RuntimeKind::Sglang => {
                 self.linear_state_bytes =
@@ -1531,7 +1571,7 @@ fn evaluate_replica_with(
         // cache: every decode step reads and rewrites all of it
         // ([`linear_state_seconds`]).
         let state_bytes = sizer.linear_state(a, b, opts.batch);
-        let kv_bytes = sizer.kv(a, b, context, opts.batch) - state_bytes;
+        let kv_bytes = sizer.kv_attended(a, b, context, opts.batch) - state_bytes;
         let slowest_bw = group
             .iter()
             .map(|d| d.bandwidth_bytes_per_s)
@@ -2709,7 +2749,7 @@ fn op_offload_prefill(
         mean_context as f64,
         gpu.bandwidth_bytes_per_s,
     );
-    let copied = sizer.weights(a, b, false, false) + sizer.kv(a, b, mean_context, 1);
+    let copied = sizer.weights(a, b, false, false) + sizer.kv_attended(a, b, mean_context, 1);
     Some(
         flops / (rate * 1e12 * fit.prefill.unwrap_or(opts.prefill_efficiency))
             + layers * fit.prefill_layer_s
