@@ -594,6 +594,11 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
     // Older logs give blocks; vLLM's default block is 16 tokens (CacheConfig.block_size).
     let logged_tokens = v.kv_cache_tokens.or(v.gpu_blocks.map(|b| b * 16));
     let mut notes = Vec::new();
+    if let Some(p) = v.kv_cache_pools.as_deref().filter(|p| p.contains("host")) {
+        notes.push(format!(
+            "the logged token capacity counts the {p} pools (vLLM's HiSparse keeps part of the cache in host memory): the prediction is for the GPU's alone"
+        ));
+    }
     let mut predicted: (Option<u64>, Option<u64>, Option<u64>) = (None, None, None);
     let mut predicted_activation = None;
     // A hybrid model's token capacity computed from the logged KV memory
@@ -1210,6 +1215,7 @@ fn check_bench(
     let mut assumed = std::collections::BTreeSet::new();
     let mut capped = false;
     let mut partial_rows = 0usize;
+    let mut moe_host_rows = 0usize;
     // The devices' class, for the builds the fitted rows measure.
     let class = devices
         .first()
@@ -1254,7 +1260,13 @@ fn check_bench(
             }
             _ => false,
         };
-        if partial {
+        // `--n-cpu-moe N`: the routed experts of N layers ran on the CPU.
+        let experts_on_host = r.n_cpu_moe.is_some_and(|n| n > 0);
+        if experts_on_host {
+            moe_host_rows += 1;
+        }
+        let partial = partial || experts_on_host;
+        if partial && !experts_on_host {
             partial_rows += 1;
         }
         let predicted = match &model {
@@ -1327,6 +1339,11 @@ fn check_bench(
         });
     }
     notes.extend(assumed.into_iter().map(str::to_string));
+    if moe_host_rows > 0 {
+        notes.push(format!(
+            "{moe_host_rows} row(s) ran with --n-cpu-moe (routed experts of some layers on the CPU): shown without a prediction (`plan --offload` plans an expert offload)"
+        ));
+    }
     if partial_rows > 0 {
         notes.push(format!(
             "{partial_rows} row(s) ran with -ngl below a whole offload of the model's {} layers (a partial offload: the rest on the CPU; before 2024 builds -ngl also counted the output and the V and K caches): shown without a prediction (`plan --offload` plans that case)",

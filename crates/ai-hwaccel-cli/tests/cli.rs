@@ -2646,3 +2646,38 @@ fn check_compares_a_hybrid_models_recurrent_state() {
     assert_eq!(kv["predicted_bytes"], 100_663_296 + 79_036_416, "{kv}");
     assert!(j["notes"].to_string().contains("recurrent state"), "{j}");
 }
+
+/// `check` on llama-bench JSON whose rows set `n_cpu_moe` (2026 builds:
+/// `--n-cpu-moe N` keeps the routed experts of N layers on the CPU): such
+/// a row ran partly on the CPU and gets no prediction, a note says so, and
+/// the row with `n_cpu_moe` 0 is predicted as before. The rows are a real
+/// llama-bench run on a lent H200 (llama.cpp of llama-cpp-python 0.3.36),
+/// the second one's `n_cpu_moe` set to 4 here.
+#[test]
+fn check_leaves_expert_offload_rows_unpredicted() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../ai-hwaccel/tests/fixtures/lent-h200/llama-bench__l7b-q4_k_m.json");
+    let mut rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    assert_eq!(rows[1]["n_cpu_moe"], 0);
+    rows[1]["n_cpu_moe"] = 4.into();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench.json");
+    std::fs::write(&path, serde_json::to_string(&rows).unwrap()).unwrap();
+    let j = json(&[
+        "check",
+        path.to_str().unwrap(),
+        "--model",
+        "llama-2-7b",
+        "--devices",
+        "1xh200",
+        "--json",
+    ]);
+    let out = j["rows"].as_array().unwrap();
+    assert_eq!(out.len(), 2);
+    assert!(!out[0]["predicted_tokens_per_s"].is_null(), "{j}");
+    assert!(out[1]["predicted_tokens_per_s"].is_null(), "{j}");
+    let notes = j["notes"].to_string();
+    assert!(notes.contains("1 row(s) ran with --n-cpu-moe"), "{notes}");
+    assert!(!notes.contains("below a whole offload"), "{notes}");
+}

@@ -22,6 +22,11 @@ pub struct BenchRow {
     pub backend: Option<String>,
     /// `-ngl` when the output shows it.
     pub n_gpu_layers: Option<i64>,
+    /// `--n-cpu-moe` (`n_cpu_moe` column and field, 2026 builds): the
+    /// layers whose routed experts stayed in host memory and ran on the
+    /// CPU; 0 or `None` where none did.
+    #[serde(default)]
+    pub n_cpu_moe: Option<u32>,
     /// CPU threads (`threads` column, JSON/CSV `n_threads`) when shown.
     #[serde(default)]
     pub threads: Option<u32>,
@@ -362,6 +367,7 @@ fn markdown(text: &str, out: &mut Vec<BenchRow>) {
             params: col("params").and_then(params),
             backend: col("backend").map(str::to_string).filter(|b| !b.is_empty()),
             n_gpu_layers: col("ngl").and_then(|v| v.parse().ok()),
+            n_cpu_moe: col("n_cpu_moe").and_then(|v| v.parse().ok()),
             threads: col("threads").and_then(|v| v.parse().ok()),
             n_prompt,
             n_gen,
@@ -400,6 +406,7 @@ fn from_object(o: &serde_json::Map<String, serde_json::Value>) -> Option<BenchRo
         params: u("model_n_params"),
         backend: s("backends").or_else(|| s("backend")),
         n_gpu_layers: o.get("n_gpu_layers").and_then(serde_json::Value::as_i64),
+        n_cpu_moe: u("n_cpu_moe").and_then(|t| u32::try_from(t).ok()),
         threads: u("n_threads").and_then(|t| u32::try_from(t).ok()),
         n_prompt,
         n_gen,

@@ -553,6 +553,112 @@ sched_reserve:  CUDA_Host compute buffer size =    12.00 MiB";
         );
     }
 
+    /// vLLM 0.24-0.33 spellings, as their format strings print them (the
+    /// PyPI sdists: `v1/core/kv_cache_utils.py` `update_kv_cache_capacity`,
+    /// `v1/worker/gpu_worker.py`, `v1/core/kv_cache_planning.py`,
+    /// `vllm/logger.py`'s 0.31 format with the process tag after
+    /// `VLLM_LOGGING_PREFIX`).
+    #[test]
+    fn vllm_2026_spellings() {
+        // The merged capacity line on another device and with host pools.
+        let x = parse_vllm_log(
+            "(EngineCore pid=107) INFO 07-09 02:58:11 [kv_cache_utils.py:1147] XPU KV cache size: 569,878 tokens, Maximum concurrency for 32,768 tokens per request: 17.39x",
+        );
+        assert_eq!(x.kv_cache_tokens, Some(569_878));
+        assert_eq!(x.kv_cache_pools.as_deref(), Some("XPU"));
+        assert_eq!(x.max_concurrency, Some((32_768, 17.39)));
+        assert_eq!(x.engine.as_deref(), Some("v1"));
+        let h = parse_vllm_log(
+            "INFO 07-09 02:58:11 [kv_cache_utils.py:1147] GPU + host KV cache size: 1,569,878 tokens, Maximum concurrency for 131,072 tokens per request: 11.98x",
+        );
+        assert_eq!(h.kv_cache_tokens, Some(1_569_878));
+        assert_eq!(h.kv_cache_pools.as_deref(), Some("GPU + host"));
+        // The second model runner prints the estimate only in the pool line;
+        // rank 0's is kept, with a logging prefix before the tags.
+        let g = parse_vllm_log(
+            "[node0] (Worker_TP1 pid=148) INFO 09-04 11:00:17 [gpu_worker.py:1003] CUDA graph pool memory: 0.6 GiB (actual), 0.55 GiB (estimated), difference: 0.05 GiB (9.1%).
+[node0] (Worker_TP0 pid=147) INFO 09-04 11:00:17 [gpu_worker.py:1003] CUDA graph pool memory: 0.52 GiB (actual), 0.5 GiB (estimated), difference: 0.02 GiB (3.8%).
+[node0] (Worker_TP1 pid=148) INFO 09-04 11:00:18 [gpu_worker.py:1003] CUDA graph pool memory: 0.6 GiB (actual), 0.55 GiB (estimated), difference: 0.05 GiB (9.1%).",
+        );
+        assert_eq!(
+            g.cudagraph_estimate_bytes,
+            Some((0.5 * 1_073_741_824.0) as u64)
+        );
+        assert_eq!(
+            super::worker_rank("[n] (Worker_PCP1_TP0 pid=9) INFO x"),
+            Some(1)
+        );
+        assert_eq!(super::worker_rank("(APIServer pid=1) INFO x"), None);
+        // `Free memory on device` (0.27+): total, utilization, rank 0's KV.
+        let f = parse_vllm_log(
+            "(Worker_TP1 pid=1160) INFO 09-04 11:00:17 [gpu_worker.py:855] Free memory on device (91.64/94.97 GiB) on startup. Desired GPU memory utilization is (0.91, 86.42 GiB). Actual usage is 64.5 GiB for consumed memory (weights + non-torch), 4.19 GiB for peak activation, and 0.25 GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory=18676332626` (17.39 GiB) to fit into requested memory, or `--kv-cache-memory=24274632704` (22.61 GiB) to fully utilize gpu memory. Current kv cache memory in use is 17.73 GiB.
+(Worker_TP0 pid=1159) INFO 09-04 11:00:17 [gpu_worker.py:855] Free memory on device (91.64/94.97 GiB) on startup. Desired GPU memory utilization is (0.91, 86.42 GiB). Actual usage is 64.44 GiB for consumed memory (weights + non-torch), 4.19 GiB for peak activation, and 0.25 GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory=18676332626` (17.39 GiB) to fit into requested memory, or `--kv-cache-memory=24274632704` (22.61 GiB) to fully utilize gpu memory. Current kv cache memory in use is 17.79 GiB.",
+        );
+        assert_eq!(
+            f.total_gpu_memory_bytes,
+            Some((94.97 * 1_073_741_824.0_f64).round() as u64)
+        );
+        assert_eq!(f.gpu_memory_utilization, Some(0.91));
+        assert_eq!(
+            f.kv_cache_bytes,
+            Some((17.79 * 1_073_741_824.0_f64).round() as u64)
+        );
+        // `--kv-cache-memory-bytes`, and multimodal decoding's reduction.
+        let k = parse_vllm_log(
+            "(EngineCore pid=9) INFO 09-01 10:00:00 [gpu_worker.py:676] Initial free memory 139.2 GiB, reserved 40.0 GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. This does not respect the gpu_memory_utilization config.",
+        );
+        assert_eq!(k.kv_cache_bytes, Some(40 << 30));
+        let r = parse_vllm_log(
+            "INFO [gpu_worker.py:773] Available KV cache memory: 20.5 GiB
+INFO [gpu_ipc_memory.py:255] Reserving 2.0 GiB of GPU memory for frontend multimodal decoding (1.5 GiB raw-frame semaphore budget, 0.5 GiB decoder+CUDA-context across 1 API server(s) @ 0.5 GiB/server); KV cache memory reduced to 18.5 GiB.",
+        );
+        assert_eq!(r.kv_cache_bytes, Some((18.5 * 1_073_741_824.0) as u64));
+        // An auto-fitted context, after the config line's native one.
+        let a = parse_vllm_log(
+            "INFO [core.py:140] Initializing a V1 LLM engine (v0.30.0) with config: model='m', max_seq_len=40960, tensor_parallel_size=1
+INFO [kv_cache_utils.py:2567] Auto-fit max_model_len: reduced from 40960 to 12288 to fit in available GPU memory (3.5 GiB available for KV cache)",
+        );
+        assert_eq!(a.max_model_len, Some(12288));
+        // The V1 refusal.
+        let e = parse_vllm_log(
+            "ValueError: To serve at least one request with the model's max seq len (196608), (23.25 GiB KV cache is needed, which is larger than the available KV cache memory (22.5 GiB). Based on the available memory, the estimated maximum model length is 190272. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+        );
+        assert_eq!(e.max_model_len, Some(196_608));
+        assert_eq!(e.max_tokens_in_kv_cache, Some(190_272));
+        assert_eq!(e.kv_cache_bytes, Some((22.5 * 1_073_741_824.0) as u64));
+        // A draft model's keys nested in `non-default args` are not the model's.
+        let n = parse_vllm_log(
+            "(APIServer pid=1) INFO 08-22 00:08:58 [api_utils.py:273] non-default args: {'model_tag': 'Qwen/Qwen3-32B', 'max_model_len': 65536, 'speculative_config': {'model': 'Qwen/Qwen3-32B-FP8-draft', 'quantization': 'fp8', 'kv_cache_dtype': 'fp8', 'num_speculative_tokens': 3}}",
+        );
+        assert_eq!(n.quantization, None);
+        assert_eq!(n.kv_cache_dtype, None);
+        // 0.21-0.27's second model runner (`… GiB and …`): no estimate
+        // measured, none taken off; the first runner's (`GiB memory`) says
+        // nothing either way.
+        let v2 = parse_vllm_log(
+            "INFO [startup.py:38] vLLM server version 0.25.0, serving model m
+(EngineCore pid=5) INFO [model_runner.py:303] Model loading took 15.0 GiB and 4.2 seconds",
+        );
+        assert_eq!(v2.cudagraph_estimate_subtracted, Some(false));
+        assert_eq!(v2.weights_bytes, Some(15 << 30));
+        let v1 = parse_vllm_log(
+            "INFO [startup.py:38] vLLM server version 0.25.0, serving model m
+(EngineCore pid=5) INFO [gpu_model_runner.py:5088] Model loading took 15.0 GiB memory and 4.2 seconds",
+        );
+        assert_eq!(v1.cudagraph_estimate_subtracted, None);
+        // Weights printed by every pipeline stage: rank 0's.
+        let pp = parse_vllm_log(
+            "(Worker_PP0 pid=5) INFO [model_runner.py:429] Model loading took 7.5 GiB memory and 3.0 seconds
+(Worker_PP1 pid=6) INFO [model_runner.py:429] Model loading took 8.49 GiB memory and 3.0 seconds",
+        );
+        assert_eq!(pp.weights_bytes, Some((7.5 * 1_073_741_824.0) as u64));
+        // A DEBUG memory snapshot's `non_torch_memory=` is the CUDA context.
+        let d = parse_vllm_log(
+            "DEBUG [gpu_worker.py:545] worker init memory snapshot: torch_peak=0.0GiB, free_memory=139.2GiB, total_memory=139.72GiB, non_torch_memory=0.52GiB",
+        );
+        assert_eq!(d.non_torch_bytes, None);
+    }
+
     /// SGLang 0.5.20+'s dict of server arguments: top-level keys only,
     /// strings with commas, quotes and braces inside, nested dicts and
     /// lists, and a dict cut short.
@@ -741,6 +847,12 @@ pub struct VllmLog {
     /// `fp8`, `fp8_e5m2`, …).
     #[serde(default)]
     pub kv_cache_dtype: Option<String>,
+    /// The pools the token capacity counts, as the capacity line names
+    /// them (`GPU`, `XPU`, `CPU`; `GPU + host` where vLLM 0.32+'s HiSparse
+    /// keeps part of the cache in host memory), from 0.30's `<pools> KV
+    /// cache size: N tokens, Maximum concurrency …`.
+    #[serde(default)]
+    pub kv_cache_pools: Option<String>,
 }
 
 impl VllmLog {
@@ -860,7 +972,13 @@ fn vllm_version(line: &str) -> Option<&str> {
 /// logs untagged); `None` for an untagged line, the engine's or the API
 /// server's.
 fn worker_rank(line: &str) -> Option<u32> {
-    let tag = line.strip_prefix('(')?.split(')').next()?;
+    // The first `(Name pid=N)` group: at the line's start before vLLM 0.31,
+    // after `VLLM_LOGGING_PREFIX` (or a collector's timestamp) since, when
+    // the tag became part of vLLM's log format (`vllm/logger.py`).
+    let tag = line
+        .match_indices('(')
+        .filter_map(|(i, _)| line[i + 1..].split(')').next())
+        .find(|t| t.contains(" pid=") || t.starts_with("pid="))?;
     if !tag.contains("Worker") {
         return None;
     }
@@ -868,7 +986,9 @@ fn worker_rank(line: &str) -> Option<u32> {
         return Some(1);
     }
     let mut sum = None;
-    for key in ["TP", "PP", "DP", "EP", "rank="] {
+    // `Worker_DP1_PP0_PCP1_TP2_DCP0_EP3` (0.33): every group but DCP,
+    // which subdivides TP.
+    for key in ["TP", "PP", "PCP", "DP", "EP", "rank="] {
         let mut rest = tag;
         while let Some(i) = rest.find(key) {
             rest = &rest[i + key.len()..];
@@ -886,14 +1006,41 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
     let mut l = VllmLog::default();
     // Whether the CUDA-graph estimate kept is rank 0's (or untagged).
     let mut estimate_from_rank0 = false;
+    // Likewise the weights (vLLM's second model runner, the default from
+    // 0.30, prints them on every rank: every pipeline stage its own).
+    let mut weights_from_rank0 = false;
+    // The second model runner's weights line of 0.21-0.27 (`Model loading
+    // took X GiB and …`, without `memory`): it measured no CUDA-graph
+    // estimate then.
+    let mut runner_v2_weights = false;
+    // `max_model_len` fitted to the memory (`Auto-fit max_model_len:
+    // reduced from A to B`): B, whatever the config line printed.
+    let mut auto_fit_len = None;
+    let (mut saw_v0, mut saw_v1) = (false, false);
     for line in log_lines(text) {
         let line = line.as_str();
+        let rank0 = worker_rank(line).is_none_or(|r| r == 0);
+        // The `non-default args: {…}` dict: its top-level keys only (a
+        // draft model's `speculative_config` has keys of its own).
+        let nd = |key: &str| match line.find("non-default args: ") {
+            Some(at) => dict_top_arg(line[at + "non-default args: ".len()..].trim(), key),
+            None => dict_arg(line, key),
+        };
         if let Some(v) = vllm_version(line) {
             l.version = Some(v.to_string());
         }
-        if let Some(v) = after(line, "Estimated CUDA graph memory: ", &['\n']) {
-            let v = v.trim().trim_end_matches("total").trim();
-            let rank0 = worker_rank(line).is_none_or(|r| r == 0);
+        // `Estimated CUDA graph memory: X GiB total` (the first model
+        // runner), else `CUDA graph pool memory: A GiB (actual), E GiB
+        // (estimated), …` (both runners, after capture; the second runner,
+        // default from 0.30, prints only this one).
+        let estimate = after(line, "Estimated CUDA graph memory: ", &['\n'])
+            .map(|v| v.trim().trim_end_matches("total").trim())
+            .or_else(|| {
+                let v = after(line, "CUDA graph pool memory: ", &['\n'])?;
+                let (_, rest) = v.split_once("(actual), ")?;
+                Some(rest.split(" (estimated)").next()?.trim())
+            });
+        if let Some(v) = estimate {
             if let Some(b) = gib(v) {
                 if rank0 {
                     l.cudagraph_estimate_bytes = Some(b);
@@ -924,13 +1071,77 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
             .or_else(|| after(line, "model weights take ", &[';']))
         {
             let v = v.split(" and ").next().unwrap_or(v);
-            l.weights_bytes = gib(v
+            if line.contains("Model loading took ") && !v.contains("memory") {
+                runner_v2_weights = true;
+            }
+            let b = gib(v
                 .split_whitespace()
                 .take(2)
                 .collect::<Vec<_>>()
                 .join(" ")
-                .as_str())
-            .or(l.weights_bytes);
+                .as_str());
+            if b.is_some() && (rank0 || !weights_from_rank0) {
+                l.weights_bytes = b;
+                weights_from_rank0 |= rank0;
+            }
+        }
+        // `Free memory on device (F/T GiB) on startup. Desired GPU memory
+        // utilization is (U, R GiB). … Current kv cache memory in use is X
+        // GiB.` (INFO from 0.26, every rank), and the refusal `Free memory
+        // on device cuda:0 (F/T GiB) on startup is less than desired GPU
+        // memory utilization (U, R GiB)`.
+        if line.contains("Free memory on device") && line.contains(" on startup") {
+            if let Some(total) = after(line, "Free memory on device", &[')'])
+                .and_then(|v| v.split_once('(').map(|(_, r)| r))
+                .and_then(|v| v.split_once('/').map(|(_, t)| t))
+            {
+                l.total_gpu_memory_bytes = l.total_gpu_memory_bytes.or(gib(total));
+            }
+            if let Some(u) = after(line, "memory utilization is (", &[','])
+                .or_else(|| after(line, "desired GPU memory utilization (", &[',']))
+            {
+                l.gpu_memory_utilization = l.gpu_memory_utilization.or(u.trim().parse().ok());
+            }
+            if rank0 && let Some(v) = after(line, "Current kv cache memory in use is ", &['\n']) {
+                l.kv_cache_bytes = l.kv_cache_bytes.or(gib(v));
+            }
+        }
+        // `--kv-cache-memory-bytes` given: `Initial free memory F GiB,
+        // reserved K GiB memory for KV Cache as specified by
+        // kv_cache_memory_bytes config and skipped memory profiling.`
+        if let Some(v) = after(line, "reserved ", &['\n'])
+            && line.contains("for KV Cache as specified by kv_cache_memory_bytes")
+        {
+            let k = v.split(" memory for KV Cache").next().unwrap_or("");
+            l.kv_cache_bytes = gib(k).or(l.kv_cache_bytes);
+        }
+        // Multimodal decoding on the GPU (0.25+): `… KV cache memory
+        // reduced to X GiB.` after the `Available` line; what sizes the
+        // cache.
+        if let Some(v) = after(line, "KV cache memory reduced to ", &['\n']) {
+            l.kv_cache_bytes = gib(v).or(l.kv_cache_bytes);
+        }
+        if let Some(v) = after(line, "Auto-fit max_model_len: reduced from ", &['\n']) {
+            auto_fit_len = v
+                .split_once(" to ")
+                .and_then(|(_, b)| count(b.split_whitespace().next().unwrap_or("")));
+        }
+        // The V1 refusal: `To serve at least one request with the model's
+        // max seq len (N), (X GiB KV cache is needed, which is larger than
+        // the available KV cache memory (Y GiB). Based on the available
+        // memory, the estimated maximum model length is M.` (`models's`
+        // in 0.20-0.21).
+        if let Some(v) = after(line, "max seq len (", &[')'])
+            && line.contains("To serve at least one request with the model")
+        {
+            l.max_model_len = count(v).or(l.max_model_len);
+            if let Some(a) = after(line, "available KV cache memory (", &[')']) {
+                l.kv_cache_bytes = gib(a).or(l.kv_cache_bytes);
+            }
+            l.max_tokens_in_kv_cache =
+                after(line, "estimated maximum model length is ", &['.', ' '])
+                    .and_then(count)
+                    .or(l.max_tokens_in_kv_cache);
         }
         if let Some(v) = after(line, "Available KV cache memory: ", &['\n'])
             .or_else(|| after(line, "kv_cache_size=", &[' ']))
@@ -947,8 +1158,29 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
         if let Some(v) = skip_modules(line) {
             l.skip_modules = v;
         }
-        if let Some(v) = after(line, "GPU KV cache size: ", &['t']) {
-            l.kv_cache_tokens = count(v).or(l.kv_cache_tokens);
+        // `GPU KV cache size: N tokens` (to 0.27), `<pools> KV cache
+        // size: N tokens, Maximum concurrency …` (0.30 on: `GPU`, `XPU`,
+        // `CPU`, `GPU + host`).
+        if let Some(at) = line.find(" KV cache size: ")
+            && let Some(n) = after(&line[at..], " KV cache size: ", &['t']).and_then(count)
+            && line[at..].contains(" tokens")
+        {
+            l.kv_cache_tokens = Some(n);
+            let head = &line[..at];
+            let pools = match head.rfind(" + host") {
+                Some(i) if i + " + host".len() == head.len() => {
+                    let dev = head[..i].split_whitespace().next_back().unwrap_or("");
+                    format!("{dev} + host")
+                }
+                _ => head
+                    .split_whitespace()
+                    .next_back()
+                    .unwrap_or("")
+                    .to_string(),
+            };
+            if !pools.is_empty() && pools.len() <= 32 {
+                l.kv_cache_pools = Some(pools);
+            }
         }
         // `# GPU blocks: N` (2023-2025), `# cuda blocks: N` / `# CUDA
         // blocks` / `# rocm blocks: N` (V0 executors of 2025 name the
@@ -970,20 +1202,22 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
         }
         if let Some(v) = after(line, "gpu_memory_utilization=", &[' ', ','])
             .or_else(|| after(line, "gpu_memory_utilization (", &[')']))
-            .or_else(|| dict_arg(line, "gpu_memory_utilization"))
+            .or_else(|| nd("gpu_memory_utilization"))
         {
             l.gpu_memory_utilization = v.trim().parse().ok().or(l.gpu_memory_utilization);
         }
         // The engine config line (`… with config: model=…, dtype=…,
         // quantization=…`) and the `non-default args: {…}` dict of 2025+.
-        if let Some(v) = server_arg(line, "dtype").or_else(|| dict_arg(line, "dtype")) {
+        if let Some(v) = server_arg(line, "dtype").or_else(|| nd("dtype")) {
             l.dtype = Some(v.to_string());
         }
-        if let Some(v) = server_arg(line, "quantization").or_else(|| dict_arg(line, "quantization"))
-        {
+        if let Some(v) = server_arg(line, "quantization").or_else(|| nd("quantization")) {
             l.quantization = Some(v.to_string());
         }
+        // (Not a DEBUG start-up `memory snapshot`, whose `non_torch_memory=`
+        // is the CUDA context.)
         if let Some(v) = after(line, "non_torch_memory=", &[' '])
+            .filter(|_| !line.contains("memory snapshot"))
             .or_else(|| after(line, "non_torch_memory takes ", &[';']))
             .or_else(|| after(line, "non-torch forward increase memory: ", &[';', '\n']))
         {
@@ -994,8 +1228,8 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
         {
             l.activation_peak_bytes = gib(v).or(l.activation_peak_bytes);
         }
-        if let Some(v) = dict_arg(line, "enable_prefix_caching")
-            .or_else(|| server_arg(line, "enable_prefix_caching"))
+        if let Some(v) =
+            nd("enable_prefix_caching").or_else(|| server_arg(line, "enable_prefix_caching"))
         {
             match v {
                 "True" | "true" => l.enable_prefix_caching = Some(true),
@@ -1003,18 +1237,16 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
                 _ => {}
             }
         }
-        if let Some(v) =
-            dict_arg(line, "kv_cache_dtype").or_else(|| server_arg(line, "kv_cache_dtype"))
+        if let Some(v) = nd("kv_cache_dtype").or_else(|| server_arg(line, "kv_cache_dtype"))
             && !v.is_empty()
             && v.len() <= 32
         {
             l.kv_cache_dtype = Some(v.to_string());
         }
-        if let Some(v) = dict_arg(line, "max_num_seqs").or_else(|| server_arg(line, "max_num_seqs"))
-        {
+        if let Some(v) = nd("max_num_seqs").or_else(|| server_arg(line, "max_num_seqs")) {
             l.max_num_seqs = count(v).or(l.max_num_seqs);
         }
-        if let Some(v) = dict_arg(line, "max_num_batched_tokens")
+        if let Some(v) = nd("max_num_batched_tokens")
             .or_else(|| server_arg(line, "max_num_batched_tokens"))
             .or_else(|| after(line, "enabled with max_num_batched_tokens=", &[',', ' ']))
         {
@@ -1023,26 +1255,54 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
         if let Some(v) = after(line, "max_seq_len=", &[',', ' ']) {
             l.max_model_len = count(v).or(l.max_model_len);
         }
-        if let Some(v) = after(line, "tensor_parallel_size=", &[',', ' '])
-            .or_else(|| dict_arg(line, "tensor_parallel_size"))
+        if let Some(v) =
+            after(line, "tensor_parallel_size=", &[',', ' ']).or_else(|| nd("tensor_parallel_size"))
         {
             l.tensor_parallel_size = count(v).or(l.tensor_parallel_size);
         }
+        // A V1 mark anywhere wins (vllm-ascend's V1 worker logs from its
+        // own `worker.py`).
         if line.contains("Memory profiling results")
             || line.contains("# CPU blocks")
             || line.contains("[worker.py:")
         {
-            l.engine = Some("v0".into());
-        } else if line.contains("GPU KV cache size:")
+            saw_v0 = true;
+        } else if line.contains(" KV cache size:") && line.contains(" tokens")
             || line.contains("V1 LLM engine")
             || line.contains("gpu_model_runner.py")
+            || line.contains("EngineCore")
         {
-            l.engine = Some("v1".into());
+            saw_v1 = true;
         }
         if let Some(v) = after(line, "The model's max seq len (", &[')']) {
             l.max_model_len = count(v).or(l.max_model_len);
             l.max_tokens_in_kv_cache = after(line, "stored in KV cache (", &[')']).and_then(count);
         }
+    }
+    l.engine = if saw_v1 {
+        Some("v1".into())
+    } else if saw_v0 {
+        Some("v0".into())
+    } else {
+        None
+    };
+    if let Some(n) = auto_fit_len {
+        l.max_model_len = Some(n);
+    }
+    // 0.21-0.27's second model runner measured no CUDA-graph estimate
+    // (`profile_cudagraph_memory` returned 0) and printed neither the
+    // estimate nor the enabled line: nothing was taken off.
+    let v2_era = l
+        .version
+        .as_deref()
+        .and_then(super::vllm::parse_version)
+        .is_some_and(|v| ((0, 21, 0)..(0, 28, 0)).contains(&v));
+    if runner_v2_weights
+        && v2_era
+        && l.cudagraph_estimate_subtracted.is_none()
+        && l.cudagraph_estimate_bytes.is_none()
+    {
+        l.cudagraph_estimate_subtracted = Some(false);
     }
     l
 }
