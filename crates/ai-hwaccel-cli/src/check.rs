@@ -702,7 +702,18 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
                 cudagraph_estimate(&v, &mut predicted, &mut notes);
                 if let Some(c) = context {
                     tokens_from_logged =
-                        hybrid_pool(&v, &m.spec, &devices, b, c, &mut predicted, &mut notes);
+                        hybrid_pool(&v, &m.spec, &devices, b, c, &mut predicted, &mut notes)
+                            .or_else(|| {
+                                sliding_pool(
+                                    &v,
+                                    &m.spec,
+                                    &devices,
+                                    b,
+                                    c,
+                                    &mut predicted,
+                                    &mut notes,
+                                )
+                            });
                 }
             }
             None => notes.push(format!(
@@ -867,6 +878,58 @@ fn hybrid_pool(
     ));
     v.kv_cache_bytes
         .map(|kv| h.capacity_tokens(h.num_blocks(kv), context))
+}
+
+/// vLLM: the KV pool of a model with sliding-window layers beside full
+/// attention in blocks of the log's release (`VllmSlidingBlocks`), at the
+/// log's `max_num_batched_tokens` (else vLLM's default for the GPU): the
+/// predicted token capacity is the one vLLM would print for the predicted
+/// memory, and the capacity its rules give for the logged memory is
+/// returned beside the logged count.
+fn sliding_pool(
+    v: &VllmLog,
+    spec: &ai_hwaccel::plan::ModelSpec,
+    devices: &[ai_hwaccel::plan::PlanDevice],
+    b: &ai_hwaccel::plan::inference::Plan,
+    context: u64,
+    predicted: &mut (Option<u64>, Option<u64>, Option<u64>),
+    notes: &mut Vec<String>,
+) -> Option<u64> {
+    use ai_hwaccel::plan::runtime::VllmSlidingBlocks;
+    let d = devices
+        .iter()
+        .find(|d| Some(&d.id) == b.per_device.first().map(|p| &p.device))?;
+    let batched = v.max_num_batched_tokens.unwrap_or_else(|| {
+        let visible = ai_hwaccel::plan::runtime::cuda_visible_bytes(
+            d.spec_id.as_deref(),
+            d.capacity_bytes.unwrap_or(0),
+        );
+        ai_hwaccel::plan::runtime::vllm_batch_defaults(visible, &d.name).0
+    });
+    let s = VllmSlidingBlocks::new(
+        spec,
+        b.tensor_parallel,
+        b.kv_dtype.bytes(),
+        batched,
+        v.version.as_deref(),
+    )?;
+    if let Some(kv) = predicted.1 {
+        predicted.2 = Some(s.capacity_tokens(s.num_blocks(kv), context));
+    }
+    notes.push(format!(
+        "sliding-window layers beside full attention: vLLM{} holds the KV cache as one pool of blocks, {} per request of {context} tokens ({} full and {} sliding groups of {} layers; a sliding group keeps the {}-token window and {} tokens in flight); the token capacities follow that pool",
+        v.version
+            .as_deref()
+            .map_or(String::new(), |r| format!(" {r}")),
+        s.blocks_per_request(context),
+        s.full_groups,
+        s.sliding_groups,
+        s.group_size,
+        s.window,
+        s.in_flight
+    ));
+    v.kv_cache_bytes
+        .map(|kv| s.capacity_tokens(s.num_blocks(kv), context))
 }
 
 /// The text table of a vLLM or SGLang report: one row per component,
@@ -1689,9 +1752,17 @@ fn check_trtllm(args: &CheckArgs, l: ai_hwaccel::plan::runtime::log::TrtllmLog) 
     } else {
         notes.push("pass --model (and --devices) to compare with the planner's prediction".into());
     }
-    if l.engine_bytes.is_some() {
+    // The PyTorch backend (1.x) logs its weights; a TensorRT engine's size
+    // counts TensorRT's own buffers too.
+    let logged_weights = l.weights_bytes.or(l.engine_bytes);
+    if l.weights_bytes.is_none() && l.engine_bytes.is_some() {
         notes.push("the engine size counts TensorRT's own buffers beside the weights".into());
     }
+    // The backend's own per-token figure where it prints one (the
+    // allocation line's bytes are rounded to 0.01 GiB).
+    let logged_per_token = l
+        .logged_kv_bytes_per_token
+        .or(l.kv_bytes_per_token().map(|b| b.round() as u64));
     let report = Report {
         runtime: "trtllm",
         log: LlamaCppLog::default(),
@@ -1700,12 +1771,12 @@ fn check_trtllm(args: &CheckArgs, l: ai_hwaccel::plan::runtime::log::TrtllmLog) 
         sequences: None,
         kv_dtype: None,
         rows: vec![
-            make_row("weights_per_gpu", l.engine_bytes, w_pred),
+            make_row("weights_per_gpu", logged_weights, w_pred),
             make_row("kv_cache_memory_per_gpu", l.kv_cache_bytes, kv_pred),
             make_row("kv_cache_capacity_tokens", l.kv_cache_tokens, tok_pred),
             make_row(
                 "kv_bytes_per_token_per_gpu",
-                l.kv_bytes_per_token().map(|b| b.round() as u64),
+                logged_per_token,
                 per_token_pred.map(|b| b.round() as u64),
             ),
         ],

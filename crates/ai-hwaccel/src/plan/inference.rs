@@ -1511,6 +1511,26 @@ fn evaluate_replica_with(
     if let Some((h, blocks)) = hybrid {
         kv_tokens = Some(h.capacity_tokens(blocks, context));
     }
+    // Likewise a model with sliding-window layers beside full-attention
+    // ones (`VllmSlidingBlocks`): its sliding groups hold the window and
+    // the tokens in flight, the full groups the whole request.
+    let sliding = if opts.runtime == RuntimeKind::Vllm && pp == 1 && hybrid.is_none() {
+        let d0 = &replica.stages[0][0];
+        let visible = super::runtime::cuda_visible_bytes(
+            d0.spec_id.as_deref(),
+            d0.capacity_bytes.unwrap_or(0),
+        );
+        let batched = opts
+            .max_num_batched_tokens
+            .unwrap_or_else(|| super::runtime::vllm_batch_defaults(visible, &d0.name).0);
+        super::runtime::VllmSlidingBlocks::new(spec, tp, kv.bytes(), batched, None)
+            .map(|s| (s, s.num_blocks(kv_memory)))
+    } else {
+        None
+    };
+    if let Some((s, blocks)) = sliding {
+        kv_tokens = Some(s.capacity_tokens(blocks, context));
+    }
     // SGLang shares a hybrid model's pool between state slots and tokens
     // (`SglangHybridSplit`, the pinned release's rule), one stage only.
     let sglang_split = if opts.runtime == RuntimeKind::Sglang && pp == 1 {
@@ -1535,6 +1555,7 @@ fn evaluate_replica_with(
     })
     .min(spec.max_context.unwrap_or(u64::MAX))
     .min(hybrid.map_or(u64::MAX, |(h, blocks)| h.max_tokens(blocks)))
+    .min(sliding.map_or(u64::MAX, |(s, blocks)| s.max_tokens(blocks)))
     .min(sglang_split.map_or(u64::MAX, |s| s.tokens));
     // vLLM schedules at most `max_num_seqs` sequences per replica however
     // many its KV cache would hold.
@@ -1547,6 +1568,7 @@ fn evaluate_replica_with(
     })
     .min(scheduler_cap)
     .min(hybrid.map_or(u64::MAX, |(h, blocks)| h.max_requests(blocks, context)))
+    .min(sliding.map_or(u64::MAX, |(s, blocks)| s.max_requests(blocks, context)))
     .min(sglang_split.map_or(u64::MAX, |s| s.max_running.min(s.tokens / context.max(1))));
 
     // Decode: per stage, the slowest device's bytes ÷ effective bandwidth,

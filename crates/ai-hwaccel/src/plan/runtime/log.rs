@@ -335,8 +335,17 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
                 .trim_start()
                 .strip_prefix('(')
                 .map_or("", balanced_prefix);
-            if l.devices.len() < 64 && !l.devices.iter().any(|(n, _)| n == name) {
-                l.devices.push((name.to_string(), desc.to_string()));
+            // `--split-mode tensor` (April 2026 on): one `Meta(CUDA0,CUDA1)`
+            // device over the GPUs, described `Meta(NVIDIA H200,NVIDIA
+            // H200)`: its members.
+            let names = meta_members(name).unwrap_or_else(|| vec![name]);
+            let descs = meta_members(desc)
+                .filter(|d| d.len() == names.len())
+                .unwrap_or_else(|| vec![if names.len() == 1 { desc } else { "" }; names.len()]);
+            for (n, d) in names.into_iter().zip(descs) {
+                if l.devices.len() < 64 && !l.devices.iter().any(|(x, _)| x == n) {
+                    l.devices.push((n.to_string(), d.to_string()));
+                }
             }
             continue;
         }
@@ -352,18 +361,20 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
             continue;
         }
         if let Some(b) = buffer(rest, "KV buffer size") {
-            l.kv_buffers.push(b);
+            l.kv_buffers.extend(meta_split(b));
         } else if let Some(b) = buffer(rest, "compute buffer size") {
             // A graph reserved again (a LoRA or sampler change) prints
             // its buffers again: one per buffer name, the largest.
-            match l.compute_buffers.iter_mut().find(|c| c.buffer == b.buffer) {
-                Some(c) => c.bytes = c.bytes.max(b.bytes),
-                None => l.compute_buffers.push(b),
+            for b in meta_split(b) {
+                match l.compute_buffers.iter_mut().find(|c| c.buffer == b.buffer) {
+                    Some(c) => c.bytes = c.bytes.max(b.bytes),
+                    None => l.compute_buffers.push(b),
+                }
             }
         } else if let Some(b) = buffer(rest, "output buffer size") {
-            l.output_buffers.push(b);
+            l.output_buffers.extend(meta_split(b));
         } else if let Some(b) = buffer(rest, "model buffer size") {
-            l.model_buffers.push(b);
+            l.model_buffers.extend(meta_split(b));
         } else if tag == "llm_load_tensors" || tag == "load_tensors" {
             if rest.starts_with("ggml ctx size") {
                 continue;
@@ -417,6 +428,32 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
         l.n_ctx = cells;
     }
     l
+}
+
+/// The members of a tensor-parallel `Meta(a,b,…)` device or buffer name
+/// (`Meta(CUDA0,CUDA1)`, `Meta(NVIDIA H200,NVIDIA H200)`; ggml's
+/// ggml-backend-meta.cpp, April 2026 on); `None` for any other name.
+fn meta_members(name: &str) -> Option<Vec<&str>> {
+    let inner = name.strip_prefix("Meta(")?.strip_suffix(')')?;
+    let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
+    (parts.len() <= 64 && parts.iter().all(|p| !p.is_empty())).then_some(parts)
+}
+
+/// A buffer of a `Meta(…)` buffer type as its members' buffers: the size
+/// printed is the largest member's (`ggml-backend-meta.cpp` reports the
+/// maximum, not the sum), so each member is given that size, an upper
+/// bound of its share (the tensor split is even).
+fn meta_split(b: LoggedBuffer) -> Vec<LoggedBuffer> {
+    match meta_members(&b.buffer) {
+        Some(m) => m
+            .into_iter()
+            .map(|n| LoggedBuffer {
+                buffer: n.to_string(),
+                bytes: b.bytes,
+            })
+            .collect(),
+        None => vec![b],
+    }
 }
 
 /// What a `--fit` dry run printed, forgotten: its buffers (weights and
@@ -543,6 +580,24 @@ load_tensors:        CUDA0 model buffer size =   500.00 MiB";
         assert_eq!(LlamaCppLog::total(&f.model_buffers), Some(7500 << 20));
         assert_eq!(f.file_type.as_deref(), Some("Q4_K - Medium"));
         assert_eq!(f.hparams.get("n_layer").map(String::as_str), Some("64"));
+        // `--split-mode tensor`: the Meta device and buffers as their
+        // members, each at the size printed (the largest member's).
+        let meta = "llama_prepare_model_devices: using device Meta(CUDA0,CUDA1) (Meta(NVIDIA H200,NVIDIA H200)) (unknown id) - 280000 MiB free
+load_tensors: Meta(CUDA0,CUDA1) model buffer size =  7000.00 MiB
+llama_kv_cache: Meta(CUDA0,CUDA1) KV buffer size =   512.00 MiB";
+        let m = parse_llamacpp_log(meta);
+        assert_eq!(
+            m.devices,
+            vec![
+                ("CUDA0".to_string(), "NVIDIA H200".to_string()),
+                ("CUDA1".to_string(), "NVIDIA H200".to_string())
+            ]
+        );
+        assert_eq!(m.backend(), Some(crate::plan::runtime::GgmlBackend::Cuda));
+        assert_eq!(m.model_buffers.len(), 2);
+        assert_eq!(m.model_buffers[1].buffer, "CUDA1");
+        assert_eq!(LlamaCppLog::total(&m.model_buffers), Some(14000 << 20));
+        assert_eq!(LlamaCppLog::total(&m.kv_buffers), Some(1024 << 20));
         // A graph reserved again prints its compute buffer again: once.
         let again = "sched_reserve:      CUDA0 compute buffer size =   300.00 MiB
 sched_reserve:      CUDA0 compute buffer size =   300.00 MiB
@@ -657,6 +712,60 @@ INFO [kv_cache_utils.py:2567] Auto-fit max_model_len: reduced from 40960 to 1228
             "DEBUG [gpu_worker.py:545] worker init memory snapshot: torch_peak=0.0GiB, free_memory=139.2GiB, total_memory=139.72GiB, non_torch_memory=0.52GiB",
         );
         assert_eq!(d.non_torch_bytes, None);
+    }
+
+    /// TensorRT-LLM 1.x's PyTorch backend, as its format strings print a
+    /// start-up (`_torch/pyexecutor/model_loader.py`, `_util.py`
+    /// `KvCacheCreator`, the C++ `KVCacheManager::allocatePools`): the
+    /// temporary cache of the profiling run comes first and is not the
+    /// cache; the weights, fraction, per-token size and ranks are read
+    /// from the Python lines.
+    #[test]
+    fn trtllm_pytorch_backend_start_up() {
+        let log = "[TensorRT-LLM] TensorRT-LLM version: 1.1.0rc3
+[12/20/2025-04:20:21] [TRT-LLM] [I] Use 63.32 GB for model weights.
+[TensorRT-LLM][INFO] Number of tokens per block: 32.
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 0.56 GiB for max tokens in paged KV cache (8224).
+[12/20/2025-04:21:51] [TRT-LLM] [I] Peak memory during memory usage profiling (torch + non-torch): 113.65 GiB, available KV cache memory when calculating max tokens: 5.95 GiB, fraction is set 0.8999999761581421, kv size is 73728. device total memory 119.70 GiB, , tmp kv_mem 0.56 GiB
+[12/20/2025-04:21:51] [TRT-LLM] [I] Estimated max memory in KV cache : 5.95 GiB
+[TensorRT-LLM][INFO] Number of tokens per block: 32.
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 5.95 GiB for max tokens in paged KV cache (86720).
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 0.40 GiB for max tokens in paged KV cache (5000).";
+        let l = parse_trtllm_log(log);
+        assert_eq!(l.kv_cache_tokens, Some(86_720));
+        assert_eq!(
+            l.kv_cache_bytes,
+            Some((5.95 * 1_073_741_824.0_f64).round() as u64)
+        );
+        assert_eq!(
+            l.weights_bytes,
+            Some((63.32 * 1_073_741_824.0_f64).round() as u64)
+        );
+        assert_eq!(l.logged_kv_bytes_per_token, Some(73_728));
+        assert_eq!(l.free_gpu_memory_fraction, Some(0.9));
+        assert_eq!(
+            l.total_bytes,
+            Some((119.70 * 1_073_741_824.0_f64).round() as u64)
+        );
+        assert_eq!(l.tokens_per_block, Some(32));
+        assert!(!l.is_empty());
+        // 2026's wording, ranks from the tags, and early 2024's spelling.
+        let r = parse_trtllm_log(
+            "[TRT-LLM] [RANK 1] [I] Use 30.0 GB for model weights.
+[TRT-LLM] [RANK 0] [I] Use 31.0 GB for model weights.
+[TRT-LLM] [RANK 0] [I] Peak memory during memory usage profiling (torch + non-torch): 40.00 GiB, available KV cache memory when calculating max tokens: 35.00 GiB, fraction is set 0.9, kv size per token is 131072 bytes/token. device total memory 79.19 GiB, temporary kv cache memory during profiling 1.00 GiB
+[TRT-LLM] [RANK 3] [I] Estimated max memory in KV cache : 35.00 GiB",
+        );
+        assert_eq!(r.world_size, Some(4));
+        assert_eq!(r.weights_bytes, Some(31 << 30));
+        assert_eq!(r.logged_kv_bytes_per_token, Some(131_072));
+        let o = parse_trtllm_log(
+            "[TensorRT-LLM][INFO] Max tokens in paged KV cache: 117760. Allocating 54022635520 bytes.",
+        );
+        assert_eq!(
+            (o.kv_cache_tokens, o.kv_cache_bytes),
+            (Some(117_760), Some(54_022_635_520))
+        );
     }
 
     /// SGLang 0.5.20+'s dict of server arguments: top-level keys only,
@@ -1641,8 +1750,22 @@ pub struct TrtllmLog {
     pub total_bytes: Option<u64>,
     /// Memory free when the cache was sized (after the engine and buffers).
     pub available_bytes: Option<u64>,
-    /// Ranks (`MPI size`).
+    /// Ranks (`MPI size`; the PyTorch backend's logs, without one: the
+    /// highest `[RANK n]` + 1).
     pub world_size: Option<u64>,
+    /// The PyTorch backend's weights on one rank (`Use X GB for model
+    /// weights.`, 1.0 on; `Rank 0 uses X GB for model weights.`, 0.20; GB
+    /// there is GiB).
+    #[serde(default)]
+    pub weights_bytes: Option<u64>,
+    /// The PyTorch backend's own KV bytes per token of one rank (`kv size
+    /// is N`, `kv size per token is N [bytes/token]` of its profiling line).
+    #[serde(default)]
+    pub logged_kv_bytes_per_token: Option<u64>,
+    /// `free_gpu_memory_fraction` as the profiling line prints it
+    /// (`fraction is set 0.8999999761581421`: float32), to 4 decimals.
+    #[serde(default)]
+    pub free_gpu_memory_fraction: Option<f64>,
 }
 
 impl TrtllmLog {
@@ -1651,6 +1774,7 @@ impl TrtllmLog {
         self.kv_cache_bytes.is_none()
             && self.kv_cache_tokens.is_none()
             && self.engine_bytes.is_none()
+            && self.weights_bytes.is_none()
     }
 
     /// KV bytes one token takes on one GPU.
@@ -1666,10 +1790,68 @@ impl TrtllmLog {
 pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
     let mut l = TrtllmLog::default();
     let first = set_first;
+    let mut max_rank: Option<u64> = None;
     for line in log_lines(text) {
         let line = line.as_str();
-        if !line.contains("TensorRT-LLM") {
+        // The C++ runtime's `[TensorRT-LLM][INFO]` lines and the PyTorch
+        // backend's `[TRT-LLM] [I]` / `[TRT-LLM] [RANK n] [I]` ones.
+        if !line.contains("TensorRT-LLM") && !line.contains("[TRT-LLM]") {
             continue;
+        }
+        let rank = after(line, "[RANK ", &[']']).and_then(count);
+        if let Some(r) = rank.filter(|r| *r < 65_536) {
+            max_rank = Some(max_rank.map_or(r, |m| m.max(r)));
+        }
+        let rank0 = rank.is_none_or(|r| r == 0);
+        // The PyTorch backend sizes a temporary cache for its profiling
+        // run first, then the real one after these lines: what the
+        // temporary cache printed is not the cache.
+        if line.contains("Peak memory during memory usage profiling")
+            || line.contains("Estimated max memory in KV cache")
+            || line.contains("Estimated max tokens in KV cache")
+        {
+            if rank0 && line.contains("Peak memory during memory usage profiling") {
+                l.logged_kv_bytes_per_token = after(line, "kv size per token is ", &['.', ' '])
+                    .or_else(|| after(line, "kv size is ", &['.', ' ', ',']))
+                    .and_then(count)
+                    .or(l.logged_kv_bytes_per_token);
+                l.free_gpu_memory_fraction = after(line, "fraction is set ", &[',', ' '])
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .filter(|f| f.is_finite() && *f > 0.0 && *f <= 1.0)
+                    .map(|f| (f * 1e4).round() / 1e4)
+                    .or(l.free_gpu_memory_fraction);
+                l.total_bytes = after(line, "device total memory ", &[','])
+                    .and_then(gib)
+                    .or(l.total_bytes);
+            }
+            l.kv_cache_bytes = None;
+            l.kv_cache_tokens = None;
+            l.primary_blocks = None;
+            continue;
+        }
+        if rank0
+            && let Some(v) = after(line, "Use ", &['\n'])
+                .filter(|_| line.contains("for model weights"))
+                .or_else(|| after(line, " uses ", &['\n']).filter(|_| line.contains("Rank 0 uses")))
+        {
+            let v = v.split(" for model weights").next().unwrap_or(v);
+            first(&mut l.weights_bytes, gib(v));
+        }
+        // Early 2024: `Max tokens in paged KV cache: N. Allocating B bytes.`
+        if let Some(v) = after(line, "Max tokens in paged KV cache: ", &['.']) {
+            first(&mut l.kv_cache_tokens, count(v));
+            first(
+                &mut l.kv_cache_bytes,
+                after(line, "Allocating ", &[' ']).and_then(count),
+            );
+        }
+        // 2024-early 2025: `Number of blocks in KV cache primary pool: N`.
+        if let Some(v) = after(
+            line,
+            "Number of blocks in KV cache primary pool: ",
+            &[',', ' '],
+        ) {
+            first(&mut l.primary_blocks, count(v));
         }
         if let Some(v) = after(line, "Loaded engine size: ", &['\n']) {
             first(&mut l.engine_bytes, mib(v));
@@ -1723,6 +1905,9 @@ pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
         if let (Some(b), Some(t)) = (l.primary_blocks, l.tokens_per_block) {
             l.kv_cache_tokens = b.checked_mul(t);
         }
+    }
+    if l.world_size.is_none() {
+        l.world_size = max_rank.map(|m| m + 1);
     }
     l
 }

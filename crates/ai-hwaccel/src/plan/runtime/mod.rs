@@ -293,6 +293,7 @@ pub use vllm::PINNED_DEFINITIONS as VLLM_PINNED_DEFINITIONS;
 pub use vllm::{
     CUDAGRAPH_ESTIMATE_DEFAULT_SINCE as VLLM_CUDAGRAPH_ESTIMATE_DEFAULT_SINCE,
     HybridBlocks as VllmHybridBlocks, HybridMode as VllmHybridMode,
+    SlidingBlocks as VllmSlidingBlocks,
     default_memory_utilization as vllm_default_memory_utilization,
     parse_version as parse_vllm_version,
     subtracts_cudagraph_estimate as vllm_subtracts_cudagraph_estimate,
@@ -401,6 +402,55 @@ mod tests {
         // llama.cpp: its 1 GiB fit margin below what CUDA reports.
         let m = runtime(RuntimeKind::LlamaCpp).memory(&ctx(&d, 80, 1, 40), &opts, &two);
         assert_eq!(m.reserve_bytes, ((80u64 << 30) - visible) + (1 << 30));
+    }
+
+    /// vLLM's pool for sliding-window models (`VllmSlidingBlocks`) against
+    /// published start-up logs, from the logged KV memory: gpt-oss-120b on
+    /// vLLM 0.11.2, one GPU, `max_model_len` 98304, `max_num_batched_tokens`
+    /// 2048: `Available KV cache memory: 8.99 GiB`, `GPU KV cache size:
+    /// 130,960 tokens` (blog.huikang.dev/2025/12/28/vllm-logs.html); and
+    /// the rules by hand for gemma-3-27b on the pinned release.
+    #[test]
+    fn vllm_sliding_window_pool_reproduces_logged_capacity() {
+        let oss = &crate::plan::catalog::find("gpt-oss-120b").unwrap().spec;
+        let s = VllmSlidingBlocks::new(oss, 1, 2.0, 2048, Some("0.11.2")).unwrap();
+        // 18 sliding and 18 full layers: two groups of 18; 16 tokens × 8
+        // heads × 64 × K and V × 2 bytes per page.
+        assert_eq!((s.group_size, s.full_groups, s.sliding_groups), (18, 1, 1));
+        assert_eq!(s.page_bytes, 16 * 8 * 64 * 2 * 2);
+        // The log prints the memory to 0.01 GiB: the blocks of [8.985,
+        // 8.995) GiB, of which those giving the logged tokens (before
+        // 0.20.1: blocks ÷ groups × 16).
+        let lo = s.num_blocks((8.985 * GIB) as u64);
+        let hi = s.num_blocks((8.995 * GIB) as u64 - 1);
+        assert_eq!((lo, hi), (16_356, 16_374));
+        let matching: Vec<u64> = (lo..=hi)
+            .filter(|b| s.capacity_tokens(*b, 98_304) == 130_960)
+            .collect();
+        assert_eq!(matching, vec![16_370, 16_371]);
+        // gemma-3-27b on 0.33: 52 sliding and 10 full layers, groups of 10
+        // (6 sliding, 1 full); a 4096-token request holds 256 full blocks
+        // and min(1023 + 2 × 8192, 4096) ÷ 16 + 1 = 257 in each sliding
+        // group; N = int(blocks ÷ 1798 × 4096).
+        let g = &crate::plan::catalog::find("gemma-3-27b").unwrap().spec;
+        let s = VllmSlidingBlocks::new(g, 1, 2.0, 8192, None).unwrap();
+        assert_eq!((s.group_size, s.full_groups, s.sliding_groups), (10, 1, 6));
+        assert_eq!(s.in_flight, 16_384);
+        assert_eq!(s.blocks_per_request(4096), 256 + 6 * 257);
+        assert_eq!(
+            s.capacity_tokens(89_994, 4096),
+            (89_994.0 / 1798.0 * 4096.0) as u64
+        );
+        assert_eq!(s.max_requests(89_994, 4096), 50);
+        // The longest request: the sliding groups' full share, the rest to
+        // the full group (less the null block).
+        assert_eq!(
+            s.max_tokens(89_994),
+            (89_993 - 6 * ((1023 + 16_384_u64).div_ceil(16) + 1)) * 16
+        );
+        // No sliding window, or linear attention beside it: not this pool.
+        let dense = &crate::plan::catalog::find("llama-3.1-8b").unwrap().spec;
+        assert!(VllmSlidingBlocks::new(dense, 1, 2.0, 8192, None).is_none());
     }
 
     /// nvidia-smi's total is CUDA's plus the driver's reserve: for every

@@ -352,6 +352,144 @@ impl HybridBlocks {
     }
 }
 
+/// vLLM's KV pool for a model whose sliding-window layers sit beside
+/// full-attention layers (Gemma 2 and 3, gpt-oss, Cohere2), read in the
+/// PyPI sources of 0.11.0 to the pinned 0.33.0 (`v1/core/kv_cache_utils.py`,
+/// 0.33's `v1/core/kv_cache_planning.py`; `v1/kv_cache_interface.py`):
+///
+/// - every layer's page is `16` tokens of its KV (one page size, the same
+///   heads throughout); the layers are bucketed by kind and grouped `g` at
+///   a time, `g` the smaller bucket (from 0.18 the larger when it is under
+///   1.5 times the smaller; `_get_kv_cache_groups_uniform_page_size`), a
+///   short group padded ("Add P padding layers");
+/// - one pool of `num_blocks = memory ÷ (g × page)` blocks serves every
+///   group (`get_kv_cache_config_from_groups`);
+/// - a request of `L` tokens holds `⌈L ÷ 16⌉` blocks in each full group and
+///   `⌈min(W − 1 + T, L) ÷ 16⌉ + 1` in each sliding group
+///   (`SlidingWindowSpec`), `T` the tokens in flight: `max_num_batched_tokens`
+///   to 0.25, twice that from 0.26 (asynchronous scheduling's two batches);
+/// - vLLM logs the concurrency `num_blocks ÷ blocks per request` and
+///   `GPU KV cache size: int(concurrency × L)` tokens from 0.20.1 (before:
+///   `num_blocks ÷ groups × 16`).
+///
+/// Published logs this reproduces are in the tests of this module's file
+/// (gpt-oss-120b on vLLM 0.11.2: 8.99 GiB, 130,960 tokens).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlidingBlocks {
+    /// Bytes of one layer's page (16 tokens).
+    pub page_bytes: u64,
+    /// Layers per group.
+    pub group_size: u64,
+    /// Groups of full-attention layers.
+    pub full_groups: u64,
+    /// Groups of sliding-window layers.
+    pub sliding_groups: u64,
+    /// The window.
+    pub window: u64,
+    /// Tokens in flight a sliding group keeps room for.
+    pub in_flight: u64,
+    /// The logged token count follows 0.20.1's rule (else the older one).
+    pub concurrency_tokens: bool,
+}
+
+/// Tokens per vLLM KV block (`CacheConfig.block_size`'s default).
+pub const BLOCK_SIZE: u64 = 16;
+
+impl SlidingBlocks {
+    /// The pool of release `version` (a log's; `None`: the pinned 0.33.0)
+    /// for `spec` at tensor parallelism `tp`, a KV cache of `kv_bytes` per
+    /// element and `max_num_batched_tokens`; `None` for a model without
+    /// both kinds of layers, with linear attention or MLA.
+    pub fn new(
+        spec: &crate::plan::ModelSpec,
+        tp: u32,
+        kv_bytes: f64,
+        max_num_batched_tokens: u64,
+        version: Option<&str>,
+    ) -> Option<Self> {
+        let w = spec.sliding_window.as_ref()?;
+        if spec.linear_attention.is_some() || spec.mla.is_some() {
+            return None;
+        }
+        let v = version.and_then(parse_version).unwrap_or((0, 33, 0));
+        let sliding = u64::from(w.layers);
+        let full = u64::from(spec.num_layers).checked_sub(sliding)?;
+        if sliding == 0 || full == 0 || w.window == 0 {
+            return None;
+        }
+        let tp = u64::from(tp.max(1));
+        let kv_heads = (u64::from(spec.num_kv_heads) / tp).max(1) as f64;
+        let token = (kv_heads * 2.0 * spec.head_dim as f64 * kv_bytes).ceil();
+        let page = token * BLOCK_SIZE as f64;
+        let (lo, hi) = (full.min(sliding), full.max(sliding));
+        let group_size = if v >= (0, 18, 0) && (hi as f64) < lo as f64 * 1.5 {
+            hi
+        } else {
+            lo
+        };
+        if !(token >= 1.0 && page * group_size as f64 <= (1u64 << 50) as f64) {
+            return None;
+        }
+        let in_flight = if v >= (0, 26, 0) {
+            max_num_batched_tokens.saturating_mul(2)
+        } else {
+            max_num_batched_tokens
+        };
+        Some(SlidingBlocks {
+            page_bytes: page as u64,
+            group_size,
+            full_groups: full.div_ceil(group_size),
+            sliding_groups: sliding.div_ceil(group_size),
+            window: w.window,
+            in_flight,
+            concurrency_tokens: v >= (0, 20, 1),
+        })
+    }
+
+    /// Bytes one block of the pool takes on the GPU.
+    pub fn bytes_per_block(&self) -> u64 {
+        self.group_size * self.page_bytes
+    }
+
+    /// The pool's blocks in `kv_bytes` of KV memory.
+    pub fn num_blocks(&self, kv_bytes: u64) -> u64 {
+        kv_bytes / self.bytes_per_block().max(1)
+    }
+
+    /// Blocks a request of `tokens` holds.
+    pub fn blocks_per_request(&self, tokens: u64) -> u64 {
+        let window = (self.window - 1).saturating_add(self.in_flight).min(tokens);
+        self.full_groups * tokens.div_ceil(BLOCK_SIZE)
+            + self.sliding_groups * (window.div_ceil(BLOCK_SIZE) + 1)
+    }
+
+    /// Requests of `tokens` the pool holds at once.
+    pub fn max_requests(&self, num_blocks: u64, tokens: u64) -> u64 {
+        num_blocks / self.blocks_per_request(tokens).max(1)
+    }
+
+    /// The `GPU KV cache size: N tokens` vLLM logs for `max_model_len`.
+    pub fn capacity_tokens(&self, num_blocks: u64, max_model_len: u64) -> u64 {
+        if self.concurrency_tokens {
+            (num_blocks as f64 / self.blocks_per_request(max_model_len).max(1) as f64
+                * max_model_len as f64) as u64
+        } else {
+            num_blocks / (self.full_groups + self.sliding_groups).max(1) * BLOCK_SIZE
+        }
+    }
+
+    /// The longest request the pool holds, less the null block.
+    pub fn max_tokens(&self, num_blocks: u64) -> u64 {
+        let usable = num_blocks.saturating_sub(1);
+        let sliding_most = self.sliding_groups
+            * ((self.window - 1)
+                .saturating_add(self.in_flight)
+                .div_ceil(BLOCK_SIZE)
+                + 1);
+        usable.saturating_sub(sliding_most) / self.full_groups.max(1) * BLOCK_SIZE
+    }
+}
+
 /// Bytes the sampler's profile run holds per logit (one request × one
 /// vocabulary entry): the fit described in the module documentation, 38.72
 /// over the eight logged rows, each within 2.1 %.
