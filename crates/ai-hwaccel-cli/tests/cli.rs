@@ -2681,3 +2681,51 @@ fn check_leaves_expert_offload_rows_unpredicted() {
     assert!(notes.contains("1 row(s) ran with --n-cpu-moe"), "{notes}");
     assert!(!notes.contains("below a whole offload"), "{notes}");
 }
+
+/// `check` of a vLLM log of a sliding-window model: the token capacity
+/// vLLM's block pool gives for the logged KV memory stands beside the
+/// logged count. The lines are those a published gpt-oss-120b start-up of
+/// vLLM 0.11.2 printed (blog.huikang.dev/2025/12/28/vllm-logs.html:
+/// `Available KV cache memory: 8.99 GiB`, `GPU KV cache size: 130,960
+/// tokens`, `max_model_len` 98304, `max_num_batched_tokens` 2048), in the
+/// release's spellings; the memory is printed to 0.01 GiB, so the pool
+/// from it is within a few blocks (16,365 blocks and 130,912 tokens at
+/// exactly 8.99 GiB; 16,370 give the logged count).
+#[test]
+fn check_reads_a_sliding_window_vllm_log_through_its_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(
+        &log,
+        "INFO 12-28 10:00:00 [api_server.py:1] vLLM API server version 0.11.2
+INFO 12-28 10:00:01 [core.py:77] Initializing a V1 LLM engine (v0.11.2) with config: model='openai/gpt-oss-120b', dtype=torch.bfloat16, max_seq_len=98304, tensor_parallel_size=1, quantization=mxfp4, enable_prefix_caching=True
+INFO 12-28 10:00:01 [scheduler.py:1] Chunked prefill is enabled with max_num_batched_tokens=2048.
+INFO 12-28 10:02:00 [gpu_worker.py:298] Available KV cache memory: 8.99 GiB
+INFO 12-28 10:02:00 [kv_cache_utils.py:1087] GPU KV cache size: 130,960 tokens
+",
+    )
+    .unwrap();
+    let j = json(&[
+        "check",
+        log.to_str().unwrap(),
+        "--model",
+        "gpt-oss-120b",
+        "--devices",
+        "1xh200",
+        "--json",
+    ]);
+    let row = j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["component"] == "kv_cache_tokens_from_logged_memory")
+        .unwrap_or_else(|| panic!("no pool row: {j}"))
+        .clone();
+    assert_eq!(row["logged_bytes"], 130_960, "{row}");
+    assert_eq!(row["predicted_bytes"], 130_912, "{row}");
+    let notes = j["notes"].to_string();
+    assert!(
+        notes.contains("1 full and 1 sliding groups of 18 layers"),
+        "{notes}"
+    );
+}

@@ -759,6 +759,15 @@ INFO [kv_cache_utils.py:2567] Auto-fit max_model_len: reduced from 40960 to 1228
         assert_eq!(r.world_size, Some(4));
         assert_eq!(r.weights_bytes, Some(31 << 30));
         assert_eq!(r.logged_kv_bytes_per_token, Some(131_072));
+        let q = parse_trtllm_log(
+            "[TRT-LLM] [I] Use 10.0 GB for model weights.
+[TRT-LLM] [I] Peak memory during memory usage profiling (torch + non-torch): 20.00 GiB, available KV cache memory when calculating max tokens: 54.19 GiB, fraction is set 0.9, kv size per token is 131072 bytes/token. device total memory 79.19 GiB, temporary kv cache memory during profiling 1.00 GiB
+[TRT-LLM] [I] KV cache manager v2 device quota set to 54.18999996781349GiB",
+        );
+        assert_eq!(
+            q.kv_cache_bytes,
+            Some((54.18999996781349 * 1_073_741_824.0_f64).round() as u64)
+        );
         let o = parse_trtllm_log(
             "[TensorRT-LLM][INFO] Max tokens in paged KV cache: 117760. Allocating 54022635520 bytes.",
         );
@@ -1844,6 +1853,12 @@ pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
                 &mut l.kv_cache_bytes,
                 after(line, "Allocating ", &[' ']).and_then(count),
             );
+        }
+        // The Python KV cache manager V2 (opt-in; Gemma 4 and some hybrid
+        // models in 2026): `KV cache manager v2 device quota set to XGiB`,
+        // its only size line.
+        if let Some(v) = after(line, "KV cache manager v2 device quota set to ", &['\n']) {
+            first(&mut l.kv_cache_bytes, gib(v));
         }
         // 2024-early 2025: `Number of blocks in KV cache primary pool: N`.
         if let Some(v) = after(
