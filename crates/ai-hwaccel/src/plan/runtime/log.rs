@@ -351,9 +351,7 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
         }
         if tag == "llama_memory_recurrent" {
             if let Some(b) = buffer(rest, "RS buffer size") {
-                if l.rs_buffers.len() < 256 {
-                    l.rs_buffers.push(b);
-                }
+                push_capped(&mut l.rs_buffers, [b]);
             } else if rest.starts_with("size =") {
                 let after = rest.split_once('=').map(|(_, v)| v).unwrap_or("");
                 l.rs_total_bytes = after.split([',', '(']).next().and_then(mib);
@@ -361,26 +359,26 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
             continue;
         }
         if let Some(b) = buffer(rest, "KV buffer size") {
-            l.kv_buffers.extend(meta_split(b));
+            push_capped(&mut l.kv_buffers, meta_split(b));
         } else if let Some(b) = buffer(rest, "compute buffer size") {
             // A graph reserved again (a LoRA or sampler change) prints
             // its buffers again: one per buffer name, the largest.
             for b in meta_split(b) {
                 match l.compute_buffers.iter_mut().find(|c| c.buffer == b.buffer) {
                     Some(c) => c.bytes = c.bytes.max(b.bytes),
-                    None => l.compute_buffers.push(b),
+                    None => push_capped(&mut l.compute_buffers, [b]),
                 }
             }
         } else if let Some(b) = buffer(rest, "output buffer size") {
-            l.output_buffers.extend(meta_split(b));
+            push_capped(&mut l.output_buffers, meta_split(b));
         } else if let Some(b) = buffer(rest, "model buffer size") {
-            l.model_buffers.extend(meta_split(b));
+            push_capped(&mut l.model_buffers, meta_split(b));
         } else if tag == "llm_load_tensors" || tag == "load_tensors" {
             if rest.starts_with("ggml ctx size") {
                 continue;
             }
             if let Some(b) = buffer(rest, "buffer size") {
-                l.model_buffers.push(b);
+                push_capped(&mut l.model_buffers, [b]);
             } else if let Some(x) = rest.strip_prefix("offloaded ") {
                 let frac = x.split_whitespace().next().unwrap_or("");
                 if let Some((a, b)) = frac.split_once('/') {
@@ -428,6 +426,17 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
         l.n_ctx = cells;
     }
     l
+}
+
+/// Most buffers one list keeps: a start-up prints a few per device; a
+/// hostile or concatenated log (a `Meta(…)` name of 64 members on every
+/// line) cannot grow a list past this.
+const MAX_BUFFERS: usize = 256;
+
+/// Append `bs` to `list` up to [`MAX_BUFFERS`].
+fn push_capped(list: &mut Vec<LoggedBuffer>, bs: impl IntoIterator<Item = LoggedBuffer>) {
+    let room = MAX_BUFFERS.saturating_sub(list.len());
+    list.extend(bs.into_iter().take(room));
 }
 
 /// The members of a tensor-parallel `Meta(a,b,…)` device or buffer name
@@ -598,6 +607,11 @@ llama_kv_cache: Meta(CUDA0,CUDA1) KV buffer size =   512.00 MiB";
         assert_eq!(m.model_buffers[1].buffer, "CUDA1");
         assert_eq!(LlamaCppLog::total(&m.model_buffers), Some(14000 << 20));
         assert_eq!(LlamaCppLog::total(&m.kv_buffers), Some(1024 << 20));
+        // However many buffers a log repeats, a list keeps at most
+        // MAX_BUFFERS of them.
+        let many = "load_tensors: Meta(CUDA0,CUDA1,CUDA2,CUDA3) model buffer size =     1.00 MiB\n"
+            .repeat(200);
+        assert_eq!(parse_llamacpp_log(&many).model_buffers.len(), MAX_BUFFERS);
         // A graph reserved again prints its compute buffer again: once.
         let again = "sched_reserve:      CUDA0 compute buffer size =   300.00 MiB
 sched_reserve:      CUDA0 compute buffer size =   300.00 MiB
