@@ -89,7 +89,48 @@ pub struct DeviceCheck {
 /// `CPU_Mapped`, `CPU_REPACK`) or an accelerator's pinned host buffer
 /// (`CUDA_Host`, `ROCm_Host`).
 fn host_buffer(name: &str) -> bool {
-    name.starts_with("CPU") || name.ends_with("_Host")
+    name.starts_with("CPU") || name.ends_with("_Host") || name == "Host"
+}
+
+/// A log whose buffer lines are missing (a default-verbosity run, an
+/// excerpt) but whose memory breakdown table is usable: the table's
+/// figures as buffers (device rows by device name, the host's as `Host`,
+/// other buffer types by theirs) and its devices, when the log names none.
+/// `true` when the table was used.
+fn buffers_from_breakdown(log: &mut LlamaCppLog) -> bool {
+    if !log.model_buffers.is_empty()
+        || !log.kv_buffers.is_empty()
+        || log.kv_total_bytes.is_some()
+        || !log.compute_buffers.is_empty()
+    {
+        return false;
+    }
+    let Some(table) = log.memory_breakdown.clone() else {
+        return false;
+    };
+    let buf = |name: &str, mib: u64| ai_hwaccel::plan::runtime::log::LoggedBuffer {
+        buffer: name.to_string(),
+        bytes: mib << 20,
+    };
+    for r in &table.rows {
+        // A device's three figures even at 0 (it holds no cache, say);
+        // the host's and other buffer types' where they hold something.
+        let device = r.kind == "device";
+        if device || r.model_mib > 0 {
+            log.model_buffers.push(buf(&r.name, r.model_mib));
+        }
+        if device || r.context_mib > 0 {
+            log.kv_buffers.push(buf(&r.name, r.context_mib));
+        }
+        if device || r.compute_mib > 0 {
+            log.compute_buffers.push(buf(&r.name, r.compute_mib));
+        }
+        if device && log.devices.iter().all(|(n, _)| n != &r.name) && log.devices.len() < 64 {
+            log.devices
+                .push((r.name.clone(), r.description.clone().unwrap_or_default()));
+        }
+    }
+    true
 }
 
 /// The accelerator devices a llama.cpp log allocated buffers on (host
@@ -206,11 +247,35 @@ fn add_logged(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 }
 
 /// A llama.cpp start-up log against the llama.cpp rule's plan.
-fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
+fn check_llamacpp(args: &CheckArgs, mut log: LlamaCppLog) -> Result<String> {
     let seqs = log.n_seq_max.unwrap_or(1).max(1);
     let ctx = log.n_ctx.map(|c| c / seqs).or(log.n_ctx_slot);
     let kv = log.type_k.as_deref().and_then(kv_dtype);
     let mut notes = Vec::new();
+    if buffers_from_breakdown(&mut log) {
+        let projected = log.memory_breakdown.as_ref().is_some_and(|t| t.projected);
+        notes.push(format!(
+            "the log prints no buffer lines: weights, cache and compute buffers are read from llama.cpp's memory breakdown table ({}; whole MiB, floored; `context` is the KV cache with any recurrent state, the output buffer is in none of its columns)",
+            if projected {
+                "the --fit projection, which the fit kept unchanged"
+            } else {
+                "printed at exit"
+            }
+        ));
+    }
+    // What the table printed at exit says of each device beside llama.cpp's
+    // own buffers (the driver's context, other processes).
+    if let Some(t) = log.memory_breakdown.as_ref().filter(|t| !t.projected) {
+        for r in t.rows.iter().filter(|r| r.kind == "device") {
+            if let (Some(total), Some(free), Some(u)) = (r.total_mib, r.free_mib, r.unaccounted_mib)
+            {
+                notes.push(format!(
+                    "{}: {total} MiB total, {free} MiB free at exit; llama.cpp held {} MiB, {u} MiB were used by neither it nor the free pool (the driver's context, other processes)",
+                    r.name, r.self_mib
+                ));
+            }
+        }
+    }
     // Builds from May 2026 print the loader's and the context's lines only
     // at verbosity 4 (llama.cpp PR 23021).
     if log.model_buffers.is_empty() && log.kv_buffers.is_empty() && log.kv_total_bytes.is_none() {
@@ -266,7 +331,7 @@ fn check_llamacpp(args: &CheckArgs, log: LlamaCppLog) -> Result<String> {
         .iter()
         .chain(&log.kv_buffers)
         .chain(&log.compute_buffers)
-        .all(|b| b.buffer.starts_with("CPU"));
+        .all(|b| b.buffer.starts_with("CPU") || b.buffer == "Host");
     // With an accelerator, the planner's buffers are the device's: the
     // pinned host buffers (`CUDA_Host` compute and output buffers) are host
     // memory, named in a note instead.

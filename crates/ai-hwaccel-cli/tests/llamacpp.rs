@@ -121,7 +121,9 @@ fn http(method: &str, url: &str, body: Option<&str>) -> (u16, String) {
 /// them) and `extra`, listening on a free port and logging to `log_path`;
 /// wait until it is
 /// healthy (panicking with the log if it exits or never is), ask for a
-/// short completion, stop it; returns the completion's status and body.
+/// short completion, stop it as a user would (SIGINT, Ctrl+C: llama-server
+/// then prints its memory breakdown table on the way out; killed if it has
+/// not exited within 20 s); returns the completion's status and body.
 fn serve(server: &Path, args: &[String], extra: &[&str], log_path: &Path) -> (u16, String) {
     let port = free_port();
     let log = std::fs::File::create(log_path).unwrap();
@@ -156,6 +158,13 @@ fn serve(server: &Path, args: &[String], extra: &[&str], log_path: &Path) -> (u1
             Some(r#"{"prompt": "hello", "n_predict": 8}"#),
         )
     });
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let stop = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < stop && matches!(child.try_wait(), Ok(None)) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let _ = child.kill();
     let _ = child.wait();
     let log_text = std::fs::read_to_string(log_path).unwrap_or_default();
@@ -290,6 +299,105 @@ fn emitted_llama_server_commands_run_and_the_plan_matches_the_log() {
             (buf - 1.0).abs() <= 0.10,
             "{dtype}: buffers predicted/logged {buf}"
         );
+    }
+}
+
+/// llama.cpp's memory breakdown table (printed on the way out, and by the
+/// `--fit` run before the load) read in place of the buffer lines: a log
+/// of the table alone (what a default-verbosity run of the Dec 2025 to
+/// Apr 2026 builds, or an excerpt, gives) is checked as the full log is,
+/// each figure the lines' floored to whole MiB; the `--fit` projection the
+/// fit kept unchanged gives the same.
+#[test]
+fn check_reads_the_memory_breakdown_table() {
+    let Some((server, py)) = requirements() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = make_model(&py, dir.path(), "F16");
+    let full = run_model(&server, &model, dir.path());
+    let log_path = dir.path().join(format!(
+        "{}.log",
+        model.file_stem().unwrap().to_string_lossy()
+    ));
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    let table = &full["log"]["memory_breakdown"];
+    assert_eq!(table["projected"], false, "the exit table is kept: {table}");
+    let host = &table["rows"][0];
+    assert_eq!(host["kind"], "host", "{table}");
+    // The lines' figures, floored to MiB, are the table's.
+    let floor = |component: &str| row(&full, component)["logged_bytes"].as_u64().unwrap() >> 20;
+    assert_eq!(
+        host["model_mib"].as_u64().unwrap(),
+        floor("weights"),
+        "{table}"
+    );
+    assert_eq!(
+        host["context_mib"].as_u64().unwrap(),
+        floor("kv_cache"),
+        "{table}"
+    );
+    // Keep only the table's lines, the fit's and the slots' line.
+    let lines: Vec<&str> = text.lines().collect();
+    let exit_start = lines
+        .iter()
+        .position(|l| l.contains("cleaning up before exit"))
+        .expect("llama-server logged its exit");
+    let only = |keep: &dyn Fn(usize, &str) -> bool, name: &str| {
+        let kept: Vec<&str> = (0..lines.len())
+            .filter(|&i| keep(i, lines[i]))
+            .map(|i| lines[i])
+            .collect();
+        let p = dir.path().join(name);
+        std::fs::write(&p, kept.join("\n")).unwrap();
+        check_json(&p, &["--model", model.to_str().unwrap()])
+    };
+    let exit_table = only(
+        &|i, l| {
+            l.contains("n_ctx_slot") || (l.contains("memory_breakdown_print") && i > exit_start)
+        },
+        "exit-table.log",
+    );
+    let fit_table = only(
+        &|i, l| {
+            l.contains("n_ctx_slot")
+                || l.contains("_fit_impl:")
+                || l.contains("common_fit_params:")
+                || (l.contains("memory_breakdown_print") && i < exit_start)
+        },
+        "fit-table.log",
+    );
+    assert_eq!(
+        fit_table["log"]["memory_breakdown"]["projected"], true,
+        "{fit_table}"
+    );
+    for report in [&exit_table, &fit_table] {
+        assert_eq!(report["context_per_sequence"], 2048, "{report}");
+        assert!(
+            report["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n.as_str().unwrap().contains("memory breakdown table")),
+            "{report}"
+        );
+        for component in ["weights", "kv_cache", "compute_and_output_buffers"] {
+            let logged = row(report, component)["logged_bytes"].as_u64().unwrap();
+            let lines = row(&full, component)["logged_bytes"].as_u64().unwrap();
+            // The table floors each figure; the lines' compute row holds
+            // the output buffer too (CPU only), which the table does not.
+            assert!(
+                logged <= lines && lines - logged < 2 << 20,
+                "{component}: table {logged} against lines {lines}"
+            );
+            assert_eq!(
+                row(report, component)["predicted_bytes"],
+                row(&full, component)["predicted_bytes"],
+                "{component}: the same plan"
+            );
+        }
+        let w = ratio(report, "weights");
+        assert!((w - 1.0).abs() <= 0.03, "weights from the table: {w}");
     }
 }
 

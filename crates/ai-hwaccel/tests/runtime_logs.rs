@@ -696,3 +696,48 @@ fn llama_server_log_of_a_sliding_window_model() {
     assert_eq!(l.verbosity, Some(4));
     assert_eq!(l.hparams.get("arch").map(String::as_str), Some("gemma2"));
 }
+
+/// A real memory breakdown table as a benchmark repository saved it (the
+/// last lines of a llama-server log of early 2026: four 20 GB RTX 3080s and
+/// the host, GLM-4.6 UD-TQ1_0 fitted with `--fit on`): every device's
+/// figures, the host's, and the table counted as measured (each device's
+/// free memory and llama.cpp's share fit within its total).
+#[test]
+fn memory_breakdown_table_of_four_gpus() {
+    let l = parse_llamacpp_log(&fixture(
+        "llama-server-benchmarks-glm46__4x-rtx3080-20gb-exit-memory-breakdown.log",
+    ));
+    assert!(!l.is_empty(), "the table alone is a llama.cpp log");
+    let t = l.memory_breakdown.expect("the table");
+    assert!(!t.projected);
+    let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["CUDA0", "CUDA1", "CUDA2", "CUDA3", "Host"]);
+    assert!(t.rows[..4].iter().all(|r| r.kind == "device"
+        && r.description.as_deref() == Some("RTX 3080")
+        && r.total_mib == Some(20181)));
+    let c3 = &t.rows[3];
+    assert_eq!(
+        (
+            c3.free_mib,
+            c3.self_mib,
+            c3.model_mib,
+            c3.context_mib,
+            c3.compute_mib,
+            c3.unaccounted_mib
+        ),
+        (Some(1569), 18359, 15331, 2376, 652, Some(252))
+    );
+    let host = &t.rows[4];
+    assert_eq!(host.kind, "host");
+    assert_eq!(
+        (
+            host.self_mib,
+            host.model_mib,
+            host.context_mib,
+            host.compute_mib
+        ),
+        (78362, 78278, 0, 84)
+    );
+    let model: u64 = t.rows.iter().map(|r| r.model_mib).sum();
+    assert_eq!(model, 15686 + 16603 + 16608 + 15331 + 78278);
+}

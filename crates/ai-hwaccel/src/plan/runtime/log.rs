@@ -85,6 +85,60 @@ pub struct LlamaCppLog {
     /// of the context such a run prints at its default verbosity.
     #[serde(default)]
     pub n_ctx_slot: Option<u64>,
+    /// llama.cpp's own memory breakdown table (`memory breakdown [MiB] |
+    /// total free self model context compute unaccounted`), printed at exit
+    /// and by every `--fit` dry run: the last table measured after the
+    /// allocation, or else the `--fit` projection the fit kept unchanged
+    /// (`… no changes needed`). `None` where the log prints neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_breakdown: Option<MemoryBreakdown>,
+}
+
+/// llama.cpp's memory breakdown table (llama.cpp PR 15860, September 2025:
+/// `llama_print_memory_breakdown:`; then the pipe table of
+/// `llama_memory_breakdown_print:`; from April 2026 `common_memory_breakdown_print:`
+/// in common/fit.cpp, with `--log-jsonl` also a `fit_memory_breakdown`
+/// JSON record): per device, its total and free memory and what llama.cpp
+/// holds there; the host's and other buffer types' holdings. MiB, floored.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MemoryBreakdown {
+    /// The rows in the order printed: devices in llama.cpp's device order,
+    /// then the host, then other buffer types (`CPU_REPACK`, `HTP0-REPACK`).
+    pub rows: Vec<BreakdownRow>,
+    /// A `--fit` projection (printed while fitting, before the allocation,
+    /// so `free` does not yet reflect it), not the table printed at exit.
+    pub projected: bool,
+}
+
+/// One row of [`MemoryBreakdown`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BreakdownRow {
+    /// `device`, `host` or `buffer_type`.
+    pub kind: String,
+    /// The device or buffer type (`CUDA0`, `Host`, `CPU_REPACK`).
+    pub name: String,
+    /// The device's description as printed (llama.cpp strips `NVIDIA `,
+    /// `GeForce `, `AMD `, `Radeon `, … from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The device's memory as its backend reports it (devices only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_mib: Option<u64>,
+    /// Its free memory when the table was printed (devices only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_mib: Option<u64>,
+    /// model + context + compute.
+    pub self_mib: u64,
+    /// Weights.
+    pub model_mib: u64,
+    /// KV cache and recurrent state.
+    pub context_mib: u64,
+    /// Compute (scheduler) buffers; the output buffer is in none of these.
+    pub compute_mib: u64,
+    /// total − free − self: memory of the device used by neither (the
+    /// driver's context, other processes); negative in a projection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unaccounted_mib: Option<i64>,
 }
 
 impl LlamaCppLog {
@@ -122,6 +176,7 @@ impl LlamaCppLog {
             && self.compute_buffers.is_empty()
             && self.n_ctx.is_none()
             && self.n_ctx_slot.is_none()
+            && self.memory_breakdown.is_none()
     }
 }
 
@@ -260,9 +315,15 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
     // Models loaded so far (`print_info: file type` opens one): a draft
     // model's (`-md`) hyper-parameters are not the model's.
     let mut models = 0u32;
+    let mut tables = BreakdownTables::default();
     for raw in log_lines(text) {
         // `--log-jsonl` (2026): `{"type":"log",…,"msg":"load_tensors: …\n"}`.
         let line = jsonl_message(&raw).unwrap_or(raw);
+        // The memory breakdown table, its `--log-jsonl` record, and the
+        // `--fit` lines that say whether a table is a projection.
+        if tables.read(&line) {
+            continue;
+        }
         if let Some(v) = after(&line, "kv_size = ", &[',', ' ']) {
             cells = count(v).or(cells);
         }
@@ -425,7 +486,239 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
     if l.n_ctx.is_none() {
         l.n_ctx = cells;
     }
+    l.memory_breakdown = tables.finish();
     l
+}
+
+/// The tags llama.cpp has printed its memory breakdown table under: PR
+/// 15860's (September 2025), src/llama-context.cpp's until April 2026,
+/// common/fit.cpp's since.
+const BREAKDOWN_TAGS: [&str; 3] = [
+    "common_memory_breakdown_print:",
+    "llama_memory_breakdown_print:",
+    "llama_print_memory_breakdown:",
+];
+
+/// Most rows one breakdown table keeps (a device per row; ggml knows at
+/// most 16 devices of a kind).
+const MAX_BREAKDOWN_ROWS: usize = 256;
+
+/// The memory breakdown tables of a log as it is read.
+#[derive(Default)]
+struct BreakdownTables {
+    /// Between a `--fit` run's first line and its last: tables printed then
+    /// are projections.
+    fitting: bool,
+    /// The table being read.
+    open: Option<MemoryBreakdown>,
+    /// The last table printed after an allocation (at exit).
+    measured: Option<MemoryBreakdown>,
+    /// The last projection.
+    projection: Option<MemoryBreakdown>,
+    /// The projection a fit kept (`… no changes needed`): the allocation.
+    kept: Option<MemoryBreakdown>,
+}
+
+impl BreakdownTables {
+    /// Read one line; `true` when it was the table's or the fit's.
+    fn read(&mut self, line: &str) -> bool {
+        if let Some(rest) = BREAKDOWN_TAGS
+            .iter()
+            .find_map(|t| line.find(t).map(|i| &line[i + t.len()..]))
+        {
+            if rest.contains("memory breakdown") {
+                self.close();
+                self.open = Some(MemoryBreakdown::default());
+            } else if let Some(row) = breakdown_row(rest) {
+                let t = self.open.get_or_insert_with(MemoryBreakdown::default);
+                if t.rows.len() < MAX_BREAKDOWN_ROWS {
+                    t.rows.push(row);
+                }
+            }
+            return true;
+        }
+        self.close();
+        let t = line.trim_start();
+        if t.starts_with("{\"type\":\"fit_memory_breakdown\"") {
+            if let Some(rows) = breakdown_json(t) {
+                self.open = Some(MemoryBreakdown {
+                    rows,
+                    projected: false,
+                });
+                self.close();
+            }
+            return true;
+        }
+        // The fit's end (common/fit.cpp: `successfully fit params`, `failed
+        // to fit params`, `fitting params to free memory took`), or the
+        // model in service.
+        if line.contains("fit params to free")
+            || line.contains("fitting params to free memory took")
+            || line.contains("model loaded")
+        {
+            self.fitting = false;
+        } else if line.contains("_fit_impl:")
+            || line.contains("fitting params to device memory")
+            || line.contains("common_fit_params:")
+            || line.contains("llama_params_fit:")
+        {
+            self.fitting = true;
+        }
+        // The fit changed nothing: its last projection is the allocation.
+        if line.contains("no changes needed") {
+            self.kept = self.projection.clone();
+        }
+        false
+    }
+
+    /// The table read so far is complete: a projection when printed while
+    /// fitting, or when a device's free memory and llama.cpp's own share
+    /// add to more than the device has (free was read before allocating).
+    fn close(&mut self) {
+        let Some(mut t) = self.open.take() else {
+            return;
+        };
+        if t.rows.is_empty() {
+            return;
+        }
+        t.projected = self.fitting
+            || t.rows.iter().any(|r| match (r.total_mib, r.free_mib) {
+                (Some(total), Some(free)) => {
+                    free.saturating_add(r.self_mib) > total.saturating_add((total / 100).max(64))
+                }
+                _ => false,
+            });
+        if t.projected {
+            self.projection = Some(t);
+        } else {
+            self.measured = Some(t);
+        }
+    }
+
+    fn finish(mut self) -> Option<MemoryBreakdown> {
+        self.close();
+        self.measured.or(self.kept)
+    }
+}
+
+/// A row of the table after its tag: `|   - CUDA0 (RTX 5090)   | 32606 =
+/// 1057 + (29365 = 28609 +     397 +     358) +        2183 |` (a device:
+/// total, free, self, model, context, compute, unaccounted), `|   - Host
+/// |   30956 = 30940 +       0 +      16   |` (the host or another buffer
+/// type: self, model, context, compute); PR 15860's spelling has no pipes
+/// and a colon after the name.
+fn breakdown_row(rest: &str) -> Option<BreakdownRow> {
+    let r = rest
+        .trim_start_matches(|c: char| c == '|' || c.is_whitespace())
+        .strip_prefix('-')?
+        .trim_start();
+    let name_end = r
+        .find(|c: char| c.is_whitespace() || matches!(c, '(' | ':' | '|'))
+        .unwrap_or(r.len());
+    let name = &r[..name_end];
+    if name.is_empty() || name.len() > 128 {
+        return None;
+    }
+    let mut tail = r[name_end..].trim_start();
+    let mut description = None;
+    if let Some(d) = tail.strip_prefix('(') {
+        let desc = balanced_prefix(d);
+        description = Some(desc.chars().take(256).collect::<String>());
+        tail = d.get(desc.len() + 1..).unwrap_or("");
+    }
+    // The figures: whole MiB, the last one signed.
+    let mut nums: Vec<i64> = Vec::new();
+    for tok in tail.split(|c: char| !(c.is_ascii_digit() || c == '-')) {
+        if tok.is_empty() || tok == "-" {
+            continue;
+        }
+        let v: i64 = tok.parse().ok()?;
+        nums.push(v);
+        if nums.len() > 7 {
+            return None;
+        }
+    }
+    // Sizes are below 2^40 MiB; the unaccounted figure of early builds is
+    // an unsigned difference that wrapped (2^64 bytes − x, in MiB: 2^44 −
+    // x), read back as the negative figure it stands for.
+    let size = |v: i64| u64::try_from(v).ok().filter(|v| *v < 1 << 40);
+    let mut row = BreakdownRow {
+        name: name.to_string(),
+        description,
+        ..BreakdownRow::default()
+    };
+    match nums[..] {
+        [total, free, own, model, context, compute, unacc] => {
+            row.kind = "device".into();
+            row.total_mib = Some(size(total)?);
+            row.free_mib = Some(size(free)?);
+            row.self_mib = size(own)?;
+            row.model_mib = size(model)?;
+            row.context_mib = size(context)?;
+            row.compute_mib = size(compute)?;
+            row.unaccounted_mib = Some(if unacc >= 1 << 43 {
+                unacc - (1 << 44)
+            } else {
+                unacc
+            });
+        }
+        [own, model, context, compute] => {
+            row.kind = if name == "Host" {
+                "host"
+            } else {
+                "buffer_type"
+            }
+            .into();
+            row.self_mib = size(own)?;
+            row.model_mib = size(model)?;
+            row.context_mib = size(context)?;
+            row.compute_mib = size(compute)?;
+        }
+        _ => return None,
+    }
+    Some(row)
+}
+
+/// The rows of a `--log-jsonl` `{"type":"fit_memory_breakdown","data":
+/// {"unit":"MiB","rows":[{"kind":"device","name":…,"total":…},…]}}` record
+/// (common/fit.cpp, 2026).
+fn breakdown_json(line: &str) -> Option<Vec<BreakdownRow>> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    let data = v.get("data")?;
+    if data.get("unit").and_then(|u| u.as_str()) != Some("MiB") {
+        return None;
+    }
+    let size = |r: &serde_json::Value, k: &str| r.get(k)?.as_u64().filter(|v| *v < 1 << 40);
+    let rows: Vec<BreakdownRow> = data
+        .get("rows")?
+        .as_array()?
+        .iter()
+        .take(MAX_BREAKDOWN_ROWS)
+        .filter_map(|r| {
+            let kind = r.get("kind")?.as_str()?;
+            if !matches!(kind, "device" | "host" | "buffer_type") {
+                return None;
+            }
+            let text = |k: &str| {
+                r.get(k)
+                    .and_then(|v| v.as_str())
+                    .map(|s| s.chars().take(256).collect::<String>())
+            };
+            Some(BreakdownRow {
+                kind: kind.to_string(),
+                name: text("name")?,
+                description: text("description"),
+                total_mib: size(r, "total"),
+                free_mib: size(r, "free"),
+                self_mib: size(r, "self")?,
+                model_mib: size(r, "model")?,
+                context_mib: size(r, "context")?,
+                compute_mib: size(r, "compute")?,
+                unaccounted_mib: r.get("unaccounted").and_then(|v| v.as_i64()),
+            })
+        })
+        .collect();
+    (!rows.is_empty()).then_some(rows)
 }
 
 /// Most buffers one list keeps: a start-up prints a few per device; a
@@ -622,6 +915,128 @@ sched_reserve:  CUDA_Host compute buffer size =    12.00 MiB";
         );
     }
 
+    /// llama.cpp's memory breakdown table in its spellings (common/fit.cpp
+    /// of llama.cpp vendored in llama-cpp-python 0.3.36; PR 15860's first
+    /// form), as projection and as measured at exit.
+    #[test]
+    fn llamacpp_memory_breakdown_tables() {
+        // A `--fit` projection the fit kept, then the exit table (with
+        // timestamps and level letters before the tag, as `--log-prefix`
+        // prints them).
+        let log = "0.00.100.000 I common_params_fit_impl: getting device memory data for initial parameters:
+0.00.200.000 I common_memory_breakdown_print: | memory breakdown [MiB] | total    free     self   model   context   compute    unaccounted |
+0.00.200.001 I common_memory_breakdown_print: |   - CUDA0 (RTX 5090)   | 32606 = 30330 + (21832 = 16386 +    4950 +     495) +      -19555 |
+0.00.200.002 I common_memory_breakdown_print: |   - Host               |                    958 =   682 +       0 +     276                |
+0.00.300.000 I common_params_fit_impl: will leave 8497 >= 1024 MiB of free device memory, no changes needed
+0.00.300.001 I common_fit_params: successfully fit params to free device memory";
+        let b = parse_llamacpp_log(log).memory_breakdown.unwrap();
+        assert!(b.projected);
+        assert_eq!(b.rows.len(), 2);
+        let d = &b.rows[0];
+        assert_eq!(
+            (d.kind.as_str(), d.name.as_str(), d.description.as_deref()),
+            ("device", "CUDA0", Some("RTX 5090"))
+        );
+        assert_eq!(
+            (
+                d.total_mib,
+                d.free_mib,
+                d.self_mib,
+                d.model_mib,
+                d.context_mib,
+                d.compute_mib
+            ),
+            (Some(32606), Some(30330), 21832, 16386, 4950, 495)
+        );
+        assert_eq!(d.unaccounted_mib, Some(-19555));
+        assert_eq!(
+            (
+                b.rows[1].kind.as_str(),
+                b.rows[1].model_mib,
+                b.rows[1].compute_mib
+            ),
+            ("host", 682, 276)
+        );
+        // The exit table after it is the one kept.
+        let exit = format!(
+            "{log}
+main: model loaded
+common_memory_breakdown_print: | memory breakdown [MiB] | total    free     self   model   context   compute    unaccounted |
+common_memory_breakdown_print: |   - CUDA0 (RTX 5090)   | 32606 =  9000 + (21832 = 16386 +    4950 +     495) +        1774 |
+common_memory_breakdown_print: |   - Host               |                    958 =   682 +       0 +     276                |
+common_memory_breakdown_print: |   - CPU_REPACK         |                    100 =   100 +       0 +       0                |"
+        );
+        let e = parse_llamacpp_log(&exit).memory_breakdown.unwrap();
+        assert!(!e.projected);
+        assert_eq!(e.rows.len(), 3);
+        assert_eq!(e.rows[0].unaccounted_mib, Some(1774));
+        assert_eq!(e.rows[2].kind, "buffer_type");
+        assert_eq!(e.rows[2].name, "CPU_REPACK");
+        // A fit that changed the parameters: its projections are of other
+        // parameters, none is kept.
+        let changed = "llama_params_fit_impl: getting device memory data for initial parameters:
+llama_memory_breakdown_print: | memory breakdown [MiB] | total    free     self   model   context   compute    unaccounted |
+llama_memory_breakdown_print: |   - CUDA0 (RTX 5060 Ti) | 15841 = 15630 + (15302 = 14736 +      72 +     493) + 17592186029324 |
+llama_params_fit_impl: context size reduced from 262144 to 65536 -> need 4000 MiB less memory in total
+llama_params_fit: successfully fit params to free device memory";
+        let c = parse_llamacpp_log(changed);
+        assert_eq!(c.memory_breakdown, None);
+        // The wrapped unsigned figure of such builds, read back signed.
+        let row = breakdown_row("|   - CUDA0 (RTX 5060 Ti) | 15841 = 15630 + (15302 = 14736 +      72 +     493) + 17592186029324 |").unwrap();
+        assert_eq!(row.unaccounted_mib, Some(17592186029324 - (1 << 44)));
+        // A projection without its fit lines (an excerpt): free and self
+        // add to more than the device has.
+        let cut = "common_memory_breakdown_print: |   - CUDA0 (RTX PRO 6000 Blackwell Max-Q Workstation Edition) | 97288 = 96727 + ( 74016 =  19485 +   49406 +    5124) +      -73454 |";
+        assert!(parse_llamacpp_log(cut).memory_breakdown.is_none());
+        // PR 15860's first spelling: no pipes, a colon after the name; a
+        // description with its own parentheses.
+        let first = "llama_print_memory_breakdown: memory breakdown:      total   free     self   model   context   compute    unaccounted
+llama_print_memory_breakdown:   - CUDA0 (RTX 4090):  24080 = 9436 + (14193 = 13169 +      38 +     985) +         451
+llama_print_memory_breakdown:   - Vulkan0 (Intel(R) Arc(TM) A770 Graphics):  16032 = 8000 + (7000 = 6000 +      500 +     500) +         1032";
+        let f = parse_llamacpp_log(first).memory_breakdown.unwrap();
+        assert_eq!(f.rows.len(), 2);
+        assert_eq!(f.rows[0].model_mib, 13169);
+        assert_eq!(
+            f.rows[1].description.as_deref(),
+            Some("Intel(R) Arc(TM) A770 Graphics")
+        );
+        assert_eq!(f.rows[1].unaccounted_mib, Some(1032));
+        // `--log-jsonl`: the table as a JSON record, at any verbosity.
+        let jsonl = r#"{"type":"fit_memory_breakdown","data":{"unit":"MiB","rows":[{"kind":"device","name":"CUDA0","description":"RTX 4090","total":24080,"free":9436,"self":14193,"model":13169,"context":38,"compute":985,"unaccounted":451},{"kind":"host","name":"Host","self":300,"model":250,"context":0,"compute":50}]}}"#;
+        let j = parse_llamacpp_log(jsonl);
+        assert!(!j.is_empty());
+        let jb = j.memory_breakdown.unwrap();
+        assert_eq!(jb.rows.len(), 2);
+        assert_eq!(jb.rows[0].compute_mib, 985);
+        assert_eq!(jb.rows[1].kind, "host");
+        // Hostile rows: too many figures, sizes past any memory, a name
+        // too long, garbage: skipped, never a panic.
+        for bad in [
+            "|   - CUDA0 (x) | 1 = 2 + (3 = 4 + 5 + 6) + 7 + 8 |",
+            "|   - CUDA0 (x) | 99999999999999999 = 1 + (1 = 1 + 0 + 0) + 0 |",
+            "|   - CUDA0 (x) | 999999999999999999999999 = 1 + (1 = 1 + 0 + 0) + 0 |",
+            "|   - Host | 1 = 1 + 0 |",
+            "| - ",
+            "|   - CUDA0 (unclosed | 1 = 1 + 0 + 0 |",
+        ] {
+            assert!(breakdown_row(bad).is_none(), "{bad}");
+        }
+        let long = format!("|   - {} | 1 = 1 + 0 + 0 |", "X".repeat(500));
+        assert!(breakdown_row(&long).is_none());
+        let many = format!(
+            "common_memory_breakdown_print: | memory breakdown [MiB] |\n{}",
+            "common_memory_breakdown_print: |   - Host | 1 = 1 + 0 + 0 |\n".repeat(1000)
+        );
+        assert_eq!(
+            parse_llamacpp_log(&many)
+                .memory_breakdown
+                .unwrap()
+                .rows
+                .len(),
+            MAX_BREAKDOWN_ROWS
+        );
+    }
+
     /// vLLM 0.24-0.33 spellings, as their format strings print them (the
     /// PyPI sdists: `v1/core/kv_cache_utils.py` `update_kv_cache_capacity`,
     /// `v1/worker/gpu_worker.py`, `v1/core/kv_cache_planning.py`,
@@ -772,6 +1187,27 @@ INFO [kv_cache_utils.py:2567] Auto-fit max_model_len: reduced from 40960 to 1228
         );
         assert_eq!(r.world_size, Some(4));
         assert_eq!(r.weights_bytes, Some(31 << 30));
+        // Two ranks interleaved: rank 1's profiling lines after rank 0's
+        // real cache do not drop it, nor does rank 1's temporary cache
+        // printed after it replace it.
+        let two = parse_trtllm_log(
+            "[TRT-LLM] [RANK 0] [I] Use 30.0 GB for model weights.
+[TRT-LLM] [RANK 1] [I] Use 30.0 GB for model weights.
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 0.56 GiB for max tokens in paged KV cache (8224).
+[TRT-LLM] [RANK 0] [I] Peak memory during memory usage profiling (torch + non-torch): 40.00 GiB, available KV cache memory when calculating max tokens: 35.00 GiB, fraction is set 0.9, kv size per token is 131072 bytes/token. device total memory 79.19 GiB, temporary kv cache memory during profiling 1.00 GiB
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 0.56 GiB for max tokens in paged KV cache (8224).
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 35.00 GiB for max tokens in paged KV cache (286720).
+[TRT-LLM] [RANK 1] [I] Peak memory during memory usage profiling (torch + non-torch): 40.10 GiB, available KV cache memory when calculating max tokens: 34.90 GiB, fraction is set 0.9, kv size per token is 131072 bytes/token. device total memory 79.19 GiB, temporary kv cache memory during profiling 1.00 GiB
+[TRT-LLM] [RANK 1] [I] Estimated max memory in KV cache : 34.90 GiB
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 35.00 GiB for max tokens in paged KV cache (286720).",
+        );
+        assert_eq!(two.world_size, Some(2));
+        assert_eq!(two.kv_cache_tokens, Some(286_720));
+        assert_eq!(two.kv_cache_bytes, Some(35 << 30));
+        assert_eq!(
+            two.total_bytes,
+            Some((79.19 * 1_073_741_824.0_f64).round() as u64)
+        );
         assert_eq!(r.logged_kv_bytes_per_token, Some(131_072));
         let q = parse_trtllm_log(
             "[TRT-LLM] [I] Use 10.0 GB for model weights.
@@ -1847,9 +2283,13 @@ pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
                     .and_then(gib)
                     .or(l.total_bytes);
             }
-            l.kv_cache_bytes = None;
-            l.kv_cache_tokens = None;
-            l.primary_blocks = None;
+            // Rank 0's (or an unranked) profiling line: other ranks'
+            // arrive interleaved, after rank 0's real cache maybe.
+            if rank0 {
+                l.kv_cache_bytes = None;
+                l.kv_cache_tokens = None;
+                l.primary_blocks = None;
+            }
             continue;
         }
         if rank0
@@ -1897,11 +2337,20 @@ pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
         }
         if let Some(v) = after(line, "] Allocated ", &['f']) {
             if line.contains("for max tokens in paged KV cache") {
-                first(&mut l.kv_cache_bytes, gib(v));
-                first(
-                    &mut l.kv_cache_tokens,
-                    after(line, "paged KV cache (", &[')']).and_then(count),
-                );
+                let tokens = after(line, "paged KV cache (", &[')']).and_then(count);
+                // The C++ lines carry no rank: with several ranks, one still
+                // profiling may print its temporary cache after rank 0's
+                // real one, which is the larger (every rank's real cache
+                // holds the same tokens: the ranks agree on the minimum).
+                let larger = max_rank.is_some_and(|m| m > 0)
+                    && matches!((tokens, l.kv_cache_tokens), (Some(t), Some(k)) if t > k);
+                if larger {
+                    l.kv_cache_bytes = gib(v);
+                    l.kv_cache_tokens = tokens;
+                } else {
+                    first(&mut l.kv_cache_bytes, gib(v));
+                    first(&mut l.kv_cache_tokens, tokens);
+                }
             }
         }
         if let Some(v) = after(line, "tokens per block=", &[',']) {
