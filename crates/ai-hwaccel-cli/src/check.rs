@@ -1165,6 +1165,7 @@ fn check_sglang(args: &CheckArgs, l: SglangLog) -> Result<String> {
                             tp,
                             1,
                             spec.mla.is_some(),
+                            spec.multimodal_encoder.as_ref(),
                         )
                         .mem_fraction_static
                     });

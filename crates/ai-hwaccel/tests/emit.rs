@@ -580,6 +580,34 @@ fn sglang_and_trtllm_commands_carry_the_plans_sizes_and_fractions() {
     assert_eq!(value(&lg.argv, "--mem-fraction-static"), "0.900");
     assert!(given.plans[0].max_batch > best.max_batch);
     assert_sglang_accepts(&l);
+    // A multimodal checkpoint (Gemma 3: Gemma3ForConditionalGeneration,
+    // a 27-layer SigLIP of width 1152): SGLang's default lowered by
+    // adjust_mem_fraction_for_vlm, 0.830 × 0.95 × 0.9576 on one H100; the
+    // plan's KV pool follows the fraction it emits.
+    let g = load_model("gemma-3-27b").unwrap();
+    let one = PlanDevice::from_device_string("1xh100-sxm").unwrap();
+    let gp = |fraction| {
+        plan_inference(
+            &g.spec,
+            &one,
+            &InferenceOptions {
+                runtime: RuntimeKind::Sglang,
+                context: Some(8192),
+                mem_fraction_static: fraction,
+                ..Default::default()
+            },
+        )
+    };
+    let vlm = gp(None);
+    assert!(vlm.multimodal_encoder.is_some());
+    let lv = emit(&vlm, 0, &g.origin).unwrap();
+    assert_eq!(value(&lv.argv, "--mem-fraction-static"), "0.755");
+    let at = gp(Some(0.755));
+    assert_eq!(
+        vlm.plans[0].per_device[0].kv_cache_bytes,
+        at.plans[0].per_device[0].kv_cache_bytes
+    );
+    assert!(gp(Some(0.830)).plans[0].max_batch > vlm.plans[0].max_batch);
     // FP8 weights and KV cache: values from SGLang's closed sets.
     let p8 = plan_inference(
         &m.spec,

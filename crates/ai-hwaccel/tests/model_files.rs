@@ -60,6 +60,15 @@ fn every_catalog_model_config_parses_to_its_catalog_spec() {
                 assert!(!spec.encoder, "{name}");
                 spec.encoder = true;
             }
+            if let Some(v) = &model.stored_vision {
+                // The fixture keeps the text config only; the catalog takes
+                // the published checkpoint's encoder from its record.
+                assert_eq!(spec.multimodal_encoder, None, "{name}");
+                spec.multimodal_encoder = Some(ai_hwaccel::plan::arch::MultimodalEncoder {
+                    layers: v.num_layers,
+                    hidden_size: v.hidden_size,
+                });
+            }
             assert_eq!(spec, model.spec, "{name}");
             assert_eq!(spec.parameters(), model.spec.parameters(), "{name}");
             if let Some(n) = model.published_parameters {
@@ -889,6 +898,8 @@ fn expected_from_gguf(id: &str, path: &Path) -> ModelSpec {
     let mut s = catalog_spec(id);
     s.name = path.to_str().unwrap().to_string();
     s.torch_dtype = None;
+    // A GGUF holds the text model; the encoder is a separate mmproj file.
+    s.multimodal_encoder = None;
     s
 }
 
@@ -988,6 +999,7 @@ fn gguf_hybrid_qwen_models_read_their_delta_net_layers() {
         let mut want = spec.clone();
         want.name = p.to_str().unwrap().to_string();
         want.torch_dtype = None;
+        want.multimodal_encoder = None;
         // A GGUF records no state dtype (llama.cpp holds it in F32).
         if let Some(l) = want.linear_attention.as_mut() {
             l.ssm_state_dtype = None;
@@ -1271,13 +1283,25 @@ fn qwen3_5_moe_config_reads_its_nested_hybrid_text_model() {
     assert_eq!(moe.shared_expert_intermediate_size, Some(1024));
     assert!(moe.shared_expert_gate);
 
+    // The multimodal checkpoint's encoder as SGLang reads it: `depth`
+    // (transformers 5's `num_hidden_layers` for Qwen-VL) and the width.
+    assert_eq!(
+        spec.multimodal_encoder,
+        Some(ai_hwaccel::plan::arch::MultimodalEncoder {
+            layers: 27,
+            hidden_size: 1152
+        })
+    );
     // The same text model as a flat Qwen3_5MoeForCausalLM config: the
-    // same spec, without the vision warning.
+    // same spec, without the vision warning or an encoder.
     let root: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut flat = root["text_config"].clone();
     flat["tie_word_embeddings"] = root["tie_word_embeddings"].clone();
     let (flat_spec, flat_warnings) =
         hf_config::parse(&flat.to_string(), "qwen3.5/config.json").unwrap();
+    assert_eq!(flat_spec.multimodal_encoder, None);
+    let mut spec = spec;
+    spec.multimodal_encoder = None;
     assert_eq!(flat_spec, spec);
     assert_eq!(flat_warnings.len(), 1, "{flat_warnings:?}");
 

@@ -450,6 +450,26 @@ pub struct ModelSpec {
     /// asymmetric weights (`symmetric: false`). Unset: stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quant_zero_points: Option<bool>,
+    /// The image encoder of a multimodal checkpoint (a `vision_config`
+    /// beside a `…ForConditionalGeneration` architecture), as serving
+    /// runtimes size their memory by it: not counted in the plans' weights
+    /// (see [`Self::vision`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multimodal_encoder: Option<MultimodalEncoder>,
+}
+
+/// The image encoder's shape as SGLang reads it to lower its default
+/// memory fraction (0.5.23 `arg_groups/memory_hook.py`,
+/// `adjust_mem_fraction_for_vlm`: the `vision_config`'s
+/// `num_hidden_layers`, default 24, and `hidden_size`, default 1024;
+/// transformers 5 names Qwen-VL's `depth` `num_hidden_layers` too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultimodalEncoder {
+    /// Encoder layers.
+    pub layers: u32,
+    /// Encoder width.
+    pub hidden_size: u64,
 }
 
 /// One layer's projections a quantized checkpoint keeps at 16 bits
@@ -1242,6 +1262,7 @@ mod tests {
             unquantized_layers: Vec::new(),
             quant_group_size: None,
             quant_zero_points: None,
+            multimodal_encoder: None,
         }
     }
 

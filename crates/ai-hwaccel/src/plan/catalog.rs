@@ -201,6 +201,16 @@ fn parse_catalog(text: &str) -> Result<Vec<CatalogModel>, toml::de::Error> {
     let mut models = toml::from_str::<Catalog>(text)?.model;
     for m in &mut models {
         m.spec.name = m.id.clone();
+        // The published checkpoint's encoder where the catalog's copy of
+        // its config keeps the text model only (Llama 4).
+        if m.spec.multimodal_encoder.is_none()
+            && let Some(v) = &m.stored_vision
+        {
+            m.spec.multimodal_encoder = Some(crate::plan::arch::MultimodalEncoder {
+                layers: v.num_layers,
+                hidden_size: v.hidden_size,
+            });
+        }
     }
     Ok(models)
 }

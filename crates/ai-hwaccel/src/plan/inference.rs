@@ -515,6 +515,11 @@ pub struct InferencePlan {
     /// buffers by (SGLang's prefill CUDA-graph reserve).
     #[serde(default)]
     pub latent_attention: bool,
+    /// The image encoder of a multimodal checkpoint, where the model has
+    /// one (not in the plans' weights): SGLang lowers its default memory
+    /// fraction by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multimodal_encoder: Option<crate::plan::arch::MultimodalEncoder>,
     /// Devices planned for.
     pub devices: Vec<PlanDevice>,
     /// Context planned for.
@@ -2622,6 +2627,7 @@ pub fn plan_inference(
         approximate: spec.approximate,
         encoder: spec.encoder,
         latent_attention: spec.mla.is_some(),
+        multimodal_encoder: spec.multimodal_encoder,
         devices: devices.to_vec(),
         context,
         batch: opts.batch,

@@ -21,14 +21,17 @@
 //! that fraction (`ai-hwaccel check`).
 //!
 //! `--memory-utilization` is not read: SGLang's fraction is its own.
-//! Multimodal models are not told apart: SGLang lowers their fraction
-//! (`adjust_mem_fraction_for_vlm`) and runs their prefill without graphs.
+//! Multimodal checkpoints (a `…ForConditionalGeneration` with a
+//! `vision_config`: Gemma 3, Llama 4, Qwen3.5) get the lower fraction
+//! SGLang gives them for the image encoder's work
+//! ([`sglang_vlm_fraction`]).
 //!
 //! A hybrid model's pool (linear-attention state beside the token cache)
 //! is shared as the pinned release shares it ([`SglangHybridSplit`]).
 
 use super::{DeviceContext, Runtime, RuntimeKind, RuntimeMemory};
 use crate::plan::PlanDevice;
+use crate::plan::arch::MultimodalEncoder;
 use crate::plan::inference::InferenceOptions;
 
 /// The platform SGLang runs on, as its memory defaults tell them apart
@@ -192,11 +195,38 @@ impl SglangMemoryDefaults {
     }
 
     /// The defaults for a planned device (its `nvidia-smi` total where a
-    /// capture gives one, else `capacity_bytes`).
-    pub fn for_device(d: &PlanDevice, capacity_bytes: u64, tp: u32, pp: u32, mla: bool) -> Self {
+    /// capture gives one, else `capacity_bytes`), the fraction lowered for
+    /// a multimodal checkpoint's `encoder` ([`sglang_vlm_fraction`]).
+    pub fn for_device(
+        d: &PlanDevice,
+        capacity_bytes: u64,
+        tp: u32,
+        pp: u32,
+        mla: bool,
+        encoder: Option<&MultimodalEncoder>,
+    ) -> Self {
         let total = super::vllm::nvidia_smi_total_bytes(d.spec_id.as_deref(), capacity_bytes);
-        SglangMemoryDefaults::new(total, tp, pp, SglangPlatform::of(d), mla)
+        let mut m = SglangMemoryDefaults::new(total, tp, pp, SglangPlatform::of(d), mla);
+        if let Some(e) = encoder {
+            m.mem_fraction_static = sglang_vlm_fraction(m.mem_fraction_static, e);
+        }
+        m
     }
+}
+
+/// SGLang 0.5.23's default fraction for a multimodal model
+/// (`arg_groups/memory_hook.py`, `adjust_mem_fraction_for_vlm`, on the
+/// default path where graphs are reserved before capture): `fraction ×
+/// 0.95 × clamp(1 − 0.1 × (r − 1), 0.8, 1.05)` with `r` the encoder's
+/// `layers × hidden_size²` over a ViT-L/14's (24 × 1024²). Gemma 3's and
+/// Qwen3.5's encoders (27 layers of 1152) take 0.95 × 0.958; Llama 4's (34
+/// of 1408) 0.95 × 0.832. Rounded to three decimals, as the emitted
+/// `--mem-fraction-static` passes it.
+pub fn sglang_vlm_fraction(fraction: f64, encoder: &MultimodalEncoder) -> f64 {
+    let ratio =
+        f64::from(encoder.layers) * (encoder.hidden_size as f64).powi(2) / (24.0 * 1024.0 * 1024.0);
+    let dynamic = (1.0 - 0.1 * (ratio - 1.0)).clamp(0.8, 1.05);
+    (fraction * 0.95 * dynamic * 1000.0).round() / 1000.0
 }
 
 /// What a GPU has lost before SGLang's model runner measures the memory its
@@ -346,6 +376,7 @@ impl Runtime for Sglang {
                 ctx.tensor_parallel,
                 ctx.pipeline_parallel,
                 ctx.spec.mla.is_some(),
+                ctx.spec.multimodal_encoder.as_ref(),
             )
             .mem_fraction_static
         });
@@ -380,6 +411,7 @@ impl Runtime for Sglang {
                         choice.tensor_parallel,
                         choice.pipeline_parallel,
                         plan.latent_attention,
+                        plan.multimodal_encoder.as_ref(),
                     )
                     .mem_fraction_static
                 })
@@ -514,5 +546,32 @@ mod tests {
             SglangMemoryDefaults::new(0, 1, 1, SglangPlatform::Cuda, false).mem_fraction_static,
             0.0
         );
+    }
+
+    /// `adjust_mem_fraction_for_vlm` of SGLang 0.5.23, worked by hand: the
+    /// encoder's `layers × width²` against a ViT-L/14's, 10 % off per
+    /// doubling, within 0.8 to 1.05, times 0.95.
+    #[test]
+    fn multimodal_fraction_follows_the_encoder() {
+        let enc = |layers, hidden_size| MultimodalEncoder {
+            layers,
+            hidden_size,
+        };
+        // Gemma 3 / Qwen3.5 (27 × 1152²: r = 1.4238): 0.830 × 0.95 × 0.95762.
+        assert_eq!(sglang_vlm_fraction(0.830, &enc(27, 1152)), 0.755);
+        // Llama 4 (34 × 1408²: r = 2.6784): × 0.95 × 0.83216.
+        assert_eq!(sglang_vlm_fraction(0.819, &enc(34, 1408)), 0.647);
+        // A ViT-L/14 itself: 0.95 alone; a tiny encoder is held at 1.05,
+        // a huge one at 0.8.
+        assert_eq!(sglang_vlm_fraction(0.8, &enc(24, 1024)), 0.76);
+        assert_eq!(sglang_vlm_fraction(0.8, &enc(1, 64)), 0.798);
+        assert_eq!(sglang_vlm_fraction(0.8, &enc(64, 4096)), 0.608);
+        // The planned device's default takes it: an H100 at TP 1.
+        let h100 = &PlanDevice::from_device_string("1xh100-sxm").unwrap()[0];
+        let text = SglangMemoryDefaults::for_device(h100, 80 << 30, 1, 1, false, None);
+        let vlm =
+            SglangMemoryDefaults::for_device(h100, 80 << 30, 1, 1, false, Some(&enc(27, 1152)));
+        assert_eq!(text.mem_fraction_static, 0.830);
+        assert_eq!(vlm.mem_fraction_static, 0.755);
     }
 }

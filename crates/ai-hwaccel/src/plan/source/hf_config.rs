@@ -31,7 +31,8 @@ use serde_json::{Map, Value};
 
 use super::ModelError;
 use crate::plan::arch::{
-    LinearAttention, Mla, MlpKind, ModelSpec, Moe, NormKind, SlidingWindow, VisionKind, VisionTower,
+    LinearAttention, Mla, MlpKind, ModelSpec, Moe, MultimodalEncoder, NormKind, SlidingWindow,
+    VisionKind, VisionTower,
 };
 
 /// The `model_type`s this parser understands.
@@ -276,6 +277,7 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
         }
     };
     spec.name = path.to_string();
+    spec.multimodal_encoder = multimodal_encoder(&root);
     spec.validate().map_err(|source| ModelError::Arch {
         path: path.to_string(),
         source,
@@ -287,6 +289,35 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
         spec,
         warnings,
         quantization,
+    })
+}
+
+/// A multimodal checkpoint's image encoder as SGLang reads it
+/// ([`crate::plan::arch::MultimodalEncoder`]): where the config names a
+/// `…ForConditionalGeneration` architecture and carries a `vision_config`
+/// object, its `num_hidden_layers` (Qwen-VL's `depth`, which transformers
+/// 5 aliases to it), else 24, and its `hidden_size`, else 1024 — SGLang's
+/// own defaults. Figures past any encoder (over 4096 layers, a width over
+/// 1 << 20) are not read.
+fn multimodal_encoder(root: &serde_json::Map<String, Value>) -> Option<MultimodalEncoder> {
+    let conditional = root.get("architectures")?.as_array()?.iter().any(|a| {
+        a.as_str()
+            .is_some_and(|a| a.ends_with("ForConditionalGeneration"))
+    });
+    let Some(Value::Object(v)) = root.get("vision_config") else {
+        return None;
+    };
+    if !conditional {
+        return None;
+    }
+    let num = |k: &str| v.get(k).and_then(Value::as_u64);
+    let layers = num("num_hidden_layers")
+        .or_else(|| num("depth"))
+        .unwrap_or(24);
+    let hidden_size = num("hidden_size").unwrap_or(1024);
+    (layers <= 4096 && hidden_size <= 1 << 20).then_some(MultimodalEncoder {
+        layers: layers as u32,
+        hidden_size,
     })
 }
 
@@ -695,6 +726,7 @@ fn nomic_bert(f: &Fields) -> Result<ModelSpec, ModelError> {
         unquantized_layers: Vec::new(),
         quant_group_size: None,
         quant_zero_points: None,
+        multimodal_encoder: None,
     })
 }
 
@@ -1033,6 +1065,7 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         unquantized_layers: Vec::new(),
         quant_group_size: None,
         quant_zero_points: None,
+        multimodal_encoder: None,
     })
 }
 
@@ -1346,6 +1379,7 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         unquantized_layers: Vec::new(),
         quant_group_size: None,
         quant_zero_points: None,
+        multimodal_encoder: None,
     })
 }
 
@@ -1431,6 +1465,7 @@ fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<Model
         unquantized_layers: Vec::new(),
         quant_group_size: None,
         quant_zero_points: None,
+        multimodal_encoder: None,
     })
 }
 
