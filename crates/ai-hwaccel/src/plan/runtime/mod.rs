@@ -285,7 +285,7 @@ pub use sglang::PINNED_DEFINITIONS as SGLANG_PINNED_DEFINITIONS;
 pub use sglang::{
     SGLANG_INIT_BYTES, SGLANG_MAMBA_FULL_MEMORY_RATIO, SglangHybridSplit, SglangMemoryDefaults,
     SglangPlatform, SglangRelease, given_fraction as sglang_given_fraction, sglang_pool_bytes,
-    sglang_prefill_graph_buckets,
+    sglang_prefill_graph_buckets, sglang_vlm_fraction,
 };
 pub use trtllm::PINNED_DEFINITIONS as TRTLLM_PINNED_DEFINITIONS;
 pub use vllm::CONFIG_FILE as VLLM_CONFIG_FILE;
