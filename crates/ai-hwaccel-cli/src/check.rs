@@ -395,6 +395,28 @@ fn check_llamacpp(args: &CheckArgs, mut log: LlamaCppLog) -> Result<String> {
                 true
             }
         };
+        // The devices llama.cpp measured (its memory breakdown table at
+        // exit) against the planned ones, in order: a card of another size
+        // (a 20 GB conversion of a 10 GB part, MIG, another GPU) is said.
+        if let Some(t) = log.memory_breakdown.as_ref().filter(|t| !t.projected) {
+            let planned = devices.iter().filter(|d| !d.host);
+            for (r, d) in t.rows.iter().filter(|r| r.kind == "device").zip(planned) {
+                let (Some(total), Some(cap)) = (r.total_mib, d.capacity_bytes) else {
+                    continue;
+                };
+                let visible =
+                    ai_hwaccel::plan::runtime::cuda_visible_bytes(d.spec_id.as_deref(), cap);
+                let seen = total << 20;
+                if seen.abs_diff(visible) as f64 > 0.05 * visible as f64 {
+                    notes.push(format!(
+                        "{} has {total} MiB as llama.cpp measured it, where the planned {} has {:.0} MiB: the prediction is for the planned device (pass --devices for the card the log is of)",
+                        r.name,
+                        d.id,
+                        visible as f64 / 1_048_576.0
+                    ));
+                }
+            }
+        }
         let host_ids: Vec<String> = devices
             .iter()
             .filter(|d| d.host)
@@ -1895,5 +1917,67 @@ mod tests {
                 });
         }
         assert_eq!(logged_devices(&l), ["CUDA2", "CUDA10"]);
+    }
+
+    /// A real memory breakdown table alone (four 20 GB RTX 3080s): its
+    /// figures as the devices' buffers, in device order, each device's
+    /// measured size beside the planned card's.
+    #[test]
+    fn a_breakdown_table_alone_is_checked() {
+        let name = "llama-server-benchmarks-glm46__4x-rtx3080-20gb-exit-memory-breakdown.log";
+        let mut l = log(name);
+        assert!(buffers_from_breakdown(&mut l));
+        assert_eq!(logged_devices(&l), ["CUDA0", "CUDA1", "CUDA2", "CUDA3"]);
+        assert_eq!(l.devices.len(), 4);
+        assert_eq!(l.devices[0], ("CUDA0".to_string(), "RTX 3080".to_string()));
+        assert_eq!(
+            LlamaCppLog::total(&l.model_buffers),
+            Some((15686 + 16603 + 16608 + 15331 + 78278) << 20)
+        );
+        assert_eq!(
+            LlamaCppLog::total(&l.kv_buffers),
+            Some((1584 + 1296 + 1368 + 2376) << 20)
+        );
+        // Lines win: a log with buffer lines keeps them.
+        assert!(!buffers_from_breakdown(&mut l));
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../ai-hwaccel/tests/fixtures/runtime-logs")
+            .join(name);
+        let args = |devices: &str| CheckArgs {
+            log: path.clone(),
+            model: Some("llama-3.1-70b".into()),
+            devices: Some(parse_devices(devices).unwrap()),
+            quant: None,
+            json: true,
+        };
+        let report: serde_json::Value =
+            serde_json::from_str(&check(&args("4xrtx-3080")).unwrap()).unwrap();
+        let notes: Vec<&str> = report["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("memory breakdown table (printed at exit"))
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("CUDA3: 20181 MiB total, 1569 MiB free")
+                    && n.contains("252 MiB were used by neither"))
+        );
+        // The planned 10 GB RTX 3080s are not the 20 GB cards the log measured.
+        assert_eq!(
+            notes
+                .iter()
+                .filter(|n| n.contains("has 20181 MiB as llama.cpp measured it"))
+                .count(),
+            4,
+            "{notes:?}"
+        );
+        assert_eq!(report["log"]["memory_breakdown"]["rows"][4]["kind"], "host");
     }
 }
