@@ -322,7 +322,7 @@ fn check_llamacpp(args: &CheckArgs, mut log: LlamaCppLog) -> Result<String> {
     );
     if let Some(r) = logged_rs {
         notes.push(format!(
-            "kv_cache is the KV cache plus the recurrent state the log prints ({:.2} MiB of RS buffers: the linear-attention layers' convolution windows and states, F32)",
+            "kv_cache is the KV cache plus the state the log prints beside it ({:.2} MiB: linear-attention layers' convolution windows and states, F32, or DeepSeek-V4's compressor states)",
             r as f64 / 1_048_576.0
         ));
     }

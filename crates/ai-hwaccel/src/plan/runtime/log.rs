@@ -236,7 +236,10 @@ fn strip_ansi(s: &str) -> String {
 /// The part of a line from a llama.cpp function tag on (`load_tensors: …`),
 /// dropping any logger prefix before it.
 fn from_tag(line: &str) -> Option<(&str, &str)> {
-    const TAGS: [&str; 14] = [
+    const TAGS: [&str; 15] = [
+        // DeepSeek-V4's compressor states (2026: `llama_dsv4_comp_state:
+        // CUDA0 DSV4 CSA state buffer size = … MiB`).
+        "llama_dsv4_comp_state:",
         // The devices the model runs on (`using device …`): 2025's
         // `llama_model_load_from_file_impl:`, today's
         // `llama_prepare_model_devices:`.
@@ -406,6 +409,18 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
             for (n, d) in names.into_iter().zip(descs) {
                 if l.devices.len() < 64 && !l.devices.iter().any(|(x, _)| x == n) {
                     l.devices.push((n.to_string(), d.to_string()));
+                }
+            }
+            continue;
+        }
+        // DeepSeek-V4's compressor states beside its caches (src/llama-kv-
+        // cache-dsv4.cpp): counted with the recurrent state, as llama.cpp's
+        // memory breakdown counts them with the context.
+        if tag == "llama_dsv4_comp_state" {
+            if let Some(mut b) = buffer(rest, "state buffer size") {
+                b.buffer = b.buffer.split_whitespace().next().unwrap_or("").to_string();
+                if !b.buffer.is_empty() {
+                    push_capped(&mut l.rs_buffers, meta_split(b));
                 }
             }
             continue;
@@ -905,6 +920,27 @@ llama_kv_cache: Meta(CUDA0,CUDA1) KV buffer size =   512.00 MiB";
         let many = "load_tensors: Meta(CUDA0,CUDA1,CUDA2,CUDA3) model buffer size =     1.00 MiB\n"
             .repeat(200);
         assert_eq!(parse_llamacpp_log(&many).model_buffers.len(), MAX_BUFFERS);
+        // DeepSeek-V4's compressor states (llama-kv-cache-dsv4.cpp's
+        // format strings): state buffers beside its caches, its summary
+        // line not counted again.
+        let dsv4 = "llama_kv_cache:      CUDA0 KV buffer size =   100.00 MiB
+llama_dsv4_comp_state:      CUDA0 DSV4 CSA state buffer size =    12.00 MiB
+llama_dsv4_comp_state: CSA ratio = 4, state = 8 x 512, streams = 1, rs_seq = 1, layers = 30, size =   12.00 MiB
+llama_dsv4_comp_state:      CUDA0 DSV4 HCA state buffer size =     3.50 MiB";
+        let d = parse_llamacpp_log(dsv4);
+        assert_eq!(
+            d.rs_buffers
+                .iter()
+                .map(|b| b.buffer.as_str())
+                .collect::<Vec<_>>(),
+            ["CUDA0", "CUDA0"]
+        );
+        assert_eq!(
+            LlamaCppLog::total(&d.rs_buffers),
+            Some(((12 << 20) + (7 << 19)) as u64)
+        );
+        assert_eq!(d.rs_total_bytes, None);
+        assert_eq!(LlamaCppLog::total(&d.kv_buffers), Some(100 << 20));
         // A graph reserved again prints its compute buffer again: once.
         let again = "sched_reserve:      CUDA0 compute buffer size =   300.00 MiB
 sched_reserve:      CUDA0 compute buffer size =   300.00 MiB
