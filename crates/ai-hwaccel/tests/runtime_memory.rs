@@ -791,31 +791,25 @@ fn sglang_hybrid_split_reproduces_a_logged_pool() {
     // multimodal checkpoint's default fraction, 0.830 lowered to 0.755 for
     // its encoder, leaves the BF16 weights no room: an H200.)
     let small = load_model("qwen3.5-35b-a3b").unwrap().spec;
-    let h100 = plan_inference(
-        &small,
-        &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
-        &InferenceOptions {
-            runtime: RuntimeKind::Sglang,
-            quant: Some(Quant::Bf16),
-            context: Some(32_768),
-            ..Default::default()
-        },
-    );
+    let on = |devices: &str| {
+        plan_inference(
+            &small,
+            &PlanDevice::from_device_string(devices).unwrap(),
+            &InferenceOptions {
+                runtime: RuntimeKind::Sglang,
+                quant: Some(Quant::Bf16),
+                context: Some(32_768),
+                ..Default::default()
+            },
+        )
+    };
+    let h100 = on("1xh100-sxm");
     assert!(
         h100.plans.is_empty(),
         "{:?}",
         h100.plans.first().map(|p| &p.per_device)
     );
-    let plan = plan_inference(
-        &small,
-        &PlanDevice::from_device_string("1xh200").unwrap(),
-        &InferenceOptions {
-            runtime: RuntimeKind::Sglang,
-            quant: Some(Quant::Bf16),
-            context: Some(32_768),
-            ..Default::default()
-        },
-    );
+    let plan = on("1xh200");
     let p = &plan.plans[0];
     let d = &p.per_device[0];
     let rest = d.capacity_bytes - d.weights_bytes - d.activation_bytes - d.overhead_bytes;
