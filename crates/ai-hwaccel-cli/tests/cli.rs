@@ -2644,7 +2644,12 @@ fn check_compares_a_hybrid_models_recurrent_state() {
     // 16 bits would have been 37.69 MiB, the ratio 0.79.
     assert_eq!(kv["logged_bytes"], 100_663_296 + 79_041_659, "{kv}");
     assert_eq!(kv["predicted_bytes"], 100_663_296 + 79_036_416, "{kv}");
-    assert!(j["notes"].to_string().contains("recurrent state"), "{j}");
+    assert!(
+        j["notes"]
+            .to_string()
+            .contains("linear-attention layers' convolution windows and states"),
+        "{j}"
+    );
 }
 
 /// `check` on llama-bench JSON whose rows set `n_cpu_moe` (2026 builds:

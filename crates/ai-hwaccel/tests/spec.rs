@@ -161,7 +161,6 @@ const UNLISTED_PCI_IDS: &[(u16, u16, &str)] = &[
     (0x1de0, 0x0000, "Groq: not in the database"),
     (0x1ae0, 0x0027, "shared by TPU v2 and v3"),
     (0x1ae0, 0x0056, "TPU v4 lite: not in the database"),
-    (0x1ae0, 0x0076, "TPU7x: not in the database"),
     (
         0x19e5,
         0xd100,

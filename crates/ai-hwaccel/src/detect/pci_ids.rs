@@ -247,11 +247,15 @@ pub static KNOWN_DEVICES: &[KnownDevice] = &[
     k(0x1d0f, 0x7164, "AWS Trainium", AiAsic),
     k(0x1d0f, 0x7264, "AWS Inferentia2", AiAsic),
     // More Neuron functions: aws-neuron-driver `neuron_device.h` PCI table
-    // (INF1_DEVICE_ID1..3 0x7065-0x7067, TRN2_DEVICE_ID0 0x7364).
+    // (INF1_DEVICE_ID1..3 0x7065-0x7067, TRN2_DEVICE_ID0 0x7364,
+    // TRN3_DEVICE_ID0/1 0x7564-0x7565 @9ff8921d; pci.ids names both
+    // `NeuronDevice (Trainium3)`).
     k(0x1d0f, 0x7065, "AWS Inferentia", AiAsic),
     k(0x1d0f, 0x7066, "AWS Inferentia", AiAsic),
     k(0x1d0f, 0x7067, "AWS Inferentia", AiAsic),
     k(0x1d0f, 0x7364, "AWS Trainium2", AiAsic),
+    k(0x1d0f, 0x7564, "AWS Trainium3", AiAsic),
+    k(0x1d0f, 0x7565, "AWS Trainium3", AiAsic),
     // Huawei Ascend NPUs (not in pci.ids): Ascend/ascend-deployer @739a52c3
     // packages/resources/npu_info.py CHIPS_DICT (d100 Atlas 300 = Ascend 310,
     // d500 Atlas 300I Pro/Duo = 310P, d801 Atlas 300T = 910, d802 A900T = 910B).

@@ -311,6 +311,10 @@ pub fn chip_of_instance(instance_type: &str) -> Option<&'static str> {
         "inf2" => Some("Inferentia2"),
         "trn1" | "trn1n" => Some("Trainium"),
         "trn2" | "trn2n" | "trn2u" => Some("Trainium2"),
+        // The Neuron driver's Trainium3 instance names (aws-neuron-driver
+        // v4/neuron_dhal_v4.c @4b5e49d6: `trn3.48xlarge`,
+        // `trn3p.48xlarge`, `trn3s.48xlarge`, `trn3pd98.3xlarge`).
+        "trn3" | "trn3p" | "trn3s" | "trn3pd98" => Some("Trainium3"),
         _ => None,
     }
 }
@@ -658,6 +662,21 @@ mod tests {
 
     const C: &str = "NEURON_RT_VISIBLE_CORES";
     const D: &str = "AWS_NEURON_VISIBLE_DEVICES";
+
+    /// The chip of each instance family, Trainium3's as its driver names them.
+    #[test]
+    fn instance_families_name_their_chip() {
+        assert_eq!(chip_of_instance("trn1.32xlarge"), Some("Trainium"));
+        assert_eq!(chip_of_instance("trn2u.48xlarge"), Some("Trainium2"));
+        assert_eq!(chip_of_instance("trn3.48xlarge"), Some("Trainium3"));
+        assert_eq!(chip_of_instance("trn3pd98.3xlarge"), Some("Trainium3"));
+        assert_eq!(chip_of_instance("TRN3P.48XLARGE"), Some("Trainium3"));
+        assert_eq!(chip_of_instance("p5.48xlarge"), None);
+        // The spec database knows each chip by that name.
+        for chip in ["Trainium2", "Trainium3"] {
+            assert!(crate::spec::by_name(chip).is_some(), "{chip}");
+        }
+    }
 
     #[test]
     fn cores_select_their_devices() {

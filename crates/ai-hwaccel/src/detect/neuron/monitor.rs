@@ -562,6 +562,7 @@ pub fn chip_of_report(rep: &MonitorReport) -> Option<&'static str> {
             "inferentia2" => Some("Inferentia2"),
             "trainium" => Some("Trainium"),
             "trainium2" => Some("Trainium2"),
+            "trainium3" => Some("Trainium3"),
             _ => None,
         })
 }
