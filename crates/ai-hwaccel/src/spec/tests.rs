@@ -388,14 +388,31 @@ fn jetson_t5000_dense_rates_are_the_sparse_fp4_figure_scaled() {
     );
 }
 
-/// Apple M4 Pro: the 16-bit rate is the 32-bit one (measured ratio 1).
+/// Apple M3 and M4: the 16-bit rate is the 32-bit one, as measured (the
+/// M4 Pro's vkpeak ALU rates, the M3 Max's and M4 Max's PyTorch GEMMs);
+/// the M4 Max's fp32 from its measured 1578 MHz top state.
 #[test]
-fn m4_pro_sixteen_bit_rate_is_its_fp32_rate() {
+fn apple_sixteen_bit_rate_is_the_fp32_rate() {
     let e = by_id("m4-pro-gpu").unwrap();
     assert_eq!(e.tflops.fp32, Some(8.08));
-    assert_eq!(e.tflops.fp16, e.tflops.fp32);
-    // The M3 generation is not given the M4's measured ratio.
-    for id in ["m3-gpu", "m3-pro-gpu", "m3-max-gpu"] {
+    for id in [
+        "m4-pro-gpu",
+        "m3-gpu",
+        "m3-pro-gpu",
+        "m3-max-gpu",
+        "m4-max-gpu",
+        "m3-max-36gb",
+        "m4-max-36gb",
+    ] {
+        let e = by_id(id).unwrap();
+        assert!(e.tflops.fp32.is_some(), "{id}");
+        assert_eq!(e.tflops.fp16, e.tflops.fp32, "{id}");
+    }
+    // 40 cores x 128 x 2 x 1.578 GHz; the 32-core bin of the 36 GB model.
+    assert_eq!(by_id("m4-max-gpu").unwrap().tflops.fp32, Some(16.16));
+    assert_eq!(by_id("m4-max-36gb").unwrap().tflops.fp32, Some(12.93));
+    // Not measured: no rate.
+    for id in ["m3-ultra-gpu", "m4-gpu"] {
         assert_eq!(by_id(id).unwrap().tflops.fp16, None, "{id}");
     }
 }
@@ -792,27 +809,11 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "system memory: its type and speed are the system maker's; no AMD memory figure read",
     ),
     (
-        "m3-gpu",
-        "fp32 from a measured GPU clock; no 16-bit rate measured for this generation",
-    ),
-    (
-        "m3-pro-gpu",
-        "fp32 from a measured GPU clock; no 16-bit rate measured for this generation",
-    ),
-    (
-        "m3-max-gpu",
-        "fp32 from a measured GPU clock; no 16-bit rate measured for this generation",
-    ),
-    (
         "m3-ultra-gpu",
         "Apple states no TFLOPS and no source read states the GPU clock",
     ),
     (
         "m4-gpu",
-        "Apple states no TFLOPS and no source read states the GPU clock",
-    ),
-    (
-        "m4-max-gpu",
         "Apple states no TFLOPS and no source read states the GPU clock",
     ),
 ];
@@ -1413,13 +1414,13 @@ fn gpu_core_variants_are_configurations_with_their_own_rate() {
         Some("m1-max-32gb")
     );
     // M3 Max: 30-core (36 / 96 GB) and 40-core GPUs, fp32 from the measured
-    // 1.380 GHz clock (cores x 128 x 2 x 1.380 GHz); no 16-bit rate stored.
+    // 1.380 GHz clock (cores x 128 x 2 x 1.380 GHz), fp16 the same.
     let m3_30 = by_id("m3-max-36gb").unwrap();
     assert_eq!(
         (m3_30.compute_units, m3_30.tflops.fp32),
         (Some(30), Some(10.6))
     );
-    assert_eq!(m3_30.tflops.fp16, None);
+    assert_eq!(m3_30.tflops.fp16, Some(10.6));
     let m3_40 = by_id("m3-max-48gb").unwrap();
     assert_eq!(
         (m3_40.compute_units, m3_40.tflops.fp32),
