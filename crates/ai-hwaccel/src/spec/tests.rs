@@ -809,6 +809,18 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "system memory: its type and speed are the system maker's; no AMD memory figure read",
     ),
     (
+        "m5-gpu",
+        "Apple states no rate; the Neural Accelerators' matrix rate is measured on no M5 read, and the one measured clock is article-grade",
+    ),
+    (
+        "m5-pro-gpu",
+        "Apple states no rate; no measured clock, and the Neural Accelerators' matrix rate is measured on no M5 read",
+    ),
+    (
+        "m5-max-gpu",
+        "Apple states no rate; a measured clock gives the vector FP32 rate only, and the Neural Accelerators' matrix rate (prompts) is measured on no M5 read",
+    ),
+    (
         "m3-ultra-gpu",
         "Apple states no TFLOPS and no source read states the GPU clock",
     ),
