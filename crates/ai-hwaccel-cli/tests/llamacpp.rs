@@ -523,7 +523,9 @@ fn a_hybrid_linear_attention_model_matches_too() {
             "{report}"
         );
         assert!(
-            report["notes"].to_string().contains("recurrent state"),
+            report["notes"]
+                .to_string()
+                .contains("linear-attention layers' convolution windows and states"),
             "{report}"
         );
         let w = ratio(&report, "weights");

@@ -546,7 +546,7 @@ fn bare_size_plans_are_flagged() {
     assert!(p.warnings.iter().any(|w| w.contains("approximate")));
 }
 
-/// A feasible plan without a speed says which spec entry lacks what: the M4
+/// A feasible plan without a speed says which spec entry lacks what: the M5
 /// Max entry has bandwidth but no 16-bit rate (prefill unknown, decode
 /// estimated), the RTX 3060 entry neither; an entry with both gets no such
 /// warning, and two devices of one entry give one warning.
@@ -554,13 +554,13 @@ fn bare_size_plans_are_flagged() {
 fn unknown_speeds_name_the_spec_entry_that_lacks_a_rate() {
     let m = spec("llama-3.1-8b");
     let opts = with_quant(Quant::Q4K);
-    let mac = plan_inference(&m, &devices("2xm4-max"), &opts);
+    let mac = plan_inference(&m, &devices("2xm5-max"), &opts);
     let best = &mac.plans[0];
     assert!(best.decode_tokens_per_s.is_some() && best.prefill_tokens_per_s.is_none());
     let said: Vec<&String> = mac
         .warnings
         .iter()
-        .filter(|w| w.contains("spec entry m4-max-gpu states no"))
+        .filter(|w| w.contains("spec entry m5-max-gpu states no"))
         .collect();
     assert_eq!(said.len(), 1, "{:?}", mac.warnings);
     assert!(said[0].contains("bf16 matrix rate") && said[0].contains("prefill speed"));
@@ -581,6 +581,10 @@ fn unknown_speeds_name_the_spec_entry_that_lacks_a_rate() {
     let h100 = plan_inference(&m, &devices("1xh100-sxm"), &opts);
     assert!(h100.plans[0].prefill_tokens_per_s.is_some());
     assert!(!h100.warnings.iter().any(|w| w.contains("states no")));
+    // The M4 Max, with its measured rates, gets a prefill speed now.
+    let m4 = plan_inference(&m, &devices("1xm4-max"), &opts);
+    assert!(m4.plans[0].prefill_tokens_per_s.is_some());
+    assert!(!m4.warnings.iter().any(|w| w.contains("states no")));
 }
 fn model_strategy() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec![
