@@ -4,7 +4,13 @@
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let l = ai_hwaccel::plan::runtime::log::parse_llamacpp_log(&String::from_utf8_lossy(data));
     assert!(l.hparams.len() <= 256);
-    for list in [&l.model_buffers, &l.kv_buffers, &l.rs_buffers, &l.compute_buffers, &l.output_buffers] {
+    for list in [
+        &l.model_buffers,
+        &l.kv_buffers,
+        &l.rs_buffers,
+        &l.compute_buffers,
+        &l.output_buffers,
+    ] {
         assert!(list.len() <= 256);
     }
     // The memory breakdown table: at most 256 rows, sizes below 2^40 MiB.
