@@ -823,3 +823,48 @@ fn sglang_hybrid_split_reproduces_a_logged_pool() {
         "{split:?}"
     );
 }
+
+/// A multimodal checkpoint under vLLM: every rank of the first stage holds
+/// its share of the image encoder beside the text model (Gemma 3 27B's
+/// SigLIP: its 27 layers split over TP, embeddings and projector whole).
+/// Against a published vLLM 0.8 log of Gemma-3-27B at TP 4
+/// (https://github.com/vllm-project/vllm/issues/16378, every worker:
+/// `Model loading took 13.1664 GB`, GiB): 12.79 GiB planned, 0.97 of it
+/// (the text model alone was 0.955).
+#[test]
+fn vllm_plans_load_a_multimodal_checkpoints_encoder() {
+    let m = load_model("gemma-3-27b").unwrap();
+    let plan = |runtime| {
+        plan_inference(
+            &m.spec,
+            &PlanDevice::from_device_string("4xa100-80gb").unwrap(),
+            &InferenceOptions {
+                runtime,
+                quant: Some(Quant::Bf16),
+                context: Some(8192),
+                max_plans: 64,
+                ..Default::default()
+            },
+        )
+    };
+    let rank = |p: &ai_hwaccel::plan::InferencePlan| {
+        p.plans
+            .iter()
+            .find(|c| c.tensor_parallel == 4)
+            .map(|c| c.per_device[0].weights_bytes)
+            .unwrap()
+    };
+    let vllm = rank(&plan(RuntimeKind::Vllm));
+    let text = rank(&plan(RuntimeKind::Generic));
+    let v = m.spec.vision.as_ref().unwrap();
+    let layers = v.layer_params();
+    let whole = v.params(m.spec.hidden_size) - layers;
+    assert_eq!(layers, 27 * 15_239_504);
+    let share = ((layers as f64 / 4.0 + whole as f64) * 2.0) as u64;
+    assert!(
+        vllm.abs_diff(text + share) <= 1,
+        "{vllm} vs {text} + {share}"
+    );
+    let ratio = vllm as f64 / (13.1664 * GIB);
+    assert!((0.96..1.0).contains(&ratio), "{ratio}");
+}

@@ -195,6 +195,16 @@ pub struct VisionTower {
 }
 
 impl VisionTower {
+    /// Parameters of the encoder's layers alone (attention, MLP and their
+    /// norms): what a serving runtime's tensor parallelism splits (vLLM's
+    /// and SGLang's SigLIP: QKV, column- and row-parallel linears); the
+    /// embeddings, final norm and projector stay whole on each rank.
+    pub fn layer_params(&self) -> u64 {
+        let v = self.hidden_size;
+        let i = self.intermediate_size;
+        u64::from(self.num_layers) * (4 * v + 4 * (v * v + v) + (v * i + i) + (i * v + v))
+    }
+
     /// Parameters of the encoder and projector, for a text model of width
     /// `text_hidden`. SigLIP: the patch convolution `c·p²·v + v`, learned
     /// positions `(image/patch)²·v`; per layer two LayerNorms `4v`, q/k/v/o

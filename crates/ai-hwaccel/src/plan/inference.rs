@@ -1232,7 +1232,12 @@ fn replica_memory(
         let last = k + 1 == n;
         for d in group {
             let cap = d.capacity_bytes.unwrap_or(0);
-            let wf = sizer.device_weights(a, b, first, last, d, opts.runtime);
+            let wf = sizer.device_weights(a, b, first, last, d, opts.runtime)
+                + if first {
+                    served_encoder_bytes(sizer.spec, sizer.tp, opts)
+                } else {
+                    0.0
+                };
             let w = wf.ceil() as u64;
             let kv = sizer.kv(a, b, context, batch).ceil() as u64;
             let m = runtime_memory(
@@ -1250,6 +1255,28 @@ fn replica_memory(
         }
     }
     out
+}
+
+/// The image encoder a serving runtime loads beside the text model, per
+/// rank of the first stage: vLLM and SGLang load a multimodal checkpoint
+/// whole (Gemma 3's SigLIP, Llama 4's encoder, where the spec describes
+/// it), and split the encoder's layers over tensor-parallel ranks (vLLM
+/// 0.8.5 and 0.33.0 `siglip.py`: QKVParallelLinear, Column- and
+/// RowParallelLinear; SGLang 0.5.23 `siglip.py` the same), the embeddings
+/// and projector whole on each. At 16 bits, as checkpoints store it. Not
+/// for llama.cpp (the encoder is a separate mmproj file) or a checkpoint
+/// read from its files (its stored bytes hold the encoder already).
+fn served_encoder_bytes(spec: &ModelSpec, tp: u32, opts: &InferenceOptions) -> f64 {
+    if !matches!(opts.runtime, RuntimeKind::Vllm | RuntimeKind::Sglang)
+        || opts.stored_weights.is_some()
+    {
+        return 0.0;
+    }
+    spec.vision.as_ref().map_or(0.0, |v| {
+        let layers = v.layer_params() as f64;
+        let whole = v.params(spec.hidden_size) as f64 - layers;
+        (layers / f64::from(tp.max(1)) + whole) * 2.0
+    })
 }
 
 /// The runtime's reserve and activation workspace on one device.
