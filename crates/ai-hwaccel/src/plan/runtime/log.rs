@@ -553,9 +553,8 @@ impl BreakdownTables {
             return true;
         }
         self.close();
-        let t = line.trim_start();
-        if t.starts_with("{\"type\":\"fit_memory_breakdown\"") {
-            if let Some(rows) = breakdown_json(t) {
+        if let Some(record) = jsonl_record(line, "fit_memory_breakdown") {
+            if let Some(rows) = breakdown_json(&record) {
                 self.open = Some(MemoryBreakdown {
                     rows,
                     projected: false,
@@ -697,8 +696,7 @@ fn breakdown_row(rest: &str) -> Option<BreakdownRow> {
 /// The rows of a `--log-jsonl` `{"type":"fit_memory_breakdown","data":
 /// {"unit":"MiB","rows":[{"kind":"device","name":…,"total":…},…]}}` record
 /// (common/fit.cpp, 2026).
-fn breakdown_json(line: &str) -> Option<Vec<BreakdownRow>> {
-    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+fn breakdown_json(v: &serde_json::Value) -> Option<Vec<BreakdownRow>> {
     let data = v.get("data")?;
     if data.get("unit").and_then(|u| u.as_str()) != Some("MiB") {
         return None;
@@ -792,12 +790,20 @@ fn drop_dry_run(l: &mut LlamaCppLog) {
 /// The message of a `--log-jsonl` line (`{"type":"log",…,"msg":"…"}`,
 /// llama.cpp 2026), its line end trimmed; `None` for any other line.
 fn jsonl_message(line: &str) -> Option<String> {
-    let t = line.trim_start();
-    if !t.starts_with("{\"type\":\"log\"") {
+    let v = jsonl_record(line, "log")?;
+    Some(v.get("msg")?.as_str()?.trim_end().to_string())
+}
+
+/// A `--log-jsonl` record of `kind` (`{"type":"log",…}`,
+/// `{"type":"fit_memory_breakdown","data":…}`), whatever order its keys
+/// are written in; `None` for any other line.
+fn jsonl_record(line: &str, kind: &str) -> Option<serde_json::Value> {
+    let t = line.trim();
+    if !(t.starts_with('{') && t.ends_with('}') && t.contains("\"type\"") && t.contains(kind)) {
         return None;
     }
     let v: serde_json::Value = serde_json::from_str(t).ok()?;
-    Some(v.get("msg")?.as_str()?.trim_end().to_string())
+    (v.get("type")?.as_str()? == kind).then_some(v)
 }
 
 /// The text up to the parenthesis that closes one already open (`Intel(R)
@@ -1043,6 +1049,13 @@ llama_print_memory_breakdown:   - Vulkan0 (Intel(R) Arc(TM) A770 Graphics):  160
         assert!(!j.is_empty());
         let jb = j.memory_breakdown.unwrap();
         assert_eq!(jb.rows.len(), 2);
+        // The same record with its keys in another order (a JSON writer
+        // that sorts them), and a log record likewise.
+        let sorted = r#"{"data":{"rows":[{"compute":985,"context":38,"description":"RTX 4090","free":9436,"kind":"device","model":13169,"name":"CUDA0","self":14193,"total":24080,"unaccounted":451}],"unit":"MiB"},"type":"fit_memory_breakdown"}
+{"level":"info","msg":"llama_context: n_ctx         = 4096\n","time":2,"type":"log"}"#;
+        let sl = parse_llamacpp_log(sorted);
+        assert_eq!(sl.memory_breakdown.unwrap().rows[0].model_mib, 13169);
+        assert_eq!(sl.n_ctx, Some(4096));
         assert_eq!(jb.rows[0].compute_mib, 985);
         assert_eq!(jb.rows[1].kind, "host");
         // Hostile rows: too many figures, sizes past any memory, a name
