@@ -404,6 +404,17 @@ fn check_llamacpp(args: &CheckArgs, mut log: LlamaCppLog) -> Result<String> {
                 let (Some(total), Some(cap)) = (r.total_mib, d.capacity_bytes) else {
                     continue;
                 };
+                // Unified memory (Apple, GB10, Strix Halo): the backend
+                // reports a working-set limit below the system's memory,
+                // not another device's size.
+                let unified = d
+                    .spec_id
+                    .as_deref()
+                    .and_then(ai_hwaccel::spec::by_id)
+                    .is_some_and(|e| e.unified_memory);
+                if unified {
+                    continue;
+                }
                 let visible =
                     ai_hwaccel::plan::runtime::cuda_visible_bytes(d.spec_id.as_deref(), cap);
                 let seen = total << 20;
@@ -1979,5 +1990,28 @@ mod tests {
             "{notes:?}"
         );
         assert_eq!(report["log"]["memory_breakdown"]["rows"][4]["kind"], "host");
+        // A unified-memory GPU's backend reports its working-set limit,
+        // below the system's memory: not said to be another card.
+        let dir = tempfile::tempdir().unwrap();
+        let apple = dir.path().join("apple.log");
+        std::fs::write(
+            &apple,
+            "llama_memory_breakdown_print: | memory breakdown [MiB] | total    free    self   model   context   compute    unaccounted |
+llama_memory_breakdown_print: |   - MTL0 (Apple M4 Max)    | 27648 = 20000 + (7280 =  6095 +     786 +     398) +           368 |
+llama_memory_breakdown_print: |   - Host               |                  5556 =  5440 +       0 +     116                |
+",
+        )
+        .unwrap();
+        let a = CheckArgs {
+            log: apple,
+            model: Some("llama-3.1-8b".into()),
+            devices: Some(parse_devices("1xm4-max-36gb").unwrap()),
+            quant: None,
+            json: true,
+        };
+        let report: serde_json::Value = serde_json::from_str(&check(&a).unwrap()).unwrap();
+        let notes = report["notes"].to_string();
+        assert!(notes.contains("MTL0: 27648 MiB total"), "{notes}");
+        assert!(!notes.contains("as llama.cpp measured it"), "{notes}");
     }
 }
