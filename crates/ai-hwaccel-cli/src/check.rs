@@ -920,6 +920,15 @@ fn cudagraph_estimate(
     ));
 }
 
+/// The device a plan's first rank runs on, among the planned devices.
+fn first_planned_device<'a>(
+    devices: &'a [ai_hwaccel::plan::PlanDevice],
+    b: &ai_hwaccel::plan::inference::Plan,
+) -> Option<&'a ai_hwaccel::plan::PlanDevice> {
+    let first = &b.per_device.first()?.device;
+    devices.iter().find(|d| &d.id == first)
+}
+
 /// A hybrid model (linear-attention layers beside full attention) under
 /// vLLM: the KV pool in blocks of the log's release
 /// (`VllmHybridMode::of_release`, prefix caching as the log sets it), so
@@ -938,9 +947,7 @@ fn hybrid_pool(
 ) -> Option<u64> {
     use ai_hwaccel::plan::runtime::{VllmHybridBlocks, VllmHybridMode};
     let l = spec.linear_attention.as_ref()?;
-    let cc = devices
-        .iter()
-        .find(|d| Some(&d.id) == b.per_device.first().map(|p| &p.device))
+    let cc = first_planned_device(devices, b)
         .and_then(|d| d.spec_id.as_deref())
         .and_then(ai_hwaccel::spec::by_id)
         .and_then(ai_hwaccel::plan::speed::nvidia_compute_capability);
@@ -994,9 +1001,7 @@ fn sliding_pool(
     notes: &mut Vec<String>,
 ) -> Option<u64> {
     use ai_hwaccel::plan::runtime::VllmSlidingBlocks;
-    let d = devices
-        .iter()
-        .find(|d| Some(&d.id) == b.per_device.first().map(|p| &p.device))?;
+    let d = first_planned_device(devices, b)?;
     let batched = v.max_num_batched_tokens.unwrap_or_else(|| {
         let visible = ai_hwaccel::plan::runtime::cuda_visible_bytes(
             d.spec_id.as_deref(),
