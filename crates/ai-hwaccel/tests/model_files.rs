@@ -64,10 +64,12 @@ fn every_catalog_model_config_parses_to_its_catalog_spec() {
                 // The fixture keeps the text config only; the catalog takes
                 // the published checkpoint's encoder from its record.
                 assert_eq!(spec.multimodal_encoder, None, "{name}");
+                assert_eq!(spec.vision, None, "{name}");
                 spec.multimodal_encoder = Some(ai_hwaccel::plan::arch::MultimodalEncoder {
                     layers: v.num_layers,
                     hidden_size: v.hidden_size,
                 });
+                spec.vision = Some(v.clone());
             }
             assert_eq!(spec, model.spec, "{name}");
             assert_eq!(spec.parameters(), model.spec.parameters(), "{name}");
@@ -900,6 +902,7 @@ fn expected_from_gguf(id: &str, path: &Path) -> ModelSpec {
     s.torch_dtype = None;
     // A GGUF holds the text model; the encoder is a separate mmproj file.
     s.multimodal_encoder = None;
+    s.vision = None;
     s
 }
 
@@ -1000,6 +1003,7 @@ fn gguf_hybrid_qwen_models_read_their_delta_net_layers() {
         want.name = p.to_str().unwrap().to_string();
         want.torch_dtype = None;
         want.multimodal_encoder = None;
+        want.vision = None;
         // A GGUF records no state dtype (llama.cpp holds it in F32).
         if let Some(l) = want.linear_attention.as_mut() {
             l.ssm_state_dtype = None;
@@ -1232,14 +1236,15 @@ fn config_parse_is_pure_and_names_the_given_path() {
 fn qwen3_5_moe_config_reads_its_nested_hybrid_text_model() {
     // Qwen/Qwen3.5-397B-A17B's published config.json (provenance in
     // SOURCES.md): the language model under text_config, Gated DeltaNet
-    // layers with full attention every 4th, a vision tower and one MTP
-    // layer that plans do not count.
+    // layers with full attention every 4th, one MTP layer that plans do
+    // not count, and a vision tower they record.
     let path = support::fixture("model-configs/qwen3.5-397b-a17b-config.json");
     let text = fs::read_to_string(&path).unwrap();
     let (spec, warnings) = hf_config::parse(&text, "qwen3.5/config.json").unwrap();
-    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("text_config.mtp_num_hidden_layers 1"));
-    assert!(warnings[1].contains("vision tower"));
+    // 27 layers of 1152 and a merger to the text width 4096.
+    assert_eq!(spec.vision_params(), 456_010_480);
     assert_eq!(spec.architecture, "qwen3_5_moe_text");
     assert_eq!(
         (spec.num_layers, spec.hidden_size, spec.vocab_size),
@@ -1293,15 +1298,17 @@ fn qwen3_5_moe_config_reads_its_nested_hybrid_text_model() {
         })
     );
     // The same text model as a flat Qwen3_5MoeForCausalLM config: the
-    // same spec, without the vision warning or an encoder.
+    // same spec, without the vision tower or an encoder.
     let root: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut flat = root["text_config"].clone();
     flat["tie_word_embeddings"] = root["tie_word_embeddings"].clone();
     let (flat_spec, flat_warnings) =
         hf_config::parse(&flat.to_string(), "qwen3.5/config.json").unwrap();
     assert_eq!(flat_spec.multimodal_encoder, None);
+    assert_eq!(flat_spec.vision, None);
     let mut spec = spec;
     spec.multimodal_encoder = None;
+    spec.vision = None;
     assert_eq!(flat_spec, spec);
     assert_eq!(flat_warnings.len(), 1, "{flat_warnings:?}");
 
@@ -1482,6 +1489,90 @@ fn llama4_vision_config_counts_the_tower_and_odd_layouts_are_refused() {
     odd = v;
     odd["text_config"]["moe_layers"] = json!((0..48).filter(|i| i % 2 == 1).collect::<Vec<_>>());
     assert!(hf_config::parse(&odd.to_string(), "m").is_ok());
+}
+
+#[test]
+fn qwen3_5_vision_config_counts_the_tower_and_merger() {
+    // Qwen/Qwen3.5-27B's published config.json (SOURCES.md): vision_config
+    // with depth 27, width 1152, MLP 4304, 16-pixel patches over 2 frames,
+    // 2304 learned positions and a 2 × 2 merger to the text width 5120.
+    let text = fs::read_to_string(fixture_config("qwen3.5-27b")).unwrap();
+    let (spec, warnings) = hf_config::parse(&text, "q/config.json").unwrap();
+    assert!(
+        !warnings.iter().any(|w| w.contains("vision")),
+        "{warnings:?}"
+    );
+    let v = spec.vision.as_ref().unwrap();
+    // One layer: qkv 1152·3456 + 3456, proj 1152² + 1152, fc1 1152·4304 +
+    // 4304, fc2 4304·1152 + 1152, two LayerNorms 4·1152. A real mmproj of
+    // this encoder (llama.cpp's converter: matrices bf16, vectors f32) steps
+    // 30,508,352 bytes a block (JamePeng/llama-cpp-python issue 78's
+    // clip_model_loader dump: v.blk.5.ffn_down at offset 691,757,248,
+    // v.blk.9.ffn_down at 813,790,656, four blocks apart).
+    let per_layer = v.layer_params() / 27;
+    assert_eq!(per_layer, 15_239_504);
+    let vectors = 3456 + 1152 + 4304 + 1152 + 4 * 1152;
+    assert_eq!(2 * (per_layer - vectors) + 4 * vectors, 30_508_352);
+    assert_eq!((813_790_656 - 691_757_248) / 4, 30_508_352);
+    // Patch convolution 3·2·16²·1152 + 1152, positions 2304·1152, the
+    // merger's LayerNorm 2·1152, fc1 4608² + 4608 and fc2 4608·5120 + 5120.
+    let merger = (4608 * 4608 + 4608) + (4608 * 5120 + 5120);
+    assert_eq!(
+        spec.vision_params(),
+        1_770_624 + 2_654_208 + 27 * 15_239_504 + 2304 + merger
+    );
+    assert_eq!(spec.vision_params(), 460_730_096);
+    // TP splits the layers and the merger's matrices (vLLM and SGLang
+    // qwen3_vl.py); the convolution, positions and merger norm stay whole.
+    assert_eq!(v.tp_split_params(5120), 27 * 15_239_504 + merger);
+    // The catalog entry carries the same tower.
+    assert_eq!(
+        catalog::find("qwen3.5-27b").unwrap().spec.vision.as_ref(),
+        Some(v)
+    );
+
+    let mut j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // transformers' own spelling of the layer count is read too.
+    let mut alias = j.clone();
+    let depth = alias["vision_config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("depth")
+        .unwrap();
+    alias["vision_config"]["num_hidden_layers"] = depth;
+    let (s2, _) = hf_config::parse(&alias.to_string(), "q").unwrap();
+    assert_eq!(s2.vision, spec.vision);
+    // A size left out: named, not counted.
+    j["vision_config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("num_position_embeddings");
+    let (s3, w3) = hf_config::parse(&j.to_string(), "q").unwrap();
+    assert!(s3.vision.is_none());
+    assert!(
+        w3.iter()
+            .any(|w| w.contains("vision_config lacks num_position_embeddings")),
+        "{w3:?}"
+    );
+    // Qwen3-VL's deepstack mergers and a merger to another width are not
+    // modelled: refused, naming the field.
+    let mut deep: serde_json::Value = serde_json::from_str(&text).unwrap();
+    deep["vision_config"]["deepstack_visual_indexes"] = json!([8, 16, 24]);
+    let e = hf_config::parse(&deep.to_string(), "q").unwrap_err();
+    assert!(e.to_string().contains("deepstack_visual_indexes"), "{e}");
+    let mut wide: serde_json::Value = serde_json::from_str(&text).unwrap();
+    wide["vision_config"]["out_hidden_size"] = json!(4096);
+    let e = hf_config::parse(&wide.to_string(), "q").unwrap_err();
+    assert!(e.to_string().contains("out_hidden_size 4096"), "{e}");
+    // Hostile sizes are refused by validation, not overflowed.
+    let mut huge: serde_json::Value = serde_json::from_str(&text).unwrap();
+    huge["vision_config"]["spatial_merge_size"] = json!(1000);
+    let e = hf_config::parse(&huge.to_string(), "q").unwrap_err();
+    assert!(e.to_string().contains("spatial_merge_size"), "{e}");
+    let mut huge: serde_json::Value = serde_json::from_str(&text).unwrap();
+    huge["vision_config"]["hidden_size"] = json!(1u64 << 40);
+    let e = hf_config::parse(&huge.to_string(), "q").unwrap_err();
+    assert!(e.to_string().contains("vision.hidden_size"), "{e}");
 }
 
 /// A sentence-transformers directory (modules.json with a Pooling module, in

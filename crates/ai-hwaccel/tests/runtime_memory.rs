@@ -868,3 +868,74 @@ fn vllm_plans_load_a_multimodal_checkpoints_encoder() {
     let ratio = vllm as f64 / (13.1664 * GIB);
     assert!((0.96..1.0).contains(&ratio), "{ratio}");
 }
+
+/// Qwen3.5's vision transformer and merger (the catalog's `vision`, as its
+/// config.json describes them) load with the text model under vLLM and
+/// SGLang: at TP 2 each rank holds half the encoder's layers and merger
+/// matrices and the whole patch convolution, positions and merger norm;
+/// llama.cpp plans the text model alone (the encoder is an mmproj file).
+#[test]
+fn serving_runtimes_load_qwen3_5s_vision_transformer() {
+    let m = load_model("qwen3.5-27b").unwrap();
+    let v = m.spec.vision.as_ref().unwrap();
+    let split = v.tp_split_params(m.spec.hidden_size);
+    let whole = v.params(m.spec.hidden_size) - split;
+    // 27 layers and the 4608-wide merger into the text width 5120.
+    assert_eq!(split, 27 * 15_239_504 + 21_238_272 + 23_598_080);
+    assert_eq!(whole, 1_770_624 + 2_654_208 + 2304);
+    let rank = |runtime| {
+        let p = plan_inference(
+            &m.spec,
+            &PlanDevice::from_device_string("2xh100-sxm").unwrap(),
+            &InferenceOptions {
+                runtime,
+                quant: Some(Quant::Bf16),
+                context: Some(8192),
+                max_plans: 64,
+                ..Default::default()
+            },
+        );
+        p.plans
+            .iter()
+            .find(|c| c.tensor_parallel == 2)
+            .map(|c| c.per_device[0].weights_bytes)
+            .unwrap()
+    };
+    let text = rank(RuntimeKind::Generic);
+    let share = ((split as f64 / 2.0 + whole as f64) * 2.0) as u64;
+    for runtime in [RuntimeKind::Vllm, RuntimeKind::Sglang] {
+        let served = rank(runtime);
+        assert!(
+            served.abs_diff(text + share) <= 1,
+            "{runtime:?}: {served} vs {text} + {share}"
+        );
+    }
+    // llama.cpp's row split lays the text model out its own way; the
+    // encoder is never in it, and the plan says so.
+    let llama = |spec: &ai_hwaccel::plan::ModelSpec| {
+        plan_inference(
+            spec,
+            &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+            &InferenceOptions {
+                runtime: RuntimeKind::LlamaCpp,
+                quant: Some(Quant::Bf16),
+                context: Some(8192),
+                ..Default::default()
+            },
+        )
+    };
+    let p = llama(&m.spec);
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("460730096 parameters") && w.contains("--mmproj")),
+        "{:?}",
+        p.warnings
+    );
+    let mut text_only = m.spec.clone();
+    text_only.vision = None;
+    assert_eq!(
+        p.plans[0].per_device[0].weights_bytes,
+        llama(&text_only).plans[0].per_device[0].weights_bytes
+    );
+}

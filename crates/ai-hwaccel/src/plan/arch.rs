@@ -160,6 +160,12 @@ pub enum VisionKind {
     /// `models/llama4/modeling_llama4.py`: `Llama4VisionModel`,
     /// `Llama4MultiModalProjector`).
     Llama4,
+    /// Qwen3.5's vision transformer and patch merger (transformers 5.24
+    /// `models/qwen3_5/modeling_qwen3_5.py`: `Qwen3_5VisionModel`,
+    /// `Qwen3_5VisionPatchMerger`; vLLM 0.33.0 and SGLang 0.5.23 run it as
+    /// `qwen3_vl.py`'s `Qwen3_VisionTransformer`), without Qwen3-VL's
+    /// deepstack mergers.
+    Qwen3Vl,
 }
 
 /// An image encoder and projector the checkpoint stores beside the text
@@ -176,8 +182,10 @@ pub struct VisionTower {
     pub intermediate_size: u64,
     /// Encoder layers.
     pub num_layers: u32,
-    /// Input image side in pixels.
-    pub image_size: u64,
+    /// Input image side in pixels (SigLIP, Llama 4); `None` for an encoder
+    /// that takes images of any size (Qwen3.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_size: Option<u64>,
     /// Patch side in pixels.
     pub patch_size: u64,
     /// Image channels (3).
@@ -192,6 +200,17 @@ pub struct VisionTower {
     /// Llama 4: width the projector maps to the text model (`vision_output_dim`).
     #[serde(default)]
     pub vision_output_dim: Option<u64>,
+    /// Qwen3.5: frames one patch spans (`temporal_patch_size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temporal_patch_size: Option<u64>,
+    /// Qwen3.5: the merger's side of patches merged into one token
+    /// (`spatial_merge_size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spatial_merge_size: Option<u64>,
+    /// Qwen3.5: rows of the learned position table
+    /// (`num_position_embeddings`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_position_embeddings: Option<u64>,
 }
 
 impl VisionTower {
@@ -205,6 +224,31 @@ impl VisionTower {
         u64::from(self.num_layers) * (4 * v + 4 * (v * v + v) + (v * i + i) + (i * v + v))
     }
 
+    /// Parameters a serving runtime's tensor parallelism splits: the
+    /// encoder's layers ([`Self::layer_params`]) and, for Qwen3.5, its
+    /// merger's two matrices (vLLM 0.33.0 and SGLang 0.5.23 `qwen3_vl.py`:
+    /// `Qwen3_VisionPatchMerger`'s `linear_fc1` column- and `linear_fc2`
+    /// row-parallel); the rest stays whole on each rank.
+    pub fn tp_split_params(&self, text_hidden: u64) -> u64 {
+        self.layer_params()
+            + match self.kind {
+                VisionKind::Qwen3Vl => {
+                    let (m1, m2) = self.merger_matrices(text_hidden);
+                    m1 + m2
+                }
+                VisionKind::Siglip | VisionKind::Llama4 => 0,
+            }
+    }
+
+    /// Qwen3.5's merger matrices with their biases: `fc1` on the `m²·v`
+    /// channels of `m × m` merged patches, `(m²v)² + m²v`, and `fc2` to the
+    /// text width, `m²v·h + h`.
+    fn merger_matrices(&self, text_hidden: u64) -> (u64, u64) {
+        let m = self.spatial_merge_size.unwrap_or(0);
+        let merged = self.hidden_size * m * m;
+        (merged * merged + merged, merged * text_hidden + text_hidden)
+    }
+
     /// Parameters of the encoder and projector, for a text model of width
     /// `text_hidden`. SigLIP: the patch convolution `c·p²·v + v`, learned
     /// positions `(image/patch)²·v`; per layer two LayerNorms `4v`, q/k/v/o
@@ -216,14 +260,32 @@ impl VisionTower {
     /// and after the encoder `2·2v`; per layer as SigLIP's; the pixel-shuffle
     /// MLP `i·p_in + p_out·p_out` (no biases; shuffling by 0.5 turns `v`
     /// into `4v = i` channels); the projector `o·h` (no bias).
+    ///
+    /// Qwen3.5: the patch convolution over `t` frames `c·t·p²·v + v`, the
+    /// learned positions `n·v` (`num_position_embeddings`); per layer as
+    /// SigLIP's (two LayerNorms, `qkv` and `proj` with biases, `fc1`,
+    /// `fc2`); the merger's LayerNorm on `v` (`use_postshuffle_norm` off)
+    /// `2v` and its two matrices ([`Self::tp_split_params`]). The rotary
+    /// table is a buffer, not stored.
     pub fn params(&self, text_hidden: u64) -> u64 {
         let v = self.hidden_size;
         let i = self.intermediate_size;
-        let patches = (self.image_size / self.patch_size).pow(2);
+        let patches = (self.image_size.unwrap_or(0) / self.patch_size).pow(2);
         let conv = self.num_channels * self.patch_size * self.patch_size * v;
         let layer = 4 * v + 4 * (v * v + v) + (v * i + i) + (i * v + v);
         let layers = u64::from(self.num_layers) * layer;
         match self.kind {
+            VisionKind::Qwen3Vl => {
+                let t = self.temporal_patch_size.unwrap_or(0);
+                let (m1, m2) = self.merger_matrices(text_hidden);
+                conv * t
+                    + v
+                    + self.num_position_embeddings.unwrap_or(0) * v
+                    + layers
+                    + 2 * v
+                    + m1
+                    + m2
+            }
             VisionKind::Siglip => conv + v + patches * v + layers + 2 * v + v * text_hidden + v,
             VisionKind::Llama4 => {
                 let p_in = self.projector_input_dim.unwrap_or(0);
@@ -650,6 +712,8 @@ fn arch_err(field: &'static str, reason: impl Into<String>) -> ArchError {
 /// of fields well inside `u64`.
 const MAX_DIM: u64 = 1 << 24;
 const MAX_LAYERS: u32 = 10_000;
+/// Largest width of a vision tower's layers and projector accepted.
+const VISION_MAX_DIM: u64 = 1 << 20;
 const MAX_VOCAB: u64 = 1 << 24;
 const MAX_EXPERTS: u32 = 1 << 16;
 
@@ -704,12 +768,77 @@ impl ModelSpec {
             dim("token_types", t)?;
         }
         if let Some(v) = &self.vision {
-            dim("vision.hidden_size", v.hidden_size)?;
-            dim("vision.intermediate_size", v.intermediate_size)?;
-            dim("vision.num_layers", u64::from(v.num_layers))?;
-            dim("vision.patch_size", v.patch_size)?;
-            dim("vision.image_size", v.image_size)?;
-            dim("vision.num_channels", v.num_channels)?;
+            // Bounds that keep the tower's parameter arithmetic within u64
+            // (each term below 2^48; real towers: widths of 1152-1408,
+            // 14-16 pixel patches, 27-34 layers).
+            let within = |field: &'static str, x: u64, max: u64| {
+                if x == 0 || x > max {
+                    Err(arch_err(field, format!("{x} is outside 1..={max}")))
+                } else {
+                    Ok(())
+                }
+            };
+            let need = |field: &'static str, x: Option<u64>, max: u64| match x {
+                Some(x) => within(field, x, max),
+                None => Err(arch_err(
+                    field,
+                    format!("missing: a {:?} tower needs it", v.kind),
+                )),
+            };
+            within("vision.hidden_size", v.hidden_size, VISION_MAX_DIM)?;
+            within(
+                "vision.intermediate_size",
+                v.intermediate_size,
+                VISION_MAX_DIM,
+            )?;
+            within(
+                "vision.num_layers",
+                u64::from(v.num_layers),
+                u64::from(MAX_LAYERS),
+            )?;
+            within("vision.patch_size", v.patch_size, 1024)?;
+            within("vision.num_channels", v.num_channels, 16)?;
+            for (field, x) in [
+                ("vision.projector_input_dim", v.projector_input_dim),
+                ("vision.projector_output_dim", v.projector_output_dim),
+                ("vision.vision_output_dim", v.vision_output_dim),
+            ] {
+                if let Some(x) = x {
+                    within(field, x, VISION_MAX_DIM)?;
+                }
+            }
+            match v.kind {
+                VisionKind::Siglip | VisionKind::Llama4 => {
+                    need("vision.image_size", v.image_size, MAX_DIM)?;
+                    let side = v.image_size.unwrap_or(0) / v.patch_size;
+                    if side == 0 || side > 4096 {
+                        return Err(arch_err(
+                            "vision.image_size",
+                            format!(
+                                "{} patches a side (image {} / patch {}) is outside 1..=4096",
+                                side,
+                                v.image_size.unwrap_or(0),
+                                v.patch_size
+                            ),
+                        ));
+                    }
+                }
+                VisionKind::Qwen3Vl => {
+                    need("vision.temporal_patch_size", v.temporal_patch_size, 16)?;
+                    need("vision.spatial_merge_size", v.spatial_merge_size, 64)?;
+                    need(
+                        "vision.num_position_embeddings",
+                        v.num_position_embeddings,
+                        MAX_DIM,
+                    )?;
+                    let m = v.spatial_merge_size.unwrap_or(0);
+                    within(
+                        "vision.spatial_merge_size",
+                        v.hidden_size * m * m,
+                        VISION_MAX_DIM,
+                    )?;
+                }
+            }
         }
         if self.encoder
             && (self.moe.is_some()

@@ -136,8 +136,9 @@ pub struct CatalogModel {
     pub position_ids_buffer: bool,
     /// The vision tower and projector the published checkpoint stores,
     /// where the config.json copy the entry is checked against omits its
-    /// `vision_config` (Llama 4: the copy keeps `text_config` only); a spec
-    /// with its own [`ModelSpec::vision`] does not need it.
+    /// `vision_config` (Llama 4: the copy keeps `text_config` only). Parsing
+    /// the catalog makes it the spec's [`ModelSpec::vision`]; a spec that
+    /// has its own is refused with it (counted twice).
     #[serde(default)]
     pub stored_vision: Option<crate::plan::arch::VisionTower>,
     /// A decoder published as an embedding model (Qwen3-Embedding): its
@@ -187,13 +188,11 @@ impl CatalogModel {
         } else {
             0
         };
+        // The stored tower is the spec's own once parsed (parse_catalog),
+        // so the spec's total counts it.
         self.spec.hub_parameter_total()
             + u64::from(self.mtp_modules) * (self.spec.mtp_module_params() + mtp_embeddings)
             + buffer
-            + self
-                .stored_vision
-                .as_ref()
-                .map_or(0, |v| v.params(self.spec.hidden_size))
     }
 }
 
@@ -202,14 +201,23 @@ fn parse_catalog(text: &str) -> Result<Vec<CatalogModel>, toml::de::Error> {
     for m in &mut models {
         m.spec.name = m.id.clone();
         // The published checkpoint's encoder where the catalog's copy of
-        // its config keeps the text model only (Llama 4).
-        if m.spec.multimodal_encoder.is_none()
-            && let Some(v) = &m.stored_vision
-        {
-            m.spec.multimodal_encoder = Some(crate::plan::arch::MultimodalEncoder {
-                layers: v.num_layers,
-                hidden_size: v.hidden_size,
-            });
+        // its config keeps the text model only (Llama 4): the spec holds it
+        // as a config with its vision_config would (vLLM and SGLang load
+        // it; the plans say llama.cpp does not).
+        if let Some(v) = &m.stored_vision {
+            if m.spec.vision.is_some() {
+                return Err(serde::de::Error::custom(format!(
+                    "{}: stored_vision beside spec.vision counts the tower twice",
+                    m.id
+                )));
+            }
+            m.spec.vision = Some(v.clone());
+            if m.spec.multimodal_encoder.is_none() {
+                m.spec.multimodal_encoder = Some(crate::plan::arch::MultimodalEncoder {
+                    layers: v.num_layers,
+                    hidden_size: v.hidden_size,
+                });
+            }
         }
     }
     Ok(models)
@@ -282,11 +290,9 @@ mod tests {
             assert!(m.card.starts_with("https://huggingface.co/"), "{}", m.id);
             assert!(!m.family.is_empty(), "{}", m.id);
             assert_eq!(m.id, m.id.to_lowercase(), "{}", m.id);
-            assert!(
-                m.stored_vision.is_none() || m.spec.vision.is_none(),
-                "{}: vision counted twice",
-                m.id
-            );
+            if m.stored_vision.is_some() {
+                assert_eq!(m.spec.vision, m.stored_vision, "{}", m.id);
+            }
             assert!(
                 !m.decoder_embedding || (m.spec.encoder && m.uses == [Use::Embedding]),
                 "{}: a decoder embedding model plans as an encoder and is for embeddings",

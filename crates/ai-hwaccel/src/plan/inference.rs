@@ -1259,11 +1259,13 @@ fn replica_memory(
 
 /// The image encoder a serving runtime loads beside the text model, per
 /// rank of the first stage: vLLM and SGLang load a multimodal checkpoint
-/// whole (Gemma 3's SigLIP, Llama 4's encoder, where the spec describes
-/// it), and split the encoder's layers over tensor-parallel ranks (vLLM
-/// 0.8.5 and 0.33.0 `siglip.py`: QKVParallelLinear, Column- and
-/// RowParallelLinear; SGLang 0.5.23 `siglip.py` the same), the embeddings
-/// and projector whole on each. At 16 bits, as checkpoints store it. Not
+/// whole (Gemma 3's SigLIP, Llama 4's encoder, Qwen3.5's vision
+/// transformer, where the spec describes it), and split the encoder's
+/// layers over tensor-parallel ranks (vLLM 0.8.5 and 0.33.0 `siglip.py`:
+/// QKVParallelLinear, Column- and RowParallelLinear; SGLang 0.5.23
+/// `siglip.py` the same), and Qwen3.5's merger too (`qwen3_vl.py` of both),
+/// the embeddings and other projectors whole on each
+/// ([`crate::plan::arch::VisionTower::tp_split_params`]). At 16 bits, as checkpoints store it. Not
 /// for llama.cpp (the encoder is a separate mmproj file) or a checkpoint
 /// read from its files (its stored bytes hold the encoder already).
 fn served_encoder_bytes(spec: &ModelSpec, tp: u32, opts: &InferenceOptions) -> f64 {
@@ -1273,9 +1275,9 @@ fn served_encoder_bytes(spec: &ModelSpec, tp: u32, opts: &InferenceOptions) -> f
         return 0.0;
     }
     spec.vision.as_ref().map_or(0.0, |v| {
-        let layers = v.layer_params() as f64;
-        let whole = v.params(spec.hidden_size) as f64 - layers;
-        (layers / f64::from(tp.max(1)) + whole) * 2.0
+        let split = v.tp_split_params(spec.hidden_size) as f64;
+        let whole = v.params(spec.hidden_size) as f64 - split;
+        (split / f64::from(tp.max(1)) + whole) * 2.0
     })
 }
 

@@ -241,9 +241,13 @@ pub fn parse_config(text: &str, path: &str) -> Result<HfConfig, ModelError> {
                 spec.torch_dtype = top.dtype()?;
             }
             if root.get("vision_config").is_some_and(|v| !v.is_null()) {
-                warnings.push(format!(
-                    "{model_type}: the checkpoint also stores a vision tower (vision_config), not counted"
-                ));
+                match qwen3_5_vision(&root, path, spec.hidden_size)? {
+                    Ok(v) => spec.vision = Some(v),
+                    Err(missing) => warnings.push(format!(
+                        "{model_type}: the checkpoint also stores a vision tower and merger, not \
+                         counted (vision_config lacks {missing})"
+                    )),
+                }
             }
             spec
         }
@@ -523,12 +527,15 @@ fn gemma3_vision(
         hidden_size,
         intermediate_size,
         num_layers: u32::try_from(layers).map_err(|_| f.err("num_hidden_layers", "too large"))?,
-        image_size,
+        image_size: Some(image_size),
         patch_size,
         num_channels: f.u64_opt("num_channels")?.unwrap_or(3),
         projector_input_dim: None,
         projector_output_dim: None,
         vision_output_dim: None,
+        temporal_patch_size: None,
+        spatial_merge_size: None,
+        num_position_embeddings: None,
     }))
 }
 
@@ -787,12 +794,102 @@ fn llama4_vision(
         hidden_size,
         intermediate_size,
         num_layers: u32::try_from(layers).map_err(|_| f.err("num_hidden_layers", "too large"))?,
-        image_size,
+        image_size: Some(image_size),
         patch_size,
         num_channels: f.u64_opt("num_channels")?.unwrap_or(3),
         projector_input_dim: Some(p_in),
         projector_output_dim: Some(p_out),
         vision_output_dim: Some(out),
+        temporal_patch_size: None,
+        spatial_merge_size: None,
+        num_position_embeddings: None,
+    }))
+}
+
+/// Qwen3.5's vision transformer from `vision_config` (transformers 5.24
+/// `Qwen3_5VisionConfig`, which names the layer count `depth`):
+/// `Err(field)` naming the first size field the config leaves out (the
+/// tower is then not counted). `in_channels` defaults to 3. Its merger maps
+/// to the text model's width: an `out_hidden_size` other than
+/// `text_hidden`, or deepstack mergers (Qwen3-VL's
+/// `deepstack_visual_indexes`, which Qwen3.5's model does not build), are
+/// not modelled.
+fn qwen3_5_vision(
+    root: &Map<String, Value>,
+    path: &str,
+    text_hidden: u64,
+) -> Result<Result<VisionTower, &'static str>, ModelError> {
+    let vision = match root.get("vision_config") {
+        None | Some(Value::Null) => return Ok(Err("vision_config")),
+        Some(Value::Object(v)) => v,
+        Some(v) => {
+            return Err(malformed(
+                path,
+                "vision_config",
+                format!("expected an object, found {}", kind(v)),
+            ));
+        }
+    };
+    let f = Fields {
+        obj: vision,
+        path,
+        prefix: "vision_config.",
+        defaults: &[],
+    };
+    match vision.get("deepstack_visual_indexes") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(a)) if a.is_empty() => {}
+        Some(_) => {
+            return Err(f.unsupported(
+                "vision_config.deepstack_visual_indexes (Qwen3-VL's deepstack mergers)".into(),
+            ));
+        }
+    }
+    let layers = match (f.u64_opt("depth")?, f.u64_opt("num_hidden_layers")?) {
+        (Some(d), _) | (None, Some(d)) => d,
+        (None, None) => return Ok(Err("depth")),
+    };
+    let sizes = match f.required_u64s([
+        "hidden_size",
+        "intermediate_size",
+        "patch_size",
+        "temporal_patch_size",
+        "spatial_merge_size",
+        "num_position_embeddings",
+    ])? {
+        Ok(v) => v,
+        Err(key) => return Ok(Err(key)),
+    };
+    let [
+        hidden_size,
+        intermediate_size,
+        patch_size,
+        temporal_patch_size,
+        spatial_merge_size,
+        num_position_embeddings,
+    ] = sizes;
+    if let Some(out) = f.u64_opt("out_hidden_size")?
+        && out != text_hidden
+    {
+        return Err(f.unsupported(format!(
+            "vision_config.out_hidden_size {out} (the merger is modelled mapping to the text \
+             model's width, {text_hidden})"
+        )));
+    }
+    Ok(Ok(VisionTower {
+        kind: VisionKind::Qwen3Vl,
+        hidden_size,
+        intermediate_size,
+        num_layers: u32::try_from(layers).map_err(|_| f.err("depth", "too large"))?,
+        image_size: None,
+        patch_size,
+        num_channels: f.u64_opt("in_channels")?.unwrap_or(3),
+        projector_input_dim: None,
+        projector_output_dim: None,
+        vision_output_dim: None,
+        temporal_patch_size: Some(temporal_patch_size),
+        spatial_merge_size: Some(spatial_merge_size),
+        num_position_embeddings: Some(num_position_embeddings),
     }))
 }
 
