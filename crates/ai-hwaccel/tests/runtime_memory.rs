@@ -928,9 +928,26 @@ fn serving_runtimes_load_qwen3_5s_vision_transformer() {
     assert!(
         p.warnings
             .iter()
-            .any(|w| w.contains("460730096 parameters") && w.contains("--mmproj")),
+            .any(|w| w.contains("460730096 parameters") && w.contains("plans leave out")),
         "{:?}",
         p.warnings
+    );
+    // Under vLLM the warning says the weights hold the tower.
+    let v = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            quant: Some(Quant::Bf16),
+            context: Some(8192),
+            ..Default::default()
+        },
+    );
+    assert!(
+        v.warnings.iter().any(|w| w.contains("460730096 parameters")
+            && w.contains("loads them with the model, so the first stage's weights hold")),
+        "{:?}",
+        v.warnings
     );
     let mut text_only = m.spec.clone();
     text_only.vision = None;

@@ -2382,12 +2382,24 @@ pub fn plan_inference(
         );
     }
     if let Some(v) = Some(spec.vision_params()).filter(|&v| v > 0) {
-        warnings.push(format!(
-            "the checkpoint also stores a vision tower and projector ({v} parameters, {} at 16 \
-             bits) that the plans leave out: llama.cpp loads them only with --mmproj; vLLM and \
-             SGLang load them with the model",
-            human_bytes(2 * v)
-        ));
+        let served = matches!(opts.runtime, RuntimeKind::Vllm | RuntimeKind::Sglang);
+        warnings.push(if served {
+            format!(
+                "the checkpoint also stores a vision tower and projector ({v} parameters, {} at \
+                 16 bits): {} loads them with the model, so the first stage's weights hold them \
+                 (their layers split over tensor parallelism, or within the checkpoint's stored \
+                 bytes); llama.cpp would load them only with --mmproj",
+                human_bytes(2 * v),
+                opts.runtime.name()
+            )
+        } else {
+            format!(
+                "the checkpoint also stores a vision tower and projector ({v} parameters, {} at \
+                 16 bits) that the plans leave out: llama.cpp loads them only with --mmproj; vLLM \
+                 and SGLang load them with the model",
+                human_bytes(2 * v)
+            )
+        });
     }
     if opts.runtime != RuntimeKind::Vllm
         && (opts.max_num_seqs.is_some() || opts.max_num_batched_tokens.is_some())
