@@ -681,7 +681,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5606),
+        prefill: Some(0.5605),
         prefill_layer_s: Some(9.564e-07),
         rows: (41, 26),
     },
@@ -691,7 +691,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5606),
+        prefill: Some(0.5605),
         prefill_layer_s: Some(9.564e-07),
         rows: (41, 26),
     },
@@ -711,8 +711,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.7951),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.594),
-        prefill_layer_s: Some(1.550e-06),
+        prefill: Some(0.6423),
+        prefill_layer_s: Some(1.741e-06),
         rows: (21, 9),
     },
     SpeedFit {
@@ -721,9 +721,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.5549),
-        prefill_layer_s: Some(1.550e-06),
-        rows: (43, 35),
+        prefill: Some(0.593),
+        prefill_layer_s: Some(1.741e-06),
+        rows: (43, 31),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
@@ -731,9 +731,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.5549),
-        prefill_layer_s: Some(1.550e-06),
-        rows: (43, 35),
+        prefill: Some(0.593),
+        prefill_layer_s: Some(1.741e-06),
+        rows: (43, 31),
     },
     SpeedFit {
         class: DeviceClass::NvidiaDatacenter,
@@ -831,8 +831,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8403),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.6879),
-        prefill_layer_s: Some(1.114e-06),
+        prefill: Some(0.6896),
+        prefill_layer_s: Some(1.132e-06),
         rows: (85, 47),
     },
     SpeedFit {
@@ -841,8 +841,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9262),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.4371),
-        prefill_layer_s: Some(1.114e-06),
+        prefill: Some(0.4377),
+        prefill_layer_s: Some(1.132e-06),
         rows: (8, 8),
     },
     SpeedFit {
@@ -851,9 +851,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7964),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.5621),
-        prefill_layer_s: Some(1.114e-06),
-        rows: (222, 187),
+        prefill: Some(0.5662),
+        prefill_layer_s: Some(1.132e-06),
+        rows: (222, 183),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -861,9 +861,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7961),
         decode_layer_s: Some(5.176e-05),
-        prefill: Some(0.5645),
-        prefill_layer_s: Some(1.073e-06),
-        rows: (213, 178),
+        prefill: Some(0.5687),
+        prefill_layer_s: Some(1.090e-06),
+        rows: (213, 174),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -871,8 +871,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.6905),
         decode_layer_s: Some(5.176e-05),
-        prefill: Some(0.4298),
-        prefill_layer_s: Some(1.073e-06),
+        prefill: Some(0.4311),
+        prefill_layer_s: Some(1.090e-06),
         rows: (9, 9),
     },
     SpeedFit {
@@ -908,7 +908,7 @@ pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 /// Fitted fraction of the int8 DP4A rate a quantized prompt reaches on an
 /// NVIDIA GPU without tensor cores but with DP4A ([`dp4a_mmq`]), per runtime,
 /// with the fit rows behind it.
-pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.2876, 11)];
+pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.288, 11)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
@@ -1000,7 +1000,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7641),
-        prefill: Some(1.059),
+        prefill: Some(1.02),
         rows: (11, 8),
     },
     DeviceFit {
@@ -1014,21 +1014,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a100-80gb-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.8697),
-        prefill: Some(1.018),
+        prefill: Some(0.9899),
         rows: (15, 10),
     },
     DeviceFit {
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.059),
-        prefill: Some(0.887),
-        rows: (8, 8),
+        prefill: Some(0.9922),
+        rows: (8, 4),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.02),
-        prefill: Some(0.7108),
+        prefill: Some(0.721),
         rows: (17, 9),
     },
     DeviceFit {
@@ -1042,7 +1042,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.23),
-        prefill: Some(0.8885),
+        prefill: Some(0.8614),
         rows: (7, 5),
     },
     DeviceFit {
@@ -2423,11 +2423,11 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         DeviceClass::NvidiaDatacenter,
         true,
         Accuracy {
-            rows: 65,
-            median: 0.075,
-            worst: 0.684,
+            rows: 61,
+            median: 0.057,
+            worst: 0.646,
             held_out_rows: 12,
-            held_out_median: Some(0.084),
+            held_out_median: Some(0.068),
         },
     ),
     (
@@ -2448,7 +2448,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 5,
-            median: 0.157,
+            median: 0.153,
             worst: 0.495,
             held_out_rows: 2,
             held_out_median: None,
