@@ -1863,10 +1863,33 @@ fn check_trtllm(args: &CheckArgs, l: ai_hwaccel::plan::runtime::log::TrtllmLog) 
         notes.push("the engine size counts TensorRT's own buffers beside the weights".into());
     }
     // The backend's own per-token figure where it prints one (the
-    // allocation line's bytes are rounded to 0.01 GiB).
+    // allocation line's bytes are rounded to 0.01 GiB). A cache of several
+    // attention windows (VSWA) sums its pools' tokens: its bytes over them
+    // are no layer's size, and its token count is not the tokens one
+    // sequence can hold at full attention.
+    let vswa = l.variable_windows();
     let logged_per_token = l
         .logged_kv_bytes_per_token
-        .or(l.kv_bytes_per_token().map(|b| b.round() as u64));
+        .or(l.kv_bytes_per_token().map(|b| b.round() as u64))
+        .filter(|_| !vswa || l.logged_kv_bytes_per_token.is_some());
+    if vswa {
+        let pools: Vec<String> = l
+            .kv_windows
+            .iter()
+            .map(|w| {
+                format!(
+                    "window {}: {} blocks ({} a sequence)",
+                    w.window_tokens, w.primary_blocks, w.blocks_per_sequence
+                )
+            })
+            .collect();
+        notes.push(format!(
+            "the cache has one pool per attention window (VSWA; {}): its token count sums the \
+             pools, so it is not compared with the planner's full-attention tokens",
+            pools.join(", ")
+        ));
+        tok_pred = None;
+    }
     let report = Report {
         runtime: "trtllm",
         log: LlamaCppLog::default(),

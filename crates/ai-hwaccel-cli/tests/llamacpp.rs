@@ -1316,6 +1316,36 @@ fn check_reads_tensorrt_llm_logs() {
         row(&r, "kv_cache_capacity_tokens")["logged_bytes"],
         3_731_744
     );
+    // A variable-window cache (the 2026 kvCacheManager.cpp lines, two
+    // pools): its summed tokens are not compared with the planner's
+    // full-attention tokens, and the note lists the pools.
+    let tmp = tempfile::tempdir().unwrap();
+    let vswa = tmp.path().join("vswa.log");
+    std::fs::write(
+        &vswa,
+        "[TensorRT-LLM][INFO] Max KV cache blocks per sequence: 32 [window size=1024], tokens per block=32, primary blocks=2048, secondary blocks=0, max sequence length=8192\n\
+         [TensorRT-LLM][INFO] Max KV cache blocks per sequence: 256 [window size=8192], tokens per block=32, primary blocks=6144, secondary blocks=0, max sequence length=8192\n\
+         [TensorRT-LLM][INFO] [MemUsageChange] Allocated 9.80 GiB for max tokens in paged KV cache (262144).\n",
+    )
+    .unwrap();
+    let r = check_json(
+        &vswa,
+        &["--model", "gemma-3-27b", "--devices", "1xh100-sxm"],
+    );
+    let tokens = row(&r, "kv_cache_capacity_tokens");
+    assert_eq!(tokens["logged_bytes"], 262_144);
+    assert!(tokens["predicted_bytes"].is_null(), "{tokens}");
+    assert!(
+        row(&r, "kv_bytes_per_token_per_gpu")["logged_bytes"].is_null(),
+        "{r}"
+    );
+    let notes = r["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.contains("window 1024: 2048 blocks (32 a sequence)"))),
+        "{notes:?}"
+    );
 }
 
 /// llama.cpp's `ggml-rpc-server`, or why a test that needs it is skipped.

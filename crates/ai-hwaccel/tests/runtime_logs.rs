@@ -578,6 +578,17 @@ fn tensorrt_llm_logs_of_2024_and_2025() {
         (Some(32), Some(116_617))
     );
     assert_eq!(116_617 * 32, 3_731_744, "blocks x tokens per block agree");
+    // One window line: one pool, not a variable-window cache.
+    assert_eq!(new.kv_windows.len(), 1);
+    assert_eq!(
+        (
+            new.kv_windows[0].window_tokens,
+            new.kv_windows[0].blocks_per_sequence,
+            new.kv_windows[0].primary_blocks
+        ),
+        (2051, 65, 116_617)
+    );
+    assert!(!new.variable_windows());
     let tp = parse_trtllm_log(&fixture("trtllm-backend-issue396__tp4-engine-size.log"));
     assert_eq!(tp.engine_bytes, Some(3404 * 1_048_576));
     assert_eq!(tp.world_size, Some(4));
@@ -740,4 +751,53 @@ fn memory_breakdown_table_of_four_gpus() {
     );
     let model: u64 = t.rows.iter().map(|r| r.model_mib).sum();
     assert_eq!(model, 15686 + 16603 + 16608 + 15331 + 78278);
+}
+
+/// A variable-window (VSWA) TensorRT-LLM cache. No published log of one was
+/// found, so the lines are the 2026 `kvCacheManager.cpp` format strings
+/// (`BlockManager`: one `Max KV cache blocks per sequence: %d [window
+/// size=%d], tokens per block=%d, primary blocks=%d, secondary blocks=%d,
+/// max sequence length=%d` per window; `allocatePools`: `[MemUsageChange]
+/// Allocated %0.2f GiB for max tokens in paged KV cache (%d).` with the
+/// primary blocks summed over the windows), filled with a Gemma-3-like
+/// 1024-token window beside full attention, after the PyTorch backend's
+/// estimation cache and profiling line and before a draft model's cache.
+#[test]
+fn tensorrt_llm_variable_window_cache_sums_its_pools() {
+    use ai_hwaccel::plan::runtime::log::parse_trtllm_log;
+    let log = "\
+[TensorRT-LLM][INFO] Max KV cache blocks per sequence: 32 [window size=1024], tokens per block=32, primary blocks=40, secondary blocks=0, max sequence length=8192
+[TensorRT-LLM][INFO] Max KV cache blocks per sequence: 256 [window size=8192], tokens per block=32, primary blocks=300, secondary blocks=0, max sequence length=8192
+[TensorRT-LLM][INFO] Number of tokens per block: 32.
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 0.50 GiB for max tokens in paged KV cache (10880).
+[11/20/2026-10:00:00] [TRT-LLM] [I] Peak memory during memory usage profiling (torch + non-torch): 60.00 GiB, available KV cache memory when calculating max tokens: 10.00 GiB, fraction is set 0.8999999761581421, kv size is 32768. device total memory 79.19 GiB, , tmp kv_mem 0.50 GiB
+[TensorRT-LLM][INFO] Max KV cache blocks per sequence: 32 [window size=1024], tokens per block=32, primary blocks=2048, secondary blocks=0, max sequence length=8192
+[TensorRT-LLM][INFO] Max KV cache blocks per sequence: 256 [window size=8192], tokens per block=32, primary blocks=6144, secondary blocks=0, max sequence length=8192
+[TensorRT-LLM][INFO] Number of tokens per block: 32.
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 9.80 GiB for max tokens in paged KV cache (262144).
+[TensorRT-LLM][INFO] Max KV cache blocks per sequence: 256 [window size=8192], tokens per block=32, primary blocks=512, secondary blocks=0, max sequence length=8192
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 0.40 GiB for max tokens in paged KV cache (16384).
+";
+    let l = parse_trtllm_log(log);
+    // The real cache's two pools, not the estimation cache's nor the draft's.
+    assert!(l.variable_windows());
+    let pools: Vec<_> = l
+        .kv_windows
+        .iter()
+        .map(|w| (w.window_tokens, w.blocks_per_sequence, w.primary_blocks))
+        .collect();
+    assert_eq!(pools, [(1024, 32, 2048), (8192, 256, 6144)]);
+    // Their blocks summed, as the allocation line's token count sums them.
+    assert_eq!(l.primary_blocks, Some(8192));
+    assert_eq!(l.kv_cache_tokens, Some(262_144));
+    assert_eq!(l.primary_blocks.unwrap() * 32, 262_144);
+    assert_eq!(
+        l.kv_cache_bytes,
+        Some((9.80 * 1_073_741_824.0f64).round() as u64)
+    );
+    assert_eq!(l.logged_kv_bytes_per_token, Some(32_768));
+    // Without the allocation line the tokens come from the summed blocks.
+    let cut: String = log.lines().take(8).map(|x| format!("{x}\n")).collect();
+    let c = parse_trtllm_log(&cut);
+    assert_eq!(c.kv_cache_tokens, Some(8192 * 32));
 }

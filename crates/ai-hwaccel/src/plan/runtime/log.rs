@@ -2274,9 +2274,37 @@ pub struct TrtllmLog {
     /// (`fraction is set 0.8999999761581421`: float32), to 4 decimals.
     #[serde(default)]
     pub free_gpu_memory_fraction: Option<f64>,
+    /// The real cache's pools, one per attention window (the C++
+    /// `BlockManager` prints `Max KV cache blocks per sequence: N [window
+    /// size=W], tokens per block=T, primary blocks=B, …` once per window,
+    /// `kvCacheManager.cpp`): two or more for a model with variable
+    /// sliding windows (VSWA: Gemma 2/3, gpt-oss), where
+    /// [`Self::primary_blocks`] and the allocation line's token count are
+    /// the sum over the windows and no one window's per-token size is the
+    /// allocation's bytes over its tokens. At most 64.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kv_windows: Vec<TrtllmKvWindow>,
+}
+
+/// One attention window's KV pool of a TensorRT-LLM cache
+/// ([`TrtllmLog::kv_windows`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TrtllmKvWindow {
+    /// The window, in tokens (`window size=`).
+    pub window_tokens: u64,
+    /// Blocks one sequence may hold in this pool (`blocks per sequence:`).
+    pub blocks_per_sequence: u64,
+    /// The pool's GPU blocks (`primary blocks=`).
+    pub primary_blocks: u64,
 }
 
 impl TrtllmLog {
+    /// Whether the cache has pools of more than one attention window
+    /// (VSWA): its bytes over its tokens are then no one layer's size.
+    pub fn variable_windows(&self) -> bool {
+        self.kv_windows.len() > 1
+    }
+
     /// Whether anything TensorRT-LLM-like was found.
     pub fn is_empty(&self) -> bool {
         self.kv_cache_bytes.is_none()
@@ -2299,6 +2327,9 @@ pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
     let mut l = TrtllmLog::default();
     let first = set_first;
     let mut max_rank: Option<u64> = None;
+    // The window lines of the cache being built; kept once its allocation
+    // line is read (a draft model's cache, built after, prints its own).
+    let mut windows_done = false;
     for line in log_lines(text) {
         let line = line.as_str();
         // The C++ runtime's `[TensorRT-LLM][INFO]` lines and the PyTorch
@@ -2338,8 +2369,23 @@ pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
                 l.kv_cache_bytes = None;
                 l.kv_cache_tokens = None;
                 l.primary_blocks = None;
+                l.kv_windows.clear();
+                windows_done = false;
             }
             continue;
+        }
+        if !windows_done
+            && let Some(w) = after(line, "[window size=", &[']']).and_then(count)
+            && let Some(b) = after(line, "blocks per sequence: ", &[' ', '[']).and_then(count)
+            && let Some(p) = after(line, "primary blocks=", &[',']).and_then(count)
+            && l.kv_windows.len() < 64
+            && !l.kv_windows.iter().any(|x| x.window_tokens == w)
+        {
+            l.kv_windows.push(TrtllmKvWindow {
+                window_tokens: w,
+                blocks_per_sequence: b,
+                primary_blocks: p,
+            });
         }
         if rank0
             && let Some(v) = after(line, "Use ", &['\n'])
@@ -2400,6 +2446,7 @@ pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
                     first(&mut l.kv_cache_bytes, gib(v));
                     first(&mut l.kv_cache_tokens, tokens);
                 }
+                windows_done = true;
             }
         }
         if let Some(v) = after(line, "tokens per block=", &[',']) {
@@ -2427,6 +2474,14 @@ pub fn parse_trtllm_log(text: &str) -> TrtllmLog {
                 count(v).filter(|n| *n > 0 && *n < 65_536),
             );
         }
+    }
+    // Several windows: the cache's blocks are their sum, as
+    // `BlockManager::getNumPrimaryBlocks` sums them for the allocation line.
+    if l.variable_windows() {
+        l.primary_blocks = l
+            .kv_windows
+            .iter()
+            .try_fold(0u64, |a, w| a.checked_add(w.primary_blocks));
     }
     if l.kv_cache_tokens.is_none() {
         if let (Some(b), Some(t)) = (l.primary_blocks, l.tokens_per_block) {
