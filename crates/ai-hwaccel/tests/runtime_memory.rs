@@ -956,3 +956,53 @@ fn serving_runtimes_load_qwen3_5s_vision_transformer() {
         llama(&text_only).plans[0].per_device[0].weights_bytes
     );
 }
+
+/// vLLM's sliding-window pool over pipeline stages (0.33's projection of
+/// the model's groups, `VllmSlidingBlocks::stage_bytes_per_block`): each
+/// stage's block spans its own share of the model's groups, and the pool
+/// holds the fewest blocks any stage's free memory gives. Gemma 3 27B at
+/// PP 2 on two L40S: each stage's block is five layers' pages, half the
+/// single-GPU block of ten.
+#[test]
+fn vllm_sliding_window_pool_over_pipeline_stages() {
+    use ai_hwaccel::plan::runtime::{VllmSlidingBlocks, cuda_visible_bytes, vllm_batch_defaults};
+    let m = load_model("gemma-3-27b").unwrap();
+    let devices = PlanDevice::from_device_string("2xl40s").unwrap();
+    let context = 8192;
+    let p = plan_inference(
+        &m.spec,
+        &devices,
+        &InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            quant: Some(Quant::Bf16),
+            context: Some(context),
+            max_plans: 64,
+            ..Default::default()
+        },
+    );
+    let plan = p
+        .plans
+        .iter()
+        .find(|c| c.pipeline_parallel == 2 && c.tensor_parallel == 1)
+        .expect("a PP 2 plan");
+    let d0 = &devices[0];
+    let visible = cuda_visible_bytes(d0.spec_id.as_deref(), d0.capacity_bytes.unwrap());
+    let batched = vllm_batch_defaults(visible, &d0.name).0;
+    let s = VllmSlidingBlocks::new(&m.spec, 1, 2.0, batched, None).unwrap();
+    let blocks = plan
+        .per_device
+        .iter()
+        .map(|d| {
+            let free = d.capacity_bytes - d.weights_bytes - d.activation_bytes - d.overhead_bytes;
+            let per_block = s.stage_bytes_per_block(&m.spec, d.layers.0, d.layers.1);
+            assert_eq!(per_block, 5 * s.page_bytes, "{:?}", d.layers);
+            free / per_block
+        })
+        .min()
+        .unwrap();
+    assert_eq!(
+        plan.kv_cache_capacity_tokens,
+        Some(s.capacity_tokens(blocks, context))
+    );
+    assert!(plan.max_context_tokens <= s.max_tokens(blocks));
+}

@@ -1547,8 +1547,10 @@ fn evaluate_replica_with(
     }
     // Likewise a model with sliding-window layers beside full-attention
     // ones (`VllmSlidingBlocks`): its sliding groups hold the window and
-    // the tokens in flight, the full groups the whole request.
-    let sliding = if opts.runtime == RuntimeKind::Vllm && pp == 1 && hybrid.is_none() {
+    // the tokens in flight, the full groups the whole request. Over
+    // pipeline stages each stage's block spans its own layers of the
+    // model's groups, and the pool has the fewest blocks any stage holds.
+    let sliding = if opts.runtime == RuntimeKind::Vllm && hybrid.is_none() {
         let d0 = &replica.stages[0][0];
         let visible = super::runtime::cuda_visible_bytes(
             d0.spec_id.as_deref(),
@@ -1557,8 +1559,31 @@ fn evaluate_replica_with(
         let batched = opts
             .max_num_batched_tokens
             .unwrap_or_else(|| super::runtime::vllm_batch_defaults(visible, &d0.name).0);
-        super::runtime::VllmSlidingBlocks::new(spec, tp, kv.bytes(), batched, None)
-            .map(|s| (s, s.num_blocks(kv_memory)))
+        super::runtime::VllmSlidingBlocks::new(spec, tp, kv.bytes(), batched, None).map(|s| {
+            if pp == 1 {
+                return (s, s.num_blocks(kv_memory));
+            }
+            let mut idx = 0;
+            let mut blocks = u64::MAX;
+            for (k, group) in replica.stages.iter().enumerate() {
+                let free = group
+                    .iter()
+                    .map(|_| {
+                        let (w, _, act, over, cap) = mem[idx];
+                        idx += 1;
+                        cap.saturating_sub(w)
+                            .saturating_sub(act)
+                            .saturating_sub(over)
+                    })
+                    .min()
+                    .unwrap_or(0);
+                let (a, b) = layout.layers[k];
+                if let Some(n) = free.checked_div(s.stage_bytes_per_block(spec, a, b)) {
+                    blocks = blocks.min(n);
+                }
+            }
+            (s, if blocks == u64::MAX { 0 } else { blocks })
+        })
     } else {
         None
     };

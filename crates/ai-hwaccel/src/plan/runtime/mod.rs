@@ -448,6 +448,17 @@ mod tests {
             s.max_tokens(89_994),
             (89_993 - 6 * ((1023 + 16_384_u64).div_ceil(16) + 1)) * 16
         );
+        // Over pipeline stages (0.33's projection of the model's groups):
+        // the full layers are 5, 11, …, 59 and each sliding group takes
+        // every sixth sliding layer, so layers 0-30 hold five of the full
+        // group and five of sliding groups 0 and 1 (four of the others),
+        // layers 31-61 five of the full group and of sliding groups 2
+        // and 3, layers 0-20 three of every group.
+        assert_eq!(s.stage_bytes_per_block(g, 0, 62), s.bytes_per_block());
+        assert_eq!(s.stage_bytes_per_block(g, 0, 31), 5 * s.page_bytes);
+        assert_eq!(s.stage_bytes_per_block(g, 31, 62), 5 * s.page_bytes);
+        assert_eq!(s.stage_bytes_per_block(g, 0, 21), 3 * s.page_bytes);
+        assert_eq!(s.stage_bytes_per_block(g, 62, 62), 0);
         // No sliding window, or linear attention beside it: not this pool.
         let dense = &crate::plan::catalog::find("llama-3.1-8b").unwrap().spec;
         assert!(VllmSlidingBlocks::new(dense, 1, 2.0, 8192, None).is_none());

@@ -451,6 +451,44 @@ impl SlidingBlocks {
         self.group_size * self.page_bytes
     }
 
+    /// Bytes one block takes on a pipeline stage holding layers `a..b` of
+    /// `spec` (the model the pool was made for), as vLLM 0.33.0 lays the
+    /// whole model's groups over its stages (`v1/core/kv_cache_planning.py`):
+    /// the layers of each kind, in model order, go to that kind's groups
+    /// round-robin (`layers[i::num_groups]`,
+    /// `_get_kv_cache_groups_uniform_page_size`), each stage keeps its own
+    /// layers of every group (`_project_kv_cache_groups_to_worker`), and a
+    /// block spans the stage's largest group (`_get_kv_cache_bytes_per_block`).
+    /// The stages' block counts are then cut to the smallest
+    /// (`get_kv_cache_configs`). With every layer on one stage this is
+    /// [`Self::bytes_per_block`].
+    pub fn stage_bytes_per_block(&self, spec: &crate::plan::ModelSpec, a: u32, b: u32) -> u64 {
+        use crate::plan::arch::AttentionKind;
+        let (mut full, mut sliding) = (Vec::new(), Vec::new());
+        for i in 0..spec.num_layers {
+            match spec.attention_kind(i) {
+                AttentionKind::Sliding => sliding.push(i),
+                AttentionKind::Global => full.push(i),
+                AttentionKind::Linear => {}
+            }
+        }
+        let most = |layers: &[u32], groups: u64| {
+            let groups = groups.max(1) as usize;
+            (0..groups)
+                .map(|g| {
+                    layers
+                        .iter()
+                        .skip(g)
+                        .step_by(groups)
+                        .filter(|&&x| x >= a && x < b)
+                        .count() as u64
+                })
+                .max()
+                .unwrap_or(0)
+        };
+        most(&full, self.full_groups).max(most(&sliding, self.sliding_groups)) * self.page_bytes
+    }
+
     /// The pool's blocks in `kv_bytes` of KV memory.
     pub fn num_blocks(&self, kv_bytes: u64) -> u64 {
         kv_bytes / self.bytes_per_block().max(1)
