@@ -622,6 +622,14 @@ fn vllm_hybrid_block_pool_reproduces_logged_capacities() {
         })
         .collect();
     assert_eq!(matching, [1487]);
+    // Over pipeline stages (0.33's projection of the groups): the 16
+    // attention layers (3, 7, …, 63) form one group, the 48 linear layers
+    // three, dealt round-robin; layers 0-31 hold 8 of each group, layers
+    // 0-15 four, all 64 layers the whole group of 16.
+    assert_eq!(h.stage_bytes_per_block(&dense, 0, 64), h.bytes_per_block());
+    assert_eq!(h.stage_bytes_per_block(&dense, 0, 32), 8 * h.page_bytes);
+    assert_eq!(h.stage_bytes_per_block(&dense, 32, 64), 8 * h.page_bytes);
+    assert_eq!(h.stage_bytes_per_block(&dense, 0, 16), 4 * h.page_bytes);
 
     // The pinned release on a Hopper GPU: FlashInfer's GDN prefill aligns
     // blocks to 64 tokens and holds a checkpoint block per linear group.
@@ -1005,4 +1013,62 @@ fn vllm_sliding_window_pool_over_pipeline_stages() {
         Some(s.capacity_tokens(blocks, context))
     );
     assert!(plan.max_context_tokens <= s.max_tokens(blocks));
+}
+
+/// vLLM's hybrid pool over pipeline stages: Qwen3.5-27B at PP 2 on two
+/// H100s holds the fewest blocks either stage's free memory gives. The
+/// planner splits the layers 0-33 and 34-63: the first stage holds 8
+/// attention layers and 26 linear ones (9, 9 and 8 of the three linear
+/// groups), the second 8 and 22 (8, 7, 7), so their blocks span 9 and 8
+/// layers' pages (16 on one GPU).
+#[test]
+fn vllm_hybrid_pool_over_pipeline_stages() {
+    use ai_hwaccel::plan::runtime::{VllmHybridBlocks, VllmHybridMode};
+    let m = load_model("qwen3.5-27b").unwrap();
+    let p = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("2xh100-sxm").unwrap(),
+        &InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            quant: Some(Quant::Bf16),
+            context: Some(32_768),
+            max_plans: 64,
+            ..Default::default()
+        },
+    );
+    let plan = p
+        .plans
+        .iter()
+        .find(|c| c.pipeline_parallel == 2 && c.tensor_parallel == 1)
+        .expect("a PP 2 plan");
+    // The pinned release on Hopper (compute capability 9.0).
+    let h = VllmHybridBlocks::new(
+        &m.spec,
+        1,
+        2.0,
+        2.0,
+        VllmHybridMode::pinned(Some((9, 0)), 128),
+    )
+    .unwrap();
+    let blocks = plan
+        .per_device
+        .iter()
+        .map(|d| {
+            let free = d.capacity_bytes - d.weights_bytes - d.activation_bytes - d.overhead_bytes;
+            let per_block = h.stage_bytes_per_block(&m.spec, d.layers.0, d.layers.1);
+            let layers = match d.layers {
+                (0, 34) => 9,
+                (34, 64) => 8,
+                other => panic!("another split: {other:?}"),
+            };
+            assert_eq!(per_block, layers * h.page_bytes, "{:?}", d.layers);
+            free / per_block
+        })
+        .min()
+        .unwrap();
+    assert_eq!(plan.kv_cache_blocks, Some(blocks));
+    assert_eq!(
+        plan.kv_cache_capacity_tokens,
+        Some(h.capacity_tokens(blocks, 32_768))
+    );
 }

@@ -1521,9 +1521,32 @@ fn evaluate_replica_with(
     // vLLM holds a hybrid model's KV cache as a pool of blocks (see
     // `VllmHybridBlocks`): its own token count, longest request and
     // concurrency follow from the pool, whose pages are padded and whose
-    // linear layers hold whole blocks per request. One stage only: the
-    // grouping of layers split over stages is not read here.
-    let hybrid = if opts.runtime == RuntimeKind::Vllm && pp == 1 {
+    // linear layers hold whole blocks per request. Over pipeline stages
+    // the pool has the fewest blocks any stage holds, each stage's block
+    // spanning its share of the model's groups (`stage_blocks`).
+    let stage_blocks = |per_block: &dyn Fn(u32, u32) -> u64| {
+        let mut idx = 0;
+        let mut blocks = u64::MAX;
+        for (k, group) in replica.stages.iter().enumerate() {
+            let free = group
+                .iter()
+                .map(|_| {
+                    let (w, _, act, over, cap) = mem[idx];
+                    idx += 1;
+                    cap.saturating_sub(w)
+                        .saturating_sub(act)
+                        .saturating_sub(over)
+                })
+                .min()
+                .unwrap_or(0);
+            let (a, b) = layout.layers[k];
+            if let Some(n) = free.checked_div(per_block(a, b)) {
+                blocks = blocks.min(n);
+            }
+        }
+        if blocks == u64::MAX { 0 } else { blocks }
+    };
+    let hybrid = if opts.runtime == RuntimeKind::Vllm {
         let d0 = &replica.stages[0][0];
         let cc = d0
             .spec_id
@@ -1538,7 +1561,14 @@ fn evaluate_replica_with(
             quant.unquantized_bytes(),
             super::runtime::VllmHybridMode::pinned(cc, key_dim),
         )
-        .map(|h| (h, h.num_blocks(kv_memory)))
+        .map(|h| {
+            let blocks = if pp == 1 {
+                h.num_blocks(kv_memory)
+            } else {
+                stage_blocks(&|a, b| h.stage_bytes_per_block(spec, a, b))
+            };
+            (h, blocks)
+        })
     } else {
         None
     };
@@ -1560,29 +1590,12 @@ fn evaluate_replica_with(
             .max_num_batched_tokens
             .unwrap_or_else(|| super::runtime::vllm_batch_defaults(visible, &d0.name).0);
         super::runtime::VllmSlidingBlocks::new(spec, tp, kv.bytes(), batched, None).map(|s| {
-            if pp == 1 {
-                return (s, s.num_blocks(kv_memory));
-            }
-            let mut idx = 0;
-            let mut blocks = u64::MAX;
-            for (k, group) in replica.stages.iter().enumerate() {
-                let free = group
-                    .iter()
-                    .map(|_| {
-                        let (w, _, act, over, cap) = mem[idx];
-                        idx += 1;
-                        cap.saturating_sub(w)
-                            .saturating_sub(act)
-                            .saturating_sub(over)
-                    })
-                    .min()
-                    .unwrap_or(0);
-                let (a, b) = layout.layers[k];
-                if let Some(n) = free.checked_div(s.stage_bytes_per_block(spec, a, b)) {
-                    blocks = blocks.min(n);
-                }
-            }
-            (s, if blocks == u64::MAX { 0 } else { blocks })
+            let blocks = if pp == 1 {
+                s.num_blocks(kv_memory)
+            } else {
+                stage_blocks(&|a, b| s.stage_bytes_per_block(spec, a, b))
+            };
+            (s, blocks)
         })
     } else {
         None

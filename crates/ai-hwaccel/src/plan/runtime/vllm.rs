@@ -320,6 +320,23 @@ impl HybridBlocks {
         self.group_size * self.page_bytes
     }
 
+    /// Bytes one block takes on a pipeline stage holding layers `a..b` of
+    /// `spec` (the model the pool was made for): a page in each of the
+    /// stage's layers of its largest group, as vLLM 0.33.0 projects the
+    /// model's groups onto a stage (see `SlidingBlocks::stage_bytes_per_block`);
+    /// the stages' block counts are then cut to the smallest.
+    pub fn stage_bytes_per_block(&self, spec: &crate::plan::ModelSpec, a: u32, b: u32) -> u64 {
+        use crate::plan::arch::AttentionKind;
+        stage_group_layers(
+            spec,
+            (a, b),
+            [
+                (AttentionKind::Global, self.attention_groups),
+                (AttentionKind::Linear, self.linear_groups),
+            ],
+        ) * self.page_bytes
+    }
+
     /// The pool's blocks in `kv_bytes` of KV memory.
     pub fn num_blocks(&self, kv_bytes: u64) -> u64 {
         kv_bytes / self.bytes_per_block().max(1)
@@ -395,6 +412,42 @@ pub struct SlidingBlocks {
 /// Tokens per vLLM KV block (`CacheConfig.block_size`'s default).
 pub const BLOCK_SIZE: u64 = 16;
 
+/// The most layers of any one of the model's KV groups that the layers
+/// `a..b` hold, vLLM 0.33.0's grouping (`v1/core/kv_cache_planning.py`):
+/// each kind's layers, in model order, are dealt round-robin over that
+/// kind's groups (`layers[i::num_groups]`,
+/// `_get_kv_cache_groups_uniform_page_size`), and a pipeline stage keeps
+/// its own layers of every group (`_project_kv_cache_groups_to_worker`).
+/// A block spans a page in each layer of the stage's largest group
+/// (`_get_kv_cache_bytes_per_block`).
+fn stage_group_layers(
+    spec: &crate::plan::ModelSpec,
+    (a, b): (u32, u32),
+    kinds: [(crate::plan::arch::AttentionKind, u64); 2],
+) -> u64 {
+    kinds
+        .iter()
+        .map(|&(kind, groups)| {
+            let layers: Vec<u32> = (0..spec.num_layers)
+                .filter(|&i| spec.attention_kind(i) == kind)
+                .collect();
+            let groups = groups.max(1) as usize;
+            (0..groups)
+                .map(|g| {
+                    layers
+                        .iter()
+                        .skip(g)
+                        .step_by(groups)
+                        .filter(|&&x| x >= a && x < b)
+                        .count() as u64
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 impl SlidingBlocks {
     /// The pool of release `version` (a log's; `None`: the pinned 0.33.0)
     /// for `spec` at tensor parallelism `tp`, a KV cache of `kv_bytes` per
@@ -464,29 +517,14 @@ impl SlidingBlocks {
     /// [`Self::bytes_per_block`].
     pub fn stage_bytes_per_block(&self, spec: &crate::plan::ModelSpec, a: u32, b: u32) -> u64 {
         use crate::plan::arch::AttentionKind;
-        let (mut full, mut sliding) = (Vec::new(), Vec::new());
-        for i in 0..spec.num_layers {
-            match spec.attention_kind(i) {
-                AttentionKind::Sliding => sliding.push(i),
-                AttentionKind::Global => full.push(i),
-                AttentionKind::Linear => {}
-            }
-        }
-        let most = |layers: &[u32], groups: u64| {
-            let groups = groups.max(1) as usize;
-            (0..groups)
-                .map(|g| {
-                    layers
-                        .iter()
-                        .skip(g)
-                        .step_by(groups)
-                        .filter(|&&x| x >= a && x < b)
-                        .count() as u64
-                })
-                .max()
-                .unwrap_or(0)
-        };
-        most(&full, self.full_groups).max(most(&sliding, self.sliding_groups)) * self.page_bytes
+        stage_group_layers(
+            spec,
+            (a, b),
+            [
+                (AttentionKind::Global, self.full_groups),
+                (AttentionKind::Sliding, self.sliding_groups),
+            ],
+        ) * self.page_bytes
     }
 
     /// The pool's blocks in `kv_bytes` of KV memory.
