@@ -777,11 +777,18 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
         }
         let p = plan_inference(&m.spec, &devices, &opts);
         let tp = v.tensor_parallel_size.map(|t| t as u32);
+        let pp = v.pipeline_parallel_size.map_or(1, |n| n as u32);
         let best = p
             .plans
             .iter()
-            .find(|b| tp.is_none_or(|t| b.tensor_parallel == t) && b.pipeline_parallel == 1)
+            .find(|b| tp.is_none_or(|t| b.tensor_parallel == t) && b.pipeline_parallel == pp)
             .or(p.plans.first());
+        if pp > 1 {
+            notes.push(format!(
+                "pipeline parallelism {pp}: the log's figures are rank 0's, compared with the \
+                 plan's first stage"
+            ));
+        }
         match best {
             Some(b) => {
                 let d = &b.per_device[0];
@@ -964,7 +971,24 @@ fn hybrid_pool(
         b.quantization.unquantized_bytes(),
         mode,
     )?;
-    if let Some(kv) = predicted.1 {
+    // Over pipeline stages the log's memory is rank 0's, on the first
+    // stage, whose block spans its own layers of the model's groups; the
+    // plan's pool is the fewest blocks of any stage.
+    let stage0 = stage0_layers(b);
+    let per_block = stage0.map_or(h.bytes_per_block(), |(a, z)| {
+        h.stage_bytes_per_block(spec, a, z)
+    });
+    if let Some((a, z)) = stage0 {
+        predicted.2 = b.kv_cache_capacity_tokens;
+        notes.push(format!(
+            "rank 0 holds layers {a}-{}: a block there spans {} layers' pages (of {} on one GPU); \
+             vLLM cuts every stage to the fewest blocks any stage holds, which rank 0's memory alone \
+             does not show",
+            z.saturating_sub(1),
+            per_block / h.page_bytes.max(1),
+            h.group_size
+        ));
+    } else if let Some(kv) = predicted.1 {
         predicted.2 = Some(h.capacity_tokens(h.num_blocks(kv), context));
     }
     notes.push(format!(
@@ -982,7 +1006,16 @@ fn hybrid_pool(
         }
     ));
     v.kv_cache_bytes
-        .map(|kv| h.capacity_tokens(h.num_blocks(kv), context))
+        .and_then(|kv| kv.checked_div(per_block))
+        .map(|blocks| h.capacity_tokens(blocks, context))
+}
+
+/// The first stage's layers of a pipeline-parallel plan (`None` with one
+/// stage): where rank 0, whose figures a log prints, runs.
+fn stage0_layers(b: &ai_hwaccel::plan::inference::Plan) -> Option<(u32, u32)> {
+    (b.pipeline_parallel > 1)
+        .then(|| b.per_device.first().map(|d| d.layers))
+        .flatten()
 }
 
 /// vLLM: the KV pool of a model with sliding-window layers beside full
@@ -1016,7 +1049,21 @@ fn sliding_pool(
         batched,
         v.version.as_deref(),
     )?;
-    if let Some(kv) = predicted.1 {
+    let stage0 = stage0_layers(b);
+    let per_block = stage0.map_or(s.bytes_per_block(), |(a, z)| {
+        s.stage_bytes_per_block(spec, a, z)
+    });
+    if let Some((a, z)) = stage0 {
+        predicted.2 = b.kv_cache_capacity_tokens;
+        notes.push(format!(
+            "rank 0 holds layers {a}-{}: a block there spans {} layers' pages (of {} on one GPU); \
+             vLLM cuts every stage to the fewest blocks any stage holds, which rank 0's memory alone \
+             does not show",
+            z.saturating_sub(1),
+            per_block / s.page_bytes.max(1),
+            s.group_size
+        ));
+    } else if let Some(kv) = predicted.1 {
         predicted.2 = Some(s.capacity_tokens(s.num_blocks(kv), context));
     }
     notes.push(format!(
@@ -1032,7 +1079,8 @@ fn sliding_pool(
         s.in_flight
     ));
     v.kv_cache_bytes
-        .map(|kv| s.capacity_tokens(s.num_blocks(kv), context))
+        .and_then(|kv| kv.checked_div(per_block))
+        .map(|blocks| s.capacity_tokens(blocks, context))
 }
 
 /// The text table of a vLLM or SGLang report: one row per component,

@@ -2687,6 +2687,106 @@ fn check_leaves_expert_offload_rows_unpredicted() {
     assert!(!notes.contains("below a whole offload"), "{notes}");
 }
 
+/// `check` of a pipeline-parallel vLLM log (the engine config line's
+/// `pipeline_parallel_size=2`, vLLM 0.33's spellings; no published log of
+/// a sliding-window model over stages was found, so the figures are this
+/// test's): the log's memory is rank 0's, on the first stage, whose block
+/// spans five of Gemma 3 27B's layers (layers 0-31 of two L40S), so the
+/// tokens its memory gives are 10 GiB over five pages a block; the
+/// predicted capacity is the PP 2 plan's.
+#[test]
+fn check_reads_a_pipeline_parallel_vllm_log_by_rank_0s_stage() {
+    use ai_hwaccel::plan::runtime::{
+        RuntimeKind, VllmSlidingBlocks, cuda_visible_bytes, vllm_batch_defaults,
+    };
+    use ai_hwaccel::plan::{InferenceOptions, PlanDevice, load_model, plan_inference};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(
+        &log,
+        "INFO 11-29 10:00:01 [core.py:114] Initializing a V1 LLM engine (v0.33.0) with config: model='google/gemma-3-27b-it', dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=1, pipeline_parallel_size=2, quantization=None
+(Worker_PP0 pid=10) INFO 11-29 10:02:00 [gpu_worker.py:508] Available KV cache memory: 10.00 GiB
+INFO 11-29 10:02:01 [kv_cache_utils.py:1300] GPU KV cache size: 123,456 tokens
+",
+    )
+    .unwrap();
+    let j = json(&[
+        "check",
+        log.to_str().unwrap(),
+        "--model",
+        "gemma-3-27b",
+        "--devices",
+        "2xl40s",
+        "--json",
+    ]);
+    let m = load_model("gemma-3-27b").unwrap();
+    let devices = PlanDevice::from_device_string("2xl40s").unwrap();
+    let p = plan_inference(
+        &m.spec,
+        &devices,
+        &ai_hwaccel::plan::options_for(
+            &m,
+            &InferenceOptions {
+                runtime: RuntimeKind::Vllm,
+                context: Some(8192),
+                max_plans: 64,
+                // 0.33.0's default, which check takes from the log's release.
+                memory_utilization: 0.92,
+                ..Default::default()
+            },
+        ),
+    );
+    let plan = p
+        .plans
+        .iter()
+        .find(|b| b.pipeline_parallel == 2 && b.tensor_parallel == 1)
+        .unwrap();
+    let d0 = &devices[0];
+    let batched = vllm_batch_defaults(
+        cuda_visible_bytes(d0.spec_id.as_deref(), d0.capacity_bytes.unwrap()),
+        &d0.name,
+    )
+    .0;
+    let s = VllmSlidingBlocks::new(&m.spec, 1, 2.0, batched, Some("0.33.0")).unwrap();
+    let s_stage_layers = |spec: &ai_hwaccel::plan::ModelSpec, z: u32| {
+        s.stage_bytes_per_block(spec, 0, z) / s.page_bytes
+    };
+    // The planner's first stage: layers 0-31 (five of the full group, at
+    // most five of any sliding group).
+    let (a, z) = plan.per_device[0].layers;
+    assert_eq!(a, 0);
+    assert!((28..=34).contains(&z), "{z}");
+    assert_eq!(s_stage_layers(&m.spec, z), 5);
+    let row = |name: &str| {
+        j["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["component"] == name)
+            .unwrap_or_else(|| panic!("no {name} row: {j}"))
+            .clone()
+    };
+    let pool = row("kv_cache_tokens_from_logged_memory");
+    assert_eq!(
+        pool["predicted_bytes"],
+        s.capacity_tokens((10u64 << 30) / (5 * s.page_bytes), 8192),
+        "{pool}"
+    );
+    assert_eq!(
+        row("kv_cache_capacity_tokens")["predicted_bytes"],
+        plan.kv_cache_capacity_tokens.unwrap(),
+    );
+    let notes = j["notes"].to_string();
+    assert!(notes.contains("pipeline parallelism 2"), "{notes}");
+    assert!(
+        notes.contains(&format!(
+            "rank 0 holds layers 0-{}: a block there spans 5 layers' pages (of 10 on one GPU)",
+            z - 1
+        )),
+        "{notes}"
+    );
+}
+
 /// `check` of a vLLM log of a sliding-window model: the token capacity
 /// vLLM's block pool gives for the logged KV memory stands beside the
 /// logged count. The lines are those a published gpt-oss-120b start-up of

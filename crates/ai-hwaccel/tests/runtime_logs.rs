@@ -169,6 +169,7 @@ mod vllm {
         ));
         assert_eq!(l.gpu_memory_utilization, Some(0.5));
         assert_eq!(l.tensor_parallel_size, Some(2));
+        assert_eq!(l.pipeline_parallel_size, Some(1));
         assert!((gib(l.kv_cache_bytes) - 11.03).abs() < 1e-3);
         // The scheduler's line (`Chunked prefill is enabled with
         // max_num_batched_tokens=2048.`); the user set no max_num_seqs.

@@ -1408,6 +1408,11 @@ pub struct VllmLog {
     pub max_tokens_in_kv_cache: Option<u64>,
     /// `tensor_parallel_size=` of the engine config line.
     pub tensor_parallel_size: Option<u64>,
+    /// `pipeline_parallel_size=` of the engine config line (or
+    /// `non-default args`): the log's figures are then rank 0's, on the
+    /// first stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline_parallel_size: Option<u64>,
     /// The weights' dtype of the engine config line (`dtype=torch.bfloat16`)
     /// or of `non-default args` (`'dtype': 'float16'`), as printed.
     #[serde(default)]
@@ -1876,6 +1881,13 @@ pub fn parse_vllm_log(text: &str) -> VllmLog {
             after(line, "tensor_parallel_size=", &[',', ' ']).or_else(|| nd("tensor_parallel_size"))
         {
             l.tensor_parallel_size = count(v).or(l.tensor_parallel_size);
+        }
+        if let Some(v) = after(line, "pipeline_parallel_size=", &[',', ' '])
+            .or_else(|| nd("pipeline_parallel_size"))
+        {
+            l.pipeline_parallel_size = count(v)
+                .filter(|n| *n > 0 && *n < 65_536)
+                .or(l.pipeline_parallel_size);
         }
         // A V1 mark anywhere wins (vllm-ascend's V1 worker logs from its
         // own `worker.py`).
