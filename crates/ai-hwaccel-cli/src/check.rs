@@ -971,24 +971,16 @@ fn hybrid_pool(
         b.quantization.unquantized_bytes(),
         mode,
     )?;
-    // Over pipeline stages the log's memory is rank 0's, on the first
-    // stage, whose block spans its own layers of the model's groups; the
-    // plan's pool is the fewest blocks of any stage.
-    let stage0 = stage0_layers(b);
-    let per_block = stage0.map_or(h.bytes_per_block(), |(a, z)| {
-        h.stage_bytes_per_block(spec, a, z)
-    });
-    if let Some((a, z)) = stage0 {
-        predicted.2 = b.kv_cache_capacity_tokens;
-        notes.push(format!(
-            "rank 0 holds layers {a}-{}: a block there spans {} layers' pages (of {} on one GPU); \
-             vLLM cuts every stage to the fewest blocks any stage holds, which rank 0's memory alone \
-             does not show",
-            z.saturating_sub(1),
-            per_block / h.page_bytes.max(1),
-            h.group_size
-        ));
-    } else if let Some(kv) = predicted.1 {
+    let per_block = rank0_block(
+        b,
+        (h.bytes_per_block(), h.page_bytes, h.group_size),
+        |a, z| h.stage_bytes_per_block(spec, a, z),
+        predicted,
+        notes,
+    );
+    if stage0_layers(b).is_none()
+        && let Some(kv) = predicted.1
+    {
         predicted.2 = Some(h.capacity_tokens(h.num_blocks(kv), context));
     }
     notes.push(format!(
@@ -1008,6 +1000,34 @@ fn hybrid_pool(
     v.kv_cache_bytes
         .and_then(|kv| kv.checked_div(per_block))
         .map(|blocks| h.capacity_tokens(blocks, context))
+}
+
+/// The bytes of one block where rank 0 runs, for a vLLM block pool of
+/// `(bytes per block, page bytes, layers per group)` on one GPU and its
+/// block on the layers `a..z` of a stage (`stage_block`). Over pipeline
+/// stages the log's memory is rank 0's, on the first stage, whose block
+/// spans its own layers of the model's groups: the predicted capacity is
+/// then the plan's (the fewest blocks of any stage), and a note says so.
+fn rank0_block(
+    b: &ai_hwaccel::plan::inference::Plan,
+    (whole, page, group): (u64, u64, u64),
+    stage_block: impl Fn(u32, u32) -> u64,
+    predicted: &mut (Option<u64>, Option<u64>, Option<u64>),
+    notes: &mut Vec<String>,
+) -> u64 {
+    let Some((a, z)) = stage0_layers(b) else {
+        return whole;
+    };
+    let per_block = stage_block(a, z);
+    predicted.2 = b.kv_cache_capacity_tokens;
+    notes.push(format!(
+        "rank 0 holds layers {a}-{}: a block there spans {} layers' pages (of {group} on one \
+         GPU); vLLM cuts every stage to the fewest blocks any stage holds, which rank 0's memory \
+         alone does not show",
+        z.saturating_sub(1),
+        per_block / page.max(1),
+    ));
+    per_block
 }
 
 /// The first stage's layers of a pipeline-parallel plan (`None` with one
@@ -1049,21 +1069,16 @@ fn sliding_pool(
         batched,
         v.version.as_deref(),
     )?;
-    let stage0 = stage0_layers(b);
-    let per_block = stage0.map_or(s.bytes_per_block(), |(a, z)| {
-        s.stage_bytes_per_block(spec, a, z)
-    });
-    if let Some((a, z)) = stage0 {
-        predicted.2 = b.kv_cache_capacity_tokens;
-        notes.push(format!(
-            "rank 0 holds layers {a}-{}: a block there spans {} layers' pages (of {} on one GPU); \
-             vLLM cuts every stage to the fewest blocks any stage holds, which rank 0's memory alone \
-             does not show",
-            z.saturating_sub(1),
-            per_block / s.page_bytes.max(1),
-            s.group_size
-        ));
-    } else if let Some(kv) = predicted.1 {
+    let per_block = rank0_block(
+        b,
+        (s.bytes_per_block(), s.page_bytes, s.group_size),
+        |a, z| s.stage_bytes_per_block(spec, a, z),
+        predicted,
+        notes,
+    );
+    if stage0_layers(b).is_none()
+        && let Some(kv) = predicted.1
+    {
         predicted.2 = Some(s.capacity_tokens(s.num_blocks(kv), context));
     }
     notes.push(format!(

@@ -467,6 +467,29 @@ fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mu
     }
 }
 
+/// The `vision_config` object of a multimodal config, as [`Fields`] named
+/// under `vision_config.`; `None` where it is absent or null, an error
+/// naming the field where it is not an object.
+fn vision_fields<'a>(
+    root: &'a Map<String, Value>,
+    path: &'a str,
+) -> Result<Option<Fields<'a>>, ModelError> {
+    match root.get("vision_config") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(v)) => Ok(Some(Fields {
+            obj: v,
+            path,
+            prefix: "vision_config.",
+            defaults: &[],
+        })),
+        Some(v) => Err(malformed(
+            path,
+            "vision_config",
+            format!("expected an object, found {}", kind(v)),
+        )),
+    }
+}
+
 /// Gemma 3's SigLIP vision tower from `vision_config`
 /// (`siglip_vision_model`): `Err(field)` naming the first size field the
 /// config leaves out (the tower is then not counted); `num_channels`
@@ -475,22 +498,8 @@ fn gemma3_vision(
     root: &Map<String, Value>,
     path: &str,
 ) -> Result<Result<VisionTower, &'static str>, ModelError> {
-    let vision = match root.get("vision_config") {
-        None | Some(Value::Null) => return Ok(Err("vision_config")),
-        Some(Value::Object(v)) => v,
-        Some(v) => {
-            return Err(malformed(
-                path,
-                "vision_config",
-                format!("expected an object, found {}", kind(v)),
-            ));
-        }
-    };
-    let f = Fields {
-        obj: vision,
-        path,
-        prefix: "vision_config.",
-        defaults: &[],
+    let Some(f) = vision_fields(root, path)? else {
+        return Ok(Err("vision_config"));
     };
     if let Some(t) = f.str_opt("model_type")?
         && t != "siglip_vision_model"
@@ -743,22 +752,8 @@ fn llama4_vision(
     root: &Map<String, Value>,
     path: &str,
 ) -> Result<Result<VisionTower, &'static str>, ModelError> {
-    let vision = match root.get("vision_config") {
-        None | Some(Value::Null) => return Ok(Err("vision_config")),
-        Some(Value::Object(v)) => v,
-        Some(v) => {
-            return Err(malformed(
-                path,
-                "vision_config",
-                format!("expected an object, found {}", kind(v)),
-            ));
-        }
-    };
-    let f = Fields {
-        obj: vision,
-        path,
-        prefix: "vision_config.",
-        defaults: &[],
+    let Some(f) = vision_fields(root, path)? else {
+        return Ok(Err("vision_config"));
     };
     if f.bool_opt("multi_modal_projector_bias")?.unwrap_or(false) {
         return Err(f.unsupported("vision_config.multi_modal_projector_bias true".into()));
@@ -819,24 +814,10 @@ fn qwen3_5_vision(
     path: &str,
     text_hidden: u64,
 ) -> Result<Result<VisionTower, &'static str>, ModelError> {
-    let vision = match root.get("vision_config") {
-        None | Some(Value::Null) => return Ok(Err("vision_config")),
-        Some(Value::Object(v)) => v,
-        Some(v) => {
-            return Err(malformed(
-                path,
-                "vision_config",
-                format!("expected an object, found {}", kind(v)),
-            ));
-        }
+    let Some(f) = vision_fields(root, path)? else {
+        return Ok(Err("vision_config"));
     };
-    let f = Fields {
-        obj: vision,
-        path,
-        prefix: "vision_config.",
-        defaults: &[],
-    };
-    match vision.get("deepstack_visual_indexes") {
+    match f.obj.get("deepstack_visual_indexes") {
         None | Some(Value::Null) => {}
         Some(Value::Array(a)) if a.is_empty() => {}
         Some(_) => {
