@@ -276,6 +276,26 @@ fn check_llamacpp(args: &CheckArgs, mut log: LlamaCppLog) -> Result<String> {
             }
         }
     }
+    // A multimodal projector (`--mmproj`) loaded beside the model: its
+    // CLIP weights and compute buffers are the encoder's, which the plans
+    // leave out under llama.cpp.
+    if log.encoder_model_bytes.is_some() || !log.encoder_compute_buffers.is_empty() {
+        let mib = |b: u64| format!("{:.2} MiB", b as f64 / 1_048_576.0);
+        let buffers: Vec<String> = log
+            .encoder_compute_buffers
+            .iter()
+            .map(|b| format!("{} {}", b.buffer, mib(b.bytes)))
+            .collect();
+        notes.push(format!(
+            "the run also loaded a multimodal projector (--mmproj): {} of encoder weights{}; not the text model's, and not in the plan (llama.cpp loads the encoder only with --mmproj)",
+            log.encoder_model_bytes.map_or("an unstated size".into(), mib),
+            if buffers.is_empty() {
+                String::new()
+            } else {
+                format!(", compute buffers {}", buffers.join(", "))
+            }
+        ));
+    }
     // Builds from May 2026 print the loader's and the context's lines only
     // at verbosity 4 (llama.cpp PR 23021).
     if log.model_buffers.is_empty() && log.kv_buffers.is_empty() && log.kv_total_bytes.is_none() {

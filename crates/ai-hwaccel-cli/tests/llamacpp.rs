@@ -1284,6 +1284,27 @@ fn check_reads_a_cuda_llama_bench_verbose_log() {
     );
 }
 
+/// `check` of a llama.cpp run that loaded a multimodal projector
+/// (`--mmproj`; yzma's README, Sep 2025): the projector's weights and
+/// compute buffers are named in a note, apart from the text model's.
+#[test]
+fn check_names_a_multimodal_projectors_memory() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
+    let r = check_json(
+        &dir.join("yzma-readme__qwen2.5-vl-3b-mmproj-clip-2025-09.log"),
+        &[],
+    );
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains(
+            "multimodal projector (--mmproj): 805.59 MiB of encoder weights, compute buffers CUDA0 3.60 MiB, CPU 0.16 MiB"
+        ),
+        "{notes}"
+    );
+    assert_eq!(r["log"]["encoder_model_bytes"], 844_722_340_u64);
+}
+
 /// `check` on TensorRT-LLM logs from public threads: the 2024 spelling
 /// (bytes and tokens) and the 2025 one (GiB and tokens in one line); the
 /// pool's bytes per token equal the planner's for the model's shape.

@@ -1522,6 +1522,22 @@ fn qwen3_5_vision_config_counts_the_tower_and_merger() {
         1_770_624 + 2_654_208 + 27 * 15_239_504 + 2304 + merger
     );
     assert_eq!(spec.vision_params(), 460_730_096);
+    // The whole tower as llama.cpp's converter stores it in a BF16 mmproj
+    // (matrices bf16; the two patch-convolution halves, the positions and
+    // every vector f32): 931,126,208 bytes, 887.99 MiB, what llama-server's
+    // CLIP loader printed for unsloth's Qwen3.6-27B mmproj-BF16.gguf (the
+    // 27B's tower): `load_hparams: model size: 887.99 MiB` (a published
+    // 2026-05 llama-server log of an RTX 5090, public code store index id
+    // 56678392724; its repository is not named there).
+    let matrices = 27 * (4 * 1152 * 1152 + 2 * 1152 * 4304) + 4608 * 4608 + 4608 * 5120;
+    let f32s = spec.vision_params() - matrices;
+    assert_eq!(
+        f32s,
+        1_769_472 + 2_654_208 + 27 * 14_672 + 2304 + 4608 + 5120 + 1152
+    );
+    let bytes = 2 * matrices + 4 * f32s;
+    assert_eq!(bytes, 931_126_208);
+    assert_eq!(format!("{:.2}", bytes as f64 / 1_048_576.0), "887.99");
     // TP splits the layers and the merger's matrices (vLLM and SGLang
     // qwen3_vl.py); the convolution, positions and merger norm stay whole.
     assert_eq!(v.tp_split_params(5120), 27 * 15_239_504 + merger);

@@ -802,3 +802,50 @@ fn tensorrt_llm_variable_window_cache_sums_its_pools() {
     let c = parse_trtllm_log(&cut);
     assert_eq!(c.kv_cache_tokens, Some(8192 * 32));
 }
+
+/// A multimodal projector (`--mmproj`) loaded beside the model: its CLIP
+/// loader's weights and compute buffers are the encoder's, kept apart from
+/// the text model's. A real Sep 2025 run (yzma's README: Qwen2.5-VL-3B's
+/// mmproj on an RTX 4070 Laptop GPU), then the same lines after a text
+/// model's own buffers, and the 2023-24 loader's `MB` spelling (Ollama issue
+/// 2706's llava log: `clip_model_load: model size:     595.49 MB`).
+#[test]
+fn llamacpp_log_keeps_a_projectors_buffers_apart() {
+    use ai_hwaccel::plan::runtime::log::parse_llamacpp_log;
+    let clip = fixture("yzma-readme__qwen2.5-vl-3b-mmproj-clip-2025-09.log");
+    let l = parse_llamacpp_log(&clip);
+    assert_eq!(
+        l.encoder_model_bytes,
+        Some((805.59f64 * 1_048_576.0).round() as u64)
+    );
+    let enc: Vec<_> = l
+        .encoder_compute_buffers
+        .iter()
+        .map(|b| (b.buffer.as_str(), b.bytes))
+        .collect();
+    assert_eq!(
+        enc,
+        [
+            ("CUDA0", (3.60f64 * 1_048_576.0).round() as u64),
+            ("CPU", (0.16f64 * 1_048_576.0).round() as u64)
+        ]
+    );
+    // None of it is the text model's.
+    assert!(l.compute_buffers.is_empty() && l.model_buffers.is_empty());
+    // After the text model's buffers, its CUDA0 compute buffer stays its
+    // own, however large the projector's.
+    let text = "load_tensors:        CUDA0 model buffer size =  3000.00 MiB
+sched_reserve:      CUDA0 compute buffer size =   100.00 MiB
+alloc_compute_meta:      CUDA0 compute buffer size =   248.10 MiB
+reserve_compute_meta:      CUDA0 compute buffer size =   300.00 MiB
+";
+    let l = parse_llamacpp_log(text);
+    assert_eq!(l.compute_buffers.len(), 1);
+    assert_eq!(l.compute_buffers[0].bytes, 100 << 20);
+    assert_eq!(l.encoder_compute_buffers[0].bytes, 300 << 20);
+    let old = parse_llamacpp_log("clip_model_load: model size:     595.49 MB\n");
+    assert_eq!(
+        old.encoder_model_bytes,
+        Some((595.49f64 * 1_048_576.0).round() as u64)
+    );
+}

@@ -59,6 +59,19 @@ pub struct LlamaCppLog {
     pub compute_buffers: Vec<LoggedBuffer>,
     /// Output (logits) buffers.
     pub output_buffers: Vec<LoggedBuffer>,
+    /// A multimodal projector's (`--mmproj`) weights, as its CLIP loader
+    /// prints them: `load_hparams: model size: X MiB` (2025 on;
+    /// `tools/mtmd/clip.cpp`), `clip_model_load: model size: X MB`
+    /// (2023-24, MB there being MiB). Not the text model's: the plans leave
+    /// the encoder out under llama.cpp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoder_model_bytes: Option<u64>,
+    /// The projector's compute buffers (`alloc_compute_meta:` 2025,
+    /// `reserve_compute_meta:` 2026: `CUDA0 compute buffer size = X MiB`),
+    /// kept apart from the text model's [`Self::compute_buffers`]; the
+    /// largest per buffer name (the warmup reserves again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub encoder_compute_buffers: Vec<LoggedBuffer>,
     /// The weights' format as printed (`print_info: file type = Q4_0`;
     /// `llm_load_print_meta: model ftype = Q4_K - Medium` before 2025).
     #[serde(default)]
@@ -177,6 +190,8 @@ impl LlamaCppLog {
             && self.n_ctx.is_none()
             && self.n_ctx_slot.is_none()
             && self.memory_breakdown.is_none()
+            && self.encoder_model_bytes.is_none()
+            && self.encoder_compute_buffers.is_empty()
     }
 }
 
@@ -236,7 +251,15 @@ fn strip_ansi(s: &str) -> String {
 /// The part of a line from a llama.cpp function tag on (`load_tensors: …`),
 /// dropping any logger prefix before it.
 fn from_tag(line: &str) -> Option<(&str, &str)> {
-    const TAGS: [&str; 15] = [
+    const TAGS: [&str; 19] = [
+        // A multimodal projector's CLIP loader (`--mmproj`,
+        // tools/mtmd/clip.cpp): its weights (`load_hparams: model size:`;
+        // `clip_model_load:` before 2025) and compute buffers
+        // (`alloc_compute_meta:` 2025, `reserve_compute_meta:` 2026).
+        "alloc_compute_meta:",
+        "reserve_compute_meta:",
+        "load_hparams:",
+        "clip_model_load:",
         // DeepSeek-V4's compressor states (2026: `llama_dsv4_comp_state:
         // CUDA0 DSV4 CSA state buffer size = … MiB`).
         "llama_dsv4_comp_state:",
@@ -346,6 +369,28 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
         let Some((tag, rest)) = from_tag(&line) else {
             continue;
         };
+        // A multimodal projector's CLIP loader (`--mmproj`): its weights and
+        // compute buffers are not the text model's.
+        if tag == "alloc_compute_meta" || tag == "reserve_compute_meta" {
+            if let Some(b) = buffer(rest, "compute buffer size") {
+                match l
+                    .encoder_compute_buffers
+                    .iter_mut()
+                    .find(|c| c.buffer == b.buffer)
+                {
+                    Some(c) => c.bytes = c.bytes.max(b.bytes),
+                    None => push_capped(&mut l.encoder_compute_buffers, [b]),
+                }
+            }
+            continue;
+        }
+        if (tag == "load_hparams" || tag == "clip_model_load")
+            && let Some(v) = rest.trim_start().strip_prefix("model size:")
+        {
+            // `MiB` (2025 on) and the older loader's `MB`, both 2^20 bytes.
+            l.encoder_model_bytes = mib(v).or(l.encoder_model_bytes);
+            continue;
+        }
         if tag == "print_info" || tag == "llm_load_print_meta" {
             if let Some((k, v)) = rest.split_once('=') {
                 let k = k.trim();
