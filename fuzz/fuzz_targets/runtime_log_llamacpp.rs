@@ -10,9 +10,12 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         &l.rs_buffers,
         &l.compute_buffers,
         &l.output_buffers,
+        &l.encoder_compute_buffers,
     ] {
         assert!(list.len() <= 256);
     }
+    // A projector's weights are read from a MiB figure below 10^12.
+    assert!(l.encoder_model_bytes.is_none_or(|b| b < 1 << 60));
     // The memory breakdown table: at most 256 rows, sizes below 2^40 MiB.
     if let Some(t) = &l.memory_breakdown {
         assert!(!t.rows.is_empty() && t.rows.len() <= 256);
