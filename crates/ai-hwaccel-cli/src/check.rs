@@ -804,10 +804,17 @@ fn check_vllm(args: &CheckArgs, v: VllmLog) -> Result<String> {
             .find(|b| tp.is_none_or(|t| b.tensor_parallel == t) && b.pipeline_parallel == pp)
             .or(p.plans.first());
         if pp > 1 {
-            notes.push(format!(
-                "pipeline parallelism {pp}: the log's figures are rank 0's, compared with the \
-                 plan's first stage"
-            ));
+            notes.push(if best.is_some_and(|b| b.pipeline_parallel == pp) {
+                format!(
+                    "pipeline parallelism {pp}: the log's figures are rank 0's, compared with \
+                     the plan's first stage"
+                )
+            } else {
+                format!(
+                    "pipeline parallelism {pp}: the planner has no plan with {pp} stages on these \
+                     devices, so the log's rank-0 figures are compared with another layout"
+                )
+            });
         }
         match best {
             Some(b) => {
@@ -993,16 +1000,17 @@ fn hybrid_pool(
     )?;
     let per_block = rank0_block(
         b,
-        (h.bytes_per_block(), h.page_bytes, h.group_size),
+        (h.page_bytes, h.group_size),
         |a, z| h.stage_bytes_per_block(spec, a, z),
         predicted,
         notes,
-    );
-    if stage0_layers(b).is_none()
-        && let Some(kv) = predicted.1
-    {
-        predicted.2 = Some(h.capacity_tokens(h.num_blocks(kv), context));
-    }
+    )
+    .unwrap_or_else(|| {
+        if let Some(kv) = predicted.1 {
+            predicted.2 = Some(h.capacity_tokens(h.num_blocks(kv), context));
+        }
+        h.bytes_per_block()
+    });
     notes.push(format!(
         "a hybrid model: vLLM{} holds its KV cache as a pool of blocks of {} tokens, {} per request of {context} tokens (prefix caching {}{}); the token capacities follow that pool",
         v.version
@@ -1022,22 +1030,20 @@ fn hybrid_pool(
         .map(|blocks| h.capacity_tokens(blocks, context))
 }
 
-/// The bytes of one block where rank 0 runs, for a vLLM block pool of
-/// `(bytes per block, page bytes, layers per group)` on one GPU and its
-/// block on the layers `a..z` of a stage (`stage_block`). Over pipeline
-/// stages the log's memory is rank 0's, on the first stage, whose block
+/// Over pipeline stages, the bytes of one block where rank 0 runs, for a
+/// vLLM block pool of `(page bytes, layers per group)` whose block on the
+/// layers `a..z` of a stage is `stage_block`; `None` for a plan of one
+/// stage. The log's memory is rank 0's, on the first stage, whose block
 /// spans its own layers of the model's groups: the predicted capacity is
 /// then the plan's (the fewest blocks of any stage), and a note says so.
 fn rank0_block(
     b: &ai_hwaccel::plan::inference::Plan,
-    (whole, page, group): (u64, u64, u64),
+    (page, group): (u64, u64),
     stage_block: impl Fn(u32, u32) -> u64,
     predicted: &mut (Option<u64>, Option<u64>, Option<u64>),
     notes: &mut Vec<String>,
-) -> u64 {
-    let Some((a, z)) = stage0_layers(b) else {
-        return whole;
-    };
+) -> Option<u64> {
+    let (a, z) = stage0_layers(b)?;
     let per_block = stage_block(a, z);
     predicted.2 = b.kv_cache_capacity_tokens;
     notes.push(format!(
@@ -1047,7 +1053,7 @@ fn rank0_block(
         z.saturating_sub(1),
         per_block / page.max(1),
     ));
-    per_block
+    Some(per_block)
 }
 
 /// The first stage's layers of a pipeline-parallel plan (`None` with one
@@ -1091,16 +1097,17 @@ fn sliding_pool(
     )?;
     let per_block = rank0_block(
         b,
-        (s.bytes_per_block(), s.page_bytes, s.group_size),
+        (s.page_bytes, s.group_size),
         |a, z| s.stage_bytes_per_block(spec, a, z),
         predicted,
         notes,
-    );
-    if stage0_layers(b).is_none()
-        && let Some(kv) = predicted.1
-    {
-        predicted.2 = Some(s.capacity_tokens(s.num_blocks(kv), context));
-    }
+    )
+    .unwrap_or_else(|| {
+        if let Some(kv) = predicted.1 {
+            predicted.2 = Some(s.capacity_tokens(s.num_blocks(kv), context));
+        }
+        s.bytes_per_block()
+    });
     notes.push(format!(
         "sliding-window layers beside full attention: vLLM{} holds the KV cache as one pool of blocks, {} per request of {context} tokens ({} full and {} sliding groups of {} layers; a sliding group keeps the {}-token window and {} tokens in flight); the token capacities follow that pool",
         v.version

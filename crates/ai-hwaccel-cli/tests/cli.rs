@@ -2777,7 +2777,35 @@ INFO 11-29 10:02:01 [kv_cache_utils.py:1300] GPU KV cache size: 123,456 tokens
         plan.kv_cache_capacity_tokens.unwrap(),
     );
     let notes = j["notes"].to_string();
-    assert!(notes.contains("pipeline parallelism 2"), "{notes}");
+    assert!(
+        notes.contains("pipeline parallelism 2: the log's figures are rank 0's, compared with the plan's first stage"),
+        "{notes}"
+    );
+    // A log of more stages than the devices allow: said, not claimed.
+    let many = dir.path().join("vllm8.log");
+    std::fs::write(
+        &many,
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .replace("pipeline_parallel_size=2", "pipeline_parallel_size=8"),
+    )
+    .unwrap();
+    let j8 = json(&[
+        "check",
+        many.to_str().unwrap(),
+        "--model",
+        "gemma-3-27b",
+        "--devices",
+        "2xl40s",
+        "--json",
+    ]);
+    assert!(
+        j8["notes"]
+            .to_string()
+            .contains("the planner has no plan with 8 stages on these devices"),
+        "{}",
+        j8["notes"]
+    );
     assert!(
         notes.contains(&format!(
             "rank 0 holds layers 0-{}: a block there spans 5 layers' pages (of 10 on one GPU)",

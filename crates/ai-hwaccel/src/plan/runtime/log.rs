@@ -373,14 +373,7 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
         // compute buffers are not the text model's.
         if tag == "alloc_compute_meta" || tag == "reserve_compute_meta" {
             if let Some(b) = buffer(rest, "compute buffer size") {
-                match l
-                    .encoder_compute_buffers
-                    .iter_mut()
-                    .find(|c| c.buffer == b.buffer)
-                {
-                    Some(c) => c.bytes = c.bytes.max(b.bytes),
-                    None => push_capped(&mut l.encoder_compute_buffers, [b]),
-                }
+                keep_largest(&mut l.encoder_compute_buffers, b);
             }
             continue;
         }
@@ -485,10 +478,7 @@ pub fn parse_llamacpp_log(text: &str) -> LlamaCppLog {
             // A graph reserved again (a LoRA or sampler change) prints
             // its buffers again: one per buffer name, the largest.
             for b in meta_split(b) {
-                match l.compute_buffers.iter_mut().find(|c| c.buffer == b.buffer) {
-                    Some(c) => c.bytes = c.bytes.max(b.bytes),
-                    None => push_capped(&mut l.compute_buffers, [b]),
-                }
+                keep_largest(&mut l.compute_buffers, b);
             }
         } else if let Some(b) = buffer(rest, "output buffer size") {
             push_capped(&mut l.output_buffers, meta_split(b));
@@ -785,6 +775,15 @@ fn breakdown_json(v: &serde_json::Value) -> Option<Vec<BreakdownRow>> {
 const MAX_BUFFERS: usize = 256;
 
 /// Append `bs` to `list` up to [`MAX_BUFFERS`].
+/// A compute buffer printed again (its graph reserved again): one per
+/// buffer name, the largest.
+fn keep_largest(list: &mut Vec<LoggedBuffer>, b: LoggedBuffer) {
+    match list.iter_mut().find(|c| c.buffer == b.buffer) {
+        Some(c) => c.bytes = c.bytes.max(b.bytes),
+        None => push_capped(list, [b]),
+    }
+}
+
 fn push_capped(list: &mut Vec<LoggedBuffer>, bs: impl IntoIterator<Item = LoggedBuffer>) {
     let room = MAX_BUFFERS.saturating_sub(list.len());
     list.extend(bs.into_iter().take(room));
