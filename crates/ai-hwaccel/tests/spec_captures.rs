@@ -72,6 +72,18 @@ fn parse(text: &str) -> Capture {
             let inside = v.split('(').nth(1).unwrap_or("");
             c.bus_bits = number(inside);
             c.mem_clock_mhz = inside.split('@').nth(1).and_then(number);
+        } else if let Some(v) = after("Device Name:") {
+            // A cudaGetDeviceProperties print: "Device Name: …",
+            // "Multiprocessor Count: 16", "Clock Rate: 1500.00 MHz",
+            // "Memory Clock Rate: 6001.00 MHz" (its bus width line is
+            // deviceQuery's, read above).
+            c.name = v.to_string();
+        } else if let Some(v) = after("Multiprocessor Count:") {
+            c.sms = number(v);
+        } else if let Some(v) = after("Memory Clock Rate:") {
+            c.mem_clock_mhz = number(v);
+        } else if let Some(v) = after("Clock Rate:") {
+            c.clock_mhz = number(v);
         } else if let Some(v) = after("Compute units   :") {
             c.sms = number(v);
         } else if let Some(v) = after("Clock frequency :") {
@@ -127,6 +139,12 @@ fn captures_are_read() {
     assert_eq!((c.sms, c.clock_mhz), (Some(48.0), Some(1830.0)));
     let c = capture("deviceQuery__rtx-2060.txt");
     assert_eq!((c.sms, c.cores_per_sm), (Some(30.0), Some(64.0)));
+    let c = capture("cudaprops__rtx-3050-laptop.txt");
+    assert_eq!(c.name, "NVIDIA GeForce RTX 3050 Laptop GPU");
+    assert_eq!(
+        (c.sms, c.clock_mhz, c.mem_clock_mhz, c.bus_bits),
+        (Some(16.0), Some(1500.0), Some(6001.0), Some(128.0))
+    );
 }
 
 /// NVIDIA's bandwidth formula on a card the GA102 whitepaper states: the
@@ -195,6 +213,14 @@ fn derived_entries_hold_what_their_captures_give() {
         ("rtx-3060", "deviceQuery__rtx-3060.txt", true, true),
         ("rtx-3060-ti", "nvbench__rtx-3060-ti.txt", true, true),
         ("rtx-3070-ti", "nvbench__rtx-3070-ti.txt", true, true),
+        // Bandwidth only: its rates are NVIDIA's boost figure, above the
+        // 1500 MHz this laptop's print states.
+        (
+            "rtx-3050-laptop",
+            "cudaprops__rtx-3050-laptop.txt",
+            false,
+            true,
+        ),
     ] {
         let e = by_id(id).unwrap_or_else(|| panic!("{id}"));
         let c = capture(file);

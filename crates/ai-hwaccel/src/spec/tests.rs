@@ -390,7 +390,8 @@ fn jetson_t5000_dense_rates_are_the_sparse_fp4_figure_scaled() {
 
 /// Apple M3 and M4: the 16-bit rate is the 32-bit one, as measured (the
 /// M4 Pro's vkpeak ALU rates, the M3 Max's and M4 Max's PyTorch GEMMs);
-/// the M4 Max's fp32 from its measured 1578 MHz top state.
+/// the M4 Max's and M4's fp32 from their measured 1578 MHz top state, the
+/// M3 Ultra's (two M3 Max dies) from the M3 Max's 1380 MHz.
 #[test]
 fn apple_sixteen_bit_rate_is_the_fp32_rate() {
     let e = by_id("m4-pro-gpu").unwrap();
@@ -411,9 +412,15 @@ fn apple_sixteen_bit_rate_is_the_fp32_rate() {
     // 40 cores x 128 x 2 x 1.578 GHz; the 32-core bin of the 36 GB model.
     assert_eq!(by_id("m4-max-gpu").unwrap().tflops.fp32, Some(16.16));
     assert_eq!(by_id("m4-max-36gb").unwrap().tflops.fp32, Some(12.93));
-    // Not measured: no rate.
-    for id in ["m3-ultra-gpu", "m4-gpu"] {
-        assert_eq!(by_id(id).unwrap().tflops.fp16, None, "{id}");
+    // The M4's 10-core GPU at its measured 1578 MHz top state; the M3
+    // Ultra's 80 and 60 cores at the M3 Max's measured 1380 MHz.
+    assert_eq!(by_id("m4-gpu").unwrap().tflops.fp32, Some(4.04));
+    assert_eq!(by_id("m3-ultra-512gb").unwrap().tflops.fp32, Some(28.26));
+    let bin = by_id("m3-ultra-60core-96gb").unwrap();
+    assert_eq!((bin.tflops.fp32, bin.compute_units), (Some(21.2), Some(60)));
+    for id in ["m4-gpu", "m3-ultra-gpu", "m3-ultra-60core-96gb"] {
+        let e = by_id(id).unwrap();
+        assert_eq!(e.tflops.fp16, e.tflops.fp32, "{id}");
     }
 }
 
@@ -787,10 +794,6 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "rtx-5060-laptop",
         "no report of NVIDIA's AI TOPS or boost clock for it read (bandwidth from NVIDIA's figures as reported)",
     ),
-    (
-        "rtx-3050-laptop",
-        "NVIDIA states no memory data rate; no TechPowerUp entry or attributable capture read",
-    ),
     ("mi308x", "no public datasheet"),
     (
         "radeon-890m",
@@ -819,14 +822,6 @@ const GPU_GAPS: &[(&str, &str)] = &[
     (
         "m5-max-gpu",
         "Apple states no rate; a measured clock gives the vector FP32 rate only, and the Neural Accelerators' matrix rate (prompts) is measured on no M5 read",
-    ),
-    (
-        "m3-ultra-gpu",
-        "Apple states no TFLOPS and no source read states the GPU clock",
-    ),
-    (
-        "m4-gpu",
-        "Apple states no TFLOPS and no source read states the GPU clock",
     ),
 ];
 
