@@ -1181,8 +1181,16 @@ fn accuracy_line(what: &str, runtime: &str, f: &ai_hwaccel::plan::speed::FitBasi
             a.held_out_rows
         ),
     };
+    let own = f.device_accuracy.map_or(String::new(), |d| {
+        format!(
+            "    {what} estimates against {} published {runtime} runs of this device, which the fit leaves out (it runs {runtime} unlike its class): median error {:.0} %, worst {:.0} %\n",
+            d.rows,
+            100.0 * d.median,
+            100.0 * d.worst,
+        )
+    });
     format!(
-        "    {what} estimates against {} published {runtime} runs of this class: median error {:.0} %, worst {:.0} %{held}\n",
+        "    {what} estimates against {} published {runtime} runs of this class: median error {:.0} %, worst {:.0} %{held}\n{own}",
         a.rows,
         100.0 * a.median,
         100.0 * a.worst,

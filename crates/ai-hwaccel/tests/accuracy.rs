@@ -128,6 +128,12 @@ struct Row {
     /// with LLAMA_CUDA_FORCE_MMQ` or `built with GGML_CUDA_FORCE_MMQ`):
     /// planned with `InferenceOptions::cuda_force_mmq`.
     force_mmq: bool,
+    /// A latency.csv row whose notes carry the item `not fitted`: a device
+    /// whose runtime behaves unlike its class's pooled cell for a reason
+    /// the planner has no term for (latency.csv's header gives it). Its
+    /// errors are reported on a line of their own and count in
+    /// `speed::ACCURACY` as unseen by the fit; the fit never takes it.
+    compared: bool,
 }
 
 impl Row {
@@ -208,6 +214,7 @@ fn latency_rows() -> Vec<Row> {
                 first_prompt: false,
                 hybrid: false,
                 force_mmq: false,
+                compared: notes.contains(&"not fitted"),
                 line,
             }
         })
@@ -305,6 +312,7 @@ fn speed_rows_of(
                 first_prompt: notes.contains(&"llama.cpp `main` (not llama-bench)"),
                 hybrid: load_model(&c[col("catalog_model")])
                     .is_ok_and(|m| m.spec.linear_attention.is_some()),
+                compared: false,
                 force_mmq: notes.contains(&"built with LLAMA_CUDA_FORCE_MMQ")
                     || notes.contains(&"built with GGML_CUDA_FORCE_MMQ"),
             };
@@ -372,6 +380,7 @@ fn cpu_rows() -> Vec<Row> {
                 first_prompt: false,
                 hybrid: false,
                 force_mmq: false,
+                compared: false,
                 line,
             }
         })
@@ -600,9 +609,10 @@ fn ideal_rates_for_fit() {
             e.as_ref()
                 .map_or(String::new(), |e| format!("{:.6e}", e.score_s)),
             r.tp,
-            m(r.tpot_ms),
-            m(r.ttft_ms),
-            if r.tpot_ms.is_some() {
+            // A `not fitted` latency row: no measurement for the fit.
+            m(r.tpot_ms.filter(|_| !r.compared)),
+            m(r.ttft_ms.filter(|_| !r.compared)),
+            if r.tpot_ms.is_some() && !r.compared {
                 r.pp_tokens.to_string()
             } else {
                 String::new()
@@ -756,10 +766,7 @@ fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>, Vec<f64>) {
 /// so all of its rows count as held out.
 #[test]
 fn the_accuracy_table_is_the_calibration_errors() {
-    use ai_hwaccel::plan::speed::{ACCURACY, Accuracy};
-    let round3 = |v: f64| (v * 1000.0).round() / 1000.0;
-    // (runtime, class, held out, decode error, prefill error)
-    type Point = (String, String, bool, Option<f64>, Option<f64>);
+    use ai_hwaccel::plan::speed::{ACCURACY, Accuracy, DEVICE_ACCURACY};
     let mut pts: Vec<Point> = Vec::new();
     let (errs, ..) = row_errors(false);
     for e in errs.iter().filter(|e| e.class != NO_SPEC) {
@@ -772,12 +779,24 @@ fn the_accuracy_table_is_the_calibration_errors() {
             e.prefill,
         ));
     }
+    // `not fitted` latency rows: per runtime and device, apart.
+    let mut device_pts: Vec<Point> = Vec::new();
     for r in latency_rows() {
         let Some(e) = estimate(&r, false) else {
             continue;
         };
         let rate =
             |est: Option<f64>, meas: Option<f64>| est.zip(meas).map(|(e, m)| (m / e - 1.0).abs());
+        if r.compared {
+            device_pts.push((
+                r.runtime.clone(),
+                r.spec_id.clone(),
+                true,
+                rate(e.tpot_ms, r.tpot_ms),
+                rate(e.ttft_ms, r.ttft_ms),
+            ));
+            continue;
+        }
         let held = !fitted_runtime(r.runtime_kind()) || held_out(&r.line);
         pts.push((
             r.runtime.clone(),
@@ -787,6 +806,68 @@ fn the_accuracy_table_is_the_calibration_errors() {
             rate(e.ttft_ms, r.ttft_ms),
         ));
     }
+    let computed = accuracies(&pts);
+    let device_computed = accuracies(&device_pts);
+    println!("BEGIN ACCURACY");
+    for (rt, class, prefill, a) in &computed {
+        println!(
+            "{rt}\t{class}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
+            a.rows,
+            a.median,
+            a.worst,
+            a.held_out_rows,
+            a.held_out_median.map_or(String::new(), |v| v.to_string())
+        );
+    }
+    println!("END ACCURACY");
+    println!("BEGIN DEVICE ACCURACY");
+    for (rt, id, prefill, a) in &device_computed {
+        println!(
+            "{rt}\t{id}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
+            a.rows,
+            a.median,
+            a.worst,
+            a.held_out_rows,
+            a.held_out_median.map_or(String::new(), |v| v.to_string())
+        );
+    }
+    println!("END DEVICE ACCURACY");
+    let table: Vec<(String, String, bool, Accuracy)> = ACCURACY
+        .iter()
+        .map(|(rt, class, prefill, a)| {
+            (
+                rt.name().to_string(),
+                class.as_str().to_string(),
+                *prefill,
+                *a,
+            )
+        })
+        .collect();
+    assert!(!computed.is_empty());
+    assert_eq!(
+        table, computed,
+        "speed::ACCURACY is not the calibration's errors: rerun scripts/fit-speed.py"
+    );
+    let device_table: Vec<(String, String, bool, Accuracy)> = DEVICE_ACCURACY
+        .iter()
+        .map(|(rt, id, prefill, a)| (rt.name().to_string(), id.to_string(), *prefill, *a))
+        .collect();
+    assert!(!device_computed.is_empty());
+    assert_eq!(
+        device_table, device_computed,
+        "speed::DEVICE_ACCURACY is not the `not fitted` rows' errors: rerun scripts/fit-speed.py"
+    );
+}
+
+/// One calibration row's errors: runtime, class (or spec id), held out,
+/// decode error, prefill error.
+type Point = (String, String, bool, Option<f64>, Option<f64>);
+
+/// Per (runtime, class or device) and quantity, the [`Accuracy`] of a set
+/// of points.
+fn accuracies(pts: &[Point]) -> Vec<(String, String, bool, ai_hwaccel::plan::speed::Accuracy)> {
+    use ai_hwaccel::plan::speed::Accuracy;
+    let round3 = |v: f64| (v * 1000.0).round() / 1000.0;
     let mut keys: Vec<(String, String)> = pts.iter().map(|p| (p.0.clone(), p.1.clone())).collect();
     keys.sort();
     keys.dedup();
@@ -819,34 +900,7 @@ fn the_accuracy_table_is_the_calibration_errors() {
             ));
         }
     }
-    println!("BEGIN ACCURACY");
-    for (rt, class, prefill, a) in &computed {
-        println!(
-            "{rt}\t{class}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
-            a.rows,
-            a.median,
-            a.worst,
-            a.held_out_rows,
-            a.held_out_median.map_or(String::new(), |v| v.to_string())
-        );
-    }
-    println!("END ACCURACY");
-    let table: Vec<(String, String, bool, Accuracy)> = ACCURACY
-        .iter()
-        .map(|(rt, class, prefill, a)| {
-            (
-                rt.name().to_string(),
-                class.as_str().to_string(),
-                *prefill,
-                *a,
-            )
-        })
-        .collect();
-    assert!(!computed.is_empty());
-    assert_eq!(
-        table, computed,
-        "speed::ACCURACY is not the calibration's errors: rerun scripts/fit-speed.py"
-    );
+    computed
 }
 
 #[test]
@@ -963,7 +1017,13 @@ fn speed_estimates_against_published_measurements() {
                 .map_or("-".into(), |v| format!("{v:.1}")),
         );
         lat.push(LatErr {
-            part: if held_out(&r.line) { "held-out" } else { "fit" },
+            part: if r.compared {
+                "compared"
+            } else if held_out(&r.line) {
+                "held-out"
+            } else {
+                "fit"
+            },
             fitted: fitted_runtime(r.runtime_kind()),
             runtime: r.runtime,
             tpot,
@@ -974,9 +1034,10 @@ fn speed_estimates_against_published_measurements() {
         lat.iter().map(|e| (e.runtime.clone(), e.fitted)).collect();
     lat_runtimes.sort();
     lat_runtimes.dedup();
+    // `None`: every row but the `not fitted` ones.
     let lat_pick = |rt: &str, part: Option<&str>, tpot: bool| {
         lat.iter()
-            .filter(|e| e.runtime == rt && part.is_none_or(|p| e.part == p))
+            .filter(|e| e.runtime == rt && part.map_or(e.part != "compared", |p| e.part == p))
             .filter_map(|e| if tpot { e.tpot } else { e.ttft })
             .collect::<Vec<f64>>()
     };
@@ -992,6 +1053,13 @@ fn speed_estimates_against_published_measurements() {
                 part.unwrap_or("all (unfitted)"),
                 summary(&lat_pick(rt, *part, true)),
                 summary(&lat_pick(rt, *part, false))
+            ));
+        }
+        if lat.iter().any(|e| &e.runtime == rt && e.part == "compared") {
+            table.push_str(&format!(
+                "| latency.csv {rt}: TPOT / TTFT | compared, not fitted | {} | {} |\n",
+                summary(&lat_pick(rt, Some("compared"), true)),
+                summary(&lat_pick(rt, Some("compared"), false))
             ));
         }
     }
@@ -1195,13 +1263,22 @@ const ACHIEVED_PREFILL_ESTIMATED: f64 = GOAL_ESTIMATED;
 
 // Other runtimes' speed.csv rows (with vLLM's cells where the runtime has
 // none of its own): the rows with a decode estimate and, where there are
-// any, the median and worst decode error they reach. vLLM: one of its 11
-// rows (mlc-ai/llm-perf-bench, Llama2-70B AWQ over 2 RTX 4090, TP 2 over
-// PCIe: 23.8 tok/s measured, 60 % over; 68 % since the two RTX 4090 D
-// rows of latency.csv, resolved in Nov 2026, joined vLLM's GeForce cell)
-// has an estimate; the A100 rows do
-// not say which A100 and the a10g entry has no bandwidth (AWS publishes
-// none). AWQ is 4-bit, which no vLLM row of the fit measures: it takes
+// any, the median and worst decode error they reach. vLLM: five of its 11
+// rows (mlc-ai/llm-perf-bench, vLLM of October 2023, Llama2-70B at batch 1,
+// all tensor parallel over PCIe) have an estimate: AWQ over 2 RTX 4090s
+// (23.8 tok/s measured, 60 % over; 68 % since the two RTX 4090 D rows of
+// latency.csv, resolved in Nov 2026, joined vLLM's GeForce cell) and,
+// since the a10g entry has NVIDIA's figures (TensorRT-LLM's GPU table, Nov
+// 2026), the four A10G rows: FP16 over 8 (13.9 tok/s, 64 % over) and AWQ
+// over 2, 4 and 8 (12.89, 16.91, 20.79 tok/s: 70 %, 126 % and 192 % over).
+// The more cards, the further over: the estimate's fixed cost per step is
+// vLLM 0.7-0.20's (CUDA graphs, fitted on latency.csv), while the October
+// 2023 vLLM ran each step eagerly (it took CUDA graphs in its next
+// releases), and each all-reduce is timed by its bytes over the link with
+// no latency of its own (160 a token at 80 layers). The latency.csv TP 8
+// rows (vLLM 0.7.3) leave too little room for a fitted all-reduce latency
+// to rest on (dense Llama-3-70B: 1 to 18 % under). The A100 rows do not say
+// which A100. AWQ is 4-bit, which no vLLM row of the fit measures: it takes
 // vLLM's 16-bit cell, whose GeForce decode efficiency is above 1 (40 %
 // over with the default efficiencies before). TensorRT-LLM (ModelOpt's
 // H200 table, TensorRT-LLM v0.15, batch 1, 2048 in / 128 out), on vLLM's
@@ -1211,7 +1288,7 @@ const ACHIEVED_PREFILL_ESTIMATED: f64 = GOAL_ESTIMATED;
 // barely faster than its FP8, 43.46). FP8 and BF16 are 10-17 % under.
 const ACHIEVED_OTHER_DECODE: &[Other] = &[
     ("trtllm", 6, Some((0.15, 0.35))),
-    ("vllm", 1, Some((0.69, 0.69))),
+    ("vllm", 5, Some((0.71, 1.93))),
 ];
 
 /// Runtime, rows with a decode estimate, bounds on their median and worst
@@ -1220,10 +1297,12 @@ type Other = (&'static str, usize, Option<(f64, f64)>);
 
 // latency.csv (AccelMark's interactive scenario): per runtime, the rows with
 // a TPOT and a TTFT estimate and bounds on the median and worst TPOT and
-// TTFT error over all its rows (fit and held-out). vLLM: 58 rows, of which
-// 17 name no spec entry (A800, H20-3e, V100S; the two RTX 4090 D rows
-// resolve to rtx-4090-d since Nov 2026; the V100S has an entry since Nov
-// 2026 but its rows stay unresolved, latency.csv's header says why);
+// TTFT error over all its rows (fit and held-out) but the `not fitted`
+// ones, which are reported on a line of their own (the V100S's and the
+// H20-3e's, latency.csv's header says why: 47 % / 78 % TPOT, 28 % / 55 %
+// TTFT, all under). vLLM: 58 rows, of which 10 are `not fitted` and 5
+// (the A800's) resolve to an entry without bandwidth or rates (the two RTX
+// 4090 D rows resolve to rtx-4090-d since Nov 2026);
 // the two tp-8 rows over RTX 4090s (PCIe) are estimated with the link the
 // rtx-4090 entry has from a real nvidia-smi capture (25.78 ms against 29.79
 // for Llama-3-70B, 13 % low). vLLM is fitted on these rows (its
@@ -1677,6 +1756,7 @@ fn lent_llama_bench(
                 first_prompt: false,
                 hybrid: false,
                 force_mmq: false,
+                compared: false,
             };
             let e = estimate(&row, false).unwrap();
             let (test, est) = if n_prompt > 0 {

@@ -548,8 +548,8 @@ fn bare_size_plans_are_flagged() {
 
 /// A feasible plan without a speed says which spec entry lacks what: the M5
 /// Max entry has bandwidth but no 16-bit rate (prefill unknown, decode
-/// estimated), the RTX 3060 entry neither; an entry with both gets no such
-/// warning, and two devices of one entry give one warning.
+/// estimated), the A800 80GB SXM entry neither; an entry with both gets no
+/// such warning, and two devices of one entry give one warning.
 #[test]
 fn unknown_speeds_name_the_spec_entry_that_lacks_a_rate() {
     let m = spec("llama-3.1-8b");
@@ -566,16 +566,15 @@ fn unknown_speeds_name_the_spec_entry_that_lacks_a_rate() {
     assert!(said[0].contains("bf16 matrix rate") && said[0].contains("prefill speed"));
     assert!(!said[0].contains("memory bandwidth"), "{}", said[0]);
 
-    let r3060 = plan_inference(&m, &devices("1xa10g"), &opts);
-    assert!(r3060.plans[0].decode_tokens_per_s.is_none());
+    let a800 = plan_inference(&m, &devices("1xa800-80gb"), &opts);
+    assert!(a800.plans[0].decode_tokens_per_s.is_none());
     assert!(
-        r3060
-            .warnings
+        a800.warnings
             .iter()
-            .any(|w| w.contains("a10g states no memory bandwidth and")
+            .any(|w| w.contains("a800-80gb states no memory bandwidth and")
                 && w.contains("decode and prefill speeds")),
         "{:?}",
-        r3060.warnings
+        a800.warnings
     );
 
     let h100 = plan_inference(&m, &devices("1xh100-sxm"), &opts);

@@ -2695,6 +2695,7 @@ pub fn plan_inference(
         ));
     }
     warnings.extend(unestimated_speeds(devices, quant, opts, &plans));
+    warnings.extend(unconfirmed_speed(devices, opts));
     if let Some(w) = vllm_mamba_blocks_warning(opts, devices, &plans) {
         warnings.push(w);
     }
@@ -2779,6 +2780,43 @@ pub fn plan_inference(
             }),
         options: opts.clone(),
     }
+}
+
+/// A warning where the plan's first accelerator has published runs under
+/// the plan's runtime that the fit leaves out because the device runs the
+/// runtime unlike its class's cell (`speed::device_accuracy`): the
+/// estimates are its class's, and those runs say how far they fell.
+fn unconfirmed_speed(devices: &[PlanDevice], opts: &InferenceOptions) -> Option<String> {
+    if !opts.calibrated_speed {
+        return None;
+    }
+    let d = basis_device(devices)?;
+    let id = d.spec_id.as_deref()?;
+    let say = |what: &str, prefill: bool| {
+        super::speed::device_accuracy(opts.runtime, id, prefill).map(|a| {
+            format!(
+                "{what}: median error {:.0} %, worst {:.0} % over {} runs",
+                100.0 * a.median,
+                100.0 * a.worst,
+                a.rows
+            )
+        })
+    };
+    let parts: Vec<String> = [say("decode", false), say("prefill", true)]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{}: its published {} runs fell far from the planner's estimates ({}), so the fit \
+             leaves them out: the device runs {} unlike its class for a reason the planner has \
+             no term for (docs/accuracy.md), and its speed here is not confirmed",
+            d.name,
+            opts.runtime.name(),
+            parts.join("; "),
+            opts.runtime.name()
+        )
+    })
 }
 
 /// Where a host CPU stage's prompt runs in llama.cpp's partial offload:
@@ -3428,6 +3466,53 @@ mod op_offload_tests {
             ..opts.clone()
         };
         assert!(!offloads_host_ops(&gpu, &metal));
+    }
+
+    /// A device whose published runs under the runtime the fit leaves out
+    /// (latency.csv's `not fitted` rows) is warned about and its basis
+    /// carries its own accuracy; the same device under another runtime, and
+    /// a device of the same class without such rows, are not.
+    #[test]
+    fn unconfirmed_device_speed_is_warned() {
+        let spec = crate::plan::load_model("llama-3-8b").unwrap().spec;
+        let plan = |devices: &str, runtime: RuntimeKind| {
+            plan_inference(
+                &spec,
+                &PlanDevice::from_device_string(devices).unwrap(),
+                &InferenceOptions {
+                    runtime,
+                    ..Default::default()
+                },
+            )
+        };
+        let warned = |p: &InferencePlan| p.warnings.iter().any(|w| w.contains("not confirmed"));
+        let h20 = plan("1xh20-3e", RuntimeKind::Vllm);
+        assert!(warned(&h20), "{:?}", h20.warnings);
+        let basis = h20.speed_basis.unwrap().decode.unwrap();
+        let own = basis.device_accuracy.expect("the H20-3e's own runs");
+        assert_eq!(
+            Some(own),
+            super::super::speed::device_accuracy(RuntimeKind::Vllm, "h20-3e", false)
+        );
+        assert!(own.rows >= 3 && own.median > 0.25, "{own:?}");
+        let h200 = plan("1xh200", RuntimeKind::Vllm);
+        assert!(!warned(&h200), "{:?}", h200.warnings);
+        assert_eq!(
+            h200.speed_basis.unwrap().decode.unwrap().device_accuracy,
+            None
+        );
+        assert!(!warned(&plan("1xh20-3e", RuntimeKind::LlamaCpp)));
+        // Uncalibrated speeds state no fitted cell, so nothing to warn of.
+        let raw = plan_inference(
+            &spec,
+            &PlanDevice::from_device_string("1xh20-3e").unwrap(),
+            &InferenceOptions {
+                runtime: RuntimeKind::Vllm,
+                calibrated_speed: false,
+                ..Default::default()
+            },
+        );
+        assert!(!warned(&raw));
     }
 
     #[test]

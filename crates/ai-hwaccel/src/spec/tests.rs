@@ -760,7 +760,6 @@ fn device_strings_are_bounded() {
 /// reads them); an id listed here that has both fails the test, so the list
 /// shrinks as sources are found.
 const GPU_GAPS: &[(&str, &str)] = &[
-    ("a10g", "AWS publishes only the memory size"),
     (
         "quadro-p400",
         "Pascal, no Tensor cores; datasheet gives no FP16 rate",
@@ -795,6 +794,18 @@ const GPU_GAPS: &[(&str, &str)] = &[
         "no report of NVIDIA's AI TOPS or boost clock for it read (bandwidth from NVIDIA's figures as reported)",
     ),
     ("mi308x", "no public datasheet"),
+    (
+        "a800-80gb",
+        "no NVIDIA document or NVIDIA-authored table of its bandwidth or rates readable",
+    ),
+    (
+        "a800-80gb-pcie",
+        "no NVIDIA document or NVIDIA-authored table of its bandwidth or rates readable",
+    ),
+    (
+        "a800-40gb-active",
+        "NVIDIA's product page not readable; no NVIDIA-authored table lists it",
+    ),
     (
         "radeon-890m",
         "system memory: its type and speed are the laptop maker's; no AMD memory figure read",
