@@ -1972,15 +1972,30 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   defaults (0.6/0.5). speed.csv holds vLLM rows (mlc-ai/llm-perf-bench:
   Llama2-70B at batch 1, FP16 and AWQ, tensor parallel over 2 to 8 A100,
   A10G or RTX 4090 cards, vLLM of October 2023); five have an estimate:
-  the Llama2-70B AWQ over 2 RTX 4090s (TP 2 over PCIe, 23.8 tok/s, 68 %
+  the Llama2-70B AWQ over 2 RTX 4090s (TP 2 over PCIe, 23.8 tok/s, 63 %
   over) and, since the a10g entry has NVIDIA's figures (TensorRT-LLM's GPU
-  table, Nov 2026), the four A10G rows, 64 to 192 % over, the more so the
+  table, Nov 2026), the four A10G rows, 44 to 114 % over, the more so the
   more cards: the estimate's fixed cost per step is that of the vLLM
   releases latency.csv measures (CUDA graphs), while October 2023's vLLM
-  ran each step eagerly, and an all-reduce is timed by its bytes alone,
-  with no latency of its own. The source does not say which A100 (40 or 80
+  ran each step eagerly. The source does not say which A100 (40 or 80
   GB, PCIe or SXM). Rows run with tensor parallelism are never fitted
   (their time includes the all-reduces).
+- All-reduces: a decode step's two all-reduces per layer under tensor
+  parallelism take their bytes over the link plus a fixed latency
+  (`inference::allreduce_latency`), measured, not fitted here: NVIDIA's
+  aiconfigurator tables (`tests/calibration/allreduce.csv`, pinned) give
+  4.9 µs over NVLink (the median of vLLM 0.14.0's custom all-reduce under
+  CUDA graphs, messages up to 16 KiB, 2 to 8 A100 or H100 SXM) and 5.4 µs
+  per further rank over PCIe (NCCL 2.27.3 on 2 to 8 L40S). At 80 layers
+  that is 0.8 ms a token over NVLink and 6.0 ms at TP 8 over PCIe. It took
+  the RTX 4090's Llama-3-70B TP 8 time per output token from 18 % under to
+  2 % over, SGLang's TP 8 rows on B200 and MI300X from 12-35 % under to
+  4-28 % under (gpt-oss-120b from 31 to 46 % over), and the A10G rows
+  above from 64-192 % to 44-114 % over; the RTX A6000's TP 8 rows, over
+  PCIe between NVLink-bridged pairs, went from 1-8 % under to 16-18 % over
+  (that machine's PCIe all-reduces are faster than the L40S's). A prompt's
+  all-reduces carry a chunk of tokens each, so their latency is left in the
+  request's own time under tensor parallelism (`REQUEST_SECONDS_TP`).
 - TensorRT-LLM ("runtime trtllm"): six batch-1 rows of NVIDIA's
   TensorRT-Model-Optimizer benchmark table (H200, TensorRT-LLM v0.15,
   trtllm-bench, 2048 input and 128 output tokens; Llama 3.1 8B and 70B in

@@ -47,8 +47,9 @@
 //!   prefill matrix rate and fraction where that is longer (the roofline:
 //!   memory bound at small batches, compute bound at serving batches of
 //!   hundreds), plus two ring all-reduces per layer under tensor
-//!   parallelism; stages run one after another (no micro-batch overlap, a
-//!   lower bound).
+//!   parallelism, each its bytes over the link and a fixed latency measured
+//!   on NVLink and on PCIe ([`allreduce_latency`]); stages run one after
+//!   another (no micro-batch overlap, a lower bound).
 //! - **Prefill** is compute bound: `2 × active parameters + 2 × layers ×
 //!   context × attention width` FLOPs per token (Kaplan et al. 2020,
 //!   arXiv:2001.08361, Table 1) ÷ (dense peak for the compute type ×
@@ -1372,6 +1373,38 @@ fn allreduce_seconds(bytes: f64, tp: u32, link_bidirectional: f64) -> f64 {
     2.0 * (t - 1.0) / t * bytes / (link_bidirectional / 2.0)
 }
 
+/// Seconds one all-reduce takes beyond its bytes (the α of the α-β cost
+/// model) over a scale-up link (NVLink, NVSwitch): the median, 4.9 µs, of
+/// the 48 measurements of messages of at most 16 KiB (a decode step's
+/// activations up to batch 1 at hidden size 8192) in NVIDIA's
+/// aiconfigurator tables of vLLM 0.14.0's custom all-reduce under CUDA
+/// graphs on 2, 4 and 8 A100 SXM and H100 SXM GPUs
+/// (`tests/calibration/allreduce.csv`, which the `allreduce_latency_is_the_measured_median`
+/// test recomputes it from): 4.3 to 14.8 µs, flat in the message size up
+/// to 16 KiB and in the GPU count.
+pub const ALLREDUCE_LATENCY_SCALE_UP_S: f64 = 4.9e-6;
+
+/// Seconds one all-reduce over PCIe takes beyond its bytes per further
+/// rank (α = this × (TP − 1)): the median, 5.4 µs, of the per-rank
+/// latency of the 21 measurements of messages of at most 16 KiB in
+/// NVIDIA's aiconfigurator table of NCCL 2.27.3 all-reduces (fp16) on 2, 4
+/// and 8 L40S GPUs, which have no NVLink (`tests/calibration/allreduce.csv`):
+/// 6.0-9.1 µs at TP 2, 12-20 µs at TP 4, 23-90 µs at TP 8. Larger
+/// messages on that machine ran far below the nominal PCIe bandwidth (a
+/// 1 MiB all-reduce at TP 8 took 2.6 ms); that is its topology's and is
+/// not modelled: the bytes go at the link's bandwidth.
+pub const ALLREDUCE_LATENCY_PCIE_RANK_S: f64 = 5.4e-6;
+
+/// The fixed time of one all-reduce over `tp` ranks
+/// ([`ALLREDUCE_LATENCY_SCALE_UP_S`], [`ALLREDUCE_LATENCY_PCIE_RANK_S`]).
+pub fn allreduce_latency(tp: u32, over_pcie: bool) -> f64 {
+    match tp {
+        0 | 1 => 0.0,
+        _ if over_pcie => f64::from(tp - 1) * ALLREDUCE_LATENCY_PCIE_RANK_S,
+        _ => ALLREDUCE_LATENCY_SCALE_UP_S,
+    }
+}
+
 struct Evaluated {
     plan_devices: Vec<DeviceMemory>,
     max_context: u64,
@@ -1671,9 +1704,14 @@ fn evaluate_replica_with(
             .map(|d| d.bandwidth_bytes_per_s)
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().min());
-        let (link, _) = tp_link(group);
+        let (link, link_name) = tp_link(group);
+        // Each of a step's all-reduces waits its fixed latency too (at
+        // batch 1 most of its time: 16 KiB at hidden size 8192).
+        let alpha = allreduce_latency(tp, link_name == "PCIe");
         let stage_comm = if tp > 1 {
-            link.map(|l| 2.0 * f64::from(b - a) * allreduce_seconds(act_bytes, tp, l as f64))
+            link.map(|l| {
+                2.0 * f64::from(b - a) * (allreduce_seconds(act_bytes, tp, l as f64) + alpha)
+            })
         } else {
             Some(0.0)
         };
@@ -1764,7 +1802,9 @@ fn evaluate_replica_with(
         // Tensor parallelism all-reduces each layer's output twice for every
         // prompt token too (the same bytes per token as a decode step's, at
         // the stage's link): a prompt's all-reduces are large, so their time
-        // is the bytes over the link. Unknown link, unknown speed, as in decode.
+        // is the bytes over the link, their fixed latency spread over the
+        // chunk's tokens (a request's own wait under tensor parallelism is
+        // `speed::request_seconds`). Unknown link, unknown speed, as in decode.
         let stage_prefill_comm = if tp > 1 {
             link.map(|l| {
                 2.0 * layers * allreduce_seconds(spec.hidden_size as f64 * 2.0, tp, l as f64)

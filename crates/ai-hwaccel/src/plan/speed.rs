@@ -2506,8 +2506,8 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         false,
         Accuracy {
             rows: 2,
-            median: 0.276,
-            worst: 0.414,
+            median: 0.171,
+            worst: 0.298,
             held_out_rows: 2,
             held_out_median: None,
         },
@@ -2530,10 +2530,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         false,
         Accuracy {
             rows: 11,
-            median: 0.237,
-            worst: 0.542,
+            median: 0.317,
+            worst: 0.403,
             held_out_rows: 11,
-            held_out_median: Some(0.237),
+            held_out_median: Some(0.317),
         },
     ),
     (
@@ -2554,10 +2554,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         false,
         Accuracy {
             rows: 6,
-            median: 0.144,
+            median: 0.154,
             worst: 0.341,
             held_out_rows: 6,
-            held_out_median: Some(0.144),
+            held_out_median: Some(0.154),
         },
     ),
     (
@@ -2566,7 +2566,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         false,
         Accuracy {
             rows: 12,
-            median: 0.188,
+            median: 0.154,
             worst: 0.822,
             held_out_rows: 2,
             held_out_median: None,
@@ -2591,7 +2591,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         Accuracy {
             rows: 27,
             median: 0.14,
-            worst: 1.923,
+            worst: 1.315,
             held_out_rows: 5,
             held_out_median: Some(0.21),
         },
@@ -2614,7 +2614,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         false,
         Accuracy {
             rows: 9,
-            median: 0.083,
+            median: 0.088,
             worst: 0.187,
             held_out_rows: 0,
             held_out_median: None,
@@ -2667,10 +2667,10 @@ pub const DEVICE_ACCURACY: &[(RuntimeKind, &str, bool, Accuracy)] = &[
         false,
         Accuracy {
             rows: 5,
-            median: 0.303,
-            worst: 1.044,
+            median: 0.266,
+            worst: 0.948,
             held_out_rows: 5,
-            held_out_median: Some(0.303),
+            held_out_median: Some(0.266),
         },
     ),
     (
