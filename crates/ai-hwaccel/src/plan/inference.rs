@@ -1381,7 +1381,9 @@ fn allreduce_seconds(bytes: f64, tp: u32, link_bidirectional: f64) -> f64 {
 /// graphs on 2, 4 and 8 A100 SXM and H100 SXM GPUs
 /// (`tests/calibration/allreduce.csv`, which the `allreduce_latency_is_the_measured_median`
 /// test recomputes it from): 4.3 to 14.8 µs, flat in the message size up
-/// to 16 KiB and in the GPU count.
+/// to 16 KiB and in the GPU count. Other vendors' scale-up links (AMD's
+/// Infinity Fabric, Gaudi's RoCE, TPU ICI) take it too, for want of
+/// measurements of their own.
 pub const ALLREDUCE_LATENCY_SCALE_UP_S: f64 = 4.9e-6;
 
 /// Seconds one all-reduce over PCIe takes beyond its bytes per further
