@@ -1301,7 +1301,7 @@ type Other = (&'static str, usize, Option<(f64, f64)>);
 // a TPOT and a TTFT estimate and bounds on the median and worst TPOT and
 // TTFT error over all its rows (fit and held-out) but the `not fitted`
 // ones, which are reported on a line of their own (the V100S's and the
-// H20-3e's, latency.csv's header says why: 47 % / 78 % TPOT, 28 % / 55 %
+// H20-3e's, latency.csv's header says why: 45 % / 78 % TPOT, 28 % / 55 %
 // TTFT, all under). vLLM: 58 rows, of which 10 are `not fitted` and 5
 // (the A800's) resolve to an entry without bandwidth or rates (the two RTX
 // 4090 D rows resolve to rtx-4090-d since Nov 2026);
