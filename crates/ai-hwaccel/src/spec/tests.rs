@@ -1188,6 +1188,45 @@ fn geforce_rates_derived_from_sms_and_boost_clock() {
         by_pci_id(0x10de, 0x2582).map(|e| e.id.as_str()),
         Some("rtx-3050-8gb")
     );
+    // Parts added from NVIDIA's driver name table and system files (Nov
+    // 2026): the names nvidia-smi prints and the PCI ids resolve to them,
+    // and the 12 GB RTX 2060, which prints the 6 GB card's name, by its id.
+    for (name, id) in [
+        ("NVIDIA H20-3e", "h20-3e"),
+        ("NVIDIA H20", "h20"),
+        ("NVIDIA H200 NVL", "h200-nvl"),
+        ("NVIDIA A800-SXM4-80GB", "a800-80gb"),
+        ("NVIDIA A800 80GB PCIe", "a800-80gb-pcie"),
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+            "rtx-pro-6000-server",
+        ),
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+            "rtx-pro-6000",
+        ),
+    ] {
+        assert_eq!(by_name(name).map(|e| e.id.as_str()), Some(id), "{name}");
+    }
+    for (device, id) in [
+        (0x232c, "h20-3e"),
+        (0x2329, "h20"),
+        (0x233b, "h200-nvl"),
+        (0x20f3, "a800-80gb"),
+        (0x20f6, "a800-40gb-active"),
+        (0x2bb5, "rtx-pro-6000-server"),
+        (0x2bb1, "rtx-pro-6000"),
+        (0x1f03, "rtx-2060-12gb"),
+        (0x2c02, "rtx-5080"),
+        (0x2d83, "rtx-5050"),
+        (0x2c58, "rtx-5090-laptop"),
+    ] {
+        assert_eq!(
+            by_pci_id(0x10de, device).map(|e| e.id.as_str()),
+            Some(id),
+            "{device:04x}"
+        );
+    }
     // The 3080 Laptop GPU's 16 GB configuration plans with its own memory.
     assert_eq!(
         by_id("rtx-3080-laptop-16gb").and_then(|e| e.memory_bytes),
