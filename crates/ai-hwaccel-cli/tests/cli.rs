@@ -2378,13 +2378,7 @@ fn check_predicts_vllm_logs_at_their_own_settings() {
     let dir =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
     let row = |j: &serde_json::Value, name: &str| -> (f64, f64) {
-        let r = j["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["component"] == name)
-            .unwrap_or_else(|| panic!("{name}: {j}"))
-            .clone();
+        let r = check_row(j, name);
         (
             r["logged_bytes"].as_f64().unwrap_or(f64::NAN),
             r["predicted_bytes"].as_f64().unwrap_or(f64::NAN),
@@ -2514,15 +2508,7 @@ fn check_reads_a_hybrid_vllm_log_by_its_release_block_pool() {
     assert_eq!(j["vllm_log"]["version"], "0.24.0");
     assert_eq!(j["vllm_log"]["enable_prefix_caching"], true);
     assert_eq!(j["vllm_log"]["kv_cache_dtype"], "fp8");
-    let row = |name: &str| {
-        j["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["component"] == name)
-            .unwrap_or_else(|| panic!("{name}: {j}"))
-            .clone()
-    };
+    let row = |name: &str| check_row(&j, name).clone();
     let r = row("kv_cache_tokens_from_logged_memory");
     assert_eq!(r["logged_bytes"], 569_878);
     assert_eq!(r["predicted_bytes"], 569_878);
@@ -2757,15 +2743,7 @@ INFO 11-29 10:02:01 [kv_cache_utils.py:1300] GPU KV cache size: 123,456 tokens
     assert_eq!(a, 0);
     assert!((28..=34).contains(&z), "{z}");
     assert_eq!(s_stage_layers(&m.spec, z), 5);
-    let row = |name: &str| {
-        j["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["component"] == name)
-            .unwrap_or_else(|| panic!("no {name} row: {j}"))
-            .clone()
-    };
+    let row = |name: &str| check_row(&j, name).clone();
     let pool = row("kv_cache_tokens_from_logged_memory");
     assert_eq!(
         pool["predicted_bytes"],
@@ -2861,4 +2839,14 @@ INFO 12-28 10:02:00 [kv_cache_utils.py:1087] GPU KV cache size: 130,960 tokens
         notes.contains("1 full and 1 sliding groups of 18 layers"),
         "{notes}"
     );
+}
+
+/// The row of a `check --json` report whose `component` is `name`.
+fn check_row<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["component"] == name)
+        .unwrap_or_else(|| panic!("no {name} row: {report}"))
 }
