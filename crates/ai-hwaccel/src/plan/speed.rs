@@ -2295,12 +2295,17 @@ pub fn accuracy(runtime: RuntimeKind, class: DeviceClass, prefill: bool) -> Opti
 
 /// The planner's error on a device's own published runs under a runtime
 /// that the fit does not take ([`FitBasis::device_accuracy`]), decode or
-/// `prefill`, by the device's spec id; `None` for a device without such
-/// runs.
+/// `prefill`, by the device's spec id or another memory configuration of
+/// the same chip (as device factors are found, [`crate::spec::same_chip`]);
+/// `None` for a device without such runs.
 pub fn device_accuracy(runtime: RuntimeKind, spec_id: &str, prefill: bool) -> Option<Accuracy> {
     DEVICE_ACCURACY
         .iter()
-        .find(|(r, id, p, _)| *r == runtime && *id == spec_id && *p == prefill)
+        .find(|(r, id, p, _)| {
+            *r == runtime
+                && *p == prefill
+                && (*id == spec_id || crate::spec::same_chip(id, spec_id))
+        })
         .map(|(.., a)| *a)
 }
 
