@@ -1642,16 +1642,20 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   tg128 (Dec 2025, 75.79 tok/s, 28 % over) was built with
   `GGML_CUDA_GRAPHS:BOOL=OFF` (its source prints the build configuration),
   so it pays a kernel launch per operation that default builds do not.
-- Prefill, worst row, held out: the Data Center GPU Max 1100's llama 7B
-  Q4_0 pp512 (PR 12972, SYCL, 1751.95 tok/s, 114 % over, where the same
-  build's Q4_K_M row runs at 3369.32, 11 % over). Its build is of the
-  weeks in which SYCL's Q4_0 "reorder" layout, made the default by PR
-  13003 (April 2025), also fed the prompt GEMMs: PR 13536 (opened
-  2025-05-14) says "The reorder optimisation introduced a prompt processing
-  performance regression for Q4_0 models" and took the prompt path off it.
-  Whether build 5376 preceded that PR's merge is not read here, and the
-  PR's own regressed figures were not readable, so the planner has no term
-  for it and the row stays as measured. The Intel prefill cell
+- Prefill, held out: the Data Center GPU Max 1100's llama 7B Q4_0 pp512
+  (PR 12972, SYCL, 1751.95 tok/s, 115 % over, where the same build's
+  Q4_K_M row runs at 3369.32, 12 % over), the held-out worst until Nov 29,
+  2026, is now compared, not fitted (the line "prompts of builds with slow
+  kernels" above). Its build is of the weeks in which SYCL's Q4_0
+  "reorder" layout, on by default from PR 12035 (February 2025) until PR
+  12560 (2025-03-25) and again from PR 13003 (April 2025), also fed the
+  prompt GEMMs: PR 13536 (opened 2025-05-14) says "The reorder
+  optimisation introduced a prompt processing performance regression for
+  Q4_0 models" and took the prompt path off it. Build 5376 is of the day
+  that PR was opened. The PR's own regressed figures were not readable, so
+  the planner has no term for the window; a plan for a build in it warns
+  that its prefill is an upper bound. The held-out worst is now the GB10's
+  Qwen2.5-Coder 7B Q8_0 pp2048 below. The Intel prefill cell
   is fitted on five SYCL rows of the Arc A770, Arc A750 and Max 1100
   (within 11 %) since the Intel entries carry XMX rates (Nov 2026; each
   entry's notes give the formula). Each row is planned on the ggml backend
@@ -1701,12 +1705,14 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   468.06, 4 % under): RDNA 1 has no matrix instructions and rests on the Radeon
   cell; the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252's
   baseline, Aug 2025, 3971.06 tok/s, 132 % over: mixture-of-experts
-  prompts on Vulkan before the mul_mat_id work of PR 15546 and later; the
-  same card's gpt-oss 20B pp512 on Vulkan rose from 7622.73 tok/s in Aug
-  2025 to 10026.81 in Dec 2025, 16 % over and 12 % under, and under
+  prompts on Vulkan before the mul_mat_id work of PRs 15427, 15524 and
+  later; compared, not fitted since Nov 29, 2026, with the card's other
+  Vulkan prompts of August 2025, as the line "prompts of builds with slow
+  kernels" above says; the same card's gpt-oss 20B pp512 on Vulkan rose
+  from 7622.73 tok/s in Aug 2025 to 10026.81 in Dec 2025, and under
   KHR_coopmat instead of NVIDIA's coopmat2 extension (PR 25483's
   baseline, Jul 2026) its Qwen3 30B-A3B Q2_K and gpt-oss 20B prompts ran at
-  7627.01 and 7094.69 tok/s, 13 % under and 25 % over); the MI100's llama 13B Q5_K_M
+  7627.01 and 7094.69 tok/s); the MI100's llama 13B Q5_K_M
   pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, 105 % over, where the same card's
   IQ4 rows of PR 22051 run 43 % above the estimate).
 - XiongjieDai's Dec 2023 tables time llama.cpp `main`, not llama-bench
@@ -1889,6 +1895,26 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   term describes the delta-net layers' prompt kernels yet, so their rows'
   prompts are compared, not fitted (the table's line "linear-attention
   models' prompts"; the plan warns), 35-68 % slower than planned.
+- Prompts of builds inside a window of slow prompt kernels that the pull
+  request ending it states (`SLOW_PROMPT_KERNELS` in `src/plan/speed.rs`)
+  are compared, not fitted (the table's line "prompts of builds with slow
+  kernels"; a plan for such a build warns that its prefill is an upper
+  bound), as the linear-attention prompts are: the planner has no term for
+  the window. Two windows: SYCL Q4_0 prompts on Intel GPUs in builds of
+  March to May 2025 (the reorder layout was on by default from PR 12035 of
+  February 2025 to PR 12560 of 2025-03-25 and from PR 13003 of April 2025;
+  PR 13536, opened 2025-05-14: "The reorder
+  optimisation introduced a prompt processing performance regression for
+  Q4_0 models"; the Data Center GPU Max 1100's llama 7B Q4_0 pp512 ran at
+  1751.95 tok/s where the same build's Q4_K_M ran at 3369.32), and Vulkan
+  mixture-of-experts prompts in builds before September 2025 (PRs 15427
+  and 15524, opened 2025-08-19 and 2025-08-23, which spread the
+  `mul_mat_id` row-id loading over the workgroup; an RTX 5090's Qwen3
+  30B-A3B Q4_K_M pp512 ran at 3971.06 tok/s on the master of 2025-08-11).
+  Build months are months, so the window's last month also holds the
+  RTX 5090's Vulkan MoE prompts of 2025-08-24, after PR 15427: they are
+  compared too. Left in the fit (Nov 29, 2026) they were the fit's worst
+  prefill row (132 %) and the held-out worst (114 %).
 {above_one}- Rows measure decode, prefill or both (PR tables that time one test
   only); the shares in the line under the table are of the rows that
   measure the quantity.

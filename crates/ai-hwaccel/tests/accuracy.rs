@@ -124,6 +124,13 @@ struct Row {
     /// layers' prompt kernels (its plans warn so); its decode rate is
     /// fitted, with the state's own fraction (`speed::LINEAR_STATE`).
     hybrid: bool,
+    /// The row's prompt ran in a llama.cpp build window whose prompt
+    /// kernels for its device, format and model kind were slow for a reason
+    /// the pull request that ended it states
+    /// (`speed::SLOW_PROMPT_KERNELS`): compared with the plan, never fitted,
+    /// and reported apart from the goals' rows, as plans for such a build
+    /// warn that the planner has no term for it.
+    slow_kernels: bool,
     /// The row's build forced llama.cpp's MMQ kernels (notes item `built
     /// with LLAMA_CUDA_FORCE_MMQ` or `built with GGML_CUDA_FORCE_MMQ`):
     /// planned with `InferenceOptions::cuda_force_mmq`.
@@ -141,6 +148,41 @@ impl Row {
     fn runtime_kind(&self) -> RuntimeKind {
         RuntimeKind::parse(&self.runtime).unwrap_or_else(|| panic!("runtime {}", self.runtime))
     }
+}
+
+/// Whether a llama.cpp speed.csv row's prompt ran inside a window of
+/// `speed::SLOW_PROMPT_KERNELS` (its device, format, model kind, backend
+/// column and build month).
+fn slow_kernel_window(
+    spec_id: &str,
+    model: &str,
+    format: &str,
+    backend: &str,
+    build: Option<BuildMonth>,
+) -> bool {
+    let (Some(build), Ok(m), Some(q)) = (
+        build,
+        load_model(model),
+        Quant::parse(&format.to_ascii_lowercase()),
+    ) else {
+        return false;
+    };
+    let Some(d) = (!spec_id.is_empty())
+        .then(|| PlanDevice::from_device_string(&format!("1x{spec_id}")).ok())
+        .flatten()
+        .and_then(|mut v| v.pop())
+    else {
+        return false;
+    };
+    ai_hwaccel::plan::speed::slow_prompt_kernels(
+        &d,
+        RuntimeKind::LlamaCpp,
+        q,
+        m.spec.moe.is_some(),
+        ai_hwaccel::plan::runtime::GgmlBackend::parse(backend),
+        Some(build),
+    )
+    .is_some()
 }
 
 /// Whether the fitted table has cells for a runtime (its rows are held to
@@ -213,6 +255,7 @@ fn latency_rows() -> Vec<Row> {
                 backend: String::new(),
                 first_prompt: false,
                 hybrid: false,
+                slow_kernels: false,
                 force_mmq: false,
                 compared: notes.contains(&"not fitted"),
                 line,
@@ -312,6 +355,13 @@ fn speed_rows_of(
                 first_prompt: notes.contains(&"llama.cpp `main` (not llama-bench)"),
                 hybrid: load_model(&c[col("catalog_model")])
                     .is_ok_and(|m| m.spec.linear_attention.is_some()),
+                slow_kernels: slow_kernel_window(
+                    &c[col("spec_id")],
+                    &c[col("catalog_model")],
+                    &c[col("format")],
+                    &c[col("backend")],
+                    build,
+                ),
                 compared: false,
                 force_mmq: notes.contains(&"built with LLAMA_CUDA_FORCE_MMQ")
                     || notes.contains(&"built with GGML_CUDA_FORCE_MMQ"),
@@ -379,6 +429,7 @@ fn cpu_rows() -> Vec<Row> {
                 backend: "CPU".to_string(),
                 first_prompt: false,
                 hybrid: false,
+                slow_kernels: false,
                 force_mmq: false,
                 compared: false,
                 line,
@@ -602,7 +653,7 @@ fn ideal_rates_for_fit() {
             m(r.tg),
             f(e.as_ref().and_then(|e| e.decode)),
             // A `main` first prompt is compared, never fitted.
-            m(r.pp.filter(|_| !r.first_prompt && !r.hybrid)),
+            m(r.pp.filter(|_| !r.first_prompt && !r.hybrid && !r.slow_kernels)),
             f(e.as_ref().and_then(|e| e.prefill)),
             e.as_ref().map_or(0, |e| e.layers),
             r.spec_id,
@@ -680,14 +731,16 @@ fn median_worst(errs: &[f64]) -> (f64, f64) {
 }
 
 /// Every speed.csv row's decode and prefill error against the plan, and
-/// the errors of the `main` first prompts and of the linear-attention
-/// models' prompts (each reported apart, never among the goal rows); with
+/// the errors of the `main` first prompts, of the linear-attention models'
+/// prompts and of the prompts of builds with slow kernels
+/// (`Row::slow_kernels`; each reported apart, never among the goal rows); with
 /// `print`, a line per row.
-fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>, Vec<f64>) {
+fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>, Vec<f64>, Vec<f64>) {
     let rows = rows();
     let mut errs: Vec<RowErr> = Vec::new();
     let mut first_prompts: Vec<f64> = Vec::new();
     let mut hybrid_prompts: Vec<f64> = Vec::new();
+    let mut slow_prompts: Vec<f64> = Vec::new();
     for r in &rows {
         let part = if held_out(&r.line) { "held-out" } else { "fit" };
         let e = estimate(r, false);
@@ -708,6 +761,9 @@ fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>, Vec<f64>) {
             None
         } else if r.hybrid {
             hybrid_prompts.extend(pe);
+            None
+        } else if r.slow_kernels {
+            slow_prompts.extend(pe);
             None
         } else {
             pe
@@ -747,11 +803,11 @@ fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>, Vec<f64>) {
             fitted: fitted_runtime(r.runtime_kind()),
             measures: (
                 r.tg.is_some(),
-                r.pp.is_some() && !r.first_prompt && !r.hybrid,
+                r.pp.is_some() && !r.first_prompt && !r.hybrid && !r.slow_kernels,
             ),
         });
     }
-    (errs, first_prompts, hybrid_prompts)
+    (errs, first_prompts, hybrid_prompts, slow_prompts)
 }
 
 /// `speed::ACCURACY`, which plans report beside their fitted fractions
@@ -905,7 +961,7 @@ fn accuracies(pts: &[Point]) -> Vec<(String, String, bool, ai_hwaccel::plan::spe
 
 #[test]
 fn speed_estimates_against_published_measurements() {
-    let (errs, first_prompts, hybrid_prompts) = row_errors(true);
+    let (errs, first_prompts, hybrid_prompts, slow_prompts) = row_errors(true);
     let pick = |f: &dyn Fn(&RowErr) -> bool, dec: bool| {
         errs.iter()
             .filter(|e| f(e))
@@ -947,6 +1003,10 @@ fn speed_estimates_against_published_measurements() {
     table.push_str(&format!(
         "| linear-attention models' prompts | compared, not fitted | – | – | 0 | {} |\n",
         summary(&hybrid_prompts)
+    ));
+    table.push_str(&format!(
+        "| prompts of builds with slow kernels | compared, not fitted | – | – | 0 | {} |\n",
+        summary(&slow_prompts)
     ));
     for c in classes.iter().filter(|c| c.as_str() != NO_SPEC) {
         for part in ["fit", "held-out"] {
@@ -1186,9 +1246,12 @@ struct LatErr {
 // since the Nov 2026 refits), the Max 1100's llama-2-7b Q4_K_M tg128 (PR
 // 12972, 38.98 tok/s, 34 %) and the A770's Gemma 2 2B on Vulkan (held
 // out, 35 %).
-// Prefill, worst: held out (since Nov 2026), the Max 1100's llama 7B Q4_0
-// pp512 (PR 12972, 1751.95 tok/s, 114 %; its Q4_K_M row of the same build
-// runs at 3369.32, 11 %): the Intel cell is fitted on five SYCL rows of
+// Prefill, worst: held out (Nov 2026 to Nov 29 2026, since compared and
+// not fitted as a prompt of a build with slow kernels,
+// `speed::SLOW_PROMPT_KERNELS`), the Max 1100's llama 7B Q4_0 pp512 (PR
+// 12972, 1751.95 tok/s, 114 %; its Q4_K_M row of the same build runs at
+// 3369.32, 11 %); the GB10's Qwen2.5-Coder below is the held-out worst
+// now, 46 %. The Intel cell is fitted on five SYCL rows of
 // the A770, A750 and Max 1100 (within 11 %); the A770's Vulkan rows, each
 // planned on its printed backend (Vulkan: the vector engines' rate on
 // Intel GPUs before Xe2, `speed::reference_tflops`), are 23 % over and 46 %
@@ -1210,8 +1273,9 @@ struct LatErr {
 // under ROCm (PR 5835, Mar 2024, 318.71 tok/s, 41 %; the same card on
 // Vulkan prints 468.06 in May 2025: RDNA 1 has no matrix instructions),
 // the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252, Aug 2025,
-// 3971.06 tok/s, 114 %: MoE prompts on Vulkan before PR 15546's mul_mat_id
-// work),
+// 3971.06 tok/s, 114 %, 132 % when it was the fit's worst: MoE prompts on
+// Vulkan before PRs 15427 and 15524's mul_mat_id work; compared, not
+// fitted since Nov 29 2026, `speed::SLOW_PROMPT_KERNELS`),
 // (the 4090's LLaMA 7B q4_0 prompt of XiongjieDai's Dec 2023 "LLaMA
 // table", 3961.34 tok/s, 84 % over, has been left out since Nov 2026: its
 // notebook's three `main` runs spread 2.3-fold), the MI50's IQ4 pp1024 rows (PR 27841's baseline, 57-58 %), the MI100's llama 13B
@@ -1764,6 +1828,7 @@ fn lent_llama_bench(
                 backend: r["backends"].as_str().unwrap_or("CUDA").to_string(),
                 first_prompt: false,
                 hybrid: false,
+                slow_kernels: false,
                 force_mmq: false,
                 compared: false,
             };
@@ -1922,8 +1987,13 @@ fn lent_h100_measurements_against_the_planner() {
 /// With the Vulkan AMD era factor (`PREFILL_VULKAN_AMD_ERA`, Nov 28 2026)
 /// the AMD Q8_0 rows weigh differently in the pooled 8-bit prefill cell:
 /// the worst batched prompt is 39.1 %, the Q8_0 pp512 27.9 % under
-/// (26.5 % before).
-const ACHIEVED_LENT_H100: (f64, f64, f64, f64) = (0.22, 0.40, 0.28, 0.70);
+/// (26.5 % before). With the prompts of builds with slow kernels compared
+/// and not fitted (Nov 29 2026, `speed::SLOW_PROMPT_KERNELS`: the RTX
+/// 5090's Vulkan mixture-of-experts prompts of August 2025 had held the
+/// factor before int8 MMQ up, 1.40 where it is now 1.35, and with it the
+/// GeForce and workstation prefill cells), the worst batched prompt is
+/// 40.3 % (39.1 % before) and the Q8_0 pp512 29.4 % under (28.1 %).
+const ACHIEVED_LENT_H100: (f64, f64, f64, f64) = (0.22, 0.41, 0.28, 0.70);
 
 /// The lent H200's worst decode and prefill errors reached (never fitted).
 /// Decode is 5 % to 24 % under what the 2026 build ran (Q4_K_M, Q4_0,

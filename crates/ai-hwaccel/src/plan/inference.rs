@@ -2738,6 +2738,7 @@ pub fn plan_inference(
     }
     warnings.extend(unestimated_speeds(devices, quant, opts, &plans));
     warnings.extend(unconfirmed_speed(devices, opts));
+    warnings.extend(slow_prompt_kernels_warning(spec, devices, quant, opts));
     if let Some(w) = vllm_mamba_blocks_warning(opts, devices, &plans) {
         warnings.push(w);
     }
@@ -2822,6 +2823,39 @@ pub fn plan_inference(
             }),
         options: opts.clone(),
     }
+}
+
+/// A warning where a plan names a llama.cpp build whose prompt kernels for
+/// one of its accelerators and the model's format ran far below the fitted
+/// fractions (`speed::slow_prompt_kernels`): the planner has no term for
+/// such a window, so the prefill it gives is an upper bound.
+fn slow_prompt_kernels_warning(
+    spec: &ModelSpec,
+    devices: &[PlanDevice],
+    quant: Quant,
+    opts: &InferenceOptions,
+) -> Option<String> {
+    if !opts.calibrated_speed {
+        return None;
+    }
+    let build = opts.runtime_build?;
+    devices.iter().find_map(|d| {
+        super::speed::slow_prompt_kernels(
+            d,
+            opts.runtime,
+            quant,
+            spec.moe.is_some(),
+            opts.backend,
+            Some(build),
+        )
+        .map(|w| {
+            format!(
+                "{} ({}): in llama.cpp builds of {build}, {}; the planner has no term for it, \
+                 so this plan's prefill is an upper bound for that build",
+                d.id, d.name, w.why
+            )
+        })
+    })
 }
 
 /// A warning where the plan's first accelerator has published runs under
@@ -3514,6 +3548,98 @@ mod op_offload_tests {
     /// (latency.csv's `not fitted` rows) is warned about and its basis
     /// carries its own accuracy; the same device under another runtime, and
     /// a device of the same class without such rows, are not.
+    #[test]
+    fn builds_with_slow_prompt_kernels_are_warned() {
+        use super::super::runtime::GgmlBackend;
+        use super::super::speed::BuildMonth;
+        let plan = |model: &str,
+                    devices: &str,
+                    quant: Quant,
+                    backend: Option<GgmlBackend>,
+                    build: Option<BuildMonth>| {
+            plan_inference(
+                &crate::plan::load_model(model).unwrap().spec,
+                &PlanDevice::from_device_string(devices).unwrap(),
+                &InferenceOptions {
+                    quant: Some(quant),
+                    runtime: RuntimeKind::LlamaCpp,
+                    backend,
+                    runtime_build: build,
+                    ..Default::default()
+                },
+            )
+        };
+        let warned = |p: &InferencePlan| {
+            p.warnings
+                .iter()
+                .any(|w| w.contains("upper bound for that build"))
+        };
+        let aug = Some(BuildMonth::ym(2025, 8));
+        let vk = Some(GgmlBackend::Vulkan);
+        // The RTX 5090's Qwen3 30B-A3B Q4_K_M prompt of August 2025 under
+        // Vulkan (speed.csv: 3971 tok/s where the plan gives over 9000).
+        let moe = plan("qwen3-30b-a3b", "1xrtx-5090", Quant::Q4K, vk, aug);
+        assert!(warned(&moe), "{:?}", moe.warnings);
+        assert!(moe.warnings.iter().any(|w| w.contains("15427")));
+        // A build of September 2025, the newest build, CUDA, or a dense
+        // model: no window.
+        assert!(!warned(&plan(
+            "qwen3-30b-a3b",
+            "1xrtx-5090",
+            Quant::Q4K,
+            vk,
+            Some(BuildMonth::ym(2025, 9))
+        )));
+        assert!(!warned(&plan(
+            "qwen3-30b-a3b",
+            "1xrtx-5090",
+            Quant::Q4K,
+            vk,
+            None
+        )));
+        assert!(!warned(&plan(
+            "qwen3-30b-a3b",
+            "1xrtx-5090",
+            Quant::Q4K,
+            None,
+            aug
+        )));
+        assert!(!warned(&plan(
+            "llama-3-8b",
+            "1xrtx-5090",
+            Quant::Q4K,
+            vk,
+            aug
+        )));
+        // The Max 1100's llama 7B Q4_0 prompt of May 2025 under SYCL (its
+        // own backend): warned; Q4_K and June 2025 are not.
+        let may = Some(BuildMonth::ym(2025, 5));
+        let q40 = plan("llama-2-7b", "1xmax-1100", Quant::Q4_0, None, may);
+        assert!(warned(&q40), "{:?}", q40.warnings);
+        assert!(q40.warnings.iter().any(|w| w.contains("13536")));
+        assert!(!warned(&plan(
+            "llama-2-7b",
+            "1xmax-1100",
+            Quant::Q4K,
+            None,
+            may
+        )));
+        assert!(!warned(&plan(
+            "llama-2-7b",
+            "1xmax-1100",
+            Quant::Q4_0,
+            None,
+            Some(BuildMonth::ym(2025, 6))
+        )));
+        assert!(!warned(&plan(
+            "llama-2-7b",
+            "1xmax-1100",
+            Quant::Q4_0,
+            None,
+            Some(BuildMonth::ym(2025, 2))
+        )));
+    }
+
     #[test]
     fn unconfirmed_device_speed_is_warned() {
         let spec = crate::plan::load_model("llama-3-8b").unwrap().spec;

@@ -599,7 +599,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8428),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.7512),
+        prefill: Some(0.7519),
         prefill_layer_s: Some(0.000e+00),
         rows: (21, 12),
     },
@@ -609,7 +609,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6041),
+        prefill: Some(0.6046),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -619,7 +619,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6041),
+        prefill: Some(0.6046),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -629,8 +629,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9245),
         decode_layer_s: Some(5.252e-05),
-        prefill: Some(0.6315),
-        prefill_layer_s: Some(7.522e-07),
+        prefill: Some(0.5868),
+        prefill_layer_s: Some(4.609e-07),
         rows: (16, 11),
     },
     SpeedFit {
@@ -639,9 +639,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9034),
         decode_layer_s: Some(5.252e-05),
-        prefill: Some(0.6964),
-        prefill_layer_s: Some(7.522e-07),
-        rows: (47, 38),
+        prefill: Some(0.6451),
+        prefill_layer_s: Some(4.609e-07),
+        rows: (47, 35),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -649,9 +649,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8394),
         decode_layer_s: Some(4.071e-05),
-        prefill: Some(0.7012),
-        prefill_layer_s: Some(6.104e-07),
-        rows: (40, 33),
+        prefill: Some(0.6556),
+        prefill_layer_s: Some(3.820e-07),
+        rows: (40, 31),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -659,9 +659,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5126),
         decode_layer_s: Some(4.071e-05),
-        prefill: Some(0.4741),
-        prefill_layer_s: Some(6.104e-07),
-        rows: (7, 5),
+        prefill: Some(0.453),
+        prefill_layer_s: Some(3.820e-07),
+        rows: (7, 4),
     },
     SpeedFit {
         class: DeviceClass::NvidiaConsumer,
@@ -679,8 +679,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8984),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5316),
-        prefill_layer_s: Some(9.564e-07),
+        prefill: Some(0.5309),
+        prefill_layer_s: Some(9.205e-07),
         rows: (27, 15),
     },
     SpeedFit {
@@ -689,8 +689,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5605),
-        prefill_layer_s: Some(9.564e-07),
+        prefill: Some(0.5424),
+        prefill_layer_s: Some(9.205e-07),
         rows: (41, 26),
     },
     SpeedFit {
@@ -699,8 +699,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5605),
-        prefill_layer_s: Some(9.564e-07),
+        prefill: Some(0.5424),
+        prefill_layer_s: Some(9.205e-07),
         rows: (41, 26),
     },
     SpeedFit {
@@ -719,8 +719,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.7951),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.6423),
-        prefill_layer_s: Some(1.741e-06),
+        prefill: Some(0.642),
+        prefill_layer_s: Some(1.731e-06),
         rows: (21, 9),
     },
     SpeedFit {
@@ -729,8 +729,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.593),
-        prefill_layer_s: Some(1.741e-06),
+        prefill: Some(0.5721),
+        prefill_layer_s: Some(1.731e-06),
         rows: (43, 31),
     },
     SpeedFit {
@@ -739,8 +739,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.593),
-        prefill_layer_s: Some(1.741e-06),
+        prefill: Some(0.5721),
+        prefill_layer_s: Some(1.731e-06),
         rows: (43, 31),
     },
     SpeedFit {
@@ -759,7 +759,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9147),
         decode_layer_s: Some(5.279e-05),
-        prefill: Some(0.2595),
+        prefill: Some(0.2597),
         prefill_layer_s: Some(0.000e+00),
         rows: (6, 7),
     },
@@ -769,7 +769,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8276),
         decode_layer_s: Some(5.279e-05),
-        prefill: Some(0.3182),
+        prefill: Some(0.3169),
         prefill_layer_s: Some(0.000e+00),
         rows: (43, 43),
     },
@@ -779,8 +779,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8342),
         decode_layer_s: Some(5.335e-05),
-        prefill: Some(0.3264),
-        prefill_layer_s: Some(1.331e-07),
+        prefill: Some(0.3263),
+        prefill_layer_s: Some(1.966e-07),
         rows: (41, 39),
     },
     SpeedFit {
@@ -789,8 +789,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.2412),
-        prefill_layer_s: Some(1.331e-07),
+        prefill: Some(0.2388),
+        prefill_layer_s: Some(1.966e-07),
         rows: (0, 4),
     },
     SpeedFit {
@@ -799,8 +799,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.627),
-        prefill_layer_s: Some(4.951e-06),
+        prefill: Some(0.6269),
+        prefill_layer_s: Some(4.944e-06),
         rows: (0, 10),
     },
     SpeedFit {
@@ -809,8 +809,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.627),
-        prefill_layer_s: Some(4.951e-06),
+        prefill: Some(0.6269),
+        prefill_layer_s: Some(4.944e-06),
         rows: (0, 10),
     },
     SpeedFit {
@@ -819,9 +819,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1981),
-        prefill_layer_s: Some(2.202e-06),
-        rows: (7, 5),
+        prefill: Some(0.2003),
+        prefill_layer_s: Some(2.234e-06),
+        rows: (7, 4),
     },
     SpeedFit {
         class: DeviceClass::Intel,
@@ -829,9 +829,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7836),
         decode_layer_s: Some(4.660e-04),
-        prefill: Some(0.1981),
-        prefill_layer_s: Some(2.202e-06),
-        rows: (7, 5),
+        prefill: Some(0.2003),
+        prefill_layer_s: Some(2.234e-06),
+        rows: (7, 4),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -839,8 +839,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8403),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.6896),
-        prefill_layer_s: Some(1.132e-06),
+        prefill: Some(0.6894),
+        prefill_layer_s: Some(1.108e-06),
         rows: (85, 47),
     },
     SpeedFit {
@@ -849,8 +849,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9262),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.4377),
-        prefill_layer_s: Some(1.132e-06),
+        prefill: Some(0.4244),
+        prefill_layer_s: Some(1.108e-06),
         rows: (8, 8),
     },
     SpeedFit {
@@ -859,9 +859,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7964),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.5662),
-        prefill_layer_s: Some(1.132e-06),
-        rows: (222, 183),
+        prefill: Some(0.5547),
+        prefill_layer_s: Some(1.108e-06),
+        rows: (222, 179),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -869,9 +869,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7961),
         decode_layer_s: Some(5.176e-05),
-        prefill: Some(0.5687),
-        prefill_layer_s: Some(1.090e-06),
-        rows: (213, 174),
+        prefill: Some(0.5579),
+        prefill_layer_s: Some(1.080e-06),
+        rows: (213, 171),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -879,9 +879,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.6905),
         decode_layer_s: Some(5.176e-05),
-        prefill: Some(0.4311),
-        prefill_layer_s: Some(1.090e-06),
-        rows: (9, 9),
+        prefill: Some(0.4127),
+        prefill_layer_s: Some(1.080e-06),
+        rows: (9, 8),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -897,7 +897,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 34.0), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 34.5), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -920,15 +920,15 @@ pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
-pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.7)];
+pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.6)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime and llama.cpp backend with enough rows of its own (else
 /// [`MOE_PREFILL`]).
 pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
-    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 3.7),
-    (RuntimeKind::LlamaCpp, GgmlBackend::Hip, 1.8),
-    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 3.4),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 3.6),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Hip, 1.7),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 3.2),
 ];
 
 /// Fitted fraction of memory bandwidth a decode step reaches reading the
@@ -936,7 +936,7 @@ pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
 /// attention kernels' own efficiency, which batches of sequences expose
 /// (each reads its own cache every step). Fitted on published batched
 /// decode runs (`tests/calibration/batched.csv`).
-pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4294)];
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4293)];
 
 /// Fitted fraction of memory bandwidth at which a decode step reads and
 /// rewrites the linear-attention layers' recurrent state, per runtime, with
@@ -994,7 +994,7 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
 /// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
 /// CUDA backend ran before MMQ on int8 tensor cores was its default
 /// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.
-pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.40)];
+pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.35)];
 
 /// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
 /// Vulkan backend ran on an AMD GPU with cooperative matrices before
@@ -1029,14 +1029,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.059),
-        prefill: Some(0.9922),
+        prefill: Some(0.9928),
         rows: (8, 4),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.02),
-        prefill: Some(0.721),
+        prefill: Some(0.7224),
         rows: (17, 9),
     },
     DeviceFit {
@@ -1050,7 +1050,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.23),
-        prefill: Some(0.8614),
+        prefill: Some(0.8625),
         rows: (7, 5),
     },
     DeviceFit {
@@ -1064,7 +1064,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "m1-max-64gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.7065),
-        prefill: Some(0.8346),
+        prefill: Some(0.8345),
         rows: (11, 11),
     },
     DeviceFit {
@@ -1092,35 +1092,35 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9088),
-        prefill: Some(0.9891),
+        prefill: Some(0.9953),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.044),
-        prefill: Some(1.007),
+        prefill: Some(1.022),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.01),
-        prefill: Some(1.081),
+        prefill: Some(1.086),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9047),
-        prefill: Some(1.113),
+        prefill: Some(1.101),
         rows: (21, 17),
     },
     DeviceFit {
         spec_id: "rtx-4000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9991),
-        prefill: Some(1.06),
+        prefill: Some(1.061),
         rows: (13, 7),
     },
     DeviceFit {
@@ -1134,49 +1134,49 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.063),
-        prefill: Some(1.156),
+        prefill: Some(1.147),
         rows: (11, 5),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9854),
-        prefill: Some(1.088),
+        prefill: Some(1.023),
         rows: (13, 9),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.042),
-        prefill: Some(0.9718),
+        prefill: Some(0.9693),
         rows: (13, 8),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.327),
-        prefill: Some(0.8965),
-        rows: (5, 7),
+        prefill: Some(0.9197),
+        rows: (5, 4),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9804),
-        prefill: Some(0.7184),
+        prefill: Some(0.7154),
         rows: (21, 12),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9764),
-        prefill: Some(1.115),
+        prefill: Some(1.111),
         rows: (18, 10),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.003),
-        prefill: Some(0.9276),
+        prefill: Some(0.927),
         rows: (33, 30),
     },
     DeviceFit {
@@ -1725,6 +1725,112 @@ pub fn vulkan_amd_untuned(
                     .as_deref()
                     .is_some_and(|a| a.starts_with("gfx11") || a.starts_with("gfx12"))
         })
+}
+
+/// A window of llama.cpp builds whose prompt kernels for some devices and
+/// formats ran well below what the planner's fitted fractions (those of
+/// the builds before and after) give, named by the pull request that
+/// ended it. The planner has no term for these: a plan for a build in the
+/// window warns that its prefill is an upper bound
+/// ([`slow_prompt_kernels`]). Months follow the other build steps: a PR's
+/// change counts from the month after it was opened.
+#[derive(Clone, Copy, Debug)]
+pub struct SlowPromptKernels {
+    /// The ggml backend whose kernels these are.
+    pub backend: GgmlBackend,
+    /// The spec entry's vendor the window applies to (`None`: every GPU).
+    pub vendor: Option<&'static str>,
+    /// The only weight format affected (`None`: every format).
+    pub quant: Option<Quant>,
+    /// Only mixture-of-experts models (their `mul_mat_id` prompts).
+    pub moe_only: bool,
+    /// The first build month with the slow kernels (`None`: every build
+    /// before [`Self::until`] the backend ran such a prompt with).
+    pub since: Option<BuildMonth>,
+    /// The first build month without them.
+    pub until: BuildMonth,
+    /// What ran slowly and the source that says so.
+    pub why: &'static str,
+}
+
+/// The windows [`slow_prompt_kernels`] knows. Each is read from the pull
+/// request that ended it and a measurement of a build inside it:
+///
+/// - SYCL, Q4_0, Intel GPUs, builds of March to May 2025. PR 12035
+///   ("\[SYCL\] Optimize mul_mat for Q4_0 on Intel GPU", opened 2025-02-23)
+///   reordered Q4_0 weights for every matrix product, on by default (PR
+///   12560 turned it off on 2025-03-25 and PR 13003 on again in April
+///   2025; the window keeps all three months); PR 13536 ("sycl:
+///   disable reorder for sycl mulmat", opened 2025-05-14): "The reorder
+///   optimisation introduced a prompt processing performance regression
+///   for Q4_0 models. This PR disables reorder for the sycl mulmat which is
+///   the culprit". Measured inside it (speed.csv, PR 12972's table, build
+///   bb1681fb (5376), May 2025): a Data Center GPU Max 1100 ran llama 7B
+///   Q4_0 pp512 at 1751.95 tok/s and Q4_K_M at 3369.32 on the same build,
+///   where the planner gave both 3753 (Nov 2026).
+/// - Vulkan, mixture-of-experts prompts, every GPU, builds before
+///   September 2025. PR 15427 ("vulkan: optimize mul_mat_id loading row
+///   ids into shared memory", opened 2025-08-19: the row ids were loaded by
+///   too few threads of the workgroup) and PR 15524 ("vulkan: apply
+///   MUL_MAT_ID subgroup optimization to non-coopmat devices", opened
+///   2025-08-23; its Radeon Pro VII ran Qwen3 30B-A3B Q2_K pp512 at 45.16
+///   tok/s before and 342.07 after). Measured inside it (speed.csv, PR
+///   15252's baseline, Aug 2025): an RTX 5090 ran Qwen3 30B-A3B Q4_K_M
+///   pp512 at 3971.06 tok/s, where the planner gave 9225 (Nov 2026); the same GPU's
+///   Q2_K ran at 6293.79 on the master of 2025-08-24 (PR 15546's baseline,
+///   after PR 15427), 8 % under its estimate.
+pub const SLOW_PROMPT_KERNELS: &[SlowPromptKernels] = &[
+    SlowPromptKernels {
+        backend: GgmlBackend::Sycl,
+        vendor: Some("intel"),
+        quant: Some(Quant::Q4_0),
+        moe_only: false,
+        since: Some(BuildMonth::ym(2025, 3)),
+        until: BuildMonth::ym(2025, 6),
+        why: "the SYCL backend's reordered Q4_0 weights slowed prompt processing until \
+              llama.cpp PR 13536 (May 2025) took the reorder out of its matrix products",
+    },
+    SlowPromptKernels {
+        backend: GgmlBackend::Vulkan,
+        vendor: None,
+        quant: None,
+        moe_only: true,
+        since: None,
+        until: BuildMonth::ym(2025, 9),
+        why: "the Vulkan backend's mixture-of-experts matrix products (mul_mat_id) ran far \
+              slower before llama.cpp PRs 15427 and 15524 (August 2025) spread their row-id \
+              loading over the whole workgroup",
+    },
+];
+
+/// The window of [`SLOW_PROMPT_KERNELS`] a plan's prompt falls in:
+/// llama.cpp (or a runtime fitted as it), a GPU with a spec entry, the
+/// window's backend (`backend` `None` is the device's own,
+/// [`DeviceClass::own_backend`]), vendor, format and model kind (`moe`),
+/// and a named build (`Some`: a plan for the newest build has none) inside
+/// the window.
+pub fn slow_prompt_kernels(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    moe: bool,
+    backend: Option<GgmlBackend>,
+    build: Option<BuildMonth>,
+) -> Option<&'static SlowPromptKernels> {
+    let build = build?;
+    if fit_runtime(runtime) != RuntimeKind::LlamaCpp || d.host {
+        return None;
+    }
+    let e = d.spec_id.as_deref().and_then(crate::spec::by_id)?;
+    let backend = backend.or_else(|| DeviceClass::of(d).own_backend())?;
+    SLOW_PROMPT_KERNELS.iter().find(|w| {
+        w.backend == backend
+            && w.vendor.is_none_or(|v| v == e.vendor)
+            && w.quant.is_none_or(|wq| wq == q)
+            && (moe || !w.moe_only)
+            && w.since.is_none_or(|s| s <= build)
+            && build < w.until
+    })
 }
 
 /// FP32 lanes per SM of an NVIDIA compute capability: the CUDA C++
@@ -2331,10 +2437,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 55,
-            median: 0.126,
-            worst: 0.616,
+            median: 0.124,
+            worst: 0.663,
             held_out_rows: 5,
-            held_out_median: Some(0.12),
+            held_out_median: Some(0.117),
         },
     ),
     (
@@ -2355,7 +2461,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 10,
-            median: 0.504,
+            median: 0.503,
             worst: 1.045,
             held_out_rows: 0,
             held_out_median: None,
@@ -2380,7 +2486,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         Accuracy {
             rows: 46,
             median: 0.042,
-            worst: 0.474,
+            worst: 0.475,
             held_out_rows: 7,
             held_out_median: Some(0.085),
         },
@@ -2402,11 +2508,11 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         DeviceClass::Intel,
         true,
         Accuracy {
-            rows: 8,
-            median: 0.091,
-            worst: 1.142,
-            held_out_rows: 3,
-            held_out_median: Some(0.456),
+            rows: 6,
+            median: 0.09,
+            worst: 0.451,
+            held_out_rows: 2,
+            held_out_median: None,
         },
     ),
     (
@@ -2426,11 +2532,11 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         DeviceClass::NvidiaConsumer,
         true,
         Accuracy {
-            rows: 62,
-            median: 0.105,
-            worst: 1.323,
+            rows: 59,
+            median: 0.088,
+            worst: 0.647,
             held_out_rows: 9,
-            held_out_median: Some(0.125),
+            held_out_median: Some(0.121),
         },
     ),
     (
@@ -2451,10 +2557,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 61,
-            median: 0.057,
+            median: 0.056,
             worst: 0.646,
             held_out_rows: 12,
-            held_out_median: Some(0.068),
+            held_out_median: Some(0.066),
         },
     ),
     (
@@ -2475,8 +2581,8 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 5,
-            median: 0.153,
-            worst: 0.495,
+            median: 0.149,
+            worst: 0.457,
             held_out_rows: 2,
             held_out_median: None,
         },
@@ -2499,10 +2605,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 44,
-            median: 0.053,
-            worst: 0.272,
+            median: 0.057,
+            worst: 0.287,
             held_out_rows: 4,
-            held_out_median: Some(0.028),
+            held_out_median: Some(0.042),
         },
     ),
     (
