@@ -3581,63 +3581,31 @@ mod op_offload_tests {
         let moe = plan("qwen3-30b-a3b", "1xrtx-5090", Quant::Q4K, vk, aug);
         assert!(warned(&moe), "{:?}", moe.warnings);
         assert!(moe.warnings.iter().any(|w| w.contains("15427")));
-        // A build of September 2025, the newest build, CUDA, or a dense
-        // model: no window.
-        assert!(!warned(&plan(
-            "qwen3-30b-a3b",
-            "1xrtx-5090",
-            Quant::Q4K,
-            vk,
-            Some(BuildMonth::ym(2025, 9))
-        )));
-        assert!(!warned(&plan(
-            "qwen3-30b-a3b",
-            "1xrtx-5090",
-            Quant::Q4K,
-            vk,
-            None
-        )));
-        assert!(!warned(&plan(
-            "qwen3-30b-a3b",
-            "1xrtx-5090",
-            Quant::Q4K,
-            None,
-            aug
-        )));
-        assert!(!warned(&plan(
-            "llama-3-8b",
-            "1xrtx-5090",
-            Quant::Q4K,
-            vk,
-            aug
-        )));
         // The Max 1100's llama 7B Q4_0 prompt of May 2025 under SYCL (its
-        // own backend): warned; Q4_K and June 2025 are not.
+        // own backend).
         let may = Some(BuildMonth::ym(2025, 5));
         let q40 = plan("llama-2-7b", "1xmax-1100", Quant::Q4_0, None, may);
         assert!(warned(&q40), "{:?}", q40.warnings);
         assert!(q40.warnings.iter().any(|w| w.contains("13536")));
-        assert!(!warned(&plan(
-            "llama-2-7b",
-            "1xmax-1100",
-            Quant::Q4K,
-            None,
-            may
-        )));
-        assert!(!warned(&plan(
-            "llama-2-7b",
-            "1xmax-1100",
-            Quant::Q4_0,
-            None,
-            Some(BuildMonth::ym(2025, 6))
-        )));
-        assert!(!warned(&plan(
-            "llama-2-7b",
-            "1xmax-1100",
-            Quant::Q4_0,
-            None,
-            Some(BuildMonth::ym(2025, 2))
-        )));
+        // Outside the windows: a build of September 2025, the newest build,
+        // CUDA or a dense model for the first; Q4_K, June 2025 or February
+        // 2025 for the second.
+        let m = |y, mo| Some(BuildMonth::ym(y, mo));
+        for (model, devices, quant, backend, build) in [
+            ("qwen3-30b-a3b", "1xrtx-5090", Quant::Q4K, vk, m(2025, 9)),
+            ("qwen3-30b-a3b", "1xrtx-5090", Quant::Q4K, vk, None),
+            ("qwen3-30b-a3b", "1xrtx-5090", Quant::Q4K, None, aug),
+            ("llama-3-8b", "1xrtx-5090", Quant::Q4K, vk, aug),
+            ("llama-2-7b", "1xmax-1100", Quant::Q4K, None, may),
+            ("llama-2-7b", "1xmax-1100", Quant::Q4_0, None, m(2025, 6)),
+            ("llama-2-7b", "1xmax-1100", Quant::Q4_0, None, m(2025, 2)),
+        ] {
+            let p = plan(model, devices, quant, backend, build);
+            assert!(
+                !warned(&p),
+                "{model} {devices} {quant:?} {backend:?} {build:?}"
+            );
+        }
     }
 
     #[test]
