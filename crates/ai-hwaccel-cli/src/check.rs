@@ -1560,13 +1560,40 @@ fn check_bench(
                             .into_iter()
                             .next()
                     });
-                    plan.as_ref().and_then(|p| {
+                    let predicted = plan.as_ref().and_then(|p| {
                         if r.n_gen > 0 {
                             p.decode_tokens_per_s_per_sequence
                         } else {
                             p.prefill_tokens_per_s
                         }
-                    })
+                    });
+                    // A prompt test of a build whose prompt kernels for
+                    // this device and format were slow for a reason the
+                    // planner has no term for (plan warns the same).
+                    if r.n_prompt > 0 && predicted.is_some() {
+                        let window = quant.and_then(|q| {
+                            devices.iter().find(|d| !d.host).and_then(|d| {
+                                ai_hwaccel::plan::speed::slow_prompt_kernels(
+                                    d,
+                                    RuntimeKind::LlamaCpp,
+                                    q,
+                                    m.spec.moe.is_some(),
+                                    backend,
+                                    build,
+                                )
+                            })
+                        });
+                        if let (Some(w), Some(b)) = (window, build) {
+                            let note = format!(
+                                "prompt tests: in llama.cpp builds of {b}, {}; the planner has no term for it, so the prompt predictions are upper bounds for that build",
+                                w.why
+                            );
+                            if !notes.contains(&note) {
+                                notes.push(note);
+                            }
+                        }
+                    }
+                    predicted
                 }
             }
             _ => None,

@@ -2638,6 +2638,53 @@ fn check_compares_a_hybrid_models_recurrent_state() {
     );
 }
 
+/// `check` on a llama-bench prompt test of a build inside a window of slow
+/// prompt kernels (`speed::SLOW_PROMPT_KERNELS`) notes that the prompt
+/// prediction is an upper bound for that build; the same test of a build
+/// after the window does not. The device lines and the Qwen3 30B-A3B row
+/// are the RTX 5090's "5090 before" block of llama.cpp PR 15427 (opened
+/// 2025-08-19; https://github.com/ggml-org/llama.cpp/pull/15427), which
+/// prints no build line: the `build:` lines are this test's, numbers of
+/// August 2025 (b6200) and of after the window (b7000, November 2025).
+#[test]
+fn check_notes_builds_with_slow_prompt_kernels() {
+    let block = "ggml_vulkan: Found 1 Vulkan devices:
+ggml_vulkan: 0 = NVIDIA GeForce RTX 5090 (NVIDIA) | uma: 0 | fp16: 1 | bf16: 1 | warp size: 32 | shared memory: 49152 | int dot: 1 | matrix cores: NV_coopmat2
+| model                          |       size |     params | backend    | ngl | fa |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | -: | --------------: | -------------------: |
+| qwen3moe 30B.A3B Q2_K - Medium |  10.15 GiB |    30.53 B | Vulkan     |  99 |  1 |           pp512 |      4530.43 ± 31.16 |
+";
+    let dir = tempfile::tempdir().unwrap();
+    let check = |build: &str| {
+        let path = dir.path().join(format!("{build}.md"));
+        std::fs::write(&path, format!("{block}\nbuild: 0000000 ({build})\n")).unwrap();
+        json(&[
+            "check",
+            path.to_str().unwrap(),
+            "--model",
+            "qwen3-30b-a3b",
+            "--devices",
+            "1xrtx-5090",
+            "--json",
+        ])
+    };
+    let inside = check("6200");
+    assert!(
+        !inside["rows"][0]["predicted_tokens_per_s"].is_null(),
+        "{inside}"
+    );
+    let notes = inside["notes"].to_string();
+    assert!(notes.contains("upper bounds for that build"), "{notes}");
+    assert!(notes.contains("15427"), "{notes}");
+    let after = check("7000");
+    assert!(
+        !after["rows"][0]["predicted_tokens_per_s"].is_null(),
+        "{after}"
+    );
+    let notes = after["notes"].to_string();
+    assert!(!notes.contains("upper bounds for that build"), "{notes}");
+}
+
 /// `check` on llama-bench JSON whose rows set `n_cpu_moe` (2026 builds:
 /// `--n-cpu-moe N` keeps the routed experts of N layers on the CPU): such
 /// a row ran partly on the CPU and gets no prediction, a note says so, and
