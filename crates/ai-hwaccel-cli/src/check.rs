@@ -29,8 +29,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "SPEC", value_parser = parse_devices)]
     pub devices: Option<DeviceList>,
     /// The weights' format, where the output does not name it
-    /// (llama-batched-bench prints no model description) and the model is
-    /// not a GGUF file: `q4_0`, `q4_k_m`, `fp16`, … as `plan --quant`.
+    /// (llama-batched-bench prints no model description) or names a type
+    /// the planner has no format for (llama-bench's `IQ2_XXS - 2.0625 bpw`:
+    /// without it such rows get no prediction), and the model is not a GGUF
+    /// file: `q4_0`, `q4_k_m`, `fp16`, … as `plan --quant`.
     #[arg(long, value_name = "Q")]
     pub quant: Option<String>,
     /// Print JSON.
@@ -1439,6 +1441,19 @@ fn check_bench(
     if force_mmq {
         notes.push(FORCE_MMQ_NOTE.into());
     }
+    // `--quant`: the format of rows whose description names none the
+    // planner knows (an i-quant below 4 bits, a ternary type).
+    let given_quant = match &args.quant {
+        Some(q) => Some(
+            ai_hwaccel::plan::Quant::parse(&q.to_ascii_lowercase())
+                .ok_or_else(|| anyhow::anyhow!("--quant {q}: not a weight format plan knows"))?,
+        ),
+        None => None,
+    };
+    // Descriptions whose file type the planner has no format for, where
+    // the model's file does not say either: shown without a prediction
+    // (the plan would be for the model's default format, not the run's).
+    let mut untyped = std::collections::BTreeSet::new();
     let mut model = None;
     let mut devices = Vec::new();
     if let Some(name) = &args.model {
@@ -1527,8 +1542,14 @@ fn check_bench(
             partial_rows += 1;
         }
         let predicted = match &model {
+            Some(m)
+                if quant_of_model(&r.model).or(given_quant).is_none() && m.weights.is_none() =>
+            {
+                untyped.insert(r.model.clone());
+                None
+            }
             Some(m) if !devices.is_empty() && !partial && (r.n_prompt == 0) != (r.n_gen == 0) => {
-                let quant = quant_of_model(&r.model);
+                let quant = quant_of_model(&r.model).or(given_quant);
                 let context = (r.n_depth + (r.n_prompt + r.n_gen) / 2).max(1);
                 let key = (
                     quant.map_or("-".to_string(), |q| q.to_string()),
@@ -1623,6 +1644,12 @@ fn check_bench(
         });
     }
     notes.extend(assumed.into_iter().map(str::to_string));
+    if !untyped.is_empty() {
+        notes.push(format!(
+            "no weight format the planner knows in {}: those rows are shown without a prediction (pass --quant for the format to compare at, or the GGUF file as --model, whose tensor types the planner reads)",
+            untyped.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ")
+        ));
+    }
     if moe_host_rows > 0 {
         notes.push(format!(
             "{moe_host_rows} row(s) ran with --n-cpu-moe (routed experts of some layers on the CPU): shown without a prediction (`plan --offload` plans an expert offload)"
@@ -1636,9 +1663,11 @@ fn check_bench(
     }
     if model.is_some()
         && !devices.is_empty()
-        && out
-            .iter()
-            .any(|r| r.predicted_tokens_per_s.is_none() && !r.test.contains('+'))
+        && out.iter().any(|r| {
+            r.predicted_tokens_per_s.is_none()
+                && !r.test.contains('+')
+                && !untyped.contains(&r.model)
+        })
         && !capped
         && partial_rows == 0
     {

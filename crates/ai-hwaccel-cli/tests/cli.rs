@@ -2638,6 +2638,62 @@ fn check_compares_a_hybrid_models_recurrent_state() {
     );
 }
 
+/// `check` on llama-bench rows whose file type the planner has no format
+/// for (`IQ2_XXS - 2.0625 bpw`, as llama.cpp's `llama_model_ftype_name`
+/// prints it) against a catalog model: no prediction (the plan would be
+/// for the model's default format) and a note, while a row of a known type
+/// in the same table is predicted; `--quant` picks the format to compare
+/// the unknown type at. `(guessed)`, which the loader appends to a type it
+/// inferred from the tensors, is read through.
+#[test]
+fn check_leaves_rows_of_unknown_file_types_unpredicted() {
+    let table = "| model                          |       size |     params | backend    | ngl |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |
+| qwen3moe 30B.A3B IQ2_XXS - 2.0625 bpw |   9.63 GiB |    30.53 B | Vulkan     |  -1 |           pp512 |      1099.27 ± 12.57 |
+| qwen3moe 30B.A3B IQ2_XXS - 2.0625 bpw |   9.63 GiB |    30.53 B | Vulkan     |  -1 |           tg128 |        105.35 ± 0.22 |
+| qwen3moe 30B.A3B Q4_K - Medium (guessed) |  17.28 GiB |    30.53 B | Vulkan     |  -1 |           tg128 |        100.00 ± 0.22 |
+";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench.md");
+    std::fs::write(&path, table).unwrap();
+    let check = |extra: &[&str]| {
+        let mut a = vec![
+            "check",
+            path.to_str().unwrap(),
+            "--model",
+            "qwen3-30b-a3b",
+            "--devices",
+            "1xrtx-4090",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        json(&a)
+    };
+    let j = check(&[]);
+    let rows = j["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{j}");
+    assert!(rows[0]["predicted_tokens_per_s"].is_null(), "{j}");
+    assert!(rows[1]["predicted_tokens_per_s"].is_null(), "{j}");
+    assert!(!rows[2]["predicted_tokens_per_s"].is_null(), "{j}");
+    let notes = j["notes"].to_string();
+    assert!(
+        notes.contains("no weight format the planner knows"),
+        "{notes}"
+    );
+    assert!(notes.contains("IQ2_XXS"), "{notes}");
+    assert!(!notes.contains("tests without a prediction"), "{notes}");
+    let given = check(&["--quant", "q2_k"]);
+    let rows = given["rows"].as_array().unwrap();
+    assert!(
+        rows.iter().all(|r| !r["predicted_tokens_per_s"].is_null()),
+        "{given}"
+    );
+    assert!(
+        !given["notes"].to_string().contains("no weight format"),
+        "{given}"
+    );
+}
+
 /// `check` on a llama-bench prompt test of a build inside a window of slow
 /// prompt kernels (`speed::SLOW_PROMPT_KERNELS`) notes that the prompt
 /// prediction is an upper bound for that build; the same test of a build

@@ -520,11 +520,19 @@ pub fn parse_llama_bench(text: &str) -> Vec<BenchRow> {
 
 /// The planner's quantization for llama.cpp's file-type name at the end of
 /// a model description (`Q4_0`, `Q4_K - Medium`, `F16`, `BF16`): the names
-/// of `llama_model_ftype_name` (`src/llama-model-loader.cpp`).
+/// of `llama_model_ftype_name` (`src/llama-model-loader.cpp`), which appends
+/// ` (guessed)` to a type the loader inferred from the tensors (a file
+/// without `general.file_type`); the 2023 builds' `mostly Q4_1, some F16`
+/// is Q4_1. `None` for a type the planner has no format for (the i-quants
+/// below 4 bits, the ternary TQ1_0 and TQ2_0, Q1_0).
 pub fn quant_of_model(model: &str) -> Option<crate::plan::Quant> {
     use crate::plan::Quant;
-    let m = model.to_ascii_uppercase();
+    let upper = model.trim().to_ascii_uppercase();
+    let m = upper.strip_suffix(" (GUESSED)").unwrap_or(&upper);
     let name = [
+        ("Q4_1, SOME F16", Quant::Q4_1),
+        ("MXFP4 MOE", Quant::Mxfp4),
+        ("NVFP4", Quant::Nvfp4),
         ("Q4_K - MEDIUM", Quant::Q4K),
         ("Q4_K - SMALL", Quant::Q4KS),
         ("Q5_K - MEDIUM", Quant::Q5K),
@@ -873,6 +881,31 @@ mod tests {
         );
         assert!(parse_batched_bench("| model | test | t/s |\n| --- | --- | --- |\n").is_none());
         assert!(parse_batched_bench("").is_none());
+    }
+
+    #[test]
+    fn file_type_names_as_llama_model_ftype_name_prints_them() {
+        use crate::plan::Quant;
+        for (model, want) in [
+            ("llama 8B Q4_K - Medium", Some(Quant::Q4K)),
+            ("llama 7B Q4_0 (guessed)", Some(Quant::Q4_0)),
+            ("gpt-oss 20B MXFP4 MoE", Some(Quant::Mxfp4)),
+            ("llama 8B NVFP4", Some(Quant::Nvfp4)),
+            ("llama 7B mostly Q4_1, some F16", Some(Quant::Q4_1)),
+            ("llama 7B mostly Q4_0", Some(Quant::Q4_0)),
+            ("llama 7B all F32", Some(Quant::Fp32)),
+            ("llama 8B BF16", Some(Quant::Bf16)),
+            ("qwen2 7B F16", Some(Quant::Fp16)),
+            ("llama 8B IQ4_XS - 4.25 bpw", Some(Quant::Iq4Xs)),
+            // Types the planner has no format for.
+            ("llama 8B IQ2_XXS - 2.0625 bpw", None),
+            ("llama 8B IQ3_S mix - 3.66 bpw", None),
+            ("bitnet 3B TQ1_0 - 1.69 bpw ternary", None),
+            ("llama 8B Q1_0", None),
+            ("llama 8B unknown, may not work", None),
+        ] {
+            assert_eq!(quant_of_model(model), want, "{model}");
+        }
     }
 
     #[test]
