@@ -1480,7 +1480,14 @@ fn check_bench(
     } else {
         notes.push("pass --model (and --devices) to compare with the planner's speeds".into());
     }
-    type Key = (String, u64, bool, Option<BuildMonth>, Option<&'static str>);
+    type Key = (
+        String,
+        u64,
+        bool,
+        Option<BuildMonth>,
+        Option<&'static str>,
+        Option<String>,
+    );
     let mut cache: std::collections::BTreeMap<Key, Option<ai_hwaccel::plan::inference::Plan>> =
         Default::default();
     let mut out = Vec::new();
@@ -1488,6 +1495,9 @@ fn check_bench(
     let mut capped = false;
     let mut partial_rows = 0usize;
     let mut moe_host_rows = 0usize;
+    let mut override_host_rows = 0usize;
+    let mut unexplained_rows = 0usize;
+    let mut kv_notes = std::collections::BTreeSet::new();
     // The devices' class, for the builds the fitted rows measure.
     let class = devices
         .first()
@@ -1537,10 +1547,40 @@ fn check_bench(
         if experts_on_host {
             moe_host_rows += 1;
         }
-        let partial = partial || experts_on_host;
-        if partial && !experts_on_host {
+        // `-ot PATTERN=CPU`: the tensors it names stayed in host memory.
+        let overridden = !experts_on_host && r.overrides_to_host();
+        if overridden {
+            override_host_rows += 1;
+        }
+        let partial = partial || experts_on_host || overridden;
+        if partial && !experts_on_host && !overridden {
             partial_rows += 1;
         }
+        // The KV cache as the row ran it (`-ctk`/`-ctv`); the planner's is
+        // one type for K and V, of those it models.
+        let kv = match (r.type_k.as_deref(), r.type_v.as_deref()) {
+            (None, None) => None,
+            (k, v) => {
+                let k = k.unwrap_or("f16");
+                let v = v.unwrap_or("f16");
+                match kv_dtype(k) {
+                    None => {
+                        kv_notes.insert(format!(
+                            "a row's K cache type {k:?} is none the planner models (f16, bf16, f32, q8_0): its KV cache is planned at f16"
+                        ));
+                        None
+                    }
+                    Some(t) => {
+                        if k != v {
+                            kv_notes.insert(format!(
+                                "a row's K and V caches differ ({k} / {v}): planned with both at {k}"
+                            ));
+                        }
+                        Some(t)
+                    }
+                }
+            }
+        };
         let predicted = match &model {
             Some(m)
                 if quant_of_model(&r.model).or(given_quant).is_none() && m.weights.is_none() =>
@@ -1557,6 +1597,7 @@ fn check_bench(
                     fused,
                     build,
                     backend.map(|b| b.as_str()),
+                    kv.map(|k| format!("{k:?}")),
                 );
                 if cache.len() >= MAX_PLANNED && !cache.contains_key(&key) {
                     capped = true;
@@ -1565,6 +1606,7 @@ fn check_bench(
                     let plan = cache.entry(key).or_insert_with(|| {
                         let opts = InferenceOptions {
                             quant,
+                            kv_dtype: kv,
                             context: Some(context),
                             batch: 1,
                             max_plans: 1,
@@ -1619,6 +1661,14 @@ fn check_bench(
             }
             _ => None,
         };
+        // A row without a prediction that no note above explains.
+        if predicted.is_none()
+            && !partial
+            && (r.n_prompt == 0) != (r.n_gen == 0)
+            && !untyped.contains(&r.model)
+        {
+            unexplained_rows += 1;
+        }
         out.push(BenchCheck {
             n_gpu_layers: r.n_gpu_layers,
             threads: r.threads,
@@ -1650,6 +1700,12 @@ fn check_bench(
             untyped.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ")
         ));
     }
+    notes.extend(kv_notes);
+    if override_host_rows > 0 {
+        notes.push(format!(
+            "{override_host_rows} row(s) ran with -ot overrides that keep tensors in host memory (`=CPU`), where the CPU computes with them: shown without a prediction (`plan --offload` plans an expert offload)"
+        ));
+    }
     if moe_host_rows > 0 {
         notes.push(format!(
             "{moe_host_rows} row(s) ran with --n-cpu-moe (routed experts of some layers on the CPU): shown without a prediction (`plan --offload` plans an expert offload)"
@@ -1661,16 +1717,7 @@ fn check_bench(
             model.as_ref().map_or(0, |m| m.spec.num_layers)
         ));
     }
-    if model.is_some()
-        && !devices.is_empty()
-        && out.iter().any(|r| {
-            r.predicted_tokens_per_s.is_none()
-                && !r.test.contains('+')
-                && !untyped.contains(&r.model)
-        })
-        && !capped
-        && partial_rows == 0
-    {
+    if model.is_some() && !devices.is_empty() && unexplained_rows > 0 && !capped {
         notes.push(
             "tests without a prediction: the planner has no speed for them on these devices (no plan holds the model at that test's context, or a device's bandwidth or matrix rate is unknown; `plan` with the same --model and --devices says which)".into(),
         );

@@ -2638,6 +2638,50 @@ fn check_compares_a_hybrid_models_recurrent_state() {
     );
 }
 
+/// `check` on llama-bench rows with `-ot` overrides and cache types: a row
+/// whose overrides keep tensors in host memory (`=CPU`) gets no prediction
+/// and a note of its own (not the note for tests the planner has no speed
+/// for); a q8_0 cache is planned as the planner's 8-bit cache, so the same
+/// deep decode test is predicted faster than at f16; K and V of different
+/// types are noted. The override value is that of a published run (see
+/// `cache_types_overrides_and_short_column_names_are_read` in bench.rs).
+#[test]
+fn check_reads_overrides_and_cache_types_of_llama_bench_rows() {
+    let table = "| model                          |       size |     params | backend    | ngl | type_k | type_v | fa | ot                    |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | -----: | -----: | -: | --------------------- | --------------: | -------------------: |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |    f16 |    f16 |  1 | blk.1[5-9].ffn_.*=CPU |           pp512 |        546.77 ± 0.00 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |    f16 |    f16 |  1 | none                  |   tg128 @ d32768 |         57.06 ± 0.00 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |   q8_0 |   q8_0 |  1 | none                  |   tg128 @ d32768 |         60.00 ± 0.00 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |    f16 |   q8_0 |  1 | none                  |           tg128 |         44.70 ± 0.00 |
+";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench.md");
+    std::fs::write(&path, table).unwrap();
+    let j = json(&[
+        "check",
+        path.to_str().unwrap(),
+        "--model",
+        "llama-3.1-8b",
+        "--devices",
+        "1xrtx-4090",
+        "--json",
+    ]);
+    let rows = j["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{j}");
+    assert!(rows[0]["predicted_tokens_per_s"].is_null(), "{j}");
+    let f16 = rows[1]["predicted_tokens_per_s"].as_f64().unwrap();
+    let q8 = rows[2]["predicted_tokens_per_s"].as_f64().unwrap();
+    assert!(q8 > f16 * 1.05, "q8_0 cache {q8} against f16 {f16}");
+    assert!(!rows[3]["predicted_tokens_per_s"].is_null(), "{j}");
+    let notes = j["notes"].to_string();
+    assert!(notes.contains("1 row(s) ran with -ot overrides"), "{notes}");
+    assert!(
+        notes.contains("K and V caches differ (f16 / q8_0)"),
+        "{notes}"
+    );
+    assert!(!notes.contains("tests without a prediction"), "{notes}");
+}
+
 /// `check` on llama-bench rows whose file type the planner has no format
 /// for (`IQ2_XXS - 2.0625 bpw`, as llama.cpp's `llama_model_ftype_name`
 /// prints it) against a catalog model: no prediction (the plan would be

@@ -54,9 +54,37 @@ pub struct BenchRow {
     /// the build's month.
     #[serde(default)]
     pub run_month: Option<crate::plan::speed::BuildMonth>,
+    /// The KV cache's K and V types (`-ctk`/`-ctv`: `type_k`/`type_v`
+    /// columns and fields, as `ggml_type_name` prints them: `f16`, `q8_0`,
+    /// `q4_0`, …); `None` where the output does not show them (the default,
+    /// f16: the Markdown table prints the columns only when set).
+    #[serde(default)]
+    pub type_k: Option<String>,
+    /// See [`Self::type_k`].
+    #[serde(default)]
+    pub type_v: Option<String>,
+    /// `-ot` tensor buffer overrides as printed (`ot` column, JSON/CSV
+    /// `tensor_buft_overrides`: `pattern=BUFFER` pairs joined by `;`, such
+    /// as `blk\.1[5-9]\.ffn_.*_exps\.=CPU`); `None` for none (`none`).
+    #[serde(default)]
+    pub tensor_overrides: Option<String>,
 }
 
 impl BenchRow {
+    /// Whether the row's `-ot` overrides put some tensors in host memory
+    /// (a buffer type named `CPU`, or `CPU_…` such as `CPU_REPACK`), where
+    /// the CPU computes with them: a partial offload.
+    pub fn overrides_to_host(&self) -> bool {
+        self.tensor_overrides.as_deref().is_some_and(|o| {
+            o.split(';').any(|p| {
+                p.rsplit_once('=').is_some_and(|(_, b)| {
+                    let b = b.trim().to_ascii_uppercase();
+                    b == "CPU" || b.starts_with("CPU_")
+                })
+            })
+        })
+    }
+
     /// The test's name as llama-bench prints it today (`pp512`, `tg128`,
     /// `pp4096+tg128`, `tg128 @ d8192`).
     pub fn test_name(&self) -> String {
@@ -365,10 +393,17 @@ fn markdown(text: &str, out: &mut Vec<BenchRow>) {
             model: col("model").unwrap_or_default().to_string(),
             size_bytes: col("size").and_then(size),
             params: col("params").and_then(params),
-            backend: col("backend").map(str::to_string).filter(|b| !b.is_empty()),
+            // `be` and `th`: the short column names of later llama-bench
+            // printers (forks that add `cyc` and `ipc` columns).
+            backend: col("backend")
+                .or_else(|| col("be"))
+                .map(str::to_string)
+                .filter(|b| !b.is_empty()),
             n_gpu_layers: col("ngl").and_then(|v| v.parse().ok()),
             n_cpu_moe: col("n_cpu_moe").and_then(|v| v.parse().ok()),
-            threads: col("threads").and_then(|v| v.parse().ok()),
+            threads: col("threads")
+                .or_else(|| col("th"))
+                .and_then(|v| v.parse().ok()),
             n_prompt,
             n_gen,
             n_depth,
@@ -377,6 +412,9 @@ fn markdown(text: &str, out: &mut Vec<BenchRow>) {
             flash_attn: col("fa").and_then(flash),
             build_number: None,
             run_month: None,
+            type_k: col("type_k").and_then(cache_type),
+            type_v: col("type_v").and_then(cache_type),
+            tensor_overrides: col("ot").and_then(overrides),
         });
     }
     if let Some(n) = last_build {
@@ -421,7 +459,28 @@ fn from_object(o: &serde_json::Map<String, serde_json::Value>) -> Option<BenchRo
         },
         build_number: u("build_number").filter(|n| *n > 0 && *n < 1_000_000),
         run_month: s("test_time").as_deref().and_then(run_month),
+        type_k: s("type_k").as_deref().and_then(cache_type),
+        type_v: s("type_v").as_deref().and_then(cache_type),
+        tensor_overrides: s("tensor_buft_overrides").as_deref().and_then(overrides),
     })
+}
+
+/// A KV cache type as `ggml_type_name` prints it (lowercase letters,
+/// digits and `_`, at most 16); anything else is not one.
+fn cache_type(v: &str) -> Option<String> {
+    let v = v.trim();
+    (!v.is_empty()
+        && v.len() <= 16
+        && v.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
+    .then(|| v.to_string())
+}
+
+/// An `-ot` value as printed; `none` (or empty) is no override. At most
+/// 1 KiB is kept.
+fn overrides(v: &str) -> Option<String> {
+    let v = v.trim();
+    (!v.is_empty() && v != "none").then(|| v.chars().take(1024).collect())
 }
 
 /// Split one CSV line (`-o csv` quotes every field; quotes inside are doubled).
@@ -881,6 +940,54 @@ mod tests {
         );
         assert!(parse_batched_bench("| model | test | t/s |\n| --- | --- | --- |\n").is_none());
         assert!(parse_batched_bench("").is_none());
+    }
+
+    /// The columns llama-bench prints only when set (`type_k`, `type_v`,
+    /// `ot`: `markdown_printer::print_header`), and the JSON fields behind
+    /// them (`test::get_values`: `ggml_type_name` of each cache type;
+    /// `tensor_buft_overrides` as `pattern=BUFFER` pairs joined by `;`, or
+    /// `none`). The Markdown rows are those of a published run of a
+    /// Qwen3.5-35B-A3B IQ2_XXS with its experts of layers 15-19 kept on the
+    /// CPU (build bc7c2e3d3, April 2026), the `be`/`th` header that of a
+    /// fork's printer (`get_field_display_name`: `backend` → `be`,
+    /// `n_threads` → `th`).
+    #[test]
+    fn cache_types_overrides_and_short_column_names_are_read() {
+        let md = "| model                          |       size |     params | backend    | ngl | type_k | type_v | fa | ot                    |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | -----: | -----: | -: | --------------------- | --------------: | -------------------: |
+| qwen35moe 35B.A3B IQ2_XXS - 2.0625 bpw |  10.01 GiB |    34.66 B | CUDA       |  99 |    f16 |    f16 |  1 | blk.1[5-9].ffn_.*_exps.=CPU |           pp512 |        546.77 ± 0.00 |
+| qwen35moe 35B.A3B IQ2_XXS - 2.0625 bpw |  10.01 GiB |    34.66 B | CUDA       |  99 |    f16 |   q8_0 |  1 | blk.1[5-9].ffn_.*_exps.=CPU |           tg128 |         44.70 ± 0.00 |
+";
+        let rows = parse_llama_bench(md);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].type_k.as_deref(), Some("f16"));
+        assert_eq!(rows[1].type_v.as_deref(), Some("q8_0"));
+        assert_eq!(
+            rows[0].tensor_overrides.as_deref(),
+            Some("blk.1[5-9].ffn_.*_exps.=CPU")
+        );
+        assert!(rows.iter().all(BenchRow::overrides_to_host));
+        let short = "| model | size | params | be | ngl | th | test | t/s |
+| --- | ---: | ---: | --- | --: | --: | ---: | ---: |
+| llama 8B Q4_0 | 4.33 GiB | 8.03 B | CUDA | 99 | 8 | pp512@d4096 | 9000.00 ± 1.00 |
+";
+        let r = &parse_llama_bench(short)[0];
+        assert_eq!(r.backend.as_deref(), Some("CUDA"));
+        assert_eq!(r.threads, Some(8));
+        assert_eq!((r.n_prompt, r.n_depth), (512, 4096));
+        assert!(r.type_k.is_none() && r.tensor_overrides.is_none());
+        // JSON: `none` is no override; another GPU's buffer is not the host.
+        let json = r#"[{"model_type": "llama 8B Q4_0", "n_prompt": 512, "n_gen": 0, "avg_ts": 9000.0, "type_k": "q8_0", "type_v": "q8_0", "tensor_buft_overrides": "none"},
+{"model_type": "llama 8B Q4_0", "n_prompt": 512, "n_gen": 0, "avg_ts": 9000.0, "type_k": "f16", "type_v": "f16", "tensor_buft_overrides": "blk\\.[0-9]\\.ffn_.*=CUDA1;output=CUDA1"},
+{"model_type": "llama 8B Q4_0", "n_prompt": 512, "n_gen": 0, "avg_ts": 9000.0, "tensor_buft_overrides": "blk\\.0\\.ffn_up.*=CUDA0;exps=CPU_REPACK"},
+{"model_type": "llama 8B Q4_0", "n_prompt": 512, "n_gen": 0, "avg_ts": 9000.0, "type_k": "<script>", "tensor_buft_overrides": ""}]"#;
+        let rows = parse_llama_bench(json);
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[0].type_k.as_deref(), Some("q8_0"));
+        assert!(rows[0].tensor_overrides.is_none());
+        assert!(rows[1].tensor_overrides.is_some() && !rows[1].overrides_to_host());
+        assert!(rows[2].overrides_to_host());
+        assert!(rows[3].type_k.is_none() && rows[3].tensor_overrides.is_none());
     }
 
     #[test]
