@@ -180,6 +180,44 @@ fn logged_devices(log: &LlamaCppLog) -> Vec<String> {
 }
 
 /// llama.cpp's cache type name as the planner's KV dtype.
+/// `--quant` as a weight format; an error naming it when it is none.
+fn given_quant(args: &CheckArgs) -> Result<Option<ai_hwaccel::plan::Quant>> {
+    args.quant
+        .as_deref()
+        .map(|q| {
+            ai_hwaccel::plan::Quant::parse(&q.to_ascii_lowercase())
+                .ok_or_else(|| anyhow::anyhow!("--quant {q}: not a weight format plan knows"))
+        })
+        .transpose()
+}
+
+/// The model and devices a benchmark's results are planned on (`--model`,
+/// `--devices`), with a note where either is missing; `ran_on` says what
+/// the devices should be ("the benchmark", "the server").
+fn bench_model_and_devices(
+    args: &CheckArgs,
+    notes: &mut Vec<String>,
+    ran_on: &str,
+) -> Result<(
+    Option<ai_hwaccel::plan::LoadedModel>,
+    Vec<ai_hwaccel::plan::PlanDevice>,
+)> {
+    let Some(name) = &args.model else {
+        notes.push(
+            "pass --model (and --devices, --quant) to compare with the planner's speeds".into(),
+        );
+        return Ok((None, Vec::new()));
+    };
+    let model = crate::planning::load(name)?;
+    let devices = devices_from(args.devices.as_ref(), None, false)?.0;
+    if devices.is_empty() {
+        notes.push(format!(
+            "no accelerator to plan for: pass --devices (what {ran_on} ran on)"
+        ));
+    }
+    Ok((Some(model), devices))
+}
+
 fn kv_dtype(t: &str) -> Option<KvDtype> {
     Some(match t {
         "f16" => KvDtype::Fp16,
@@ -201,6 +239,10 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     let force_mmq = ai_hwaccel::plan::runtime::bench::cuda_force_mmq(&text) == Some(true);
     if let Some(b) = ai_hwaccel::plan::runtime::bench::parse_batched_bench(&text) {
         return check_batched(args, b, force_mmq);
+    }
+    let serve = ai_hwaccel::plan::runtime::serve_bench::parse_serve_bench(&text);
+    if !serve.is_empty() {
+        return check_serve(args, serve);
     }
     let bench = ai_hwaccel::plan::runtime::bench::parse_llama_bench(&text);
     let log = parse_llamacpp_log(&text);
@@ -231,7 +273,7 @@ pub fn check(args: &CheckArgs) -> Result<String> {
         let v = parse_vllm_log(&text);
         if v.is_empty() {
             bail!(
-                "{}: no llama.cpp, vLLM or SGLang start-up lines and no llama-bench results found (buffer sizes, n_ctx; weights, KV cache size; KV Cache is allocated; a pp/tg table, CSV or JSON)",
+                "{}: no llama.cpp, vLLM or SGLang start-up lines, no llama-bench results and no serving benchmark results found (buffer sizes, n_ctx; weights, KV cache size; KV Cache is allocated; a pp/tg table, CSV or JSON; a \"Serving Benchmark Result\" block or its saved JSON)",
                 args.log.display()
             );
         }
@@ -1443,13 +1485,7 @@ fn check_bench(
     }
     // `--quant`: the format of rows whose description names none the
     // planner knows (an i-quant below 4 bits, a ternary type).
-    let given_quant = match &args.quant {
-        Some(q) => Some(
-            ai_hwaccel::plan::Quant::parse(&q.to_ascii_lowercase())
-                .ok_or_else(|| anyhow::anyhow!("--quant {q}: not a weight format plan knows"))?,
-        ),
-        None => None,
-    };
+    let given_quant = given_quant(args)?;
     // Descriptions whose file type the planner has no format for, where
     // the model's file does not say either: shown without a prediction
     // (the plan would be for the model's default format, not the run's).
@@ -1830,6 +1866,225 @@ pub struct BatchedReport {
 /// decode over all sequences at the mean context of the decode steps, and
 /// the prompts' rate. Each sequence's prompt is its own (the planner does
 /// not share prompts), so `-pps` runs are shown without a prediction.
+/// One serving benchmark result beside the planner's figures for its
+/// concurrency and mean lengths.
+#[derive(Serialize)]
+pub struct ServeCheck {
+    /// The result as printed.
+    pub result: ai_hwaccel::plan::runtime::serve_bench::ServeBench,
+    /// The runtime whose rule and fitted cells the prediction uses.
+    pub planned_runtime: Option<RuntimeKind>,
+    /// The sequences the prediction decodes together (the run's
+    /// concurrency); `None` where the run had no fixed concurrency.
+    pub planned_batch: Option<u64>,
+    /// Mean prompt and generated tokens per request the plan is for.
+    pub planned_input_tokens: Option<u64>,
+    /// See [`Self::planned_input_tokens`].
+    pub planned_output_tokens: Option<u64>,
+    /// The plan's time per output token at that batch, ms.
+    pub predicted_tpot_ms: Option<f64>,
+    /// predicted ÷ the result's mean TPOT.
+    pub tpot_ratio: Option<f64>,
+    /// The plan's time to first token on an idle replica, ms: compared
+    /// only at concurrency 1 (at more, the run's TTFT includes queueing
+    /// behind other prompts, which the plan leaves out).
+    pub predicted_ttft_ms: Option<f64>,
+    /// predicted ÷ the result's mean TTFT.
+    pub ttft_ratio: Option<f64>,
+    /// Generated tokens per second the plan gives a closed loop of that
+    /// many requests: batch × output tokens ÷ one request's latency
+    /// (TTFT + (output − 1) × TPOT).
+    pub predicted_output_tokens_per_s: Option<f64>,
+    /// predicted ÷ the result's output throughput.
+    pub output_ratio: Option<f64>,
+}
+
+#[derive(Serialize)]
+pub struct ServeReport {
+    pub runtime: &'static str,
+    pub results: Vec<ServeCheck>,
+    pub notes: Vec<String>,
+}
+
+/// The runtime a serving benchmark's backend name points to: SGLang's
+/// (`sglang`, `sglang-oai`, `sglang-oai-chat`), TensorRT-LLM's, else vLLM's
+/// (its own client prints no backend in the text; `vllm`, `openai`,
+/// `openai-chat` in its saved records).
+fn serve_runtime(backend: Option<&str>) -> RuntimeKind {
+    let b = backend.unwrap_or("").to_ascii_lowercase();
+    if b.contains("sglang") {
+        RuntimeKind::Sglang
+    } else if b.contains("trt") || b.contains("tensorrt") {
+        RuntimeKind::Trtllm
+    } else {
+        RuntimeKind::Vllm
+    }
+}
+
+/// `check` of serving benchmark results (`vllm bench serve`,
+/// `sglang.bench_serving`): each result's mean TPOT, its TTFT at
+/// concurrency one and its output throughput beside the plan for its
+/// concurrency and mean prompt and output lengths, under the runtime its
+/// backend names.
+fn check_serve(
+    args: &CheckArgs,
+    results: Vec<ai_hwaccel::plan::runtime::serve_bench::ServeBench>,
+) -> Result<String> {
+    let mut notes = Vec::new();
+    let (model, devices) = bench_model_and_devices(args, &mut notes, "the server")?;
+    let quant = given_quant(args)?;
+    let mut unnamed_backend = false;
+    let mut no_concurrency = 0usize;
+    let mut capped = false;
+    let mut cache: std::collections::HashMap<
+        (RuntimeKind, u64, u64, u64),
+        Option<ai_hwaccel::plan::inference::Plan>,
+    > = Default::default();
+    let mut out = Vec::new();
+    for r in results {
+        let runtime = serve_runtime(r.backend.as_deref());
+        unnamed_backend |= r.backend.is_none();
+        let batch = r.concurrency();
+        let (input, output) = (r.mean_input_tokens(), r.mean_output_tokens());
+        if batch.is_none() {
+            no_concurrency += 1;
+        }
+        let plan = match (&model, batch, input, output) {
+            (Some(m), Some(b), Some(i), Some(o))
+                if !devices.is_empty()
+                    && (1..=crate::planning::MAX_BATCH).contains(&b)
+                    && o > 0
+                    && i.saturating_add(o) <= crate::planning::MAX_CONTEXT =>
+            {
+                let key = (runtime, b, i.max(1), o);
+                if cache.len() >= MAX_PLANNED && !cache.contains_key(&key) {
+                    capped = true;
+                    None
+                } else {
+                    cache
+                        .entry(key)
+                        .or_insert_with(|| {
+                            let opts = InferenceOptions {
+                                quant,
+                                runtime,
+                                batch: b,
+                                input_len: Some(i.max(1)),
+                                output_len: Some(o),
+                                context: Some(i.max(1).saturating_add(o)),
+                                max_plans: 1,
+                                ..InferenceOptions::default()
+                            };
+                            let opts = ai_hwaccel::plan::options_for(m, &opts);
+                            plan_inference(&m.spec, &devices, &opts)
+                                .plans
+                                .into_iter()
+                                .next()
+                        })
+                        .clone()
+                }
+            }
+            _ => None,
+        };
+        let ratio =
+            |p: Option<f64>, m: Option<f64>| p.zip(m.filter(|m| *m > 0.0)).map(|(p, m)| p / m);
+        let tpot = plan.as_ref().and_then(|p| p.tpot_ms);
+        let ttft = plan
+            .as_ref()
+            .and_then(|p| p.ttft_ms)
+            .filter(|_| batch == Some(1));
+        let throughput = plan.as_ref().and_then(|p| {
+            let latency_s = p.request_latency_ms? / 1000.0;
+            let (b, o) = (batch?, output?);
+            (latency_s > 0.0).then(|| b as f64 * o as f64 / latency_s)
+        });
+        out.push(ServeCheck {
+            planned_runtime: plan.as_ref().map(|_| runtime),
+            planned_batch: batch,
+            planned_input_tokens: input,
+            planned_output_tokens: output,
+            predicted_tpot_ms: tpot,
+            tpot_ratio: ratio(tpot, r.mean_tpot_ms),
+            predicted_ttft_ms: ttft,
+            ttft_ratio: ratio(ttft, r.mean_ttft_ms),
+            predicted_output_tokens_per_s: throughput,
+            output_ratio: ratio(throughput, r.output_tokens_per_s),
+            result: r,
+        });
+    }
+    if unnamed_backend {
+        notes.push(
+            "a result names no backend (vLLM's client prints none): planned with the vLLM rule"
+                .into(),
+        );
+    }
+    if no_concurrency > 0 {
+        notes.push(format!(
+            "{no_concurrency} result(s) print neither --max-concurrency nor an `inf` request rate: the running batch followed the arrivals (or is not known), so they are shown without a prediction (compare a run with --max-concurrency)"
+        ));
+    }
+    if out.iter().any(|r| r.planned_batch.is_some_and(|b| b > 1)) {
+        notes.push(
+            "TTFT is compared at concurrency 1 only: at more, a request waits behind the others' prompts, which the plan's idle-replica TTFT leaves out; the output throughput is the plan's closed loop of that many requests".into(),
+        );
+    }
+    if capped {
+        notes.push(format!(
+            "more than {MAX_PLANNED} distinct settings: the rest are shown without a prediction"
+        ));
+    }
+    if model.is_some() && !devices.is_empty() {
+        notes.push(
+            "planned on the best layout `plan` finds for these devices (pass --devices as the server ran: its GPUs, and so its tensor-parallel degree)".into(),
+        );
+    }
+    let report = ServeReport {
+        runtime: "serving benchmark",
+        results: out,
+        notes,
+    };
+    if args.json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    let opt = |x: Option<f64>| x.map_or("—".to_string(), |v| format!("{v:.2}"));
+    let mut s = format!(
+        "{:>5} {:>6} {:>6} {:>8} {:>8} {:>5} {:>9} {:>8} {:>5} {:>9} {:>9} {:>5}\n",
+        "conc",
+        "in",
+        "out",
+        "TPOT ms",
+        "planned",
+        "p/l",
+        "TTFT ms",
+        "planned",
+        "p/l",
+        "out t/s",
+        "planned",
+        "p/l"
+    );
+    for r in &report.results {
+        let n = |x: Option<u64>| x.map_or("?".to_string(), |v| v.to_string());
+        s += &format!(
+            "{:>5} {:>6} {:>6} {:>8} {:>8} {:>5} {:>9} {:>8} {:>5} {:>9} {:>9} {:>5}\n",
+            n(r.planned_batch),
+            n(r.planned_input_tokens),
+            n(r.planned_output_tokens),
+            opt(r.result.mean_tpot_ms),
+            opt(r.predicted_tpot_ms),
+            opt(r.tpot_ratio),
+            opt(r.result.mean_ttft_ms.or(r.result.median_ttft_ms)),
+            opt(r.predicted_ttft_ms),
+            opt(r.ttft_ratio),
+            opt(r.result.output_tokens_per_s),
+            opt(r.predicted_output_tokens_per_s),
+            opt(r.output_ratio),
+        );
+    }
+    for n in &report.notes {
+        s += &format!("note: {n}\n");
+    }
+    Ok(s)
+}
+
 fn check_batched(
     args: &CheckArgs,
     b: ai_hwaccel::plan::runtime::bench::BatchedBench,
@@ -1840,28 +2095,8 @@ fn check_batched(
     if force_mmq {
         notes.push(FORCE_MMQ_NOTE.into());
     }
-    let mut model = None;
-    let mut devices = Vec::new();
-    if let Some(name) = &args.model {
-        model = Some(crate::planning::load(name)?);
-        devices = devices_from(args.devices.as_ref(), None, false)?.0;
-        if devices.is_empty() {
-            notes.push(
-                "no accelerator to plan for: pass --devices (what the benchmark ran on)".into(),
-            );
-        }
-    } else {
-        notes.push(
-            "pass --model (and --devices, --quant) to compare with the planner's speeds".into(),
-        );
-    }
-    let quant = match (&args.quant, b.file_type.as_deref().and_then(quant_of_model)) {
-        (Some(q), _) => Some(
-            ai_hwaccel::plan::Quant::parse(&q.to_ascii_lowercase())
-                .ok_or_else(|| anyhow::anyhow!("--quant {q}: not a weight format plan knows"))?,
-        ),
-        (None, q) => q,
-    };
+    let (model, devices) = bench_model_and_devices(args, &mut notes, "the benchmark")?;
+    let quant = given_quant(args)?.or_else(|| b.file_type.as_deref().and_then(quant_of_model));
     let build = b.build_number.and_then(build_month);
     // The 2023 builds print no flash-attention setting: they had none.
     let fused = b.flash_attn.unwrap_or(false);

@@ -63,8 +63,9 @@ enum Command {
     /// Stream events as JSON lines: a snapshot, then devices added/removed/
     /// unavailable, health (ECC growth, throttling) and threshold alerts.
     Watch(serve::WatchArgs),
-    /// Compare a runtime's start-up log (llama.cpp, vLLM, SGLang) with the planner's
-    /// prediction for the same model and options, component by component.
+    /// Compare a runtime's start-up log (llama.cpp, vLLM, SGLang), llama-bench
+    /// results or serving benchmark results with the planner's prediction for
+    /// the same model and options, component by component.
     Check(check::CheckArgs),
     /// Record everything detection reads into DIR, for replay with `detect --from DIR`.
     Snapshot {

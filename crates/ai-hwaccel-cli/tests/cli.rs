@@ -2638,6 +2638,89 @@ fn check_compares_a_hybrid_models_recurrent_state() {
     );
 }
 
+/// `check` on serving benchmark results: SGLang's blocks of sgl-cookbook's
+/// Qwen3-235B on 8 × B200 (TP 8) at concurrency 1, 16 and 100. Each is
+/// planned with the SGLang rule (its `Backend` line) at its concurrency
+/// and mean lengths: the TPOT is the library plan's for the same options,
+/// TTFT is compared at concurrency 1 only, the output throughput is the
+/// plan's closed loop. vLLM's 2024-2025 blocks (no concurrency printed)
+/// get no prediction and a note.
+#[test]
+fn check_compares_serving_benchmark_results() {
+    use ai_hwaccel::plan::runtime::RuntimeKind;
+    use ai_hwaccel::plan::{InferenceOptions, PlanDevice, load_model, plan_inference};
+    let fx =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
+    let j = json(&[
+        "check",
+        fx.join("sgl-cookbook-qwen3__8xb200-tp8-qwen3-235b-bench-serving-c1-c16-c100.md")
+            .to_str()
+            .unwrap(),
+        "--model",
+        "qwen3-235b-a22b",
+        "--devices",
+        "8xb200",
+        "--json",
+    ]);
+    let res = j["results"].as_array().unwrap();
+    assert_eq!(res.len(), 3, "{j}");
+    let m = load_model("qwen3-235b-a22b").unwrap();
+    let p = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("8xb200").unwrap(),
+        &ai_hwaccel::plan::options_for(
+            &m,
+            &InferenceOptions {
+                runtime: RuntimeKind::Sglang,
+                batch: 1,
+                input_len: Some(610),
+                output_len: Some(421),
+                context: Some(1031),
+                max_plans: 1,
+                ..InferenceOptions::default()
+            },
+        ),
+    );
+    let best = &p.plans[0];
+    let c1 = &res[0];
+    assert_eq!(c1["planned_batch"], 1);
+    assert_eq!(c1["planned_runtime"], "sglang");
+    assert_eq!(c1["predicted_tpot_ms"].as_f64(), best.tpot_ms, "{c1}");
+    assert_eq!(c1["predicted_ttft_ms"].as_f64(), best.ttft_ms, "{c1}");
+    assert_eq!(c1["result"]["mean_tpot_ms"], 10.12);
+    for r in &res[1..] {
+        assert!(r["predicted_tpot_ms"].as_f64().is_some(), "{r}");
+        assert!(r["predicted_ttft_ms"].is_null(), "{r}");
+        assert!(r["predicted_output_tokens_per_s"].as_f64().is_some(), "{r}");
+    }
+    assert_eq!(res[2]["planned_batch"], 100);
+    let notes = j["notes"].to_string();
+    assert!(
+        notes.contains("TTFT is compared at concurrency 1 only"),
+        "{notes}"
+    );
+    let old = json(&[
+        "check",
+        fx.join("learning-project-benchmarks-readme__vllm-benchmark-serving-2-runs.md")
+            .to_str()
+            .unwrap(),
+        "--model",
+        "qwen2.5-72b",
+        "--devices",
+        "4xh100-sxm",
+        "--json",
+    ]);
+    let res = old["results"].as_array().unwrap();
+    assert_eq!(res.len(), 2, "{old}");
+    assert!(
+        res.iter().all(|r| r["predicted_tpot_ms"].is_null()),
+        "{old}"
+    );
+    let notes = old["notes"].to_string();
+    assert!(notes.contains("2 result(s) print neither"), "{notes}");
+    assert!(notes.contains("planned with the vLLM rule"), "{notes}");
+}
+
 /// `check` on llama-bench rows with `-ot` overrides and cache types: a row
 /// whose overrides keep tensors in host memory (`=CPU`) gets no prediction
 /// and a note of its own (not the note for tests the planner has no speed

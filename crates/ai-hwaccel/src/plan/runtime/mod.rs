@@ -21,6 +21,7 @@ pub mod bench;
 mod generic;
 pub(crate) mod llamacpp;
 pub mod log;
+pub mod serve_bench;
 mod sglang;
 mod trtllm;
 mod vllm;
