@@ -44,7 +44,7 @@ for t in $targets; do
                 > "corpus/$t/seed-index.json" ;;
         model_gguf) seed "$t" $(find "$fx/models" -name '*.gguf') ;;
         gpu_metrics) seed "$t" $(find "$fx/sysfs-gpu-telemetry" -name 'gpu_metrics') ;;
-        runtime_log_*|llama_bench) seed "$t" "$fx/runtime-logs" ;;
+        runtime_log_*|llama_bench|serve_bench) seed "$t" "$fx/runtime-logs" ;;
         llama_batched_bench) seed "$t" "$fx/lent-h100" ;;
         kernel_log) seed "$t" "$fx/kernel-log" ;;
         price_file) seed "$t" "$fx/prices" ;;
