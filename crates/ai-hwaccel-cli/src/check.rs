@@ -1874,8 +1874,10 @@ pub struct ServeCheck {
     pub result: ai_hwaccel::plan::runtime::serve_bench::ServeBench,
     /// The runtime whose rule and fitted cells the prediction uses.
     pub planned_runtime: Option<RuntimeKind>,
-    /// The sequences the prediction decodes together (the run's
-    /// concurrency); `None` where the run had no fixed concurrency.
+    /// The sequences the prediction decodes together: the run's measured
+    /// mean in flight (SGLang's `Concurrency`) where printed, else its
+    /// `--max-concurrency` (or every request, at an `inf` rate); `None`
+    /// where the run had no fixed concurrency.
     pub planned_batch: Option<u64>,
     /// Mean prompt and generated tokens per request the plan is for.
     pub planned_input_tokens: Option<u64>,
@@ -1934,6 +1936,7 @@ fn check_serve(
     let (model, devices) = bench_model_and_devices(args, &mut notes, "the server")?;
     let quant = given_quant(args)?;
     let mut unnamed_backend = false;
+    let mut used_measured = false;
     let mut no_concurrency = 0usize;
     let mut capped = false;
     let mut cache: std::collections::HashMap<
@@ -1944,7 +1947,16 @@ fn check_serve(
     for r in results {
         let runtime = serve_runtime(r.backend.as_deref());
         unnamed_backend |= r.backend.is_none();
-        let batch = r.concurrency();
+        // The batch the run's decode steps saw: SGLang's measured mean of
+        // requests in flight (`Concurrency`) where printed, else the cap.
+        let measured = r
+            .measured_concurrency
+            .filter(|c| *c >= 0.5)
+            .map(|c| c.round() as u64);
+        used_measured |= measured.is_some() && r.concurrency().is_some();
+        let batch = r
+            .concurrency()
+            .map(|cap| measured.map_or(cap, |m| m.min(cap)));
         let (input, output) = (r.mean_input_tokens(), r.mean_output_tokens());
         if batch.is_none() {
             no_concurrency += 1;
@@ -2015,6 +2027,11 @@ fn check_serve(
         notes.push(
             "a result names no backend (vLLM's client prints none): planned with the vLLM rule"
                 .into(),
+        );
+    }
+    if used_measured {
+        notes.push(
+            "planned at the mean number of requests in flight the result measured (SGLang's `Concurrency`), which a warming or draining run keeps below its --max-concurrency".into(),
         );
     }
     if no_concurrency > 0 {

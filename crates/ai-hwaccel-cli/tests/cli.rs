@@ -2693,7 +2693,9 @@ fn check_compares_serving_benchmark_results() {
         assert!(r["predicted_ttft_ms"].is_null(), "{r}");
         assert!(r["predicted_output_tokens_per_s"].as_f64().is_some(), "{r}");
     }
-    assert_eq!(res[2]["planned_batch"], 100);
+    // SGLang measured 90.50 requests in flight on average under the cap of 100.
+    assert_eq!(res[2]["planned_batch"], 91);
+    assert_eq!(res[2]["result"]["max_concurrency"], 100);
     let notes = j["notes"].to_string();
     assert!(
         notes.contains("TTFT is compared at concurrency 1 only"),
