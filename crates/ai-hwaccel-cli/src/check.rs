@@ -1883,7 +1883,9 @@ pub struct ServeCheck {
     pub planned_input_tokens: Option<u64>,
     /// See [`Self::planned_input_tokens`].
     pub planned_output_tokens: Option<u64>,
-    /// The plan's time per output token at that batch, ms.
+    /// The plan's mean time per output token of that many requests served
+    /// together, ms (`Plan::served_tpot_ms`: the others' prompts prefilled
+    /// within the decode steps).
     pub predicted_tpot_ms: Option<f64>,
     /// predicted ÷ the result's mean TPOT.
     pub tpot_ratio: Option<f64>,
@@ -1895,7 +1897,7 @@ pub struct ServeCheck {
     pub ttft_ratio: Option<f64>,
     /// Generated tokens per second the plan gives a closed loop of that
     /// many requests: batch × output tokens ÷ one request's latency
-    /// (TTFT + (output − 1) × TPOT).
+    /// (TTFT + (output − 1) × the served TPOT).
     pub predicted_output_tokens_per_s: Option<f64>,
     /// predicted ÷ the result's output throughput.
     pub output_ratio: Option<f64>,
@@ -1999,14 +2001,16 @@ fn check_serve(
         };
         let ratio =
             |p: Option<f64>, m: Option<f64>| p.zip(m.filter(|m| *m > 0.0)).map(|(p, m)| p / m);
-        let tpot = plan.as_ref().and_then(|p| p.tpot_ms);
+        // The closed loop's TPOT: the others' prompts within the decode
+        // steps (`Plan::served_tpot_ms`).
+        let tpot = plan.as_ref().and_then(|p| p.served_tpot_ms);
         let ttft = plan
             .as_ref()
             .and_then(|p| p.ttft_ms)
             .filter(|_| batch == Some(1));
         let throughput = plan.as_ref().and_then(|p| {
-            let latency_s = p.request_latency_ms? / 1000.0;
             let (b, o) = (batch?, output?);
+            let latency_s = (p.ttft_ms? + o.saturating_sub(1) as f64 * tpot?) / 1000.0;
             (latency_s > 0.0).then(|| b as f64 * o as f64 / latency_s)
         });
         out.push(ServeCheck {
@@ -2041,7 +2045,7 @@ fn check_serve(
     }
     if out.iter().any(|r| r.planned_batch.is_some_and(|b| b > 1)) {
         notes.push(
-            "TTFT is compared at concurrency 1 only: at more, a request waits behind the others' prompts, which the plan's idle-replica TTFT leaves out; the output throughput is the plan's closed loop of that many requests".into(),
+            "TTFT is compared at concurrency 1 only: at more, a request waits behind the others' prompts, which the plan's idle-replica TTFT leaves out; the TPOT is the plan's for that many requests served together (the others' prompts prefilled within the decode steps) and the output throughput its closed loop".into(),
         );
     }
     if capped {

@@ -954,6 +954,12 @@ fn render_plan(p: &InferencePlan) -> String {
             .set_content_arrangement(ContentArrangement::Dynamic)
             .set_width(100);
         let mut lh = vec!["plan", "TP×PP×DP", "batch", "TTFT ms", "TPOT ms"];
+        // The closed loop's TPOT, where the batch has others' prompts to
+        // prefill (an output length, batch above 1).
+        let served = o_.output_len.is_some() && o_.batch > 1;
+        if served {
+            lh.push("served TPOT");
+        }
         if o_.output_len.is_some() {
             lh.push("request ms");
         }
@@ -992,6 +998,9 @@ fn render_plan(p: &InferencePlan) -> String {
                 rate(x.ttft_ms),
                 rate(x.tpot_ms),
             ];
+            if served {
+                row.push(rate(x.served_tpot_ms));
+            }
             if o_.output_len.is_some() {
                 row.push(rate(x.request_latency_ms));
             }
@@ -1075,12 +1084,18 @@ fn render_plan(p: &InferencePlan) -> String {
         if timed {
             o += &format!(
                 "latency per plan: TTFT for a {}-token prompt on an idle replica (no queueing),\n\
-                 TPOT = time per output token at the batch{}; decode tokens/s per device:\n{lt}\n",
+                 TPOT = time per output token at the batch{}; decode tokens/s per device{}:\n{lt}\n",
                 o_.input_len.unwrap_or(p.context),
                 o_.output_len.map_or(String::new(), |n| format!(
                     "; request: TTFT + {} × TPOT",
                     n.saturating_sub(1)
-                ))
+                )),
+                if served {
+                    ";\nserved TPOT = that batch served as a closed loop, the other requests' prompts \
+                     prefilled\nwithin the decode steps"
+                } else {
+                    ""
+                },
             );
         }
         let best = &p.plans[0];

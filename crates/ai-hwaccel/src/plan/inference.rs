@@ -427,6 +427,14 @@ pub struct Plan {
     /// × time per output token. `None` without an output length.
     #[serde(default)]
     pub request_latency_ms: Option<f64>,
+    /// Mean time per output token, milliseconds, that `batch` requests see
+    /// served together in a closed loop, each finished request replaced by
+    /// a new one of [`InferenceOptions::input_len`] prompt tokens: the time
+    /// per output token plus the other requests' prompts prefilled within
+    /// the decode steps (`served_tpot`). Equal to `tpot_ms` at batch 1;
+    /// `None` without an output length.
+    #[serde(default)]
+    pub served_tpot_ms: Option<f64>,
     /// Expert-parallel degree: the ranks a MoE layer's routed experts are
     /// spread over whole ([`InferenceOptions::expert_parallel`]): the
     /// tensor-parallel degree, or with vLLM TP × DP (its MoE layers span
@@ -473,7 +481,8 @@ pub(crate) fn latencies(
     prompt: u64,
     output_len: Option<u64>,
     request_s: f64,
-) -> (Option<f64>, Option<f64>, Option<f64>) {
+    batch: u64,
+) -> (Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
     let ttft = prefill_one_replica
         .filter(|&r| r > 0.0)
         .map(|r| (prompt as f64 / r + request_s) * 1000.0);
@@ -482,7 +491,38 @@ pub(crate) fn latencies(
         ttft.zip(tpot)
             .map(|(f, t)| f + n.saturating_sub(1) as f64 * t)
     });
-    (ttft, tpot, latency)
+    let served = served_tpot(tpot, prefill_one_replica, batch, prompt, output_len);
+    (ttft, tpot, latency, served)
+}
+
+/// Mean time per output token, ms, of `batch` requests served together in
+/// a closed loop (each finished request replaced by a new one, as a serving
+/// benchmark at `--max-concurrency batch` runs): the time per output token
+/// at that batch (`tpot_ms`) plus the prompts of the other requests, which
+/// arrive while a request decodes. In the steady state `batch − 1` others
+/// each start once per `output` of its decode steps, so every step also
+/// carries `(batch − 1) × prompt ÷ output` prompt tokens, at the replica's
+/// prefill rate: vLLM's chunked prefill puts them in the decode steps' own
+/// batches and SGLang runs them between decode steps, and either way the
+/// decode waits for them (the "generation stalls" of Agrawal et al.,
+/// "Taming Throughput-Latency Tradeoff in LLM Inference with
+/// Sarathi-Serve", OSDI 2024, arXiv:2403.02310). `tpot_ms` at batch 1;
+/// `None` without an output length or, above batch 1, a prefill rate.
+pub(crate) fn served_tpot(
+    tpot_ms: Option<f64>,
+    prefill_one_replica: Option<f64>,
+    batch: u64,
+    prompt: u64,
+    output_len: Option<u64>,
+) -> Option<f64> {
+    let tpot = tpot_ms?;
+    let out = output_len.filter(|&o| o > 0)?;
+    if batch <= 1 {
+        return Some(tpot);
+    }
+    let rate = prefill_one_replica.filter(|&r| r > 0.0)?;
+    let prompt_tokens_per_step = (batch - 1) as f64 * prompt as f64 / out as f64;
+    Some(tpot + prompt_tokens_per_step / rate * 1000.0)
 }
 
 /// A layout that was considered and rejected.
@@ -2052,12 +2092,13 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         ));
     }
     let per_sequence = per_sequence.flatten();
-    let (ttft_ms, tpot_ms, request_latency_ms) = latencies(
+    let (ttft_ms, tpot_ms, request_latency_ms, served_tpot_ms) = latencies(
         prefill_slowest.flatten(),
         per_sequence,
         opts.input_len.unwrap_or(context),
         opts.output_len,
         super::speed::request_seconds(opts, tp),
+        opts.batch,
     );
     Ok(Plan {
         tensor_parallel: tp,
@@ -2084,6 +2125,7 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         ttft_ms,
         tpot_ms,
         request_latency_ms,
+        served_tpot_ms,
         expert_parallel: if opts.expert_parallel && spec.moe.is_some() {
             l.expert_ranks
         } else {
@@ -3269,12 +3311,13 @@ fn offload_plan(
     context: u64,
 ) -> Plan {
     let per_sequence = ev.decode.map(|d| d / opts.batch.max(1) as f64);
-    let (ttft_ms, tpot_ms, request_latency_ms) = latencies(
+    let (ttft_ms, tpot_ms, request_latency_ms, served_tpot_ms) = latencies(
         ev.prefill,
         per_sequence,
         opts.input_len.unwrap_or(context),
         opts.output_len,
         super::speed::request_seconds(opts, 1),
+        opts.batch,
     );
     Plan {
         tensor_parallel: 1,
@@ -3301,6 +3344,7 @@ fn offload_plan(
         ttft_ms,
         tpot_ms,
         request_latency_ms,
+        served_tpot_ms,
         expert_parallel: 1,
     }
 }
@@ -3548,6 +3592,48 @@ mod op_offload_tests {
     /// (latency.csv's `not fitted` rows) is warned about and its basis
     /// carries its own accuracy; the same device under another runtime, and
     /// a device of the same class without such rows, are not.
+    #[test]
+    fn served_tpot_adds_the_other_requests_prompts() {
+        // Batch 1: no other request, the plain TPOT.
+        assert_eq!(
+            served_tpot(Some(20.0), Some(1600.0), 1, 500, Some(250)),
+            Some(20.0)
+        );
+        // Batch 9: 8 others start once per 250 steps, 8 × 500 ÷ 250 = 16
+        // prompt tokens a step at 1600 tok/s = 10 ms more.
+        let s = served_tpot(Some(20.0), Some(1600.0), 9, 500, Some(250)).unwrap();
+        assert!((s - 30.0).abs() < 1e-9, "{s}");
+        // No output length, or no prefill rate above batch 1: unknown.
+        assert_eq!(served_tpot(Some(20.0), Some(1600.0), 9, 500, None), None);
+        assert_eq!(served_tpot(Some(20.0), None, 9, 500, Some(250)), None);
+        // A plan carries it: equal to tpot_ms at batch 1, above it at 16.
+        let spec = crate::plan::load_model("llama-3-8b").unwrap().spec;
+        let plan = |batch| {
+            plan_inference(
+                &spec,
+                &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+                &InferenceOptions {
+                    runtime: RuntimeKind::Vllm,
+                    batch,
+                    input_len: Some(2000),
+                    output_len: Some(200),
+                    context: Some(2200),
+                    ..Default::default()
+                },
+            )
+            .plans
+            .remove(0)
+        };
+        let one = plan(1);
+        assert_eq!(one.served_tpot_ms, one.tpot_ms);
+        let many = plan(16);
+        let (t, s) = (many.tpot_ms.unwrap(), many.served_tpot_ms.unwrap());
+        let prefill = many.prefill_tokens_per_s.unwrap();
+        let want = t + 15.0 * 2000.0 / 200.0 / prefill * 1000.0;
+        assert!((s - want).abs() < 1e-6 * want, "{s} {want}");
+        assert!(s > 1.5 * t, "{s} {t}");
+    }
+
     #[test]
     fn builds_with_slow_prompt_kernels_are_warned() {
         use super::super::runtime::GgmlBackend;

@@ -412,12 +412,13 @@ impl Split<'_> {
         let gpu_weights: u64 = per_device[1..].iter().map(|d| d.weights_bytes).sum();
         let devices_used = per_device.len() as u32;
         let per_sequence = decode.map(|d| d / batch.max(1) as f64);
-        let (ttft_ms, tpot_ms, request_latency_ms) = super::latencies(
+        let (ttft_ms, tpot_ms, request_latency_ms, served_tpot_ms) = super::latencies(
             prefill,
             per_sequence,
             opts.input_len.unwrap_or(context),
             opts.output_len,
             speed::request_seconds(opts, 1),
+            batch,
         );
 
         Plan {
@@ -458,6 +459,7 @@ impl Split<'_> {
             ttft_ms,
             tpot_ms,
             request_latency_ms,
+            served_tpot_ms,
             expert_parallel: 1,
         }
     }
