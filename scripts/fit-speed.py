@@ -1355,6 +1355,8 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
     scoreboard_status = "passes" if rc9 == 0 else "FAILS"
     rc7, text7 = cargo_test(["--nocapture", "--exact", "batched_rows_against_published_measurements"])
     batched_status = "passes" if rc7 == 0 else "FAILS"
+    rc10, text10 = cargo_test(["--nocapture", "--exact", "serving_rows_against_published_measurements"])
+    serving_status = "passes" if rc10 == 0 else "FAILS"
     kv_text = ", ".join(
         f"{rt} {'fused' if fused else 'unfused'} {f:.2f}" for (rt, fused), f in sorted(kv_reads.items())
     ) or "none fitted"
@@ -1382,6 +1384,11 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
             status=batch_status,
             summary=block(text5, "BATCH SUMMARY"),
             rows=block(text5, "BATCH TABLE"),
+        )
+        + DOC_SERVING.format(
+            status=serving_status,
+            summary=block(text10, "SERVING SUMMARY"),
+            rows=block(text10, "SERVING TABLE"),
         )
         + DOC_BATCHED.format(
             status=batched_status,
@@ -2183,6 +2190,50 @@ What the rows show:
   over at batch 1 and 99 % at 256: per-sequence cost beyond the bytes and
   FLOPs (scheduling, sampling, the attention kernels of that ROCm build)
   that the plan does not model.
+"""
+
+
+DOC_SERVING = """
+## Serving benchmarks: closed loops of requests
+
+[`crates/ai-hwaccel/tests/calibration/serving.csv`](../crates/ai-hwaccel/tests/calibration/serving.csv)
+holds published `sglang.bench_serving` result blocks at a concurrency
+above one (sgl-cookbook, pinned commit: SGLang 0.5.6 and 0.5.7 on eight
+B200 and eight MI300X), as printed: `--max-concurrency` requests in
+flight, each finished request replaced by the next, random prompts and
+outputs of the printed mean lengths. The test
+`serving_rows_against_published_measurements` plans each row's model,
+format and tensor parallelism at the measured mean of requests in flight
+(the block's `Concurrency`) and compares the mean TPOT with the plan's
+`served_tpot_ms`: the decode step at that batch plus, spread over each
+request's output, the other requests' prompts prefilled in its decode
+steps ((B − 1) × prompt / output tokens at the plan's prompt rate; the
+stall-free batching of Sarathi-Serve, arXiv:2403.02310, which SGLang's
+and vLLM's chunked prefill schedule). Rows whose device has no spec entry
+are not planned. Compared, never fitted.
+
+| rows | all | planned | served median | served worst | plain median | plain worst |
+| --- | --- | --- | --- | --- | --- | --- |
+{summary}
+The test {status}.
+
+| runtime | devices | TP | model | concurrency (in flight) | in / out | printed TPOT ms | served | error | plain | error |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+{rows}
+What the rows show:
+
+- Long prompts at high concurrency are where the prefill term counts:
+  Qwen3-235B BF16 at 64 (59 in flight), 3981 / 530, is 37 % under on the
+  plain decode step and 7 % over served; DeepSeek-R1 FP8 47 % and 21 %
+  under.
+- Long outputs at any concurrency are the plain decode step, and within
+  23 % (Qwen3-235B 3 % and 12 %, DeepSeek-R1 23 % and 19 %).
+- Short requests (about 300 in, 190 out) at concurrency 100 run two to
+  seven times the plan (gpt-oss-120b 57 % under, Kimi-K2 71 %,
+  DeepSeek-V3 on MI300X 86 %): a step of 90 sequences that each finish
+  within 200 tokens is dominated by per-request scheduling, sampling and
+  mixture-of-experts dispatch across eight GPUs, which the plan, bytes and
+  FLOPs per step, does not model.
 """
 
 

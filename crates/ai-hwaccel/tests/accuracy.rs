@@ -2131,6 +2131,117 @@ fn batch_rows_against_published_measurements() {
     assert!(w <= bw, "batch worst {w}");
 }
 
+/// serving.csv: published serving benchmark results at a concurrency above
+/// 1 (sgl-cookbook's SGLang runs), compared with the plan's served TPOT
+/// (`Plan::served_tpot_ms`) at the result's measured mean of requests in
+/// flight and mean lengths; never fitted. The plain TPOT at that batch is
+/// printed beside it: without the other requests' prompts the plan's TPOT
+/// fell short of every row.
+#[test]
+fn serving_rows_against_published_measurements() {
+    let (header, lines) = data_lines("serving.csv");
+    let col = columns(&header, "serving.csv");
+    let (mut served, mut plain, mut table) = (Vec::new(), Vec::new(), Vec::new());
+    for line in &lines {
+        let c = fields(line);
+        assert_eq!(c.len(), header.len(), "{line}");
+        let f = |name: &str| c[col(name)].as_str();
+        let int = |name: &str| f(name).parse::<u64>().unwrap();
+        let num = |name: &str| f(name).parse::<f64>().unwrap();
+        assert!(f("source").starts_with("https://"), "{line}");
+        let spec = load_model(f("catalog_model")).unwrap().spec;
+        let quant = Quant::parse(&f("format").to_ascii_lowercase()).unwrap();
+        let runtime = RuntimeKind::parse(f("runtime")).unwrap();
+        let (gpus, tp, completed) = (int("gpus"), int("tp") as u32, int("completed"));
+        let input = (int("total_input_tokens") as f64 / completed as f64).round() as u64;
+        let output = (int("total_output_tokens") as f64 / completed as f64).round() as u64;
+        let cap = int("max_concurrency");
+        let batch = (num("concurrency").round() as u64).clamp(1, cap);
+        let measured = num("mean_tpot_ms");
+        assert!(measured > 0.0 && cap > 1 && gpus >= u64::from(tp), "{line}");
+        if f("spec_id").is_empty() {
+            continue;
+        }
+        let devices = PlanDevice::from_device_string(&format!("{gpus}x{}", f("spec_id"))).unwrap();
+        let opts = InferenceOptions {
+            quant: Some(quant),
+            context: Some(input + output),
+            input_len: Some(input),
+            output_len: Some(output),
+            batch,
+            runtime,
+            max_plans: 256,
+            ..Default::default()
+        };
+        let plan = plan_inference(&spec, &devices, &opts)
+            .plans
+            .into_iter()
+            .find(|p| p.tensor_parallel == tp && p.pipeline_parallel == 1 && p.data_parallel == 1)
+            .unwrap_or_else(|| panic!("no TP{tp} plan fits: {line}"));
+        let (est, bare) = (plan.served_tpot_ms.unwrap(), plan.tpot_ms.unwrap());
+        let (e, b) = (est / measured - 1.0, bare / measured - 1.0);
+        served.push(e.abs());
+        plain.push(b.abs());
+        println!(
+            "serving {:6} {gpus}x{:7} tp{tp} {:16} {:5} c{:<4} {:>5}/{:<5} tpot {:>7} served {:>7.2} {:+.0} % plain {:>7.2} {:+.0} %",
+            f("runtime"),
+            f("spec_id"),
+            f("catalog_model"),
+            f("format"),
+            batch,
+            input,
+            output,
+            f("mean_tpot_ms"),
+            est,
+            100.0 * e,
+            bare,
+            100.0 * b
+        );
+        table.push(format!(
+            "| {} {} | {gpus}× {} | {tp} | {} {} | {} ({batch}) | {input} / {output} | {} | {est:.2} | {:+.0} % | {bare:.2} | {:+.0} % |",
+            f("runtime"),
+            f("runtime_version"),
+            f("spec_id"),
+            f("catalog_model"),
+            f("format"),
+            cap,
+            f("mean_tpot_ms"),
+            100.0 * e,
+            100.0 * b
+        ));
+    }
+    assert!(served.len() >= 12, "{}", served.len());
+    let (m, w) = median_worst(&served);
+    let (pm, pw) = median_worst(&plain);
+    println!(
+        "BEGIN SERVING TABLE\n{}\nEND SERVING TABLE\nBEGIN SERVING SUMMARY\n| serving.csv | {} | {} | {:.1} % | {:.1} % | {:.1} % | {:.1} % |\nEND SERVING SUMMARY",
+        table.join("\n"),
+        lines.len(),
+        served.len(),
+        100.0 * m,
+        100.0 * w,
+        100.0 * pm,
+        100.0 * pw
+    );
+    // The served TPOT is closer than the plain one, in median and worst.
+    assert!(m < pm && w < pw, "served {m} {w} against plain {pm} {pw}");
+    let (sm, sw) = ACHIEVED_SERVING;
+    assert!(m <= sm, "serving median {m}");
+    assert!(w <= sw, "serving worst {w}");
+}
+
+/// The served TPOT's median and worst error over serving.csv's rows with a
+/// spec entry (Nov 29 2026: 15 rows of SGLang 0.5.6-0.5.7 on 8 × B200 and
+/// 8 × MI300X at 14 to 92 requests in flight): median 22.9 %, worst 85.8 %
+/// (the plain TPOT at the batch: 36.5 % and 88.5 %). Every row is under
+/// the measured TPOT but three of Qwen3-235B's; the short-prompt rows at
+/// about 90 requests most (DeepSeek-R1 44 %, gpt-oss-120b 57 %, Kimi-K2 71 %
+/// and DeepSeek-V3 on MI300X, 214.73 ms a token, 86 %), where the long
+/// prompts' rows are within 7 to 26 %: what SGLang spends per step at that
+/// many short requests beyond the batch's bytes, FLOPs and prompts has no
+/// term yet.
+const ACHIEVED_SERVING: (f64, f64) = (0.23, 0.86);
+
 /// A group of signed errors as table cells: rows, median and worst of the
 /// absolute errors, and the signed range.
 fn group_cells(v: &[f64]) -> String {
