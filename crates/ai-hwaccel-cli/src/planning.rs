@@ -57,7 +57,9 @@ pub struct PlanArgs {
     pub input_len: Option<u64>,
     /// Tokens one request generates, at most 100000000: each plan then shows
     /// the request's latency (TTFT + the other tokens at the time per output
-    /// token).
+    /// token its batch serves: above one sequence, the other requests'
+    /// prompts prefilled within the decode steps); with `--tpot-ms`, that
+    /// served time per output token is held to the target.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub output_len: Option<u64>,
     /// Target time to first token in milliseconds: layouts that miss it
@@ -956,7 +958,7 @@ fn render_plan(p: &InferencePlan) -> String {
         let mut lh = vec!["plan", "TP×PP×DP", "batch", "TTFT ms", "TPOT ms"];
         // The closed loop's TPOT, where the batch has others' prompts to
         // prefill (an output length, batch above 1).
-        let served = o_.output_len.is_some() && o_.batch > 1;
+        let served = o_.output_len.is_some() && p.plans.iter().any(|x| x.batch > 1);
         if served {
             lh.push("served TPOT");
         }
@@ -1084,15 +1086,16 @@ fn render_plan(p: &InferencePlan) -> String {
         if timed {
             o += &format!(
                 "latency per plan: TTFT for a {}-token prompt on an idle replica (no queueing),\n\
-                 TPOT = time per output token at the batch{}; decode tokens/s per device{}:\n{lt}\n",
+                 TPOT = time per output token at the batch{};\ndecode tokens/s per device{}:\n{lt}\n",
                 o_.input_len.unwrap_or(p.context),
                 o_.output_len.map_or(String::new(), |n| format!(
-                    "; request: TTFT + {} × TPOT",
-                    n.saturating_sub(1)
+                    "; request: TTFT + {} × {}",
+                    n.saturating_sub(1),
+                    if served { "served TPOT" } else { "TPOT" }
                 )),
                 if served {
-                    ";\nserved TPOT = that batch served as a closed loop, the other requests' prompts \
-                     prefilled\nwithin the decode steps"
+                    "; served TPOT = that batch served as a closed loop,\nthe other requests' \
+                     prompts prefilled within the decode steps"
                 } else {
                     ""
                 },

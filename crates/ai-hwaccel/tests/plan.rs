@@ -1109,7 +1109,9 @@ fn request_latencies_follow_prefill_and_decode() {
 
 /// A time-per-output-token target: each layout runs the most sequences that
 /// meet it — one more would miss it (or not fit) — and plans rank by
-/// tokens/s per device.
+/// tokens/s per device. With an output length the TPOT held to the target
+/// is the served one (the other requests' prompts prefilled in the decode
+/// steps), so the batch is smaller than the plain decode step allows.
 #[test]
 fn tpot_target_picks_the_largest_batch_that_meets_it() {
     let m = spec("llama-3.1-70b");
@@ -1125,7 +1127,8 @@ fn tpot_target_picks_the_largest_batch_that_meets_it() {
     let p = plan_inference(&m, &devs, &opts);
     assert!(p.feasible);
     for x in &p.plans {
-        assert!(x.tpot_ms.unwrap() <= target, "{x:?}");
+        assert!(x.served_tpot_ms.unwrap() <= target, "{x:?}");
+        assert!(x.tpot_ms.unwrap() < x.served_tpot_ms.unwrap(), "{x:?}");
         assert!(x.batch >= 1 && x.batch <= x.max_batch);
         if x.batch < x.max_batch {
             // The same layout at one more sequence misses the target.
@@ -1146,9 +1149,35 @@ fn tpot_target_picks_the_largest_batch_that_meets_it() {
                         == (x.tensor_parallel, x.pipeline_parallel, x.data_parallel)
                 })
                 .expect("layout still fits");
-            assert!(same.tpot_ms.unwrap() > target, "{:?}", same.tpot_ms);
+            assert!(
+                same.served_tpot_ms.unwrap() > target,
+                "{:?}",
+                same.served_tpot_ms
+            );
         }
     }
+    // Without an output length there is no closed loop to serve: the plain
+    // TPOT meets the target, at a larger batch on the same layout.
+    let plain = plan_inference(
+        &m,
+        &devs,
+        &InferenceOptions {
+            output_len: None,
+            context: Some(2048 + 256),
+            ..opts.clone()
+        },
+    );
+    let layout = |x: &ai_hwaccel::plan::inference::Plan| {
+        (x.tensor_parallel, x.pipeline_parallel, x.data_parallel)
+    };
+    let first = &p.plans[0];
+    let same = plain
+        .plans
+        .iter()
+        .find(|y| layout(y) == layout(first))
+        .expect("layout meets the plain target");
+    assert!(same.tpot_ms.unwrap() <= target);
+    assert!(same.batch > first.batch, "{} {}", same.batch, first.batch);
     // Ranked by total decode per device (1 % steps).
     let per_device = |x: &ai_hwaccel::plan::inference::Plan| {
         x.decode_tokens_per_s.unwrap() / f64::from(x.devices_used)
