@@ -173,20 +173,29 @@ fn render(r: &CloudReport, providers: &[String], targets: Option<String>) -> Str
                 x.plan.tensor_parallel, x.plan.pipeline_parallel, x.plan.data_parallel
             ),
             x.plan
-                .decode_tokens_per_s
+                .served_tokens_per_s
+                .or(x.plan.decode_tokens_per_s)
                 .map_or("?".into(), |v| format!("{v:.0}")),
             x.usd_per_million_output_tokens.map_or("?".into(), money),
             format!("[{n}]"),
         ]);
     }
+    let served = r.rows.iter().any(|x| x.plan.served_tokens_per_s.is_some());
     o += &format!(
-        "ranked by on-demand price per hour; tok/s: decode tokens per second of the best plan, summed\n\
+        "ranked by on-demand price per hour; tok/s: {} tokens per second of the best plan, summed\n\
          over its replicas at {}; $/M tok = $/hour ÷ (tok/s × 3600) × 10⁶ (? where a device's\n\
-         memory bandwidth is unknown):\n{t}\n",
+         memory bandwidth is unknown){}:\n{t}\n",
+        if served { "served output" } else { "decode" },
         if at.starts_with("batch") {
             format!("batch {}", r.batch)
         } else {
             "that batch".to_string()
+        },
+        if served {
+            ";\nserved: each batch as a closed loop, the other requests' prompts prefilled within the \
+             decode steps"
+        } else {
+            ""
         }
     );
     o += "prices as read on the date shown, for the region shown, from the source shown; not current:\n";

@@ -965,7 +965,13 @@ fn render_plan(p: &InferencePlan) -> String {
         if o_.output_len.is_some() {
             lh.push("request ms");
         }
-        lh.push("decode/device");
+        // Tokens/s per device as the plans rank under targets: served
+        // (the closed loop's output) where a served TPOT is shown.
+        lh.push(if served {
+            "served/device"
+        } else {
+            "decode/device"
+        });
         lt.set_header(lh);
         for (k, x) in p.plans.iter().enumerate() {
             t.add_row(vec![
@@ -1007,8 +1013,12 @@ fn render_plan(p: &InferencePlan) -> String {
                 row.push(rate(x.request_latency_ms));
             }
             row.push(rate(
-                x.decode_tokens_per_s
-                    .map(|d| d / f64::from(x.devices_used.max(1))),
+                if served {
+                    x.served_tokens_per_s()
+                } else {
+                    x.decode_tokens_per_s
+                }
+                .map(|d| d / f64::from(x.devices_used.max(1))),
             ));
             lt.add_row(row);
         }
@@ -1086,13 +1096,14 @@ fn render_plan(p: &InferencePlan) -> String {
         if timed {
             o += &format!(
                 "latency per plan: TTFT for a {}-token prompt on an idle replica (no queueing),\n\
-                 TPOT = time per output token at the batch{};\ndecode tokens/s per device{}:\n{lt}\n",
+                 TPOT = time per output token at the batch{};\n{} tokens/s per device{}:\n{lt}\n",
                 o_.input_len.unwrap_or(p.context),
                 o_.output_len.map_or(String::new(), |n| format!(
                     "; request: TTFT + {} × {}",
                     n.saturating_sub(1),
                     if served { "served TPOT" } else { "TPOT" }
                 )),
+                if served { "served: output" } else { "decode" },
                 if served {
                     "; served TPOT = that batch served as a closed loop,\nthe other requests' \
                      prompts prefilled within the decode steps"

@@ -187,3 +187,79 @@ fn latency_targets_rank_instances_at_the_concurrency_that_meets_them() {
         }
     }
 }
+
+/// With prompt and output lengths each instance's price per token is at the
+/// output its batch delivers served as a closed loop (the other requests'
+/// prompts prefilled within the decode steps), below the decode steps'
+/// rate, and the report says which it used.
+#[test]
+fn served_output_prices_the_tokens_where_lengths_are_given() {
+    let o = run(&[
+        "plan",
+        "llama-3.1-8b",
+        "--cloud",
+        "--provider",
+        "aws",
+        "--tpot-ms",
+        "25",
+        "--input-len",
+        "1000",
+        "--output-len",
+        "200",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["speed_basis"]
+            .as_str()
+            .unwrap()
+            .starts_with("served_tokens_per_s"),
+        "{}",
+        v["speed_basis"]
+    );
+    let mut served_rows = 0;
+    for r in v["rows"].as_array().unwrap() {
+        let p = &r["plan"];
+        let Some(served) = p["served_tokens_per_s"].as_f64() else {
+            assert!(
+                p["batch"].as_u64().unwrap() == 1 || p["tpot_ms"].is_null(),
+                "{r}"
+            );
+            continue;
+        };
+        served_rows += 1;
+        let decode = p["decode_tokens_per_s"].as_f64().unwrap();
+        assert!(served < decode, "{r}");
+        let price = r["price_per_hour_usd"].as_f64().unwrap();
+        let usd = r["usd_per_million_output_tokens"].as_f64().unwrap();
+        let want = price / (served * 3600.0) * 1e6;
+        assert!((usd - want).abs() < 1e-6 * want, "{usd} {want}");
+    }
+    assert!(served_rows > 5, "{served_rows}");
+    // Without an output length there is no closed loop: decode prices it.
+    let o = run(&[
+        "plan",
+        "llama-3.1-8b",
+        "--cloud",
+        "--provider",
+        "aws",
+        "--tpot-ms",
+        "25",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["speed_basis"]
+            .as_str()
+            .unwrap()
+            .starts_with("decode_tokens_per_s")
+    );
+    assert!(
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["plan"]["served_tokens_per_s"].is_null())
+    );
+}

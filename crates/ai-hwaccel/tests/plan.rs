@@ -1178,9 +1178,14 @@ fn tpot_target_picks_the_largest_batch_that_meets_it() {
         .expect("layout meets the plain target");
     assert!(same.tpot_ms.unwrap() <= target);
     assert!(same.batch > first.batch, "{} {}", same.batch, first.batch);
-    // Ranked by total decode per device (1 % steps).
+    // Ranked by served output per device (1 % steps): each replica's batch
+    // over the served TPOT.
     let per_device = |x: &ai_hwaccel::plan::inference::Plan| {
-        x.decode_tokens_per_s.unwrap() / f64::from(x.devices_used)
+        let served = x.served_tokens_per_s().unwrap();
+        let want =
+            (x.batch * u64::from(x.data_parallel)) as f64 * 1000.0 / x.served_tpot_ms.unwrap();
+        assert!((served - want).abs() < 1e-6 * want, "{served} {want}");
+        served / f64::from(x.devices_used)
     };
     for w in p.plans.windows(2) {
         assert!(per_device(&w[0]) >= per_device(&w[1]) / 1.01);
@@ -1536,4 +1541,44 @@ fn sglang_plans_at_a_given_mem_fraction_static() {
         "{:?}",
         vllm.warnings
     );
+}
+
+/// Under a TPOT target with an output length, plans rank by the output
+/// their batches deliver served (batch × replicas ÷ served TPOT, per
+/// device), not by their decode steps' rate: for Llama 3.1 8B on eight
+/// H100 at 2048 / 256 and 30 ms, TP4×DP2 runs the fastest decode steps per
+/// device (242 sequences) but each step also prefills 241 × 8 prompt
+/// tokens, and TP2×DP4 serves more.
+#[test]
+fn targets_rank_by_served_output() {
+    let p = plan_inference(
+        &spec("llama-3.1-8b"),
+        &devices("8xh100-sxm"),
+        &InferenceOptions {
+            input_len: Some(2048),
+            output_len: Some(256),
+            tpot_ms: Some(30.0),
+            max_plans: 100,
+            ..Default::default()
+        },
+    );
+    assert!(p.feasible && p.plans.len() > 2);
+    let per_device = |t: Option<f64>, x: &ai_hwaccel::plan::inference::Plan| {
+        t.unwrap() / f64::from(x.devices_used)
+    };
+    let served: Vec<f64> = p
+        .plans
+        .iter()
+        .map(|x| per_device(x.served_tokens_per_s(), x))
+        .collect();
+    for w in served.windows(2) {
+        assert!(w[0] >= w[1] / 1.01, "{served:?}");
+    }
+    // The decode steps alone would order them otherwise.
+    let decode: Vec<f64> = p
+        .plans
+        .iter()
+        .map(|x| per_device(x.decode_tokens_per_s, x))
+        .collect();
+    assert!(decode.windows(2).any(|w| w[0] < w[1] / 1.01), "{decode:?}");
 }

@@ -582,6 +582,13 @@ pub struct CloudPlanSummary {
     /// Time per output token, ms ([`Plan::tpot_ms`]).
     #[serde(default)]
     pub tpot_ms: Option<f64>,
+    /// Output tokens per second over all replicas with each replica's
+    /// `batch` served as a closed loop, the other requests' prompts
+    /// prefilled within the decode steps ([`Plan::served_tokens_per_s`]):
+    /// what the price per token uses where it is known. `None` at batch 1
+    /// or without an output length.
+    #[serde(default)]
+    pub served_tokens_per_s: Option<f64>,
 }
 
 fn one_batch() -> u64 {
@@ -602,6 +609,7 @@ impl CloudPlanSummary {
             batch: p.batch,
             ttft_ms: p.ttft_ms,
             tpot_ms: p.tpot_ms,
+            served_tokens_per_s: p.served_tokens_per_s().filter(|_| p.batch > 1),
             max_context_tokens: p.max_context_tokens,
         }
     }
@@ -628,8 +636,9 @@ pub struct CloudCostRow {
     pub from_price_file: bool,
     /// The best plan on the instance.
     pub plan: CloudPlanSummary,
-    /// USD per million output tokens at `plan.decode_tokens_per_s`; `None`
-    /// when that speed is unknown.
+    /// USD per million output tokens at `plan.served_tokens_per_s` where
+    /// known, else `plan.decode_tokens_per_s`; `None` when that speed is
+    /// unknown.
     pub usd_per_million_output_tokens: Option<f64>,
 }
 
@@ -668,6 +677,9 @@ pub struct CloudReport {
 
 /// What `speed_basis` says.
 pub const SPEED_BASIS: &str = "decode_tokens_per_s of the best plan: tokens per second summed over all of the plan's replicas, each serving `batch` sequences";
+
+/// What `speed_basis` says where a row's price uses its served output.
+pub const SERVED_SPEED_BASIS: &str = "served_tokens_per_s of the best plan where known (each replica's `batch` sequences served as a closed loop of requests of the given prompt and output lengths, the other requests' prompts prefilled within the decode steps), else decode_tokens_per_s: tokens per second summed over all of the plan's replicas";
 
 /// Plan `spec` on every instance (its accelerators as [`PlanDevice`]s from
 /// the device string `count×accelerator`) with `opts`, and rank those it
@@ -729,7 +741,8 @@ pub fn plan_cloud(
         };
         let plan = CloudPlanSummary::of(best);
         let usd_per_million_output_tokens = plan
-            .decode_tokens_per_s
+            .served_tokens_per_s
+            .or(plan.decode_tokens_per_s)
             .and_then(|t| usd_per_million_tokens(i.price_per_hour_usd, t));
         rows.push(CloudCostRow {
             provider: i.provider.clone(),
@@ -757,7 +770,12 @@ pub fn plan_cloud(
     CloudReport {
         model: spec.name.clone(),
         batch: opts.batch,
-        speed_basis: SPEED_BASIS.to_string(),
+        speed_basis: if rows.iter().any(|r| r.plan.served_tokens_per_s.is_some()) {
+            SERVED_SPEED_BASIS
+        } else {
+            SPEED_BASIS
+        }
+        .to_string(),
         rows,
         does_not_fit: misses,
         instances_considered: instances.len(),

@@ -445,6 +445,18 @@ pub struct Plan {
     pub expert_parallel: u32,
 }
 
+impl Plan {
+    /// Output tokens per second over all replicas that `batch` requests per
+    /// replica deliver served as a closed loop: the decode total scaled by
+    /// the plain over the served time per output token (each step also
+    /// prefills the other requests' prompts). `None` where either time is
+    /// unknown; the decode total at batch 1.
+    pub fn served_tokens_per_s(&self) -> Option<f64> {
+        let (t, s) = (self.tpot_ms?, self.served_tpot_ms?);
+        (s > 0.0).then(|| self.decode_tokens_per_s.map(|d| d * t / s))?
+    }
+}
+
 fn one_u32() -> u32 {
     1
 }
@@ -2371,10 +2383,14 @@ fn plan_level(
             step(p.decode_tokens_per_s),
         );
         if opts.has_targets() {
-            let per_device = step(
+            // Output tokens per device as the batch is served (its closed
+            // loop, with an output length), else its decode steps'.
+            let total = if opts.output_len.is_some() {
+                p.served_tokens_per_s()
+            } else {
                 p.decode_tokens_per_s
-                    .map(|t| t / f64::from(p.devices_used.max(1))),
-            );
+            };
+            let per_device = step(total.map(|t| t / f64::from(p.devices_used.max(1))));
             return (per_device, seq);
         }
         match opts.objective {
