@@ -1582,3 +1582,60 @@ fn targets_rank_by_served_output() {
         .collect();
     assert!(decode.windows(2).any(|w| w[0] < w[1] / 1.01), "{decode:?}");
 }
+
+/// With an output length and a batch above one, `--objective throughput`
+/// ranks by the output the batches deliver served and `latency` by a
+/// sequence's served speed; without one, by the decode steps' (unchanged).
+/// Under llama.cpp a pipeline's prompt runs over micro-batches while its
+/// decode steps wait on each stage, so the two orders differ: Llama 3.1 8B
+/// on eight H100 at batch 32 and 8192 / 64 tokens ranks PP2×DP4 above
+/// TP2×DP4 served (long prompts, short outputs: the prompts decide), and
+/// below it on decode steps alone.
+#[test]
+fn objectives_rank_by_served_speeds_with_an_output_length() {
+    use ai_hwaccel::plan::inference::{Objective, Plan};
+    let m = spec("llama-3.1-8b");
+    let devs = devices("8xh100-sxm");
+    let plans = |objective, output_len| {
+        let p = plan_inference(
+            &m,
+            &devs,
+            &InferenceOptions {
+                runtime: ai_hwaccel::plan::runtime::RuntimeKind::LlamaCpp,
+                input_len: Some(8192),
+                output_len,
+                context: Some(8192 + 64),
+                batch: 32,
+                objective,
+                max_plans: 100,
+                ..Default::default()
+            },
+        );
+        assert!(p.feasible && p.plans.len() > 2);
+        p.plans
+    };
+    let monotone = |v: &[f64]| v.windows(2).all(|w| w[0] >= w[1] / 1.01);
+    let served_total = |x: &Plan| x.served_tokens_per_s().unwrap();
+    let served_seq = |x: &Plan| 1000.0 / x.served_tpot_ms.unwrap();
+    let through = plans(Objective::Throughput, Some(64));
+    let v: Vec<f64> = through.iter().map(served_total).collect();
+    assert!(monotone(&v), "{v:?}");
+    // The decode steps' totals are not in that order.
+    let d: Vec<f64> = through
+        .iter()
+        .map(|x| x.decode_tokens_per_s.unwrap())
+        .collect();
+    assert!(!monotone(&d), "{d:?}");
+    let v: Vec<f64> = plans(Objective::Latency, Some(64))
+        .iter()
+        .map(served_seq)
+        .collect();
+    assert!(monotone(&v), "{v:?}");
+    let plain = plans(Objective::Throughput, None);
+    assert!(plain.iter().all(|x| x.served_tpot_ms.is_none()));
+    let d: Vec<f64> = plain
+        .iter()
+        .map(|x| x.decode_tokens_per_s.unwrap())
+        .collect();
+    assert!(monotone(&d), "{d:?}");
+}

@@ -2377,22 +2377,31 @@ fn plan_level(
         r.filter(|&r| r > 0.0)
             .map_or(i64::MIN, |r| (r.ln() / 1.01f64.ln()).round() as i64)
     };
+    // With an output length each replica's batch is a closed loop of
+    // requests: a sequence's speed and the total are as it is served (the
+    // other requests' prompts prefilled within the decode steps; the same
+    // as the decode steps' at batch 1), else the decode steps'.
+    let served = opts.output_len.is_some();
     let key = |p: &Plan| {
-        let (seq, total) = (
-            step(p.decode_tokens_per_s_per_sequence),
-            step(p.decode_tokens_per_s),
-        );
+        let (seq, total) = if served {
+            // A plan without a prefill rate has no served figures: its
+            // decode steps' (a target cannot pass it: it is unknown).
+            (
+                p.served_tpot_ms
+                    .filter(|&t| t > 0.0)
+                    .map(|t| 1000.0 / t)
+                    .or(p.decode_tokens_per_s_per_sequence),
+                p.served_tokens_per_s().or(p.decode_tokens_per_s),
+            )
+        } else {
+            (p.decode_tokens_per_s_per_sequence, p.decode_tokens_per_s)
+        };
+        let seq_step = step(seq);
         if opts.has_targets() {
-            // Output tokens per device as the batch is served (its closed
-            // loop, with an output length), else its decode steps'.
-            let total = if opts.output_len.is_some() {
-                p.served_tokens_per_s()
-            } else {
-                p.decode_tokens_per_s
-            };
             let per_device = step(total.map(|t| t / f64::from(p.devices_used.max(1))));
-            return (per_device, seq);
+            return (per_device, seq_step);
         }
+        let (seq, total) = (seq_step, step(total));
         match opts.objective {
             Objective::Latency => (seq, total),
             Objective::Throughput => (total, seq),
