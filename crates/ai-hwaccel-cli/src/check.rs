@@ -2010,7 +2010,8 @@ fn check_serve(
             .filter(|_| batch == Some(1));
         let throughput = plan.as_ref().and_then(|p| {
             let (b, o) = (batch?, output?);
-            let latency_s = (p.ttft_ms? + o.saturating_sub(1) as f64 * tpot?) / 1000.0;
+            // TTFT + the later tokens at the served TPOT, per request.
+            let latency_s = p.request_latency_ms? / 1000.0;
             (latency_s > 0.0).then(|| b as f64 * o as f64 / latency_s)
         });
         out.push(ServeCheck {
