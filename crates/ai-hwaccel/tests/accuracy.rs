@@ -2072,11 +2072,7 @@ fn batch_rows_against_published_measurements() {
             max_plans: 256,
             ..Default::default()
         };
-        let plan = plan_inference(&spec, &devices, &opts)
-            .plans
-            .into_iter()
-            .find(|p| p.tensor_parallel == tp && p.pipeline_parallel == 1 && p.data_parallel == 1)
-            .unwrap_or_else(|| panic!("no TP{tp} plan fits: {line}"));
+        let plan = tp_plan(&spec, &devices, &opts, tp, line);
         let prefill = plan.prefill_tokens_per_s.unwrap();
         let step = 1.0 / plan.decode_tokens_per_s_per_sequence.unwrap();
         let seconds = (batch * input) as f64 / prefill + output as f64 * step;
@@ -2137,6 +2133,22 @@ fn batch_rows_against_published_measurements() {
 /// flight and mean lengths; never fitted. The plain TPOT at that batch is
 /// printed beside it: without the other requests' prompts the plan's TPOT
 /// fell short of every row.
+/// The plan of one replica at tensor parallelism `tp` (no pipeline), as a
+/// published serving run ran it.
+fn tp_plan(
+    spec: &ai_hwaccel::plan::ModelSpec,
+    devices: &[PlanDevice],
+    opts: &InferenceOptions,
+    tp: u32,
+    line: &str,
+) -> ai_hwaccel::plan::inference::Plan {
+    plan_inference(spec, devices, opts)
+        .plans
+        .into_iter()
+        .find(|p| p.tensor_parallel == tp && p.pipeline_parallel == 1 && p.data_parallel == 1)
+        .unwrap_or_else(|| panic!("no TP{tp} plan fits: {line}"))
+}
+
 #[test]
 fn serving_rows_against_published_measurements() {
     let (header, lines) = data_lines("serving.csv");
@@ -2173,11 +2185,7 @@ fn serving_rows_against_published_measurements() {
             max_plans: 256,
             ..Default::default()
         };
-        let plan = plan_inference(&spec, &devices, &opts)
-            .plans
-            .into_iter()
-            .find(|p| p.tensor_parallel == tp && p.pipeline_parallel == 1 && p.data_parallel == 1)
-            .unwrap_or_else(|| panic!("no TP{tp} plan fits: {line}"));
+        let plan = tp_plan(&spec, &devices, &opts, tp, line);
         let (est, bare) = (plan.served_tpot_ms.unwrap(), plan.tpot_ms.unwrap());
         let (e, b) = (est / measured - 1.0, bare / measured - 1.0);
         served.push(e.abs());
