@@ -2171,7 +2171,7 @@ fn missed_target(p: &Plan, opts: &InferenceOptions) -> Option<String> {
         // With an output length the batch is a closed loop whose steps
         // also prefill the other requests' prompts: the TPOT its requests
         // see is the served one (equal to the plain one at batch 1).
-        if opts.output_len.is_some() {
+        if opts.output_len.is_some() && p.batch > 1 {
             check(
                 &format!("time per output token served at batch {}", p.batch),
                 p.served_tpot_ms,
