@@ -2198,22 +2198,24 @@ DOC_SERVING = """
 
 [`crates/ai-hwaccel/tests/calibration/serving.csv`](../crates/ai-hwaccel/tests/calibration/serving.csv)
 holds published `sglang.bench_serving` result blocks at a concurrency
-above one (sgl-cookbook, pinned commit: SGLang 0.5.6 and 0.5.7 on eight
+above one (sgl-cookbook, pinned commit: SGLang 0.5.6 to 0.5.9 on eight
 B200 and eight MI300X), as printed: `--max-concurrency` requests in
 flight, each finished request replaced by the next, random prompts and
-outputs of the printed mean lengths. The test
-`serving_rows_against_published_measurements` plans each row's model,
-format and tensor parallelism at the measured mean of requests in flight
-(the block's `Concurrency`) and compares the mean TPOT with the plan's
-`served_tpot_ms`: the decode step at that batch plus, spread over each
-request's output, the other requests' prompts prefilled in its decode
-steps ((B − 1) × prompt / output tokens at the plan's prompt rate; the
-stall-free batching of Sarathi-Serve, arXiv:2403.02310, which SGLang's
-and vLLM's chunked prefill schedule). Rows whose device has no spec entry
-are not planned. The output throughput is compared too: the batch's
-requests, each over one request's planned latency (its time to first
-token on an idle replica, then the later tokens at the served TPOT),
-against the printed output tokens/s. Compared, never fitted.
+outputs of the printed mean lengths. Runs whose server the planner does
+not lay out (DP attention, speculative decoding) are left out, as in
+latency.csv. The test `serving_rows_against_published_measurements`
+plans each row's model, format and tensor parallelism at the measured
+mean of requests in flight (the block's `Concurrency`) and compares the
+mean TPOT with the plan's `served_tpot_ms`: the decode step at that
+batch plus, spread over each request's output, the other requests'
+prompts prefilled in its decode steps ((B − 1) × prompt / output tokens
+at the plan's prompt rate; the stall-free batching of Sarathi-Serve,
+arXiv:2403.02310, which SGLang's and vLLM's chunked prefill schedule).
+Rows whose device has no spec entry are not planned. The output
+throughput is compared too: the batch's requests, each over one
+request's planned latency (its time to first token on an idle replica,
+then the later tokens at the served TPOT), against the printed output
+tokens/s. Compared, never fitted.
 
 | rows | all | planned | served TPOT median | served worst | plain TPOT median | plain worst | throughput median | throughput worst |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
@@ -2226,18 +2228,23 @@ The test {status}.
 What the rows show:
 
 - Long prompts at high concurrency are where the prefill term counts:
-  Qwen3-235B BF16 at 64 (59 in flight), 3981 / 530, is 37 % under on the
-  plain decode step and 7 % over served; DeepSeek-R1 FP8 47 % and 21 %
-  under.
-- Long outputs at any concurrency are the plain decode step, and within
-  23 % (Qwen3-235B 3 % and 12 %, DeepSeek-R1 23 % and 19 %).
-- Short requests (about 300 in, 190 out) at concurrency 100 run two to
-  seven times the plan (gpt-oss-120b 57 % under, Kimi-K2 71 %,
-  DeepSeek-V3 on MI300X 86 %): a step of 90 sequences that each finish
-  within 200 tokens is dominated by per-request scheduling, sampling and
-  mixture-of-experts dispatch across eight GPUs, which the plan, bytes and
-  FLOPs per step, does not model. Their throughput is planned 78 % to
-  518 % over for the same reason.
+  at 64 (about 60 in flight), 3981 / 530, Qwen3-235B BF16 is 37 % under
+  on the plain decode step and 7 % over served, DeepSeek-R1 FP8 47 % and
+  21 % under, DeepSeek-V3.1 on MI300X 73 % and 54 % under.
+- Long outputs at any concurrency are the plain decode step: Qwen3-235B
+  within 12 %, DeepSeek-R1 within 23 %.
+- DeepSeek-V3.1 on MI300X (SGLang 0.5.7) is 51-65 % under at every
+  concurrency and length, and its concurrency-1 runs on the same page
+  print 23.84-24.93 ms against 7.38 planned: a gap of that device and
+  runtime at batch 1 (its MLA decode on that ROCm build), which SGLang's
+  borrowed vLLM cells do not hold, more than a serving effect.
+- Short requests at concurrency 100 are under on every model (Qwen3-235B
+  32 %, DeepSeek-R1 44 %, gpt-oss-120b 57 %, Llama 4 Scout 66 % and
+  Maverick 40 % on MI300X, whose concurrency-16 runs are within 22 %): a
+  step of 90 sequences that each finish within about 500 tokens pays
+  per-request scheduling, sampling and, for mixtures of experts, dispatch
+  across eight GPUs, which the plan, bytes and FLOPs per step, does not
+  model.
 - The throughput is over wherever the TPOT is under, and more so at
   concurrency 16 and 100 with 500-token outputs: the plan's time to
   first token is an idle replica's, while a run's requests wait behind
