@@ -179,7 +179,6 @@ fn logged_devices(log: &LlamaCppLog) -> Vec<String> {
     out
 }
 
-/// llama.cpp's cache type name as the planner's KV dtype.
 /// `--quant` as a weight format; an error naming it when it is none.
 fn given_quant(args: &CheckArgs) -> Result<Option<ai_hwaccel::plan::Quant>> {
     args.quant
@@ -192,12 +191,14 @@ fn given_quant(args: &CheckArgs) -> Result<Option<ai_hwaccel::plan::Quant>> {
 }
 
 /// The model and devices a benchmark's results are planned on (`--model`,
-/// `--devices`), with a note where either is missing; `ran_on` says what
-/// the devices should be ("the benchmark", "the server").
+/// `--devices`; this machine's CPU where `cpu_only` and none is given),
+/// with a note where either is missing; `ran_on` says what the devices
+/// should be ("the benchmark", "the server").
 fn bench_model_and_devices(
     args: &CheckArgs,
     notes: &mut Vec<String>,
     ran_on: &str,
+    cpu_only: bool,
 ) -> Result<(
     Option<ai_hwaccel::plan::LoadedModel>,
     Vec<ai_hwaccel::plan::PlanDevice>,
@@ -209,7 +210,7 @@ fn bench_model_and_devices(
         return Ok((None, Vec::new()));
     };
     let model = crate::planning::load(name)?;
-    let devices = devices_from(args.devices.as_ref(), None, false)?.0;
+    let devices = devices_from(args.devices.as_ref(), None, cpu_only)?.0;
     if devices.is_empty() {
         notes.push(format!(
             "no accelerator to plan for: pass --devices (what {ran_on} ran on)"
@@ -218,6 +219,7 @@ fn bench_model_and_devices(
     Ok((Some(model), devices))
 }
 
+/// llama.cpp's cache type name as the planner's KV dtype.
 fn kv_dtype(t: &str) -> Option<KvDtype> {
     Some(match t {
         "f16" => KvDtype::Fp16,
@@ -1490,31 +1492,20 @@ fn check_bench(
     // the model's file does not say either: shown without a prediction
     // (the plan would be for the model's default format, not the run's).
     let mut untyped = std::collections::BTreeSet::new();
-    let mut model = None;
-    let mut devices = Vec::new();
-    if let Some(name) = &args.model {
-        model = Some(crate::planning::load(name)?);
-        // A table whose every row ran on the CPU backend (`CPU`, `BLAS`)
-        // is planned for this machine's CPU when no --devices is given.
-        let cpu_only = !rows.is_empty()
-            && rows.iter().all(|r| {
-                r.backend.as_deref().is_some_and(|b| {
-                    b.split(',')
-                        .all(|x| matches!(x.trim().to_ascii_uppercase().as_str(), "CPU" | "BLAS"))
-                })
-            });
-        devices = devices_from(args.devices.as_ref(), None, cpu_only)?.0;
-        if devices.is_empty() {
-            notes.push(
-                "no accelerator to plan for: pass --devices (what the benchmark ran on)".into(),
-            );
-        } else if cpu_only && args.devices.is_none() {
-            notes.push(
-                "every row ran on the CPU backend: planned for this machine's CPU (pass --devices cpu:ID for another)".into(),
-            );
-        }
-    } else {
-        notes.push("pass --model (and --devices) to compare with the planner's speeds".into());
+    // A table whose every row ran on the CPU backend (`CPU`, `BLAS`) is
+    // planned for this machine's CPU when no --devices is given.
+    let cpu_only = !rows.is_empty()
+        && rows.iter().all(|r| {
+            r.backend.as_deref().is_some_and(|b| {
+                b.split(',')
+                    .all(|x| matches!(x.trim().to_ascii_uppercase().as_str(), "CPU" | "BLAS"))
+            })
+        });
+    let (model, devices) = bench_model_and_devices(args, &mut notes, "the benchmark", cpu_only)?;
+    if !devices.is_empty() && cpu_only && args.devices.is_none() {
+        notes.push(
+            "every row ran on the CPU backend: planned for this machine's CPU (pass --devices cpu:ID for another)".into(),
+        );
     }
     type Key = (
         String,
@@ -1862,10 +1853,6 @@ pub struct BatchedReport {
     pub notes: Vec<String>,
 }
 
-/// llama-batched-bench results against the planner at each line's batch:
-/// decode over all sequences at the mean context of the decode steps, and
-/// the prompts' rate. Each sequence's prompt is its own (the planner does
-/// not share prompts), so `-pps` runs are shown without a prediction.
 /// One serving benchmark result beside the planner's figures for its
 /// concurrency and mean lengths.
 #[derive(Serialize)]
@@ -1935,7 +1922,7 @@ fn check_serve(
     results: Vec<ai_hwaccel::plan::runtime::serve_bench::ServeBench>,
 ) -> Result<String> {
     let mut notes = Vec::new();
-    let (model, devices) = bench_model_and_devices(args, &mut notes, "the server")?;
+    let (model, devices) = bench_model_and_devices(args, &mut notes, "the server", false)?;
     let quant = given_quant(args)?;
     let mut unnamed_backend = false;
     let mut used_measured = false;
@@ -2107,6 +2094,10 @@ fn check_serve(
     Ok(s)
 }
 
+/// llama-batched-bench results against the planner at each line's batch:
+/// decode over all sequences at the mean context of the decode steps, and
+/// the prompts' rate. Each sequence's prompt is its own (the planner does
+/// not share prompts), so `-pps` runs are shown without a prediction.
 fn check_batched(
     args: &CheckArgs,
     b: ai_hwaccel::plan::runtime::bench::BatchedBench,
@@ -2117,7 +2108,7 @@ fn check_batched(
     if force_mmq {
         notes.push(FORCE_MMQ_NOTE.into());
     }
-    let (model, devices) = bench_model_and_devices(args, &mut notes, "the benchmark")?;
+    let (model, devices) = bench_model_and_devices(args, &mut notes, "the benchmark", false)?;
     let quant = given_quant(args)?.or_else(|| b.file_type.as_deref().and_then(quant_of_model));
     let build = b.build_number.and_then(build_month);
     // The 2023 builds print no flash-attention setting: they had none.

@@ -73,10 +73,12 @@ pub struct BenchRow {
 impl BenchRow {
     /// Whether the row's `-ot` overrides put some tensors in host memory
     /// (a buffer type named `CPU`, or `CPU_…` such as `CPU_REPACK`), where
-    /// the CPU computes with them: a partial offload.
+    /// the CPU computes with them: a partial offload. llama-bench prints
+    /// one test's overrides joined by `;`; its command line separates
+    /// tests' groups by `,`, which a pasted value may keep: either splits.
     pub fn overrides_to_host(&self) -> bool {
         self.tensor_overrides.as_deref().is_some_and(|o| {
-            o.split(';').any(|p| {
+            o.split([';', ',']).any(|p| {
                 p.rsplit_once('=').is_some_and(|(_, b)| {
                     let b = b.trim().to_ascii_uppercase();
                     b == "CPU" || b.starts_with("CPU_")
@@ -988,6 +990,15 @@ mod tests {
         assert!(rows[1].tensor_overrides.is_some() && !rows[1].overrides_to_host());
         assert!(rows[2].overrides_to_host());
         assert!(rows[3].type_k.is_none() && rows[3].tensor_overrides.is_none());
+        // A command line's `,`-separated groups pasted as one value; a
+        // pattern's own `{1,2}` leaves its buffer after the last `=`.
+        let with = |o: &str| BenchRow {
+            tensor_overrides: Some(o.into()),
+            ..rows[0].clone()
+        };
+        assert!(with("attn=CUDA0,exps=CPU").overrides_to_host());
+        assert!(!with("blk\\.[0-9]{1,2}\\.ffn=CUDA1").overrides_to_host());
+        assert!(with("blk\\.[0-9]{1,2}\\.ffn_.*_exps=CPU").overrides_to_host());
     }
 
     #[test]
