@@ -2208,9 +2208,16 @@ plans each row's model, format and tensor parallelism at the measured
 mean of requests in flight (the block's `Concurrency`) and compares the
 mean TPOT with the plan's `served_tpot_ms`: the decode step at that
 batch plus, spread over each request's output, the other requests'
-prompts prefilled in its decode steps ((B − 1) × prompt / output tokens
-at the plan's prompt rate; the stall-free batching of Sarathi-Serve,
-arXiv:2403.02310, which SGLang's and vLLM's chunked prefill schedule).
+prompts: λ = (B − 1) / output prompts arrive per decode step, λ × prompt
+tokens at the plan's prompt rate (the generation stalls of Sarathi-Serve,
+arXiv:2403.02310). vLLM's V1 scheduler puts those tokens in the decode
+steps' own batches; SGLang runs the arrived prompts as a prefill pass of
+their own before the next decode step (`Scheduler.get_next_batch_to_run`:
+"Run prefill first if possible"; `--enable-mixed-chunk` is off by
+default), so its steps also wait for each such pass's fixed part, the
+runtime's per-request seconds of the plan's time to first token, on the
+fraction 1 − e^(−λ) of steps in which a prompt arrives (arrivals spread
+as a Poisson process; prompts arriving within one step share one pass).
 Rows whose device has no spec entry are not planned. The output
 throughput is compared too: the batch's requests, each over one
 request's planned latency (its time to first token on an idle replica,
@@ -2227,29 +2234,33 @@ The test {status}.
 {rows}
 What the rows show:
 
-- Long prompts at high concurrency are where the prefill term counts:
-  at 64 (about 60 in flight), 3981 / 530, Qwen3-235B BF16 is 37 % under
-  on the plain decode step and 7 % over served, DeepSeek-R1 FP8 47 % and
-  21 % under, DeepSeek-V3.1 on MI300X 73 % and 54 % under.
+- Short requests at concurrency 100 (about 90 in flight, 500 / 500):
+  about 0.18 prompts arrive per decode step, and under SGLang each
+  arrival's step also waits for a prefill pass of its own. Charged at the
+  plan's per-request seconds (51 ms at TP 8), Qwen3-235B is 7 % under,
+  DeepSeek-R1 22 % and Llama 4 Maverick 15 % (32 %, 44 % and 40 % under
+  on the prompt tokens alone). gpt-oss-120b (297 / 192: 0.46 arrivals a
+  step) is 75 % over, 57 % under before: its pass is planned at the
+  fixed part of its concurrency-1 TTFT, and that TTFT is itself planned
+  73 % over (54.9 ms against 31.79 printed on the same page), so the
+  stall is too; with the printed TTFT as the pass it would be 16 % over.
+  Llama 4 Scout on MI300X stays 45 % under: its step at 92 sequences
+  takes 41.56 ms where the bytes it reads take about 5.
+- Long prompts at high concurrency: at 64 (about 60 in flight), 3981 /
+  530, Qwen3-235B BF16 is 37 % under on the plain decode step and 23 %
+  over served, DeepSeek-R1 FP8 47 % under and 8 %, DeepSeek-V3.1 on
+  MI300X 73 % and 49 % under.
 - Long outputs at any concurrency are the plain decode step: Qwen3-235B
-  within 12 %, DeepSeek-R1 within 23 %.
-- DeepSeek-V3.1 on MI300X (SGLang 0.5.7) is 51-65 % under at every
+  within 10 %, DeepSeek-R1 within 22 %.
+- DeepSeek-V3.1 on MI300X (SGLang 0.5.7) is 49-62 % under at every
   concurrency and length, and its concurrency-1 runs on the same page
   print 23.84-24.93 ms against 7.38 planned: a gap of that device and
   runtime at batch 1 (its MLA decode on that ROCm build), which SGLang's
   borrowed vLLM cells do not hold, more than a serving effect.
-- Short requests at concurrency 100 are under on every model (Qwen3-235B
-  32 %, DeepSeek-R1 44 %, gpt-oss-120b 57 %, Llama 4 Scout 66 % and
-  Maverick 40 % on MI300X, whose concurrency-16 runs are within 22 %): a
-  step of 90 sequences that each finish within about 500 tokens pays
-  per-request scheduling, sampling and, for mixtures of experts, dispatch
-  across eight GPUs, which the plan, bytes and FLOPs per step, does not
-  model.
 - The throughput is over wherever the TPOT is under, and more so at
-  concurrency 16 and 100 with 500-token outputs: the plan's time to
-  first token is an idle replica's, while a run's requests wait behind
-  the others' prompts (Qwen3-235B at 16: 216 ms printed, 67 ms
-  planned).
+  concurrency 16 with 500-token outputs: the plan's time to first token
+  is an idle replica's, while a run's requests wait behind the others'
+  prompts (Qwen3-235B at 16: 216 ms printed, 67 ms planned).
 """
 
 

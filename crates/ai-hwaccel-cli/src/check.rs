@@ -2033,7 +2033,7 @@ fn check_serve(
     }
     if out.iter().any(|r| r.planned_batch.is_some_and(|b| b > 1)) {
         notes.push(
-            "TTFT is compared at concurrency 1 only: at more, a request waits behind the others' prompts, which the plan's idle-replica TTFT leaves out; the TPOT is the plan's for that many requests served together (the others' prompts prefilled within the decode steps) and the output throughput its closed loop".into(),
+            "TTFT is compared at concurrency 1 only: at more, a request waits behind the others' prompts, which the plan's idle-replica TTFT leaves out; the TPOT is the plan's for that many requests served together (the others' prompts prefilled within the decode steps, or under SGLang in passes of their own between them) and the output throughput its closed loop".into(),
         );
     }
     if capped {

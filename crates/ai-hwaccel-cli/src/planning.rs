@@ -58,7 +58,8 @@ pub struct PlanArgs {
     /// Tokens one request generates, at most 100000000: each plan then shows
     /// the request's latency (TTFT + the other tokens at the time per output
     /// token its batch serves: above one sequence, the other requests'
-    /// prompts prefilled within the decode steps); with `--tpot-ms`, that
+    /// prompts prefilled within the decode steps, or under SGLang in
+    /// passes of their own between them); with `--tpot-ms`, that
     /// served time per output token is held to the target.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub output_len: Option<u64>,
@@ -1104,11 +1105,16 @@ fn render_plan(p: &InferencePlan) -> String {
                     if served { "served TPOT" } else { "TPOT" }
                 )),
                 if served { "served: output" } else { "decode" },
-                if served {
+                if !served {
+                    ""
+                } else if ai_hwaccel::plan::runtime::runtime(o_.runtime)
+                    .prompts_between_decode_steps()
+                {
+                    "; served TPOT = that batch served as a closed loop,\nthe other requests' \
+                     prompts prefilled in passes of their own between the decode steps"
+                } else {
                     "; served TPOT = that batch served as a closed loop,\nthe other requests' \
                      prompts prefilled within the decode steps"
-                } else {
-                    ""
                 },
             );
         }

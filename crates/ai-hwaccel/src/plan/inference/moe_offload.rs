@@ -419,6 +419,7 @@ impl Split<'_> {
             opts.output_len,
             speed::request_seconds(opts, 1),
             batch,
+            crate::plan::runtime::runtime(opts.runtime).prompts_between_decode_steps(),
         );
 
         Plan {

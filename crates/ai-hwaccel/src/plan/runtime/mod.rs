@@ -145,6 +145,24 @@ pub trait Runtime: Sync {
         opts: &InferenceOptions,
         forward: &dyn Fn(u64) -> u64,
     ) -> RuntimeMemory;
+    /// Whether the runtime prefills newly arrived prompts in forward passes
+    /// of their own, between decode steps that wait for them, instead of
+    /// in the decode steps' own batches. A separate pass costs its fixed
+    /// part (a forward over every layer, its scheduling) once more per
+    /// step in which prompts arrive (`plan::inference::served_tpot`).
+    /// The default, false, is the mixed batch: vLLM's V1 scheduler fills
+    /// each step's token budget with the running requests' decode tokens
+    /// first and the waiting requests' prompt tokens after them, in one
+    /// step (`vllm/v1/core/sched/scheduler.py` `Scheduler.schedule`,
+    /// v0.11.0: "First, schedule the RUNNING requests", "Next, schedule
+    /// the WAITING requests"); llama.cpp's server adds the generating
+    /// slots' sampled tokens to its batch and then, with continuous
+    /// batching (its default), the pending prompts' tokens up to `n_batch`
+    /// (`server_context::update_slots`: "next, batch any pending prompts
+    /// without exceeding n_batch").
+    fn prompts_between_decode_steps(&self) -> bool {
+        false
+    }
     /// The launch command for `choice` (one of `plan.plans`) of a model
     /// that came from `origin`; an error says why this runtime cannot run
     /// that plan as it stands.

@@ -355,6 +355,17 @@ impl Runtime for Sglang {
     fn name(&self) -> &'static str {
         "sglang"
     }
+    /// SGLang runs a batch of newly arrived prompts as a prefill
+    /// ("extend") pass of its own before the next decode step:
+    /// `Scheduler.get_next_batch_to_run` (`sglang/srt/managers/scheduler.py`)
+    /// takes `get_new_batch_prefill()` first ("Run prefill first if
+    /// possible") and decodes only when no prompt waits; mixing the two is
+    /// `--enable-mixed-chunk`, off by default (`enable_mixed_chunk = False`
+    /// in 0.5.6's `server_args.py` and 0.5.23's
+    /// `arg_groups/fields/schedule.py`).
+    fn prompts_between_decode_steps(&self) -> bool {
+        true
+    }
     fn source(&self) -> &'static str {
         "SGLang 0.5.23 sglang/srt/arg_groups/memory_hook.py (handle_gpu_memory_settings: mem_fraction_static from the prefill chunk, CUDA-graph and parallel reserves; reserve_for_graph_mb)"
     }
