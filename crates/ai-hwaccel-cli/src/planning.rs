@@ -101,6 +101,13 @@ pub struct PlanArgs {
     /// the DP4A kernels.
     #[arg(long)]
     pub cuda_force_mmq: bool,
+    /// Plan SGLang launched with `--enable-mixed-chunk` (which `--emit
+    /// sglang` then passes): the other requests' prompts prefilled within
+    /// the decode steps' batches, as vLLM does, instead of in prefill passes
+    /// of their own that the decode steps wait for. It changes the served
+    /// TPOT; other runtimes mix them anyway.
+    #[arg(long)]
+    pub mixed_prefill: bool,
     /// The ggml backend llama.cpp runs the GPUs with (cuda, hip, metal,
     /// sycl, vulkan, opencl; default: the vendor's own). It changes the
     /// plan where that backend's kernels run a device at another rate:
@@ -729,6 +736,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         fused_attention: !args.unfused_attention,
         runtime_build: args.runtime_build,
         cuda_force_mmq: args.cuda_force_mmq,
+        mixed_prefill: args.mixed_prefill,
         kv_read_efficiency: args.kv_read_efficiency,
         backend: args.backend,
         max_num_seqs: args.max_num_seqs,
@@ -1107,9 +1115,7 @@ fn render_plan(p: &InferencePlan) -> String {
                 if served { "served: output" } else { "decode" },
                 if !served {
                     ""
-                } else if ai_hwaccel::plan::runtime::runtime(o_.runtime)
-                    .prompts_between_decode_steps()
-                {
+                } else if ai_hwaccel::plan::inference::prompts_in_own_passes(o_) {
                     "; served TPOT = that batch served as a closed loop,\nthe other requests' \
                      prompts prefilled in passes of their own between the decode steps"
                 } else {

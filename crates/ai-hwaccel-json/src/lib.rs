@@ -171,6 +171,7 @@ pub const COMMANDS: &[Command] = &[
             "unfused_attention",
             "runtime_build",
             "cuda_force_mmq",
+            "mixed_prefill",
             "backend",
             "measure",
             "emit",
@@ -797,6 +798,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let expert_parallel = r.flag("expert_parallel")?;
     let fused_attention = !r.flag("unfused_attention")?;
     let cuda_force_mmq = r.flag("cuda_force_mmq")?;
+    let mixed_prefill = r.flag("mixed_prefill")?;
     let runtime_build = match r.string("runtime_build")? {
         Some(s) => Some(
             ai_hwaccel::plan::speed::BuildMonth::parse(&s)
@@ -847,6 +849,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         fused_attention,
         runtime_build,
         cuda_force_mmq,
+        mixed_prefill,
         kv_read_efficiency,
         backend,
         max_num_seqs,

@@ -580,6 +580,30 @@ fn sglang_and_trtllm_commands_carry_the_plans_sizes_and_fractions() {
     assert_eq!(value(&lg.argv, "--mem-fraction-static"), "0.900");
     assert!(given.plans[0].max_batch > best.max_batch);
     assert_sglang_accepts(&l);
+    // Prompts mixed into the decode steps, as the plan's served TPOT
+    // assumed: the command asks SGLang for it, and only then.
+    assert!(!l.argv.iter().any(|a| a == "--enable-mixed-chunk"));
+    let mixed = plan_inference(
+        &m.spec,
+        &devices,
+        &InferenceOptions {
+            runtime: RuntimeKind::Sglang,
+            context: Some(8192),
+            mixed_prefill: true,
+            ..Default::default()
+        },
+    );
+    let lm = emit(&mixed, 0, &m.origin).unwrap();
+    assert!(
+        lm.argv.iter().any(|a| a == "--enable-mixed-chunk"),
+        "{:?}",
+        lm.argv
+    );
+    assert!(
+        lm.files[ai_hwaccel::plan::runtime::SGLANG_CONFIG_FILE]
+            .contains("enable-mixed-chunk: true")
+    );
+    assert_sglang_accepts(&lm);
     // A multimodal checkpoint (Gemma 3: Gemma3ForConditionalGeneration,
     // a 27-layer SigLIP of width 1152): SGLang's default lowered by
     // adjust_mem_fraction_for_vlm, 0.830 × 0.95 × 0.9576 on one H100; the

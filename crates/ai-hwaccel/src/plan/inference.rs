@@ -225,6 +225,14 @@ pub struct InferenceOptions {
     /// default build).
     #[serde(default)]
     pub cuda_force_mmq: bool,
+    /// The runtime is told to prefill arriving prompts within the decode
+    /// steps' own batches where it would otherwise run them in passes of
+    /// their own (SGLang's `--enable-mixed-chunk`, which `--emit sglang`
+    /// then passes): its served TPOT is then the mixed batch's, as vLLM's
+    /// ([`prompts_in_own_passes`]). No effect on a runtime that mixes them
+    /// anyway. Default: off (the runtime's default).
+    #[serde(default)]
+    pub mixed_prefill: bool,
     /// Fraction of memory bandwidth a decode step reaches reading the KV
     /// cache (attention's kernels), overriding the runtime's fitted one
     /// ([`crate::plan::speed::KV_READ`]); `None`: the fitted one, else the
@@ -299,6 +307,7 @@ impl Default for InferenceOptions {
             fused_attention: true,
             runtime_build: None,
             cuda_force_mmq: false,
+            mixed_prefill: false,
             kv_read_efficiency: None,
             backend: None,
             max_num_seqs: None,
@@ -514,6 +523,13 @@ pub(crate) fn latencies(
             .map(|(f, t)| f + n.saturating_sub(1) as f64 * t)
     });
     (ttft, tpot, latency, served)
+}
+
+/// Whether the plan's runtime prefills arriving prompts in passes of their
+/// own between decode steps ([`super::runtime::Runtime::prompts_between_decode_steps`])
+/// and is not told to mix them (`InferenceOptions::mixed_prefill`).
+pub fn prompts_in_own_passes(opts: &InferenceOptions) -> bool {
+    super::runtime::runtime(opts.runtime).prompts_between_decode_steps() && !opts.mixed_prefill
 }
 
 /// Mean time per output token, ms, of `batch` requests served together in
@@ -2133,7 +2149,7 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         opts.output_len,
         super::speed::request_seconds(opts, tp),
         opts.batch,
-        super::runtime::runtime(opts.runtime).prompts_between_decode_steps(),
+        prompts_in_own_passes(opts),
     );
     Ok(Plan {
         tensor_parallel: tp,
@@ -2775,6 +2791,12 @@ pub fn plan_inference(
     if opts.runtime == RuntimeKind::Vllm && quant == Quant::Nf4 {
         warnings.push(super::runtime::vllm_bitsandbytes_removed());
     }
+    if opts.mixed_prefill && !super::runtime::runtime(opts.runtime).prompts_between_decode_steps() {
+        warnings.push(format!(
+            "mixed prefill: the {} plan already prefills the arriving prompts within the decode steps' batches",
+            opts.runtime
+        ));
+    }
     // Options that describe a llama.cpp build say nothing to another
     // runtime's plan.
     if super::speed::fit_runtime(opts.runtime) != RuntimeKind::LlamaCpp {
@@ -3379,7 +3401,7 @@ fn offload_plan(
         opts.output_len,
         super::speed::request_seconds(opts, 1),
         opts.batch,
-        super::runtime::runtime(opts.runtime).prompts_between_decode_steps(),
+        prompts_in_own_passes(opts),
     );
     Plan {
         tensor_parallel: 1,
@@ -3769,6 +3791,44 @@ mod op_offload_tests {
             "SGLang's stall {} ≤ vLLM's {}",
             s - t,
             vs - vt
+        );
+        // Launched with --enable-mixed-chunk (`mixed_prefill`), SGLang's
+        // steps carry the prompt tokens as vLLM's do; vLLM is told nothing
+        // new and says so.
+        let mixed = |runtime| {
+            plan_inference(
+                &spec,
+                &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
+                &InferenceOptions {
+                    runtime,
+                    batch: 64,
+                    input_len: Some(500),
+                    output_len: Some(500),
+                    context: Some(1000),
+                    mixed_prefill: true,
+                    ..Default::default()
+                },
+            )
+        };
+        let sm = mixed(RuntimeKind::Sglang);
+        let smp = sm.plans.iter().find(|p| p.tensor_parallel == 8).unwrap();
+        let want =
+            smp.tpot_ms.unwrap() + lambda * 500.0 / smp.prefill_tokens_per_s.unwrap() * 1000.0;
+        let got = smp.served_tpot_ms.unwrap();
+        assert!((got - want).abs() < 1e-6 * want, "{got} {want}");
+        assert!(got < s, "{got} {s}");
+        assert!(
+            !sm.warnings.iter().any(|w| w.contains("mixed prefill")),
+            "{:?}",
+            sm.warnings
+        );
+        let vm = mixed(RuntimeKind::Vllm);
+        let vmp = vm.plans.iter().find(|p| p.tensor_parallel == 8).unwrap();
+        assert_eq!(vmp.served_tpot_ms, vllm.served_tpot_ms);
+        assert!(
+            vm.warnings.iter().any(|w| w.contains("mixed prefill")),
+            "{:?}",
+            vm.warnings
         );
         assert!(super::super::runtime::runtime(RuntimeKind::Sglang).prompts_between_decode_steps());
         for kind in [

@@ -419,7 +419,7 @@ impl Split<'_> {
             opts.output_len,
             speed::request_seconds(opts, 1),
             batch,
-            crate::plan::runtime::runtime(opts.runtime).prompts_between_decode_steps(),
+            super::prompts_in_own_passes(opts),
         );
 
         Plan {

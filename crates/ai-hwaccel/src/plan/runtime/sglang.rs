@@ -448,6 +448,11 @@ impl Runtime for Sglang {
             "--mem-fraction-static".into(),
             format!("{:.3}", fraction),
         ];
+        // Arriving prompts mixed into the decode steps' batches, as the
+        // plan's served TPOT assumed (`InferenceOptions::mixed_prefill`).
+        if plan.options.mixed_prefill {
+            argv.push("--enable-mixed-chunk".into());
+        }
         let mut notes = vec![format!("flags checked against {PINNED_DEFINITIONS}")];
         // Other levels are read from the checkpoint: a method flag names one
         // exporter's checkpoints (`modelopt_fp4` ModelOpt's NVFP4, `mxfp4`
