@@ -2197,15 +2197,20 @@ DOC_SERVING = """
 ## Serving benchmarks: closed loops of requests
 
 [`crates/ai-hwaccel/tests/calibration/serving.csv`](../crates/ai-hwaccel/tests/calibration/serving.csv)
-holds published `sglang.bench_serving` result blocks at a concurrency
-above one (sgl-cookbook, pinned commit: SGLang 0.5.6 to 0.5.9 on eight
-B200 and eight MI300X), as printed: `--max-concurrency` requests in
-flight, each finished request replaced by the next, random prompts and
-outputs of the printed mean lengths. Runs whose server the planner does
-not lay out (DP attention, speculative decoding) are left out, as in
-latency.csv. The test `serving_rows_against_published_measurements`
-plans each row's model, format and tensor parallelism at the measured
-mean of requests in flight (the block's `Concurrency`) and compares the
+holds published serving benchmark results at a concurrency above one, as
+printed: `--max-concurrency` requests in flight, each finished request
+replaced by the next. SGLang's are `sglang.bench_serving` blocks of
+sgl-cookbook (pinned commit: SGLang 0.5.6 to 0.5.9 on eight B200 and
+eight MI300X, random prompts and outputs); vLLM's are `vllm bench serve`
+blocks and saved result files of vLLM's recipes, GPUStack's performance
+lab, an MI100 owner's notes, Google's TPU recipes and a ShareGPT sweep on
+one RTX 4090 (vLLM 0.8.5 to 0.25.1; the file's header names each source).
+Runs whose server the planner does not lay out (DP attention,
+speculative decoding) are left out, as in latency.csv. The test
+`serving_rows_against_published_measurements` plans each row's model,
+format and tensor parallelism at the mean of requests in flight (SGLang's
+`Concurrency`; vLLM prints none, so the cap, at most the requests sent)
+and the mean prompt and output lengths, and compares the
 mean TPOT with the plan's `served_tpot_ms`: the decode step at that
 batch plus, spread over each request's output, the other requests'
 prompts: λ = (B − 1) / output prompts arrive per decode step, λ × prompt
@@ -2261,6 +2266,22 @@ What the rows show:
   concurrency 16 with 500-token outputs: the plan's time to first token
   is an idle replica's, while a run's requests wait behind the others'
   prompts (Qwen3-235B at 16: 216 ms printed, 67 ms planned).
+- vLLM, whose steps carry the prompt tokens: on one RTX 4090 (ShareGPT,
+  about 230 / 220 tokens, Qwen2.5-7B) the served TPOT is within 2 % at 8
+  and 16 requests in BF16 and goes to 13 % under at 64 and 25 % under at
+  128 (FP8: 8 % to 39 % under); the decode steps alone are 55 % and 59 %
+  under at 128. Per-step work that grows with the batch beyond its bytes,
+  FLOPs and prompts (scheduling, sampling) is still missing, as in
+  SGLang's short-request rows; one source, so no term yet.
+- vLLM's DeepSeek-R1 runs are under like SGLang's: 52 % on 8 × H200 at 4
+  requests, 32 % on 8 × MI300X at 128 and 256. The MI100's runs (vLLM
+  0.8.5, TP 4) are 55-62 % under, and the MI355X's Llama 3.3 70B at 64
+  requests of 8191 / 1024 tokens 36 % (FP8) and 82 % (MXFP4) over: a
+  device with no calibration row, whose plain decode step is 25-27 % under
+  while the plan's prompt rate puts the arriving 8191-token prompts at 39
+  and 58 ms a step.
+- Llama 3.3 70B on a TPU v6e-8 (vLLM's TPU image) is within 9 %, and
+  Qwen3-8B on one H100 at 2 to 8 requests 12-14 % over.
 """
 
 
