@@ -35,6 +35,12 @@ pub struct CheckArgs {
     /// file: `q4_0`, `q4_k_m`, `fp16`, … as `plan --quant`.
     #[arg(long, value_name = "Q")]
     pub quant: Option<String>,
+    /// Serving benchmark results of an SGLang server launched with
+    /// `--enable-mixed-chunk`: planned with the other requests' prompts
+    /// within the decode steps' batches, as `plan --mixed-prefill`, instead
+    /// of in prefill passes of their own.
+    #[arg(long)]
+    pub mixed_prefill: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -1973,6 +1979,7 @@ fn check_serve(
                                 output_len: Some(o),
                                 context: Some(i.max(1).saturating_add(o)),
                                 max_plans: 1,
+                                mixed_prefill: args.mixed_prefill,
                                 ..InferenceOptions::default()
                             };
                             let opts = ai_hwaccel::plan::options_for(m, &opts);
@@ -2019,6 +2026,14 @@ fn check_serve(
         notes.push(
             "a result names no backend (vLLM's client prints none): planned with the vLLM rule"
                 .into(),
+        );
+    }
+    let sglang_planned = out.iter().any(|c| {
+        c.planned_runtime == Some(RuntimeKind::Sglang) && c.planned_batch.is_some_and(|b| b > 1)
+    });
+    if sglang_planned && !args.mixed_prefill {
+        notes.push(
+            "SGLang results are planned with its default scheduler, which prefills each step's arriving prompts in a pass of their own before the next decode step; for a server launched with --enable-mixed-chunk pass --mixed-prefill".into(),
         );
     }
     if used_measured {
@@ -2428,6 +2443,7 @@ mod tests {
             model: Some("llama-3.1-70b".into()),
             devices: Some(parse_devices(devices).unwrap()),
             quant: None,
+            mixed_prefill: false,
             json: true,
         };
         let report: serde_json::Value =
@@ -2476,6 +2492,7 @@ llama_memory_breakdown_print: |   - Host               |                  5556 =
             model: Some("llama-3.1-8b".into()),
             devices: Some(parse_devices("1xm4-max-36gb").unwrap()),
             quant: None,
+            mixed_prefill: false,
             json: true,
         };
         let report: serde_json::Value = serde_json::from_str(&check(&a).unwrap()).unwrap();

@@ -2701,6 +2701,30 @@ fn check_compares_serving_benchmark_results() {
         notes.contains("TTFT is compared at concurrency 1 only"),
         "{notes}"
     );
+    // SGLang's default scheduler prefills arriving prompts in passes of
+    // their own; a server launched with --enable-mixed-chunk is checked with
+    // --mixed-prefill, whose steps carry them: a lower TPOT at 100.
+    assert!(notes.contains("pass --mixed-prefill"), "{notes}");
+    let mixed = json(&[
+        "check",
+        fx.join("sgl-cookbook-qwen3__8xb200-tp8-qwen3-235b-bench-serving-c1-c16-c100.md")
+            .to_str()
+            .unwrap(),
+        "--model",
+        "qwen3-235b-a22b",
+        "--devices",
+        "8xb200",
+        "--mixed-prefill",
+        "--json",
+    ]);
+    let m100 = mixed["results"][2]["predicted_tpot_ms"].as_f64().unwrap();
+    let d100 = res[2]["predicted_tpot_ms"].as_f64().unwrap();
+    assert!(m100 < d100, "{m100} {d100}");
+    assert_eq!(
+        mixed["results"][0]["predicted_tpot_ms"], res[0]["predicted_tpot_ms"],
+        "one request at a time: nothing to mix"
+    );
+    assert!(!mixed["notes"].to_string().contains("pass --mixed-prefill"));
     let old = json(&[
         "check",
         fx.join("learning-project-benchmarks-readme__vllm-benchmark-serving-2-runs.md")
