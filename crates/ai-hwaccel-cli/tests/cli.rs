@@ -2651,17 +2651,21 @@ fn check_compares_serving_benchmark_results() {
     use ai_hwaccel::plan::{InferenceOptions, PlanDevice, load_model, plan_inference};
     let fx =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
-    let j = json(&[
-        "check",
-        fx.join("sgl-cookbook-qwen3__8xb200-tp8-qwen3-235b-bench-serving-c1-c16-c100.md")
-            .to_str()
-            .unwrap(),
-        "--model",
-        "qwen3-235b-a22b",
-        "--devices",
-        "8xb200",
-        "--json",
-    ]);
+    let qwen3 = fx.join("sgl-cookbook-qwen3__8xb200-tp8-qwen3-235b-bench-serving-c1-c16-c100.md");
+    let check_qwen3 = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            qwen3.to_str().unwrap(),
+            "--model",
+            "qwen3-235b-a22b",
+            "--devices",
+            "8xb200",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        json(&args)
+    };
+    let j = check_qwen3(&[]);
     let res = j["results"].as_array().unwrap();
     assert_eq!(res.len(), 3, "{j}");
     let m = load_model("qwen3-235b-a22b").unwrap();
@@ -2705,18 +2709,7 @@ fn check_compares_serving_benchmark_results() {
     // their own; a server launched with --enable-mixed-chunk is checked with
     // --mixed-prefill, whose steps carry them: a lower TPOT at 100.
     assert!(notes.contains("pass --mixed-prefill"), "{notes}");
-    let mixed = json(&[
-        "check",
-        fx.join("sgl-cookbook-qwen3__8xb200-tp8-qwen3-235b-bench-serving-c1-c16-c100.md")
-            .to_str()
-            .unwrap(),
-        "--model",
-        "qwen3-235b-a22b",
-        "--devices",
-        "8xb200",
-        "--mixed-prefill",
-        "--json",
-    ]);
+    let mixed = check_qwen3(&["--mixed-prefill"]);
     let m100 = mixed["results"][2]["predicted_tpot_ms"].as_f64().unwrap();
     let d100 = res[2]["predicted_tpot_ms"].as_f64().unwrap();
     assert!(m100 < d100, "{m100} {d100}");

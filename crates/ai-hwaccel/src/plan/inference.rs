@@ -3750,8 +3750,9 @@ mod op_offload_tests {
         // part, the runtime's per-request seconds, on the fraction
         // 1 − e^(−λ) of steps that a prompt arrives in.
         let spec = crate::plan::load_model("llama-3.1-70b").unwrap().spec;
-        let plan = |runtime| {
-            plan_inference(
+        // The whole answer (its warnings too) and its TP8 plan.
+        let planned = |runtime, mixed_prefill| {
+            let p = plan_inference(
                 &spec,
                 &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
                 &InferenceOptions {
@@ -3760,14 +3761,14 @@ mod op_offload_tests {
                     input_len: Some(500),
                     output_len: Some(500),
                     context: Some(1000),
+                    mixed_prefill,
                     ..Default::default()
                 },
-            )
-            .plans
-            .into_iter()
-            .find(|p| p.tensor_parallel == 8)
-            .expect("a TP8 plan")
+            );
+            let tp8 = p.plans.iter().find(|x| x.tensor_parallel == 8).cloned();
+            (p.warnings, tp8.expect("a TP8 plan"))
         };
+        let plan = |runtime| planned(runtime, false).1;
         let sglang = plan(RuntimeKind::Sglang);
         assert_eq!(sglang.tensor_parallel, 8);
         let (t, s) = (sglang.tpot_ms.unwrap(), sglang.served_tpot_ms.unwrap());
@@ -3795,41 +3796,16 @@ mod op_offload_tests {
         // Launched with --enable-mixed-chunk (`mixed_prefill`), SGLang's
         // steps carry the prompt tokens as vLLM's do; vLLM is told nothing
         // new and says so.
-        let mixed = |runtime| {
-            plan_inference(
-                &spec,
-                &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
-                &InferenceOptions {
-                    runtime,
-                    batch: 64,
-                    input_len: Some(500),
-                    output_len: Some(500),
-                    context: Some(1000),
-                    mixed_prefill: true,
-                    ..Default::default()
-                },
-            )
-        };
-        let sm = mixed(RuntimeKind::Sglang);
-        let smp = sm.plans.iter().find(|p| p.tensor_parallel == 8).unwrap();
+        let (sw, smp) = planned(RuntimeKind::Sglang, true);
         let want =
             smp.tpot_ms.unwrap() + lambda * 500.0 / smp.prefill_tokens_per_s.unwrap() * 1000.0;
         let got = smp.served_tpot_ms.unwrap();
         assert!((got - want).abs() < 1e-6 * want, "{got} {want}");
         assert!(got < s, "{got} {s}");
-        assert!(
-            !sm.warnings.iter().any(|w| w.contains("mixed prefill")),
-            "{:?}",
-            sm.warnings
-        );
-        let vm = mixed(RuntimeKind::Vllm);
-        let vmp = vm.plans.iter().find(|p| p.tensor_parallel == 8).unwrap();
+        assert!(!sw.iter().any(|w| w.contains("mixed prefill")), "{sw:?}");
+        let (vw, vmp) = planned(RuntimeKind::Vllm, true);
         assert_eq!(vmp.served_tpot_ms, vllm.served_tpot_ms);
-        assert!(
-            vm.warnings.iter().any(|w| w.contains("mixed prefill")),
-            "{:?}",
-            vm.warnings
-        );
+        assert!(vw.iter().any(|w| w.contains("mixed prefill")), "{vw:?}");
         assert!(super::super::runtime::runtime(RuntimeKind::Sglang).prompts_between_decode_steps());
         for kind in [
             RuntimeKind::Vllm,
