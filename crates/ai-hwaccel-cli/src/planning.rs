@@ -1123,6 +1123,21 @@ fn render_plan(p: &InferencePlan) -> String {
                      prompts prefilled within the decode steps"
                 },
             );
+            if let Some(a) = p
+                .speed_basis
+                .as_ref()
+                .and_then(|b| b.served_tpot)
+                .filter(|_| served)
+            {
+                o += &format!(
+                    "served TPOT against {} published {} serving benchmarks (closed loops, never fitted):\n  \
+                     median error {:.0} %, worst {:.0} %\n",
+                    a.rows,
+                    p.runtime,
+                    100.0 * a.median,
+                    100.0 * a.worst
+                );
+            }
         }
         let best = &p.plans[0];
         let mut t = Table::new();
@@ -1224,14 +1239,16 @@ fn accuracy_line(what: &str, runtime: &str, f: &ai_hwaccel::plan::speed::FitBasi
     };
     let own = f.device_accuracy.map_or(String::new(), |d| {
         format!(
-            "    {what} estimates against {} published {runtime} runs of this device, which the fit leaves out (it runs {runtime} unlike its class): median error {:.0} %, worst {:.0} %\n",
+            "    {what} estimates against {} published {runtime} runs of this device, which the fit\n      \
+             leaves out (it runs {runtime} unlike its class): median error {:.0} %, worst {:.0} %\n",
             d.rows,
             100.0 * d.median,
             100.0 * d.worst,
         )
     });
     format!(
-        "    {what} estimates against {} published {runtime} runs of this class: median error {:.0} %, worst {:.0} %{held}\n{own}",
+        "    {what} estimates against {} published {runtime} runs of this class:\n      \
+         median error {:.0} %, worst {:.0} %{held}\n{own}",
         a.rows,
         100.0 * a.median,
         100.0 * a.worst,

@@ -1569,6 +1569,41 @@ fn plan_latencies_and_targets() {
         text.contains("TTFT ms") && text.contains("request ms"),
         "{text}"
     );
+    // The generic rule has no serving runs to be measured against; SGLang's
+    // plan says where prompts are prefilled and how far its served TPOT is
+    // from its published serving benchmarks.
+    assert!(!text.contains("serving benchmarks"), "{text}");
+    assert!(text.contains("prefilled within the decode steps"), "{text}");
+    let sglang = success_text(run(&[
+        "plan",
+        "llama-3.1-70b",
+        "--devices",
+        "8xh100-sxm",
+        "--runtime",
+        "sglang",
+        "--input-len",
+        "2048",
+        "--output-len",
+        "256",
+        "--tpot-ms",
+        "30",
+    ]));
+    assert_narrow(&sglang);
+    assert!(
+        sglang.contains("prefilled in passes of their own between the decode steps"),
+        "{sglang}"
+    );
+    let (_, a) = ai_hwaccel::plan::speed::SERVING_ACCURACY
+        .iter()
+        .find(|(r, _)| *r == ai_hwaccel::plan::runtime::RuntimeKind::Sglang)
+        .unwrap();
+    let line = format!(
+        "served TPOT against {} published sglang serving benchmarks (closed loops, never fitted):\n  median error {:.0} %, worst {:.0} %",
+        a.rows,
+        100.0 * a.median,
+        100.0 * a.worst
+    );
+    assert!(sglang.contains(&line), "{sglang}");
     for args in [
         &[
             "plan",
@@ -1823,7 +1858,7 @@ fn plans_report_the_calibration_error_of_their_class() {
         assert_eq!(got["worst"].as_f64(), Some(a.worst), "{j}");
         assert_eq!(got["held_out_median"].as_f64(), a.held_out_median, "{j}");
         let line = format!(
-            "{q} estimates against {} published llama.cpp runs of this class: median error {:.0} %",
+            "{q} estimates against {} published llama.cpp runs of this class:\n      median error {:.0} %",
             a.rows,
             100.0 * a.median
         );

@@ -822,7 +822,7 @@ fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>, Vec<f64>, Vec<f64>) {
 /// so all of its rows count as held out.
 #[test]
 fn the_accuracy_table_is_the_calibration_errors() {
-    use ai_hwaccel::plan::speed::{ACCURACY, Accuracy, DEVICE_ACCURACY};
+    use ai_hwaccel::plan::speed::{ACCURACY, Accuracy, DEVICE_ACCURACY, SERVING_ACCURACY};
     let mut pts: Vec<Point> = Vec::new();
     let (errs, ..) = row_errors(false);
     for e in errs.iter().filter(|e| e.class != NO_SPEC) {
@@ -864,6 +864,17 @@ fn the_accuracy_table_is_the_calibration_errors() {
     }
     let computed = accuracies(&pts);
     let device_computed = accuracies(&device_pts);
+    // The served TPOT on serving.csv's closed loops, per runtime: compared,
+    // never fitted, so every row is held out.
+    let serving_pts: Vec<Point> = serving_rows()
+        .0
+        .iter()
+        .map(|r| {
+            let key = "served_tpot".to_string();
+            (r.runtime.clone(), key, true, Some(r.served.abs()), None)
+        })
+        .collect();
+    let serving_computed = accuracies(&serving_pts);
     println!("BEGIN ACCURACY");
     for (rt, class, prefill, a) in &computed {
         println!(
@@ -888,6 +899,18 @@ fn the_accuracy_table_is_the_calibration_errors() {
         );
     }
     println!("END DEVICE ACCURACY");
+    println!("BEGIN SERVING ACCURACY");
+    for (rt, key, prefill, a) in &serving_computed {
+        println!(
+            "{rt}\t{key}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
+            a.rows,
+            a.median,
+            a.worst,
+            a.held_out_rows,
+            a.held_out_median.map_or(String::new(), |v| v.to_string())
+        );
+    }
+    println!("END SERVING ACCURACY");
     let table: Vec<(String, String, bool, Accuracy)> = ACCURACY
         .iter()
         .map(|(rt, class, prefill, a)| {
@@ -912,6 +935,15 @@ fn the_accuracy_table_is_the_calibration_errors() {
     assert_eq!(
         device_table, device_computed,
         "speed::DEVICE_ACCURACY is not the `not fitted` rows' errors: rerun scripts/fit-speed.py"
+    );
+    let serving_table: Vec<(String, String, bool, Accuracy)> = SERVING_ACCURACY
+        .iter()
+        .map(|(rt, a)| (rt.name().to_string(), "served_tpot".to_string(), false, *a))
+        .collect();
+    assert!(serving_computed.len() >= 2, "{serving_computed:?}");
+    assert_eq!(
+        serving_table, serving_computed,
+        "speed::SERVING_ACCURACY is not serving.csv's errors: rerun scripts/fit-speed.py"
     );
 }
 
@@ -2149,15 +2181,26 @@ fn tp_plan(
         .unwrap_or_else(|| panic!("no TP{tp} plan fits: {line}"))
 }
 
-#[test]
-fn serving_rows_against_published_measurements() {
+/// One serving.csv row planned: its runtime, the served and plain TPOT's
+/// and the output throughput's signed errors, and its lines for the test's
+/// output and docs/accuracy.md's table.
+struct ServingRow {
+    runtime: String,
+    served: f64,
+    plain: f64,
+    throughput: f64,
+    printed: String,
+    table: String,
+}
+
+/// Every serving.csv row with a spec entry planned as the row ran (its
+/// model, format, tensor parallelism, mean lengths and the batch its loop
+/// held), and the spec ids of rows whose device has no speed.
+fn serving_rows() -> (Vec<ServingRow>, Vec<String>) {
     let (header, lines) = data_lines("serving.csv");
     let col = columns(&header, "serving.csv");
-    let (mut served, mut plain, mut table) = (Vec::new(), Vec::new(), Vec::new());
-    let mut throughput = Vec::new();
+    let mut rows = Vec::new();
     let mut unestimated: Vec<String> = Vec::new();
-    let mut by_runtime: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
-    let mut tput_by_runtime: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for line in &lines {
         let c = fields(line);
         assert_eq!(c.len(), header.len(), "{line}");
@@ -2207,51 +2250,69 @@ fn serving_rows_against_published_measurements() {
             continue;
         };
         let (e, b) = (est / measured - 1.0, bare / measured - 1.0);
-        served.push(e.abs());
-        plain.push(b.abs());
-        by_runtime
-            .entry(f("runtime").to_string())
-            .or_default()
-            .push((e.abs(), b.abs()));
         // The closed loop's output: the batch's requests each over one
         // request's latency (its TTFT on an idle replica, then the later
         // tokens at the served TPOT).
         let tput = (batch * output) as f64 * 1000.0 / latency;
         let t = tput / num("output_tok_s") - 1.0;
-        throughput.push(t.abs());
-        tput_by_runtime
-            .entry(f("runtime").to_string())
-            .or_default()
-            .push(t.abs());
-        println!(
-            "serving {:6} {gpus}x{:7} tp{tp} {:16} {:5} c{:<4} {:>5}/{:<5} tpot {:>7} served {:>7.2} {:+.0} % plain {:>7.2} {:+.0} %",
-            f("runtime"),
-            f("spec_id"),
-            f("catalog_model"),
-            f("format"),
-            batch,
-            input,
-            output,
-            f("mean_tpot_ms"),
-            est,
-            100.0 * e,
-            bare,
-            100.0 * b
-        );
-        table.push(format!(
-            "| {} {} | {gpus}× {} | {tp} | {} {} | {} ({batch}) | {input} / {output} | {} | {est:.2} | {:+.0} % | {bare:.2} | {:+.0} % | {} | {tput:.0} | {:+.0} % |",
-            f("runtime"),
-            f("runtime_version"),
-            f("spec_id"),
-            f("catalog_model"),
-            f("format"),
-            cap,
-            f("mean_tpot_ms"),
-            100.0 * e,
-            100.0 * b,
-            f("output_tok_s"),
-            100.0 * t
-        ));
+        rows.push(ServingRow {
+            runtime: f("runtime").to_string(),
+            served: e,
+            plain: b,
+            throughput: t,
+            printed: format!(
+                "serving {:6} {gpus}x{:7} tp{tp} {:16} {:5} c{:<4} {:>5}/{:<5} tpot {:>7} served {:>7.2} {:+.0} % plain {:>7.2} {:+.0} %",
+                f("runtime"),
+                f("spec_id"),
+                f("catalog_model"),
+                f("format"),
+                batch,
+                input,
+                output,
+                f("mean_tpot_ms"),
+                est,
+                100.0 * e,
+                bare,
+                100.0 * b
+            ),
+            table: format!(
+                "| {} {} | {gpus}× {} | {tp} | {} {} | {} ({batch}) | {input} / {output} | {} | {est:.2} | {:+.0} % | {bare:.2} | {:+.0} % | {} | {tput:.0} | {:+.0} % |",
+                f("runtime"),
+                f("runtime_version"),
+                f("spec_id"),
+                f("catalog_model"),
+                f("format"),
+                cap,
+                f("mean_tpot_ms"),
+                100.0 * e,
+                100.0 * b,
+                f("output_tok_s"),
+                100.0 * t
+            ),
+        });
+    }
+    (rows, unestimated)
+}
+
+#[test]
+fn serving_rows_against_published_measurements() {
+    let (header, lines) = data_lines("serving.csv");
+    let col = columns(&header, "serving.csv");
+    let (rows, unestimated) = serving_rows();
+    let abs = |v: &[&ServingRow], k: fn(&ServingRow) -> f64| -> Vec<f64> {
+        v.iter().map(|r| k(r).abs()).collect()
+    };
+    let all: Vec<&ServingRow> = rows.iter().collect();
+    for r in &all {
+        println!("{}", r.printed);
+    }
+    let table: Vec<&str> = all.iter().map(|r| r.table.as_str()).collect();
+    let served = abs(&all, |r| r.served);
+    let plain = abs(&all, |r| r.plain);
+    let throughput = abs(&all, |r| r.throughput);
+    let mut by_runtime: std::collections::BTreeMap<&str, Vec<&ServingRow>> = Default::default();
+    for r in &all {
+        by_runtime.entry(r.runtime.as_str()).or_default().push(r);
     }
     assert!(served.len() >= 12, "{}", served.len());
     let (m, w) = median_worst(&served);
@@ -2269,11 +2330,9 @@ fn serving_rows_against_published_measurements() {
         100.0 * tw
     )];
     for (runtime, v) in &by_runtime {
-        let s: Vec<f64> = v.iter().map(|x| x.0).collect();
-        let p: Vec<f64> = v.iter().map(|x| x.1).collect();
-        let (rm, rw) = median_worst(&s);
-        let (rpm, rpw) = median_worst(&p);
-        let (rtm, rtw) = median_worst(&tput_by_runtime[runtime]);
+        let (rm, rw) = median_worst(&abs(v, |r| r.served));
+        let (rpm, rpw) = median_worst(&abs(v, |r| r.plain));
+        let (rtm, rtw) = median_worst(&abs(v, |r| r.throughput));
         let all = lines
             .iter()
             .filter(|l| fields(l)[col("runtime")] == *runtime)

@@ -688,6 +688,13 @@ pub struct SpeedBasis {
     /// or where none is fitted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moe_prefill: Option<MoePrefillBasis>,
+    /// The served time per output token (`Plan::served_tpot_ms`) against
+    /// the runtime's published closed-loop serving benchmarks
+    /// (`speed::SERVING_ACCURACY`, serving.csv; compared, never fitted);
+    /// `None` for a runtime without such runs (llama.cpp, TensorRT-LLM,
+    /// the generic rule) or SGLang told to mix its prompts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_tpot: Option<super::speed::Accuracy>,
 }
 
 /// The factor a plan puts on a mixture of experts' routed prefill GEMMs
@@ -2944,6 +2951,7 @@ pub fn plan_inference(
                             backend: a.moe_prefill_backend,
                         },
                     ),
+                    served_tpot: super::speed::serving_accuracy(opts),
                 }
             }),
         options: opts.clone(),
@@ -3805,6 +3813,37 @@ mod op_offload_tests {
         assert!(!sw.iter().any(|w| w.contains("mixed prefill")), "{sw:?}");
         let (vw, vmp) = planned(RuntimeKind::Vllm, true);
         assert_eq!(vmp.served_tpot_ms, vllm.served_tpot_ms);
+        // Plans carry how far each runtime's served TPOT is from its
+        // published serving runs (`speed::SERVING_ACCURACY`), and none where
+        // the runtime has none or SGLang is told to mix its prompts.
+        let basis = |runtime, mixed_prefill| {
+            plan_inference(
+                &spec,
+                &PlanDevice::from_device_string("8xh100-sxm").unwrap(),
+                &InferenceOptions {
+                    runtime,
+                    mixed_prefill,
+                    ..Default::default()
+                },
+            )
+            .speed_basis
+            .and_then(|b| b.served_tpot)
+        };
+        let table = |runtime| {
+            crate::plan::speed::SERVING_ACCURACY
+                .iter()
+                .find(|(r, _)| *r == runtime)
+                .map(|(_, a)| *a)
+        };
+        for runtime in [RuntimeKind::Sglang, RuntimeKind::Vllm] {
+            let a = basis(runtime, false).expect("serving runs of this runtime");
+            assert_eq!(Some(a), table(runtime));
+            assert!(a.rows >= 20 && a.held_out_rows == a.rows, "{a:?}");
+        }
+        assert_eq!(basis(RuntimeKind::Sglang, true), None);
+        assert_eq!(basis(RuntimeKind::Vllm, true), table(RuntimeKind::Vllm));
+        assert_eq!(basis(RuntimeKind::LlamaCpp, false), None);
+        assert_eq!(basis(RuntimeKind::Generic, false), None);
         assert!(vw.iter().any(|w| w.contains("mixed prefill")), "{vw:?}");
         assert!(super::super::runtime::runtime(RuntimeKind::Sglang).prompts_between_decode_steps());
         for kind in [
