@@ -2214,16 +2214,21 @@ holds published serving benchmark results at a concurrency above one, as
 printed: `--max-concurrency` requests in flight, each finished request
 replaced by the next. SGLang's are `sglang.bench_serving` blocks of
 sgl-cookbook (pinned commit: SGLang 0.5.6 to 0.5.9 on eight B200 and
-eight MI300X, random prompts and outputs); vLLM's are `vllm bench serve`
+eight MI300X, random prompts and outputs), GPUStack's performance lab (one
+H100) and a GH200 owner's saved results; vLLM's are `vllm bench serve`
 blocks and saved result files of vLLM's recipes, GPUStack's performance
 lab, an MI100 owner's notes, Google's TPU recipes and a ShareGPT sweep on
-one RTX 4090 (vLLM 0.8.5 to 0.25.1; the file's header names each source).
+one RTX 4090 (vLLM 0.8.5 to 0.25.1); TensorRT-LLM's are GPUStack's (one
+H100) and an RTX PRO 6000 owner's (`trtllm-serve` 1.3.0rc3). The file's
+header names each source.
 Runs whose server the planner does not lay out (DP attention,
 speculative decoding) are left out, as in latency.csv. The test
 `serving_rows_against_published_measurements` plans each row's model,
 format and tensor parallelism at the mean of requests in flight (SGLang's
 `Concurrency`; vLLM prints none, so the cap, at most the requests sent)
-and the mean prompt and output lengths, and compares the
+and the mean prompt and output lengths (a loop holding more requests than
+the plan's KV cache does at the most it holds: the others wait for a slot,
+in their time to first token), and compares the
 mean TPOT with the plan's `served_tpot_ms`: the decode step at that
 batch plus, spread over each request's output, the other requests'
 prompts: λ = (B − 1) / output prompts arrive per decode step, λ × prompt
@@ -2294,7 +2299,19 @@ What the rows show:
   while the plan's prompt rate puts the arriving 8191-token prompts at 39
   and 58 ms a step.
 - Llama 3.3 70B on a TPU v6e-8 (vLLM's TPU image) is within 9 %, and
-  Qwen3-8B on one H100 at 2 to 8 requests 12-14 % over.
+  Qwen3-8B on one H100 at 2 to 8 requests 12-14 % over (SGLang's and
+  TensorRT-LLM's runs of it at 4, 7-20 % and 10 %: the plain decode step
+  is already over there).
+- Short outputs under SGLang: Qwen2.5-3B on one GH200 with 31- and
+  62-token outputs is 17-42 % over served and 4-59 % under on the plain
+  step: the runs' steps stall less than a prefill pass at the plan's
+  per-request seconds (13.7 ms on one GPU) on every step a prompt arrives
+  in, while the plain step misses what they do stall.
+- TensorRT-LLM on one RTX PRO 6000 (Qwen3-32B FP8, up to 512 requests in
+  flight, of which the plan's KV cache holds 224 at their mean 513 + 511
+  tokens, the batch it is planned at): 25 % over
+  on random lengths and 32 % under on ShareGPT, whose printed TPOT (300
+  ms) is three times the random run's.
 """
 
 

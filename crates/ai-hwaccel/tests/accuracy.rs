@@ -2238,7 +2238,42 @@ fn serving_rows() -> (Vec<ServingRow>, Vec<String>) {
             max_plans: 256,
             ..Default::default()
         };
-        let plan = tp_plan(&spec, &devices, &opts, tp, line);
+        // A loop that keeps more requests in flight than the server's KV
+        // cache holds runs the most it holds (the rest wait for a slot,
+        // which their TTFT, not the TPOT, pays): planned at that batch.
+        let fits = |b: u64| {
+            plan_inference(
+                &spec,
+                &devices,
+                &InferenceOptions {
+                    batch: b,
+                    ..opts.clone()
+                },
+            )
+            .plans
+            .into_iter()
+            .find(|p| p.tensor_parallel == tp && p.pipeline_parallel == 1 && p.data_parallel == 1)
+        };
+        let (plan, batch) = match fits(batch) {
+            Some(p) => (p, batch),
+            None => {
+                let held = fits(1).map_or(0, |p| p.max_batch).min(batch);
+                assert!(held > 1, "no TP{tp} plan holds this loop: {line}");
+                (
+                    tp_plan(
+                        &spec,
+                        &devices,
+                        &InferenceOptions {
+                            batch: held,
+                            ..opts.clone()
+                        },
+                        tp,
+                        line,
+                    ),
+                    held,
+                )
+            }
+        };
         let Some(((est, bare), latency)) = plan
             .served_tpot_ms
             .zip(plan.tpot_ms)
@@ -2354,17 +2389,19 @@ fn serving_rows_against_published_measurements() {
         summary.join("\n")
     );
     println!("serving rows without an estimate (device rates unknown): {unestimated:?}");
-    // The served TPOT is closer than the plain one in median, and on at
-    // least three rows in four (not on every row: where the plan's time to
-    // first token is over, so is SGLang's stall for each prompt's own pass;
-    // gpt-oss-120b's concurrency-1 TTFT is planned 73 % over).
+    // The served TPOT is closer than the plain one in median, and on three
+    // of four rows whose plain decode step is under the printed TPOT (the
+    // stall can only add to a step already over). Not on every one: where
+    // the plan's time to first token is over, so is SGLang's stall for each
+    // prompt's own pass (gpt-oss-120b's concurrency-1 TTFT is planned 73 %
+    // over), and the GH200's 31-token outputs stall less than planned.
     assert!(m < pm, "served {m} against plain {pm}");
-    let closer = served.iter().zip(&plain).filter(|(s, p)| s < p).count();
-    assert!(
-        4 * closer >= 3 * served.len(),
-        "{closer} of {}",
-        served.len()
-    );
+    let under: Vec<&&ServingRow> = all.iter().filter(|r| r.plain < 0.0).collect();
+    let closer = under
+        .iter()
+        .filter(|r| r.served.abs() < r.plain.abs())
+        .count();
+    assert!(4 * closer >= 3 * under.len(), "{closer} of {}", under.len());
     let (sm, sw) = ACHIEVED_SERVING;
     assert!(m <= sm, "serving median {m}");
     assert!(w <= sw, "serving worst {w}");
@@ -2374,30 +2411,30 @@ fn serving_rows_against_published_measurements() {
 }
 
 /// The served TPOT's median and worst error over serving.csv's rows with a
-/// spec entry (Nov 29 2026: 52 rows; 23 of SGLang 0.5.6-0.5.9 on 8 × B200
-/// and 8 × MI300X at 14 to 93 requests in flight, 29 of vLLM 0.8.5-0.25.1
-/// on the RTX 4090, H100, A100, H200, B200, MI100, MI300X, MI355X and a
-/// TPU v6e-8 at 2 to 256): median 20.7 %, worst 82.4 % (the plain TPOT at
-/// the batch: 35.6 % and 73.8 %). SGLang's rows: 21.8 % and 74.8 % (40.8 %
-/// and 73.1 % plain); since each prompt's own prefill pass is charged as
-/// SGLang runs it (`served_tpot`), the short-prompt rows at about 90
-/// requests are within 7 to 22 % on Qwen3-235B, DeepSeek-R1 and Llama 4
-/// Maverick (32 to 44 % under before); gpt-oss-120b's is 75 % over (57 %
-/// under before), its pass planned at its concurrency-1 TTFT, itself 73 %
-/// over. vLLM's rows: 17.9 % and 82.4 % (25.8 % and 73.8 % plain); the
+/// spec entry (Nov 29 2026: 68 rows; 36 of SGLang 0.5.3-0.5.9 on 8 × B200,
+/// 8 × MI300X, one H100 and one GH200 at 4 to 93 requests in flight, 29 of
+/// vLLM 0.8.5-0.25.1 on the RTX 4090, H100, A100, H200, B200, MI100,
+/// MI300X, MI355X and a TPU v6e-8 at 2 to 256, 3 of TensorRT-LLM on an H100
+/// and an RTX PRO 6000): median 21.7 %, worst 82.4 % (the plain TPOT at the
+/// batch: 26.8 % and 82.0 %). SGLang's rows: 22.1 % and 74.8 %; since each
+/// prompt's own prefill pass is charged as SGLang runs it (`served_tpot`),
+/// sgl-cookbook's short-prompt rows at about 90 requests are within 7 to
+/// 22 % on Qwen3-235B, DeepSeek-R1 and Llama 4 Maverick (32 to 44 % under
+/// before); gpt-oss-120b's is 75 % over (57 % under before), its pass
+/// planned at its concurrency-1 TTFT, itself 73 % over; the GH200's
+/// Qwen2.5-3B runs with 31- and 62-token outputs are 17 to 42 % over (their
+/// plain decode steps 4 to 59 % under). vLLM's rows: 17.9 % and 82.4 %; the
 /// worst is the MI355X's Llama 3.3 70B MXFP4 at 64 requests of 8191/1024
 /// (98.70 ms served against 54.10 printed, where its plain decode step is
 /// 25 % under: a device no calibration row measures, whose 8191-token
 /// prompts in the steps the plan's prompt rate puts at 58 ms a step), and
-/// on the RTX 4090's ShareGPT sweep the
-/// served TPOT goes from within 2 % at 8 to 25 % (BF16) and 39 % (FP8)
-/// under at 128 requests.
-const ACHIEVED_SERVING: (f64, f64) = (0.21, 0.83);
+/// on the RTX 4090's ShareGPT sweep the served TPOT goes from within 2 % at
+/// 8 to 25 % (BF16) and 39 % (FP8) under at 128 requests.
+const ACHIEVED_SERVING: (f64, f64) = (0.22, 0.83);
 /// The same runs' output throughput (batch × output ÷ one request's
-/// planned latency) against the printed one: median and worst (27.2 % and
-/// 184.4 %; SGLang's 22.9 % and 184.4 %, 48.1 % and 204.4 % before the
-/// prefill passes; vLLM's 29.4 % and 153.1 %).
-const ACHIEVED_SERVING_THROUGHPUT: (f64, f64) = (0.28, 1.85);
+/// planned latency) against the printed one: median and worst (19.1 % and
+/// 184.4 %; SGLang's 17.4 % and 184.4 %, vLLM's 29.4 % and 153.1 %).
+const ACHIEVED_SERVING_THROUGHPUT: (f64, f64) = (0.20, 1.85);
 
 /// A group of signed errors as table cells: rows, median and worst of the
 /// absolute errors, and the signed range.

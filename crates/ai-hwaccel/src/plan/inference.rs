@@ -691,8 +691,8 @@ pub struct SpeedBasis {
     /// The served time per output token (`Plan::served_tpot_ms`) against
     /// the runtime's published closed-loop serving benchmarks
     /// (`speed::SERVING_ACCURACY`, serving.csv; compared, never fitted);
-    /// `None` for a runtime without such runs (llama.cpp, TensorRT-LLM,
-    /// the generic rule) or SGLang told to mix its prompts.
+    /// `None` for a runtime without such runs (llama.cpp, the generic
+    /// rule) or SGLang told to mix its prompts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served_tpot: Option<super::speed::Accuracy>,
 }
