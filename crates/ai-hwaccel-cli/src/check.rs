@@ -1869,8 +1869,9 @@ pub struct ServeCheck {
     pub planned_runtime: Option<RuntimeKind>,
     /// The sequences the prediction decodes together: the run's measured
     /// mean in flight (SGLang's `Concurrency`) where printed, else its
-    /// `--max-concurrency` (or every request, at an `inf` rate); `None`
-    /// where the run had no fixed concurrency.
+    /// `--max-concurrency` (or every request, at an `inf` rate), and at
+    /// most the sequences the plan's KV cache holds (the others wait for a
+    /// slot); `None` where the run had no fixed concurrency.
     pub planned_batch: Option<u64>,
     /// Mean prompt and generated tokens per request the plan is for.
     pub planned_input_tokens: Option<u64>,
@@ -1934,6 +1935,7 @@ fn check_serve(
     let mut used_measured = false;
     let mut no_concurrency = 0usize;
     let mut capped = false;
+    let mut kv_held = false;
     let mut cache: std::collections::HashMap<
         (RuntimeKind, u64, u64, u64),
         Option<ai_hwaccel::plan::inference::Plan>,
@@ -1983,16 +1985,37 @@ fn check_serve(
                                 ..InferenceOptions::default()
                             };
                             let opts = ai_hwaccel::plan::options_for(m, &opts);
-                            plan_inference(&m.spec, &devices, &opts)
-                                .plans
-                                .into_iter()
-                                .next()
+                            let first = |batch| {
+                                let o = InferenceOptions {
+                                    batch,
+                                    ..opts.clone()
+                                };
+                                plan_inference(&m.spec, &devices, &o)
+                                    .plans
+                                    .into_iter()
+                                    .next()
+                            };
+                            // More requests in flight than the KV cache
+                            // holds: the server runs the most it holds and
+                            // the others wait for a slot (in their TTFT).
+                            first(b).or_else(|| {
+                                let held = first(1).map_or(0, |p| p.max_batch).min(b);
+                                (held > 1).then(|| first(held)).flatten()
+                            })
                         })
                         .clone()
                 }
             }
             _ => None,
         };
+        // The batch the plan decodes: fewer than the loop's where the KV
+        // cache holds fewer.
+        let held = plan
+            .as_ref()
+            .map(|p| p.batch)
+            .filter(|h| batch.is_some_and(|b| *h < b));
+        kv_held |= held.is_some();
+        let batch = held.or(batch);
         let ratio =
             |p: Option<f64>, m: Option<f64>| p.zip(m.filter(|m| *m > 0.0)).map(|(p, m)| p / m);
         // The closed loop's TPOT: the others' prompts within the decode
@@ -2031,6 +2054,11 @@ fn check_serve(
     let sglang_planned = out.iter().any(|c| {
         c.planned_runtime == Some(RuntimeKind::Sglang) && c.planned_batch.is_some_and(|b| b > 1)
     });
+    if kv_held {
+        notes.push(
+            "a result kept more requests in flight than the plan's KV cache holds: planned at the most it holds (the others wait for a slot, which their TTFT pays, not the TPOT)".into(),
+        );
+    }
     if sglang_planned && !args.mixed_prefill {
         notes.push(
             "SGLang results are planned with its default scheduler, which prefills each step's arriving prompts in a pass of their own before the next decode step; for a server launched with --enable-mixed-chunk pass --mixed-prefill".into(),

@@ -2753,6 +2753,51 @@ fn check_compares_serving_benchmark_results() {
         "one request at a time: nothing to mix"
     );
     assert!(!mixed["notes"].to_string().contains("pass --mixed-prefill"));
+    // A loop of 512 (400 in flight on average) of 1024-token requests on one
+    // 96 GB card holds more than the KV cache does: planned at the most the
+    // plan holds, which a note says.
+    let full = json(&[
+        "check",
+        fx.join("lukallm-benchmarks__rtx-pro-6000-trtllm-qwen3-32b-fp8-c512-bench-serving.jsonl")
+            .to_str()
+            .unwrap(),
+        "--model",
+        "qwen3-32b",
+        "--devices",
+        "1xrtx-pro-6000",
+        "--quant",
+        "fp8",
+        "--json",
+    ]);
+    let r = &full["results"][0];
+    let held = r["planned_batch"].as_u64().unwrap();
+    assert!(held > 1 && held < 400, "{r}");
+    let m = load_model("qwen3-32b").unwrap();
+    let p = plan_inference(
+        &m.spec,
+        &PlanDevice::from_device_string("1xrtx-pro-6000").unwrap(),
+        &ai_hwaccel::plan::options_for(
+            &m,
+            &InferenceOptions {
+                runtime: RuntimeKind::Vllm,
+                quant: Some(ai_hwaccel::plan::Quant::Fp8),
+                batch: 1,
+                input_len: Some(513),
+                output_len: Some(511),
+                context: Some(1024),
+                max_plans: 1,
+                ..InferenceOptions::default()
+            },
+        ),
+    );
+    assert_eq!(held, p.plans[0].max_batch, "{r}");
+    assert!(r["predicted_tpot_ms"].as_f64().is_some(), "{r}");
+    assert!(
+        full["notes"]
+            .to_string()
+            .contains("more requests in flight than the plan's KV cache holds"),
+        "{full}"
+    );
     let old = json(&[
         "check",
         fx.join("learning-project-benchmarks-readme__vllm-benchmark-serving-2-runs.md")
