@@ -41,6 +41,12 @@ pub struct CheckArgs {
     /// of in prefill passes of their own.
     #[arg(long)]
     pub mixed_prefill: bool,
+    /// The server's runtime for serving benchmark results (vllm, sglang,
+    /// trtllm), where the result's `Backend` names the client's API instead
+    /// (`sglang.bench_serving --backend vllm` against a TensorRT-LLM server
+    /// prints `vllm`). Default: the runtime the backend names.
+    #[arg(long, value_name = "R", value_parser = crate::planning::parse_runtime)]
+    pub runtime: Option<RuntimeKind>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -246,11 +252,25 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     // kernels; the speeds are planned for that build.
     let force_mmq = ai_hwaccel::plan::runtime::bench::cuda_force_mmq(&text) == Some(true);
     if let Some(b) = ai_hwaccel::plan::runtime::bench::parse_batched_bench(&text) {
+        if let Some(r) = args.runtime {
+            bail!(
+                "{}: --runtime {r} names a serving benchmark's server; llama-batched-bench output is llama.cpp's",
+                args.log.display()
+            );
+        }
         return check_batched(args, b, force_mmq);
     }
     let serve = ai_hwaccel::plan::runtime::serve_bench::parse_serve_bench(&text);
     if !serve.is_empty() {
         return check_serve(args, serve);
+    }
+    // Every other input names its runtime itself (llama-bench, a start-up
+    // log): a --runtime for it would be silently wrong.
+    if let Some(r) = args.runtime {
+        bail!(
+            "{}: --runtime {r} names a serving benchmark's server; this is not serving benchmark output (a llama-bench run or a runtime's start-up log names its runtime itself)",
+            args.log.display()
+        );
     }
     let bench = ai_hwaccel::plan::runtime::bench::parse_llama_bench(&text);
     let log = parse_llamacpp_log(&text);
@@ -1942,8 +1962,10 @@ fn check_serve(
     > = Default::default();
     let mut out = Vec::new();
     for r in results {
-        let runtime = serve_runtime(r.backend.as_deref());
-        unnamed_backend |= r.backend.is_none();
+        let runtime = args
+            .runtime
+            .unwrap_or_else(|| serve_runtime(r.backend.as_deref()));
+        unnamed_backend |= r.backend.is_none() && args.runtime.is_none();
         // The batch the run's decode steps saw: SGLang's measured mean of
         // requests in flight (`Concurrency`) where printed, else the cap.
         let measured = r
@@ -2472,6 +2494,7 @@ mod tests {
             devices: Some(parse_devices(devices).unwrap()),
             quant: None,
             mixed_prefill: false,
+            runtime: None,
             json: true,
         };
         let report: serde_json::Value =
@@ -2521,6 +2544,7 @@ llama_memory_breakdown_print: |   - Host               |                  5556 =
             devices: Some(parse_devices("1xm4-max-36gb").unwrap()),
             quant: None,
             mixed_prefill: false,
+            runtime: None,
             json: true,
         };
         let report: serde_json::Value = serde_json::from_str(&check(&a).unwrap()).unwrap();
