@@ -1550,20 +1550,24 @@ fn plan_latencies_and_targets() {
     let best = &v["plans"][0];
     assert!(best["tpot_ms"].as_f64().unwrap() <= 150.0);
     assert!(best["batch"].as_u64().unwrap() > 1, "{best}");
-    let text = success_text(run(&[
-        "plan",
-        "llama-3.1-70b",
-        "--devices",
-        "8xh100-sxm",
-        "--input-len",
-        "2048",
-        "--output-len",
-        "256",
-        "--tpot-ms",
-        "30",
-        "--ttft-ms",
-        "500",
-    ]));
+    // Llama 3.1 70B on 8 × H100 at 2048/256 and a 30 ms TPOT target.
+    let targeted = |extra: &[&str]| {
+        let mut args = vec![
+            "plan",
+            "llama-3.1-70b",
+            "--devices",
+            "8xh100-sxm",
+            "--input-len",
+            "2048",
+            "--output-len",
+            "256",
+            "--tpot-ms",
+            "30",
+        ];
+        args.extend_from_slice(extra);
+        success_text(run(&args))
+    };
+    let text = targeted(&["--ttft-ms", "500"]);
     assert_narrow(&text);
     assert!(
         text.contains("TTFT ms") && text.contains("request ms"),
@@ -1574,20 +1578,7 @@ fn plan_latencies_and_targets() {
     // from its published serving benchmarks.
     assert!(!text.contains("serving benchmarks"), "{text}");
     assert!(text.contains("prefilled within the decode steps"), "{text}");
-    let sglang = success_text(run(&[
-        "plan",
-        "llama-3.1-70b",
-        "--devices",
-        "8xh100-sxm",
-        "--runtime",
-        "sglang",
-        "--input-len",
-        "2048",
-        "--output-len",
-        "256",
-        "--tpot-ms",
-        "30",
-    ]));
+    let sglang = targeted(&["--runtime", "sglang"]);
     assert_narrow(&sglang);
     assert!(
         sglang.contains("prefilled in passes of their own between the decode steps"),
@@ -2686,41 +2677,56 @@ fn check_compares_serving_benchmark_results() {
     use ai_hwaccel::plan::{InferenceOptions, PlanDevice, load_model, plan_inference};
     let fx =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ai-hwaccel/tests/fixtures/runtime-logs");
-    let qwen3 = fx.join("sgl-cookbook-qwen3__8xb200-tp8-qwen3-235b-bench-serving-c1-c16-c100.md");
-    let check_qwen3 = |extra: &[&str]| {
+    // `check FILE --model M --devices D --json` and more options.
+    let check = |file: &str, model: &str, devices: &str, extra: &[&str]| {
+        let path = fx.join(file);
         let mut args = vec![
             "check",
-            qwen3.to_str().unwrap(),
+            path.to_str().unwrap(),
             "--model",
-            "qwen3-235b-a22b",
+            model,
             "--devices",
-            "8xb200",
+            devices,
             "--json",
         ];
         args.extend_from_slice(extra);
         json(&args)
     };
+    let check_qwen3 = |extra: &[&str]| {
+        check(
+            "sgl-cookbook-qwen3__8xb200-tp8-qwen3-235b-bench-serving-c1-c16-c100.md",
+            "qwen3-235b-a22b",
+            "8xb200",
+            extra,
+        )
+    };
     let j = check_qwen3(&[]);
     let res = j["results"].as_array().unwrap();
     assert_eq!(res.len(), 3, "{j}");
-    let m = load_model("qwen3-235b-a22b").unwrap();
-    let p = plan_inference(
-        &m.spec,
-        &PlanDevice::from_device_string("8xb200").unwrap(),
-        &ai_hwaccel::plan::options_for(
-            &m,
-            &InferenceOptions {
-                runtime: RuntimeKind::Sglang,
-                batch: 1,
-                input_len: Some(610),
-                output_len: Some(421),
-                context: Some(1031),
-                max_plans: 1,
-                ..InferenceOptions::default()
-            },
-        ),
+    // The library's best plan for a result, as check makes it (one
+    // sequence, the catalog model's options).
+    let best_plan = |model: &str, devices: &str, opts: InferenceOptions| {
+        let m = load_model(model).unwrap();
+        let o = InferenceOptions {
+            batch: 1,
+            max_plans: 1,
+            ..opts
+        };
+        let o = ai_hwaccel::plan::options_for(&m, &o);
+        let d = PlanDevice::from_device_string(devices).unwrap();
+        plan_inference(&m.spec, &d, &o).plans.remove(0)
+    };
+    let best = &best_plan(
+        "qwen3-235b-a22b",
+        "8xb200",
+        InferenceOptions {
+            runtime: RuntimeKind::Sglang,
+            input_len: Some(610),
+            output_len: Some(421),
+            context: Some(1031),
+            ..InferenceOptions::default()
+        },
     );
-    let best = &p.plans[0];
     let c1 = &res[0];
     assert_eq!(c1["planned_batch"], 1);
     assert_eq!(c1["planned_runtime"], "sglang");
@@ -2756,47 +2762,62 @@ fn check_compares_serving_benchmark_results() {
     // A loop of 512 (400 in flight on average) of 1024-token requests on one
     // 96 GB card holds more than the KV cache does: planned at the most the
     // plan holds, which a note says.
-    let full = json(&[
-        "check",
-        fx.join("lukallm-benchmarks__rtx-pro-6000-trtllm-qwen3-32b-fp8-c512-bench-serving.jsonl")
-            .to_str()
-            .unwrap(),
-        "--model",
-        "qwen3-32b",
-        "--devices",
-        "1xrtx-pro-6000",
-        "--quant",
-        "fp8",
-        "--json",
-    ]);
+    let check_lukallm = |extra: &[&str]| {
+        let mut args = vec!["--quant", "fp8"];
+        args.extend_from_slice(extra);
+        check(
+            "lukallm-benchmarks__rtx-pro-6000-trtllm-qwen3-32b-fp8-c512-bench-serving.jsonl",
+            "qwen3-32b",
+            "1xrtx-pro-6000",
+            &args,
+        )
+    };
+    let full = check_lukallm(&[]);
     let r = &full["results"][0];
     let held = r["planned_batch"].as_u64().unwrap();
     assert!(held > 1 && held < 400, "{r}");
-    let m = load_model("qwen3-32b").unwrap();
-    let p = plan_inference(
-        &m.spec,
-        &PlanDevice::from_device_string("1xrtx-pro-6000").unwrap(),
-        &ai_hwaccel::plan::options_for(
-            &m,
-            &InferenceOptions {
-                runtime: RuntimeKind::Vllm,
-                quant: Some(ai_hwaccel::plan::Quant::Fp8),
-                batch: 1,
-                input_len: Some(513),
-                output_len: Some(511),
-                context: Some(1024),
-                max_plans: 1,
-                ..InferenceOptions::default()
-            },
-        ),
+    let one = best_plan(
+        "qwen3-32b",
+        "1xrtx-pro-6000",
+        InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            quant: Some(ai_hwaccel::plan::Quant::Fp8),
+            input_len: Some(513),
+            output_len: Some(511),
+            context: Some(1024),
+            ..InferenceOptions::default()
+        },
     );
-    assert_eq!(held, p.plans[0].max_batch, "{r}");
+    assert_eq!(held, one.max_batch, "{r}");
     assert!(r["predicted_tpot_ms"].as_f64().is_some(), "{r}");
     assert!(
         full["notes"]
             .to_string()
             .contains("more requests in flight than the plan's KV cache holds"),
         "{full}"
+    );
+    // Its client printed backend `vllm` (the API it spoke); the server was
+    // TensorRT-LLM, which --runtime says: planned under that runtime's rule.
+    assert_eq!(r["planned_runtime"], "vllm", "{r}");
+    let trt = check_lukallm(&["--runtime", "trtllm"]);
+    assert_eq!(trt["results"][0]["planned_runtime"], "trtllm", "{trt}");
+    assert!(
+        !trt["notes"].to_string().contains("names no backend"),
+        "{trt}"
+    );
+    // Any other input names its runtime itself: --runtime is refused.
+    let o = run(&[
+        "check",
+        fx.join("vllm-pr13596__v1-kv-cache-tokens.log")
+            .to_str()
+            .unwrap(),
+        "--runtime",
+        "sglang",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not serving benchmark output"),
+        "{o:?}"
     );
     let old = json(&[
         "check",
