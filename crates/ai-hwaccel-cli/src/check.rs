@@ -251,26 +251,29 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     // A CUDA or HIP build's start-up lines say whether it forced its MMQ
     // kernels; the speeds are planned for that build.
     let force_mmq = ai_hwaccel::plan::runtime::bench::cuda_force_mmq(&text) == Some(true);
-    if let Some(b) = ai_hwaccel::plan::runtime::bench::parse_batched_bench(&text) {
-        if let Some(r) = args.runtime {
+    let serve = ai_hwaccel::plan::runtime::serve_bench::parse_serve_bench(&text);
+    let batched = ai_hwaccel::plan::runtime::bench::parse_batched_bench(&text);
+    // --runtime and --mixed-prefill describe a serving benchmark's server;
+    // every other input names its runtime itself (llama-batched-bench,
+    // llama-bench, a start-up log), where they would be silently wrong.
+    if batched.is_some() || serve.is_empty() {
+        let given = match (args.runtime, args.mixed_prefill) {
+            (Some(r), _) => Some(format!("--runtime {r}")),
+            (None, true) => Some("--mixed-prefill".to_string()),
+            (None, false) => None,
+        };
+        if let Some(g) = given {
             bail!(
-                "{}: --runtime {r} names a serving benchmark's server; llama-batched-bench output is llama.cpp's",
+                "{}: {g} describes a serving benchmark's server; this is not serving benchmark output (llama-batched-bench, llama-bench or a runtime's start-up log names its runtime itself)",
                 args.log.display()
             );
         }
+    }
+    if let Some(b) = batched {
         return check_batched(args, b, force_mmq);
     }
-    let serve = ai_hwaccel::plan::runtime::serve_bench::parse_serve_bench(&text);
     if !serve.is_empty() {
         return check_serve(args, serve);
-    }
-    // Every other input names its runtime itself (llama-bench, a start-up
-    // log): a --runtime for it would be silently wrong.
-    if let Some(r) = args.runtime {
-        bail!(
-            "{}: --runtime {r} names a serving benchmark's server; this is not serving benchmark output (a llama-bench run or a runtime's start-up log names its runtime itself)",
-            args.log.display()
-        );
     }
     let bench = ai_hwaccel::plan::runtime::bench::parse_llama_bench(&text);
     let log = parse_llamacpp_log(&text);

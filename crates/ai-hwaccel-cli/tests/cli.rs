@@ -2819,6 +2819,20 @@ fn check_compares_serving_benchmark_results() {
         String::from_utf8_lossy(&o.stderr).contains("not serving benchmark output"),
         "{o:?}"
     );
+    // So is --mixed-prefill, which describes an SGLang server too.
+    let o = run(&[
+        "check",
+        fx.join("vllm-pr13596__v1-kv-cache-tokens.log")
+            .to_str()
+            .unwrap(),
+        "--mixed-prefill",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("--mixed-prefill describes a serving benchmark's server"),
+        "{o:?}"
+    );
     let old = json(&[
         "check",
         fx.join("learning-project-benchmarks-readme__vllm-benchmark-serving-2-runs.md")

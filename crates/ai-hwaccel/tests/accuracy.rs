@@ -2174,11 +2174,21 @@ fn tp_plan(
     tp: u32,
     line: &str,
 ) -> ai_hwaccel::plan::inference::Plan {
+    find_tp_plan(spec, devices, opts, tp).unwrap_or_else(|| panic!("no TP{tp} plan fits: {line}"))
+}
+
+/// The plan of exactly tensor parallelism `tp` (one stage, one replica),
+/// where one fits.
+fn find_tp_plan(
+    spec: &ai_hwaccel::plan::ModelSpec,
+    devices: &[PlanDevice],
+    opts: &InferenceOptions,
+    tp: u32,
+) -> Option<ai_hwaccel::plan::inference::Plan> {
     plan_inference(spec, devices, opts)
         .plans
         .into_iter()
         .find(|p| p.tensor_parallel == tp && p.pipeline_parallel == 1 && p.data_parallel == 1)
-        .unwrap_or_else(|| panic!("no TP{tp} plan fits: {line}"))
 }
 
 /// One serving.csv row planned: its runtime, the served and plain TPOT's
@@ -2241,37 +2251,18 @@ fn serving_rows() -> (Vec<ServingRow>, Vec<String>) {
         // A loop that keeps more requests in flight than the server's KV
         // cache holds runs the most it holds (the rest wait for a slot,
         // which their TTFT, not the TPOT, pays): planned at that batch.
-        let fits = |b: u64| {
-            plan_inference(
-                &spec,
-                &devices,
-                &InferenceOptions {
-                    batch: b,
-                    ..opts.clone()
-                },
-            )
-            .plans
-            .into_iter()
-            .find(|p| p.tensor_parallel == tp && p.pipeline_parallel == 1 && p.data_parallel == 1)
+        let at = |b: u64| InferenceOptions {
+            batch: b,
+            ..opts.clone()
         };
-        let (plan, batch) = match fits(batch) {
+        let (plan, batch) = match find_tp_plan(&spec, &devices, &at(batch), tp) {
             Some(p) => (p, batch),
             None => {
-                let held = fits(1).map_or(0, |p| p.max_batch).min(batch);
+                let held = find_tp_plan(&spec, &devices, &at(1), tp)
+                    .map_or(0, |p| p.max_batch)
+                    .min(batch);
                 assert!(held > 1, "no TP{tp} plan holds this loop: {line}");
-                (
-                    tp_plan(
-                        &spec,
-                        &devices,
-                        &InferenceOptions {
-                            batch: held,
-                            ..opts.clone()
-                        },
-                        tp,
-                        line,
-                    ),
-                    held,
-                )
+                (tp_plan(&spec, &devices, &at(held), tp, line), held)
             }
         };
         let Some(((est, bare), latency)) = plan
