@@ -1906,9 +1906,12 @@ pub struct ServeCheck {
     pub predicted_tpot_ms: Option<f64>,
     /// predicted ÷ the result's mean TPOT.
     pub tpot_ratio: Option<f64>,
-    /// The plan's time to first token on an idle replica, ms: compared
-    /// only at concurrency 1 (at more, the run's TTFT includes queueing
-    /// behind other prompts, which the plan leaves out).
+    /// The plan's mean time to first token over the run's requests, ms
+    /// (`inference::closed_loop_ttft_ms`): the clients' first burst of
+    /// prompts in the runtime's prompt passes, then each later request's
+    /// wait in the steady loop (`Plan::served_ttft_ms`) and, where the KV
+    /// cache holds fewer requests than the clients, for a slot. At
+    /// concurrency 1 the idle replica's TTFT.
     pub predicted_ttft_ms: Option<f64>,
     /// predicted ÷ the result's mean TTFT.
     pub ttft_ratio: Option<f64>,
@@ -2046,10 +2049,29 @@ fn check_serve(
         // The closed loop's TPOT: the others' prompts within the decode
         // steps (`Plan::served_tpot_ms`).
         let tpot = plan.as_ref().and_then(|p| p.served_tpot_ms);
-        let ttft = plan
-            .as_ref()
-            .and_then(|p| p.ttft_ms)
-            .filter(|_| batch == Some(1));
+        // The run's mean TTFT: its first burst, then the steady loop.
+        let ttft = plan.as_ref().zip(model.as_ref()).and_then(|(p, m)| {
+            let opts = InferenceOptions {
+                runtime,
+                input_len: input.map(|i| i.max(1)),
+                ..InferenceOptions::default()
+            };
+            let pass = ai_hwaccel::plan::runtime::prompt_tokens_per_pass(
+                runtime,
+                devices.first()?,
+                p.tensor_parallel,
+                p.pipeline_parallel,
+                m.spec.mla.is_some(),
+                &opts,
+            );
+            ai_hwaccel::plan::inference::closed_loop_ttft_ms(
+                p,
+                &opts,
+                pass,
+                r.concurrency()?,
+                r.completed,
+            )
+        });
         let throughput = plan.as_ref().and_then(|p| {
             let (b, o) = (batch?, output?);
             // TTFT + the later tokens at the served TPOT, per request.
@@ -2101,7 +2123,7 @@ fn check_serve(
     }
     if out.iter().any(|r| r.planned_batch.is_some_and(|b| b > 1)) {
         notes.push(
-            "TTFT is compared at concurrency 1 only: at more, a request waits behind the others' prompts, which the plan's idle-replica TTFT leaves out; the TPOT is the plan's for that many requests served together (the others' prompts prefilled within the decode steps, or under SGLang in passes of their own between them) and the output throughput its closed loop".into(),
+            "above concurrency 1 the TPOT is the plan's for that many requests served together (the others' prompts prefilled within the decode steps, or under SGLang in passes of their own between them), the TTFT the mean over the run's requests of its closed loop (the clients' first burst of prompts in the runtime's prompt passes, then each later request's wait for the decode steps in progress and, where the KV cache holds fewer requests than the clients, for a slot), and the output throughput that loop's".into(),
         );
     }
     if capped {

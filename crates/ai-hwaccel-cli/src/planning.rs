@@ -969,6 +969,7 @@ fn render_plan(p: &InferencePlan) -> String {
         // prefill (an output length, batch above 1).
         let served = o_.output_len.is_some() && p.plans.iter().any(|x| x.batch > 1);
         if served {
+            lh.push("served TTFT");
             lh.push("served TPOT");
         }
         if o_.output_len.is_some() {
@@ -976,11 +977,7 @@ fn render_plan(p: &InferencePlan) -> String {
         }
         // Tokens/s per device as the plans rank under targets: served
         // (the closed loop's output) where a served TPOT is shown.
-        lh.push(if served {
-            "served/device"
-        } else {
-            "decode/device"
-        });
+        lh.push(if served { "out/dev" } else { "decode/device" });
         lt.set_header(lh);
         for (k, x) in p.plans.iter().enumerate() {
             t.add_row(vec![
@@ -1016,6 +1013,7 @@ fn render_plan(p: &InferencePlan) -> String {
                 rate(x.tpot_ms),
             ];
             if served {
+                row.push(rate(x.served_ttft_ms));
                 row.push(rate(x.served_tpot_ms));
             }
             if o_.output_len.is_some() {
@@ -1108,19 +1106,28 @@ fn render_plan(p: &InferencePlan) -> String {
                  TPOT = time per output token at the batch{};\n{} tokens/s per device{}:\n{lt}\n",
                 o_.input_len.unwrap_or(p.context),
                 o_.output_len.map_or(String::new(), |n| format!(
-                    "; request: TTFT + {} × {}",
+                    "; request: {} + {} × {}",
+                    if served { "served TTFT" } else { "TTFT" },
                     n.saturating_sub(1),
                     if served { "served TPOT" } else { "TPOT" }
                 )),
-                if served { "served: output" } else { "decode" },
+                if served {
+                    "out/dev: served output"
+                } else {
+                    "decode"
+                },
                 if !served {
                     ""
                 } else if ai_hwaccel::plan::inference::prompts_in_own_passes(o_) {
                     "; served TPOT = that batch served as a closed loop,\nthe other requests' \
-                     prompts prefilled in passes of their own between the decode steps"
+                     prompts prefilled in passes of their own between the decode steps;\n\
+                     served TTFT = a request arriving in it: the idle TTFT after the decode step \
+                     in progress"
                 } else {
                     "; served TPOT = that batch served as a closed loop,\nthe other requests' \
-                     prompts prefilled within the decode steps"
+                     prompts prefilled within the decode steps;\nserved TTFT = a request \
+                     arriving in it: the idle TTFT plus the step in progress\nand the step \
+                     that carries its prompt"
                 },
             );
             if let Some(a) = p
@@ -1134,6 +1141,19 @@ fn render_plan(p: &InferencePlan) -> String {
                      median error {:.0} %, worst {:.0} %\n",
                     a.rows,
                     p.runtime,
+                    100.0 * a.median,
+                    100.0 * a.worst
+                );
+            }
+            if let Some(a) = p
+                .speed_basis
+                .as_ref()
+                .and_then(|b| b.served_ttft)
+                .filter(|_| served)
+            {
+                o += &format!(
+                    "served TTFT in those benchmarks' closed loops (their first burst of prompts, then\n  \
+                     the steady loop) against their mean TTFT: median error {:.0} %, worst {:.0} %\n",
                     100.0 * a.median,
                     100.0 * a.worst
                 );

@@ -1595,6 +1595,19 @@ fn plan_latencies_and_targets() {
         100.0 * a.worst
     );
     assert!(sglang.contains(&line), "{sglang}");
+    // And its served TTFT (a request arriving in the loop), with how far
+    // the closed loop's mean is from those runs' printed means.
+    assert!(sglang.contains("served TTFT"), "{sglang}");
+    let (_, f) = ai_hwaccel::plan::speed::SERVING_TTFT_ACCURACY
+        .iter()
+        .find(|(r, _)| *r == ai_hwaccel::plan::runtime::RuntimeKind::Sglang)
+        .unwrap();
+    let line = format!(
+        "the steady loop) against their mean TTFT: median error {:.0} %, worst {:.0} %",
+        100.0 * f.median,
+        100.0 * f.worst
+    );
+    assert!(sglang.contains(&line), "{sglang}");
     for args in [
         &[
             "plan",
@@ -2735,15 +2748,57 @@ fn check_compares_serving_benchmark_results() {
     assert_eq!(c1["result"]["mean_tpot_ms"], 10.12);
     for r in &res[1..] {
         assert!(r["predicted_tpot_ms"].as_f64().is_some(), "{r}");
-        assert!(r["predicted_ttft_ms"].is_null(), "{r}");
         assert!(r["predicted_output_tokens_per_s"].as_f64().is_some(), "{r}");
+        // The TTFT of the run's closed loop: its first burst of prompts in
+        // SGLang's prompt passes, then the steady loop's.
+        let u = |v: &serde_json::Value| v.as_u64().unwrap();
+        let (b, i, o) = (
+            u(&r["planned_batch"]),
+            u(&r["planned_input_tokens"]),
+            u(&r["planned_output_tokens"]),
+        );
+        let m = load_model("qwen3-235b-a22b").unwrap();
+        let opts = ai_hwaccel::plan::options_for(
+            &m,
+            &InferenceOptions {
+                runtime: RuntimeKind::Sglang,
+                batch: b,
+                input_len: Some(i),
+                output_len: Some(o),
+                context: Some(i + o),
+                max_plans: 1,
+                ..InferenceOptions::default()
+            },
+        );
+        let d = PlanDevice::from_device_string("8xb200").unwrap();
+        let p = plan_inference(&m.spec, &d, &opts).plans.remove(0);
+        let pass = ai_hwaccel::plan::runtime::prompt_tokens_per_pass(
+            RuntimeKind::Sglang,
+            &d[0],
+            p.tensor_parallel,
+            p.pipeline_parallel,
+            m.spec.mla.is_some(),
+            &opts,
+        );
+        let want = ai_hwaccel::plan::inference::closed_loop_ttft_ms(
+            &p,
+            &opts,
+            pass,
+            u(&r["result"]["max_concurrency"]),
+            u(&r["result"]["completed"]),
+        )
+        .unwrap();
+        let got = r["predicted_ttft_ms"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-9 * want, "{got} {want} {r}");
+        assert!(got > p.served_ttft_ms.unwrap(), "{got} {p:?}");
+        assert!(p.served_ttft_ms.unwrap() > p.ttft_ms.unwrap(), "{p:?}");
     }
     // SGLang measured 90.50 requests in flight on average under the cap of 100.
     assert_eq!(res[2]["planned_batch"], 91);
     assert_eq!(res[2]["result"]["max_concurrency"], 100);
     let notes = j["notes"].to_string();
     assert!(
-        notes.contains("TTFT is compared at concurrency 1 only"),
+        notes.contains("the TTFT the mean over the run's requests of its closed loop"),
         "{notes}"
     );
     // SGLang's default scheduler prefills arriving prompts in passes of

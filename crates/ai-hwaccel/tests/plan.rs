@@ -1107,6 +1107,68 @@ fn request_latencies_follow_prefill_and_decode() {
     assert!((ttft - 1000.0 / one_replica * 1000.0).abs() < 1e-6 * ttft);
 }
 
+/// A time-to-first-token target with an output length bounds the batch
+/// too: a request arriving in the closed loop waits for the decode steps in
+/// progress (`served_ttft_ms`), so each layout runs the most sequences whose
+/// served TTFT meets the target, below what the TPOT target alone allows.
+#[test]
+fn ttft_target_bounds_the_batch_of_a_closed_loop() {
+    let m = spec("llama-3.1-8b");
+    let devs = devices("1xh100-sxm");
+    let base = InferenceOptions {
+        quant: Some(ai_hwaccel::plan::quant::Quant::Bf16),
+        input_len: Some(1000),
+        output_len: Some(200),
+        tpot_ms: Some(60.0),
+        max_plans: 1,
+        ..Default::default()
+    };
+    let tpot_only = plan_inference(&m, &devs, &base).plans.remove(0);
+    // A target between the idle TTFT and the served one at that batch.
+    let idle = tpot_only.ttft_ms.unwrap();
+    let loaded = tpot_only.served_ttft_ms.unwrap();
+    assert!(loaded > idle + 1.0, "{idle} {loaded}");
+    let target = (idle + loaded) / 2.0;
+    let opts = InferenceOptions {
+        ttft_ms: Some(target),
+        ..base.clone()
+    };
+    let x = plan_inference(&m, &devs, &opts).plans.remove(0);
+    assert!(x.batch < tpot_only.batch, "{} {}", x.batch, tpot_only.batch);
+    assert!(x.served_ttft_ms.unwrap() <= target, "{x:?}");
+    // One more sequence misses it.
+    let more = plan_inference(
+        &m,
+        &devs,
+        &InferenceOptions {
+            batch: x.batch + 1,
+            ttft_ms: None,
+            tpot_ms: None,
+            ..opts.clone()
+        },
+    )
+    .plans
+    .remove(0);
+    assert!(more.served_ttft_ms.unwrap() > target, "{more:?}");
+    // Below the idle TTFT nothing meets it, and the reason names it.
+    let none = plan_inference(
+        &m,
+        &devs,
+        &InferenceOptions {
+            ttft_ms: Some(idle / 2.0),
+            ..base.clone()
+        },
+    );
+    assert!(!none.feasible, "{:?}", none.plans);
+    assert!(
+        none.rejected
+            .iter()
+            .any(|r| r.reason.contains("time to first token")),
+        "{:?}",
+        none.rejected
+    );
+}
+
 /// A time-per-output-token target: each layout runs the most sequences that
 /// meet it — one more would miss it (or not fit) — and plans rank by
 /// tokens/s per device. With an output length the TPOT held to the target

@@ -178,8 +178,12 @@ pub struct InferenceOptions {
     /// not given (prompt + output).
     #[serde(default)]
     pub output_len: Option<u64>,
-    /// Target time to first token, milliseconds: layouts that miss it are
-    /// rejected (see [`Plan::ttft_ms`]).
+    /// Target time to first token, milliseconds: layouts that miss it at
+    /// one sequence are rejected (see [`Plan::ttft_ms`]); with
+    /// `output_len`, each layout also runs no more concurrent sequences
+    /// per replica than keep the served time to first token
+    /// ([`Plan::served_ttft_ms`]: a request arriving in that closed loop
+    /// waits for the decode steps in progress) within it.
     #[serde(default)]
     pub ttft_ms: Option<f64>,
     /// Target time per output token, milliseconds: each layout runs the
@@ -447,6 +451,16 @@ pub struct Plan {
     /// `None` without an output length.
     #[serde(default)]
     pub served_tpot_ms: Option<f64>,
+    /// Mean time to first token, milliseconds, that a request arriving in
+    /// that closed loop sees once it runs steadily (`served_ttft`): the
+    /// idle replica's `ttft_ms` plus the served decode steps it waits
+    /// for (the step in progress when it arrives and, where the runtime
+    /// puts prompts into the decode steps' batches, the step that carries
+    /// its prompt beside the others' decodes). Equal to `ttft_ms` at batch
+    /// 1; `None` without an output length. A benchmark's mean also holds
+    /// its first burst of prompts (`closed_loop_ttft_ms`).
+    #[serde(default)]
+    pub served_ttft_ms: Option<f64>,
     /// Expert-parallel degree: the ranks a MoE layer's routed experts are
     /// spread over whole ([`InferenceOptions::expert_parallel`]): the
     /// tensor-parallel degree, or with vLLM TP × DP (its MoE layers span
@@ -509,20 +523,144 @@ pub(crate) fn latencies(
     request_s: f64,
     batch: u64,
     own_pass: bool,
-) -> (Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
+) -> Latencies {
     let ttft = prefill_one_replica
         .filter(|&r| r > 0.0)
         .map(|r| (prompt as f64 / r + request_s) * 1000.0);
     let tpot = per_sequence.filter(|&r| r > 0.0).map(|r| 1000.0 / r);
     let pass_s = own_pass.then_some(request_s);
     let served = served_tpot(tpot, prefill_one_replica, batch, prompt, output_len, pass_s);
-    // Each of the request's later tokens at the TPOT its batch serves
-    // (the plain one at batch 1).
+    let served_ttft = output_len.and_then(|_| served_ttft(ttft, served, batch, own_pass));
+    // The request waits for its first token as the loop serves it, then
+    // each later token at the TPOT its batch serves (both the idle and
+    // plain ones at batch 1).
     let latency = output_len.and_then(|n| {
-        ttft.zip(served)
+        served_ttft
+            .zip(served)
             .map(|(f, t)| f + n.saturating_sub(1) as f64 * t)
     });
-    (ttft, tpot, latency, served)
+    Latencies {
+        ttft_ms: ttft,
+        tpot_ms: tpot,
+        request_latency_ms: latency,
+        served_tpot_ms: served,
+        served_ttft_ms: served_ttft,
+    }
+}
+
+/// Mean time to first token, ms, over a closed-loop serving benchmark of
+/// `requests` requests sent by `clients` clients at once (`vllm bench
+/// serve` or `sglang.bench_serving` with `--max-concurrency clients`),
+/// planned by `plan` (made with `opts`, whose `input_len` is the mean
+/// prompt), `prompt_tokens_per_pass` the runtime's prompt budget per
+/// forward pass (`runtime::prompt_tokens_per_pass`). Per replica:
+///
+/// - The first burst: the requests admitted at once (the clients, at most
+///   the sequences the plan's KV cache holds, `plan.max_batch`) arrive together on an idle replica, whose passes take
+///   their prompts in order, `prompt_tokens_per_pass` tokens each; a
+///   request's first token comes at the end of the pass that finishes its
+///   prompt, at the plan's prompt rate (its idle TTFT less the
+///   runtime's fixed seconds per request, which every request also waits).
+///   The decode steps of the requests already started are left out.
+/// - Every later request: the steady loop's [`Plan::served_ttft_ms`], and
+///   where more clients wait than the plan's KV cache holds, the wait for a
+///   slot: by Little's law a closed loop
+///   of `C` clients over `H` slots, each request holding one for the
+///   request's latency `L`, queues each request `(C − H) ÷ H × L`.
+///
+/// `None` where the plan has no time to first token (no prefill rate) or,
+/// with more clients than its batch, no request latency.
+pub fn closed_loop_ttft_ms(
+    plan: &Plan,
+    opts: &InferenceOptions,
+    prompt_tokens_per_pass: u64,
+    clients: u64,
+    requests: u64,
+) -> Option<f64> {
+    let replicas = u64::from(plan.data_parallel.max(1));
+    let clients = clients.div_ceil(replicas).max(1);
+    let requests = requests.div_ceil(replicas).max(1);
+    let prompt = opts.input_len.unwrap_or(1).max(1);
+    let idle = plan.ttft_ms?;
+    let steady = plan.served_ttft_ms.unwrap_or(idle);
+    let fixed_ms = super::speed::request_seconds(opts, plan.tensor_parallel) * 1000.0;
+    let per_token_ms = (idle - fixed_ms).max(0.0) / prompt as f64;
+    let held = plan.max_batch.max(1).min(clients);
+    let burst = held.min(requests);
+    let pass = prompt_tokens_per_pass.max(1);
+    let all = burst.saturating_mul(prompt);
+    // Request i's prompt ends at token i × prompt, its pass at the next
+    // multiple of the budget (the last pass holds what is left). Past
+    // 65,536 requests the mean of a uniform spread over the passes.
+    let burst_sum: f64 = if burst <= 1 << 16 {
+        (1..=burst)
+            .map(|i| {
+                let done = i
+                    .saturating_mul(prompt)
+                    .div_ceil(pass)
+                    .saturating_mul(pass)
+                    .min(all);
+                fixed_ms + done as f64 * per_token_ms
+            })
+            .sum()
+    } else {
+        burst as f64 * (fixed_ms + (all + pass.min(all)) as f64 / 2.0 * per_token_ms)
+    };
+    let wait = if clients > held {
+        (clients - held) as f64 / held as f64 * plan.request_latency_ms?
+    } else {
+        0.0
+    };
+    let later = (requests - burst) as f64 * (steady + wait);
+    Some((burst_sum + later) / requests as f64)
+}
+
+/// A plan's latency figures, milliseconds ([`latencies`]; the [`Plan`]
+/// fields of the same names).
+pub(crate) struct Latencies {
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub request_latency_ms: Option<f64>,
+    pub served_tpot_ms: Option<f64>,
+    pub served_ttft_ms: Option<f64>,
+}
+
+/// Served decode steps a request arriving in a closed loop waits before
+/// its first token beyond an idle replica's time to first token, where the
+/// runtime puts arriving prompts into the decode steps' own batches (vLLM,
+/// llama.cpp, TensorRT-LLM): the step in progress when it arrives (in a
+/// closed loop a request is sent as another finishes, at the end of a
+/// step, so it arrives just after the next one began and waits almost all
+/// of it), then the step that carries its prompt, which also decodes the
+/// other `batch − 1` requests. A runtime that prefills the arrived prompts
+/// in a pass of their own (SGLang) waits only for the step in progress:
+/// [`SERVED_TTFT_STEPS_OWN_PASS`].
+pub const SERVED_TTFT_STEPS_MIXED: f64 = 2.0;
+/// See [`SERVED_TTFT_STEPS_MIXED`].
+pub const SERVED_TTFT_STEPS_OWN_PASS: f64 = 1.0;
+
+/// Mean time to first token, ms, of a request arriving in a closed loop of
+/// `batch` requests once it runs steadily: the idle replica's `ttft_ms`
+/// plus [`SERVED_TTFT_STEPS_MIXED`] (or, with `own_pass`,
+/// [`SERVED_TTFT_STEPS_OWN_PASS`]) steps at the served time per output
+/// token. `ttft_ms` at batch 1 (no other request: the replica is idle when
+/// it arrives).
+pub(crate) fn served_ttft(
+    ttft_ms: Option<f64>,
+    served_tpot_ms: Option<f64>,
+    batch: u64,
+    own_pass: bool,
+) -> Option<f64> {
+    let ttft = ttft_ms?;
+    if batch <= 1 {
+        return Some(ttft);
+    }
+    let steps = if own_pass {
+        SERVED_TTFT_STEPS_OWN_PASS
+    } else {
+        SERVED_TTFT_STEPS_MIXED
+    };
+    Some(ttft + steps * served_tpot_ms?)
 }
 
 /// Whether the plan's runtime prefills arriving prompts in passes of their
@@ -695,6 +833,12 @@ pub struct SpeedBasis {
     /// rule) or SGLang told to mix its prompts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served_tpot: Option<super::speed::Accuracy>,
+    /// The closed-loop mean time to first token
+    /// (`inference::closed_loop_ttft_ms`, built on `Plan::served_ttft_ms`)
+    /// against the same runs' printed means
+    /// (`speed::SERVING_TTFT_ACCURACY`); `None` where `served_tpot` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_ttft: Option<super::speed::Accuracy>,
 }
 
 /// The factor a plan puts on a mixture of experts' routed prefill GEMMs
@@ -2149,7 +2293,7 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         ));
     }
     let per_sequence = per_sequence.flatten();
-    let (ttft_ms, tpot_ms, request_latency_ms, served_tpot_ms) = latencies(
+    let lat = latencies(
         prefill_slowest.flatten(),
         per_sequence,
         opts.input_len.unwrap_or(context),
@@ -2180,10 +2324,11 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
         host_weights_bytes: ev.host_weights,
         moe_offload: None,
         batch: opts.batch,
-        ttft_ms,
-        tpot_ms,
-        request_latency_ms,
-        served_tpot_ms,
+        ttft_ms: lat.ttft_ms,
+        tpot_ms: lat.tpot_ms,
+        request_latency_ms: lat.request_latency_ms,
+        served_tpot_ms: lat.served_tpot_ms,
+        served_ttft_ms: lat.served_ttft_ms,
         expert_parallel: if opts.expert_parallel && spec.moe.is_some() {
             l.expert_ranks
         } else {
@@ -2204,13 +2349,18 @@ fn missed_target(p: &Plan, opts: &InferenceOptions) -> Option<String> {
             Some(_) => None,
         }
     };
-    check(
-        "time to first token",
-        p.ttft_ms,
-        opts.ttft_ms,
-        "no prefill rate",
-    )
-    .or_else(|| {
+    // With an output length the batch is a closed loop: a request that
+    // arrives waits for the decode steps in progress (the served TTFT,
+    // equal to the idle one at batch 1).
+    let (ttft, what) = if opts.output_len.is_some() && p.batch > 1 {
+        (
+            p.served_ttft_ms,
+            format!("time to first token served at batch {}", p.batch),
+        )
+    } else {
+        (p.ttft_ms, "time to first token".to_string())
+    };
+    check(&what, ttft, opts.ttft_ms, "no prefill rate").or_else(|| {
         // With an output length the batch is a closed loop whose steps
         // also prefill the other requests' prompts: the TPOT its requests
         // see is the served one (equal to the plain one at batch 1).
@@ -2235,7 +2385,7 @@ fn missed_target(p: &Plan, opts: &InferenceOptions) -> Option<String> {
 /// [`layout_plan`] under latency targets: one sequence per replica must
 /// meet them (else the layout is rejected with the figure that misses);
 /// then the most sequences per replica that still meet the time per output
-/// token and fit (decode time per step grows with the sequences' KV
+/// token (and, with an output length, the served time to first token) and fit (decode time per step grows with the sequences' KV
 /// reads, so the largest such batch is found by bisection).
 fn layout_under_targets(
     spec: &ModelSpec,
@@ -2952,6 +3102,7 @@ pub fn plan_inference(
                         },
                     ),
                     served_tpot: super::speed::serving_accuracy(opts),
+                    served_ttft: super::speed::serving_ttft_accuracy(opts),
                 }
             }),
         options: opts.clone(),
@@ -3402,7 +3553,7 @@ fn offload_plan(
     context: u64,
 ) -> Plan {
     let per_sequence = ev.decode.map(|d| d / opts.batch.max(1) as f64);
-    let (ttft_ms, tpot_ms, request_latency_ms, served_tpot_ms) = latencies(
+    let lat = latencies(
         ev.prefill,
         per_sequence,
         opts.input_len.unwrap_or(context),
@@ -3433,10 +3584,11 @@ fn offload_plan(
         host_weights_bytes: 0,
         moe_offload: None,
         batch: opts.batch,
-        ttft_ms,
-        tpot_ms,
-        request_latency_ms,
-        served_tpot_ms,
+        ttft_ms: lat.ttft_ms,
+        tpot_ms: lat.tpot_ms,
+        request_latency_ms: lat.request_latency_ms,
+        served_tpot_ms: lat.served_tpot_ms,
+        served_ttft_ms: lat.served_ttft_ms,
         expert_parallel: 1,
     }
 }
@@ -3744,10 +3896,71 @@ mod op_offload_tests {
         let want = t + 15.0 * 2000.0 / 200.0 / prefill * 1000.0;
         assert!((s - want).abs() < 1e-6 * want, "{s} {want}");
         assert!(s > 1.5 * t, "{s} {t}");
-        // A request's later tokens come at the served TPOT.
+        // A request arriving in the loop waits for the step in progress
+        // and then the step that carries its prompt (vLLM mixes prompts
+        // into the decode steps): two served steps beyond the idle TTFT;
+        // its later tokens come at the served TPOT.
+        assert_eq!(one.served_ttft_ms, one.ttft_ms);
+        let f = many.served_ttft_ms.unwrap();
+        let want = many.ttft_ms.unwrap() + 2.0 * s;
+        assert!((f - want).abs() < 1e-9 * want, "{f} {want}");
         let req = many.request_latency_ms.unwrap();
-        let want = many.ttft_ms.unwrap() + 199.0 * s;
+        let want = f + 199.0 * s;
         assert!((req - want).abs() < 1e-6 * want, "{req} {want}");
+    }
+
+    #[test]
+    fn served_ttft_waits_for_the_steps_in_progress() {
+        // Batch 1: an idle replica.
+        assert_eq!(served_ttft(Some(50.0), Some(20.0), 1, false), Some(50.0));
+        // Mixed steps: the step in progress, then the one with the prompt.
+        assert_eq!(served_ttft(Some(50.0), Some(20.0), 8, false), Some(90.0));
+        // A pass of its own (SGLang): only the step in progress.
+        assert_eq!(served_ttft(Some(50.0), Some(20.0), 8, true), Some(70.0));
+        assert_eq!(served_ttft(None, Some(20.0), 8, true), None);
+        assert_eq!(served_ttft(Some(50.0), None, 8, true), None);
+    }
+
+    #[test]
+    fn closed_loop_ttft_holds_the_first_burst_and_the_wait_for_a_slot() {
+        let spec = crate::plan::load_model("llama-3.1-8b").unwrap().spec;
+        let opts = |batch| InferenceOptions {
+            runtime: RuntimeKind::Vllm,
+            batch,
+            input_len: Some(1000),
+            output_len: Some(100),
+            context: Some(1100),
+            ..Default::default()
+        };
+        let d = PlanDevice::from_device_string("1xh100-sxm").unwrap();
+        let p = plan_inference(&spec, &d, &opts(4)).plans.remove(0);
+        let fixed = crate::plan::speed::request_seconds(&opts(4), 1) * 1000.0;
+        let idle = p.ttft_ms.unwrap();
+        let per_token = (idle - fixed) / 1000.0;
+        let steady = p.served_ttft_ms.unwrap();
+        // Four clients, passes of 1500 tokens: the prompts end at 1000,
+        // 2000, 3000 and 4000 tokens, their passes at 1500, 3000, 3000 and
+        // 4000 (the last holds what is left); then 16 more requests at the
+        // steady loop's TTFT.
+        let burst = 4.0 * fixed + (1500.0 + 3000.0 + 3000.0 + 4000.0) * per_token;
+        let want = (burst + 16.0 * steady) / 20.0;
+        let got = closed_loop_ttft_ms(&p, &opts(4), 1500, 4, 20).unwrap();
+        assert!((got - want).abs() < 1e-9 * want, "{got} {want}");
+        // One client: the idle TTFT, whatever the budget.
+        let one = plan_inference(&spec, &d, &opts(1)).plans.remove(0);
+        let got = closed_loop_ttft_ms(&one, &opts(1), 512, 1, 50).unwrap();
+        assert!((got - idle).abs() < 1e-9 * idle, "{got} {idle}");
+        // More clients than the KV cache holds: H = max_batch at once, and
+        // every later request also waits (C − H) ÷ H request latencies.
+        let h = p.max_batch;
+        let c = 3 * h;
+        let n = 10 * c;
+        let full = plan_inference(&spec, &d, &opts(h)).plans.remove(0);
+        let got = closed_loop_ttft_ms(&full, &opts(h), 8192, c, n).unwrap();
+        let wait = 2.0 * full.request_latency_ms.unwrap();
+        let later = (n - h) as f64 * (full.served_ttft_ms.unwrap() + wait) / n as f64;
+        assert!(got > later, "{got} {later}");
+        assert!(got < later + full.ttft_ms.unwrap() * h as f64, "{got}");
     }
 
     #[test]
@@ -3827,23 +4040,29 @@ mod op_offload_tests {
                 },
             )
             .speed_basis
-            .and_then(|b| b.served_tpot)
+            .map(|b| (b.served_tpot, b.served_ttft))
+            .unwrap_or_default()
         };
         let table = |runtime| {
-            crate::plan::speed::SERVING_ACCURACY
-                .iter()
-                .find(|(r, _)| *r == runtime)
-                .map(|(_, a)| *a)
+            let find = |t: &[(RuntimeKind, crate::plan::speed::Accuracy)]| {
+                t.iter().find(|(r, _)| *r == runtime).map(|(_, a)| *a)
+            };
+            (
+                find(crate::plan::speed::SERVING_ACCURACY),
+                find(crate::plan::speed::SERVING_TTFT_ACCURACY),
+            )
         };
         for runtime in [RuntimeKind::Sglang, RuntimeKind::Vllm] {
-            let a = basis(runtime, false).expect("serving runs of this runtime");
-            assert_eq!(Some(a), table(runtime));
+            let (a, f) = basis(runtime, false);
+            let (a, f) = (a.expect("serving runs"), f.expect("their TTFT"));
+            assert_eq!((Some(a), Some(f)), table(runtime));
             assert!(a.rows >= 20 && a.held_out_rows == a.rows, "{a:?}");
+            assert_eq!(f.rows, a.rows, "{f:?}");
         }
-        assert_eq!(basis(RuntimeKind::Sglang, true), None);
+        assert_eq!(basis(RuntimeKind::Sglang, true), (None, None));
         assert_eq!(basis(RuntimeKind::Vllm, true), table(RuntimeKind::Vllm));
-        assert_eq!(basis(RuntimeKind::LlamaCpp, false), None);
-        assert_eq!(basis(RuntimeKind::Generic, false), None);
+        assert_eq!(basis(RuntimeKind::LlamaCpp, false), (None, None));
+        assert_eq!(basis(RuntimeKind::Generic, false), (None, None));
         assert!(vw.iter().any(|w| w.contains("mixed prefill")), "{vw:?}");
         assert!(super::super::runtime::runtime(RuntimeKind::Sglang).prompts_between_decode_steps());
         for kind in [

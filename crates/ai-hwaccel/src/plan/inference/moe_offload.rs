@@ -412,7 +412,7 @@ impl Split<'_> {
         let gpu_weights: u64 = per_device[1..].iter().map(|d| d.weights_bytes).sum();
         let devices_used = per_device.len() as u32;
         let per_sequence = decode.map(|d| d / batch.max(1) as f64);
-        let (ttft_ms, tpot_ms, request_latency_ms, served_tpot_ms) = super::latencies(
+        let lat = super::latencies(
             prefill,
             per_sequence,
             opts.input_len.unwrap_or(context),
@@ -457,10 +457,11 @@ impl Split<'_> {
                 pcie_seconds_per_prompt_token: pcie,
             }),
             batch,
-            ttft_ms,
-            tpot_ms,
-            request_latency_ms,
-            served_tpot_ms,
+            ttft_ms: lat.ttft_ms,
+            tpot_ms: lat.tpot_ms,
+            request_latency_ms: lat.request_latency_ms,
+            served_tpot_ms: lat.served_tpot_ms,
+            served_ttft_ms: lat.served_ttft_ms,
             expert_parallel: 1,
         }
     }

@@ -411,6 +411,19 @@ impl Runtime for LlamaCpp {
     fn aliases(&self) -> &'static [&'static str] {
         &["llamacpp", "llama-cpp", "llama-server"]
     }
+    /// `n_batch` ([`N_BATCH`]): the server batches pending prompts' tokens
+    /// up to it in each `update_slots` pass.
+    fn prompt_tokens_per_pass(
+        &self,
+        _device: &crate::plan::PlanDevice,
+        _capacity_bytes: u64,
+        _tensor_parallel: u32,
+        _pipeline_parallel: u32,
+        _latent_attention: bool,
+        _opts: &InferenceOptions,
+    ) -> u64 {
+        N_BATCH
+    }
     fn source(&self) -> &'static str {
         "llama.cpp common/arg.cpp (--fit on, --fit-target 1024 MiB, -ub 512) and src/llama-context.cpp (compute and output buffers), late-2025 releases"
     }

@@ -163,6 +163,22 @@ pub trait Runtime: Sync {
     fn prompts_between_decode_steps(&self) -> bool {
         false
     }
+    /// Prompt tokens one forward pass takes at most: the budget in which
+    /// a burst of arriving prompts is prefilled, pass after pass (each
+    /// request's first token comes at the end of the pass that finishes
+    /// its prompt; `plan::inference::closed_loop_ttft_ms`). The default is
+    /// the planner's own chunk ([`InferenceOptions::prefill_chunk`]).
+    fn prompt_tokens_per_pass(
+        &self,
+        _device: &PlanDevice,
+        _capacity_bytes: u64,
+        _tensor_parallel: u32,
+        _pipeline_parallel: u32,
+        _latent_attention: bool,
+        opts: &InferenceOptions,
+    ) -> u64 {
+        opts.prefill_chunk.max(1)
+    }
     /// The launch command for `choice` (one of `plan.plans`) of a model
     /// that came from `origin`; an error says why this runtime cannot run
     /// that plan as it stands.
@@ -196,6 +212,28 @@ pub struct Launch {
     pub files: std::collections::BTreeMap<String, String>,
     /// What the user must know (a placeholder to fill, what was assumed).
     pub notes: Vec<String>,
+}
+
+/// Prompt tokens one forward pass of `kind` takes at most on `device`
+/// ([`Runtime::prompt_tokens_per_pass`]): vLLM's `max_num_batched_tokens`,
+/// SGLang's `chunked_prefill_size`, TensorRT-LLM's `max_num_tokens` and
+/// llama.cpp's `n_batch` as each defaults for that device.
+pub fn prompt_tokens_per_pass(
+    kind: RuntimeKind,
+    device: &PlanDevice,
+    tensor_parallel: u32,
+    pipeline_parallel: u32,
+    latent_attention: bool,
+    opts: &InferenceOptions,
+) -> u64 {
+    runtime(kind).prompt_tokens_per_pass(
+        device,
+        device.capacity_bytes.unwrap_or(0),
+        tensor_parallel,
+        pipeline_parallel,
+        latent_attention,
+        opts,
+    )
 }
 
 /// The launch command of `plan`'s plan number `index` (0 = best) for the

@@ -366,6 +366,27 @@ impl Runtime for Sglang {
     fn prompts_between_decode_steps(&self) -> bool {
         true
     }
+    /// `chunked_prefill_size` as SGLang defaults it for the device
+    /// ([`SglangMemoryDefaults`]): the prompt tokens one extend pass takes.
+    fn prompt_tokens_per_pass(
+        &self,
+        device: &PlanDevice,
+        capacity_bytes: u64,
+        tensor_parallel: u32,
+        pipeline_parallel: u32,
+        latent_attention: bool,
+        _opts: &InferenceOptions,
+    ) -> u64 {
+        SglangMemoryDefaults::for_device(
+            device,
+            capacity_bytes,
+            tensor_parallel,
+            pipeline_parallel,
+            latent_attention,
+            None,
+        )
+        .chunked_prefill_size
+    }
     fn source(&self) -> &'static str {
         "SGLang 0.5.23 sglang/srt/arg_groups/memory_hook.py (handle_gpu_memory_settings: mem_fraction_static from the prefill chunk, CUDA-graph and parallel reserves; reserve_for_graph_mb)"
     }

@@ -38,6 +38,19 @@ impl Runtime for TrtLlm {
     fn aliases(&self) -> &'static [&'static str] {
         &["tensorrt-llm", "tensorrtllm", "trt-llm"]
     }
+    /// `max_num_tokens` ([`MAX_NUM_TOKENS`]): the tokens one iteration of
+    /// the in-flight batching scheduler takes.
+    fn prompt_tokens_per_pass(
+        &self,
+        _device: &crate::plan::PlanDevice,
+        _capacity_bytes: u64,
+        _tensor_parallel: u32,
+        _pipeline_parallel: u32,
+        _latent_attention: bool,
+        _opts: &InferenceOptions,
+    ) -> u64 {
+        MAX_NUM_TOKENS
+    }
     fn source(&self) -> &'static str {
         "TensorRT-LLM tensorrt_llm/llmapi/llm_args.py (KvCacheConfig.free_gpu_memory_fraction 0.9, max_num_tokens 8192)"
     }

@@ -733,6 +733,23 @@ impl Runtime for Vllm {
     fn name(&self) -> &'static str {
         "vllm"
     }
+    /// `max_num_batched_tokens`: as given, else vLLM's default for the
+    /// device ([`vllm_batch_defaults`]); the V1 scheduler fills each step's
+    /// token budget with it.
+    fn prompt_tokens_per_pass(
+        &self,
+        device: &crate::plan::PlanDevice,
+        capacity_bytes: u64,
+        _tensor_parallel: u32,
+        _pipeline_parallel: u32,
+        _latent_attention: bool,
+        opts: &InferenceOptions,
+    ) -> u64 {
+        opts.max_num_batched_tokens.unwrap_or_else(|| {
+            let visible = cuda_visible_bytes(device.spec_id.as_deref(), capacity_bytes);
+            vllm_batch_defaults(visible, &device.name).0
+        })
+    }
     fn source(&self) -> &'static str {
         "vLLM V1 engine, v0.10-v0.11 (batch defaults as of 0.33.0): vllm/v1/worker/gpu_worker.py (determine_available_memory), vllm/engine/arg_utils.py (get_batch_defaults); sampler peak fitted on llm-d-benchmark's logged H100 profiles"
     }
