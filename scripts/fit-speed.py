@@ -899,6 +899,19 @@ def main():
 MIN_DP4A_ROWS = 3
 
 
+def dp4a_width_ratio(cells, runtime, r):
+    """The factor on the DP4A fraction for a row's format (speed.rs
+    dp4a_width_ratio): 1 but below 4 bits, where it is the pooled below-4-bit
+    prefill cell over the pooled 4-to-8-bit one (1 where either is missing)."""
+    if r["width"] != "<4-bit":
+        return 1.0
+    fine = cells.get(("any", runtime, "<4-bit"), {}).get("prefill")
+    four = cells.get(("any", runtime, "4-7 bit"), {}).get("prefill")
+    if fine is None or four is None or four[0] <= 0:
+        return 1.0
+    return fine[0] / four[0]
+
+
 def fit_dp4a(rows, cells, scores, requests):
     """Per runtime, the fraction f of the DP4A rate the dp4a rows' prompts
     reach, with the pooled cell's per-layer prefill time (the DP4A MMQ
@@ -914,7 +927,10 @@ def fit_dp4a(rows, cells, scores, requests):
             if c is None:
                 continue
             rest = r["layers"] * c[1] + r["z"] * scores.get(runtime, 0.0) + r["inv_n"] * requests.get(runtime, 0.0)
-            fit_rows.append((1.0 / r["pre"] * moe(r, {}), rest, 1.0 / r["pp"]))
+            # A format below 4 bits reaches the fraction times the pool's
+            # ratio of its width's prefill cell to the 4-to-8-bit one
+            # (speed.rs dp4a_width_ratio): its ideal time over that ratio.
+            fit_rows.append((1.0 / r["pre"] * moe(r, {}) / dp4a_width_ratio(cells, runtime, r), rest, 1.0 / r["pp"]))
         if len(fit_rows) >= MIN_DP4A_ROWS:
             f = device_factor(fit_rows)
             if f is not None:
@@ -2538,9 +2554,16 @@ card's int8 DP4A rate (its datasheet INT8 figure, else four times FP32:
 per runtime, {dp4a}, with the pooled cell's per-layer time; before, Pascal
 prompts had no estimate. The fit rows are the Tesla P40's of Jan 2024 to Jun
 2026 builds (PRs 4766, 7716, 8416, 24127; all but one of 2024); here the GTX 1080 Ti, TITAN Xp
-and Tesla P40 of 2025-2026 builds are 12 % to 24 % under (seven of the
+and Tesla P40 of 2025-2026 builds are 1 % to 14 % under (seven of the
 eight fit rows are of 2024 builds); the GTX 1070 and 1070 Ti entries carry no FP32 rate and
-stay without one.
+stay without one. A format below 4 bits takes the fraction times the pool's
+ratio of its below-4-bit prefill cell to the 4-to-8-bit one (`dp4a_width_ratio`,
+as a class without a cell at a width takes the pool's ratio): the P40's
+Q3_K_S prompts of January and July 2024 ran at 0.64 and 0.68 of its
+4-bit ones on the same builds, and went from 65 % and 41 % over to 29 %
+and 12 % over (the fit's DP4A fraction rose from 0.288 to 0.300, the
+4-bit rows no longer pulled down by them); the scoreboards' Pascal prompts
+here, 12 % to 24 % under before, are 1 % to 14 % under with it.
 
 Corrections tried and not kept, because this table got worse: referring
 quantized CUDA prompts of builds from July 2024 to the int8 tensor rate
