@@ -1130,12 +1130,10 @@ fn render_plan(p: &InferencePlan) -> String {
                      that carries its prompt"
                 },
             );
-            if let Some(a) = p
-                .speed_basis
-                .as_ref()
-                .and_then(|b| b.served_tpot)
-                .filter(|_| served)
-            {
+            // How far the served figures are from the runtime's published
+            // serving benchmarks, where it has some.
+            let basis = p.speed_basis.as_ref().filter(|_| served);
+            if let Some(a) = basis.and_then(|b| b.served_tpot) {
                 o += &format!(
                     "served TPOT against {} published {} serving benchmarks (closed loops, never fitted):\n  \
                      median error {:.0} %, worst {:.0} %\n",
@@ -1145,12 +1143,7 @@ fn render_plan(p: &InferencePlan) -> String {
                     100.0 * a.worst
                 );
             }
-            if let Some(a) = p
-                .speed_basis
-                .as_ref()
-                .and_then(|b| b.served_ttft)
-                .filter(|_| served)
-            {
+            if let Some(a) = basis.and_then(|b| b.served_ttft) {
                 o += &format!(
                     "served TTFT in those benchmarks' closed loops (their first burst of prompts, then\n  \
                      the steady loop) against their mean TTFT: median error {:.0} %, worst {:.0} %\n",

@@ -413,15 +413,7 @@ impl Runtime for LlamaCpp {
     }
     /// `n_batch` ([`N_BATCH`]): the server batches pending prompts' tokens
     /// up to it in each `update_slots` pass.
-    fn prompt_tokens_per_pass(
-        &self,
-        _device: &crate::plan::PlanDevice,
-        _capacity_bytes: u64,
-        _tensor_parallel: u32,
-        _pipeline_parallel: u32,
-        _latent_attention: bool,
-        _opts: &InferenceOptions,
-    ) -> u64 {
+    fn prompt_tokens_per_pass(&self, _at: &super::PassDevice, _opts: &InferenceOptions) -> u64 {
         N_BATCH
     }
     fn source(&self) -> &'static str {

@@ -168,15 +168,7 @@ pub trait Runtime: Sync {
     /// request's first token comes at the end of the pass that finishes
     /// its prompt; `plan::inference::closed_loop_ttft_ms`). The default is
     /// the planner's own chunk ([`InferenceOptions::prefill_chunk`]).
-    fn prompt_tokens_per_pass(
-        &self,
-        _device: &PlanDevice,
-        _capacity_bytes: u64,
-        _tensor_parallel: u32,
-        _pipeline_parallel: u32,
-        _latent_attention: bool,
-        opts: &InferenceOptions,
-    ) -> u64 {
+    fn prompt_tokens_per_pass(&self, _at: &PassDevice, opts: &InferenceOptions) -> u64 {
         opts.prefill_chunk.max(1)
     }
     /// The launch command for `choice` (one of `plan.plans`) of a model
@@ -226,14 +218,29 @@ pub fn prompt_tokens_per_pass(
     latent_attention: bool,
     opts: &InferenceOptions,
 ) -> u64 {
-    runtime(kind).prompt_tokens_per_pass(
+    let at = PassDevice {
         device,
-        device.capacity_bytes.unwrap_or(0),
+        capacity_bytes: device.capacity_bytes.unwrap_or(0),
         tensor_parallel,
         pipeline_parallel,
         latent_attention,
-        opts,
-    )
+    };
+    runtime(kind).prompt_tokens_per_pass(&at, opts)
+}
+
+/// A device of a layout, as a runtime's prompt budget per pass depends on
+/// it ([`Runtime::prompt_tokens_per_pass`]).
+pub struct PassDevice<'a> {
+    /// The device.
+    pub device: &'a PlanDevice,
+    /// Its memory in bytes.
+    pub capacity_bytes: u64,
+    /// Tensor-parallel degree of the layout.
+    pub tensor_parallel: u32,
+    /// Pipeline stages of the layout.
+    pub pipeline_parallel: u32,
+    /// Whether the model compresses its KV cache into a latent (MLA).
+    pub latent_attention: bool,
 }
 
 /// The launch command of `plan`'s plan number `index` (0 = best) for the
@@ -367,6 +374,32 @@ pub use vllm::{NVIDIA_SMI_TOTAL_MIB, cuda_visible_bytes, nvidia_smi_total_bytes}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prompt_budgets_per_pass_follow_each_runtime_s_defaults() {
+        let d = |s: &str| PlanDevice::from_device_string(s).unwrap().remove(0);
+        let opts = InferenceOptions::default();
+        let pass = |k, dev: &PlanDevice, tp| prompt_tokens_per_pass(k, dev, tp, 1, false, &opts);
+        let (h100, b200, rtx) = (d("1xh100-sxm"), d("1xb200"), d("1xrtx-4090"));
+        // vLLM's get_batch_defaults tiers: 70 GiB and more, 160 and more.
+        assert_eq!(pass(RuntimeKind::Vllm, &h100, 1), 8192);
+        assert_eq!(pass(RuntimeKind::Vllm, &b200, 1), 16384);
+        assert_eq!(pass(RuntimeKind::Vllm, &rtx, 1), 2048);
+        let given = InferenceOptions {
+            max_num_batched_tokens: Some(4096),
+            ..InferenceOptions::default()
+        };
+        assert_eq!(
+            prompt_tokens_per_pass(RuntimeKind::Vllm, &h100, 1, 1, false, &given),
+            4096
+        );
+        // SGLang's chunked_prefill_size by GPU memory.
+        assert_eq!(pass(RuntimeKind::Sglang, &h100, 8), 8192);
+        assert_eq!(pass(RuntimeKind::Sglang, &b200, 8), 16384);
+        assert_eq!(pass(RuntimeKind::Trtllm, &h100, 1), 8192);
+        assert_eq!(pass(RuntimeKind::LlamaCpp, &rtx, 1), 2048);
+        assert_eq!(pass(RuntimeKind::Generic, &rtx, 1), opts.prefill_chunk);
+    }
 
     #[test]
     fn every_runtime_is_in_the_table_once_and_parses_by_name() {

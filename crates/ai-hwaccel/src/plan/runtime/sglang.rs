@@ -368,21 +368,13 @@ impl Runtime for Sglang {
     }
     /// `chunked_prefill_size` as SGLang defaults it for the device
     /// ([`SglangMemoryDefaults`]): the prompt tokens one extend pass takes.
-    fn prompt_tokens_per_pass(
-        &self,
-        device: &PlanDevice,
-        capacity_bytes: u64,
-        tensor_parallel: u32,
-        pipeline_parallel: u32,
-        latent_attention: bool,
-        _opts: &InferenceOptions,
-    ) -> u64 {
+    fn prompt_tokens_per_pass(&self, at: &super::PassDevice, _opts: &InferenceOptions) -> u64 {
         SglangMemoryDefaults::for_device(
-            device,
-            capacity_bytes,
-            tensor_parallel,
-            pipeline_parallel,
-            latent_attention,
+            at.device,
+            at.capacity_bytes,
+            at.tensor_parallel,
+            at.pipeline_parallel,
+            at.latent_attention,
             None,
         )
         .chunked_prefill_size

@@ -40,15 +40,7 @@ impl Runtime for TrtLlm {
     }
     /// `max_num_tokens` ([`MAX_NUM_TOKENS`]): the tokens one iteration of
     /// the in-flight batching scheduler takes.
-    fn prompt_tokens_per_pass(
-        &self,
-        _device: &crate::plan::PlanDevice,
-        _capacity_bytes: u64,
-        _tensor_parallel: u32,
-        _pipeline_parallel: u32,
-        _latent_attention: bool,
-        _opts: &InferenceOptions,
-    ) -> u64 {
+    fn prompt_tokens_per_pass(&self, _at: &super::PassDevice, _opts: &InferenceOptions) -> u64 {
         MAX_NUM_TOKENS
     }
     fn source(&self) -> &'static str {

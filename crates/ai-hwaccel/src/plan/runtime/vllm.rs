@@ -736,18 +736,10 @@ impl Runtime for Vllm {
     /// `max_num_batched_tokens`: as given, else vLLM's default for the
     /// device ([`vllm_batch_defaults`]); the V1 scheduler fills each step's
     /// token budget with it.
-    fn prompt_tokens_per_pass(
-        &self,
-        device: &crate::plan::PlanDevice,
-        capacity_bytes: u64,
-        _tensor_parallel: u32,
-        _pipeline_parallel: u32,
-        _latent_attention: bool,
-        opts: &InferenceOptions,
-    ) -> u64 {
+    fn prompt_tokens_per_pass(&self, at: &super::PassDevice, opts: &InferenceOptions) -> u64 {
         opts.max_num_batched_tokens.unwrap_or_else(|| {
-            let visible = cuda_visible_bytes(device.spec_id.as_deref(), capacity_bytes);
-            vllm_batch_defaults(visible, &device.name).0
+            let visible = cuda_visible_bytes(at.device.spec_id.as_deref(), at.capacity_bytes);
+            vllm_batch_defaults(visible, &at.device.name).0
         })
     }
     fn source(&self) -> &'static str {
