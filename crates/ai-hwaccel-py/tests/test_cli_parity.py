@@ -85,6 +85,9 @@ PLANS: List[Dict[str, Any]] = [
      "unfused_attention": True},
     {"model": "llama-3-8b", "devices": "1xrtx-3090", "runtime": "llama.cpp", "runtime_build": "2024-06",
      "quant": "q6_k", "cuda_force_mmq": True},
+    # Latency targets on a closed loop: the served TTFT bounds the batch.
+    {"model": "llama-3.1-70b", "devices": "8xh100-sxm", "runtime": "sglang", "input_len": 2048,
+     "output_len": 256, "tpot_ms": 30, "ttft_ms": 150},
 ]
 
 
