@@ -556,17 +556,18 @@ pub(crate) fn latencies(
 /// forward pass (`runtime::prompt_tokens_per_pass`). Per replica:
 ///
 /// - The first burst: the requests admitted at once (the clients, at most
-///   the sequences the plan's KV cache holds, `plan.max_batch`) arrive together on an idle replica, whose passes take
-///   their prompts in order, `prompt_tokens_per_pass` tokens each; a
-///   request's first token comes at the end of the pass that finishes its
-///   prompt, at the plan's prompt rate (its idle TTFT less the
-///   runtime's fixed seconds per request, which every request also waits).
-///   The decode steps of the requests already started are left out.
+///   the sequences the plan's KV cache holds, `plan.max_batch`) arrive
+///   together on an idle replica, whose passes take their prompts in
+///   order, `prompt_tokens_per_pass` tokens each; a request's first token
+///   comes at the end of the pass that finishes its prompt, at the plan's
+///   prompt rate (its idle TTFT less the runtime's fixed seconds per
+///   request, which every request also waits). The decode steps of the
+///   requests already started are left out.
 /// - Every later request: the steady loop's [`Plan::served_ttft_ms`], and
 ///   where more clients wait than the plan's KV cache holds, the wait for a
-///   slot: by Little's law a closed loop
-///   of `C` clients over `H` slots, each request holding one for the
-///   request's latency `L`, queues each request `(C − H) ÷ H × L`.
+///   slot: by Little's law a closed loop of `C` clients over `H` slots,
+///   each request holding one for the request's latency `L`, queues each
+///   request `(C − H) ÷ H × L`.
 ///
 /// `None` where the plan has no time to first token (no prefill rate) or,
 /// with more clients than its batch, no request latency.
