@@ -1283,6 +1283,18 @@ fn width_scaled<'a>(
     Some((Some(e * fine / pooled), layer(own).unwrap_or(0.0), own))
 }
 
+/// The [`FITTED`] cell of a class, runtime (as fitted, [`fit_runtime`]
+/// already applied) and format width, if the fit made one.
+fn fitted_cell(
+    class: DeviceClass,
+    runtime: RuntimeKind,
+    width: FormatWidth,
+) -> Option<&'static SpeedFit> {
+    FITTED
+        .iter()
+        .find(|f| f.class == class && f.runtime == runtime && f.width == width)
+}
+
 /// The cell for a device, runtime and format: the first with a fitted value
 /// of the class's cell at the format's finest width, the pooled one there,
 /// the class's at the coarser width, the pooled one there, then the same at
@@ -1302,11 +1314,7 @@ fn width_scaled<'a>(
 pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
     let runtime = fit_runtime(runtime);
     let width = FormatWidth::of(q);
-    let cell = |c: DeviceClass, w: FormatWidth| {
-        FITTED
-            .iter()
-            .find(|f| f.class == c && f.runtime == runtime && f.width == w)
-    };
+    let cell = |c: DeviceClass, w: FormatWidth| fitted_cell(c, runtime, w);
     let tried: Vec<&SpeedFit> = cells(class, width)
         .into_iter()
         .filter_map(|(c, w)| cell(c, w))
@@ -2246,12 +2254,7 @@ pub fn dp4a_width_ratio(runtime: RuntimeKind, q: Quant) -> f64 {
         return 1.0;
     }
     let runtime = fit_runtime(runtime);
-    let pooled = |w: FormatWidth| {
-        FITTED
-            .iter()
-            .find(|f| f.class == DeviceClass::Any && f.runtime == runtime && f.width == w)
-            .and_then(|f| f.prefill)
-    };
+    let pooled = |w: FormatWidth| fitted_cell(DeviceClass::Any, runtime, w).and_then(|f| f.prefill);
     match (pooled(FormatWidth::Below4), pooled(FormatWidth::Bits4)) {
         (Some(fine), Some(four)) if four > 0.0 => fine / four,
         _ => 1.0,
@@ -2968,11 +2971,7 @@ mod tests {
     #[test]
     fn finer_width_falls_back_to_own_coarser_scaled_then_pooled_then_coarser() {
         let rt = RuntimeKind::LlamaCpp;
-        let cell = |c: DeviceClass, w: FormatWidth| {
-            FITTED
-                .iter()
-                .find(|f| f.class == c && f.runtime == rt && f.width == w)
-        };
+        let cell = |c: DeviceClass, w: FormatWidth| fitted_cell(c, rt, w);
         let mut scaled = 0;
         for class in [
             DeviceClass::Apple,
@@ -3514,11 +3513,7 @@ mod tests {
         let rt = RuntimeKind::LlamaCpp;
         let q = Quant::Q4K;
         let width = FormatWidth::of(q);
-        let cell = |c: DeviceClass, w: FormatWidth| {
-            FITTED
-                .iter()
-                .find(|f| f.class == c && f.runtime == rt && f.width == w)
-        };
+        let cell = |c: DeviceClass, w: FormatWidth| fitted_cell(c, rt, w);
         for (class, any) in [
             (DeviceClass::NvidiaConsumer, DeviceClass::NvidiaConsumer),
             (DeviceClass::AmdDatacenter, DeviceClass::Any),
