@@ -1962,6 +1962,7 @@ fn check_serve(
     let mut no_concurrency = 0usize;
     let mut capped = false;
     let mut kv_held = false;
+    let mut paced_ttft = false;
     let mut cache: std::collections::HashMap<
         (RuntimeKind, u64, u64, u64),
         Option<ai_hwaccel::plan::inference::Plan>,
@@ -2049,29 +2050,37 @@ fn check_serve(
         // The closed loop's TPOT: the others' prompts within the decode
         // steps (`Plan::served_tpot_ms`).
         let tpot = plan.as_ref().and_then(|p| p.served_tpot_ms);
-        // The run's mean TTFT: its first burst, then the steady loop.
-        let ttft = plan.as_ref().zip(model.as_ref()).and_then(|(p, m)| {
-            let opts = InferenceOptions {
-                runtime,
-                input_len: input.map(|i| i.max(1)),
-                ..InferenceOptions::default()
-            };
-            let pass = ai_hwaccel::plan::runtime::prompt_tokens_per_pass(
-                runtime,
-                devices.first()?,
-                p.tensor_parallel,
-                p.pipeline_parallel,
-                m.spec.mla.is_some(),
-                &opts,
-            );
-            ai_hwaccel::plan::inference::closed_loop_ttft_ms(
-                p,
-                &opts,
-                pass,
-                r.concurrency()?,
-                r.completed,
-            )
-        });
+        // The run's mean TTFT: its first burst, then the steady loop. A
+        // finite request rate spreads the first requests out: no burst,
+        // and no closed-loop TTFT to compare.
+        let paced = r.request_rate.is_some() && plan.is_some();
+        paced_ttft |= paced;
+        let ttft = plan
+            .as_ref()
+            .zip(model.as_ref())
+            .filter(|_| !paced)
+            .and_then(|(p, m)| {
+                let opts = InferenceOptions {
+                    runtime,
+                    input_len: input.map(|i| i.max(1)),
+                    ..InferenceOptions::default()
+                };
+                let pass = ai_hwaccel::plan::runtime::prompt_tokens_per_pass(
+                    runtime,
+                    devices.first()?,
+                    p.tensor_parallel,
+                    p.pipeline_parallel,
+                    m.spec.mla.is_some(),
+                    &opts,
+                );
+                ai_hwaccel::plan::inference::closed_loop_ttft_ms(
+                    p,
+                    &opts,
+                    pass,
+                    r.concurrency()?,
+                    r.completed,
+                )
+            });
         let throughput = plan.as_ref().and_then(|p| {
             let (b, o) = (batch?, output?);
             // TTFT + the later tokens at the served TPOT, per request.
@@ -2101,6 +2110,11 @@ fn check_serve(
     let sglang_planned = out.iter().any(|c| {
         c.planned_runtime == Some(RuntimeKind::Sglang) && c.planned_batch.is_some_and(|b| b > 1)
     });
+    if paced_ttft {
+        notes.push(
+            "a result sent its requests at a finite rate: its TTFT is not compared (the plan's closed loop sends every client's first request at once)".into(),
+        );
+    }
     if kv_held {
         notes.push(
             "a result kept more requests in flight than the plan's KV cache holds: planned at the most it holds (the others wait for a slot, which their TTFT pays, not the TPOT)".into(),

@@ -2908,6 +2908,44 @@ fn check_compares_serving_benchmark_results() {
     let notes = old["notes"].to_string();
     assert!(notes.contains("2 result(s) print neither"), "{notes}");
     assert!(notes.contains("planned with the vLLM rule"), "{notes}");
+    // A finite request rate under a concurrency cap: the TPOT is planned at
+    // the cap, but the first requests do not arrive at once, so no
+    // closed-loop TTFT is compared.
+    let dir = tempfile::tempdir().unwrap();
+    let paced = dir.path().join("paced.txt");
+    std::fs::write(
+        &paced,
+        "============ Serving Benchmark Result ============\n\
+         Successful requests:                     100\n\
+         Maximum request concurrency:             8\n\
+         Request rate configured (RPS):           2.00\n\
+         Benchmark duration (s):                  60.0\n\
+         Total input tokens:                      50000\n\
+         Total generated tokens:                  20000\n\
+         Mean TTFT (ms):                          80.0\n\
+         Mean TPOT (ms):                          9.0\n\
+         ==================================================\n",
+    )
+    .unwrap();
+    let j = json(&[
+        "check",
+        paced.to_str().unwrap(),
+        "--model",
+        "llama-3.1-8b",
+        "--devices",
+        "1xh100-sxm",
+        "--json",
+    ]);
+    let r = &j["results"][0];
+    assert_eq!(r["result"]["request_rate"], 2.0, "{j}");
+    assert!(r["predicted_tpot_ms"].as_f64().is_some(), "{j}");
+    assert!(r["predicted_ttft_ms"].is_null(), "{j}");
+    assert!(
+        j["notes"]
+            .to_string()
+            .contains("sent its requests at a finite rate"),
+        "{j}"
+    );
 }
 
 /// `check` on llama-bench rows with `-ot` overrides and cache types: a row

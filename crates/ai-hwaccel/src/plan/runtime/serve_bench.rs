@@ -108,7 +108,8 @@ fn set(b: &mut ServeBench, key: &str, value: &str) -> bool {
         "backend" => {
             b.backend = Some(v.chars().take(64).collect()).filter(|s: &String| !s.is_empty())
         }
-        "traffic request rate" | "request rate" => {
+        // SGLang's and vLLM's 2024-2025 line, and vLLM's 2025-2026 one.
+        "traffic request rate" | "request rate" | "request rate configured (rps)" => {
             if v.eq_ignore_ascii_case("inf") {
                 b.request_rate_inf = true;
                 b.request_rate = None;
@@ -369,6 +370,35 @@ mod tests {
         assert_eq!((r[0].completed, r[0].mean_ttft_ms), (996, Some(1955.72)));
         assert_eq!(r[0].median_tpot_ms, Some(0.0));
         assert!(r.iter().all(|b| b.concurrency().is_none()));
+    }
+
+    /// vLLM 2025-2026 prints a finite rate as `Request rate configured
+    /// (RPS)` (vllm-project/recipes' Kimi-K2 block) and an unbounded one as
+    /// `inf`.
+    #[test]
+    fn vllm_configured_request_rate_is_read() {
+        let block = |rate: &str| {
+            format!(
+                "============ Serving Benchmark Result ============\n\
+                 Successful requests:                     8\n\
+                 Maximum request concurrency:             4\n\
+                 Request rate configured (RPS):           {rate}\n\
+                 Benchmark duration (s):                  132.79\n\
+                 Total input tokens:                      8000\n\
+                 Total generated tokens:                  4096\n\
+                 Mean TPOT (ms):                          30.78\n\
+                 ==================================================\n"
+            )
+        };
+        let r = parse_serve_bench(&block("1.00"));
+        assert_eq!(r.len(), 1);
+        assert_eq!(
+            (r[0].request_rate, r[0].request_rate_inf),
+            (Some(1.0), false)
+        );
+        assert_eq!(r[0].concurrency(), Some(4));
+        let r = parse_serve_bench(&block("inf"));
+        assert_eq!((r[0].request_rate, r[0].request_rate_inf), (None, true));
     }
 
     /// SGLang's `--output-file` JSONL record: `completed` and the
