@@ -2212,14 +2212,21 @@ What the rows show:
   bytes (the roofline, Nov 2026): on bytes alone the plan put Llama 2 70B
   on two H100 at batch 1024 (128 / 128) 78 % over, on one H200 at batch
   512 81 % over and on two H200 at batch 512 (128 / 2048) 352 % over; with
-  the FLOPs at the prompt rate, 27 %, 31 % and 272 %.
-- Llama 2 7B and 13B (multi-head attention) are within 16 % but at the
-  largest batches of short requests (batch 768 to 1024, 128 / 128: 27 %
-  and 54 % over), where the GEMMs of a few hundred rows run below the
-  prompt's rate.
-- Llama 2 70B over long outputs runs 2-4 times slower than planned (TP4
-  H100, batch 480, 128 / 2048: 203 % over; TP2 H200, batch 512: 272 %;
-  TP2 H100, batch 64, 2048 / 2048: 98 %). These 2023 builds' decode
+  the FLOPs at the prompt rate (the longer of the two), 27 %, 31 % and
+  272 %. Since Nov 29 2026 a runtime fitted as vLLM (vLLM, SGLang,
+  TensorRT-LLM) adds the GEMMs' FLOPs to the weights' bytes above one
+  sequence instead of taking the longer (`decode_gemms_overlap` in
+  `src/plan/speed.rs`): 14 %, 11 % and 144 %. Chosen on these rows, an
+  overlap θ in `max(w, f) + (1 − θ) × min(w, f)` of 1, 0.75, 0.5, 0.25 and 0
+  gave medians of 15.5, 12.7, 13.2, 13.7 and 11.9 % and worsts of 186.0,
+  174.3, 163.4, 153.4 and 144.1 %; the serving rows below are the check
+  it was not chosen on.
+- Llama 2 7B and 13B (multi-head attention) are within 22 %, the largest
+  batches of short requests too (batch 768 and 1024, 128 / 128: 5 % under
+  and 6 % over).
+- Llama 2 70B over long outputs runs up to 2.4 times slower than planned
+  (TP4 H100, batch 480, 128 / 2048: 102 % over; TP2 H200, batch 512:
+  144 %; TP2 H100, batch 64, 2048 / 2048: 72 %). These 2023 builds' decode
   attention for grouped-query models was the masked multi-head kernel
   unless the experimental XQA kernels were turned on (`TRTLLM_ENABLE_XQA`,
   "not enabled by default", performance.md says, and enabled "where our
@@ -2230,10 +2237,10 @@ What the rows show:
 - Current vLLM at a small fixed batch on H200 (batch 8) is within 7 %:
   the batch-1 cells hold there.
 - vLLM on eight MI300X (Oct 2024 blog) grows its step time by about 0.4 ms
-  per sequence (3.53 s for 128 tokens at batch 1, 17.75 s at 256), 18 %
-  over at batch 1 and 99 % at 256: per-sequence cost beyond the bytes and
-  FLOPs (scheduling, sampling, the attention kernels of that ROCm build)
-  that the plan does not model.
+  per sequence (3.53 s for 128 tokens at batch 1, 17.75 s at 256), 17 %
+  over at batch 1 and 67 % at 256 (93 % with the roofline): per-sequence
+  cost beyond the bytes and FLOPs (scheduling, sampling, the attention
+  kernels and FP8 GEMMs of that ROCm build) that the plan does not model.
 """
 
 
@@ -2308,8 +2315,8 @@ What the rows show:
 - Short requests at concurrency 100 (about 90 in flight, 500 / 500):
   about 0.18 prompts arrive per decode step, and under SGLang each
   arrival's step also waits for a prefill pass of its own. Charged at the
-  plan's per-request seconds (51 ms at TP 8), Qwen3-235B is 7 % under,
-  DeepSeek-R1 22 % and Llama 4 Maverick 15 % (32 %, 44 % and 40 % under
+  plan's per-request seconds (51 ms at TP 8), Qwen3-235B is 6 % under,
+  DeepSeek-R1 22 % and Llama 4 Maverick 14 % (32 %, 44 % and 40 % under
   on the prompt tokens alone). gpt-oss-120b (297 / 192: 0.46 arrivals a
   step) is 75 % over, 57 % under before: its pass is planned at the
   fixed part of its concurrency-1 TTFT, and that TTFT is itself planned
@@ -2318,12 +2325,12 @@ What the rows show:
   Llama 4 Scout on MI300X stays 45 % under: its step at 92 sequences
   takes 41.56 ms where the bytes it reads take about 5.
 - Long prompts at high concurrency: at 64 (about 60 in flight), 3981 /
-  530, Qwen3-235B BF16 is 37 % under on the plain decode step and 23 %
-  over served, DeepSeek-R1 FP8 47 % under and 8 %, DeepSeek-V3.1 on
-  MI300X 73 % and 49 % under.
+  530, Qwen3-235B BF16 is 36 % under on the plain decode step and 24 %
+  over served, DeepSeek-R1 FP8 47 % under and 7 %, DeepSeek-V3.1 on
+  MI300X 73 % and 48 % under.
 - Long outputs at any concurrency are the plain decode step: Qwen3-235B
   within 10 %, DeepSeek-R1 within 22 %.
-- DeepSeek-V3.1 on MI300X (SGLang 0.5.7) is 49-62 % under at every
+- DeepSeek-V3.1 on MI300X (SGLang 0.5.7) is 48-62 % under at every
   concurrency and length, and its concurrency-1 runs on the same page
   print 23.84-24.93 ms against 7.38 planned: a gap of that device and
   runtime at batch 1 (its MLA decode on that ROCm build), which SGLang's
@@ -2332,11 +2339,11 @@ What the rows show:
   concurrency 16 with 500-token outputs, where the printed TTFT is over
   three times an idle replica's (Qwen3-235B at 16: 216 ms printed, 67 ms
   idle, 128 ms for the closed loop).
-- The closed loop's TTFT: median 34.5 % over all runs, against 68.2 % for
+- The closed loop's TTFT: median 34.3 % over all runs, against 68.2 % for
   an idle replica's, which is under on every run but one. The first burst
   is what most runs' mean holds: at 64 and more clients with prompts of
   2,000 tokens and more it is most of it (Qwen3-Next on 4 × B200 at 256:
-  1,388 ms printed, 1,129 planned, 81 idle). It is over where a
+  1,388 ms printed, 1,130 planned, 81 idle). It is over where a
   mixture-of-experts model's burst ran faster than its single prompt's
   rate: SGLang's Qwen3-235B at 64 clients of 3,981-token prompts is 348 %
   over (238 ms printed): the plan prefills the burst at the rate of one
@@ -2345,35 +2352,40 @@ What the rows show:
   vLLM's rows at two to eight requests on GPUStack's H100, A100 and H200
   (27-44 %, as their concurrency-1 TTFT on the same pages already is; one
   gpt-oss-120b run is 74 % over, its idle TTFT alone 48 %) and the RTX 4090
-  sweep at 64 and 128 requests (24-48 %: the burst's passes also carry the
+  sweep at 64 and 128 requests (20-46 %: the burst's passes also carry the
   decodes of the requests already started, which the plan leaves out).
 - vLLM, whose steps carry the prompt tokens: on one RTX 4090 (ShareGPT,
-  about 230 / 220 tokens, Qwen2.5-7B) the served TPOT is within 2 % at 8
-  and 16 requests in BF16 and goes to 13 % under at 64 and 25 % under at
-  128 (FP8: 8 % to 39 % under); the decode steps alone are 55 % and 59 %
-  under at 128. Per-step work that grows with the batch beyond its bytes,
-  FLOPs and prompts (scheduling, sampling) is still missing, as in
-  SGLang's short-request rows; one source, so no term yet.
+  about 230 / 220 tokens, Qwen2.5-7B) the served TPOT in BF16 is 3-14 %
+  over at 8 to 128 requests, in FP8 3-20 % under (20 % at 128). With the
+  roofline step (the longer of the weights' bytes and the GEMMs' FLOPs,
+  before Nov 29 2026) BF16 was 2 % over at 8 and 16 requests and 25 %
+  under at 128, FP8 8-39 % under: a serving step does not hide the
+  batch's GEMM work under the weight stream (`decode_gemms_overlap`,
+  chosen on batch.csv, where these rows were not used). The FP8 runs still
+  fall behind from 64 requests on: per-step work beyond the bytes, FLOPs
+  and prompts (scheduling, sampling), as in SGLang's short-request rows.
 - vLLM's DeepSeek-R1 runs are under like SGLang's: 52 % on 8 × H200 at 4
-  requests, 32 % on 8 × MI300X at 128 and 256. The MI100's runs (vLLM
+  requests, 31 % on 8 × MI300X at 128 and 256. The MI100's runs (vLLM
   0.8.5, TP 4) are 55-62 % under, and the MI355X's Llama 3.3 70B at 64
-  requests of 8191 / 1024 tokens 36 % (FP8) and 82 % (MXFP4) over: a
-  device with no calibration row, whose plain decode step is 25-27 % under
+  requests of 8191 / 1024 tokens 40 % (FP8) and 91 % (MXFP4) over: a
+  device with no calibration row, whose plain decode step is 16-23 % under
   while the plan's prompt rate puts the arriving 8191-token prompts at 39
   and 58 ms a step.
-- Llama 3.3 70B on a TPU v6e-8 (vLLM's TPU image) is within 9 %, and
-  Qwen3-8B on one H100 at 2 to 8 requests 12-14 % over (SGLang's and
-  TensorRT-LLM's runs of it at 4, 7-20 % and 10 %: the plain decode step
+- Llama 3.3 70B on a TPU v6e-8 (vLLM's TPU image) is 19 % over at 64 and
+  128 requests (5-9 % with the roofline step: its plain step is within
+  6 %, the arriving 999-token prompts add the rest), and
+  Qwen3-8B on one H100 at 2 to 8 requests 13-16 % over (SGLang's and
+  TensorRT-LLM's runs of it at 4, 7-21 % and 11 %: the plain decode step
   is already over there).
 - Short outputs under SGLang: Qwen2.5-3B on one GH200 with 31- and
-  62-token outputs is 17-42 % over served and 4-59 % under on the plain
+  62-token outputs is 19-45 % over served and 3-57 % under on the plain
   step: the runs' steps stall less than a prefill pass at the plan's
   per-request seconds (13.7 ms on one GPU) on every step a prompt arrives
   in, while the plain step misses what they do stall.
 - TensorRT-LLM on one RTX PRO 6000 (Qwen3-32B FP8, up to 512 requests in
   flight, of which the plan's KV cache holds 224 at their mean 513 + 511
-  tokens, the batch it is planned at): 25 % over
-  on random lengths and 32 % under on ShareGPT, whose printed TPOT (300
+  tokens, the batch it is planned at): 38 % over
+  on random lengths and 26 % under on ShareGPT, whose printed TPOT (300
   ms) is three times the random run's.
 """
 

@@ -46,7 +46,9 @@
 //!   batch's FLOPs (every sequence's token over its whole context) at the
 //!   prefill matrix rate and fraction where that is longer (the roofline:
 //!   memory bound at small batches, compute bound at serving batches of
-//!   hundreds), plus two ring all-reduces per layer under tensor
+//!   hundreds; vLLM, SGLang and TensorRT-LLM above one sequence add the
+//!   GEMMs' FLOPs to the weights' bytes instead,
+//!   [`crate::plan::speed::decode_gemms_overlap`]), plus two ring all-reduces per layer under tensor
 //!   parallelism, each its bytes over the link and a fixed latency measured
 //!   on NVLink and on PCIe ([`allreduce_latency`]); stages run one after
 //!   another (no micro-batch overlap, a lower bound).
@@ -1987,7 +1989,9 @@ fn evaluate_replica_with(
         // A decode step reads the stage's weights once for the whole batch
         // and runs every sequence's GEMM FLOPs: the slower of the two bounds
         // the GEMMs (the roofline; Williams, Waterman and Patterson,
-        // "Roofline", CACM 52(4), 2009), the FLOPs at the rate and fraction
+        // "Roofline", CACM 52(4), 2009), or under vLLM, SGLang and
+        // TensorRT-LLM above one sequence their sum
+        // (`speed::decode_gemms_overlap`), the FLOPs at the rate and fraction
         // a prompt's GEMMs reach. Attention is its own kernels after them:
         // each sequence's KV cache read at the runtime's fitted fraction of
         // the bandwidth for it (`kv_read`; the decode fraction where none is
@@ -2020,7 +2024,13 @@ fn evaluate_replica_with(
             .zip(stage_comm)
             .map(|((t, bw), c)| {
                 let bw = bw as f64;
-                t + (weight_bytes / (bw * dec_eff)).max(at_rate(gemm_flops))
+                let weights = weight_bytes / (bw * dec_eff);
+                let gemms = if super::speed::decode_gemms_overlap(opts.runtime, opts.batch) {
+                    weights.max(at_rate(gemm_flops))
+                } else {
+                    weights + at_rate(gemm_flops)
+                };
+                t + gemms
                     + (kv_bytes / (bw * kv_eff)).max(at_rate(attn_flops))
                     + linear_state_seconds(state_bytes, bw, group[0], opts, kv_eff)
                     + layers * fit.decode_layer_s
@@ -3834,6 +3844,62 @@ mod op_offload_tests {
     }
 
     #[test]
+    fn decode_gemms_add_up_under_vllm_above_one_sequence() {
+        // Default fractions (0.6 of the bandwidth, 0.5 of the matrix rate),
+        // one H100 SXM, Llama 3 8B in BF16 at a short context: at batch 1
+        // vLLM's step is the generic runtime's (the roofline); at 256 it
+        // also waits for the shorter of the two, the weights' bytes here.
+        let spec = crate::plan::load_model("llama-3-8b").unwrap().spec;
+        let tpot = |runtime, batch| {
+            plan_inference(
+                &spec,
+                &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+                &InferenceOptions {
+                    runtime,
+                    batch,
+                    quant: Some(Quant::Bf16),
+                    context: Some(256),
+                    calibrated_speed: false,
+                    ..Default::default()
+                },
+            )
+            .plans
+            .remove(0)
+            .tpot_ms
+            .unwrap()
+        };
+        let (v1, g1) = (tpot(RuntimeKind::Vllm, 1), tpot(RuntimeKind::Generic, 1));
+        assert!((v1 - g1).abs() < 1e-9 * g1, "{v1} {g1}");
+        let (v, g) = (
+            tpot(RuntimeKind::Vllm, 256),
+            tpot(RuntimeKind::Generic, 256),
+        );
+        let params = spec.parameters() as f64;
+        let weights_ms = 2.0 * params / (3.35e12 * 0.6) * 1e3;
+        let flops_ms = 256.0 * 2.0 * params / (989e12 * 0.5) * 1e3;
+        let want = weights_ms.min(flops_ms);
+        assert!(
+            (v - g - want).abs() < 0.1 * want,
+            "{v} {g} {want} ({weights_ms} / {flops_ms})"
+        );
+        // llama.cpp keeps the roofline at every batch.
+        let l = tpot(RuntimeKind::LlamaCpp, 256);
+        assert!(l < g + 0.1 * want, "{l} {g}");
+        assert!(!super::super::speed::decode_gemms_overlap(
+            RuntimeKind::Sglang,
+            2
+        ));
+        assert!(super::super::speed::decode_gemms_overlap(
+            RuntimeKind::Trtllm,
+            1
+        ));
+        assert!(super::super::speed::decode_gemms_overlap(
+            RuntimeKind::LlamaCpp,
+            64
+        ));
+    }
+
+    #[test]
     fn served_tpot_adds_the_other_requests_prompts() {
         // Batch 1: no other request, the plain TPOT.
         assert_eq!(
@@ -3896,7 +3962,8 @@ mod op_offload_tests {
         let prefill = many.prefill_tokens_per_s.unwrap();
         let want = t + 15.0 * 2000.0 / 200.0 / prefill * 1000.0;
         assert!((s - want).abs() < 1e-6 * want, "{s} {want}");
-        assert!(s > 1.5 * t, "{s} {t}");
+        // 2000-token prompts arriving at 16 requests add about half a step.
+        assert!(s > 1.4 * t, "{s} {t}");
         // A request arriving in the loop waits for the step in progress
         // and then the step that carries its prompt (vLLM mixes prompts
         // into the decode steps): two served steps beyond the idle TTFT;
