@@ -2236,6 +2236,14 @@ What the rows show:
   and XQA do.
 - Current vLLM at a small fixed batch on H200 (batch 8) is within 7 %:
   the batch-1 cells hold there.
+- vLLM's Mixtral rows of 2024 (PRs 3240 and 4002, benchmark_latency on
+  A100, the master path without the PRs' tuned fused-MoE configs; added
+  after the decode-step rule was chosen, so a check of it): Mixtral 8x22B
+  on four A100 within 5 %, on eight 13-23 % over; Mixtral 8x7B on two at
+  1000 / 50 tokens 8 % over at batch 4 and 55 % at 64, where the batch's
+  64,000 prompt tokens dominate and the kernels the PR tuned ran them
+  slower. With the roofline step the twelve were 4-59 % off (median 15 %),
+  with the sum 2-55 % (median 14 %), closer on ten.
 - vLLM on eight MI300X (Oct 2024 blog) grows its step time by about 0.4 ms
   per sequence (3.53 s for 128 tokens at batch 1, 17.75 s at 256), 17 %
   over at batch 1 and 67 % at 256 (93 % with the roofline): per-sequence

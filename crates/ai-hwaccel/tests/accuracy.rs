@@ -2941,8 +2941,11 @@ fn batched_parts_for_fit() {
 // above one sequence, the weights' bytes plus the GEMMs' FLOPs instead of
 // the longer of the two (Nov 29 2026, `speed::decode_gemms_overlap`):
 // median 11.9 %, worst 144.1 % (the same row, 4037 planned), from 15.5 %
-// and 186.0 %.
-const ACHIEVED_BATCH: (f64, f64) = (0.12, 1.45);
+// and 186.0 %. Twelve vLLM Mixtral rows (PRs 3240 and 4002, A100, batches
+// 2 to 64) joined after that choice, over by up to 55 % where the prompts
+// of a 2024 fused-MoE kernel without a tuned config dominate: 43 rows,
+// median 13.3 %, worst 144.1 %.
+const ACHIEVED_BATCH: (f64, f64) = (0.14, 1.45);
 
 /// The corpus rule for prompt figures that climb with the prompt's length
 /// (speed.csv's header): a llama-bench prompt slows as the prompt grows

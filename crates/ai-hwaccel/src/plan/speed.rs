@@ -1461,7 +1461,11 @@ pub fn fit_runtime(runtime: RuntimeKind) -> RuntimeKind {
 /// Compared, not chosen on: `serving.csv`'s vLLM rows, whose output
 /// throughput went from 28.3 / 149.2 % to 15.1 / 141.0 % and served time
 /// per output token from 17.9 / 82.4 % to 15.6 / 91.2 % (the worst, an
-/// MI355X's MXFP4 Llama 3.3 70B at 64 clients, from 82 % to 91 % over).
+/// MI355X's MXFP4 Llama 3.3 70B at 64 clients, from 82 % to 91 % over),
+/// and twelve batch rows added after the choice (vLLM PRs 3240 and 4002,
+/// Mixtral 8x7B on two A100 and 8x22B on four and eight, batches 2 to 64):
+/// median 14 %, worst 55 % (the roofline: 15 % and 59 %), closer on ten of
+/// the twelve.
 /// llama.cpp's own batched steps (`batched.csv`'s fit rows,
 /// llama-batched-bench) came out no closer at any θ below 1 (median 12.1 %
 /// at 1, 12.3 % to 12.5 % below it, applied above the eight sequences of its
