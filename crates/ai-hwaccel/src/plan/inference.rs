@@ -48,8 +48,8 @@
 //!   memory bound at small batches, compute bound at serving batches of
 //!   hundreds; vLLM, SGLang and TensorRT-LLM above one sequence add the
 //!   GEMMs' FLOPs to the weights' bytes instead,
-//!   [`crate::plan::speed::decode_gemms_overlap`]), plus two ring all-reduces per layer under tensor
-//!   parallelism, each its bytes over the link and a fixed latency measured
+//!   [`crate::plan::speed::decode_gemms_overlap`]), plus two ring
+//!   all-reduces per layer under tensor parallelism, each its bytes over the link and a fixed latency measured
 //!   on NVLink and on PCIe ([`allreduce_latency`]); stages run one after
 //!   another (no micro-batch overlap, a lower bound).
 //! - **Prefill** is compute bound: `2 × active parameters + 2 × layers ×
@@ -3850,10 +3850,11 @@ mod op_offload_tests {
         // vLLM's step is the generic runtime's (the roofline); at 256 it
         // also waits for the shorter of the two, the weights' bytes here.
         let spec = crate::plan::load_model("llama-3-8b").unwrap().spec;
+        let devices = PlanDevice::from_device_string("1xh100-sxm").unwrap();
         let tpot = |runtime, batch| {
             plan_inference(
                 &spec,
-                &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+                &devices,
                 &InferenceOptions {
                     runtime,
                     batch,
@@ -3875,8 +3876,10 @@ mod op_offload_tests {
             tpot(RuntimeKind::Generic, 256),
         );
         let params = spec.parameters() as f64;
-        let weights_ms = 2.0 * params / (3.35e12 * 0.6) * 1e3;
-        let flops_ms = 256.0 * 2.0 * params / (989e12 * 0.5) * 1e3;
+        let bw = devices[0].bandwidth_bytes_per_s.unwrap() as f64;
+        let rate = devices[0].tflops_for(Dtype::Bf16).unwrap() * 1e12;
+        let weights_ms = 2.0 * params / (bw * DEFAULT_DECODE_EFFICIENCY) * 1e3;
+        let flops_ms = 256.0 * 2.0 * params / (rate * DEFAULT_PREFILL_EFFICIENCY) * 1e3;
         let want = weights_ms.min(flops_ms);
         assert!(
             (v - g - want).abs() < 0.1 * want,

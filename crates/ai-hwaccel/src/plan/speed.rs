@@ -1466,6 +1466,7 @@ pub fn fit_runtime(runtime: RuntimeKind) -> RuntimeKind {
 /// Mixtral 8x7B on two A100 and 8x22B on four and eight, batches 2 to 64):
 /// median 14 %, worst 55 % (the roofline: 15 % and 59 %), closer on ten of
 /// the twelve.
+///
 /// llama.cpp's own batched steps (`batched.csv`'s fit rows,
 /// llama-batched-bench) came out no closer at any θ below 1 (median 12.1 %
 /// at 1, 12.3 % to 12.5 % below it, applied above the eight sequences of its
