@@ -1720,8 +1720,9 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   pp512, 974.92 tok/s, is 23 % over and intel/ipex-llm issue 13309's llama
   7B Q4_0 pp512, 903.49, 46 % under (305 % and 93 % over on the XMX rate).
   Before the Intel entries had rates, Intel rows had no prefill estimate.
-- Prefill, worst rows, fit: the MI300X's runs above (pp512 1272.03 and 1334.37
-  tok/s, 79-88 % over; the worst rows until Nov 2026). The llama.cpp of that time ran
+- Prefill, the MI300X's runs above (pp512 1272.03 and 1334.37 tok/s, fit):
+  79-88 % over and the worst rows until Nov 2026, 7-12 % over since Nov 29,
+  2026 (below). The llama.cpp of that time ran
   them without the matrix cores: its `ggml_cuda_should_use_mmq`
   (`ggml/src/ggml-cuda/mmq.cu` as vendored in llama-cpp-python 0.3.1,
   October 2024) returns `cc < CC_RDNA3 || ne11 < MMQ_DP4A_MAX_BATCH_SIZE`
@@ -1737,22 +1738,40 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   TFLOPS, not 163.4). At the packed rate these rows were 148-161 % over;
   at the per-lane rate, with PR 8082's MI100 row of the same era (June
   2024 master, DP4A MMQ: Mistral 7B Q4_K_M pp1024, 585.58 tok/s, 2 % under)
-  in the fit, 79-88 % over: the amd-datacenter cell they share with the
-  MI50 (DP4A MMQ on GCN) and MI100 (DP4A MMQ, rocBLAS and MFMA MMQ) rows,
-  several kernel paths in ten rows, reaches more of the reference than the
-  MI300X's build did, whose `ggml_cuda_dp4a` had no native int8 dot for
-  gfx942 (`__builtin_amdgcn_sdot4` only for gfx906, gfx908, gfx90a and
-  RDNA2; gfx942 took the four-multiply fallback) and where PR 10498's
-  author wrote that the MMQ kernels "perform extreamly poorly on CDNA"
-  (register spills); the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
+  in the fit, 79-88 % over: the amd-datacenter cell they shared with the
+  MI50 (DP4A MMQ on GCN) and MI100 (DP4A MMQ, rocBLAS and MFMA MMQ) rows
+  reached more of the reference than the MI300X's build did (its
+  `ggml_cuda_dp4a` had no native int8 dot for gfx942:
+  `__builtin_amdgcn_sdot4` only for gfx906, gfx908, gfx90a and RDNA2).
+  Two of those MI100 rows, PR 22051's llama 8B IQ4_NL and IQ4_XS pp512
+  (April 2026 master, 3158.92 and 3176.73 tok/s, about twice the same
+  GPU's rocBLAS prompts of July 2025), ran a build with
+  `GGML_CUDA_FORCE_MMQ`: at the PR's base `ggml_cuda_should_use_mmq` sends
+  those types' micro-batches above 128 tokens to rocBLAS on CDNA 1, yet
+  the PR, which changed only the MMQ and MMA kernels, printed speedups at
+  micro-batches 256 and 512 (IQ1_S: 1.16 and 1.06), so both its columns
+  ran MMQ. Since Nov 29, 2026 such rows are compared, not fitted (the
+  table's line "prompts forced onto MMQ where the default takes rocBLAS",
+  `forced_mmq_unmodelled` in `src/plan/speed.rs`; a plan with
+  `--cuda-force-mmq` there warns that it is planned as the default build).
+  Without them the MI100 has three fit prompt rows, under the four a
+  device factor takes, and the amd-datacenter prefill cell went from a
+  median of 50.3 % and a worst of 104.5 % to 17.1 % and 44.7 %: the
+  MI300X's rows 7-12 % over, the MI100's rocBLAS rows 22 % under (PR
+  14624's llama 7B Q4_0 pp4096) and 19 % over (PR 14949's llama 13B
+  Q5_K_M pp1024, 850.12 tok/s, 105 % over before), the MI50's IQ4 pp1024
+  rows (PR 27841's baseline) 44-45 % over. The forced rows are 55-56 %
+  under the default build's plan. The multi-GPU amd-datacenter prompts
+  ("Layer split" below) went from a median of 340 % to 79 %.
+- Prefill, other rows: the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
   (llama.cpp's own benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`,
-  held out: 2276.28 tok/s, 75 % over; the spec entry's 125 TFLOPS fp16 is
+  held out: 2276.28 tok/s, 46 % over, 75 % when first written; the spec entry's 125 TFLOPS fp16 is
   NVIDIA's sparse FP4 petaflop halved and scaled by Blackwell's FP4 : FP16
   ratio, no measured or stated 16-bit rate, and the class takes the
   pooled 8-bit prefill cell, which the Radeon 8060S's Q8_0 rows joined in
   the Nov 2026 refits, 25 % to 113 % over as they moved); the RX 5700 XT's llama 7B
   Q4_0 pp512 under ROCm (a comment in PR 5835, Mar 2024, 318.71 tok/s,
-  41 % over; the same card on Vulkan in May 2025, PR 13324, prints
+  49 % over; the same card on Vulkan in May 2025, PR 13324, prints
   468.06, 4 % under): RDNA 1 has no matrix instructions and rests on the Radeon
   cell; the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252's
   baseline, Aug 2025, 3971.06 tok/s, 132 % over: mixture-of-experts
@@ -1763,9 +1782,7 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   from 7622.73 tok/s in Aug 2025 to 10026.81 in Dec 2025, and under
   KHR_coopmat instead of NVIDIA's coopmat2 extension (PR 25483's
   baseline, Jul 2026) its Qwen3 30B-A3B Q2_K and gpt-oss 20B prompts ran at
-  7627.01 and 7094.69 tok/s); the MI100's llama 13B Q5_K_M
-  pp1024 (PR 14949's baseline, ROCm, 850.12 tok/s, 105 % over, where the same card's
-  IQ4 rows of PR 22051 run 43 % above the estimate).
+  7627.01 and 7094.69 tok/s).
 - XiongjieDai's Dec 2023 tables time llama.cpp `main`, not llama-bench
   (the commit's notebooks: builds 1671 to 1691 on NVIDIA, n_ctx 512, one
   494-token prompt, the first a fresh process runs, timed once, and its

@@ -135,6 +135,11 @@ struct Row {
     /// with LLAMA_CUDA_FORCE_MMQ` or `built with GGML_CUDA_FORCE_MMQ`):
     /// planned with `InferenceOptions::cuda_force_mmq`.
     force_mmq: bool,
+    /// The row's build forced MMQ where the default build of its month
+    /// takes rocBLAS on its AMD CDNA GPU (`speed::forced_mmq_unmodelled`):
+    /// the planner plans the default path, so the prompt rate is compared,
+    /// never fitted, and reported apart from the goals' rows.
+    forced_path: bool,
     /// A latency.csv row whose notes carry the item `not fitted`: a device
     /// whose runtime behaves unlike its class's pooled cell for a reason
     /// the planner has no term for (latency.csv's header gives it). Its
@@ -144,6 +149,13 @@ struct Row {
 }
 
 impl Row {
+    /// Whether the row's prompt rate is among the fitted and goal rows (not
+    /// a `main` first prompt, a linear-attention model's, a slow-kernel
+    /// build's or a forced MMQ path's: those are compared apart).
+    fn fitted_prompt(&self) -> bool {
+        !self.first_prompt && !self.hybrid && !self.slow_kernels && !self.forced_path
+    }
+
     /// The planner's runtime for the row's `runtime` column.
     fn runtime_kind(&self) -> RuntimeKind {
         RuntimeKind::parse(&self.runtime).unwrap_or_else(|| panic!("runtime {}", self.runtime))
@@ -183,6 +195,36 @@ fn slow_kernel_window(
         Some(build),
     )
     .is_some()
+}
+
+/// Whether a llama.cpp speed.csv row's prompt was forced onto MMQ where
+/// the default build takes rocBLAS (`speed::forced_mmq_unmodelled`: its
+/// device, format, backend column, build month and FORCE_MMQ notes item).
+fn forced_mmq_window(
+    spec_id: &str,
+    format: &str,
+    backend: &str,
+    build: Option<BuildMonth>,
+    force_mmq: bool,
+) -> bool {
+    let Some(q) = Quant::parse(&format.to_ascii_lowercase()) else {
+        return false;
+    };
+    let Some(d) = (!spec_id.is_empty())
+        .then(|| PlanDevice::from_device_string(&format!("1x{spec_id}")).ok())
+        .flatten()
+        .and_then(|mut v| v.pop())
+    else {
+        return false;
+    };
+    ai_hwaccel::plan::speed::forced_mmq_unmodelled(
+        &d,
+        RuntimeKind::LlamaCpp,
+        q,
+        ai_hwaccel::plan::runtime::GgmlBackend::parse(backend),
+        build,
+        force_mmq,
+    )
 }
 
 /// Whether the fitted table has cells for a runtime (its rows are held to
@@ -256,6 +298,7 @@ fn latency_rows() -> Vec<Row> {
                 first_prompt: false,
                 hybrid: false,
                 slow_kernels: false,
+                forced_path: false,
                 force_mmq: false,
                 compared: notes.contains(&"not fitted"),
                 line,
@@ -324,6 +367,8 @@ fn speed_rows_of(
             let notes: Vec<&str> = c[col("notes")].split([',', ';']).map(str::trim).collect();
             let runtime = c[col("runtime")].clone();
             let runtime_is_llama_cpp = runtime == "llama.cpp";
+            let force_mmq = notes.contains(&"built with LLAMA_CUDA_FORCE_MMQ")
+                || notes.contains(&"built with GGML_CUDA_FORCE_MMQ");
             // Every llama.cpp row's build is dated (builds.csv).
             let build = (dated && runtime_is_llama_cpp).then(|| {
                 let key = (c[col("source")].clone(), c[col("runtime_version")].clone());
@@ -363,8 +408,14 @@ fn speed_rows_of(
                     build,
                 ),
                 compared: false,
-                force_mmq: notes.contains(&"built with LLAMA_CUDA_FORCE_MMQ")
-                    || notes.contains(&"built with GGML_CUDA_FORCE_MMQ"),
+                force_mmq,
+                forced_path: forced_mmq_window(
+                    &c[col("spec_id")],
+                    &c[col("format")],
+                    &c[col("backend")],
+                    build,
+                    force_mmq,
+                ),
             };
             let extra = header.iter().cloned().zip(c.iter().cloned()).collect();
             (row, extra)
@@ -430,6 +481,7 @@ fn cpu_rows() -> Vec<Row> {
                 first_prompt: false,
                 hybrid: false,
                 slow_kernels: false,
+                forced_path: false,
                 force_mmq: false,
                 compared: false,
                 line,
@@ -653,7 +705,7 @@ fn ideal_rates_for_fit() {
             m(r.tg),
             f(e.as_ref().and_then(|e| e.decode)),
             // A `main` first prompt is compared, never fitted.
-            m(r.pp.filter(|_| !r.first_prompt && !r.hybrid && !r.slow_kernels)),
+            m(r.pp.filter(|_| r.fitted_prompt())),
             f(e.as_ref().and_then(|e| e.prefill)),
             e.as_ref().map_or(0, |e| e.layers),
             r.spec_id,
@@ -735,12 +787,17 @@ fn median_worst(errs: &[f64]) -> (f64, f64) {
 /// prompts and of the prompts of builds with slow kernels
 /// (`Row::slow_kernels`; each reported apart, never among the goal rows); with
 /// `print`, a line per row.
-fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>, Vec<f64>, Vec<f64>) {
+/// A prompt error list per kind compared apart: `main` first prompts,
+/// linear-attention models', slow-kernel builds', forced MMQ paths'.
+type ApartPrompts = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
+
+fn row_errors(print: bool) -> (Vec<RowErr>, ApartPrompts) {
     let rows = rows();
     let mut errs: Vec<RowErr> = Vec::new();
     let mut first_prompts: Vec<f64> = Vec::new();
     let mut hybrid_prompts: Vec<f64> = Vec::new();
     let mut slow_prompts: Vec<f64> = Vec::new();
+    let mut forced_prompts: Vec<f64> = Vec::new();
     for r in &rows {
         let part = if held_out(&r.line) { "held-out" } else { "fit" };
         let e = estimate(r, false);
@@ -764,6 +821,9 @@ fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>, Vec<f64>, Vec<f64>) {
             None
         } else if r.slow_kernels {
             slow_prompts.extend(pe);
+            None
+        } else if r.forced_path {
+            forced_prompts.extend(pe);
             None
         } else {
             pe
@@ -801,13 +861,13 @@ fn row_errors(print: bool) -> (Vec<RowErr>, Vec<f64>, Vec<f64>, Vec<f64>) {
             width: e.as_ref().map_or("-", |e| e.width.as_str()),
             runtime: r.runtime.clone(),
             fitted: fitted_runtime(r.runtime_kind()),
-            measures: (
-                r.tg.is_some(),
-                r.pp.is_some() && !r.first_prompt && !r.hybrid && !r.slow_kernels,
-            ),
+            measures: (r.tg.is_some(), r.pp.is_some() && r.fitted_prompt()),
         });
     }
-    (errs, first_prompts, hybrid_prompts, slow_prompts)
+    (
+        errs,
+        (first_prompts, hybrid_prompts, slow_prompts, forced_prompts),
+    )
 }
 
 /// `speed::ACCURACY`, which plans report beside their fitted fractions
@@ -1008,7 +1068,7 @@ fn accuracies(pts: &[Point]) -> Vec<(String, String, bool, ai_hwaccel::plan::spe
 
 #[test]
 fn speed_estimates_against_published_measurements() {
-    let (errs, first_prompts, hybrid_prompts, slow_prompts) = row_errors(true);
+    let (errs, (first_prompts, hybrid_prompts, slow_prompts, forced_prompts)) = row_errors(true);
     let pick = |f: &dyn Fn(&RowErr) -> bool, dec: bool| {
         errs.iter()
             .filter(|e| f(e))
@@ -1054,6 +1114,10 @@ fn speed_estimates_against_published_measurements() {
     table.push_str(&format!(
         "| prompts of builds with slow kernels | compared, not fitted | – | – | 0 | {} |\n",
         summary(&slow_prompts)
+    ));
+    table.push_str(&format!(
+        "| prompts forced onto MMQ where the default takes rocBLAS | compared, not fitted | – | – | 0 | {} |\n",
+        summary(&forced_prompts)
     ));
     for c in classes.iter().filter(|c| c.as_str() != NO_SPEC) {
         for part in ["fit", "held-out"] {
@@ -1297,78 +1361,53 @@ struct LatErr {
 // not fitted as a prompt of a build with slow kernels,
 // `speed::SLOW_PROMPT_KERNELS`), the Max 1100's llama 7B Q4_0 pp512 (PR
 // 12972, 1751.95 tok/s, 114 %; its Q4_K_M row of the same build runs at
-// 3369.32, 11 %); the GB10's Qwen2.5-Coder below is the held-out worst
-// now, 46 %. The Intel cell is fitted on five SYCL rows of
+// 3369.32, 11 %); the held-out worst is now the GB10's Qwen2.5-Coder 7B
+// Q8_0 pp2048 (llama.cpp's benches/dgx-spark.md: the pooled 8-bit cell at
+// the fp16 rate the spec entry derives from NVIDIA's FP4 figure), 46 %. The Intel cell is fitted on five SYCL rows of
 // the A770, A750 and Max 1100 (within 11 %); the A770's Vulkan rows, each
 // planned on its printed backend (Vulkan: the vector engines' rate on
 // Intel GPUs before Xe2, `speed::reference_tflops`), are 23 % over and 46 %
 // under (305 % and 93 % over on the XMX rate). Before the Intel entries
 // had matrix rates (XMX, Nov 2026) those rows had no prefill estimate at
-// all. In the fit part: the MI300X runs (pp512 1272.03 and 1334.37
-// tok/s, 88 and 79 % over; 186 and 171 % before Nov 2026, when their
-// build, b3891 of Oct 2024, was planned at the vector rate it ran on:
-// DP4A MMQ on the vector ALUs, `speed::cdna_vector_ratio`, and 161 and
-// 148 % at the packed vector rate, 163.4 TFLOPS, before the per-lane
-// 81.7; the class's prefill cell, fitted on MI50, MI100 and MI300X rows
-// of several kernel paths, still puts them over); then the GB10's dense Qwen2.5-Coder 7B
-// Q8_0 pp2048 (llama.cpp's benches/dgx-spark.md, held out: the pooled
-// 8-bit cell at the fp16 rate the spec entry derives from NVIDIA's FP4
-// figure; 101 % over before the Nov 2026 refits, in which the Radeon
-// 8060S's Q8_0 rows joined that cell, 25 % to 113 % as they moved, 75 %
-// now), the RX 5700 XT's llama
-// 7B Q4_0 pp512
-// under ROCm (PR 5835, Mar 2024, 318.71 tok/s, 41 %; the same card on
-// Vulkan prints 468.06 in May 2025: RDNA 1 has no matrix instructions),
-// the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252, Aug 2025,
-// 3971.06 tok/s, 114 %, 132 % when it was the fit's worst: MoE prompts on
-// Vulkan before PRs 15427 and 15524's mul_mat_id work; compared, not
-// fitted since Nov 29 2026, `speed::SLOW_PROMPT_KERNELS`),
-// (the 4090's LLaMA 7B q4_0 prompt of XiongjieDai's Dec 2023 "LLaMA
-// table", 3961.34 tok/s, 84 % over, has been left out since Nov 2026: its
-// notebook's three `main` runs spread 2.3-fold), the MI50's IQ4 pp1024 rows (PR 27841's baseline, 57-58 %), the MI100's llama 13B
-// Q5_K_M pp1024 (PR 14949's baseline, 850.12 tok/s, 105 %): ROCm's
-// and Vulkan's prompt kernels of 2024-2025 on those cards (the RX 6800's
-// llama 8B Q3_K_S pp2048, 63 % over on the pooled "<4-bit" cell, is 11 %
-// over on the Radeon cell scaled by width). Held out, the worst is the
-// Ryzen AI Max+ 395's Llama 3.1 8B Q4_K_M pp512 on Vulkan (lhl, 616.99
-// tok/s, 52 %; its HIP row with hipBLASLt prints 878.18). Rows
-// without an estimate are devices the source names ambiguously ("A100
-// x 8") or that have no entry (3080 Ti, Arc B580), and the 3090 Ti and M3
-// Ultra (no 16-bit rate in the spec database). The Radeon 8060S has a
-// computed rate since Nov 2026, the Arc A-series and Data Center GPU Max
-// entries XMX rates computed from Intel's published figures, and the RTX
-// 4000 Ada an entry derived from a real deviceQuery capture (their notes):
-// 268 of 277 prefill rows, 96.8 %, have an estimate (94.7 % before the
-// Dec 2023 "A100 80GB" rows were resolved from their notebooks, Nov 2026;
-// the 89 `main` first prompts are counted apart)
-// (its ROCm rows without hipBLASLt have their prompt figure left out,
-// speed.csv's notes say why). The Apple M3 and M3 Max rows have an fp32
-// rate from measured GPU clocks. Decode coverage meets the goal.
-// (Nov 2026: the MI300X's Oct 2024 rows were 161 % and 148 % over once
-// the Dec 2023 `main` first prompts left the fit and the cells rose; at
-// its per-lane vector FP32 rate, `speed::cdna_vector_ratio`, with PR
-// 8082's MI100 row of that era in the fit, they are 79-88 % over. The
-// worst are now the RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan, fit,
-// 114.0 %, and the Max 1100's llama 7B Q4_0 under SYCL, held out,
-// 114.3 %. The factor before int8 MMQ had been written to speed.rs with
-// two significant digits, 1.6 where the fit chose 1.55; written as fitted,
-// the RTX 5090 row is 118.0 % over. Five NVIDIA Vulkan rows added later
-// (PR 25483's RTX 5090 runs under KHR_coopmat, PR 21024's RTX 3090 Q4_1,
-// geerlingguy's RTX 4090 and RTX 2080 Ti Llama 3.2 3B, Dec 2025) put it at
-// 126.2 %: the same card's Qwen3 30B-A3B Q2_K and gpt-oss runs are faster
-// than the pooled factors said, its Q4_K_M run of Aug 2025 far slower.
+// all. In the fit part the worst are now the Ryzen AI Max+ 395's Qwen3
+// 30B-A3B Q4_K_M pp512 under ROCm 7.2 (visorcraft's EVO-X2, Feb 2026
+// build, 1098 tok/s, 66 %) and the RTX 2080 Ti's Llama 3.2 3B Q4_K_M pp512
+// on Vulkan (geerlingguy, Dec 2025, 4418.37 tok/s, 65 %); then the Radeon
+// 8060S's Qwen3.5 35B-A3B on Vulkan (58 %), the RTX 3090's llama 7B Q4_0
+// of PR 4766's Jan 2024 baseline (49 %), the RX 5700 XT's llama 7B Q4_0
+// pp512 under ROCm (PR 5835, Mar 2024, 318.71 tok/s, 49 %; the same card
+// on Vulkan prints 468.06 in May 2025: RDNA 1 has no matrix instructions)
+// and the MI50's IQ4 pp1024 rows (PR 27841's baseline, 44-45 %).
+// History of the worst rows: the MI300X runs (pp512 1272.03 and 1334.37
+// tok/s, Oct 2024 build b3891) were 186 and 171 % over before Nov 2026,
+// 161 and 148 % at the packed vector rate of the DP4A MMQ kernels they
+// ran (163.4 TFLOPS), 88 and 79 % at the per-lane 81.7
+// (`speed::cdna_vector_ratio`), and 7-12 % since Nov 29 2026, when PR
+// 22051's two MI100 IQ4 rows, of a build with GGML_CUDA_FORCE_MMQ (MFMA
+// MMQ where the default build takes rocBLAS,
+// `speed::forced_mmq_unmodelled`), left the fit for their own
+// compared-not-fitted line (55-56 % under): the amd-datacenter prefill
+// cell's fit went from a median of 50 % and a worst of 105 % (the MI100's
+// llama 13B Q5_K_M pp1024 of PR 14949, 850.12 tok/s, rocBLAS) to 17 % and
+// 45 %. The RTX 5090's Qwen3 30B-A3B Q4_K_M pp512 on Vulkan (PR 15252,
+// Aug 2025, 3971.06 tok/s: MoE prompts on Vulkan before PRs 15427 and
+// 15524's mul_mat_id work) was the worst at 114-134 % through the Nov 2026
+// refits until it was compared, not fitted (`speed::SLOW_PROMPT_KERNELS`).
 // Planning the four LLAMA_CUDA_FORCE_MMQ rows of June 2024 on the DP4A
 // kernels they ran (the RTX 3090 Q6_K from 89 % over to 12 %, the RTX 4090
-// rows from 18-28 % over to 23 % under to 10 % over, at the DP4A fraction
-// without the cards' own prefill factors) took them out of the
-// choice of the factor before int8 MMQ, which fell from 1.60 to 1.50, and
-// the RTX 5090 row went to 129.5 %. Twelve Strix Halo rows of a Feb 2026
-// build (visorcraft's EVO-X2, Vulkan RADV and ROCm 7.2) added then moved
-// the Vulkan mixture-of-experts prefill factor and the factor before int8
-// MMQ (1.50 to 1.40) with the rest of the refit: the RTX 5090 row went to
-// 134.3 %.)
+// rows from 18-28 % over to 23 % under to 10 % over) took them out of the
+// choice of the factor before int8 MMQ (1.60 to 1.50; 1.40 once twelve
+// Strix Halo rows of a Feb 2026 build joined). The 4090's LLaMA 7B q4_0
+// prompt of XiongjieDai's Dec 2023 "LLaMA table" (3961.34 tok/s, 84 %
+// over) has been left out since Nov 2026: its notebook's three `main` runs
+// spread 2.3-fold. The RX 6800's llama 8B Q3_K_S pp2048, 63 % over on the
+// pooled "<4-bit" cell, is 11 % over on the Radeon cell scaled by width.
+// Rows without an estimate are devices the source names ambiguously
+// ("A100 x 8") or that have no entry (3080 Ti, Arc B580), and the 3090 Ti
+// and M3 Ultra (no 16-bit rate in the spec database). Decode coverage
+// meets the goal.
 const ACHIEVED_DECODE_WORST: f64 = GOAL_DECODE_WORST;
-const ACHIEVED_PREFILL_WORST: f64 = 1.35;
+const ACHIEVED_PREFILL_WORST: f64 = 0.67;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.92;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = GOAL_ESTIMATED;
 
@@ -1876,6 +1915,7 @@ fn lent_llama_bench(
                 first_prompt: false,
                 hybrid: false,
                 slow_kernels: false,
+                forced_path: false,
                 force_mmq: false,
                 compared: false,
             };

@@ -1717,3 +1717,39 @@ fn objectives_rank_by_served_speeds_with_an_output_length() {
         .collect();
     assert!(monotone(&d), "{d:?}");
 }
+
+/// A llama.cpp build with GGML_CUDA_FORCE_MMQ on an MI100 runs IQ4_NL
+/// prompts on MMQ where the default build takes rocBLAS: the plan is the
+/// default build's and a warning says so; it changes no number. Q4_0,
+/// which the default build also runs on MMQ, and an NVIDIA GPU get none.
+#[test]
+fn forced_mmq_on_cdna_is_planned_as_the_default_build_and_said() {
+    use ai_hwaccel::plan::RuntimeKind;
+    let m = spec("llama-3-8b");
+    let plan = |dev: &str, q: Quant, force: bool| {
+        plan_inference(
+            &m,
+            &devices(dev),
+            &InferenceOptions {
+                quant: Some(q),
+                runtime: RuntimeKind::LlamaCpp,
+                cuda_force_mmq: force,
+                ..Default::default()
+            },
+        )
+    };
+    let said = |p: &ai_hwaccel::plan::InferencePlan| {
+        p.warnings
+            .iter()
+            .any(|w| w.contains("GGML_CUDA_FORCE_MMQ") && w.contains("rocBLAS"))
+    };
+    let forced = plan("1xmi100", Quant::Iq4Nl, true);
+    let default = plan("1xmi100", Quant::Iq4Nl, false);
+    assert!(said(&forced), "{:?}", forced.warnings);
+    assert!(!said(&default), "{:?}", default.warnings);
+    let prefill = |p: &ai_hwaccel::plan::InferencePlan| p.plans[0].prefill_tokens_per_s;
+    assert!(prefill(&forced).is_some());
+    assert_eq!(prefill(&forced), prefill(&default));
+    assert!(!said(&plan("1xmi100", Quant::Q4_0, true)));
+    assert!(!said(&plan("1xrtx-4090", Quant::Iq4Nl, true)));
+}

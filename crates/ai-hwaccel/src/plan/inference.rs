@@ -2986,6 +2986,24 @@ pub fn plan_inference(
             ));
         }
     }
+    if let Some(d) = devices.iter().find(|d| {
+        super::speed::forced_mmq_unmodelled(
+            d,
+            opts.runtime,
+            quant,
+            opts.backend,
+            opts.runtime_build,
+            opts.cuda_force_mmq,
+        )
+    }) {
+        warnings.push(format!(
+            "GGML_CUDA_FORCE_MMQ on {}: llama.cpp's default build multiplies this {quant} prompt's \
+             512-token micro-batches with rocBLAS there, the forced build with its MMQ kernels; \
+             the prompt is planned as the default build's (the forced path is not modelled on \
+             AMD CDNA GPUs)",
+            d.name
+        ));
+    }
     let feasible_plans = result.plans.len();
     let feasible = feasible_plans > 0;
     let mut advice = Vec::new();

@@ -609,7 +609,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6046),
+        prefill: Some(0.6045),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -619,7 +619,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6046),
+        prefill: Some(0.6045),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -629,8 +629,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9245),
         decode_layer_s: Some(5.252e-05),
-        prefill: Some(0.5868),
-        prefill_layer_s: Some(4.609e-07),
+        prefill: Some(0.5865),
+        prefill_layer_s: Some(4.608e-07),
         rows: (16, 11),
     },
     SpeedFit {
@@ -639,8 +639,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9034),
         decode_layer_s: Some(5.252e-05),
-        prefill: Some(0.6451),
-        prefill_layer_s: Some(4.609e-07),
+        prefill: Some(0.645),
+        prefill_layer_s: Some(4.608e-07),
         rows: (47, 35),
     },
     SpeedFit {
@@ -649,8 +649,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8394),
         decode_layer_s: Some(4.071e-05),
-        prefill: Some(0.6556),
-        prefill_layer_s: Some(3.820e-07),
+        prefill: Some(0.6554),
+        prefill_layer_s: Some(3.819e-07),
         rows: (40, 31),
     },
     SpeedFit {
@@ -660,7 +660,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.5126),
         decode_layer_s: Some(4.071e-05),
         prefill: Some(0.453),
-        prefill_layer_s: Some(3.820e-07),
+        prefill_layer_s: Some(3.819e-07),
         rows: (7, 4),
     },
     SpeedFit {
@@ -679,8 +679,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8984),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5309),
-        prefill_layer_s: Some(9.205e-07),
+        prefill: Some(0.5305),
+        prefill_layer_s: Some(9.204e-07),
         rows: (27, 15),
     },
     SpeedFit {
@@ -689,8 +689,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5424),
-        prefill_layer_s: Some(9.205e-07),
+        prefill: Some(0.5422),
+        prefill_layer_s: Some(9.204e-07),
         rows: (41, 26),
     },
     SpeedFit {
@@ -699,8 +699,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5424),
-        prefill_layer_s: Some(9.205e-07),
+        prefill: Some(0.5422),
+        prefill_layer_s: Some(9.204e-07),
         rows: (41, 26),
     },
     SpeedFit {
@@ -720,7 +720,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.7951),
         decode_layer_s: Some(7.812e-05),
         prefill: Some(0.642),
-        prefill_layer_s: Some(1.731e-06),
+        prefill_layer_s: Some(1.732e-06),
         rows: (21, 9),
     },
     SpeedFit {
@@ -730,7 +730,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
         prefill: Some(0.5721),
-        prefill_layer_s: Some(1.731e-06),
+        prefill_layer_s: Some(1.732e-06),
         rows: (43, 31),
     },
     SpeedFit {
@@ -740,7 +740,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
         prefill: Some(0.5721),
-        prefill_layer_s: Some(1.731e-06),
+        prefill_layer_s: Some(1.732e-06),
         rows: (43, 31),
     },
     SpeedFit {
@@ -780,7 +780,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.8342),
         decode_layer_s: Some(5.335e-05),
         prefill: Some(0.3263),
-        prefill_layer_s: Some(1.966e-07),
+        prefill_layer_s: Some(1.969e-07),
         rows: (41, 39),
     },
     SpeedFit {
@@ -790,7 +790,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: None,
         decode_layer_s: None,
         prefill: Some(0.2388),
-        prefill_layer_s: Some(1.966e-07),
+        prefill_layer_s: Some(1.969e-07),
         rows: (0, 4),
     },
     SpeedFit {
@@ -799,9 +799,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.6269),
-        prefill_layer_s: Some(4.944e-06),
-        rows: (0, 10),
+        prefill: Some(0.8725),
+        prefill_layer_s: Some(1.610e-05),
+        rows: (0, 8),
     },
     SpeedFit {
         class: DeviceClass::AmdDatacenter,
@@ -809,9 +809,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.6269),
-        prefill_layer_s: Some(4.944e-06),
-        rows: (0, 10),
+        prefill: Some(0.8725),
+        prefill_layer_s: Some(1.610e-05),
+        rows: (0, 8),
     },
     SpeedFit {
         class: DeviceClass::Intel,
@@ -839,8 +839,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8403),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.6894),
-        prefill_layer_s: Some(1.108e-06),
+        prefill: Some(0.6893),
+        prefill_layer_s: Some(1.109e-06),
         rows: (85, 47),
     },
     SpeedFit {
@@ -850,7 +850,7 @@ pub const FITTED: &[SpeedFit] = &[
         decode: Some(0.9262),
         decode_layer_s: Some(5.239e-05),
         prefill: Some(0.4244),
-        prefill_layer_s: Some(1.108e-06),
+        prefill_layer_s: Some(1.109e-06),
         rows: (8, 8),
     },
     SpeedFit {
@@ -859,9 +859,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7964),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.5547),
-        prefill_layer_s: Some(1.108e-06),
-        rows: (222, 179),
+        prefill: Some(0.5539),
+        prefill_layer_s: Some(1.109e-06),
+        rows: (222, 177),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -869,9 +869,9 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7961),
         decode_layer_s: Some(5.176e-05),
-        prefill: Some(0.5579),
+        prefill: Some(0.5572),
         prefill_layer_s: Some(1.080e-06),
-        rows: (213, 171),
+        rows: (213, 169),
     },
     SpeedFit {
         class: DeviceClass::Any,
@@ -916,7 +916,7 @@ pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 /// Fitted fraction of the int8 DP4A rate a quantized prompt reaches on an
 /// NVIDIA GPU without tensor cores but with DP4A ([`dp4a_mmq`]), per runtime,
 /// with the fit rows behind it.
-pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.3003, 11)];
+pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.3002, 11)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
@@ -1029,14 +1029,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.059),
-        prefill: Some(0.9928),
+        prefill: Some(0.9927),
         rows: (8, 4),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.02),
-        prefill: Some(0.7224),
+        prefill: Some(0.7223),
         rows: (17, 9),
     },
     DeviceFit {
@@ -1050,7 +1050,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.23),
-        prefill: Some(0.8625),
+        prefill: Some(0.8624),
         rows: (7, 5),
     },
     DeviceFit {
@@ -1082,13 +1082,6 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         rows: (14, 9),
     },
     DeviceFit {
-        spec_id: "mi100",
-        runtime: RuntimeKind::LlamaCpp,
-        decode: None,
-        prefill: Some(1.263),
-        rows: (0, 5),
-    },
-    DeviceFit {
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9088),
@@ -1106,7 +1099,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.01),
-        prefill: Some(1.086),
+        prefill: Some(1.085),
         rows: (4, 4),
     },
     DeviceFit {
@@ -1141,21 +1134,21 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9854),
-        prefill: Some(1.023),
+        prefill: Some(1.022),
         rows: (13, 9),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.042),
-        prefill: Some(0.9693),
+        prefill: Some(0.969),
         rows: (13, 8),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.327),
-        prefill: Some(0.9197),
+        prefill: Some(0.9199),
         rows: (5, 4),
     },
     DeviceFit {
@@ -1961,13 +1954,94 @@ pub fn mmq_reference_ratio(
 /// poorly on CDNA3"); CDNA 1 and 2 from PR 14949 (2025-07-30) run MFMA MMQ
 /// only for micro-batches up to 128 tokens, for Q4_0/Q4_1/Q5_0/Q5_1 at any
 /// size, and for Q4_K/Q5_K up to 256, so at the default micro-batch of 512
-/// every K-, I- and 8-bit type stays on rocBLAS. The planner does not yet
-/// tell those paths apart: the MI100's rocBLAS prompts of July 2025 builds
-/// (PR 14949's Q5_K_M master, PR 14624's "rocblas code path") run at about
-/// half of what its IQ4 prompts of April 2026 builds (PR 22051's master,
-/// also rocBLAS at micro-batch 512) reach, so the path alone does not
-/// explain them.
+/// every K-, I- and 8-bit type stays on rocBLAS. The planner plans the
+/// default build's path and fits it on default builds: a build with
+/// `GGML_CUDA_FORCE_MMQ`, which sends every micro-batch to MMQ, is not
+/// modelled on CDNA ([`forced_mmq_unmodelled`]).
 pub const LLAMA_HIP_CDNA_MATRIX: BuildMonth = BuildMonth::ym(2025, 2);
+
+/// The first llama.cpp build month whose HIP backend multiplies quantized
+/// prompts on CDNA's matrix cores inside its MMQ kernels (MFMA MMQ): PR
+/// 14624 ("HIP: Enable Matrix cores for MMQ Kernels, Enable stream-K for
+/// CDNA 3", in ggml-org/ggml as ae9a8738 of 2025-07-26) made CDNA 3 take
+/// MMQ at every micro-batch size, and PR 14949 ("HIP: enable mfma mmq on
+/// gfx908 and gfx90a for select datatypes and shapes", ggml 12236b4a of
+/// 2025-07-30) CDNA 1 and 2 for Q4_0, Q4_1, Q5_0 and Q5_1 at every size.
+/// Builds of the month after count as having both (a July 2025 build may
+/// predate them).
+pub const LLAMA_HIP_MFMA_MMQ: BuildMonth = BuildMonth::ym(2025, 8);
+
+/// The first llama.cpp build month that tells CDNA 4 (gfx950: MI350X,
+/// MI355X) from CDNA 3: PR 21570 (ggml e1d5d480 of 2026-04-09) bounded
+/// `GGML_CUDA_CC_IS_CDNA3` below gfx950, so from then on CDNA 4 takes the
+/// CDNA 1 and 2 choice in `ggml_cuda_should_use_mmq` rather than CDNA 3's
+/// MMQ at every size. Builds of the month after count as having it.
+pub const LLAMA_HIP_CDNA4: BuildMonth = BuildMonth::ym(2026, 5);
+
+/// Whether a plan's quantized prompt is of a llama.cpp build with
+/// `GGML_CUDA_FORCE_MMQ` (`force_mmq`) on an AMD CDNA GPU under HIP where
+/// that build runs a kernel path its default build does not, at the default
+/// micro-batch of 512 tokens: the plan is then the default build's, as the
+/// fitted fractions are (a warning says so). `ggml_cuda_should_use_mmq`
+/// (`src/ggml-cuda/mmq.cu`; ggml-org/ggml at 2024-10 to 2026-07, the syncs
+/// named on [`LLAMA_HIP_CDNA_MATRIX`], [`LLAMA_HIP_MFMA_MMQ`] and
+/// [`LLAMA_HIP_CDNA4`]) returns `true` for every MMQ type under the option
+/// before any AMD rule, whereas the default build takes:
+///
+/// - before [`LLAMA_HIP_CDNA_MATRIX`]: MMQ on every CDNA GPU (the same
+///   path: `false` here);
+/// - from it to [`LLAMA_HIP_MFMA_MMQ`]: rocBLAS from 64-token micro-batches
+///   on, where the option runs DP4A MMQ on the vector ALUs;
+/// - from [`LLAMA_HIP_MFMA_MMQ`] (and at a build of unknown month, planned
+///   as the newest): MMQ at every size on CDNA 3 (and on CDNA 4 before
+///   [`LLAMA_HIP_CDNA4`]); on CDNA 1 and 2 (and CDNA 4 from then) MMQ for
+///   Q4_0, Q4_1, Q5_0 and Q5_1 only, rocBLAS at 512 for every other type.
+///
+/// Measured: the MI100's llama 8B IQ4_NL and IQ4_XS pp512 of PR 22051's
+/// master (April 2026, JohannesGaessler's description) ran at 3158.92 and
+/// 3176.73 tok/s, about twice the rocBLAS prompts of the same GPU in July
+/// 2025 (PR 14949's master, llama 13B Q5_K_M at micro-batch 512: 850.12);
+/// that PR changed only the MMQ and MMA kernels, yet printed speedups of
+/// 1.16 and 1.06 at micro-batches 256 and 512 (IQ1_S), where a default
+/// build runs rocBLAS, so both its columns forced MMQ. One such pair is too
+/// few to fit MFMA MMQ apart from rocBLAS, so those rows are compared, not
+/// fitted (`tests/accuracy.rs`).
+pub fn forced_mmq_unmodelled(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    backend: Option<super::runtime::GgmlBackend>,
+    build: Option<BuildMonth>,
+    force_mmq: bool,
+) -> bool {
+    if !force_mmq
+        || !quantized_llama_cpp_gpu(d, runtime, q)
+        || backend.is_some_and(|b| b != super::runtime::GgmlBackend::Hip)
+        || build.is_some_and(|b| b < LLAMA_HIP_CDNA_MATRIX)
+    {
+        return false;
+    }
+    let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
+        return false;
+    };
+    if e.vendor != "amd" {
+        return false;
+    }
+    let newest = build.is_none_or(|b| b >= LLAMA_HIP_MFMA_MMQ);
+    let legacy = matches!(q, Quant::Q4_0 | Quant::Q4_1 | Quant::Q5_0 | Quant::Q5_1);
+    match e.architecture.as_deref() {
+        Some("gfx908" | "gfx90a") => !(newest && legacy),
+        Some("gfx942") => !newest,
+        Some("gfx950") => {
+            if build.is_none_or(|b| b >= LLAMA_HIP_CDNA4) {
+                !legacy
+            } else {
+                !newest
+            }
+        }
+        _ => false,
+    }
+}
 
 /// Where llama.cpp's HIP backend ran a quantized prompt on an AMD CDNA
 /// GPU's vector ALUs (a build before [`LLAMA_HIP_CDNA_MATRIX`]: DP4A MMQ,
@@ -2531,9 +2605,9 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         Accuracy {
             rows: 55,
             median: 0.124,
-            worst: 0.663,
+            worst: 0.662,
             held_out_rows: 5,
-            held_out_median: Some(0.117),
+            held_out_median: Some(0.116),
         },
     ),
     (
@@ -2553,9 +2627,9 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         DeviceClass::AmdDatacenter,
         true,
         Accuracy {
-            rows: 10,
-            median: 0.503,
-            worst: 1.045,
+            rows: 8,
+            median: 0.171,
+            worst: 0.447,
             held_out_rows: 0,
             held_out_median: None,
         },
@@ -2651,7 +2725,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         Accuracy {
             rows: 61,
             median: 0.072,
-            worst: 0.295,
+            worst: 0.294,
             held_out_rows: 12,
             held_out_median: Some(0.066),
         },
@@ -2674,7 +2748,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 5,
-            median: 0.149,
+            median: 0.15,
             worst: 0.457,
             held_out_rows: 2,
             held_out_median: None,
@@ -2699,7 +2773,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         Accuracy {
             rows: 44,
             median: 0.057,
-            worst: 0.287,
+            worst: 0.286,
             held_out_rows: 4,
             held_out_median: Some(0.042),
         },
@@ -3266,6 +3340,83 @@ mod tests {
         let b = a.prefill_basis.unwrap();
         assert_eq!(b.class, DeviceClass::NvidiaWorkstation);
         assert_eq!(b.mmq_reference_ratio, Some(0.5));
+    }
+
+    #[test]
+    fn forced_mmq_is_unmodelled_where_cdna_defaults_to_rocblas() {
+        use crate::plan::runtime::GgmlBackend as B;
+        let rt = RuntimeKind::LlamaCpp;
+        let f = |id: &str, q: Quant, build: Option<BuildMonth>| {
+            forced_mmq_unmodelled(&dev(id), rt, q, None, build, true)
+        };
+        let april_2026 = Some(BuildMonth::ym(2026, 4));
+        let march_2025 = Some(BuildMonth::ym(2025, 3));
+        let oct_2024 = Some(BuildMonth::ym(2024, 10));
+        // CDNA 1 and 2 at current builds: rocBLAS at micro-batch 512 for
+        // K-, I- and 8-bit types (PR 22051's IQ4 rows), MMQ for the legacy
+        // 4- and 5-bit types whatever the option.
+        for id in ["mi100", "mi250x"] {
+            for q in [Quant::Iq4Nl, Quant::Iq4Xs, Quant::Q8_0] {
+                assert!(f(id, q, april_2026), "{id} {q}");
+                assert!(f(id, q, None), "{id} {q}: planned as the newest");
+            }
+            for q in [Quant::Q4_0, Quant::Q4_1, Quant::Q5_0, Quant::Q5_1] {
+                assert!(!f(id, q, april_2026), "{id} {q}");
+                // Before the MFMA MMQ kernels the default took rocBLAS
+                // for these too, the option DP4A MMQ.
+                assert!(f(id, q, march_2025), "{id} {q}");
+            }
+        }
+        // CDNA 3: MMQ at every size since July 2025, so the option changes
+        // nothing then; between February and July 2025 it does.
+        assert!(!f("mi300x", Quant::Iq4Nl, april_2026));
+        assert!(!f("mi300x", Quant::Iq4Nl, None));
+        assert!(f("mi300x", Quant::Iq4Nl, march_2025));
+        // CDNA 4 was CDNA 3 to llama.cpp until April 2026, then takes CDNA
+        // 1 and 2's choice.
+        assert!(!f("mi355x", Quant::Iq4Nl, april_2026));
+        assert!(f("mi355x", Quant::Iq4Nl, Some(LLAMA_HIP_CDNA4)));
+        assert!(!f("mi355x", Quant::Q4_0, Some(LLAMA_HIP_CDNA4)));
+        // Before February 2025 the default build ran MMQ on CDNA too.
+        assert!(!f("mi100", Quant::Iq4Nl, oct_2024));
+        // Not: without the option, 16-bit weights, Vulkan, another
+        // runtime, GCN (MMQ by default), NVIDIA.
+        let mi100 = dev("mi100");
+        assert!(!forced_mmq_unmodelled(
+            &mi100,
+            rt,
+            Quant::Iq4Nl,
+            None,
+            april_2026,
+            false
+        ));
+        assert!(forced_mmq_unmodelled(
+            &mi100,
+            rt,
+            Quant::Iq4Nl,
+            Some(B::Hip),
+            april_2026,
+            true
+        ));
+        assert!(!forced_mmq_unmodelled(
+            &mi100,
+            rt,
+            Quant::Iq4Nl,
+            Some(B::Vulkan),
+            april_2026,
+            true
+        ));
+        assert!(!f("mi100", Quant::Fp16, april_2026));
+        assert!(!forced_mmq_unmodelled(
+            &mi100,
+            RuntimeKind::Vllm,
+            Quant::Iq4Nl,
+            None,
+            None,
+            true
+        ));
+        assert!(!f("mi50-16gb", Quant::Iq4Nl, april_2026));
+        assert!(!f("rtx-4090", Quant::Iq4Nl, april_2026));
     }
 
     #[test]
