@@ -1711,6 +1711,29 @@ fn check_bench(
                                 notes.push(note);
                             }
                         }
+                        // A forced MMQ path the planner does not model
+                        // (plan warns the same).
+                        let forced = quant.and_then(|q| {
+                            devices.iter().find(|d| {
+                                ai_hwaccel::plan::speed::forced_mmq_unmodelled(
+                                    d,
+                                    RuntimeKind::LlamaCpp,
+                                    q,
+                                    backend,
+                                    build,
+                                    force_mmq,
+                                )
+                            })
+                        });
+                        if let (Some(d), Some(q)) = (forced, quant) {
+                            let note = format!(
+                                "prompt tests of {q} on {}: llama.cpp's default build sends 512-token micro-batches to rocBLAS there, this GGML_CUDA_FORCE_MMQ build to its MMQ kernels; the predictions are the default build's (the forced path is not modelled on AMD CDNA GPUs)",
+                                d.name
+                            );
+                            if !notes.contains(&note) {
+                                notes.push(note);
+                            }
+                        }
                     }
                     predicted
                 }

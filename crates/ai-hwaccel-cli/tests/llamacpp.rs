@@ -1187,6 +1187,49 @@ fn check_plans_a_forced_mmq_build_from_its_start_up_line() {
     }
 }
 
+/// `check` on a ROCm run of a GGML_CUDA_FORCE_MMQ build on an MI100 (a
+/// llama-bench table written here in a 2026 build's format, with PR
+/// 22051's master IQ4_NL prompt rate): the default build sends IQ4_NL
+/// micro-batches of 512 tokens to rocBLAS there, so a note says the
+/// prediction is the default build's; without the option, or for Q4_0
+/// (MMQ in the default build too), no such note, and the prediction is the
+/// same either way.
+#[test]
+fn check_says_a_forced_mmq_prompt_on_cdna_is_planned_as_the_default_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, force: &str, model: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!(
+                "ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    {force}\n\
+                 ggml_cuda_init: GGML_CUDA_FORCE_CUBLAS: no\n\
+                 ggml_cuda_init: found 1 ROCm devices:\n\
+                 \x20 Device 0: AMD Instinct MI100, gfx908:sramecc+:xnack- (0x908), VMM: no, Wave Size: 64\n\
+                 | model                          |       size |     params | backend    | ngl |            test |                  t/s |\n\
+                 | ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |\n\
+                 | {model} |   4.35 GiB |     8.03 B | ROCm       |  99 |           pp512 |      3158.92 ± 5.00 |\n\
+                 \n\
+                 build: db3370a3 (8840)\n"
+            ),
+        )
+        .unwrap();
+        file
+    };
+    let iq4 = "llama 8B IQ4_NL - 4.5 bpw     ";
+    let q4 = "llama 8B Q4_0                 ";
+    let args = ["--model", "llama-3-8b", "--devices", "1xmi100"];
+    let forced = check_json(&write("forced.md", "yes", iq4), &args);
+    let plain = check_json(&write("plain.md", "no", iq4), &args);
+    let legacy = check_json(&write("legacy.md", "yes", q4), &args);
+    let said = |r: &serde_json::Value| r["notes"].to_string().contains("rocBLAS");
+    assert!(said(&forced), "{}", forced["notes"]);
+    assert!(!said(&plain), "{}", plain["notes"]);
+    assert!(!said(&legacy), "{}", legacy["notes"]);
+    let p = |r: &serde_json::Value| r["rows"][0]["predicted_tokens_per_s"].as_f64().unwrap();
+    assert_eq!(p(&forced), p(&plain));
+}
+
 /// `check` plans each llama-bench line on the backend it printed: the same
 /// A770 table with a SYCL and a Vulkan line (a llama-bench Markdown table
 /// written here, in the format of a 2025 build) gets the Vulkan prompt
