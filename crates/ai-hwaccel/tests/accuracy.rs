@@ -162,6 +162,14 @@ impl Row {
     }
 }
 
+/// One device of a row's spec id; `None` for an empty or unknown id.
+fn spec_device(spec_id: &str) -> Option<PlanDevice> {
+    (!spec_id.is_empty())
+        .then(|| PlanDevice::from_device_string(&format!("1x{spec_id}")).ok())
+        .flatten()
+        .and_then(|mut v| v.pop())
+}
+
 /// Whether a llama.cpp speed.csv row's prompt ran inside a window of
 /// `speed::SLOW_PROMPT_KERNELS` (its device, format, model kind, backend
 /// column and build month).
@@ -179,11 +187,7 @@ fn slow_kernel_window(
     ) else {
         return false;
     };
-    let Some(d) = (!spec_id.is_empty())
-        .then(|| PlanDevice::from_device_string(&format!("1x{spec_id}")).ok())
-        .flatten()
-        .and_then(|mut v| v.pop())
-    else {
+    let Some(d) = spec_device(spec_id) else {
         return false;
     };
     ai_hwaccel::plan::speed::slow_prompt_kernels(
@@ -210,11 +214,7 @@ fn forced_mmq_window(
     let Some(q) = Quant::parse(&format.to_ascii_lowercase()) else {
         return false;
     };
-    let Some(d) = (!spec_id.is_empty())
-        .then(|| PlanDevice::from_device_string(&format!("1x{spec_id}")).ok())
-        .flatten()
-        .and_then(|mut v| v.pop())
-    else {
+    let Some(d) = spec_device(spec_id) else {
         return false;
     };
     ai_hwaccel::plan::speed::forced_mmq_unmodelled(
