@@ -1763,6 +1763,17 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   rows (PR 27841's baseline) 44-45 % over. The forced rows are 55-56 %
   under the default build's plan. The multi-GPU amd-datacenter prompts
   ("Layer split" below) went from a median of 340 % to 79 %.
+- Prefill, the worst fit rows since: the Ryzen AI Max+ 395's Qwen3 30B-A3B
+  Q4_K_M pp512 under ROCm 7.2 (visorcraft's EVO-X2, Feb 2026, 1098 tok/s,
+  66 % over; the same build's Vulkan run of it, 1141.78 tok/s, is 3 % over,
+  and both backends' dense prompts on that machine share one estimate: the
+  HIP mixture-of-experts factor, 1.7, is chosen on four rows of two GPUs,
+  where the RX 7900 XTX's gpt-oss 20B prompts want less and this row
+  more) and the RTX 2080 Ti's Llama 3.2 3B Q4_K_M pp512 on Vulkan
+  (geerlingguy, Dec 2025, 4418.37 ± 513.04 tok/s, 65 % over; the
+  scoreboards' Turing CUDA prompts, compared, run 12-45 % over as well,
+  and the corpus has no other Turing prompt row in its fit to choose a
+  term of their own on). Both are above the goal of 60 %.
 - Prefill, other rows: the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
   (llama.cpp's own benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`,
   held out: 2276.28 tok/s, 46 % over, 75 % when first written; the spec entry's 125 TFLOPS fp16 is
