@@ -1762,7 +1762,20 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   Q5_K_M pp1024, 850.12 tok/s, 105 % over before), the MI50's IQ4 pp1024
   rows (PR 27841's baseline) 44-45 % over. The forced rows are 55-56 %
   under the default build's plan. The multi-GPU amd-datacenter prompts
-  ("Layer split" below) went from a median of 340 % to 79 %.
+  ("Layer split" below) went from a median of 340 % to 79 %: AMD's
+  DeepSeek V3 prompts over eight MI300X from 4-13 times the measured rate
+  to 2-6 times, while its Llama 3.1 70B Q4_K_M prompts (builds of
+  September and October 2025, MFMA MMQ, the default path on CDNA 3) went
+  from 32-51 % over to 47-49 % under. The cell is now fitted on rows of
+  older kernel paths only (the MI300X's DP4A MMQ of Oct 2024, the MI100's
+  rocBLAS and DP4A MMQ, the MI50's GCN MMQ), and its per-layer prompt time
+  (16.1 µs per layer and token) is no physical constant of a current
+  MI300X: it caps a current build's 8B prompt on one MI300X near 1,900
+  tok/s. No single-GPU prompt row of a current CDNA 3 build is in the
+  corpus (the forced MI100 rows ran the MFMA MMQ kernels that CDNA 3 runs
+  by default, but on CDNA 1, where the default build does not), so plans
+  for current MI300X, MI325X and MI355X prompts under llama.cpp rest on
+  that cell and the multi-GPU comparison above.
 - Prefill, the worst fit rows since: the Ryzen AI Max+ 395's Qwen3 30B-A3B
   Q4_K_M pp512 under ROCm 7.2 (visorcraft's EVO-X2, Feb 2026, 1098 tok/s,
   66 % over; the same build's Vulkan run of it, 1141.78 tok/s, is 3 % over,
