@@ -1714,18 +1714,21 @@ fn check_bench(
                         // A forced MMQ path the planner does not model
                         // (plan warns the same).
                         let forced = quant.and_then(|q| {
-                            devices.iter().find(|d| {
-                                ai_hwaccel::plan::speed::forced_mmq_unmodelled(
-                                    d,
-                                    RuntimeKind::LlamaCpp,
-                                    q,
-                                    backend,
-                                    build,
-                                    force_mmq,
-                                )
-                            })
+                            devices
+                                .iter()
+                                .find(|d| {
+                                    ai_hwaccel::plan::speed::forced_mmq_unmodelled(
+                                        d,
+                                        RuntimeKind::LlamaCpp,
+                                        q,
+                                        backend,
+                                        build,
+                                        force_mmq,
+                                    )
+                                })
+                                .map(|d| (d, q))
                         });
-                        if let (Some(d), Some(q)) = (forced, quant) {
+                        if let Some((d, q)) = forced {
                             let note = format!(
                                 "prompt tests of {q} on {}: llama.cpp's default build sends 512-token micro-batches to rocBLAS there, this GGML_CUDA_FORCE_MMQ build to its MMQ kernels; the predictions are the default build's (the forced path is not modelled on AMD CDNA GPUs)",
                                 d.name

@@ -2021,12 +2021,10 @@ pub fn forced_mmq_unmodelled(
     {
         return false;
     }
+    // The gfx architectures below are AMD's only.
     let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
         return false;
     };
-    if e.vendor != "amd" {
-        return false;
-    }
     let newest = build.is_none_or(|b| b >= LLAMA_HIP_MFMA_MMQ);
     let legacy = matches!(q, Quant::Q4_0 | Quant::Q4_1 | Quant::Q5_0 | Quant::Q5_1);
     match e.architecture.as_deref() {
