@@ -729,6 +729,74 @@ def fit_kv_reads():
     return fitted
 
 
+EAGER_RE = re.compile(
+    r"pub const EAGER_TP_LAYER_SECONDS: &\[\(RuntimeKind, f64, u32\)\] = &\[(.*?)\];", re.S
+)
+
+
+# Fit rows a runtime needs before its eager per-layer time is fitted.
+MIN_EAGER_ROWS = 6
+
+
+def eager_lines(eager):
+    """The EAGER_TP_LAYER_SECONDS constant's Rust lines for {runtime: (s, rows)}."""
+    out = [
+        "/// Fitted seconds per decoder layer of a tensor-parallel decode step that a",
+        "/// runtime runs without CUDA graphs, each kernel and all-reduce launched",
+        "/// from the host (vLLM `--enforce-eager`, and every vLLM before PR 1926 of",
+        "/// December 2023), in place of its fitted per-layer time; per runtime, with",
+        "/// the fit rows behind it (speed.csv rows with the notes item `no CUDA",
+        "/// graphs`).",
+        "pub const EAGER_TP_LAYER_SECONDS: &[(RuntimeKind, f64, u32)] = &[",
+    ]
+    for runtime, (sec, n) in sorted(eager.items()):
+        out.append(f"    (RuntimeKind::{RUNTIMES[runtime]}, {sec:.4e}, {n}),")
+    out.append("];")
+    return out
+
+
+def current_eager():
+    """EAGER_TP_LAYER_SECONDS as speed.rs holds it now: {runtime: (s, rows)}."""
+    m = EAGER_RE.search(SPEED_RS.read_text())
+    names = {v: k for k, v in RUNTIMES.items()}
+    out = {}
+    for rt, sec, n in re.findall(r"RuntimeKind::(\w+),\s*([0-9.eE+-]+),\s*(\d+)", m.group(1) if m else ""):
+        out[names[rt]] = (float(sec), int(n))
+    return out
+
+
+def fit_eager():
+    """5. The per-layer decode time without CUDA graphs, per runtime with
+    MIN_EAGER_ROWS fit rows run so (speed.csv notes item "no CUDA graphs";
+    all tensor-parallel): the test prints each row's planned step P, its
+    layers L and the per-layer seconds c0 P holds; the step without them is
+    R = P - L c0, and c minimises sum(((R + L c) / T - 1)^2) over the
+    measured steps T = 1 / tokens/s: c = sum(k (1 - a)) / sum(k^2), a = R / T,
+    k = L / T. The planner's cells are the ones just written (R holds them)."""
+    rc, out = cargo_test(["--ignored", "--nocapture", "--exact", "eager_parts_for_fit"])
+    if rc != 0:
+        sys.exit(out)
+    sums = {}
+    for line in out.splitlines():
+        if not line.startswith("EAGER\t"):
+            continue
+        _, part, runtime, tg, step, layers, applied = line.split("\t")
+        if part != "fit":
+            continue
+        t = 1.0 / float(tg)
+        rest = float(step) - int(layers) * float(applied)
+        a, k = rest / t, int(layers) / t
+        num, den, n = sums.get(runtime, (0.0, 0.0, 0))
+        sums[runtime] = (num + k * (1.0 - a), den + k * k, n + 1)
+    fitted = {}
+    for runtime, (num, den, n) in sorted(sums.items()):
+        if n < MIN_EAGER_ROWS or den <= 0.0 or num <= 0.0:
+            continue
+        fitted[runtime] = (num / den, n)
+        print("eager per-layer seconds", runtime, f"{num / den:.4e}", "from", n, "fit rows")
+    return fitted
+
+
 def fit_linear_state(rows, decays):
     """The fraction of the bandwidth a decode step moves the linear-attention
     state at (LINEAR_STATE), per runtime with MIN_STATE_ROWS fit rows of
@@ -1237,6 +1305,8 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
     out.append("")
     out.extend(kv_read_lines(current_kv_reads()))
     out.append("")
+    out.extend(eager_lines(current_eager()))
+    out.append("")
     out.append("/// Fitted fraction of memory bandwidth at which a decode step reads and")
     out.append("/// rewrites the linear-attention layers' recurrent state, per runtime, with")
     out.append("/// its fit rows (`inference::linear_state_seconds`).")
@@ -1306,6 +1376,12 @@ def write(rows, cells, scores, devices, requests, decays, moes, requests_tp, rpc
     m = KV_READ_RE.search(src)
     doc = src.rfind("\n\n", 0, m.start()) + 2
     SPEED_RS.write_text(src[:doc] + "\n".join(kv_read_lines(kv_reads)) + src[m.end():])
+    subprocess.run(["cargo", "fmt", "-p", "ai-hwaccel"], cwd=ROOT, check=True)
+    eager = fit_eager()
+    src = SPEED_RS.read_text()
+    m = EAGER_RE.search(src)
+    doc = src.rfind("\n\n", 0, m.start()) + 2
+    SPEED_RS.write_text(src[:doc] + "\n".join(eager_lines(eager)) + src[m.end():])
     subprocess.run(["cargo", "fmt", "-p", "ai-hwaccel"], cwd=ROOT, check=True)
     for (cls, runtime, w), cell in sorted(cells.items()):
         print(cls, runtime, w, {k: (round(v[0], 4), f"{v[1]:.2e}", v[2]) for k, v in cell.items()})
@@ -2084,16 +2160,25 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   but for `REQUEST_SECONDS_TP`.
 - Other runtimes use the `--decode-efficiency`/`--prefill-efficiency`
   defaults (0.6/0.5). speed.csv holds vLLM rows (mlc-ai/llm-perf-bench:
-  Llama2-70B at batch 1, FP16 and AWQ, tensor parallel over 2 to 8 A100,
-  A10G or RTX 4090 cards, vLLM of October 2023); five have an estimate:
-  the Llama2-70B AWQ over 2 RTX 4090s (TP 2 over PCIe, 23.8 tok/s, 63 %
-  over) and, since the a10g entry has NVIDIA's figures (TensorRT-LLM's GPU
-  table, Nov 2026), the four A10G rows, 44 to 114 % over, the more so the
-  more cards: the estimate's fixed cost per step is that of the vLLM
-  releases latency.csv measures (CUDA graphs), while October 2023's vLLM
-  ran each step eagerly. The source does not say which A100 (40 or 80
-  GB, PCIe or SXM). Rows run with tensor parallelism are never fitted
-  (their time includes the all-reduces).
+  Llama2-70B and CodeLlama-34B at batch 1, FP16 and AWQ, tensor parallel
+  over 2 to 8 A100, A10G or RTX 4090 cards, vLLM of October 2023); ten
+  have an estimate (the A10G and RTX 4090 rows; the source does not say
+  which A100, 40 or 80 GB, PCIe or SXM). That vLLM predates CUDA graphs
+  (PR 1926, December 2023), so these rows are planned eager
+  (`InferenceOptions::eager`, `plan --enforce-eager`): each decode step's
+  per-layer time is `EAGER_TP_LAYER_SECONDS`, fitted on the 8 fit rows
+  (`fit_eager`: the planned step without its per-layer time, plus L × c,
+  on the relative error) at 469 µs, against 82-95 µs fitted for the
+  CUDA-graph releases latency.csv measures. They reach median 2.6 %,
+  worst 24.7 % (Llama2-70B AWQ over 2 RTX 4090s, held out, under);
+  planned with the graphs' per-layer time they were 44 to 180 % over, the
+  more so the smaller the model and the more cards: CodeLlama-34B AWQ
+  over 2 RTX 4090s (26.16 tok/s) runs barely faster than Llama2-70B
+  (23.8), its steps bound by launches, not bytes. The term rests on this
+  one source: no published single-GPU eager run is among the rows, so a
+  one-device eager plan keeps the graphs' per-layer time and warns; other
+  rows run with tensor parallelism are never fitted (their time includes
+  the all-reduces).
 - All-reduces: a decode step's two all-reduces per layer under tensor
   parallelism take their bytes over the link plus a fixed latency
   (`inference::allreduce_latency`), measured, not fitted here: NVIDIA's
@@ -2105,7 +2190,7 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   the RTX 4090's Llama-3-70B TP 8 time per output token from 18 % under to
   2 % over, SGLang's TP 8 rows on B200 and MI300X from 12-35 % under to
   4-28 % under (gpt-oss-120b from 31 to 46 % over), and the A10G rows
-  above from 64-192 % to 44-114 % over; the RTX A6000's TP 8 rows, over
+  above from 64-192 % to 44-114 % over (then planned with the graphs' per-layer time); the RTX A6000's TP 8 rows, over
   PCIe between NVLink-bridged pairs, went from 1-8 % under to 16-18 % over
   (that machine's PCIe all-reduces are faster than the L40S's). A prompt's
   all-reduces carry a chunk of tokens each, so their latency is left in the

@@ -108,6 +108,15 @@ pub struct PlanArgs {
     /// TPOT; other runtimes mix them anyway.
     #[arg(long)]
     pub mixed_prefill: bool,
+    /// Plan a runtime run without CUDA graphs, each kernel of a decode step
+    /// launched from the host: vLLM `--enforce-eager`, SGLang's graph
+    /// backends `disabled`, llama.cpp with GGML_CUDA_DISABLE_GRAPHS (the
+    /// emitted commands pass it). Tensor-parallel vLLM and SGLang plans take
+    /// the per-layer decode time fitted on eager runs, llama.cpp plans on
+    /// NVIDIA GPUs that of its builds before CUDA graphs; SGLang reserves no
+    /// memory for graphs.
+    #[arg(long)]
+    pub enforce_eager: bool,
     /// The ggml backend llama.cpp runs the GPUs with (cuda, hip, metal,
     /// sycl, vulkan, opencl; default: the vendor's own). It changes the
     /// plan where that backend's kernels run a device at another rate:
@@ -737,6 +746,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         runtime_build: args.runtime_build,
         cuda_force_mmq: args.cuda_force_mmq,
         mixed_prefill: args.mixed_prefill,
+        eager: args.enforce_eager,
         kv_read_efficiency: args.kv_read_efficiency,
         backend: args.backend,
         max_num_seqs: args.max_num_seqs,

@@ -172,6 +172,7 @@ pub const COMMANDS: &[Command] = &[
             "runtime_build",
             "cuda_force_mmq",
             "mixed_prefill",
+            "enforce_eager",
             "backend",
             "measure",
             "emit",
@@ -799,6 +800,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let fused_attention = !r.flag("unfused_attention")?;
     let cuda_force_mmq = r.flag("cuda_force_mmq")?;
     let mixed_prefill = r.flag("mixed_prefill")?;
+    let eager = r.flag("enforce_eager")?;
     let runtime_build = match r.string("runtime_build")? {
         Some(s) => Some(
             ai_hwaccel::plan::speed::BuildMonth::parse(&s)
@@ -850,6 +852,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         runtime_build,
         cuda_force_mmq,
         mixed_prefill,
+        eager,
         kv_read_efficiency,
         backend,
         max_num_seqs,

@@ -140,6 +140,10 @@ struct Row {
     /// the planner plans the default path, so the prompt rate is compared,
     /// never fitted, and reported apart from the goals' rows.
     forced_path: bool,
+    /// The row's runtime ran without CUDA graphs (notes item `no CUDA
+    /// graphs`: a vLLM before PR 1926): planned with
+    /// `InferenceOptions::eager`.
+    eager: bool,
     /// A latency.csv row whose notes carry the item `not fitted`: a device
     /// whose runtime behaves unlike its class's pooled cell for a reason
     /// the planner has no term for (latency.csv's header gives it). Its
@@ -299,6 +303,7 @@ fn latency_rows() -> Vec<Row> {
                 hybrid: false,
                 slow_kernels: false,
                 forced_path: false,
+                eager: false,
                 force_mmq: false,
                 compared: notes.contains(&"not fitted"),
                 line,
@@ -409,6 +414,7 @@ fn speed_rows_of(
                 ),
                 compared: false,
                 force_mmq,
+                eager: notes.contains(&"no CUDA graphs"),
                 forced_path: forced_mmq_window(
                     &c[col("spec_id")],
                     &c[col("format")],
@@ -482,6 +488,7 @@ fn cpu_rows() -> Vec<Row> {
                 hybrid: false,
                 slow_kernels: false,
                 forced_path: false,
+                eager: false,
                 force_mmq: false,
                 compared: false,
                 line,
@@ -561,6 +568,7 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
             // prompt kernels).
             runtime_build: r.build,
             cuda_force_mmq: r.force_mmq,
+            eager: r.eager,
             // On the backend it ran (llama-bench's column).
             backend: ai_hwaccel::plan::runtime::GgmlBackend::parse(&r.backend),
             batch: 1,
@@ -1413,23 +1421,22 @@ const ACHIEVED_PREFILL_ESTIMATED: f64 = GOAL_ESTIMATED;
 
 // Other runtimes' speed.csv rows (with vLLM's cells where the runtime has
 // none of its own): the rows with a decode estimate and, where there are
-// any, the median and worst decode error they reach. vLLM: five of its 11
-// rows (mlc-ai/llm-perf-bench, vLLM of October 2023, Llama2-70B at batch 1,
-// all tensor parallel over PCIe) have an estimate: AWQ over 2 RTX 4090s
-// (23.8 tok/s measured, 60 % over; 68 % since the two RTX 4090 D rows of
-// latency.csv, resolved in Nov 2026, joined vLLM's GeForce cell; 63 % with
-// the all-reduce latency) and, since the a10g entry has NVIDIA's figures
-// (TensorRT-LLM's GPU table, Nov 2026), the four A10G rows: FP16 over 8
-// (13.9 tok/s, 44 % over) and AWQ over 2, 4 and 8 (12.89, 16.91, 20.79
-// tok/s: 67 %, 105 % and 114 % over). Before decode all-reduces had a
-// fixed latency (`inference::allreduce_latency`, measured: 5.4 µs per
-// further rank over PCIe), the A10G rows were 64 to 192 % over. The more
-// cards, the further over still: the estimate's fixed cost per step is
-// vLLM 0.7-0.20's (CUDA graphs, fitted on latency.csv), while the October
-// 2023 vLLM ran each step eagerly (it took CUDA graphs in its next
-// releases). The A100 rows do not say which A100. AWQ is 4-bit, which no vLLM row of the fit measures: it takes
-// vLLM's 16-bit cell, whose GeForce decode efficiency is above 1 (40 %
-// over with the default efficiencies before). TensorRT-LLM (ModelOpt's
+// any, the median and worst decode error they reach. vLLM: 10 of its 16
+// rows (mlc-ai/llm-perf-bench, vLLM of October 2023, Llama2-70B and
+// CodeLlama-34B at batch 1, all tensor parallel over PCIe) have an
+// estimate: the A10G rows (FP16 and AWQ over 2, 4 and 8) and AWQ over 2
+// RTX 4090s; the A100 rows do not say which A100. That vLLM predates CUDA
+// graphs (notes item `no CUDA graphs`): planned eager, the per-layer
+// decode time is `speed::EAGER_TP_LAYER_SECONDS` (469 µs, fitted on the 8
+// fit rows; median 2.6 %, worst 24.7 %: Llama2-70B AWQ over 2 RTX 4090s,
+// 23.8 tok/s measured, 17.9 planned, held out; CodeLlama-34B AWQ on the
+// same pair 21 % over). Planned with the CUDA-graph per-layer time of
+// vLLM 0.7-0.20 (fitted on latency.csv) the five Llama2-70B rows were 44
+// to 114 % over and the CodeLlama-34B rows, added with the model in Nov
+// 2026, up to 180 % over: the eager steps' time per layer, not the bytes,
+// dominates (CodeLlama-34B AWQ over 2 RTX 4090s runs at 26.16 tok/s,
+// Llama2-70B at 23.8). AWQ is 4-bit, which no vLLM row of the fit
+// measures: it takes vLLM's 16-bit cell. TensorRT-LLM (ModelOpt's
 // H200 table, TensorRT-LLM v0.15, batch 1, 2048 in / 128 out), on vLLM's
 // cells: all 6 rows estimated, median 14 %; the worst is Llama 3.1 70B INT4
 // AWQ on one H200 (44.10 tok/s, 34 % over: the estimate reads the 4-bit
@@ -1440,7 +1447,7 @@ const ACHIEVED_PREFILL_ESTIMATED: f64 = GOAL_ESTIMATED;
 // 15.4 %).
 const ACHIEVED_OTHER_DECODE: &[Other] = &[
     ("trtllm", 6, Some((0.16, 0.35))),
-    ("vllm", 5, Some((0.68, 1.15))),
+    ("vllm", 10, Some((0.03, 0.25))),
 ];
 
 /// Runtime, rows with a decode estimate, bounds on their median and worst
@@ -1920,6 +1927,7 @@ fn lent_llama_bench(
                 hybrid: false,
                 slow_kernels: false,
                 forced_path: false,
+                eager: false,
                 force_mmq: false,
                 compared: false,
             };
@@ -2968,6 +2976,48 @@ fn batched_parts_for_fit() {
             u8::from(moe),
             r.batch,
             r.batch as f64 / r.s_tg
+        );
+    }
+}
+
+/// Inputs of `scripts/fit-speed.py`'s eager per-layer fit: per speed.csv
+/// row run without CUDA graphs (`Row::eager`) that measures decode and has
+/// a decode estimate, its part, runtime, measured tokens/s, planned decode
+/// step (s), decoder layers and the per-layer seconds that step holds
+/// (`speed::eager_decode_layer_s`, else its fitted per-layer time): the
+/// fit takes the step without them and solves for the per-layer time.
+#[test]
+#[ignore = "run by scripts/fit-speed.py"]
+fn eager_parts_for_fit() {
+    for r in rows().into_iter().filter(|r| r.eager) {
+        let (Some(tg), Some(e)) = (r.tg, estimate(&r, false)) else {
+            continue;
+        };
+        let Some(dec) = e.decode else { continue };
+        let device = spec_device(&r.spec_id).unwrap();
+        let quant = Quant::parse(&r.format.to_ascii_lowercase()).unwrap();
+        let runtime = r.runtime_kind();
+        let backend = ai_hwaccel::plan::runtime::GgmlBackend::parse(&r.backend);
+        let applied = ai_hwaccel::plan::speed::eager_decode_layer_s(
+            &device, runtime, quant, backend, r.build, r.tp,
+        )
+        .unwrap_or_else(|| {
+            ai_hwaccel::plan::speed::fitted_for(
+                &device,
+                runtime,
+                quant,
+                backend,
+                r.build,
+                r.force_mmq,
+            )
+            .decode_layer_s
+        });
+        println!(
+            "EAGER\t{}\t{}\t{tg}\t{:.6e}\t{}\t{applied:.6e}",
+            if held_out(&r.line) { "held-out" } else { "fit" },
+            r.runtime,
+            1.0 / dec,
+            e.layers,
         );
     }
 }

@@ -1632,3 +1632,188 @@ fn nf4_is_not_served_by_the_pinned_vllm() {
     assert!(!p.warnings.iter().any(|w| w.contains("bitsandbytes")));
     assert_sglang_accepts(&emit(&p, 0, &m.origin).unwrap());
 }
+
+/// `InferenceOptions::eager` (`plan --enforce-eager`): each runtime's
+/// command runs without CUDA graphs — vLLM `--enforce-eager`, SGLang's decode
+/// and prefill graph backends `disabled`, llama.cpp under
+/// `GGML_CUDA_DISABLE_GRAPHS` — and the plan is that of such a server: a
+/// tensor-parallel vLLM decode step takes the eager per-layer time, a
+/// one-device one keeps the graphs' (and says so), SGLang reserves nothing
+/// for graphs, llama.cpp on an Ampere GPU takes its pre-graph builds'
+/// per-layer time.
+#[test]
+fn eager_plans_launch_without_cuda_graphs() {
+    let decode = |p: &ai_hwaccel::plan::InferencePlan, tp: u32| {
+        p.plans
+            .iter()
+            .find(|c| c.tensor_parallel == tp && c.pipeline_parallel == 1 && c.data_parallel == 1)
+            .and_then(|c| c.decode_tokens_per_s_per_sequence)
+            .unwrap()
+    };
+    // vLLM, Llama 3.1 8B over two RTX 4090s and on one.
+    let m = load_model("llama-3.1-8b").unwrap();
+    let devices = PlanDevice::from_device_string("2xrtx-4090").unwrap();
+    let vllm_on = |devices: &[PlanDevice], eager: bool| {
+        plan_inference(
+            &m.spec,
+            devices,
+            &InferenceOptions {
+                runtime: RuntimeKind::Vllm,
+                context: Some(4096),
+                max_plans: 16,
+                eager,
+                ..Default::default()
+            },
+        )
+    };
+    let (graphs, eager) = (vllm_on(&devices, false), vllm_on(&devices, true));
+    let per_layer = ai_hwaccel::plan::speed::EAGER_TP_LAYER_SECONDS
+        .iter()
+        .find(|(r, ..)| *r == RuntimeKind::Vllm)
+        .map(|(_, s, _)| *s)
+        .unwrap();
+    // The step grows by the layers × (eager − graphs) per-layer time.
+    let graph_layer = ai_hwaccel::plan::speed::fitted_for(
+        &devices[0],
+        RuntimeKind::Vllm,
+        Quant::Bf16,
+        None,
+        None,
+        false,
+    )
+    .decode_layer_s;
+    let grown = 1.0 / decode(&eager, 2) - 1.0 / decode(&graphs, 2);
+    let want = f64::from(m.spec.num_layers) * (per_layer - graph_layer);
+    assert!((grown - want).abs() < 1e-9, "{grown} vs {want}");
+    let single = PlanDevice::from_device_string("1xrtx-4090").unwrap();
+    assert_eq!(
+        decode(&vllm_on(&single, true), 1),
+        decode(&vllm_on(&single, false), 1)
+    );
+    assert!(
+        eager
+            .warnings
+            .iter()
+            .any(|w| w.contains("eager") && w.contains("one-device")),
+        "{:?}",
+        eager.warnings
+    );
+    assert!(!graphs.warnings.iter().any(|w| w.contains("eager")));
+    let i = eager
+        .plans
+        .iter()
+        .position(|c| c.tensor_parallel == 2)
+        .unwrap();
+    let l = emit(&eager, i, &m.origin).unwrap();
+    assert_vllm_accepts(&l);
+    assert!(l.argv.iter().any(|a| a == "--enforce-eager"));
+    assert!(l.notes.iter().any(|n| n.contains("captures no graph")));
+    assert!(
+        !l.notes
+            .iter()
+            .any(|n| n.contains("CUDA-graph memory estimate"))
+    );
+    let j = graphs
+        .plans
+        .iter()
+        .position(|c| c.tensor_parallel == 2)
+        .unwrap();
+    let lg = emit(&graphs, j, &m.origin).unwrap();
+    assert!(!lg.argv.iter().any(|a| a == "--enforce-eager"));
+
+    // SGLang, Llama 3.1 70B on 8 H100 SXM: without graphs the reserve has
+    // no decode graphs' 2 MiB per batch and no prefill buckets, so the
+    // default fraction and the requests it admits are larger.
+    let big = load_model("llama-3.1-70b").unwrap();
+    let h100 = PlanDevice::from_device_string("8xh100-sxm").unwrap();
+    let sglang = |eager: bool| {
+        plan_inference(
+            &big.spec,
+            &h100,
+            &InferenceOptions {
+                runtime: RuntimeKind::Sglang,
+                context: Some(8192),
+                eager,
+                ..Default::default()
+            },
+        )
+    };
+    let (sg, se) = (sglang(false), sglang(true));
+    let le = emit(&se, 0, &big.origin).unwrap();
+    assert_sglang_accepts(&le);
+    assert_eq!(value(&le.argv, "--cuda-graph-backend-decode"), "disabled");
+    assert_eq!(value(&le.argv, "--cuda-graph-backend-prefill"), "disabled");
+    let (tp, pp) = (se.plans[0].tensor_parallel, se.plans[0].pipeline_parallel);
+    let reserved = (512.0 + 1.5 * 8192.0 + f64::from(tp * pp) / 8.0 * 1024.0).max(10240.0);
+    assert_eq!(
+        value(&le.argv, "--mem-fraction-static"),
+        format!("{:.3}", (81559.0 - reserved) / 81559.0)
+    );
+    let lgr = emit(&sg, 0, &big.origin).unwrap();
+    assert!(
+        !lgr.argv
+            .iter()
+            .any(|a| a.starts_with("--cuda-graph-backend"))
+    );
+    assert!(
+        value(&le.argv, "--mem-fraction-static")
+            .parse::<f64>()
+            .unwrap()
+            > value(&lgr.argv, "--mem-fraction-static")
+                .parse::<f64>()
+                .unwrap()
+    );
+    assert!(se.plans[0].max_batch >= sg.plans[0].max_batch);
+
+    // llama.cpp on one RTX 4090: the variable is set, and the step holds
+    // the per-layer time of the builds before CUDA graphs (longer).
+    let gguf = ModelOrigin::Gguf {
+        path: "/models/Llama-3.1-8B-Q4_K_M.gguf".into(),
+    };
+    let one = PlanDevice::from_device_string("1xrtx-4090").unwrap();
+    let llama = |eager: bool| {
+        plan_inference(
+            &m.spec,
+            &one,
+            &InferenceOptions {
+                runtime: RuntimeKind::LlamaCpp,
+                quant: Some(Quant::Q4K),
+                context: Some(4096),
+                eager,
+                ..Default::default()
+            },
+        )
+    };
+    let (lc, le2) = (llama(false), llama(true));
+    assert!(decode(&le2, 1) < decode(&lc, 1));
+    let l = emit(&le2, 0, &gguf).unwrap();
+    assert_llama_cpp_accepts(&l);
+    assert_eq!(
+        l.env.get("GGML_CUDA_DISABLE_GRAPHS").map(String::as_str),
+        Some("1")
+    );
+    assert!(emit(&lc, 0, &gguf).unwrap().env.is_empty());
+    // On an AMD GPU llama.cpp has no graphs to turn off: the plan says so
+    // and keeps its time.
+    let mi = PlanDevice::from_device_string("1xrx-7900-xtx").unwrap();
+    let amd = |eager: bool| {
+        plan_inference(
+            &m.spec,
+            &mi,
+            &InferenceOptions {
+                runtime: RuntimeKind::LlamaCpp,
+                quant: Some(Quant::Q4K),
+                context: Some(4096),
+                eager,
+                ..Default::default()
+            },
+        )
+    };
+    let (ag, ae) = (amd(false), amd(true));
+    assert_eq!(decode(&ag, 1), decode(&ae, 1));
+    assert!(
+        ae.warnings
+            .iter()
+            .any(|w| w.contains("already run without"))
+    );
+}

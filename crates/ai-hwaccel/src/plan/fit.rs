@@ -268,7 +268,7 @@ mod tests {
         };
         let rows = fit_filtered(&devices, &opts, &filter);
         let ids: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
-        assert_eq!(ids, ["qwen2.5-coder-32b"]);
+        assert_eq!(ids, ["codellama-34b", "qwen2.5-coder-32b"]);
         // Same rows as the unfiltered fit, in the same order.
         let filter = FitFilter {
             uses: vec![Use::Reasoning],

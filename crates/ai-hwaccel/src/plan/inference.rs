@@ -231,6 +231,15 @@ pub struct InferenceOptions {
     /// default build).
     #[serde(default)]
     pub cuda_force_mmq: bool,
+    /// The runtime launches each kernel of a decode step from the host
+    /// instead of replaying a captured CUDA graph: vLLM's `--enforce-eager`,
+    /// SGLang's decode and prefill CUDA-graph backends `disabled`
+    /// (`--disable-cuda-graph` before 0.5.23), llama.cpp with
+    /// `GGML_CUDA_DISABLE_GRAPHS` set. The emitted commands pass it; the
+    /// per-layer decode time is [`crate::plan::speed::eager_decode_layer_s`]
+    /// where the planner has a term for it; SGLang reserves no memory for
+    /// the graphs. Default: off (each runtime's default uses graphs).
+    pub eager: bool,
     /// The runtime is told to prefill arriving prompts within the decode
     /// steps' own batches where it would otherwise run them in passes of
     /// their own (SGLang's `--enable-mixed-chunk`, which `--emit sglang`
@@ -313,6 +322,7 @@ impl Default for InferenceOptions {
             fused_attention: true,
             runtime_build: None,
             cuda_force_mmq: false,
+            eager: false,
             mixed_prefill: false,
             kv_read_efficiency: None,
             backend: None,
@@ -1973,6 +1983,21 @@ fn evaluate_replica_with(
         let dec_eff = fit.decode.unwrap_or(opts.decode_efficiency);
         let pre_eff = fit.prefill.unwrap_or(opts.prefill_efficiency);
         let layers = f64::from(b - a);
+        // Without CUDA graphs: the per-layer time of eager launches where
+        // the planner has one (`speed::eager_decode_layer_s`).
+        let layer_s = if opts.calibrated_speed && opts.eager {
+            super::speed::eager_decode_layer_s(
+                group[0],
+                opts.runtime,
+                quant,
+                opts.backend,
+                opts.runtime_build,
+                tp,
+            )
+            .unwrap_or(fit.decode_layer_s)
+        } else {
+            fit.decode_layer_s
+        };
         let rate = group
             .iter()
             .map(|d| {
@@ -2033,7 +2058,7 @@ fn evaluate_replica_with(
                 t + gemms
                     + (kv_bytes / (bw * kv_eff)).max(at_rate(attn_flops))
                     + linear_state_seconds(state_bytes, bw, group[0], opts, kv_eff)
-                    + layers * fit.decode_layer_s
+                    + layers * layer_s
                     + c
             });
         // Prefill of a prompt of the input length (the context when none
@@ -3003,6 +3028,43 @@ pub fn plan_inference(
              AMD CDNA GPUs)",
             d.name
         ));
+    }
+    if opts.eager {
+        match opts.runtime {
+            RuntimeKind::Trtllm => warnings.push(
+                "eager: TensorRT-LLM's plan keeps its CUDA-graph per-layer decode time, and the \
+                 emitted command does not switch its graphs off"
+                    .into(),
+            ),
+            RuntimeKind::Vllm | RuntimeKind::Sglang => warnings.push(format!(
+                "eager: the per-layer decode time without CUDA graphs is fitted on tensor-parallel \
+                 runs only (vLLM of October 2023 over 2 to 8 GPUs on PCIe); one-device layouts keep \
+                 the {} CUDA-graph per-layer time, which an eager server exceeds",
+                opts.runtime
+            )),
+            _ => {
+                if super::speed::fit_runtime(opts.runtime) == RuntimeKind::LlamaCpp
+                    && !devices.iter().any(|d| {
+                        super::speed::eager_decode_layer_s(
+                            d,
+                            opts.runtime,
+                            quant,
+                            opts.backend,
+                            opts.runtime_build,
+                            1,
+                        )
+                        .is_some()
+                    })
+                {
+                    warnings.push(
+                        "eager: llama.cpp replays CUDA graphs only in its CUDA backend on NVIDIA \
+                         GPUs of compute capability 8.0 and later (7.x from August 2026 builds): \
+                         these devices already run without them"
+                            .into(),
+                    );
+                }
+            }
+        }
     }
     let feasible_plans = result.plans.len();
     let feasible = feasible_plans > 0;

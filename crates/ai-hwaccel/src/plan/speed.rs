@@ -938,6 +938,15 @@ pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
 /// decode runs (`tests/calibration/batched.csv`).
 pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4293)];
 
+/// Fitted seconds per decoder layer of a tensor-parallel decode step that a
+/// runtime runs without CUDA graphs, each kernel and all-reduce launched
+/// from the host (vLLM `--enforce-eager`, and every vLLM before PR 1926 of
+/// December 2023), in place of its fitted per-layer time; per runtime, with
+/// the fit rows behind it (speed.csv rows with the notes item `no CUDA
+/// graphs`).
+pub const EAGER_TP_LAYER_SECONDS: &[(RuntimeKind, f64, u32)] =
+    &[(RuntimeKind::Vllm, 4.6947e-04, 8)];
+
 /// Fitted fraction of memory bandwidth at which a decode step reads and
 /// rewrites the linear-attention layers' recurrent state, per runtime, with
 /// its fit rows (`inference::linear_state_seconds`).
@@ -1639,6 +1648,61 @@ pub fn decode_build(
     }
     let last = BuildMonth(LLAMA_CUDA_GRAPHS.months() - 1);
     Some(build.map_or(last, |b| b.min(last)))
+}
+
+/// The per-layer decode time of a plan whose runtime launches every kernel
+/// of a decode step from the host instead of replaying a captured CUDA
+/// graph ([`InferenceOptions::eager`](crate::plan::InferenceOptions::eager)),
+/// where the planner has a term for it; `None` where the plan keeps its
+/// fitted per-layer time:
+///
+/// - llama.cpp's CUDA backend on an NVIDIA GPU that would otherwise use
+///   graphs (`GGML_CUDA_DISABLE_GRAPHS` set: `ggml-cuda/common.cuh` reads
+///   only whether the variable exists): the per-layer time of the last
+///   build before graphs, as [`without_cuda_graphs`] plans a GPU the
+///   backend runs without them;
+/// - vLLM and SGLang (`--enforce-eager`; SGLang's decode and prefill graph
+///   backends `disabled`) over `tp` > 1 devices: the fitted
+///   [`EAGER_TP_LAYER_SECONDS`]. No published single-device eager run is
+///   among the calibration rows, so a one-device plan keeps the graphs'
+///   time (its plan warns so). TensorRT-LLM's engines have no such switch
+///   here.
+pub fn eager_decode_layer_s(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    backend: Option<super::runtime::GgmlBackend>,
+    build: Option<BuildMonth>,
+    tp: u32,
+) -> Option<f64> {
+    match fit_runtime(runtime) {
+        RuntimeKind::LlamaCpp => {
+            let nvidia = d
+                .spec_id
+                .as_deref()
+                .and_then(crate::spec::by_id)
+                .is_some_and(|e| e.vendor == "nvidia");
+            if d.host
+                || !nvidia
+                || backend.is_some_and(|b| b != super::runtime::GgmlBackend::Cuda)
+                || without_cuda_graphs(d, runtime, backend, build)
+            {
+                return None;
+            }
+            let class = DeviceClass::of(d);
+            let last = BuildMonth(LLAMA_CUDA_GRAPHS.months() - 1);
+            let month = build.map_or(last, |b| b.min(last));
+            Some(
+                fitted(class, runtime, q).decode_layer_s
+                    * build_factor(runtime, class, Some(month)),
+            )
+        }
+        RuntimeKind::Vllm if runtime != RuntimeKind::Trtllm && tp > 1 => EAGER_TP_LAYER_SECONDS
+            .iter()
+            .find(|(r, _, _)| *r == RuntimeKind::Vllm)
+            .map(|(_, s, _)| *s),
+        _ => None,
+    }
 }
 
 /// The first llama.cpp build month whose CUDA backend multiplies a prompt
@@ -2841,11 +2905,11 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         DeviceClass::NvidiaConsumer,
         false,
         Accuracy {
-            rows: 12,
-            median: 0.154,
+            rows: 13,
+            median: 0.156,
             worst: 0.822,
-            held_out_rows: 2,
-            held_out_median: None,
+            held_out_rows: 3,
+            held_out_median: Some(0.152),
         },
     ),
     (
@@ -2865,11 +2929,11 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         DeviceClass::NvidiaDatacenter,
         false,
         Accuracy {
-            rows: 27,
-            median: 0.14,
+            rows: 31,
+            median: 0.101,
             worst: 1.315,
             held_out_rows: 5,
-            held_out_median: Some(0.21),
+            held_out_median: Some(0.123),
         },
     ),
     (
@@ -3056,6 +3120,65 @@ mod tests {
         PlanDevice::from_device_string(&format!("1x{id}"))
             .unwrap()
             .remove(0)
+    }
+
+    #[test]
+    fn eager_layer_time_where_graphs_would_run() {
+        use super::super::runtime::GgmlBackend as B;
+        let rt = RuntimeKind::LlamaCpp;
+        let q = Quant::Q4K;
+        // llama.cpp: an Ampere GPU's CUDA backend replays graphs, so eager
+        // takes the pre-graph builds' per-layer time (a build term makes it
+        // longer); Turing at the newest NVIDIA build, an AMD GPU, Vulkan
+        // and the host have no graphs to turn off.
+        let ampere = dev("rtx-3090");
+        let cell = fitted(DeviceClass::of(&ampere), rt, q).decode_layer_s;
+        let last = BuildMonth(LLAMA_CUDA_GRAPHS.months() - 1);
+        let want = cell * build_factor(rt, DeviceClass::of(&ampere), Some(last));
+        assert_eq!(
+            eager_decode_layer_s(&ampere, rt, q, None, None, 1),
+            Some(want)
+        );
+        assert!(want > cell);
+        // A build older than graphs keeps its own month.
+        let old = BuildMonth::ym(2023, 12);
+        assert_eq!(
+            eager_decode_layer_s(&ampere, rt, q, Some(B::Cuda), Some(old), 1),
+            Some(cell * build_factor(rt, DeviceClass::of(&ampere), Some(old)))
+        );
+        assert_eq!(
+            eager_decode_layer_s(&ampere, rt, q, Some(B::Vulkan), None, 1),
+            None
+        );
+        assert_eq!(
+            eager_decode_layer_s(&dev("rtx-2080-ti"), rt, q, None, None, 1),
+            None
+        );
+        assert_eq!(
+            eager_decode_layer_s(&dev("rx-7900-xtx"), rt, q, None, None, 1),
+            None
+        );
+        // vLLM and SGLang: the fitted tensor-parallel time over 2+ devices
+        // only; TensorRT-LLM none.
+        let eager = EAGER_TP_LAYER_SECONDS
+            .iter()
+            .find(|(r, ..)| *r == RuntimeKind::Vllm)
+            .map(|(_, s, _)| *s);
+        assert!(eager.is_some_and(|s| s > 0.0));
+        for r in [RuntimeKind::Vllm, RuntimeKind::Sglang] {
+            assert_eq!(
+                eager_decode_layer_s(&ampere, r, Quant::Bf16, None, None, 2),
+                eager
+            );
+            assert_eq!(
+                eager_decode_layer_s(&ampere, r, Quant::Bf16, None, None, 1),
+                None
+            );
+        }
+        assert_eq!(
+            eager_decode_layer_s(&ampere, RuntimeKind::Trtllm, Quant::Bf16, None, None, 4),
+            None
+        );
     }
 
     #[test]

@@ -686,11 +686,17 @@ impl LlamaCpp {
                 blocks.join("|")
             ));
         }
+        // No CUDA graphs (`InferenceOptions::eager`): ggml-cuda reads only
+        // whether the variable exists (`common.cuh`).
+        let mut env = std::collections::BTreeMap::new();
+        if plan.options.eager {
+            env.insert("GGML_CUDA_DISABLE_GRAPHS".to_string(), "1".to_string());
+        }
         Ok(super::Launch {
             runtime: RuntimeKind::LlamaCpp,
             version: Some(PINNED_DEFINITIONS.into()),
             argv,
-            env: Default::default(),
+            env,
             files: Default::default(),
             notes,
         })

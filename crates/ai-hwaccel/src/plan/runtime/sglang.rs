@@ -144,6 +144,23 @@ impl SglangMemoryDefaults {
     /// ([`super::vllm::nvidia_smi_total_bytes`]), at `tp` × `pp` ranks, for
     /// a model with latent attention (`mla`) or not.
     pub fn new(gpu_bytes: u64, tp: u32, pp: u32, platform: SglangPlatform, mla: bool) -> Self {
+        Self::with_graphs(gpu_bytes, tp, pp, platform, mla, true)
+    }
+
+    /// [`SglangMemoryDefaults::new`] for a server whose CUDA graphs are on
+    /// (`graphs`, the default) or disabled (`--cuda-graph-backend-decode
+    /// disabled --cuda-graph-backend-prefill disabled`,
+    /// [`InferenceOptions::eager`]): `reserve_for_graph_mb` then adds
+    /// neither the decode graphs' 2 MiB per batch nor the prefill graphs'
+    /// buckets (it checks each phase's backend against `DISABLED`).
+    pub fn with_graphs(
+        gpu_bytes: u64,
+        tp: u32,
+        pp: u32,
+        platform: SglangPlatform,
+        mla: bool,
+        graphs: bool,
+    ) -> Self {
         let gpu_mem = gpu_bytes as f64 / (1u64 << 20) as f64;
         let small_tp = tp < 4;
         let (chunk, max_bs): (u64, u64) = if gpu_mem < 20.0 * 1024.0 {
@@ -157,7 +174,7 @@ impl SglangMemoryDefaults {
         } else {
             (16384, 512)
         };
-        let prefill_graphs = platform == SglangPlatform::Cuda && pp <= 1;
+        let prefill_graphs = graphs && platform == SglangPlatform::Cuda && pp <= 1;
         let prefill_graph_buckets = if prefill_graphs {
             sglang_prefill_graph_buckets(if mla { chunk.min(8192) } else { chunk })
         } else {
@@ -166,7 +183,7 @@ impl SglangMemoryDefaults {
         let mut reserved = 512.0
             + chunk.max(2048) as f64 * 1.5
             + f64::from(tp.max(1)) * f64::from(pp.max(1)) / 8.0 * 1024.0
-            + max_bs as f64 * 2.0;
+            + if graphs { max_bs as f64 * 2.0 } else { 0.0 };
         if prefill_graphs {
             reserved += if mla {
                 1.5 * 1024.0
@@ -205,8 +222,23 @@ impl SglangMemoryDefaults {
         mla: bool,
         encoder: Option<&MultimodalEncoder>,
     ) -> Self {
+        Self::for_device_with(d, capacity_bytes, tp, pp, mla, encoder, true)
+    }
+
+    /// [`SglangMemoryDefaults::for_device`] with its CUDA graphs on or
+    /// disabled ([`SglangMemoryDefaults::with_graphs`]).
+    pub fn for_device_with(
+        d: &PlanDevice,
+        capacity_bytes: u64,
+        tp: u32,
+        pp: u32,
+        mla: bool,
+        encoder: Option<&MultimodalEncoder>,
+        graphs: bool,
+    ) -> Self {
         let total = super::vllm::nvidia_smi_total_bytes(d.spec_id.as_deref(), capacity_bytes);
-        let mut m = SglangMemoryDefaults::new(total, tp, pp, SglangPlatform::of(d), mla);
+        let mut m =
+            SglangMemoryDefaults::with_graphs(total, tp, pp, SglangPlatform::of(d), mla, graphs);
         if let Some(e) = encoder {
             m.mem_fraction_static = sglang_vlm_fraction(m.mem_fraction_static, e);
         }
@@ -394,13 +426,14 @@ impl Runtime for Sglang {
         let visible =
             super::vllm::cuda_visible_bytes(ctx.device.spec_id.as_deref(), ctx.capacity_bytes);
         let fraction = given_fraction(opts).unwrap_or_else(|| {
-            SglangMemoryDefaults::for_device(
+            SglangMemoryDefaults::for_device_with(
                 ctx.device,
                 ctx.capacity_bytes,
                 ctx.tensor_parallel,
                 ctx.pipeline_parallel,
                 ctx.spec.mla.is_some(),
                 ctx.spec.multimodal_encoder.as_ref(),
+                !opts.eager,
             )
             .mem_fraction_static
         });
@@ -429,13 +462,14 @@ impl Runtime for Sglang {
                 .find(|p| p.id == d.device)
                 .or(plan.devices.first())
                 .map_or(0.0, |p| {
-                    SglangMemoryDefaults::for_device(
+                    SglangMemoryDefaults::for_device_with(
                         p,
                         d.capacity_bytes,
                         choice.tensor_parallel,
                         choice.pipeline_parallel,
                         plan.latent_attention,
                         plan.multimodal_encoder.as_ref(),
+                        !plan.options.eager,
                     )
                     .mem_fraction_static
                 })
@@ -465,6 +499,17 @@ impl Runtime for Sglang {
         // plan's served TPOT assumed (`InferenceOptions::mixed_prefill`).
         if plan.options.mixed_prefill {
             argv.push("--enable-mixed-chunk".into());
+        }
+        // No CUDA graphs (`InferenceOptions::eager`): both phases' graph
+        // backends disabled, the pinned release's spelling of the
+        // deprecated `--disable-cuda-graph`.
+        if plan.options.eager {
+            argv.extend([
+                "--cuda-graph-backend-decode".into(),
+                "disabled".into(),
+                "--cuda-graph-backend-prefill".into(),
+                "disabled".into(),
+            ]);
         }
         let mut notes = vec![format!("flags checked against {PINNED_DEFINITIONS}")];
         // Other levels are read from the checkpoint: a method flag names one

@@ -131,6 +131,21 @@ pub fn cudagraph_estimate_note() -> String {
     )
 }
 
+/// The note `--emit vllm` adds for an eager plan
+/// ([`crate::plan::InferenceOptions::eager`]).
+pub fn eager_note() -> String {
+    let pinned = PINNED_DEFINITIONS
+        .split(" (")
+        .next()
+        .unwrap_or(PINNED_DEFINITIONS);
+    format!(
+        "--enforce-eager: vLLM sets its CUDA-graph mode to NONE and captures no graph (read in \
+         {pinned}: `config/vllm.py`), so 0.20 and later take no CUDA-graph estimate off the KV \
+         cache (`profile_cudagraph_memory` returns 0 without graphs to capture); every decode \
+         step launches its kernels from the host"
+    )
+}
+
 /// How vLLM lays out a hybrid model's KV cache (full-attention layers
 /// beside Gated DeltaNet ones: Qwen3-Next, Qwen3.5) on one GPU. Read in
 /// the PyPI sources of 0.21.0 and the pinned 0.33.0 (the same shape in
@@ -806,7 +821,11 @@ impl Vllm {
         )?;
         let mut notes = vec![
             format!("flags checked against {PINNED_DEFINITIONS}"),
-            cudagraph_estimate_note(),
+            if plan.options.eager {
+                eager_note()
+            } else {
+                cudagraph_estimate_note()
+            },
         ];
         let mut argv: Vec<String> = vec![
             "vllm".into(),
@@ -839,6 +858,9 @@ impl Vllm {
         ]);
         if let Some(t) = plan.options.max_num_batched_tokens {
             argv.extend(["--max-num-batched-tokens".into(), t.to_string()]);
+        }
+        if plan.options.eager {
+            argv.push("--enforce-eager".into());
         }
         // Other levels are read from the checkpoint: a method flag names one
         // exporter's checkpoints (`modelopt_fp4` ModelOpt's NVFP4, `mxfp4`
