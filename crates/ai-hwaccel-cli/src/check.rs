@@ -41,6 +41,11 @@ pub struct CheckArgs {
     /// of in prefill passes of their own.
     #[arg(long)]
     pub mixed_prefill: bool,
+    /// Serving benchmark results of a server run without CUDA graphs (vLLM
+    /// `--enforce-eager`, SGLang's graph backends disabled): planned as
+    /// `plan --enforce-eager`.
+    #[arg(long)]
+    pub enforce_eager: bool,
     /// The server's runtime for serving benchmark results (vllm, sglang,
     /// trtllm), where the result's `Backend` names the client's API instead
     /// (`sglang.bench_serving --backend vllm` against a TensorRT-LLM server
@@ -257,10 +262,11 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     // every other input names its runtime itself (llama-batched-bench,
     // llama-bench, a start-up log), where they would be silently wrong.
     if batched.is_some() || serve.is_empty() {
-        let given = match (args.runtime, args.mixed_prefill) {
-            (Some(r), _) => Some(format!("--runtime {r}")),
-            (None, true) => Some("--mixed-prefill".to_string()),
-            (None, false) => None,
+        let given = match (args.runtime, args.mixed_prefill, args.enforce_eager) {
+            (Some(r), ..) => Some(format!("--runtime {r}")),
+            (None, true, _) => Some("--mixed-prefill".to_string()),
+            (None, false, true) => Some("--enforce-eager".to_string()),
+            (None, false, false) => None,
         };
         if let Some(g) = given {
             bail!(
@@ -2037,6 +2043,7 @@ fn check_serve(
                                 context: Some(i.max(1).saturating_add(o)),
                                 max_plans: 1,
                                 mixed_prefill: args.mixed_prefill,
+                                eager: args.enforce_eager,
                                 ..InferenceOptions::default()
                             };
                             let opts = ai_hwaccel::plan::options_for(m, &opts);
@@ -2559,6 +2566,7 @@ mod tests {
             devices: Some(parse_devices(devices).unwrap()),
             quant: None,
             mixed_prefill: false,
+            enforce_eager: false,
             runtime: None,
             json: true,
         };
@@ -2609,6 +2617,7 @@ llama_memory_breakdown_print: |   - Host               |                  5556 =
             devices: Some(parse_devices("1xm4-max-36gb").unwrap()),
             quant: None,
             mixed_prefill: false,
+            enforce_eager: false,
             runtime: None,
             json: true,
         };

@@ -2814,6 +2814,13 @@ fn check_compares_serving_benchmark_results() {
         "one request at a time: nothing to mix"
     );
     assert!(!mixed["notes"].to_string().contains("pass --mixed-prefill"));
+    // A server run without CUDA graphs (SGLang's graph backends disabled):
+    // --enforce-eager plans its TP 8 decode steps at the eager per-layer
+    // time, a longer TPOT from one request on.
+    let eager = check_qwen3(&["--enforce-eager"]);
+    let e1 = eager["results"][0]["predicted_tpot_ms"].as_f64().unwrap();
+    let g1 = res[0]["predicted_tpot_ms"].as_f64().unwrap();
+    assert!(e1 > g1, "{e1} {g1}");
     // A loop of 512 (400 in flight on average) of 1024-token requests on one
     // 96 GB card holds more than the KV cache does: planned at the most the
     // plan holds, which a note says.
@@ -2886,6 +2893,19 @@ fn check_compares_serving_benchmark_results() {
     assert!(
         String::from_utf8_lossy(&o.stderr)
             .contains("--mixed-prefill describes a serving benchmark's server"),
+        "{o:?}"
+    );
+    let o = run(&[
+        "check",
+        fx.join("vllm-pr13596__v1-kv-cache-tokens.log")
+            .to_str()
+            .unwrap(),
+        "--enforce-eager",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("--enforce-eager describes a serving benchmark's server"),
         "{o:?}"
     );
     let old = json(&[

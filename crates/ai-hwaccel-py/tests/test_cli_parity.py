@@ -85,6 +85,9 @@ PLANS: List[Dict[str, Any]] = [
      "unfused_attention": True},
     {"model": "llama-3-8b", "devices": "1xrtx-3090", "runtime": "llama.cpp", "runtime_build": "2024-06",
      "quant": "q6_k", "cuda_force_mmq": True},
+    # Without CUDA graphs: the eager per-layer time and the emitted switch.
+    {"model": "llama-3.1-8b", "devices": "2xrtx-4090", "runtime": "vllm", "enforce_eager": True,
+     "emit": "vllm"},
     # Latency targets on a closed loop: the served TTFT bounds the batch.
     {"model": "llama-3.1-70b", "devices": "8xh100-sxm", "runtime": "sglang", "input_len": 2048,
      "output_len": 256, "tpot_ms": 30, "ttft_ms": 150},
@@ -220,7 +223,7 @@ def test_fit_filters(cli):
         "--max-params", "40000000000", "--json",
     )
     assert py == expected
-    assert [m["model"] for m in py["models"]] == ["qwen2.5-coder-32b"]
+    assert [m["model"] for m in py["models"]] == ["codellama-34b", "qwen2.5-coder-32b"]
 
 
 # --- errors: the same failures, the CLI's exit code as the exception ------
