@@ -1770,11 +1770,10 @@ fn eager_plans_launch_without_cuda_graphs() {
     let gguf = ModelOrigin::Gguf {
         path: "/models/Llama-3.1-8B-Q4_K_M.gguf".into(),
     };
-    let one = PlanDevice::from_device_string("1xrtx-4090").unwrap();
-    let llama = |eager: bool| {
+    let llama = |devices: &str, eager: bool| {
         plan_inference(
             &m.spec,
-            &one,
+            &PlanDevice::from_device_string(devices).unwrap(),
             &InferenceOptions {
                 runtime: RuntimeKind::LlamaCpp,
                 quant: Some(Quant::Q4K),
@@ -1784,7 +1783,7 @@ fn eager_plans_launch_without_cuda_graphs() {
             },
         )
     };
-    let (lc, le2) = (llama(false), llama(true));
+    let (lc, le2) = (llama("1xrtx-4090", false), llama("1xrtx-4090", true));
     assert!(decode(&le2, 1) < decode(&lc, 1));
     let l = emit(&le2, 0, &gguf).unwrap();
     assert_llama_cpp_accepts(&l);
@@ -1795,21 +1794,7 @@ fn eager_plans_launch_without_cuda_graphs() {
     assert!(emit(&lc, 0, &gguf).unwrap().env.is_empty());
     // On an AMD GPU llama.cpp has no graphs to turn off: the plan says so
     // and keeps its time.
-    let mi = PlanDevice::from_device_string("1xrx-7900-xtx").unwrap();
-    let amd = |eager: bool| {
-        plan_inference(
-            &m.spec,
-            &mi,
-            &InferenceOptions {
-                runtime: RuntimeKind::LlamaCpp,
-                quant: Some(Quant::Q4K),
-                context: Some(4096),
-                eager,
-                ..Default::default()
-            },
-        )
-    };
-    let (ag, ae) = (amd(false), amd(true));
+    let (ag, ae) = (llama("1xrx-7900-xtx", false), llama("1xrx-7900-xtx", true));
     assert_eq!(decode(&ag, 1), decode(&ae, 1));
     assert!(
         ae.warnings
