@@ -117,6 +117,13 @@ pub struct PlanArgs {
     /// memory for graphs.
     #[arg(long)]
     pub enforce_eager: bool,
+    /// llama.cpp's micro-batch (`-ub`, n_ubatch): the tokens of a prompt
+    /// computed together (at most n_batch, 2048; default 512). It sizes
+    /// the compute buffers and the prompt's passes, each of which reads the
+    /// weights (every expert its tokens route to) once; `--emit llama.cpp`
+    /// passes it. Read under the llama.cpp rule only.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=2048))]
+    pub ubatch: Option<u64>,
     /// The ggml backend llama.cpp runs the GPUs with (cuda, hip, metal,
     /// sycl, vulkan, opencl; default: the vendor's own). It changes the
     /// plan where that backend's kernels run a device at another rate:
@@ -747,6 +754,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         cuda_force_mmq: args.cuda_force_mmq,
         mixed_prefill: args.mixed_prefill,
         eager: args.enforce_eager,
+        ubatch: args.ubatch,
         kv_read_efficiency: args.kv_read_efficiency,
         backend: args.backend,
         max_num_seqs: args.max_num_seqs,

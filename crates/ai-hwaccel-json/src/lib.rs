@@ -173,6 +173,7 @@ pub const COMMANDS: &[Command] = &[
             "cuda_force_mmq",
             "mixed_prefill",
             "enforce_eager",
+            "ubatch",
             "backend",
             "measure",
             "emit",
@@ -801,6 +802,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let cuda_force_mmq = r.flag("cuda_force_mmq")?;
     let mixed_prefill = r.flag("mixed_prefill")?;
     let eager = r.flag("enforce_eager")?;
+    let ubatch = r.int("ubatch", 1, 2048)?;
     let runtime_build = match r.string("runtime_build")? {
         Some(s) => Some(
             ai_hwaccel::plan::speed::BuildMonth::parse(&s)
@@ -853,6 +855,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         cuda_force_mmq,
         mixed_prefill,
         eager,
+        ubatch,
         kv_read_efficiency,
         backend,
         max_num_seqs,

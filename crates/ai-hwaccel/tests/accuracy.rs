@@ -144,6 +144,9 @@ struct Row {
     /// graphs`: a vLLM before PR 1926): planned with
     /// `InferenceOptions::eager`.
     eager: bool,
+    /// llama.cpp's micro-batch the row ran with (notes `n_ubatch N` or
+    /// `-ub N`); `None`: the default.
+    ubatch: Option<u64>,
     /// A latency.csv row whose notes carry the item `not fitted`: a device
     /// whose runtime behaves unlike its class's pooled cell for a reason
     /// the planner has no term for (latency.csv's header gives it). Its
@@ -263,6 +266,16 @@ fn columns<'a>(header: &'a [String], file: &'a str) -> impl Fn(&str) -> usize + 
 }
 
 /// The tensor-parallel degree a row's notes state (`tp N`; 1 without).
+/// The llama.cpp micro-batch a row's notes print (`n_ubatch 2048`, as
+/// llama-bench's column names it, or `-ub 2048`); `None` without one.
+fn ubatch_of(notes: &str) -> Option<u64> {
+    ["n_ubatch ", "-ub "].iter().find_map(|key| {
+        let rest = &notes[notes.find(key)? + key.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
+}
+
 fn tp_of(notes: &[&str]) -> u32 {
     notes
         .iter()
@@ -304,6 +317,7 @@ fn latency_rows() -> Vec<Row> {
                 slow_kernels: false,
                 forced_path: false,
                 eager: false,
+                ubatch: None,
                 force_mmq: false,
                 compared: notes.contains(&"not fitted"),
                 line,
@@ -415,6 +429,7 @@ fn speed_rows_of(
                 compared: false,
                 force_mmq,
                 eager: notes.contains(&"no CUDA graphs"),
+                ubatch: ubatch_of(&c[col("notes")]),
                 forced_path: forced_mmq_window(
                     &c[col("spec_id")],
                     &c[col("format")],
@@ -489,6 +504,7 @@ fn cpu_rows() -> Vec<Row> {
                 slow_kernels: false,
                 forced_path: false,
                 eager: false,
+                ubatch: None,
                 force_mmq: false,
                 compared: false,
                 line,
@@ -569,6 +585,7 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
             runtime_build: r.build,
             cuda_force_mmq: r.force_mmq,
             eager: r.eager,
+            ubatch: r.ubatch,
             // On the backend it ran (llama-bench's column).
             backend: ai_hwaccel::plan::runtime::GgmlBackend::parse(&r.backend),
             batch: 1,
@@ -1928,6 +1945,7 @@ fn lent_llama_bench(
                 slow_kernels: false,
                 forced_path: false,
                 eager: false,
+                ubatch: None,
                 force_mmq: false,
                 compared: false,
             };

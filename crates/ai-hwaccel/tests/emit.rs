@@ -1802,3 +1802,45 @@ fn eager_plans_launch_without_cuda_graphs() {
             .any(|w| w.contains("already run without"))
     );
 }
+
+/// `InferenceOptions::ubatch` (`plan --ubatch`, llama.cpp's `-ub`): the
+/// command passes it and the compute buffer llama.cpp reserves for one
+/// micro-batch grows with it (`llamacpp::compute_buffer_bytes`); other
+/// runtimes' plans ignore it.
+#[test]
+fn llama_cpp_micro_batch_is_planned_and_passed() {
+    let m = load_model("llama-3.1-8b").unwrap();
+    let gguf = ModelOrigin::Gguf {
+        path: "/models/Llama-3.1-8B-Q4_K_M.gguf".into(),
+    };
+    let devices = PlanDevice::from_device_string("1xrtx-4090").unwrap();
+    let plan = |runtime: RuntimeKind, ubatch: Option<u64>| {
+        plan_inference(
+            &m.spec,
+            &devices,
+            &InferenceOptions {
+                runtime,
+                quant: Some(Quant::Q4K),
+                context: Some(8192),
+                ubatch,
+                ..Default::default()
+            },
+        )
+    };
+    let (default, big) = (
+        plan(RuntimeKind::LlamaCpp, None),
+        plan(RuntimeKind::LlamaCpp, Some(2048)),
+    );
+    assert_eq!(value(&emit(&default, 0, &gguf).unwrap().argv, "-ub"), "512");
+    let l = emit(&big, 0, &gguf).unwrap();
+    assert_llama_cpp_accepts(&l);
+    assert_eq!(value(&l.argv, "-ub"), "2048");
+    let act = |p: &ai_hwaccel::plan::InferencePlan| p.plans[0].per_device[0].activation_bytes;
+    assert!(act(&big) > act(&default), "{} {}", act(&big), act(&default));
+    // llama.cpp caps the micro-batch at n_batch (2048).
+    let capped = plan(RuntimeKind::LlamaCpp, Some(4096));
+    assert_eq!(value(&emit(&capped, 0, &gguf).unwrap().argv, "-ub"), "2048");
+    assert_eq!(act(&capped), act(&big));
+    let v = |u| plan(RuntimeKind::Vllm, u).plans[0].per_device[0].activation_bytes;
+    assert_eq!(v(None), v(Some(2048)));
+}

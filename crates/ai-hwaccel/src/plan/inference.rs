@@ -240,6 +240,13 @@ pub struct InferenceOptions {
     /// where the planner has a term for it; SGLang reserves no memory for
     /// the graphs. Default: off (each runtime's default uses graphs).
     pub eager: bool,
+    /// llama.cpp's `-ub` (`n_ubatch`): the tokens of one micro-batch a
+    /// prompt is computed in (at most `n_batch`, 2048); `None`: llama.cpp's
+    /// default, 512. It sizes the compute buffers, the sliding-window cells
+    /// and the prompt passes (their weight reads, the layer split's
+    /// pipeline, the host offload's copies), and the emitted command passes
+    /// it. Read only under the llama.cpp rule.
+    pub ubatch: Option<u64>,
     /// The runtime is told to prefill arriving prompts within the decode
     /// steps' own batches where it would otherwise run them in passes of
     /// their own (SGLang's `--enable-mixed-chunk`, which `--emit sglang`
@@ -323,6 +330,7 @@ impl Default for InferenceOptions {
             runtime_build: None,
             cuda_force_mmq: false,
             eager: false,
+            ubatch: None,
             mixed_prefill: false,
             kv_read_efficiency: None,
             backend: None,
@@ -1253,6 +1261,16 @@ impl<'a> Sizer<'a> {
     /// config asks (`mamba_ssm_dtype`, which `mamba_ssm_cache_dtype=auto`
     /// follows for Qwen3.5, `model_executor/models/config.py`), else the
     /// model's width.
+    /// [`Sizer::for_runtime`] with the plan's options: llama.cpp's
+    /// sliding-window cells at its micro-batch ([`InferenceOptions::ubatch`]).
+    fn for_options(self, opts: &InferenceOptions) -> Self {
+        let mut s = self.for_runtime(opts.runtime);
+        if s.sliding_ubatch.is_some() {
+            s.sliding_ubatch = Some(super::runtime::llamacpp::n_ubatch(opts));
+        }
+        s
+    }
+
     fn for_runtime(mut self, runtime: RuntimeKind) -> Self {
         match runtime {
             RuntimeKind::LlamaCpp => {
@@ -1727,7 +1745,7 @@ fn evaluate_replica_with(
         scale,
         replica.expert_ranks,
     )
-    .for_runtime(opts.runtime);
+    .for_options(opts);
     let layout = match layout {
         Some(l) => l,
         None => split_layers(&sizer, replica, opts, context).ok_or("more stages than layers")?,
@@ -2126,7 +2144,7 @@ fn evaluate_replica_with(
         && replica.stages.iter().flatten().all(|d| !d.host)
         && let Some(times) = stage_prefill.iter().copied().collect::<Option<Vec<f64>>>()
     {
-        use super::runtime::llamacpp::{N_BATCH, N_UBATCH};
+        use super::runtime::llamacpp::{N_BATCH, n_ubatch};
         let prompt = opts.input_len.unwrap_or(context).max(1);
         let sum: f64 = times.iter().sum();
         let slowest = times.iter().copied().fold(0.0, f64::max);
@@ -2134,7 +2152,7 @@ fn evaluate_replica_with(
         let mut left = prompt;
         while left > 0 {
             let t = left.min(N_BATCH);
-            let m = t.div_ceil(N_UBATCH);
+            let m = t.div_ceil(n_ubatch(opts));
             total += slowest * t as f64 + (sum - slowest) * t as f64 / m as f64;
             left -= t;
         }
@@ -3292,7 +3310,7 @@ fn op_offload_target<'a>(
     const MIN_BATCH: u64 = 32;
     if opts.runtime != RuntimeKind::LlamaCpp
         || !group.iter().all(|d| d.host)
-        || prompt.min(super::runtime::llamacpp::N_UBATCH) < MIN_BATCH
+        || prompt.min(super::runtime::llamacpp::n_ubatch(opts)) < MIN_BATCH
     {
         return None;
     }
@@ -3334,7 +3352,7 @@ fn op_offload_prefill(
     };
     let rate = prompt_rate_under(gpu, opts, quant, compute)?;
     let pcie = gpu.pcie_bandwidth_bytes_per_s? as f64 / 2.0;
-    let ubatch = prompt.clamp(1, super::runtime::llamacpp::N_UBATCH) as f64;
+    let ubatch = prompt.clamp(1, super::runtime::llamacpp::n_ubatch(opts)) as f64;
     let layers = f64::from(b - a);
     let flops = sizer.flops_per_token(a, b, mean_context, false)
         + (fit.moe_prefill - 1.0) * sizer.routed_flops_per_token(a, b);
@@ -3597,11 +3615,11 @@ pub fn plan_offload(
         expert_ranks: 1,
     };
     for quant in levels {
-        let sizer = Sizer::new(spec, quant, kv, 1, 2, opts.batch, 1.0).for_runtime(opts.runtime);
+        let sizer = Sizer::new(spec, quant, kv, 1, 2, opts.batch, 1.0).for_options(opts);
         let whole = StageLayout {
             layers: vec![(0, layers)],
         };
-        let one = Sizer::new(spec, quant, kv, 1, 1, opts.batch, 1.0).for_runtime(opts.runtime);
+        let one = Sizer::new(spec, quant, kv, 1, 1, opts.batch, 1.0).for_options(opts);
         if replica_fits(&one, &single, &whole, opts, context, opts.batch) {
             return None;
         }

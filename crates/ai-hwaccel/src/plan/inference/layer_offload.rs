@@ -65,15 +65,14 @@ fn several(
     };
     for quant in levels {
         // The GPUs alone hold it (llama.cpp's layer split): no offload.
-        let s = Sizer::new(spec, quant, kv, 1, k, opts.batch, 1.0).for_runtime(opts.runtime);
+        let s = Sizer::new(spec, quant, kv, 1, k, opts.batch, 1.0).for_options(opts);
         if let Some(layout) = split_layers(&s, &only_gpus, opts, context)
             && replica_fits(&s, &only_gpus, &layout, opts, context, opts.batch)
         {
             return None;
         }
         let stages = k + 1;
-        let sizer =
-            Sizer::new(spec, quant, kv, 1, stages, opts.batch, 1.0).for_runtime(opts.runtime);
+        let sizer = Sizer::new(spec, quant, kv, 1, stages, opts.batch, 1.0).for_options(opts);
         let stage_fits = |g: &PlanDevice, a: u32, b: u32, last: bool| {
             let cap = g.capacity_bytes.unwrap_or(0);
             let w = sizer.weights(a, b, false, last);
@@ -134,7 +133,7 @@ fn several(
             opts.batch,
             1.0,
         )
-        .for_runtime(opts.runtime);
+        .for_options(opts);
         if !replica_fits(&check, &replica, &layout, opts, context, opts.batch) {
             continue;
         }

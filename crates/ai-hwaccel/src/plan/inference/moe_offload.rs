@@ -19,7 +19,7 @@
 //!   overhead + host expert bytes ÷ (host bandwidth × efficiency)`, where the
 //!   bytes read are the weights the batch touches (expected routed experts,
 //!   as everywhere in the planner) and the KV cache.
-//! - Prefill (ubatches of [`N_UBATCH`] tokens): the same rule offloads the
+//! - Prefill (ubatches of [`n_ubatch`] tokens): the same rule offloads the
 //!   host experts' matrix products to the GPU, which copies those weights
 //!   over PCIe once per ubatch (`--op-offload`, on by default). Per prompt
 //!   token: FLOPs ÷ (GPU rate × efficiency) + L × layer overhead + host
@@ -38,7 +38,7 @@ use super::{
 use crate::plan::arch::ModelSpec;
 use crate::plan::quant::Quant;
 use crate::plan::runtime::RuntimeKind;
-use crate::plan::runtime::llamacpp::N_UBATCH;
+use crate::plan::runtime::llamacpp::n_ubatch;
 use crate::plan::speed::{self, Applied};
 
 /// The split of a MoE expert-offload plan ([`Plan::moe_offload`]).
@@ -114,7 +114,7 @@ pub(super) fn plan(
     };
     for quant in levels {
         // The GPUs alone hold it: no offload.
-        let alone = Sizer::new(spec, quant, kv, 1, k, opts.batch, 1.0).for_runtime(opts.runtime);
+        let alone = Sizer::new(spec, quant, kv, 1, k, opts.batch, 1.0).for_options(opts);
         let layout = if k == 1 {
             Some(StageLayout {
                 layers: vec![(0, layers)],
@@ -128,8 +128,7 @@ pub(super) fn plan(
         // One memory pool more than the GPUs (the host), so the head is
         // counted apart from a tied embedding (llama.cpp duplicates it onto
         // the output device).
-        let sizer =
-            Sizer::new(spec, quant, kv, 1, k + 1, opts.batch, 1.0).for_runtime(opts.runtime);
+        let sizer = Sizer::new(spec, quant, kv, 1, k + 1, opts.batch, 1.0).for_options(opts);
         let split = Split {
             sizer: &sizer,
             gpus,
@@ -403,7 +402,7 @@ impl Split<'_> {
         let host_expert_bytes = self.host_experts(0, n, n, false);
         let pcie = first
             .pcie_bandwidth_bytes_per_s
-            .map(|b| host_expert_bytes / (b as f64 / 2.0) / N_UBATCH as f64);
+            .map(|b| host_expert_bytes / (b as f64 / 2.0) / n_ubatch(opts) as f64);
         let prefill = prefill_s
             .zip(pcie)
             .map(|(t, copy)| t + copy)

@@ -85,6 +85,14 @@ impl GgmlBackend {
 /// `n_ubatch` default (`common/common.h`, `n_ubatch = 512`).
 pub const N_UBATCH: u64 = 512;
 
+/// The micro-batch a plan's llama.cpp runs: `-ub` as given
+/// ([`InferenceOptions::ubatch`]), else [`N_UBATCH`]; at most `n_batch`
+/// ([`N_BATCH`]), as llama.cpp caps it (`cparams.n_ubatch =
+/// std::min(cparams.n_batch, params.n_ubatch)`, src/llama-context.cpp).
+pub fn n_ubatch(opts: &InferenceOptions) -> u64 {
+    opts.ubatch.map_or(N_UBATCH, |u| u.clamp(1, N_BATCH))
+}
+
 /// `n_batch` default: the logical batch a prompt is processed in
 /// (`common/common.h`, `n_batch = 2048`; llama-bench's default too).
 pub const N_BATCH: u64 = 2048;
@@ -142,9 +150,9 @@ pub const FIT_TARGET_BYTES: u64 = (1024.0 * MIB) as u64;
 /// Checked on the same llama-server: a 4-expert, 2-per-token variant of the
 /// 256-wide model logs 13.006 MiB; the formula gives 13.000 (the router's
 /// logits and selection, a few KiB, are not counted).
-pub fn compute_buffer_bytes(ctx: &DeviceContext, fused_attention: bool) -> u64 {
+pub fn compute_buffer_bytes(ctx: &DeviceContext, fused_attention: bool, n_ubatch: u64) -> u64 {
     let m = ctx.spec;
-    let (ub, mask) = ubatch_and_mask(ctx, fused_attention);
+    let (ub, mask) = ubatch_and_mask(ctx, fused_attention, n_ubatch);
     let cells = ctx.context.saturating_mul(ub);
     let e = m.hidden_size;
     let ff_mats = match m.mlp {
@@ -184,8 +192,8 @@ pub fn compute_buffer_bytes(ctx: &DeviceContext, fused_attention: bool) -> u64 {
 /// The micro-batch of the reserved graph (`n_ubatch`, at most the tokens
 /// the context holds) and the attention mask's bytes: `n_ctx_seq ×
 /// n_ubatch`, f16 with flash attention, f32 without.
-fn ubatch_and_mask(ctx: &DeviceContext, fused_attention: bool) -> (u64, u64) {
-    let ub = N_UBATCH.min(ctx.context.saturating_mul(ctx.sequences).max(1));
+fn ubatch_and_mask(ctx: &DeviceContext, fused_attention: bool, n_ubatch: u64) -> (u64, u64) {
+    let ub = n_ubatch.min(ctx.context.saturating_mul(ctx.sequences).max(1));
     let mask = ctx
         .context
         .saturating_mul(ub)
@@ -216,9 +224,9 @@ pub const SCHED_COPIES: u64 = 4;
 /// `-fa off`, 12.04 at `-c 4096 -np 4`, and 32.04 for a 512-wide model at
 /// `-c 4096`; with this term the plan gives 16.00, 40.00, 38.00, 12.00 and
 /// 32.00 MiB (the last of three devices logs 15.54 against 16.00).
-pub fn pipeline_copy_bytes(ctx: &DeviceContext, fused_attention: bool) -> u64 {
+pub fn pipeline_copy_bytes(ctx: &DeviceContext, fused_attention: bool, n_ubatch: u64) -> u64 {
     let m = ctx.spec;
-    let (ub, mask) = ubatch_and_mask(ctx, fused_attention);
+    let (ub, mask) = ubatch_and_mask(ctx, fused_attention, n_ubatch);
     let hidden = ub * 4 * m.hidden_size;
     let v_rows = if fused_attention {
         0
@@ -444,13 +452,13 @@ impl Runtime for LlamaCpp {
                 let hidden = cap - super::cuda_visible_bytes(ctx.device.spec_id.as_deref(), cap);
                 (hidden + FIT_TARGET_BYTES).min(cap)
             },
-            activation_bytes: compute_buffer_bytes(ctx, opts.fused_attention)
+            activation_bytes: compute_buffer_bytes(ctx, opts.fused_attention, n_ubatch(opts))
                 + if ctx.pipeline_parallel > 1
                     && ctx.tensor_parallel == 1
                     && ctx.stages_on_accelerators
                     && !ctx.device.host
                 {
-                    pipeline_copy_bytes(ctx, opts.fused_attention)
+                    pipeline_copy_bytes(ctx, opts.fused_attention, n_ubatch(opts))
                 } else {
                     0
                 }
@@ -592,7 +600,7 @@ impl LlamaCpp {
             "-ctv".into(),
             ctk.into(),
             "-ub".into(),
-            N_UBATCH.to_string(),
+            n_ubatch(&plan.options).to_string(),
             "-ngl".into(),
             if host {
                 "0".into()
