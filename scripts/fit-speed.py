@@ -300,7 +300,8 @@ def ideal_rows():
         if not line.startswith("IDEAL\t"):
             continue
         (_, part, cls, width, runtime, tg, dec, pp, pre, layers, spec_id, z, tp,
-         tpot, ttft, input_len, build, share, backend, pcls, dp4a_path, state) = line.split("\t")
+         tpot, ttft, input_len, build, share, backend, pcls, dp4a_path, state,
+         wread) = line.split("\t")
         if tpot:
             # A latency.csv row: tokens/s from the printed milliseconds.
             assert not tg and not pp
@@ -344,6 +345,12 @@ def ideal_rows():
                 # at the full bandwidth (read and rewritten); 0 without such
                 # layers.
                 state=float(state) if state and state.lower() != "nan" else 0.0,
+                # Seconds per prompt token the prompt's passes read the
+                # weights in at the full bandwidth (inference.rs
+                # prompt_pass_weight_seconds); `pre` leaves them out.
+                wread=float(wread) if wread and wread.lower() != "nan" else 0.0,
+                # The class whose decode cell (bandwidth fraction) scales them.
+                dcls=cls,
             )
         )
         # A data-center GPU's int8 MMQ prompt is planned on the workstation
@@ -582,6 +589,19 @@ def moe(r, moes):
     return 1.0 + (m - 1.0) * r["share"]
 
 
+def wr(r, cells, devices, runtime):
+    """Seconds per prompt token a row's prompt passes read its weights in
+    (inference.rs prompt_pass_weight_seconds): the full-bandwidth time over
+    the device's decode fraction (its class's decode cell and device
+    factor, as the planner's stage takes them)."""
+    if not r.get("wread"):
+        return 0.0
+    c = cell_for(cells, runtime, dict(r, cls=r.get("dcls", r["cls"])), "decode")
+    if c is None:
+        return r["wread"]
+    return r["wread"] / (c[0] * device_k(devices, r["spec_id"], runtime, "decode"))
+
+
 def cell_for(cells, runtime, r, q):
     """The order of speed.rs `cells`: at the finest width the class's
     cell, then the pooled one; then the same at the coarser width. Before
@@ -650,6 +670,7 @@ def fit_error(rows, runtime, q, decays, moes, cells, devices, scores, requests=N
                 + r["layers"] * over
                 + r["z"] * scores.get(runtime, 0.0)
                 + r["inv_n"] * (requests or {}).get(runtime, 0.0)
+                + wr(r, cells, devices, runtime)
             )
         total += (t * r[meas] - 1.0) ** 2
     return total
@@ -994,7 +1015,12 @@ def fit_dp4a(rows, cells, scores, requests):
             c = cells.get(("any", runtime, r["width"]), cells.get(("any", runtime, COARSER.get(r["width"], r["width"])), {})).get("prefill")
             if c is None:
                 continue
-            rest = r["layers"] * c[1] + r["z"] * scores.get(runtime, 0.0) + r["inv_n"] * requests.get(runtime, 0.0)
+            rest = (
+                r["layers"] * c[1]
+                + r["z"] * scores.get(runtime, 0.0)
+                + r["inv_n"] * requests.get(runtime, 0.0)
+                + wr(r, cells, {}, runtime)
+            )
             # A format below 4 bits reaches the fraction times the pool's
             # ratio of its width's prefill cell to the 4-to-8-bit one
             # (speed.rs dp4a_width_ratio): its ideal time over that ratio.
@@ -1102,6 +1128,7 @@ def fit_requests_tp(every, cells, scores, devices, requests, moes):
                 (1.0 / r["pre"]) * moe(r, moes) / (eff * k)
                 + r["layers"] * over
                 + r["z"] * scores.get(runtime, 0.0)
+                + wr(r, cells, devices, runtime)
             )
             e = r["input_len"] * per_token + requests.get(runtime, 0.0)
             t = r["ttft_s"]
@@ -1131,7 +1158,7 @@ def fit_all(rows, decays, moes):
                      1.0 / r[ideal] * moe(r, moes) * pera(r) if q == "prefill" else dec_x(r),
                      r["layers"] * (era(r, decays) if q == "decode" else 1.0),
                      r["z"] if q == "prefill" else 0.0,
-                     1.0 / r[meas] - (dec_state(r) if q == "decode" else 0.0),
+                     1.0 / r[meas] - (dec_state(r) if q == "decode" else wr(r, cells, {}, runtime)),
                      r["inv_n"] if q == "prefill" else 0.0)
                     for r in rows
                     if r["part"] == "fit"
@@ -1215,6 +1242,7 @@ def fit_all(rows, decays, moes):
                         else r["layers"] * over
                         + r["z"] * scores.get(runtime, 0.0)
                         + r["inv_n"] * requests.get(runtime, 0.0)
+                        + wr(r, cells, devices, runtime)
                     )
                     x = 1.0 / r[ideal] * moe(r, moes) * pera(r) if q == "prefill" else dec_x(r)
                     dev_rows.append((x / eff, rest, 1.0 / r[meas]))
@@ -1758,6 +1786,36 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   Aug 2025 Qwen3 30B-A3B Q4_K_M (126 % over, where its Q2_K run of the
   same build is 5 % over); ROCm, with two rows, keeps the runtime's
   factor (28-37 % under).
+  Since Nov 29, 2026 a llama.cpp prompt also pays for reading, once per
+  micro-batch (`-ub`, 512 by default; `plan --ubatch`), every expert its
+  tokens route to (uniform top-k: `1 - (1 - k/E)^n` of them for `n`
+  tokens), at the device's decode fraction of the bandwidth, spread over
+  the micro-batch (`inference::prompt_pass_weight_seconds`; the fit takes
+  it from the ideal rows' `wread` column, full-bandwidth seconds over the
+  row's decode fraction). An expert's GEMM over the few tokens routed to
+  it reads its whole matrix for them: 16 tokens an expert for
+  gpt-oss-120b (128 experts, 4 a token) in a 512-token micro-batch, 32
+  for Qwen3 30B-A3B, 64 for gpt-oss 20B. The factors each fit row needed
+  came closer together: CUDA 2.9-5.8 without the term, 2.5-4.0 with it
+  (tokens per expert from 256 to 32). With it the fitted factors are
+  CUDA 2.9, Vulkan 2.7 and ROCm 1.4 (3.6, 3.2 and 1.7 before). The rows
+  it moved most:
+  - the ROCm 7.2 Strix Halo Qwen3 30B-A3B Q4_K_M, 66 % to 41 % over (the
+    worst fit prompt until then);
+  - the RTX PRO 6000's Qwen3 30B-A3B, 29 % to 15 %;
+  - the GB10's gpt-oss-120b pp2048 at `-ub 2048`, 13 % to 0 %;
+  - the compared, not fitted linear-attention models, whose 512 experts
+    take 10 tokens each: Qwen3-Next 80B-A3B on Strix Halo 224 % and 133 %
+    to 94 % and 64 % over, Qwen3.5 35B-A3B 58 % to 31 %.
+  Dense rows moved by up to 4 points through the refitted cells (the
+  held-out GB10 Qwen2.5-Coder 7B Q8_0 pp2048 from 46 % to 50 % over).
+  The serving engines put several requests' prompts in one pass whose
+  size a single request's rate does not know, so vLLM, SGLang and
+  TensorRT-LLM plans do not take the term yet. Applied to them it took
+  SGLang's single-request TTFT worst from 73 % to 65 %, but its median
+  from 23 % to 33 %. It also pushed several serving closed loops at high
+  concurrency far over (Llama 4 Maverick on 8 MI300X at 93 requests,
+  56 % to 207 %), where a pass holds many requests' prompts.
 - Decode, worst rows: the RTX 4090's Qwen3 30B-A3B Q4_0 tg128 (PR 16834's
   master column, Oct 2025, 161.55 tok/s, 39 % over since the Nov 2026
   refits), the Data Center GPU Max 1100's llama-2-7b Q4_K_M
@@ -1852,17 +1910,25 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   by default, but on CDNA 1, where the default build does not), so plans
   for current MI300X, MI325X and MI355X prompts under llama.cpp rest on
   that cell and the multi-GPU comparison above.
-- Prefill, the worst fit rows since: the Ryzen AI Max+ 395's Qwen3 30B-A3B
-  Q4_K_M pp512 under ROCm 7.2 (visorcraft's EVO-X2, Feb 2026, 1098 tok/s,
-  66 % over; the same build's Vulkan run of it, 1141.78 tok/s, is 3 % over,
-  and both backends' dense prompts on that machine share one estimate: the
-  HIP mixture-of-experts factor, 1.7, is chosen on four rows of two GPUs,
-  where the RX 7900 XTX's gpt-oss 20B prompts want less and this row
-  more) and the RTX 2080 Ti's Llama 3.2 3B Q4_K_M pp512 on Vulkan
-  (geerlingguy, Dec 2025, 4418.37 ± 513.04 tok/s, 65 % over; the
-  scoreboards' Turing CUDA prompts, compared, run 12-45 % over as well,
-  and the corpus has no other Turing prompt row in its fit to choose a
-  term of their own on). Both are above the goal of 60 %.
+- Prefill, the worst fit row since: the RTX 2080 Ti's Llama 3.2 3B
+  Q4_K_M pp512 on Vulkan (geerlingguy, Dec 2025, 4418.37 ± 513.04 tok/s,
+  63.5 % over), the only fit prompt above the goal of 60 %. The
+  scoreboards' Turing CUDA prompts, compared, are also 12-45 % over. The
+  corpus has no other Turing prompt row in its fit to choose a term of
+  their own on: a search of public llama-bench outputs found one more,
+  an RTX 2060 of November 2023. The Ryzen AI Max+ 395's Qwen3 30B-A3B
+  Q4_K_M pp512 under ROCm 7.2 (visorcraft's EVO-X2, Feb 2026, 1098 tok/s)
+  was the other one, 66 % over, until its micro-batch's expert reads
+  were planned (41 % over since, above). kyuz0/amd-strix-halo-toolboxes'
+  logs show what else that machine's prompts depend on, which the corpus
+  does not take yet:
+  - ROCm 7.2 runs Q4_0 and MXFP4 prompts about 3x slower than ROCm 6.4.4
+    on the same day's build: gpt-oss 20B pp512 548.07 against 1776.02
+    tok/s (ROCm/rocm-systems issue 2865);
+  - 16-bit experts take ggml-cuda's per-expert loop: Qwen3 30B-A3B BF16
+    pp512 576.12 tok/s, several times under the plan;
+  - before PR 18749 (January 2026) the Vulkan prompts on this 40-CU APU
+    are not slower, which the pre-tuning factor says they are.
 - Prefill, other rows: the GB10's dense Qwen2.5-Coder 7B Q8_0 pp2048
   (llama.cpp's own benches/dgx-spark.md, Nov 2025, `-ub 2048`, `fa 1`,
   held out: 2276.28 tok/s, 46 % over, 75 % when first written; the spec entry's 125 TFLOPS fp16 is

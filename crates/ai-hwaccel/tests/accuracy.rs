@@ -545,6 +545,12 @@ struct Estimate {
     /// The prompt runs llama.cpp's DP4A MMQ kernels (`speed::dp4a_mmq`):
     /// its ideal rate is at the DP4A reference, and the fit takes it apart.
     dp4a: bool,
+    /// `ideal` estimates: the seconds per prompt token the prompt's passes
+    /// spend reading the routed experts at the full bandwidth
+    /// (`inference::prompt_pass_weight_seconds`), which `prefill` then
+    /// leaves out (the fit scales it by the decode fraction, not the
+    /// prefill one); 0 otherwise.
+    pass_weights_s: f64,
 }
 
 /// The planner's decode and prefill tokens/s for a row (`ideal`: both
@@ -572,7 +578,7 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
     let runtime = r.runtime_kind();
     // `input`: the prompt of a prefill test (its tokens attend to half of
     // it on average); decode tests run at half the generated length.
-    let run = |context: u64, input: Option<u64>| {
+    let run_at = |context: u64, input: Option<u64>, read_free: bool| {
         let opts = InferenceOptions {
             quant: Some(quant),
             context: Some(context.max(1)),
@@ -592,7 +598,11 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
             runtime,
             max_plans: 64,
             calibrated_speed: !ideal,
-            decode_efficiency: if ideal {
+            // A bandwidth fraction beyond any: the prompt passes' weight
+            // reads take no time (`Estimate::pass_weights_s`).
+            decode_efficiency: if read_free {
+                1e30
+            } else if ideal {
                 1.0
             } else {
                 InferenceOptions::default().decode_efficiency
@@ -610,6 +620,7 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
             .into_iter()
             .find(|p| p.tensor_parallel == r.tp && p.pipeline_parallel == 1 && p.data_parallel == 1)
     };
+    let run = |context: u64, input: Option<u64>| run_at(context, input, false);
     // llama-bench's tg test starts from an empty context; a served
     // request's output follows its prompt.
     let dec = if r.runtime == "llama.cpp" {
@@ -618,6 +629,16 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
         run(r.pp_tokens + r.tg_tokens / 2, None)
     };
     let pre = run(r.pp_tokens, Some(r.pp_tokens));
+    // Ideal: the prompt's rate without its passes' weight reads, and their
+    // seconds per token at the full bandwidth apart.
+    let pre_free = ideal
+        .then(|| run_at(r.pp_tokens, Some(r.pp_tokens), true))
+        .flatten()
+        .and_then(|p| p.prefill_tokens_per_s);
+    let pass_weights_s = match (pre.as_ref().and_then(|p| p.prefill_tokens_per_s), pre_free) {
+        (Some(full), Some(free)) if ideal => (1.0 / full - 1.0 / free).max(0.0),
+        _ => 0.0,
+    };
     // A data-center GPU's int8 MMQ prompt is planned on the workstation
     // cell at the per-SM reference: the ideal rate (the datasheet rate at
     // efficiency 1) is scaled to that reference for the fit. The scaling
@@ -666,10 +687,13 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
         decode: dec
             .as_ref()
             .and_then(|p| p.decode_tokens_per_s_per_sequence),
-        prefill: pre
-            .as_ref()
-            .and_then(|p| p.prefill_tokens_per_s)
-            .map(|p| p * ideal_ratio),
+        prefill: if ideal {
+            pre_free
+        } else {
+            pre.as_ref().and_then(|p| p.prefill_tokens_per_s)
+        }
+        .map(|p| p * ideal_ratio),
+        pass_weights_s,
         tpot_ms: dec.as_ref().and_then(|p| p.tpot_ms),
         ttft_ms: pre.as_ref().and_then(|p| p.ttft_ms),
         layers: spec.num_layers,
@@ -712,7 +736,8 @@ fn routed_share(r: &Row) -> String {
 /// prefill FLOPs; its backend as printed; the class whose prefill cell
 /// applies; `dp4a` where its prompt runs the DP4A MMQ kernels; last, the
 /// seconds a decode step moves the linear-attention state in at the full
-/// bandwidth).
+/// bandwidth; last, the seconds per prompt token its passes read the
+/// weights in at the full bandwidth, which the prefill rate leaves out).
 #[test]
 #[ignore = "run by scripts/fit-speed.py"]
 fn ideal_rates_for_fit() {
@@ -722,7 +747,7 @@ fn ideal_rates_for_fit() {
         let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
         let m = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
         println!(
-            "IDEAL\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "IDEAL\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             if held_out(&r.line) { "held-out" } else { "fit" },
             e.as_ref().map_or("", |e| e.class.as_str()),
             e.as_ref().map_or("", |e| e.width.as_str()),
@@ -756,6 +781,8 @@ fn ideal_rates_for_fit() {
             },
             e.as_ref()
                 .map_or(String::new(), |e| format!("{:.6e}", e.state_s)),
+            e.as_ref()
+                .map_or(String::new(), |e| format!("{:.6e}", e.pass_weights_s)),
         );
     }
 }
@@ -1432,7 +1459,11 @@ struct LatErr {
 // and M3 Ultra (no 16-bit rate in the spec database). Decode coverage
 // meets the goal.
 const ACHIEVED_DECODE_WORST: f64 = GOAL_DECODE_WORST;
-const ACHIEVED_PREFILL_WORST: f64 = 0.67;
+// Since each llama.cpp micro-batch reads the experts it routes to (Nov 29
+// 2026, `inference::prompt_pass_weight_seconds`) the worst fit prompt is
+// the RTX 2080 Ti's Vulkan Llama 3.2 3B (63.5 % over); the Strix Halo
+// ROCm 7.2 Qwen3 30B-A3B went from 66.2 % to 41 %.
+const ACHIEVED_PREFILL_WORST: f64 = 0.64;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.92;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = GOAL_ESTIMATED;
 

@@ -1844,3 +1844,47 @@ fn llama_cpp_micro_batch_is_planned_and_passed() {
     let v = |u| plan(RuntimeKind::Vllm, u).plans[0].per_device[0].activation_bytes;
     assert_eq!(v(None), v(Some(2048)));
 }
+
+/// llama.cpp reads every expert its micro-batch routes to once per
+/// micro-batch (`inference::prompt_pass_weight_seconds`): a mixture of
+/// experts' prompt runs faster with a larger `-ub` (more tokens per expert
+/// share each read), a dense model's is unchanged, and the serving engines
+/// (several requests per pass) take no such term.
+#[test]
+fn moe_prompts_read_their_experts_once_per_micro_batch() {
+    let prefill = |model: &str, runtime: RuntimeKind, ubatch: Option<u64>| {
+        let m = load_model(model).unwrap();
+        plan_inference(
+            &m.spec,
+            &PlanDevice::from_device_string("1xrtx-pro-6000").unwrap(),
+            &InferenceOptions {
+                runtime,
+                quant: Some(if runtime == RuntimeKind::LlamaCpp {
+                    Quant::Q4K
+                } else {
+                    Quant::Bf16
+                }),
+                context: Some(4096),
+                input_len: Some(2048),
+                ubatch,
+                ..Default::default()
+            },
+        )
+        .plans[0]
+            .prefill_tokens_per_s
+            .unwrap()
+    };
+    let moe = |u| prefill("qwen3-30b-a3b", RuntimeKind::LlamaCpp, u);
+    // 2048 tokens × 8 experts a token over 128 experts: 128 tokens per
+    // expert in one micro-batch of 2048, 32 in each of four of 512.
+    assert!(
+        moe(Some(2048)) > 1.05 * moe(None),
+        "{} {}",
+        moe(Some(2048)),
+        moe(None)
+    );
+    let dense = |u| prefill("llama-3.1-8b", RuntimeKind::LlamaCpp, u);
+    assert_eq!(dense(Some(2048)), dense(None));
+    let vllm = |u| prefill("qwen3-30b-a3b", RuntimeKind::Vllm, u);
+    assert_eq!(vllm(Some(2048)), vllm(None));
+}

@@ -2109,6 +2109,26 @@ fn evaluate_replica_with(
         } else {
             Some(0.0)
         };
+        // Each of llama.cpp's micro-batches reads every expert its tokens
+        // route to (uniform top-k, as a decode step of that many sequences)
+        // once, at the decode fraction of the bandwidth, spread over its
+        // tokens: a mixture of experts' micro-batch of few tokens per
+        // expert waits on these reads (`prompt_pass_weight_seconds`). The
+        // serving engines put several requests' prompts in one pass, whose
+        // size the single request's rate here does not know: not applied
+        // to them yet.
+        let llama_cpp_passes = super::speed::fit_runtime(opts.runtime) == RuntimeKind::LlamaCpp;
+        let pass_weights = slowest_bw.filter(|_| llama_cpp_passes).map(|bw| {
+            prompt_pass_weight_seconds(
+                spec,
+                (quant, kv),
+                replica,
+                (a, b),
+                opts,
+                (prompt, scale),
+                bw as f64 * dec_eff,
+            )
+        });
         let stage = match op_offload_target(replica, group, opts, prompt) {
             // A host CPU's layers in llama.cpp's partial offload: the whole
             // ubatch's computation runs on the GPU (`op_offload_target`).
@@ -2122,7 +2142,11 @@ fn evaluate_replica_with(
                 (prompt, mean_context),
             ),
             None => rate.zip(stage_prefill_comm).map(|(r, c)| {
-                flops / (r * 1e12 * pre_eff) + layers * fit.prefill_layer_s + scores + c
+                flops / (r * 1e12 * pre_eff)
+                    + layers * fit.prefill_layer_s
+                    + scores
+                    + c
+                    + pass_weights.unwrap_or(0.0)
             }),
         };
         stage_prefill.push(stage);
@@ -3774,6 +3798,70 @@ fn vllm_mamba_blocks_warning(
             }
         )
     })
+}
+
+/// Tokens one prompt pass computes together: llama.cpp's micro-batch
+/// ([`super::runtime::llamacpp::n_ubatch`]), another runtime's prompt tokens
+/// per scheduler step ([`super::runtime::prompt_tokens_per_pass`]), at most
+/// the prompt.
+fn prompt_pass_tokens(
+    spec: &ModelSpec,
+    replica: &Replica,
+    opts: &InferenceOptions,
+    prompt: u64,
+) -> u64 {
+    let per_pass = if super::speed::fit_runtime(opts.runtime) == RuntimeKind::LlamaCpp {
+        super::runtime::llamacpp::n_ubatch(opts)
+    } else {
+        super::runtime::prompt_tokens_per_pass(
+            opts.runtime,
+            replica.stages[0][0],
+            replica.stages[0].len() as u32,
+            replica.stages.len() as u32,
+            spec.mla.is_some(),
+            opts,
+        )
+    };
+    prompt.clamp(1, per_pass.max(1))
+}
+
+/// Seconds per prompt token a stage (layers `a..b`) spends reading its
+/// routed experts once per prompt pass ([`prompt_pass_tokens`]): the
+/// experts the pass's tokens route to (`1 − (1 − k/E)^n` of them for `n`
+/// tokens, as `Sizer` counts a batch's), at `bandwidth` bytes/s, over the
+/// pass's tokens. An expert's GEMM over the few tokens routed to it reads
+/// its whole matrix for them: at 16 tokens an expert (gpt-oss-120b: 128
+/// experts, 4 a token, in llama.cpp's 512-token micro-batch) the reads,
+/// not the matrix units, bound it. The dense matrices' GEMMs run over the
+/// whole pass and their reads hide under their FLOPs, which the fitted
+/// fractions describe; they are not added.
+fn prompt_pass_weight_seconds(
+    spec: &ModelSpec,
+    (quant, kv): (Quant, KvDtype),
+    replica: &Replica,
+    (a, b): (u32, u32),
+    opts: &InferenceOptions,
+    (prompt, scale): (u64, f64),
+    bandwidth: f64,
+) -> f64 {
+    let pass = prompt_pass_tokens(spec, replica, opts, prompt);
+    let sizer = Sizer::with_expert_ranks(
+        spec,
+        quant,
+        kv,
+        replica.stages[0].len() as u32,
+        replica.stages.len() as u32,
+        pass,
+        scale,
+        replica.expert_ranks,
+    )
+    .for_options(opts);
+    let routed = sizer.expert_read_prefix[b as usize] - sizer.expert_read_prefix[a as usize];
+    if bandwidth > 0.0 {
+        routed / pass as f64 / bandwidth
+    } else {
+        0.0
+    }
 }
 
 /// The recurrent state one sequence holds in a model's linear-attention

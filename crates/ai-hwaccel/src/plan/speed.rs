@@ -153,6 +153,16 @@
 //! vendor's own, [`DeviceClass::own_backend`]); the others keep the
 //! runtime's.
 //!
+//! Each llama.cpp micro-batch also reads every expert its tokens route to
+//! once (`plan::inference`, `prompt_pass_weight_seconds`: `1 − (1 − k/E)^n`
+//! of the experts for `n` tokens, at the decode fraction of the bandwidth,
+//! over the micro-batch's tokens; `-ub`, [`InferenceOptions::ubatch`](crate::plan::InferenceOptions::ubatch)):
+//! an expert's matrix is read whole for its few tokens, so the fewer tokens
+//! an expert gets the more a token pays. With it the fitted factors came
+//! closer together across CUDA, Vulkan and ROCm (`docs/accuracy.md`).
+//! The serving engines batch several requests' prompts in one pass, whose
+//! size a request's plan does not know; they take no such term yet.
+//!
 //! A served request also waits beyond its prompt's prefill before its
 //! first token (scheduling, the first decode step, the stream's first
 //! chunk): one constant per runtime, [`REQUEST_SECONDS`], is added to every
@@ -599,7 +609,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8428),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.7519),
+        prefill: Some(0.7516),
         prefill_layer_s: Some(0.000e+00),
         rows: (21, 12),
     },
@@ -609,7 +619,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6045),
+        prefill: Some(0.6044),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -619,7 +629,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7348),
         decode_layer_s: Some(1.801e-04),
-        prefill: Some(0.6045),
+        prefill: Some(0.6044),
         prefill_layer_s: Some(0.000e+00),
         rows: (36, 27),
     },
@@ -629,8 +639,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.9245),
         decode_layer_s: Some(5.252e-05),
-        prefill: Some(0.5865),
-        prefill_layer_s: Some(4.608e-07),
+        prefill: Some(0.5877),
+        prefill_layer_s: Some(4.742e-07),
         rows: (16, 11),
     },
     SpeedFit {
@@ -639,8 +649,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.9034),
         decode_layer_s: Some(5.252e-05),
-        prefill: Some(0.645),
-        prefill_layer_s: Some(4.608e-07),
+        prefill: Some(0.6655),
+        prefill_layer_s: Some(4.742e-07),
         rows: (47, 35),
     },
     SpeedFit {
@@ -649,8 +659,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8394),
         decode_layer_s: Some(4.071e-05),
-        prefill: Some(0.6554),
-        prefill_layer_s: Some(3.819e-07),
+        prefill: Some(0.6728),
+        prefill_layer_s: Some(3.776e-07),
         rows: (40, 31),
     },
     SpeedFit {
@@ -659,8 +669,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.5126),
         decode_layer_s: Some(4.071e-05),
-        prefill: Some(0.453),
-        prefill_layer_s: Some(3.819e-07),
+        prefill: Some(0.4724),
+        prefill_layer_s: Some(3.776e-07),
         rows: (7, 4),
     },
     SpeedFit {
@@ -679,8 +689,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8984),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5305),
-        prefill_layer_s: Some(9.204e-07),
+        prefill: Some(0.5324),
+        prefill_layer_s: Some(9.449e-07),
         rows: (27, 15),
     },
     SpeedFit {
@@ -689,8 +699,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5422),
-        prefill_layer_s: Some(9.204e-07),
+        prefill: Some(0.5617),
+        prefill_layer_s: Some(9.449e-07),
         rows: (41, 26),
     },
     SpeedFit {
@@ -699,8 +709,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8854),
         decode_layer_s: Some(4.499e-05),
-        prefill: Some(0.5422),
-        prefill_layer_s: Some(9.204e-07),
+        prefill: Some(0.5617),
+        prefill_layer_s: Some(9.449e-07),
         rows: (41, 26),
     },
     SpeedFit {
@@ -719,8 +729,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.7951),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.642),
-        prefill_layer_s: Some(1.732e-06),
+        prefill: Some(0.6421),
+        prefill_layer_s: Some(1.735e-06),
         rows: (21, 9),
     },
     SpeedFit {
@@ -729,8 +739,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.5721),
-        prefill_layer_s: Some(1.732e-06),
+        prefill: Some(0.5932),
+        prefill_layer_s: Some(1.735e-06),
         rows: (43, 31),
     },
     SpeedFit {
@@ -739,8 +749,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8232),
         decode_layer_s: Some(7.812e-05),
-        prefill: Some(0.5721),
-        prefill_layer_s: Some(1.732e-06),
+        prefill: Some(0.5932),
+        prefill_layer_s: Some(1.735e-06),
         rows: (43, 31),
     },
     SpeedFit {
@@ -759,7 +769,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9147),
         decode_layer_s: Some(5.279e-05),
-        prefill: Some(0.2597),
+        prefill: Some(0.2596),
         prefill_layer_s: Some(0.000e+00),
         rows: (6, 7),
     },
@@ -779,8 +789,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.8342),
         decode_layer_s: Some(5.335e-05),
-        prefill: Some(0.3263),
-        prefill_layer_s: Some(1.969e-07),
+        prefill: Some(0.3268),
+        prefill_layer_s: Some(2.306e-07),
         rows: (41, 39),
     },
     SpeedFit {
@@ -789,8 +799,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.2388),
-        prefill_layer_s: Some(1.969e-07),
+        prefill: Some(0.2415),
+        prefill_layer_s: Some(2.306e-07),
         rows: (0, 4),
     },
     SpeedFit {
@@ -799,7 +809,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8725),
+        prefill: Some(0.8727),
         prefill_layer_s: Some(1.610e-05),
         rows: (0, 8),
     },
@@ -809,7 +819,7 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: None,
         decode_layer_s: None,
-        prefill: Some(0.8725),
+        prefill: Some(0.8727),
         prefill_layer_s: Some(1.610e-05),
         rows: (0, 8),
     },
@@ -839,8 +849,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits16,
         decode: Some(0.8403),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.6893),
-        prefill_layer_s: Some(1.109e-06),
+        prefill: Some(0.6845),
+        prefill_layer_s: Some(1.067e-06),
         rows: (85, 47),
     },
     SpeedFit {
@@ -849,8 +859,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits8,
         decode: Some(0.9262),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.4244),
-        prefill_layer_s: Some(1.109e-06),
+        prefill: Some(0.4356),
+        prefill_layer_s: Some(1.067e-06),
         rows: (8, 8),
     },
     SpeedFit {
@@ -859,8 +869,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Low,
         decode: Some(0.7964),
         decode_layer_s: Some(5.239e-05),
-        prefill: Some(0.5539),
-        prefill_layer_s: Some(1.109e-06),
+        prefill: Some(0.5623),
+        prefill_layer_s: Some(1.067e-06),
         rows: (222, 177),
     },
     SpeedFit {
@@ -869,8 +879,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Bits4,
         decode: Some(0.7961),
         decode_layer_s: Some(5.176e-05),
-        prefill: Some(0.5572),
-        prefill_layer_s: Some(1.080e-06),
+        prefill: Some(0.5653),
+        prefill_layer_s: Some(1.037e-06),
         rows: (213, 169),
     },
     SpeedFit {
@@ -879,8 +889,8 @@ pub const FITTED: &[SpeedFit] = &[
         width: FormatWidth::Below4,
         decode: Some(0.6905),
         decode_layer_s: Some(5.176e-05),
-        prefill: Some(0.4127),
-        prefill_layer_s: Some(1.080e-06),
+        prefill: Some(0.4251),
+        prefill_layer_s: Some(1.037e-06),
         rows: (9, 8),
     },
     SpeedFit {
@@ -897,7 +907,7 @@ pub const FITTED: &[SpeedFit] = &[
 
 /// Fitted bytes per attention score of each runtime's unfused attention.
 pub const SCORE_BYTES: &[(RuntimeKind, f64)] =
-    &[(RuntimeKind::LlamaCpp, 34.5), (RuntimeKind::Vllm, 0.0)];
+    &[(RuntimeKind::LlamaCpp, 34.3), (RuntimeKind::Vllm, 0.0)];
 
 /// Fitted seconds each request spends beyond its prompt's prefill before
 /// its first token (scheduling, the first decode step, detokenization), per
@@ -916,19 +926,19 @@ pub const RPC_SECONDS: &[(RuntimeKind, f64, f64)] = &[];
 /// Fitted fraction of the int8 DP4A rate a quantized prompt reaches on an
 /// NVIDIA GPU without tensor cores but with DP4A ([`dp4a_mmq`]), per runtime,
 /// with the fit rows behind it.
-pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.3002, 11)];
+pub const PREFILL_DP4A: &[(RuntimeKind, f64, u32)] = &[(RuntimeKind::LlamaCpp, 0.2983, 11)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime.
-pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.6)];
+pub const MOE_PREFILL: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 2.2)];
 
 /// Fitted factor on the prefill time of a mixture of experts' routed GEMMs,
 /// per runtime and llama.cpp backend with enough rows of its own (else
 /// [`MOE_PREFILL`]).
 pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
-    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 3.6),
-    (RuntimeKind::LlamaCpp, GgmlBackend::Hip, 1.7),
-    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 3.2),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Cuda, 2.9),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Hip, 1.4),
+    (RuntimeKind::LlamaCpp, GgmlBackend::Vulkan, 2.7),
 ];
 
 /// Fitted fraction of memory bandwidth a decode step reaches reading the
@@ -936,7 +946,7 @@ pub const MOE_PREFILL_BACKEND: &[(RuntimeKind, GgmlBackend, f64)] = &[
 /// attention kernels' own efficiency, which batches of sequences expose
 /// (each reads its own cache every step). Fitted on published batched
 /// decode runs (`tests/calibration/batched.csv`).
-pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4293)];
+pub const KV_READ: &[(RuntimeKind, bool, f64)] = &[(RuntimeKind::LlamaCpp, true, 0.4294)];
 
 /// Fitted seconds per decoder layer of a tensor-parallel decode step that a
 /// runtime runs without CUDA graphs, each kernel and all-reduce launched
@@ -1003,7 +1013,7 @@ pub const DECODE_BUILD_DECAY: &[(RuntimeKind, DeviceClass, f64, BuildMonth, Buil
 /// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
 /// CUDA backend ran before MMQ on int8 tensor cores was its default
 /// ([`LLAMA_CUDA_MMQ_INT8`]), per runtime.
-pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.35)];
+pub const PREFILL_MMQ_ERA: &[(RuntimeKind, f64)] = &[(RuntimeKind::LlamaCpp, 1.40)];
 
 /// Fitted factor on the prefill time of a quantized prompt that llama.cpp's
 /// Vulkan backend ran on an AMD GPU with cooperative matrices before
@@ -1038,14 +1048,14 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "a40",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.059),
-        prefill: Some(0.9927),
+        prefill: Some(0.9925),
         rows: (8, 4),
     },
     DeviceFit {
         spec_id: "h100-pcie",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.02),
-        prefill: Some(0.7223),
+        prefill: Some(0.7219),
         rows: (17, 9),
     },
     DeviceFit {
@@ -1059,7 +1069,7 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "l40s",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.23),
-        prefill: Some(0.8624),
+        prefill: Some(0.8621),
         rows: (7, 5),
     },
     DeviceFit {
@@ -1094,28 +1104,28 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "radeon-pro-w7900",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9088),
-        prefill: Some(0.9953),
+        prefill: Some(0.9961),
         rows: (9, 10),
     },
     DeviceFit {
         spec_id: "rtx-3070",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.044),
-        prefill: Some(1.022),
+        prefill: Some(1.031),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.01),
-        prefill: Some(1.085),
+        prefill: Some(1.095),
         rows: (4, 4),
     },
     DeviceFit {
         spec_id: "rtx-3090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9047),
-        prefill: Some(1.101),
+        prefill: Some(1.098),
         rows: (21, 17),
     },
     DeviceFit {
@@ -1136,49 +1146,49 @@ pub const FITTED_DEVICES: &[DeviceFit] = &[
         spec_id: "rtx-4080",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.063),
-        prefill: Some(1.147),
+        prefill: Some(1.15),
         rows: (11, 5),
     },
     DeviceFit {
         spec_id: "rtx-4090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9854),
-        prefill: Some(1.022),
+        prefill: Some(1.02),
         rows: (13, 9),
     },
     DeviceFit {
         spec_id: "rtx-5000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.042),
-        prefill: Some(0.969),
+        prefill: Some(0.9717),
         rows: (13, 8),
     },
     DeviceFit {
         spec_id: "rtx-5090",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.327),
-        prefill: Some(0.9199),
+        prefill: Some(0.9107),
         rows: (5, 4),
     },
     DeviceFit {
         spec_id: "rtx-6000-ada",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9804),
-        prefill: Some(0.7154),
+        prefill: Some(0.7176),
         rows: (21, 12),
     },
     DeviceFit {
         spec_id: "rtx-a6000",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(0.9764),
-        prefill: Some(1.111),
+        prefill: Some(1.113),
         rows: (18, 10),
     },
     DeviceFit {
         spec_id: "ryzen-ai-max-395-128gb",
         runtime: RuntimeKind::LlamaCpp,
         decode: Some(1.003),
-        prefill: Some(0.927),
+        prefill: Some(0.9339),
         rows: (33, 30),
     },
     DeviceFit {
@@ -2666,10 +2676,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 55,
-            median: 0.124,
-            worst: 0.662,
+            median: 0.125,
+            worst: 0.555,
             held_out_rows: 5,
-            held_out_median: Some(0.116),
+            held_out_median: Some(0.125),
         },
     ),
     (
@@ -2691,7 +2701,7 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         Accuracy {
             rows: 8,
             median: 0.171,
-            worst: 0.447,
+            worst: 0.448,
             held_out_rows: 0,
             held_out_median: None,
         },
@@ -2762,10 +2772,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 59,
-            median: 0.088,
-            worst: 0.647,
+            median: 0.092,
+            worst: 0.635,
             held_out_rows: 9,
-            held_out_median: Some(0.134),
+            held_out_median: Some(0.125),
         },
     ),
     (
@@ -2786,10 +2796,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 61,
-            median: 0.072,
-            worst: 0.294,
+            median: 0.079,
+            worst: 0.3,
             held_out_rows: 12,
-            held_out_median: Some(0.066),
+            held_out_median: Some(0.067),
         },
     ),
     (
@@ -2810,8 +2820,8 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 5,
-            median: 0.15,
-            worst: 0.457,
+            median: 0.116,
+            worst: 0.498,
             held_out_rows: 2,
             held_out_median: None,
         },
@@ -2834,10 +2844,10 @@ pub const ACCURACY: &[(RuntimeKind, DeviceClass, bool, Accuracy)] = &[
         true,
         Accuracy {
             rows: 44,
-            median: 0.057,
-            worst: 0.286,
+            median: 0.056,
+            worst: 0.225,
             held_out_rows: 4,
-            held_out_median: Some(0.042),
+            held_out_median: Some(0.028),
         },
     ),
     (
