@@ -88,6 +88,9 @@ PLANS: List[Dict[str, Any]] = [
     # Without CUDA graphs: the eager per-layer time and the emitted switch.
     {"model": "llama-3.1-8b", "devices": "2xrtx-4090", "runtime": "vllm", "enforce_eager": True,
      "emit": "vllm"},
+    # llama.cpp's micro-batch: compute buffers, expert reads per micro-batch, -ub.
+    {"model": "qwen3-30b-a3b", "devices": "1xrtx-4090", "runtime": "llama.cpp", "quant": "q4_k_m",
+     "ubatch": 2048},
     # Latency targets on a closed loop: the served TTFT bounds the batch.
     {"model": "llama-3.1-70b", "devices": "8xh100-sxm", "runtime": "sglang", "input_len": 2048,
      "output_len": 256, "tpot_ms": 30, "ttft_ms": 150},
