@@ -84,7 +84,11 @@ python_part() {
     rm -rf "$tmp"; return
   fi
   cargo build -q --locked -p ai-hwaccel-cli
-  AI_HWACCEL_CLI=$PWD/${CARGO_TARGET_DIR:-target}/debug/ai-hwaccel \
+  # CARGO_TARGET_DIR may be absolute (a cache outside the checkout) or
+  # relative to the checkout; a wrong path would skip the CLI-parity tests.
+  local target=${CARGO_TARGET_DIR:-target}
+  case $target in /*) ;; *) target=$PWD/$target ;; esac
+  AI_HWACCEL_CLI=$target/debug/ai-hwaccel \
     "$tmp/venv/bin/python" -m pytest -q -p no:cacheprovider crates/ai-hwaccel-py/tests
   "$tools/bin/mypy" --strict --cache-dir "$tmp/mypy-cache" --python-executable "$tmp/venv/bin/python" crates/ai-hwaccel-py/examples
   echo "python bindings: wheel, pytest and mypy --strict passed ($((SECONDS - start)) s)"
