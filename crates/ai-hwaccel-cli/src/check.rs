@@ -1549,6 +1549,7 @@ fn check_bench(
         Option<BuildMonth>,
         Option<&'static str>,
         Option<String>,
+        (bool, Option<u64>),
     );
     let mut cache: std::collections::BTreeMap<Key, Option<ai_hwaccel::plan::inference::Plan>> =
         Default::default();
@@ -1652,7 +1653,16 @@ fn check_bench(
             }
             Some(m) if !devices.is_empty() && !partial && (r.n_prompt == 0) != (r.n_gen == 0) => {
                 let quant = quant_of_model(&r.model).or(given_quant);
-                let context = (r.n_depth + (r.n_prompt + r.n_gen) / 2).max(1);
+                // A prompt test from an empty context is planned as the
+                // calibration plans one (tests/accuracy.rs): that prompt,
+                // in micro-batches of the run's `n_ubatch`; the others at
+                // the mean context of the test.
+                let prompt_only = r.n_gen == 0 && r.n_depth == 0;
+                let context = if prompt_only {
+                    r.n_prompt.max(1)
+                } else {
+                    (r.n_depth + (r.n_prompt + r.n_gen) / 2).max(1)
+                };
                 let key = (
                     quant.map_or("-".to_string(), |q| q.to_string()),
                     context,
@@ -1660,6 +1670,7 @@ fn check_bench(
                     build,
                     backend.map(|b| b.as_str()),
                     kv.map(|k| format!("{k:?}")),
+                    (prompt_only, r.n_ubatch),
                 );
                 if cache.len() >= MAX_PLANNED && !cache.contains_key(&key) {
                     capped = true;
@@ -1677,6 +1688,8 @@ fn check_bench(
                             runtime_build: build,
                             cuda_force_mmq: force_mmq,
                             backend,
+                            input_len: prompt_only.then_some(context),
+                            ubatch: r.n_ubatch,
                             ..InferenceOptions::default()
                         };
                         let opts = ai_hwaccel::plan::options_for(m, &opts);

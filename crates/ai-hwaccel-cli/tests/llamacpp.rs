@@ -1548,3 +1548,36 @@ fn a_layer_split_over_two_devices_matches_each_stage() {
         }
     }
 }
+
+/// `check` plans a prompt line at the micro-batch its run printed
+/// (llama-bench's `n_ubatch` column, shown where `-ub` was set): a mixture
+/// of experts' prompt reads its experts once per micro-batch, so the same
+/// gpt-oss 20B pp2048 line predicts faster at `-ub 2048` than at the
+/// default 512.
+#[test]
+fn check_plans_a_prompt_at_its_printed_micro_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, ub_col: &str, ub_sep: &str, ub: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!(
+                "| model                          |       size |     params | backend    | ngl |{ub_col} fa |            test |                  t/s |\n\
+                 | ------------------------------ | ---------: | ---------: | ---------- | --: |{ub_sep} -: | --------------: | -------------------: |\n\
+                 | gpt-oss 20B MXFP4 MoE          |  11.27 GiB |    20.91 B | CUDA       |  99 |{ub}  1 |          pp2048 |       3782.76 ± 9.90 |\n\
+                 \n\
+                 build: 2f68ce7cf (6918)\n"
+            ),
+        )
+        .unwrap();
+        file
+    };
+    let args = ["--model", "gpt-oss-20b", "--devices", "1xgb10"];
+    let big = check_json(
+        &write("ub.md", " n_ubatch |", " -------: |", "     2048 |"),
+        &args,
+    );
+    let default = check_json(&write("default.md", "", "", ""), &args);
+    let p = |r: &serde_json::Value| r["rows"][0]["predicted_tokens_per_s"].as_f64().unwrap();
+    assert!(p(&big) > p(&default), "{} {}", p(&big), p(&default));
+}

@@ -27,6 +27,9 @@ pub struct BenchRow {
     /// CPU; 0 or `None` where none did.
     #[serde(default)]
     pub n_cpu_moe: Option<u32>,
+    /// llama.cpp's micro-batch (`n_ubatch` column and field, shown where a
+    /// run set `-ub`); `None` where not shown (the default, 512).
+    pub n_ubatch: Option<u64>,
     /// CPU threads (`threads` column, JSON/CSV `n_threads`) when shown.
     #[serde(default)]
     pub threads: Option<u32>,
@@ -403,6 +406,7 @@ fn markdown(text: &str, out: &mut Vec<BenchRow>) {
                 .filter(|b| !b.is_empty()),
             n_gpu_layers: col("ngl").and_then(|v| v.parse().ok()),
             n_cpu_moe: col("n_cpu_moe").and_then(|v| v.parse().ok()),
+            n_ubatch: col("n_ubatch").and_then(|v| v.parse().ok()),
             threads: col("threads")
                 .or_else(|| col("th"))
                 .and_then(|v| v.parse().ok()),
@@ -447,6 +451,7 @@ fn from_object(o: &serde_json::Map<String, serde_json::Value>) -> Option<BenchRo
         backend: s("backends").or_else(|| s("backend")),
         n_gpu_layers: o.get("n_gpu_layers").and_then(serde_json::Value::as_i64),
         n_cpu_moe: u("n_cpu_moe").and_then(|t| u32::try_from(t).ok()),
+        n_ubatch: u("n_ubatch"),
         threads: u("n_threads").and_then(|t| u32::try_from(t).ok()),
         n_prompt,
         n_gen,
@@ -953,6 +958,28 @@ mod tests {
     /// CPU (build bc7c2e3d3, April 2026), the `be`/`th` header that of a
     /// fork's printer (`get_field_display_name`: `backend` → `be`,
     /// `n_threads` → `th`).
+    /// `n_ubatch`: the column llama-bench prints where a run set `-ub`
+    /// (the GB10 table of llama.cpp's benches/dgx-spark.md), and the JSON
+    /// field every record carries.
+    #[test]
+    fn micro_batch_column_and_field_are_read() {
+        let md = "| model                          |       size |     params | backend    | ngl | n_ubatch | fa | mmap |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | -------: | -: | ---: | --------------: | -------------------: |
+| gpt-oss 20B MXFP4 MoE          |  11.27 GiB |    20.91 B | CUDA       |  99 |     2048 |  1 |    0 |          pp2048 |       3782.76 ± 9.90 |
+";
+        let r = &parse_llama_bench(md)[0];
+        assert_eq!((r.n_ubatch, r.n_prompt), (Some(2048), 2048));
+        let json = r#"[{"model_type": "llama 8B Q4_0", "n_prompt": 512, "n_gen": 0, "avg_ts": 9000.0, "n_ubatch": 512},
+{"model_type": "llama 8B Q4_0", "n_prompt": 512, "n_gen": 0, "avg_ts": 9000.0}]"#;
+        let rows = parse_llama_bench(json);
+        assert_eq!((rows[0].n_ubatch, rows[1].n_ubatch), (Some(512), None));
+        let without = "| model | size | params | backend | ngl | test | t/s |
+| --- | ---: | ---: | --- | --: | ---: | ---: |
+| llama 8B Q4_0 | 4.33 GiB | 8.03 B | CUDA | 99 | pp512 | 9000.00 ± 1.00 |
+";
+        assert_eq!(parse_llama_bench(without)[0].n_ubatch, None);
+    }
+
     #[test]
     fn cache_types_overrides_and_short_column_names_are_read() {
         let md = "| model                          |       size |     params | backend    | ngl | type_k | type_v | fa | ot                    |            test |                  t/s |
