@@ -1261,16 +1261,6 @@ impl<'a> Sizer<'a> {
     /// config asks (`mamba_ssm_dtype`, which `mamba_ssm_cache_dtype=auto`
     /// follows for Qwen3.5, `model_executor/models/config.py`), else the
     /// model's width.
-    /// [`Sizer::for_runtime`] with the plan's options: llama.cpp's
-    /// sliding-window cells at its micro-batch ([`InferenceOptions::ubatch`]).
-    fn for_options(self, opts: &InferenceOptions) -> Self {
-        let mut s = self.for_runtime(opts.runtime);
-        if s.sliding_ubatch.is_some() {
-            s.sliding_ubatch = Some(super::runtime::llamacpp::n_ubatch(opts));
-        }
-        s
-    }
-
     fn for_runtime(mut self, runtime: RuntimeKind) -> Self {
         match runtime {
             RuntimeKind::LlamaCpp => {
@@ -1285,6 +1275,16 @@ impl<'a> Sizer<'a> {
             _ => {}
         }
         self
+    }
+
+    /// [`Sizer::for_runtime`] with the plan's options: llama.cpp's
+    /// sliding-window cells at its micro-batch ([`InferenceOptions::ubatch`]).
+    fn for_options(self, opts: &InferenceOptions) -> Self {
+        let mut s = self.for_runtime(opts.runtime);
+        if s.sliding_ubatch.is_some() {
+            s.sliding_ubatch = Some(super::runtime::llamacpp::n_ubatch(opts));
+        }
+        s
     }
 
     /// Fixed linear-attention state of `batch` sequences in layers `a..b`.
@@ -3800,33 +3800,9 @@ fn vllm_mamba_blocks_warning(
     })
 }
 
-/// Tokens one prompt pass computes together: llama.cpp's micro-batch
-/// ([`super::runtime::llamacpp::n_ubatch`]), another runtime's prompt tokens
-/// per scheduler step ([`super::runtime::prompt_tokens_per_pass`]), at most
-/// the prompt.
-fn prompt_pass_tokens(
-    spec: &ModelSpec,
-    replica: &Replica,
-    opts: &InferenceOptions,
-    prompt: u64,
-) -> u64 {
-    let per_pass = if super::speed::fit_runtime(opts.runtime) == RuntimeKind::LlamaCpp {
-        super::runtime::llamacpp::n_ubatch(opts)
-    } else {
-        super::runtime::prompt_tokens_per_pass(
-            opts.runtime,
-            replica.stages[0][0],
-            replica.stages[0].len() as u32,
-            replica.stages.len() as u32,
-            spec.mla.is_some(),
-            opts,
-        )
-    };
-    prompt.clamp(1, per_pass.max(1))
-}
-
 /// Seconds per prompt token a stage (layers `a..b`) spends reading its
-/// routed experts once per prompt pass ([`prompt_pass_tokens`]): the
+/// routed experts once per llama.cpp micro-batch
+/// ([`super::runtime::llamacpp::n_ubatch`], at most the prompt): the
 /// experts the pass's tokens route to (`1 − (1 − k/E)^n` of them for `n`
 /// tokens, as `Sizer` counts a batch's), at `bandwidth` bytes/s, over the
 /// pass's tokens. An expert's GEMM over the few tokens routed to it reads
@@ -3844,7 +3820,11 @@ fn prompt_pass_weight_seconds(
     (prompt, scale): (u64, f64),
     bandwidth: f64,
 ) -> f64 {
-    let pass = prompt_pass_tokens(spec, replica, opts, prompt);
+    if spec.moe.is_none() || bandwidth <= 0.0 {
+        return 0.0;
+    }
+    // llama.cpp's micro-batch, at most the prompt.
+    let pass = prompt.clamp(1, super::runtime::llamacpp::n_ubatch(opts));
     let sizer = Sizer::with_expert_ranks(
         spec,
         quant,
@@ -3857,11 +3837,7 @@ fn prompt_pass_weight_seconds(
     )
     .for_options(opts);
     let routed = sizer.expert_read_prefix[b as usize] - sizer.expert_read_prefix[a as usize];
-    if bandwidth > 0.0 {
-        routed / pass as f64 / bandwidth
-    } else {
-        0.0
-    }
+    routed / pass as f64 / bandwidth
 }
 
 /// The recurrent state one sequence holds in a model's linear-attention

@@ -58,12 +58,18 @@ pub const PINNED_DEFINITIONS: &str = "vllm 0.33.0 (EngineArgs fields)";
 /// suggests NF4 for vLLM and warns when it is asked for.
 pub const LAST_BITSANDBYTES: &str = "0.27.1";
 
-/// The warning for an NF4 plan under vLLM ([`LAST_BITSANDBYTES`]).
-pub fn bitsandbytes_removed() -> String {
-    let pinned = PINNED_DEFINITIONS
+/// The pinned release's name without the definitions' description
+/// (`vllm 0.33.0`), as the notes and warnings quote it.
+fn pinned_release() -> &'static str {
+    PINNED_DEFINITIONS
         .split(" (")
         .next()
-        .unwrap_or(PINNED_DEFINITIONS);
+        .unwrap_or(PINNED_DEFINITIONS)
+}
+
+/// The warning for an NF4 plan under vLLM ([`LAST_BITSANDBYTES`]).
+pub fn bitsandbytes_removed() -> String {
+    let pinned = pinned_release();
     format!(
         "nf4 is a bitsandbytes format, which vLLM loads only up to {LAST_BITSANDBYTES} (0.28.0 \
          removed it; the pinned {pinned} cannot load it): the memory is planned as \
@@ -119,10 +125,7 @@ pub fn subtracts_cudagraph_estimate(version: Option<&str>, logged: Option<bool>)
 /// The note `--emit vllm` adds: the launched release subtracts a
 /// CUDA-graph estimate the plan does not predict.
 pub fn cudagraph_estimate_note() -> String {
-    let pinned = PINNED_DEFINITIONS
-        .split(" (")
-        .next()
-        .unwrap_or(PINNED_DEFINITIONS);
+    let pinned = pinned_release();
     format!(
         "vLLM 0.20 and later ({pinned} too) take a CUDA-graph memory estimate they measure at start-up \
          off the KV cache (`Estimated CUDA graph memory: X GiB total`; 0.17 to 4.38 GiB per GPU in \
@@ -134,10 +137,7 @@ pub fn cudagraph_estimate_note() -> String {
 /// The note `--emit vllm` adds for an eager plan
 /// ([`crate::plan::InferenceOptions::eager`]).
 pub fn eager_note() -> String {
-    let pinned = PINNED_DEFINITIONS
-        .split(" (")
-        .next()
-        .unwrap_or(PINNED_DEFINITIONS);
+    let pinned = pinned_release();
     format!(
         "--enforce-eager: vLLM sets its CUDA-graph mode to NONE and captures no graph (read in \
          {pinned}: `config/vllm.py`), so 0.20 and later take no CUDA-graph estimate off the KV \
