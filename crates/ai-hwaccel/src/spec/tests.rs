@@ -795,6 +795,42 @@ const GPU_GAPS: &[(&str, &str)] = &[
     ),
     ("mi308x", "no public datasheet"),
     (
+        "rtx-2070-super-laptop",
+        "no report of NVIDIA's boost clock or bus width for it read (cores, memory and data rate from NVIDIA's figures as reported)",
+    ),
+    (
+        "rtx-2080-super-laptop",
+        "no report of NVIDIA's boost clock or bus width for it read (cores, memory and data rate from NVIDIA's figures as reported)",
+    ),
+    (
+        "rtx-5050-laptop",
+        "no report of NVIDIA's memory data rate, AI TOPS or boost clock for it read (cores, memory and power from NVIDIA's figures as reported)",
+    ),
+    (
+        "rtx-pro-4500",
+        "no NVIDIA datasheet or product page readable here: name, PCI id, compute capability and memory from NVIDIA's driver table, CUDA GPUs page and MIG guide",
+    ),
+    (
+        "rtx-pro-4000",
+        "no NVIDIA datasheet or product page readable here: name, PCI id and compute capability from NVIDIA's driver table and CUDA GPUs page",
+    ),
+    (
+        "rtx-pro-4000-sff",
+        "no NVIDIA datasheet or product page readable here: name, PCI id and compute capability from NVIDIA's driver table and CUDA GPUs page",
+    ),
+    (
+        "rtx-pro-2000",
+        "no NVIDIA datasheet or product page readable here: name, PCI id and compute capability from NVIDIA's driver table and CUDA GPUs page",
+    ),
+    (
+        "a2",
+        "no NVIDIA datasheet readable here: name, PCI id and compute capability from NVIDIA's driver table and CUDA GPUs page",
+    ),
+    (
+        "a16",
+        "no NVIDIA datasheet readable here (its product brief's figures were not): name, PCI id and compute capability from NVIDIA's driver table and CUDA GPUs page",
+    ),
+    (
         "a800-80gb",
         "no NVIDIA document or NVIDIA-authored table of its bandwidth or rates readable",
     ),
@@ -1048,6 +1084,7 @@ fn geforce_rates_derived_from_sms_and_boost_clock() {
         ("rtx-3080-12gb", 70.0, 1.71),
         ("rtx-3050-8gb", 20.0, 1.777),
         ("rtx-3050-6gb", 18.0, 1.47),
+        ("rtx-2050", 16.0, 1.477),
         ("rtx-3090-ti", 84.0, 1.86),
         ("rtx-4090-d", 114.0, 2.52),
     ];
@@ -1592,4 +1629,98 @@ fn vgpu_profiles_are_told_from_gpu_names() {
     ] {
         assert!(!is_vgpu_profile(n), "{n}");
     }
+}
+
+/// The parts added in Nov 2026 resolve by the names NVIDIA's driver prints
+/// and by PCI id, and a name that contains another (the SFF Edition, the
+/// Max-Q laptop SUPER parts) keeps its own entry; an 8 GB RTX 3060, which
+/// tools name as the 12 GB card, takes its own bandwidth from the detected
+/// memory.
+#[test]
+fn parts_added_in_nov_2026_resolve_apart() {
+    for (name, id) in [
+        ("NVIDIA RTX PRO 4000 Blackwell", "rtx-pro-4000"),
+        (
+            "NVIDIA RTX PRO 4000 Blackwell SFF Edition",
+            "rtx-pro-4000-sff",
+        ),
+        ("NVIDIA RTX PRO 4500 Blackwell", "rtx-pro-4500"),
+        ("NVIDIA RTX PRO 2000 Blackwell", "rtx-pro-2000"),
+        ("NVIDIA A2", "a2"),
+        ("NVIDIA A16", "a16"),
+        ("NVIDIA RTX A2000", "rtx-a2000-6gb"),
+        ("NVIDIA GeForce RTX 2050", "rtx-2050"),
+        ("NVIDIA GeForce RTX 5050 Laptop GPU", "rtx-5050-laptop"),
+        ("NVIDIA GeForce RTX 5050", "rtx-5050"),
+        (
+            "NVIDIA GeForce RTX 2070 Super with Max-Q Design",
+            "rtx-2070-super-laptop",
+        ),
+        ("NVIDIA GeForce RTX 2080 SUPER", "rtx-2080-super"),
+    ] {
+        assert_eq!(by_name(name).map(|e| e.id.as_str()), Some(id), "{name}");
+    }
+    for (device, id) in [
+        (0x2c34, "rtx-pro-4000"),
+        (0x2c33, "rtx-pro-4000-sff"),
+        (0x25a9, "rtx-2050"),
+        (0x1e91, "rtx-2070-super-laptop"),
+        (0x1ed3, "rtx-2080-super-laptop"),
+        (0x2d98, "rtx-5050-laptop"),
+    ] {
+        assert_eq!(
+            by_pci_id(0x10de, device).map(|e| e.id.as_str()),
+            Some(id),
+            "{device:04x}"
+        );
+    }
+    // The A2 and A16 share one PCI id: the name the driver prints picks.
+    let shared: Vec<&str> = by_pci_id_all(0x10de, 0x25b6)
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
+    assert_eq!(shared, ["a2", "a16"]);
+    let mut d = Device::new("gpu0", "NVIDIA A16", "nvidia", Family::Gpu, "t");
+    d.pci = Some(crate::model::PciInfo {
+        vendor_id: "10de".into(),
+        device_id: "25b6".into(),
+        ..Default::default()
+    });
+    assert_eq!(match_device(&d).map(|e| e.id.as_str()), Some("a16"));
+    // A laptop SUPER part's driver name is the desktop card's but for
+    // letter case: its PCI id picks the laptop entry.
+    let mut d = Device::new(
+        "gpu0",
+        "NVIDIA GeForce RTX 2070 Super",
+        "nvidia",
+        Family::Gpu,
+        "t",
+    );
+    d.pci = Some(crate::model::PciInfo {
+        vendor_id: "10de".into(),
+        device_id: "1e91".into(),
+        ..Default::default()
+    });
+    assert_eq!(
+        match_device(&d).map(|e| e.id.as_str()),
+        Some("rtx-2070-super-laptop")
+    );
+    // An 8 GB RTX 3060: 240 GB/s, the 12 GB card's rates.
+    let mut d = Device::new(
+        "gpu0",
+        "NVIDIA GeForce RTX 3060",
+        "nvidia",
+        Family::Gpu,
+        "t",
+    );
+    d.memory_bytes = Some(8 << 30);
+    let e = match_device(&d).unwrap();
+    assert_eq!(e.id, "rtx-3060-8gb");
+    assert_eq!(e.memory_bandwidth_bytes_per_s, Some(240_000_000_000));
+    assert_eq!(e.tflops, by_id("rtx-3060").unwrap().tflops);
+    d.memory_bytes = Some(12 << 30);
+    assert_eq!(
+        match_device(&d).and_then(|e| e.memory_bandwidth_bytes_per_s),
+        Some(360_048_000_000)
+    );
 }
