@@ -1910,9 +1910,19 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   by default, but on CDNA 1, where the default build does not), so plans
   for current MI300X, MI325X and MI355X prompts under llama.cpp rest on
   that cell and the multi-GPU comparison above.
-- Prefill, the worst fit row since: the RTX 2080 Ti's Llama 3.2 3B
-  Q4_K_M pp512 on Vulkan (geerlingguy, Dec 2025, 4418.37 ± 513.04 tok/s,
-  63.5 % over), the only fit prompt above the goal of 60 %. The
+- Prefill, the worst fit rows: the RTX 2080 Ti's on Vulkan (geerlingguy,
+  Dec 2025, one Intel Core Ultra 265K desktop): TinyLlama 1.1B Q4_K_M
+  pp512, 7094.19 ± 32.69 tok/s, 138.5 % over, and Llama 3.2 3B Q4_K_M
+  pp512, 4418.37 ± 513.04, 60 % over (63.5 % before TinyLlama's rows
+  joined the fit on Nov 29, 2026). The same block's TinyLlama tg128 is
+  4 % over, so the card's bandwidth and the model are right; its prompts
+  run at about half the Vulkan rate the other NVIDIA cards' rows fit.
+  The same TinyLlama prompt is 31 % over on an RTX 3060 (Vulkan, a
+  Raspberry Pi CM5 host) and 6 % over on the Radeon 8060S, so the gap
+  is the GPU's, not the model's size alone. Which Vulkan matrix path a
+  Turing card takes depends on its driver (`ggml-vulkan.cpp` quantizes
+  the activations for its int8-dot-product shaders unless the device
+  has `VK_NV_cooperative_matrix2`), which the print does not show. The
   scoreboards' Turing CUDA prompts, compared, are also 12-45 % over. The
   corpus has no other Turing prompt row in its fit to choose a term of
   their own on: a search of public llama-bench outputs found one more,

@@ -1460,10 +1460,15 @@ struct LatErr {
 // meets the goal.
 const ACHIEVED_DECODE_WORST: f64 = GOAL_DECODE_WORST;
 // Since each llama.cpp micro-batch reads the experts it routes to (Nov 29
-// 2026, `inference::prompt_pass_weight_seconds`) the worst fit prompt is
-// the RTX 2080 Ti's Vulkan Llama 3.2 3B (63.5 % over); the Strix Halo
-// ROCm 7.2 Qwen3 30B-A3B went from 66.2 % to 41 %.
-const ACHIEVED_PREFILL_WORST: f64 = 0.64;
+// 2026, `inference::prompt_pass_weight_seconds`) the Strix Halo ROCm 7.2
+// Qwen3 30B-A3B went from 66.2 % to 41 %, and the worst fit prompts were
+// the RTX 2080 Ti's Vulkan Llama 3.2 3B (63.5 % over) until TinyLlama
+// 1.1B joined the catalog (Nov 29, 2026): the same Vulkan block's
+// TinyLlama pp512 (7094.19 tok/s) is 138.5 % over, where the same model's
+// prompt on an RTX 3060 (Vulkan, Dec 2025) is 31 % over and on the Radeon
+// 8060S 6 % over. Turing under Vulkan has no term of its own (two fit
+// rows, one machine).
+const ACHIEVED_PREFILL_WORST: f64 = 1.39;
 const ACHIEVED_DECODE_ESTIMATED: f64 = 0.92;
 const ACHIEVED_PREFILL_ESTIMATED: f64 = GOAL_ESTIMATED;
 
@@ -2993,11 +2998,12 @@ const ACHIEVED_SCOREBOARD: (f64, f64, f64, f64) = (0.10, 0.45, 0.15, 0.62);
 const ACHIEVED_DEPTH: (f64, f64) = (0.15, 0.40);
 
 /// batched.csv's median and worst decode errors reached (fit and held-out
-/// parts alike): medians 12.6 % (fit) and 19.3 % (held out); worst 54.8 %,
+/// parts alike): medians 12.1 % (fit) and 20.0 % (held out: 20.01 % since
+/// the refit with TinyLlama's rows of Nov 29, 2026, 19.3 % before); worst 53.6 %,
 /// gpt-oss-120b at 32 sequences (planned at half its speed: the experts a
 /// batch reads are planned for uniform routing, see docs/accuracy.md). The
 /// dense models' rows, which fit the KV-read fraction, are within 38 %.
-const ACHIEVED_BATCHED: (f64, f64) = (0.20, 0.56);
+const ACHIEVED_BATCHED: (f64, f64) = (0.21, 0.56);
 
 /// For `scripts/fit-speed.py`: each batched.csv row's decode step split
 /// into what the KV-read fraction scales and what it does not. `A` is the
