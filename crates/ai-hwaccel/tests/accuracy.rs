@@ -881,8 +881,22 @@ fn row_errors(print: bool) -> (Vec<RowErr>, ApartPrompts) {
             pe
         };
         if print {
+            // Which prompts are compared apart from the goal rows.
+            let apart = if r.pp.is_none() {
+                ""
+            } else if r.first_prompt {
+                " [prompt compared apart: `main` first prompt]"
+            } else if r.hybrid {
+                " [prompt compared apart: linear attention]"
+            } else if r.slow_kernels {
+                " [prompt compared apart: slow kernels]"
+            } else if r.forced_path {
+                " [prompt compared apart: forced MMQ path]"
+            } else {
+                ""
+            };
             println!(
-                "{part:8} {:9} {:7} {:8} {:40} {:12} {:7} tp{} {:>5}/{:<5} tg {:>8} est {:>8} | pp {:>8} est {:>8}",
+                "{part:8} {:9} {:7} {:8} {:40} {:12} {:7} tp{} {:>5}/{:<5} tg {:>8} est {:>8} | pp {:>8} est {:>8}{apart}",
                 r.runtime,
                 r.backend,
                 r.build.map_or("-".into(), |b| b.to_string()),
