@@ -1569,6 +1569,11 @@ def write_accuracy():
     entries = block("ACCURACY", lambda c: f"DeviceClass::{CLASSES[c]}")
     # The `not fitted` latency.csv rows, per runtime and device (spec id).
     device_entries = block("DEVICE ACCURACY", lambda sid: f'"{sid}"')
+    # Every run of each device, per runtime and backend ("backend|spec id").
+    run_entries = block(
+        "DEVICE RUNS",
+        lambda key: ", ".join(f'"{part}"' for part in key.split("|", 1)),
+    )
     # serving.csv's served TPOT per runtime: the key and quantity fields
     # are fixed ("served_tpot", decode) and left out of the constant.
     # The closed loop's mean TTFT is the same rows' prefill slot ("true").
@@ -1609,6 +1614,13 @@ def write_accuracy():
         "/// compared, never fitted: every run is held out.\n"
         "pub const SERVING_TTFT_ACCURACY: &[(RuntimeKind, Accuracy)] = &[\n"
         + "\n".join(serving_ttft_entries)
+        + "\n];\n"
+        "/// Per runtime, ggml backend (llama.cpp's, as llama-bench prints it; empty\n"
+        "/// for the serving runtimes), device (spec id) and quantity, the planner's\n"
+        "/// error on every published run of the device ([`FitBasis::device_runs`]).\n"
+        "#[rustfmt::skip]\n"
+        "pub const DEVICE_RUNS: &[(RuntimeKind, &str, &str, bool, Accuracy)] = &[\n"
+        + "\n".join(run_entries)
         + "\n];\n// END ACCURACY"
     )
     src = SPEED_RS.read_text()
@@ -1687,7 +1699,14 @@ the class's fit and held-out rows together, with the held-out rows'
 median apart (for vLLM, SGLang and TensorRT-LLM their speed.csv rows
 and latency.csv's read as rates; the `ACCURACY` table in
 `src/plan/speed.rs`, written by the script from the accuracy test's own
-computation, which the test holds it to).
+computation, which the test holds it to). Where the corpus has runs of
+the device itself under the runtime (and, for llama.cpp, the plan's
+backend), the plan carries their figures too (`device_runs`, the
+`DEVICE_RUNS` table, a second line in the table), and warns when their
+median error passes the worst error aimed at (40 % decode, 60 %
+prefill): today the RTX 2080 Ti's Vulkan prompts under llama.cpp and
+four devices' vLLM single-request runs (the H200's decode, the L4's,
+RTX 4090's and T4's time to first token).
 
 The lines by class and format, and the goals, cover the llama.cpp rows (the
 tokens/s corpus the goals were stated for). A runtime without fitted cells

@@ -1252,11 +1252,16 @@ fn render_plan(p: &InferencePlan) -> String {
 /// The line under a fitted fraction saying how far the planner's estimates
 /// of that quantity fell from the published measurements of the device's
 /// class (`FitBasis::accuracy`); empty where the corpus has none.
-fn accuracy_line(what: &str, runtime: &str, f: &ai_hwaccel::plan::speed::FitBasis) -> String {
+fn accuracy_line(
+    what: &str,
+    runtime: &str,
+    under: &str,
+    f: &ai_hwaccel::plan::speed::FitBasis,
+) -> String {
     let Some(a) = f.accuracy else {
         return String::new();
     };
-    let held = match a.held_out_median {
+    let held = |a: &ai_hwaccel::plan::speed::Accuracy| match a.held_out_median {
         Some(m) => format!(
             "; on the {} the fit never saw, median {:.0} %",
             a.held_out_rows,
@@ -1268,6 +1273,29 @@ fn accuracy_line(what: &str, runtime: &str, f: &ai_hwaccel::plan::speed::FitBasi
             a.held_out_rows
         ),
     };
+    let runs = f.device_runs.map_or(String::new(), |d| {
+        if d.rows == 1 {
+            format!(
+                "    {what} estimate against 1 published {runtime} run of this device{under}:\n      \
+                 error {:.0} %{}\n",
+                100.0 * d.median,
+                if d.held_out_rows == 1 {
+                    ", a run the fit never saw"
+                } else {
+                    ", a run of the fit"
+                },
+            )
+        } else {
+            format!(
+                "    {what} estimates against {} published {runtime} runs of this device{under}:\n      \
+                 median error {:.0} %, worst {:.0} %{}\n",
+                d.rows,
+                100.0 * d.median,
+                100.0 * d.worst,
+                held(&d),
+            )
+        }
+    });
     let own = f.device_accuracy.map_or(String::new(), |d| {
         format!(
             "    {what} estimates against {} published {runtime} runs of this device, which the fit\n      \
@@ -1279,10 +1307,11 @@ fn accuracy_line(what: &str, runtime: &str, f: &ai_hwaccel::plan::speed::FitBasi
     });
     format!(
         "    {what} estimates against {} published {runtime} runs of this class:\n      \
-         median error {:.0} %, worst {:.0} %{held}\n{own}",
+         median error {:.0} %, worst {:.0} %{}\n{runs}{own}",
         a.rows,
         100.0 * a.median,
         100.0 * a.worst,
+        held(&a),
     )
 }
 
@@ -1300,6 +1329,16 @@ fn speed_basis_line(
     use ai_hwaccel::plan::speed::{DeviceClass, FitBasis};
     let on = ai_hwaccel::plan::inference::basis_device(&p.devices)
         .map_or_else(|| "the first device".to_string(), |d| d.name.clone());
+    // The ggml backend the device's own llama.cpp runs are of (the plan's,
+    // else its vendor's own).
+    let under = ai_hwaccel::plan::inference::basis_device(&p.devices)
+        .filter(|_| p.options.runtime == ai_hwaccel::plan::runtime::RuntimeKind::LlamaCpp)
+        .and_then(|d| {
+            p.options
+                .backend
+                .or_else(|| DeviceClass::of(d).own_backend())
+        })
+        .map_or(String::new(), |b| format!(" under {}", b.printed()));
     // A host CPU beside an accelerator: no CPU cell is fitted (cpu.csv rows
     // are compared, not fitted), so its stage takes the options'
     // efficiencies, or its measured bandwidth as is.
@@ -1379,7 +1418,7 @@ fn speed_basis_line(
                 f.vector_reference_ratio.map_or(String::new(), |k| format!(
                     " x {k:.3} (llama.cpp HIP before 2025-02 ran CDNA's quantized prompts on the vector ALUs: AMD's per-lane vector FP32 over matrix FP16 rate)"
                 )),
-                accuracy_line(what, p.options.runtime.name(), f)
+                accuracy_line(what, p.options.runtime.name(), &under, f)
             )
         }
     };

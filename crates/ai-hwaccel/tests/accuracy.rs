@@ -802,6 +802,21 @@ struct RowErr {
     fitted: bool,
     /// The row measures decode / prefill.
     measures: (bool, bool),
+    /// The row's spec id and its backend column as printed (`CUDA`,
+    /// `Vulkan`; empty for other runtimes): the key of `DEVICE_RUNS`.
+    spec_id: String,
+    backend: String,
+}
+
+/// A row's backend as `speed::DEVICE_RUNS` keys it: for llama.cpp the
+/// ggml backend llama-bench printed, in the printed spelling (`ROCm`,
+/// `Metal` from `Metal,BLAS`), empty for the serving runtimes.
+fn run_backend(r: &Row) -> String {
+    if r.runtime_kind() != RuntimeKind::LlamaCpp {
+        return String::new();
+    }
+    ai_hwaccel::plan::runtime::GgmlBackend::parse(&r.backend)
+        .map_or(String::new(), |b| b.printed().to_string())
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -928,6 +943,8 @@ fn row_errors(print: bool) -> (Vec<RowErr>, ApartPrompts) {
             runtime: r.runtime.clone(),
             fitted: fitted_runtime(r.runtime_kind()),
             measures: (r.tg.is_some(), r.pp.is_some() && r.fitted_prompt()),
+            spec_id: r.spec_id.clone(),
+            backend: run_backend(r),
         });
     }
     (
@@ -949,7 +966,7 @@ fn row_errors(print: bool) -> (Vec<RowErr>, ApartPrompts) {
 #[test]
 fn the_accuracy_table_is_the_calibration_errors() {
     use ai_hwaccel::plan::speed::{
-        ACCURACY, Accuracy, DEVICE_ACCURACY, SERVING_ACCURACY, SERVING_TTFT_ACCURACY,
+        ACCURACY, Accuracy, DEVICE_ACCURACY, DEVICE_RUNS, SERVING_ACCURACY, SERVING_TTFT_ACCURACY,
     };
     let mut pts: Vec<Point> = Vec::new();
     let (errs, ..) = row_errors(false);
@@ -992,6 +1009,45 @@ fn the_accuracy_table_is_the_calibration_errors() {
     }
     let computed = accuracies(&pts);
     let device_computed = accuracies(&device_pts);
+    // Every run of each device, per runtime and backend (speed.csv's goal
+    // rows and latency.csv's rows but the `not fitted` ones).
+    let mut run_pts: Vec<Point> = errs
+        .iter()
+        // (A host CPU's runs, llama.cpp without a GPU backend, are not
+        // keyed: a CPU plan names no backend.)
+        .filter(|e| {
+            e.class != NO_SPEC
+                && !e.spec_id.is_empty()
+                && !(e.runtime == "llama.cpp" && e.backend.is_empty())
+        })
+        .map(|e| {
+            (
+                e.runtime.clone(),
+                format!("{}|{}", e.backend, e.spec_id),
+                !e.fitted || e.part == "held-out",
+                e.decode,
+                e.prefill,
+            )
+        })
+        .collect();
+    for r in latency_rows()
+        .iter()
+        .filter(|r| !r.compared && !r.spec_id.is_empty())
+    {
+        let Some(e) = estimate(r, false) else {
+            continue;
+        };
+        let rate =
+            |est: Option<f64>, meas: Option<f64>| est.zip(meas).map(|(e, m)| (m / e - 1.0).abs());
+        run_pts.push((
+            r.runtime.clone(),
+            format!("|{}", r.spec_id),
+            !fitted_runtime(r.runtime_kind()) || held_out(&r.line),
+            rate(e.tpot_ms, r.tpot_ms),
+            rate(e.ttft_ms, r.ttft_ms),
+        ));
+    }
+    let runs_computed = accuracies(&run_pts);
     // The served TPOT (in the decode slot) and the closed loop's mean TTFT
     // (in the prefill slot) on serving.csv's closed loops, per runtime:
     // compared, never fitted, so every row is held out.
@@ -1034,6 +1090,18 @@ fn the_accuracy_table_is_the_calibration_errors() {
         );
     }
     println!("END DEVICE ACCURACY");
+    println!("BEGIN DEVICE RUNS");
+    for (rt, key, prefill, a) in &runs_computed {
+        println!(
+            "{rt}\t{key}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
+            a.rows,
+            a.median,
+            a.worst,
+            a.held_out_rows,
+            a.held_out_median.map_or(String::new(), |v| v.to_string())
+        );
+    }
+    println!("END DEVICE RUNS");
     println!("BEGIN SERVING ACCURACY");
     for (rt, key, prefill, a) in &serving_computed {
         println!(
@@ -1070,6 +1138,22 @@ fn the_accuracy_table_is_the_calibration_errors() {
     assert_eq!(
         device_table, device_computed,
         "speed::DEVICE_ACCURACY is not the `not fitted` rows' errors: rerun scripts/fit-speed.py"
+    );
+    let runs_table: Vec<(String, String, bool, Accuracy)> = DEVICE_RUNS
+        .iter()
+        .map(|(rt, backend, id, prefill, a)| {
+            (
+                rt.name().to_string(),
+                format!("{backend}|{id}"),
+                *prefill,
+                *a,
+            )
+        })
+        .collect();
+    assert!(runs_computed.len() > 100, "{}", runs_computed.len());
+    assert_eq!(
+        runs_table, runs_computed,
+        "speed::DEVICE_RUNS is not each device's runs' errors: rerun scripts/fit-speed.py"
     );
     let mut serving_table: Vec<(String, String, bool, Accuracy)> = SERVING_ACCURACY
         .iter()

@@ -3153,6 +3153,7 @@ pub fn plan_inference(
     }
     warnings.extend(unestimated_speeds(devices, quant, opts, &plans));
     warnings.extend(unconfirmed_speed(devices, opts));
+    warnings.extend(far_device_runs(devices, opts));
     warnings.extend(slow_prompt_kernels_warning(spec, devices, quant, opts));
     if let Some(w) = vllm_mamba_blocks_warning(opts, devices, &plans) {
         warnings.push(w);
@@ -3308,6 +3309,58 @@ fn unconfirmed_speed(devices: &[PlanDevice], opts: &InferenceOptions) -> Option<
             opts.runtime.name(),
             parts.join("; "),
             opts.runtime.name()
+        )
+    })
+}
+
+/// A warning where the plan's first accelerator has published runs under
+/// the plan's runtime (and llama.cpp backend) whose median error exceeds
+/// the worst error the calibration aims at for that quantity
+/// ([`super::speed::DEVICE_RUNS_WARN`]): even a typical run of this very
+/// device fell that far from the planner's estimate
+/// ([`super::speed::device_runs`]), so the estimate is not confirmed for
+/// it. `None` otherwise.
+fn far_device_runs(devices: &[PlanDevice], opts: &InferenceOptions) -> Option<String> {
+    if !opts.calibrated_speed {
+        return None;
+    }
+    let d = basis_device(devices)?;
+    let id = d.spec_id.as_deref()?;
+    let class = super::speed::DeviceClass::of(d);
+    let (decode_bound, prefill_bound) = super::speed::DEVICE_RUNS_WARN;
+    let parts: Vec<String> = [
+        ("decode", false, decode_bound),
+        ("prefill", true, prefill_bound),
+    ]
+    .into_iter()
+    .filter_map(|(what, prefill, bound)| {
+        super::speed::device_runs(opts.runtime, class, opts.backend, id, prefill)
+            .filter(|a| a.median > bound)
+            .map(|a| {
+                format!(
+                    "{what} {:.0} % (median of {} run{}, worst {:.0} %)",
+                    100.0 * a.median,
+                    a.rows,
+                    if a.rows == 1 { "" } else { "s" },
+                    100.0 * a.worst
+                )
+            })
+    })
+    .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{}: its published {} runs{} fell far from the planner's estimates: {}; \
+             this plan's speeds for it may be as far off",
+            d.name,
+            opts.runtime.name(),
+            if opts.runtime == RuntimeKind::LlamaCpp {
+                opts.backend
+                    .or_else(|| class.own_backend())
+                    .map_or(String::new(), |b| format!(" under {}", b.printed()))
+            } else {
+                String::new()
+            },
+            parts.join("; ")
         )
     })
 }
@@ -4368,6 +4421,90 @@ mod op_offload_tests {
                 !warned(&p),
                 "{model} {devices} {quant:?} {backend:?} {build:?}"
             );
+        }
+    }
+
+    /// A device whose own published runs' median error passes the worst
+    /// error the calibration aims at is warned about, with those runs'
+    /// figures, and every basis names its device's runs: the RTX 2080 Ti's
+    /// Vulkan prompts (far off) apart from its CUDA ones (not), a memory
+    /// configuration of the same chip takes the chip's runs, and one with
+    /// another bandwidth (the 8 GB RTX 3060) does not.
+    #[test]
+    fn far_device_runs_are_warned() {
+        use super::super::runtime::GgmlBackend;
+        use super::super::speed::{DEVICE_RUNS_WARN, DeviceClass, device_runs};
+        let spec = crate::plan::load_model("tinyllama-1.1b").unwrap().spec;
+        let plan = |devices: &str, backend: Option<GgmlBackend>| {
+            plan_inference(
+                &spec,
+                &PlanDevice::from_device_string(devices).unwrap(),
+                &InferenceOptions {
+                    runtime: RuntimeKind::LlamaCpp,
+                    quant: Some(Quant::Q4K),
+                    backend,
+                    ..Default::default()
+                },
+            )
+        };
+        let warned = |p: &InferencePlan| p.warnings.iter().any(|w| w.contains("fell far"));
+        let vulkan = plan("1xrtx-2080-ti", Some(GgmlBackend::Vulkan));
+        assert!(warned(&vulkan), "{:?}", vulkan.warnings);
+        let runs = vulkan
+            .speed_basis
+            .unwrap()
+            .prefill
+            .unwrap()
+            .device_runs
+            .unwrap();
+        assert_eq!(
+            Some(runs),
+            device_runs(
+                RuntimeKind::LlamaCpp,
+                DeviceClass::NvidiaConsumer,
+                Some(GgmlBackend::Vulkan),
+                "rtx-2080-ti",
+                true
+            )
+        );
+        assert!(
+            runs.rows >= 2 && runs.median > DEVICE_RUNS_WARN.1,
+            "{runs:?}"
+        );
+        let w = vulkan
+            .warnings
+            .iter()
+            .find(|w| w.contains("fell far"))
+            .unwrap();
+        assert!(
+            w.contains("under Vulkan") && w.contains(&format!("{:.0} %", 100.0 * runs.median)),
+            "{w}"
+        );
+        // Its CUDA runs (the vendor's own backend) are another key.
+        let cuda = plan("1xrtx-2080-ti", None);
+        assert!(!warned(&cuda), "{:?}", cuda.warnings);
+        let cuda_runs = cuda
+            .speed_basis
+            .unwrap()
+            .prefill
+            .unwrap()
+            .device_runs
+            .unwrap();
+        assert!(cuda_runs.median < DEVICE_RUNS_WARN.1 && cuda_runs != runs);
+        // The 12 GB RTX 3060's configuration id is the same chip as the
+        // entry its runs name; the 8 GB card's bandwidth is not.
+        let same = |id: &str| {
+            plan(&format!("1x{id}"), Some(GgmlBackend::Vulkan))
+                .speed_basis
+                .and_then(|b| b.decode)
+                .and_then(|b| b.device_runs)
+        };
+        assert!(same("rtx-3060").is_some());
+        assert_eq!(same("rtx-3060-12gb"), same("rtx-3060"));
+        assert_eq!(same("rtx-3060-8gb"), None);
+        // Every key names a spec entry.
+        for (.., id, _, _) in super::super::speed::DEVICE_RUNS {
+            assert!(crate::spec::by_id(id).is_some(), "{id}");
         }
     }
 

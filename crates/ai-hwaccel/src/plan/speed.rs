@@ -493,6 +493,17 @@ pub struct FitBasis {
     /// Where set, the plan warns that its speed is not confirmed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_accuracy: Option<Accuracy>,
+    /// How far the estimates fell from every published run of this very
+    /// device (its spec id, or another memory configuration of the same
+    /// chip) under this runtime and, for llama.cpp, the plan's ggml backend
+    /// (the vendor's own where none is chosen): fit and held-out runs
+    /// alike, `held_out_rows` / `held_out_median` over those the fit never
+    /// saw ([`device_runs`], [`DEVICE_RUNS`]). It says what the class's
+    /// figures ([`Self::accuracy`]) do not: how this GPU itself fared (the
+    /// RTX 2080 Ti's Vulkan prompts, for one, ran at half the planned
+    /// rate). `None` where the corpus has no run of the device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_runs: Option<Accuracy>,
 }
 
 /// The planner's error on the published measurements of one device class
@@ -1349,6 +1360,7 @@ pub fn fitted(class: DeviceClass, runtime: RuntimeKind, q: Quant) -> Applied {
                 dp4a: false,
                 accuracy: None,
                 device_accuracy: None,
+                device_runs: None,
             })
         };
         width_scaled(class, width, &cell, get, layer)
@@ -2354,6 +2366,7 @@ pub fn fitted_for(
             dp4a: true,
             accuracy: None,
             device_accuracy: None,
+            device_runs: None,
         });
     }
     if vulkan_amd_untuned(d, runtime, q, backend, build)
@@ -2392,6 +2405,7 @@ pub fn fitted_for(
         if let Some(b) = basis.as_mut() {
             b.accuracy = accuracy(runtime, class, prefill);
             b.device_accuracy = own_id.and_then(|id| device_accuracy(runtime, id, prefill));
+            b.device_runs = own_id.and_then(|id| device_runs(runtime, class, backend, id, prefill));
         }
     }
     if let Some(id) = own_id {
@@ -2621,6 +2635,44 @@ pub fn device_accuracy(runtime: RuntimeKind, spec_id: &str, prefill: bool) -> Op
         .iter()
         .find(|(r, id, p, _)| {
             *r == runtime
+                && *p == prefill
+                && (*id == spec_id || crate::spec::same_chip(id, spec_id))
+        })
+        .map(|(.., a)| *a)
+}
+
+/// The median errors of a device's own published runs
+/// ([`device_runs`]) above which a plan on it warns, decode and prefill:
+/// the worst errors the calibration aims at over all its rows
+/// (`docs/accuracy.md`: decode worst ≤ 40 %, prefill worst ≤ 60 %). A
+/// device whose typical run is off by more than that runs unlike its
+/// class's cell for a reason the planner has no term for.
+pub const DEVICE_RUNS_WARN: (f64, f64) = (0.40, 0.60);
+
+/// The planner's error on every published run of a device under a
+/// runtime ([`FitBasis::device_runs`]), decode or `prefill`, by the
+/// device's spec id or another memory configuration of the same chip
+/// ([`crate::spec::same_chip`]); for llama.cpp on the ggml backend the plan
+/// names, else its class's own ([`DeviceClass::own_backend`]: CUDA, HIP,
+/// Metal, SYCL), as llama-bench's `backend` column prints it. `None` where
+/// the calibration corpus has no such run.
+pub fn device_runs(
+    runtime: RuntimeKind,
+    class: DeviceClass,
+    backend: Option<GgmlBackend>,
+    spec_id: &str,
+    prefill: bool,
+) -> Option<Accuracy> {
+    let printed = if runtime == RuntimeKind::LlamaCpp {
+        backend.or(class.own_backend())?.printed()
+    } else {
+        ""
+    };
+    DEVICE_RUNS
+        .iter()
+        .find(|(r, b, id, p, _)| {
+            *r == runtime
+                && *b == printed
                 && *p == prefill
                 && (*id == spec_id || crate::spec::same_chip(id, spec_id))
         })
@@ -3107,6 +3159,159 @@ pub const SERVING_TTFT_ACCURACY: &[(RuntimeKind, Accuracy)] = &[
             held_out_median: Some(0.342),
         },
     ),
+];
+/// Per runtime, ggml backend (llama.cpp's, as llama-bench prints it; empty
+/// for the serving runtimes), device (spec id) and quantity, the planner's
+/// error on every published run of the device ([`FitBasis::device_runs`]).
+#[rustfmt::skip]
+pub const DEVICE_RUNS: &[(RuntimeKind, &str, &str, bool, Accuracy)] = &[
+    (RuntimeKind::LlamaCpp, "CUDA", "a100-80gb", false, Accuracy { rows: 12, median: 0.085, worst: 0.145, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "a100-80gb", true, Accuracy { rows: 8, median: 0.025, worst: 0.053, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "a100-80gb-pcie", false, Accuracy { rows: 21, median: 0.102, worst: 0.189, held_out_rows: 6, held_out_median: Some(0.101) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "a100-80gb-pcie", true, Accuracy { rows: 12, median: 0.05, worst: 0.099, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "a30", false, Accuracy { rows: 1, median: 0.286, worst: 0.286, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "a30", true, Accuracy { rows: 1, median: 0.104, worst: 0.104, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "a40", false, Accuracy { rows: 12, median: 0.041, worst: 0.108, held_out_rows: 4, held_out_median: Some(0.045) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "a40", true, Accuracy { rows: 8, median: 0.035, worst: 0.05, held_out_rows: 4, held_out_median: Some(0.026) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "gb10", false, Accuracy { rows: 5, median: 0.085, worst: 0.162, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "gb10", true, Accuracy { rows: 5, median: 0.119, worst: 0.496, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "h100-pcie", false, Accuracy { rows: 21, median: 0.072, worst: 0.178, held_out_rows: 4, held_out_median: Some(0.083) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "h100-pcie", true, Accuracy { rows: 12, median: 0.097, worst: 0.293, held_out_rows: 3, held_out_median: Some(0.291) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "l40s", false, Accuracy { rows: 12, median: 0.094, worst: 0.128, held_out_rows: 5, held_out_median: Some(0.093) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "l40s", true, Accuracy { rows: 8, median: 0.107, worst: 0.193, held_out_rows: 3, held_out_median: Some(0.1) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-2080-ti", true, Accuracy { rows: 1, median: 0.368, worst: 0.368, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-3070", false, Accuracy { rows: 4, median: 0.039, worst: 0.041, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-3070", true, Accuracy { rows: 4, median: 0.022, worst: 0.039, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-3080", false, Accuracy { rows: 4, median: 0.03, worst: 0.054, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-3080", true, Accuracy { rows: 4, median: 0.013, worst: 0.022, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-3090", false, Accuracy { rows: 18, median: 0.033, worst: 0.285, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-3090", true, Accuracy { rows: 16, median: 0.106, worst: 0.456, held_out_rows: 3, held_out_median: Some(0.157) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-3090-ti", false, Accuracy { rows: 1, median: 0.092, worst: 0.092, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-3090-ti", true, Accuracy { rows: 1, median: 0.259, worst: 0.259, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-4000-ada", false, Accuracy { rows: 14, median: 0.031, worst: 0.073, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-4000-ada", true, Accuracy { rows: 8, median: 0.049, worst: 0.077, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-4070-ti", false, Accuracy { rows: 4, median: 0.118, worst: 0.138, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-4070-ti", true, Accuracy { rows: 4, median: 0.067, worst: 0.111, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-4080", false, Accuracy { rows: 13, median: 0.016, worst: 0.06, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-4080", true, Accuracy { rows: 7, median: 0.045, worst: 0.117, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-4090", false, Accuracy { rows: 17, median: 0.077, worst: 0.349, held_out_rows: 4, held_out_median: Some(0.081) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-4090", true, Accuracy { rows: 12, median: 0.077, worst: 0.231, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-5000-ada", false, Accuracy { rows: 16, median: 0.009, worst: 0.073, held_out_rows: 3, held_out_median: Some(0.008) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-5000-ada", true, Accuracy { rows: 8, median: 0.061, worst: 0.108, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-5090", true, Accuracy { rows: 1, median: 0.15, worst: 0.15, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-6000-ada", false, Accuracy { rows: 21, median: 0.059, worst: 0.091, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-6000-ada", true, Accuracy { rows: 12, median: 0.102, worst: 0.218, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-a6000", false, Accuracy { rows: 21, median: 0.011, worst: 0.036, held_out_rows: 3, held_out_median: Some(0.01) }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-a6000", true, Accuracy { rows: 12, median: 0.032, worst: 0.075, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-pro-6000", false, Accuracy { rows: 5, median: 0.084, worst: 0.14, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "rtx-pro-6000", true, Accuracy { rows: 4, median: 0.157, worst: 0.225, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "tesla-p40", false, Accuracy { rows: 4, median: 0.024, worst: 0.056, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "tesla-p40", true, Accuracy { rows: 8, median: 0.116, worst: 0.303, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "v100-pcie-16gb", false, Accuracy { rows: 1, median: 0.095, worst: 0.095, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "v100-pcie-16gb", true, Accuracy { rows: 1, median: 0.108, worst: 0.108, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "CUDA", "v100-pcie-32gb", true, Accuracy { rows: 3, median: 0.094, worst: 0.196, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m1-7core-8gb", false, Accuracy { rows: 3, median: 0.028, worst: 0.206, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m1-7core-8gb", true, Accuracy { rows: 3, median: 0.04, worst: 0.157, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m1-max-24core-32gb", false, Accuracy { rows: 5, median: 0.131, worst: 0.199, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m1-max-64gb", false, Accuracy { rows: 12, median: 0.118, worst: 0.227, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m1-max-64gb", true, Accuracy { rows: 12, median: 0.079, worst: 0.154, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m1-ultra-128gb", true, Accuracy { rows: 1, median: 0.088, worst: 0.088, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m2-max-30core-64gb", false, Accuracy { rows: 2, median: 0.212, worst: 0.296, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m2-max-30core-64gb", true, Accuracy { rows: 1, median: 0.475, worst: 0.475, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m2-ultra-192gb", false, Accuracy { rows: 24, median: 0.051, worst: 0.225, held_out_rows: 3, held_out_median: Some(0.041) }),
+    (RuntimeKind::LlamaCpp, "Metal", "m2-ultra-192gb", true, Accuracy { rows: 16, median: 0.03, worst: 0.143, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m3-16gb", false, Accuracy { rows: 3, median: 0.16, worst: 0.165, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m3-max-48gb", false, Accuracy { rows: 6, median: 0.042, worst: 0.09, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m3-max-64gb", false, Accuracy { rows: 12, median: 0.047, worst: 0.204, held_out_rows: 3, held_out_median: Some(0.056) }),
+    (RuntimeKind::LlamaCpp, "Metal", "m3-max-64gb", true, Accuracy { rows: 12, median: 0.03, worst: 0.144, held_out_rows: 3, held_out_median: Some(0.085) }),
+    (RuntimeKind::LlamaCpp, "Metal", "m3-ultra-512gb", false, Accuracy { rows: 1, median: 0.175, worst: 0.175, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Metal", "m3-ultra-512gb", true, Accuracy { rows: 1, median: 0.245, worst: 0.245, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "mi100", true, Accuracy { rows: 3, median: 0.19, worst: 0.22, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "mi300x", false, Accuracy { rows: 2, median: 0.088, worst: 0.169, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "mi300x", true, Accuracy { rows: 2, median: 0.093, worst: 0.121, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "mi50-16gb", true, Accuracy { rows: 3, median: 0.438, worst: 0.448, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "radeon-8060s", true, Accuracy { rows: 3, median: 0.211, worst: 0.266, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "radeon-ai-pro-r9700", false, Accuracy { rows: 1, median: 0.016, worst: 0.016, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "radeon-ai-pro-r9700", true, Accuracy { rows: 1, median: 0.012, worst: 0.012, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "radeon-pro-w7900", false, Accuracy { rows: 8, median: 0.088, worst: 0.112, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "radeon-pro-w7900", true, Accuracy { rows: 9, median: 0.011, worst: 0.186, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-5700-xt", false, Accuracy { rows: 1, median: 0.001, worst: 0.001, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-5700-xt", true, Accuracy { rows: 1, median: 0.495, worst: 0.495, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-6700-xt", false, Accuracy { rows: 1, median: 0.107, worst: 0.107, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-6700-xt", true, Accuracy { rows: 1, median: 0.414, worst: 0.414, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-6800", true, Accuracy { rows: 1, median: 0.011, worst: 0.011, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-7900-xt", false, Accuracy { rows: 1, median: 0.137, worst: 0.137, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-7900-xt", true, Accuracy { rows: 1, median: 0.24, worst: 0.24, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-7900-xtx", false, Accuracy { rows: 1, median: 0.255, worst: 0.255, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-7900-xtx", true, Accuracy { rows: 3, median: 0.191, worst: 0.198, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-9070-xt", false, Accuracy { rows: 1, median: 0.028, worst: 0.028, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "rx-9070-xt", true, Accuracy { rows: 1, median: 0.055, worst: 0.055, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "ryzen-ai-max-395-128gb", false, Accuracy { rows: 14, median: 0.08, worst: 0.249, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "ROCm", "ryzen-ai-max-395-128gb", true, Accuracy { rows: 8, median: 0.192, worst: 0.418, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "SYCL", "arc-a750", false, Accuracy { rows: 1, median: 0.283, worst: 0.283, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "SYCL", "arc-a750", true, Accuracy { rows: 1, median: 0.061, worst: 0.061, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "SYCL", "arc-a770", false, Accuracy { rows: 3, median: 0.092, worst: 0.135, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "SYCL", "arc-a770", true, Accuracy { rows: 1, median: 0.021, worst: 0.021, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "SYCL", "flex-170", false, Accuracy { rows: 1, median: 0.098, worst: 0.098, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "SYCL", "max-1100", false, Accuracy { rows: 3, median: 0.254, worst: 0.341, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "SYCL", "max-1100", true, Accuracy { rows: 2, median: 0.08, worst: 0.118, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "arc-a770", false, Accuracy { rows: 2, median: 0.26, worst: 0.353, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "arc-a770", true, Accuracy { rows: 2, median: 0.348, worst: 0.451, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "radeon-8060s", false, Accuracy { rows: 4, median: 0.066, worst: 0.108, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "radeon-8060s", true, Accuracy { rows: 5, median: 0.226, worst: 0.36, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "radeon-pro-w7900", false, Accuracy { rows: 1, median: 0.121, worst: 0.121, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "radeon-pro-w7900", true, Accuracy { rows: 1, median: 0.101, worst: 0.101, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-2080-ti", false, Accuracy { rows: 1, median: 0.042, worst: 0.042, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-2080-ti", true, Accuracy { rows: 2, median: 0.994, worst: 1.385, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-3060", false, Accuracy { rows: 1, median: 0.145, worst: 0.145, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-3060", true, Accuracy { rows: 1, median: 0.31, worst: 0.31, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-3090", false, Accuracy { rows: 5, median: 0.103, worst: 0.129, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-3090", true, Accuracy { rows: 4, median: 0.071, worst: 0.399, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-4070", false, Accuracy { rows: 4, median: 0.061, worst: 0.292, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-4090", false, Accuracy { rows: 1, median: 0.269, worst: 0.269, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-4090", true, Accuracy { rows: 1, median: 0.152, worst: 0.152, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-5090", false, Accuracy { rows: 6, median: 0.104, worst: 0.266, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rtx-5090", true, Accuracy { rows: 3, median: 0.014, worst: 0.401, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rx-5700-xt", false, Accuracy { rows: 1, median: 0.131, worst: 0.131, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rx-5700-xt", true, Accuracy { rows: 1, median: 0.018, worst: 0.018, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rx-9070-xt", false, Accuracy { rows: 1, median: 0.102, worst: 0.102, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "rx-9070-xt", true, Accuracy { rows: 1, median: 0.384, worst: 0.384, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "ryzen-ai-max-395-128gb", false, Accuracy { rows: 20, median: 0.056, worst: 0.112, held_out_rows: 4, held_out_median: Some(0.037) }),
+    (RuntimeKind::LlamaCpp, "Vulkan", "ryzen-ai-max-395-128gb", true, Accuracy { rows: 19, median: 0.185, worst: 0.557, held_out_rows: 4, held_out_median: Some(0.159) }),
+    (RuntimeKind::Sglang, "", "a100-40gb", false, Accuracy { rows: 3, median: 0.148, worst: 0.323, held_out_rows: 3, held_out_median: Some(0.148) }),
+    (RuntimeKind::Sglang, "", "a100-40gb", true, Accuracy { rows: 3, median: 0.116, worst: 0.131, held_out_rows: 3, held_out_median: Some(0.116) }),
+    (RuntimeKind::Sglang, "", "b200", false, Accuracy { rows: 8, median: 0.333, worst: 0.403, held_out_rows: 8, held_out_median: Some(0.333) }),
+    (RuntimeKind::Sglang, "", "b200", true, Accuracy { rows: 8, median: 0.485, worst: 1.374, held_out_rows: 8, held_out_median: Some(0.485) }),
+    (RuntimeKind::Sglang, "", "mi300x", false, Accuracy { rows: 2, median: 0.171, worst: 0.298, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::Sglang, "", "mi300x", true, Accuracy { rows: 2, median: 0.102, worst: 0.181, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::Trtllm, "", "h200", false, Accuracy { rows: 6, median: 0.154, worst: 0.341, held_out_rows: 6, held_out_median: Some(0.154) }),
+    (RuntimeKind::Vllm, "", "a100-40gb", false, Accuracy { rows: 5, median: 0.059, worst: 0.271, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "a100-40gb", true, Accuracy { rows: 5, median: 0.064, worst: 0.144, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "a100-80gb", false, Accuracy { rows: 6, median: 0.219, worst: 1.047, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "a100-80gb", true, Accuracy { rows: 6, median: 0.224, worst: 0.967, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "a10g", false, Accuracy { rows: 8, median: 0.009, worst: 0.11, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "h100-sxm", false, Accuracy { rows: 4, median: 0.085, worst: 0.294, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "h100-sxm", true, Accuracy { rows: 4, median: 0.157, worst: 1.82, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "h200", false, Accuracy { rows: 5, median: 0.745, worst: 1.315, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "h200", true, Accuracy { rows: 5, median: 0.14, worst: 1.497, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "l4", false, Accuracy { rows: 2, median: 0.065, worst: 0.096, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "l4", true, Accuracy { rows: 2, median: 0.89, worst: 1.272, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-3090", false, Accuracy { rows: 2, median: 0.114, worst: 0.156, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-3090", true, Accuracy { rows: 2, median: 0.193, worst: 0.266, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-4000-ada", false, Accuracy { rows: 1, median: 0.187, worst: 0.187, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-4000-ada", true, Accuracy { rows: 1, median: 0.296, worst: 0.296, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-4090", false, Accuracy { rows: 6, median: 0.228, worst: 0.388, held_out_rows: 2, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-4090", true, Accuracy { rows: 4, median: 0.944, worst: 1.457, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-4090-d", false, Accuracy { rows: 2, median: 0.144, worst: 0.279, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-4090-d", true, Accuracy { rows: 2, median: 0.171, worst: 0.261, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-5090", false, Accuracy { rows: 3, median: 0.083, worst: 0.822, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-5090", true, Accuracy { rows: 3, median: 0.214, worst: 0.589, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-6000-ada", false, Accuracy { rows: 3, median: 0.043, worst: 0.153, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-6000-ada", true, Accuracy { rows: 3, median: 0.292, worst: 0.827, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-a6000", false, Accuracy { rows: 5, median: 0.088, worst: 0.151, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "rtx-a6000", true, Accuracy { rows: 5, median: 0.112, worst: 0.617, held_out_rows: 0, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "t4", false, Accuracy { rows: 1, median: 0.21, worst: 0.21, held_out_rows: 1, held_out_median: None }),
+    (RuntimeKind::Vllm, "", "t4", true, Accuracy { rows: 1, median: 1.246, worst: 1.246, held_out_rows: 1, held_out_median: None }),
 ];
 // END ACCURACY
 
