@@ -2668,13 +2668,19 @@ pub fn device_runs(
     } else {
         ""
     };
+    let key = |(r, b, _, p, _): &&(RuntimeKind, &str, &str, bool, Accuracy)| {
+        *r == runtime && *b == printed && *p == prefill
+    };
+    // The device's own id first, then another configuration of its chip.
     DEVICE_RUNS
         .iter()
-        .find(|(r, b, id, p, _)| {
-            *r == runtime
-                && *b == printed
-                && *p == prefill
-                && (*id == spec_id || crate::spec::same_chip(id, spec_id))
+        .filter(key)
+        .find(|(_, _, id, ..)| *id == spec_id)
+        .or_else(|| {
+            DEVICE_RUNS
+                .iter()
+                .filter(key)
+                .find(|(_, _, id, ..)| crate::spec::same_chip(id, spec_id))
         })
         .map(|(.., a)| *a)
 }
