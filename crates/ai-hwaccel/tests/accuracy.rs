@@ -1066,54 +1066,10 @@ fn the_accuracy_table_is_the_calibration_errors() {
         })
         .collect();
     let serving_computed = accuracies(&serving_pts);
-    println!("BEGIN ACCURACY");
-    for (rt, class, prefill, a) in &computed {
-        println!(
-            "{rt}\t{class}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
-            a.rows,
-            a.median,
-            a.worst,
-            a.held_out_rows,
-            a.held_out_median.map_or(String::new(), |v| v.to_string())
-        );
-    }
-    println!("END ACCURACY");
-    println!("BEGIN DEVICE ACCURACY");
-    for (rt, id, prefill, a) in &device_computed {
-        println!(
-            "{rt}\t{id}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
-            a.rows,
-            a.median,
-            a.worst,
-            a.held_out_rows,
-            a.held_out_median.map_or(String::new(), |v| v.to_string())
-        );
-    }
-    println!("END DEVICE ACCURACY");
-    println!("BEGIN DEVICE RUNS");
-    for (rt, key, prefill, a) in &runs_computed {
-        println!(
-            "{rt}\t{key}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
-            a.rows,
-            a.median,
-            a.worst,
-            a.held_out_rows,
-            a.held_out_median.map_or(String::new(), |v| v.to_string())
-        );
-    }
-    println!("END DEVICE RUNS");
-    println!("BEGIN SERVING ACCURACY");
-    for (rt, key, prefill, a) in &serving_computed {
-        println!(
-            "{rt}\t{key}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
-            a.rows,
-            a.median,
-            a.worst,
-            a.held_out_rows,
-            a.held_out_median.map_or(String::new(), |v| v.to_string())
-        );
-    }
-    println!("END SERVING ACCURACY");
+    print_accuracy_block("ACCURACY", &computed);
+    print_accuracy_block("DEVICE ACCURACY", &device_computed);
+    print_accuracy_block("DEVICE RUNS", &runs_computed);
+    print_accuracy_block("SERVING ACCURACY", &serving_computed);
     let table: Vec<(String, String, bool, Accuracy)> = ACCURACY
         .iter()
         .map(|(rt, class, prefill, a)| {
@@ -1170,6 +1126,27 @@ fn the_accuracy_table_is_the_calibration_errors() {
         serving_table, serving_computed,
         "speed::SERVING_ACCURACY or SERVING_TTFT_ACCURACY is not serving.csv's errors: rerun scripts/fit-speed.py"
     );
+}
+
+/// Print a block of [`accuracies`] for `scripts/fit-speed.py` to write into
+/// `src/plan/speed.rs`: `BEGIN name`, a tab-separated line per key and
+/// quantity, `END name`.
+fn print_accuracy_block(
+    name: &str,
+    entries: &[(String, String, bool, ai_hwaccel::plan::speed::Accuracy)],
+) {
+    println!("BEGIN {name}");
+    for (rt, key, prefill, a) in entries {
+        println!(
+            "{rt}\t{key}\t{prefill}\t{}\t{}\t{}\t{}\t{}",
+            a.rows,
+            a.median,
+            a.worst,
+            a.held_out_rows,
+            a.held_out_median.map_or(String::new(), |v| v.to_string())
+        );
+    }
+    println!("END {name}");
 }
 
 /// One calibration row's errors: runtime, class (or spec id), held out,

@@ -4448,15 +4448,15 @@ mod op_offload_tests {
             )
         };
         let warned = |p: &InferencePlan| p.warnings.iter().any(|w| w.contains("fell far"));
+        let prefill_runs = |p: &InferencePlan| {
+            p.speed_basis
+                .and_then(|b| b.prefill)
+                .and_then(|b| b.device_runs)
+                .expect("the device's prefill runs")
+        };
         let vulkan = plan("1xrtx-2080-ti", Some(GgmlBackend::Vulkan));
         assert!(warned(&vulkan), "{:?}", vulkan.warnings);
-        let runs = vulkan
-            .speed_basis
-            .unwrap()
-            .prefill
-            .unwrap()
-            .device_runs
-            .unwrap();
+        let runs = prefill_runs(&vulkan);
         assert_eq!(
             Some(runs),
             device_runs(
@@ -4483,13 +4483,7 @@ mod op_offload_tests {
         // Its CUDA runs (the vendor's own backend) are another key.
         let cuda = plan("1xrtx-2080-ti", None);
         assert!(!warned(&cuda), "{:?}", cuda.warnings);
-        let cuda_runs = cuda
-            .speed_basis
-            .unwrap()
-            .prefill
-            .unwrap()
-            .device_runs
-            .unwrap();
+        let cuda_runs = prefill_runs(&cuda);
         assert!(cuda_runs.median < DEVICE_RUNS_WARN.1 && cuda_runs != runs);
         // The 12 GB RTX 3060's configuration id is the same chip as the
         // entry its runs name; the 8 GB card's bandwidth is not.
