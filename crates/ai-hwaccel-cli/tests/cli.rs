@@ -1827,6 +1827,68 @@ fn plan_on_a_gpu_llama_cpp_runs_without_cuda_graphs() {
     assert!(!ampere.contains("without CUDA graphs"), "{ampere}");
 }
 
+/// A plan on a device with published runs of its own says how far the
+/// estimates fell from them too: the JSON's `speed_basis.*.device_runs` is
+/// the library's table for that device, runtime and backend, the text
+/// prints it under the class's line naming the backend, and the RTX 2080
+/// Ti's Vulkan prompts, far off, are warned about.
+#[test]
+fn plans_report_the_calibration_error_of_their_device() {
+    use ai_hwaccel::plan::runtime::{GgmlBackend, RuntimeKind};
+    use ai_hwaccel::plan::speed::{DeviceClass, device_runs};
+    let args = [
+        "plan",
+        "tinyllama",
+        "--devices",
+        "1xrtx-2080-ti",
+        "--runtime",
+        "llama.cpp",
+        "--backend",
+        "vulkan",
+        "--quant",
+        "q4_k_m",
+    ];
+    let j = json(&[&args[..], &["--json"]].concat());
+    let text = String::from_utf8(run(&args).stdout).unwrap();
+    let a = device_runs(
+        RuntimeKind::LlamaCpp,
+        DeviceClass::NvidiaConsumer,
+        Some(GgmlBackend::Vulkan),
+        "rtx-2080-ti",
+        true,
+    )
+    .expect("the 2080 Ti's Vulkan prompts in the corpus");
+    let got = &j["speed_basis"]["prefill"]["device_runs"];
+    assert_eq!(got["rows"].as_u64(), Some(u64::from(a.rows)), "{j}");
+    assert_eq!(got["median"].as_f64(), Some(a.median), "{j}");
+    assert_eq!(got["worst"].as_f64(), Some(a.worst), "{j}");
+    let line = format!(
+        "prefill estimates against {} published llama.cpp runs of this device under Vulkan:\n      median error {:.0} %, worst {:.0} %",
+        a.rows,
+        100.0 * a.median,
+        100.0 * a.worst
+    );
+    assert!(text.contains(&line), "{line}\n{text}");
+    assert!(
+        text.contains("RTX 2080 Ti: its published llama.cpp runs under Vulkan fell far"),
+        "{text}"
+    );
+    // A part the corpus has no run of carries none.
+    let none = json(&[
+        "plan",
+        "tinyllama",
+        "--devices",
+        "1xrtx-2050",
+        "--runtime",
+        "llama.cpp",
+        "--json",
+    ]);
+    assert!(
+        none["speed_basis"]["prefill"].get("device_runs").is_none(),
+        "{none}"
+    );
+}
+
 /// A plan says how far its fitted speeds fell from the published runs of
 /// the device's class: the JSON's `speed_basis.*.accuracy` is the
 /// library's table for that class and runtime, the text prints it under
