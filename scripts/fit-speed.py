@@ -681,7 +681,8 @@ def fit_error(rows, runtime, q, decays, moes, cells, devices, scores, requests=N
 DECAYS = [i * 0.05 for i in range(0, 41)]
 
 
-KV_READ_RE = re.compile(r"pub const KV_READ: &\[\(RuntimeKind, bool, f64\)\] = &\[(.*?)\];", re.S)
+# `=\s*&[`: rustfmt moves a short table to the line after `=`.
+KV_READ_RE = re.compile(r"pub const KV_READ: &\[\(RuntimeKind, bool, f64\)\] =\s*&\[(.*?)\];", re.S)
 
 
 def kv_read_lines(kv_reads):
@@ -700,14 +701,23 @@ def kv_read_lines(kv_reads):
     return out
 
 
+def current_rows(table_re, fields):
+    """The rows of a per-runtime table as speed.rs holds it now (the block
+    `table_re` finds): (runtime name, *the `fields` pattern's groups)."""
+    m = table_re.search(SPEED_RS.read_text())
+    names = {v: k for k, v in RUNTIMES.items()}
+    return [
+        (names[rt], *rest)
+        for rt, *rest in re.findall(rf"RuntimeKind::(\w+),\s*{fields}", m.group(1) if m else "")
+    ]
+
+
 def current_kv_reads():
     """KV_READ as speed.rs holds it now: {(runtime, fused): fraction}."""
-    m = KV_READ_RE.search(SPEED_RS.read_text())
-    names = {v: k for k, v in RUNTIMES.items()}
-    out = {}
-    for rt, fused, f in re.findall(r"RuntimeKind::(\w+),\s*(true|false),\s*([0-9.eE+-]+)", m.group(1) if m else ""):
-        out[(names[rt], fused == "true")] = float(f)
-    return out
+    return {
+        (rt, fused == "true"): float(f)
+        for rt, fused, f in current_rows(KV_READ_RE, r"(true|false),\s*([0-9.eE+-]+)")
+    }
 
 
 def fit_kv_reads():
@@ -751,7 +761,7 @@ def fit_kv_reads():
 
 
 EAGER_RE = re.compile(
-    r"pub const EAGER_TP_LAYER_SECONDS: &\[\(RuntimeKind, f64, u32\)\] = &\[(.*?)\];", re.S
+    r"pub const EAGER_TP_LAYER_SECONDS: &\[\(RuntimeKind, f64, u32\)\] =\s*&\[(.*?)\];", re.S
 )
 
 
@@ -778,12 +788,10 @@ def eager_lines(eager):
 
 def current_eager():
     """EAGER_TP_LAYER_SECONDS as speed.rs holds it now: {runtime: (s, rows)}."""
-    m = EAGER_RE.search(SPEED_RS.read_text())
-    names = {v: k for k, v in RUNTIMES.items()}
-    out = {}
-    for rt, sec, n in re.findall(r"RuntimeKind::(\w+),\s*([0-9.eE+-]+),\s*(\d+)", m.group(1) if m else ""):
-        out[names[rt]] = (float(sec), int(n))
-    return out
+    return {
+        rt: (float(sec), int(n))
+        for rt, sec, n in current_rows(EAGER_RE, r"([0-9.eE+-]+),\s*(\d+)")
+    }
 
 
 def fit_eager():
