@@ -980,37 +980,8 @@ fn the_accuracy_table_is_the_calibration_errors() {
             e.prefill,
         ));
     }
-    // `not fitted` latency rows: per runtime and device, apart.
-    let mut device_pts: Vec<Point> = Vec::new();
-    for r in latency_rows() {
-        let Some(e) = estimate(&r, false) else {
-            continue;
-        };
-        let rate =
-            |est: Option<f64>, meas: Option<f64>| est.zip(meas).map(|(e, m)| (m / e - 1.0).abs());
-        if r.compared {
-            device_pts.push((
-                r.runtime.clone(),
-                r.spec_id.clone(),
-                true,
-                rate(e.tpot_ms, r.tpot_ms),
-                rate(e.ttft_ms, r.ttft_ms),
-            ));
-            continue;
-        }
-        let held = !fitted_runtime(r.runtime_kind()) || held_out(&r.line);
-        pts.push((
-            r.runtime.clone(),
-            e.class.as_str().to_string(),
-            held,
-            rate(e.tpot_ms, r.tpot_ms),
-            rate(e.ttft_ms, r.ttft_ms),
-        ));
-    }
-    let computed = accuracies(&pts);
-    let device_computed = accuracies(&device_pts);
-    // Every run of each device, per runtime and backend (speed.csv's goal
-    // rows and latency.csv's rows but the `not fitted` ones).
+    // Every run of each device, per runtime and backend: speed.csv's goal
+    // rows here, latency.csv's rows but the `not fitted` ones below.
     let mut run_pts: Vec<Point> = errs
         .iter()
         // (A host CPU's runs, llama.cpp without a GPU backend, are not
@@ -1030,23 +1001,39 @@ fn the_accuracy_table_is_the_calibration_errors() {
             )
         })
         .collect();
-    for r in latency_rows()
-        .iter()
-        .filter(|r| !r.compared && !r.spec_id.is_empty())
-    {
-        let Some(e) = estimate(r, false) else {
+    // `not fitted` latency rows: per runtime and device, apart.
+    let mut device_pts: Vec<Point> = Vec::new();
+    for r in latency_rows() {
+        let Some(e) = estimate(&r, false) else {
             continue;
         };
         let rate =
             |est: Option<f64>, meas: Option<f64>| est.zip(meas).map(|(e, m)| (m / e - 1.0).abs());
-        run_pts.push((
+        let (tpot, ttft) = (rate(e.tpot_ms, r.tpot_ms), rate(e.ttft_ms, r.ttft_ms));
+        if r.compared {
+            device_pts.push((r.runtime.clone(), r.spec_id.clone(), true, tpot, ttft));
+            continue;
+        }
+        let held = !fitted_runtime(r.runtime_kind()) || held_out(&r.line);
+        pts.push((
             r.runtime.clone(),
-            format!("|{}", r.spec_id),
-            !fitted_runtime(r.runtime_kind()) || held_out(&r.line),
-            rate(e.tpot_ms, r.tpot_ms),
-            rate(e.ttft_ms, r.ttft_ms),
+            e.class.as_str().to_string(),
+            held,
+            tpot,
+            ttft,
         ));
+        if !r.spec_id.is_empty() {
+            run_pts.push((
+                r.runtime.clone(),
+                format!("|{}", r.spec_id),
+                held,
+                tpot,
+                ttft,
+            ));
+        }
     }
+    let computed = accuracies(&pts);
+    let device_computed = accuracies(&device_pts);
     let runs_computed = accuracies(&run_pts);
     // The served TPOT (in the decode slot) and the closed loop's mean TTFT
     // (in the prefill slot) on serving.csv's closed loops, per runtime:
