@@ -1679,6 +1679,7 @@ pub fn allreduce_latency(tp: u32, over_pcie: bool) -> f64 {
     }
 }
 
+#[derive(Clone)]
 struct Evaluated {
     plan_devices: Vec<DeviceMemory>,
     max_context: u64,
@@ -1695,32 +1696,8 @@ struct Evaluated {
     host_weights: u64,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn evaluate_replica(
-    spec: &ModelSpec,
-    replica: &Replica,
-    quant: Quant,
-    kv: KvDtype,
-    opts: &InferenceOptions,
-    context: u64,
-    scale: f64,
-    replica_index: u32,
-) -> Result<Evaluated, String> {
-    evaluate_replica_with(
-        spec,
-        replica,
-        quant,
-        kv,
-        opts,
-        context,
-        scale,
-        replica_index,
-        None,
-    )
-}
-
-/// [`evaluate_replica`] with the stages' layers given (`None`: split by
-/// memory room).
+/// A replica's memory, context, batch and speeds, with the stages' layers
+/// given (`None`: split by memory room).
 #[allow(clippy::too_many_arguments)]
 fn evaluate_replica_with(
     spec: &ModelSpec,
@@ -1733,24 +1710,64 @@ fn evaluate_replica_with(
     replica_index: u32,
     layout: Option<StageLayout>,
 ) -> Result<Evaluated, String> {
-    let tp = replica.stages[0].len() as u32;
-    let pp = replica.stages.len() as u32;
-    let sizer = Sizer::with_expert_ranks(
+    let sizer = replica_sizer(spec, replica, quant, kv, opts, scale);
+    evaluate_sized(
+        spec,
+        &sizer,
+        replica,
+        (quant, kv),
+        opts,
+        context,
+        scale,
+        replica_index,
+        layout,
+    )
+}
+
+/// The [`Sizer`] of `replica`'s shape (TP degree, stages, expert ranks) at
+/// the options' batch: every replica of one layout shares it.
+fn replica_sizer<'a>(
+    spec: &'a ModelSpec,
+    replica: &Replica,
+    quant: Quant,
+    kv: KvDtype,
+    opts: &InferenceOptions,
+    scale: f64,
+) -> Sizer<'a> {
+    Sizer::with_expert_ranks(
         spec,
         quant,
         kv,
-        tp,
-        pp,
+        replica.stages[0].len() as u32,
+        replica.stages.len() as u32,
         opts.batch,
         scale,
         replica.expert_ranks,
     )
-    .for_options(opts);
+    .for_options(opts)
+}
+
+/// [`evaluate_replica_with`] with the replica's [`Sizer`] given
+/// ([`replica_sizer`]).
+#[allow(clippy::too_many_arguments)]
+fn evaluate_sized(
+    spec: &ModelSpec,
+    sizer: &Sizer,
+    replica: &Replica,
+    (quant, kv): (Quant, KvDtype),
+    opts: &InferenceOptions,
+    context: u64,
+    scale: f64,
+    replica_index: u32,
+    layout: Option<StageLayout>,
+) -> Result<Evaluated, String> {
+    let tp = replica.stages[0].len() as u32;
+    let pp = replica.stages.len() as u32;
     let layout = match layout {
         Some(l) => l,
-        None => split_layers(&sizer, replica, opts, context).ok_or("more stages than layers")?,
+        None => split_layers(sizer, replica, opts, context).ok_or("more stages than layers")?,
     };
-    let mem = replica_memory(&sizer, replica, &layout, opts, context, opts.batch);
+    let mem = replica_memory(sizer, replica, &layout, opts, context, opts.batch);
     // KV cells the replica holds: per device, the memory left after
     // weights, reserve and workspace over the KV bytes one token takes on
     // that device's layers; the tightest device decides.
@@ -1930,7 +1947,7 @@ fn evaluate_replica_with(
     }
     let ctx_cap = spec.max_context.unwrap_or(1 << 24).max(context);
     let max_context = largest(ctx_cap, |c| {
-        replica_fits(&sizer, replica, &layout, opts, c, 1)
+        replica_fits(sizer, replica, &layout, opts, c, 1)
     })
     .min(spec.max_context.unwrap_or(u64::MAX))
     .min(hybrid.map_or(u64::MAX, |(h, blocks)| h.max_tokens(blocks)))
@@ -1943,7 +1960,7 @@ fn evaluate_replica_with(
         _ => u64::MAX,
     };
     let max_batch = largest(1 << 20, |b| {
-        replica_fits(&sizer, replica, &layout, opts, context, b)
+        replica_fits(sizer, replica, &layout, opts, context, b)
     })
     .min(scheduler_cap)
     .min(hybrid.map_or(u64::MAX, |(h, blocks)| h.max_requests(blocks, context)))
@@ -2133,7 +2150,7 @@ fn evaluate_replica_with(
             // A host CPU's layers in llama.cpp's partial offload: the whole
             // ubatch's computation runs on the GPU (`op_offload_target`).
             Some(gpu) => op_offload_prefill(
-                &sizer,
+                sizer,
                 spec,
                 gpu,
                 opts,
@@ -2328,12 +2345,48 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
     let mut prefill_slowest: Option<Option<f64>> = None;
     let mut max_ctx = u64::MAX;
     let mut max_batch = u64::MAX;
+    // Every replica has the layout's shape: one sizer serves them all.
+    let mut sizer = None;
+    // A replica of the same devices as the first (their ids apart) fares
+    // as the first did: its evaluation is the first's, renamed.
+    let mut first_result: Option<Result<Evaluated, String>> = None;
     for r in 0..dp_max {
         let replica = Replica {
             stages: l.groups[r * pp as usize..(r + 1) * pp as usize].to_vec(),
             expert_ranks: l.expert_ranks,
         };
-        match evaluate_replica(spec, &replica, quant, kv, opts, context, l.scale, dp) {
+        let devices = || replica.stages.iter().flatten();
+        let first_devices = l.groups[..pp as usize].iter().flatten();
+        let result = match &first_result {
+            Some(prev) if r > 0 && devices().zip(first_devices).all(|(a, b)| same_but_id(a, b)) => {
+                prev.clone().map(|mut ev| {
+                    for (m, d) in ev.plan_devices.iter_mut().zip(devices()) {
+                        m.device.clone_from(&d.id);
+                        m.replica = dp;
+                    }
+                    ev
+                })
+            }
+            _ => {
+                let sizer = sizer
+                    .get_or_insert_with(|| replica_sizer(spec, &replica, quant, kv, opts, l.scale));
+                evaluate_sized(
+                    spec,
+                    sizer,
+                    &replica,
+                    (quant, kv),
+                    opts,
+                    context,
+                    l.scale,
+                    dp,
+                    None,
+                )
+            }
+        };
+        if r == 0 {
+            first_result = Some(result.clone());
+        }
+        match result {
             Ok(ev) => {
                 dp += 1;
                 per_device.extend(ev.plan_devices.iter().cloned());
@@ -2413,6 +2466,15 @@ fn layout_plan(spec: &ModelSpec, l: &Layout, opts: &InferenceOptions) -> Result<
             1
         },
     })
+}
+
+/// Two devices that differ in their ids alone.
+fn same_but_id(a: &PlanDevice, b: &PlanDevice) -> bool {
+    let unnamed = |d: &PlanDevice| PlanDevice {
+        id: String::new(),
+        ..d.clone()
+    };
+    unnamed(a) == unnamed(b)
 }
 
 /// Why a plan misses the latency targets, if it does.
