@@ -13,6 +13,9 @@
 //! - `devices`: number of devices (MIG/partition children included);
 //! - `names`, `vendors`, `memory_bytes`, `pci_addresses`: one entry per device
 //!   in output order, `null` where the capture shows nothing;
+//! - `extra`: one entry per device, an object of `extra` keys and the
+//!   values the capture gives them (`null`: the key must be absent), or
+//!   `null` to check nothing of that device's;
 //! - `format`: the `parse` format when it is not the folder's;
 //! - `read`: how the values were read from the capture (for the reviewer).
 #![allow(clippy::disallowed_methods, reason = "the corpus test reads fixtures")]
@@ -235,6 +238,25 @@ fn every_capture_parses_to_its_expected_devices() {
                     ("pci_addresses", &pci),
                 ] {
                     problems.extend(check_list(&exp, key, got));
+                }
+                if let Some(want) = exp.get("extra").and_then(Value::as_array) {
+                    if want.len() != d.len() {
+                        problems.push(format!(
+                            "extra: {} entries for {} devices",
+                            want.len(),
+                            d.len()
+                        ));
+                    }
+                    for (i, (w, dev)) in want.iter().zip(d).enumerate() {
+                        for (k, v) in w.as_object().into_iter().flatten() {
+                            let got = dev.extra.get(k).map(|s| Value::from(s.as_str()));
+                            if got.as_ref().unwrap_or(&Value::Null) != v {
+                                problems.push(format!(
+                                    "device {i} extra {k:?}: expected {v}, parsed {got:?}"
+                                ));
+                            }
+                        }
+                    }
                 }
             }
             for p in problems {

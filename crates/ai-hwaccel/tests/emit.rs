@@ -958,6 +958,7 @@ fn offload_puts_the_most_layers_that_fit_on_the_gpu() {
         bandwidth_basis: None,
         compute_basis: None,
         machine: 0,
+        vulkan_matrix_cores: None,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,
@@ -1047,6 +1048,7 @@ fn moe_offload_keeps_the_first_layers_experts_in_host_memory() {
         bandwidth_basis: None,
         compute_basis: None,
         machine: 0,
+        vulkan_matrix_cores: None,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,
@@ -1172,6 +1174,7 @@ fn offload_over_two_gpus_splits_the_last_layers_between_them() {
         bandwidth_basis: None,
         compute_basis: None,
         machine: 0,
+        vulkan_matrix_cores: None,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,
@@ -1296,6 +1299,7 @@ fn moe_offload_over_two_gpus() {
         bandwidth_basis: None,
         compute_basis: None,
         machine: 0,
+        vulkan_matrix_cores: None,
     };
     let opts = InferenceOptions {
         runtime: RuntimeKind::LlamaCpp,

@@ -537,6 +537,10 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
         "a GRID virtual-desktop board (four Maxwell GM107 GPUs); no spec entry yet, reported by the captures helper to the specs owner",
     ),
     (
+        "Intel(R) Iris(R) Xe Graphics (RPL-U)",
+        "Raptor Lake-U's integrated GPU (Xe-LP, 8086:a7a1) under Mesa's name; it has shared memory and Intel publishes no bandwidth or rate figures for it",
+    ),
+    (
         "Intel(R) Xe Graphics (TGL GT2)",
         "Tiger Lake's integrated GPU under Mesa's name; no spec entry yet, reported by the captures helper to the specs owner",
     ),

@@ -353,3 +353,126 @@ proptest::proptest! {
         let _ = parse("vulkaninfo", &s);
     }
 }
+
+// ---- the matrix path llama.cpp's Vulkan backend takes ---------------------
+
+/// The accelerators of a real full report, as the planner sees them.
+fn plan_devices_of(capture: &str) -> Vec<ai_hwaccel::plan::PlanDevice> {
+    let mut out = parse("vulkaninfo", &std::fs::read(fixture(capture)).unwrap());
+    // As detection does: each device's spec database entry.
+    ai_hwaccel::spec::attach(&mut out.devices);
+    out.devices
+        .iter()
+        .filter(|d| d.is_accelerator())
+        .map(ai_hwaccel::plan::PlanDevice::from_device)
+        .collect()
+}
+
+/// Each driver's extension list gives the path llama.cpp would print
+/// (`matrix cores:`), under its vendor rule: NVIDIA 581.57 lists
+/// `VK_NV_cooperative_matrix2` (RTX 2050), 550.144.03 only the KHR
+/// extension (RTX 4060), 440.59 only NVIDIA's own 2019 extension, which
+/// llama.cpp does not use (RTX 2080 Ti); AMD's Windows driver lists the KHR
+/// extension on a Rembrandt iGPU, which llama.cpp refuses under AMD's own
+/// drivers below RDNA3 (the GPU has no spec entry, so no architecture: the
+/// rule sees none, as for any part it cannot class); Mesa 25.0.7 lists it on
+/// an Xe-LP iGPU, which llama.cpp takes on Intel only from Xe2.
+#[test]
+fn the_drivers_extensions_give_llama_cpps_matrix_path() {
+    use ai_hwaccel::plan::runtime::VulkanMatrixCores as M;
+    let paths = |capture: &str| -> Vec<(String, Option<M>)> {
+        plan_devices_of(capture)
+            .into_iter()
+            .map(|d| (d.name, d.vulkan_matrix_cores))
+            .collect()
+    };
+    assert_eq!(
+        paths(
+            "vulkaninfo/varcon__vulkaninfo-text__rtx2050-nvidia-581.57-and-radeon-igpu-amd-25.9.1.txt"
+        ),
+        [
+            ("NVIDIA GeForce RTX 2050".to_string(), Some(M::NvCoopmat2)),
+            ("AMD Radeon(TM) Graphics".to_string(), Some(M::None)),
+        ]
+    );
+    assert_eq!(
+        paths("vulkaninfo/bushbot__vulkaninfo-text__rtx4060-nvidia-550.144.03-and-llvmpipe.txt"),
+        [("NVIDIA GeForce RTX 4060".to_string(), Some(M::KhrCoopmat))]
+    );
+    assert_eq!(
+        paths("vulkaninfo/griddly__vulkaninfo-text__rtx2080ti-nvidia-440.59.txt"),
+        [("GeForce RTX 2080 Ti".to_string(), Some(M::None))]
+    );
+    assert_eq!(
+        paths(
+            "vulkaninfo/hrm-c-vulkan__vulkaninfo-text__iris-xe-rpl-u-mesa-25.0.7-and-llvmpipe.txt"
+        ),
+        [(
+            "Intel(R) Iris(R) Xe Graphics (RPL-U)".to_string(),
+            Some(M::None)
+        )]
+    );
+    // A summary lists no extensions: unknown, not "none".
+    assert_eq!(
+        paths(
+            "vulkaninfo/steamvr-compositor-bugreport__vulkaninfo-summary__rx7800xt-radv-mesa-26.0.8__validation-warnings.txt"
+        ),
+        [("AMD Radeon RX 7800 XT".to_string(), None)]
+    );
+    // A device string names no driver.
+    assert_eq!(
+        ai_hwaccel::plan::PlanDevice::from_device_string("1xrtx-2080-ti").unwrap()[0]
+            .vulkan_matrix_cores,
+        None
+    );
+}
+
+/// A Turing card whose driver lists no cooperative matrix llama.cpp takes
+/// (the RTX 2080 Ti of driver 440.59): a llama.cpp Vulkan plan has no
+/// prompt rate and says why, while its CUDA plan, the same card named by a
+/// device string, and a driver that lists `VK_KHR_cooperative_matrix` (the
+/// RTX 4060 of 550.144.03) keep theirs.
+#[test]
+fn a_driver_without_cooperative_matrices_leaves_vulkan_prefill_unknown() {
+    use ai_hwaccel::plan::runtime::{GgmlBackend, RuntimeKind};
+    use ai_hwaccel::plan::{InferenceOptions, load_model, plan_inference};
+    let spec = load_model("llama-3.2-3b").unwrap().spec;
+    let opts = |backend| InferenceOptions {
+        runtime: RuntimeKind::LlamaCpp,
+        backend,
+        context: Some(4096),
+        input_len: Some(512),
+        ..Default::default()
+    };
+    let turing =
+        plan_devices_of("vulkaninfo/griddly__vulkaninfo-text__rtx2080ti-nvidia-440.59.txt");
+    let vk = plan_inference(&spec, &turing, &opts(Some(GgmlBackend::Vulkan)));
+    let best = &vk.plans[0];
+    assert_eq!(best.prefill_tokens_per_s, None);
+    assert_eq!(best.ttft_ms, None);
+    assert!(
+        best.decode_tokens_per_s.is_some(),
+        "decode reads memory, not matrices"
+    );
+    let warning = vk
+        .warnings
+        .iter()
+        .find(|w| w.contains("matrix cores: none"))
+        .unwrap_or_else(|| panic!("{:#?}", vk.warnings));
+    assert!(
+        warning.starts_with("pci:0000:03:00.0 (GeForce RTX 2080 Ti)"),
+        "{warning}"
+    );
+    let cuda = plan_inference(&spec, &turing, &opts(None));
+    assert!(cuda.plans[0].prefill_tokens_per_s.is_some());
+    assert!(!cuda.warnings.iter().any(|w| w.contains("matrix cores")));
+    let named = ai_hwaccel::plan::PlanDevice::from_device_string("1xrtx-2080-ti").unwrap();
+    let named_vk = plan_inference(&spec, &named, &opts(Some(GgmlBackend::Vulkan)));
+    assert!(named_vk.plans[0].prefill_tokens_per_s.is_some());
+    let ada = plan_devices_of(
+        "vulkaninfo/bushbot__vulkaninfo-text__rtx4060-nvidia-550.144.03-and-llvmpipe.txt",
+    );
+    let ada_vk = plan_inference(&spec, &ada, &opts(Some(GgmlBackend::Vulkan)));
+    assert!(ada_vk.plans[0].prefill_tokens_per_s.is_some());
+    assert!(!ada_vk.warnings.iter().any(|w| w.contains("matrix cores")));
+}

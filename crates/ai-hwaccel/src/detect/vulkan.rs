@@ -4,7 +4,11 @@
 //! driver versions, vendor/device ids). The summary has no memory heaps and
 //! no PCI address, so when it lists at least one GPU (not a CPU device) the
 //! backend runs the full text report (`vulkaninfo`, once) and takes the
-//! `memoryHeaps` and `VkPhysicalDevicePCIBusInfoPropertiesEXT` blocks from it.
+//! `memoryHeaps` and `VkPhysicalDevicePCIBusInfoPropertiesEXT` blocks from it,
+//! and from its `Device Extensions` list the extensions a compute runtime
+//! picks its matrix path by ([`MATRIX_EXTENSIONS`]: llama.cpp's Vulkan
+//! backend multiplies on the matrix engines only through a
+//! cooperative-matrix extension, and prints which as `matrix cores:`).
 //!
 //! **CPU devices** (`PHYSICAL_DEVICE_TYPE_CPU`: Mesa llvmpipe/lavapipe,
 //! SwiftShader) are software rasterizers running on the host CPU. They are
@@ -31,6 +35,21 @@ use super::{BackendOutput, Context};
 
 /// Source tag of devices this backend reports.
 const SOURCE: &str = "vulkaninfo";
+
+/// The device extensions kept from a full report's `Device Extensions`
+/// list: those llama.cpp's Vulkan backend chooses its matrix-multiply path
+/// by (`ggml/src/ggml-vulkan/ggml-vulkan.cpp`, `ggml_vk_get_device`: its
+/// device line prints `matrix cores: NV_coopmat2`, `KHR_coopmat` or `none`,
+/// and `int dot:` for the integer dot product). `VK_NV_cooperative_matrix`,
+/// NVIDIA's 2019 extension that Turing drivers exposed before the KHR one
+/// existed (the RTX 2080 Ti report of driver 440.59 lists it alone), is
+/// kept to tell such a driver apart: llama.cpp does not use it.
+pub const MATRIX_EXTENSIONS: [&str; 4] = [
+    "VK_KHR_cooperative_matrix",
+    "VK_NV_cooperative_matrix",
+    "VK_NV_cooperative_matrix2",
+    "VK_KHR_shader_integer_dot_product",
+];
 
 /// `VkPhysicalDeviceType` as vulkaninfo prints it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +128,10 @@ pub struct VulkanDevice {
     pub heaps: Vec<VulkanHeap>,
     /// PCI address from `VkPhysicalDevicePCIBusInfoPropertiesEXT` (full report only).
     pub pci_address: Option<PciAddress>,
+    /// Which of [`MATRIX_EXTENSIONS`] the `Device Extensions` list names,
+    /// in that order (full report only); `None` when the report listed no
+    /// device extensions.
+    pub matrix_extensions: Option<Vec<String>>,
 }
 
 impl VulkanDevice {
@@ -127,6 +150,7 @@ impl VulkanDevice {
             device_uuid: None,
             heaps: Vec::new(),
             pci_address: None,
+            matrix_extensions: None,
         }
     }
 
@@ -207,6 +231,8 @@ pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
     let mut rep = VulkanReport::default();
     let mut cur: Option<VulkanDevice> = None;
     let mut heap: Option<usize> = None;
+    // Inside a device's `Device Extensions` list.
+    let mut in_extensions = false;
     let mut pci: [Option<u32>; 4] = [None; 4];
     let finish =
         |cur: &mut Option<VulkanDevice>, pci: &mut [Option<u32>; 4], rep: &mut VulkanReport| {
@@ -252,6 +278,7 @@ pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
             finish(&mut cur, &mut pci, &mut rep);
             cur = Some(VulkanDevice::new(n));
             heap = None;
+            in_extensions = false;
             continue;
         }
         let t = line.trim();
@@ -260,6 +287,33 @@ pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
             continue;
         }
         let Some(d) = cur.as_mut() else { continue };
+        // `Device Extensions: count = 152` (`Device Extensions\tcount = 34`
+        // in the 1.1.7x reports), an underline in some releases, then one
+        // `VK_… : extension revision N` line each up to a blank line.
+        if t.starts_with("Device Extensions") {
+            in_extensions = true;
+            d.matrix_extensions.get_or_insert_with(Vec::new);
+            continue;
+        }
+        if in_extensions {
+            if !t.is_empty() && t.chars().all(|c| c == '-' || c == '=') {
+                continue;
+            }
+            if let Some(name) = t
+                .starts_with("VK_")
+                .then(|| t.split([' ', '\t', ':']).next().unwrap_or(""))
+            {
+                if let Some(list) = d.matrix_extensions.as_mut()
+                    && MATRIX_EXTENSIONS.contains(&name)
+                    && !list.iter().any(|x| x == name)
+                {
+                    list.push(name.to_string());
+                    list.sort_by_key(|x| MATRIX_EXTENSIONS.iter().position(|e| e == x));
+                }
+                continue;
+            }
+            in_extensions = false;
+        }
         if let Some(rest) = t.strip_prefix("memoryHeaps[") {
             heap = rest
                 .split(']')
@@ -542,6 +596,17 @@ pub fn devices_from_report(rep: &VulkanReport, scan: &PciScan) -> (Vec<Device>, 
         put("vulkan_driver_version", &d.driver_version);
         put("vulkan_driver_name", &d.driver_name);
         put("vulkan_driver_info", &d.driver_info);
+        put("vulkan_driver_id", &d.driver_id);
+        put(
+            crate::model::VULKAN_MATRIX_EXTENSIONS_KEY,
+            &d.matrix_extensions.as_ref().map(|list| {
+                if list.is_empty() {
+                    "none".to_string()
+                } else {
+                    list.join(" ")
+                }
+            }),
+        );
         if !by_order {
             put("vulkan_device_uuid", &d.device_uuid);
         }
@@ -640,6 +705,7 @@ pub(crate) fn detect(ctx: &Context) -> BackendOutput {
                     Some(f) if f.name == d.name => {
                         d.heaps.clone_from(&f.heaps);
                         d.pci_address = f.pci_address;
+                        d.matrix_extensions.clone_from(&f.matrix_extensions);
                     }
                     _ => out.warnings.push(format!(
                         "vulkaninfo: GPU{} missing or renamed in the full report; no heaps",

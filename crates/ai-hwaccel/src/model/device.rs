@@ -209,6 +209,12 @@ pub struct PciInfo {
 /// `memory_bytes` less this as the device's total.
 pub const MEMORY_RESERVED_KEY: &str = "memory_reserved_bytes";
 
+/// `extra` key of the cooperative-matrix and integer-dot-product device
+/// extensions a GPU's Vulkan driver lists (`detect::vulkan`, from the full
+/// `vulkaninfo` report), space-separated, or `none`; absent when no
+/// extension list was read.
+pub const VULKAN_MATRIX_EXTENSIONS_KEY: &str = "vulkan_matrix_extensions";
+
 /// One device: an accelerator, an offload engine or the CPU.
 ///
 /// Every measured value is an `Option`: `None` means unknown, never zero.

@@ -13,6 +13,7 @@ pub mod units;
 
 pub use device::{
     Device, DeviceLink, Family, MEMORY_RESERVED_KEY, PciInfo, PcieLink, SharedMemory,
+    VULKAN_MATRIX_EXTENSIONS_KEY,
 };
 pub use excerpt::{EXCERPT_CHARS, excerpt};
 pub use host::{

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::runtime::VulkanMatrixCores;
 use crate::model::{Device, MEMORY_RESERVED_KEY, Registry};
 use crate::spec::{self, Dtype, SpecEntry, SpecError, Tflops};
 
@@ -72,6 +73,13 @@ pub struct PlanDevice {
     /// llama.cpp's RPC backend does.
     #[serde(default)]
     pub machine: u32,
+    /// The matrix path llama.cpp's Vulkan backend would take on this
+    /// device, from the cooperative-matrix extensions its Vulkan driver
+    /// lists ([`VulkanMatrixCores::of_detected`]); `None` where no driver
+    /// was read (a device string, or a registry without a full
+    /// `vulkaninfo` report).
+    #[serde(default)]
+    pub vulkan_matrix_cores: Option<VulkanMatrixCores>,
 }
 
 /// Whether each device (or scale-up domain) of a product is a machine of
@@ -138,6 +146,7 @@ impl PlanDevice {
                 cpu_spec_id: None,
                 bandwidth_basis: None,
                 compute_basis: None,
+                vulkan_matrix_cores: None,
             })
             .collect()
     }
@@ -249,6 +258,15 @@ impl PlanDevice {
             bandwidth_basis: None,
             compute_basis: None,
             machine: 0,
+            vulkan_matrix_cores: VulkanMatrixCores::of_detected(
+                d.extra
+                    .get(crate::model::VULKAN_MATRIX_EXTENSIONS_KEY)
+                    .map(String::as_str),
+                &d.vendor,
+                entry.and_then(|e| e.architecture.as_deref()),
+                d.extra.get("vulkan_driver_id").map(String::as_str),
+                d.extra.get("vulkan_device_type").map(String::as_str) == Some("integrated_gpu"),
+            ),
         }
     }
 
@@ -341,6 +359,7 @@ impl PlanDevice {
             bandwidth_basis: None,
             compute_basis: None,
             machine: 0,
+            vulkan_matrix_cores: None,
         }
     }
 

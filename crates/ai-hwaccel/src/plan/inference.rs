@@ -3201,6 +3201,21 @@ pub fn plan_inference(
                 .map_or(String::new(), |r| format!(", {r:.1} TFLOPS"))
         ));
     }
+    if opts.runtime == RuntimeKind::LlamaCpp
+        && opts.backend == Some(super::runtime::GgmlBackend::Vulkan)
+        && let Some(d) = devices
+            .iter()
+            .find(|d| super::speed::vulkan_matrix_engines_unused(d))
+    {
+        warnings.push(format!(
+            "{} ({}): its Vulkan driver lists no cooperative-matrix extension llama.cpp takes \
+             (llama.cpp prints 'matrix cores: none'), so llama.cpp's Vulkan backend multiplies \
+             on the vector units, not the matrix engines; no published runs calibrate that \
+             path, so prefill and time to first token are unknown (a driver that lists \
+             VK_KHR_cooperative_matrix enables the matrix path)",
+            d.id, d.name
+        ));
+    }
     let mut rejected = result.rejected;
     rejected.truncate(20);
     let mut plans = result.plans;
@@ -4048,6 +4063,7 @@ mod op_offload_tests {
             bandwidth_basis: None,
             compute_basis: None,
             machine: 0,
+            vulkan_matrix_cores: None,
         }
     }
 

@@ -2561,9 +2561,13 @@ pub fn reference_tflops(
             compute,
             Dtype::Fp16 | Dtype::Bf16 | Dtype::Fp4 | Dtype::Fp8 | Dtype::Int8
         )
-        && vulkan_without_matrix_engines(d)
     {
-        return d.tflops.fp32.map(|r| 2.0 * r);
+        if vulkan_without_matrix_engines(d) {
+            return d.tflops.fp32.map(|r| 2.0 * r);
+        }
+        if vulkan_matrix_engines_unused(d) {
+            return None;
+        }
     }
     let compute = if compute == Dtype::Fp4
         && runtime == RuntimeKind::LlamaCpp
@@ -2612,6 +2616,53 @@ pub fn vulkan_without_matrix_engines(d: &PlanDevice) -> bool {
         && e.architecture
             .as_deref()
             .is_some_and(|a| a.starts_with("Xe"))
+}
+
+/// Whether a detected device has matrix engines that llama.cpp's Vulkan
+/// backend would leave unused: its Vulkan driver lists no cooperative
+/// matrix llama.cpp takes ([`VulkanMatrixCores::None`], read by
+/// `detect::vulkan`), so the matrix shaders run on the vector units. The
+/// calibration corpus has no such runs on these parts, so the prompt rate
+/// is unknown rather than guessed. Two published `matrix cores: none` runs
+/// show how far the matrix-path estimate would be off (2026-11-30 fit,
+/// pp512): an RTX 3090's llama 7B Q4_0 at 1979.04 tok/s (llama.cpp PR
+/// 14903, run without coopmat) against 5212 planned, and an RX 9070 XT's
+/// Llama 3.2 3B Q4_K_M at 2086.07 (geerlingguy/ai-benchmarks issue 25, a
+/// RADV build without cooperative matrices) against 5177: 2.6× and 2.5×.
+/// Two runs of two vendors are too few to fit the vector path on. Discrete Intel GPUs are
+/// planned at their vector rate anyway ([`vulkan_without_matrix_engines`]);
+/// parts without matrix engines (GTX 16, RDNA2 and older, Apple) have their
+/// vector rate as their 16-bit rate already.
+///
+/// Matrix engines: NVIDIA compute capability 7.0 and later, save the
+/// GeForce parts without Tensor Cores (no tensor FP16 or INT8 rate in the
+/// spec database: GTX 16); AMD RDNA3 and later (gfx11, gfx12: WMMA) and
+/// CDNA (gfx908, gfx90a, gfx94x, gfx95x).
+///
+/// [`VulkanMatrixCores::None`]: super::runtime::VulkanMatrixCores::None
+pub fn vulkan_matrix_engines_unused(d: &PlanDevice) -> bool {
+    if d.vulkan_matrix_cores != Some(super::runtime::VulkanMatrixCores::None)
+        || vulkan_without_matrix_engines(d)
+    {
+        return false;
+    }
+    let Some(e) = d.spec_id.as_deref().and_then(crate::spec::by_id) else {
+        return false;
+    };
+    match e.vendor.as_str() {
+        "nvidia" => {
+            nvidia_cc(e).is_some_and(|cc| cc >= (7, 0))
+                && (DeviceClass::of(d) != DeviceClass::NvidiaConsumer
+                    || d.tflops.fp16_acc32.is_some()
+                    || d.tflops.int8.is_some())
+        }
+        "amd" => e.architecture.as_deref().is_some_and(|a| {
+            ["gfx11", "gfx12", "gfx908", "gfx90a", "gfx94", "gfx95"]
+                .iter()
+                .any(|p| a.starts_with(p))
+        }),
+        _ => false,
+    }
 }
 
 /// The planner's error on the published measurements of a device class

@@ -13,6 +13,89 @@
 use super::{DeviceContext, MIB, Runtime, RuntimeKind, RuntimeMemory};
 use crate::plan::inference::InferenceOptions;
 
+/// The matrix path llama.cpp's Vulkan backend takes on a device, as its
+/// device line prints it (`matrix cores: NV_coopmat2`, `KHR_coopmat` or
+/// `none`; `ggml/src/ggml-vulkan/ggml-vulkan.cpp`, `ggml_vk_print_gpu_info`
+/// and `ggml_vk_get_device`). Without a cooperative-matrix extension the
+/// matrix shaders run on the vector units, whatever matrix engines the
+/// chip has.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub enum VulkanMatrixCores {
+    /// `VK_NV_cooperative_matrix2` (NVIDIA drivers from the 565 series,
+    /// and Mesa drivers that implement it).
+    #[serde(rename = "NV_coopmat2")]
+    NvCoopmat2,
+    /// `VK_KHR_cooperative_matrix`, where llama.cpp allows it.
+    #[serde(rename = "KHR_coopmat")]
+    KhrCoopmat,
+    /// Neither: the vector units.
+    #[serde(rename = "none")]
+    None,
+}
+
+impl VulkanMatrixCores {
+    /// The path llama.cpp takes on a detected device: from the
+    /// cooperative-matrix extensions its Vulkan driver lists (the
+    /// `vulkan_matrix_extensions` extra key, `detect::vulkan`), under
+    /// llama.cpp's vendor rule (`ggml_vk_khr_cooperative_matrix_support`):
+    /// on Intel only Xe2 and later, or an integrated GPU under Intel's
+    /// Windows driver, use `VK_KHR_cooperative_matrix` ("older hardware (ex.
+    /// Arc A770) has performance regressions"); under AMD's own drivers
+    /// (proprietary and AMDVLK, which report it on every GPU) only the
+    /// generations llama.cpp classes as RDNA3 (those with accelerated
+    /// mixed-signedness int8 dot products: RDNA3 and later); anyone else
+    /// whenever the driver lists it. `VK_NV_cooperative_matrix2` is taken
+    /// wherever it is listed. `None` when no extension list was read.
+    pub fn of_detected(
+        extensions: Option<&str>,
+        vendor: &str,
+        architecture: Option<&str>,
+        driver_id: Option<&str>,
+        integrated: bool,
+    ) -> Option<VulkanMatrixCores> {
+        let list: Vec<&str> = extensions?.split_whitespace().collect();
+        if list.contains(&"VK_NV_cooperative_matrix2") {
+            return Some(VulkanMatrixCores::NvCoopmat2);
+        }
+        if !list.contains(&"VK_KHR_cooperative_matrix") {
+            return Some(VulkanMatrixCores::None);
+        }
+        let arch = architecture.unwrap_or("");
+        let allowed = match vendor {
+            "intel" => {
+                arch.starts_with("Xe2")
+                    || arch.starts_with("Xe3")
+                    || (integrated && driver_id == Some("DRIVER_ID_INTEL_PROPRIETARY_WINDOWS"))
+            }
+            "amd"
+                if matches!(
+                    driver_id,
+                    Some("DRIVER_ID_AMD_PROPRIETARY" | "DRIVER_ID_AMD_OPEN_SOURCE")
+                ) =>
+            {
+                arch.starts_with("gfx11") || arch.starts_with("gfx12")
+            }
+            _ => true,
+        };
+        Some(if allowed {
+            VulkanMatrixCores::KhrCoopmat
+        } else {
+            VulkanMatrixCores::None
+        })
+    }
+
+    /// As llama.cpp's device line prints it.
+    pub fn printed(self) -> &'static str {
+        match self {
+            VulkanMatrixCores::NvCoopmat2 => "NV_coopmat2",
+            VulkanMatrixCores::KhrCoopmat => "KHR_coopmat",
+            VulkanMatrixCores::None => "none",
+        }
+    }
+}
+
 /// The ggml backend llama.cpp runs a GPU with (the build's, or the
 /// device `-dev` picks; llama-bench prints it in its `backend` column).
 /// `None` in the options: the vendor's own (CUDA, HIP, Metal, SYCL). A
@@ -708,5 +791,114 @@ impl LlamaCpp {
             files: Default::default(),
             notes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::VulkanMatrixCores as M;
+
+    /// llama.cpp's vendor rule over the listed extensions
+    /// (`ggml_vk_khr_cooperative_matrix_support`).
+    #[test]
+    fn vulkan_matrix_path_follows_llama_cpps_vendor_rule() {
+        let khr = Some("VK_KHR_cooperative_matrix VK_KHR_shader_integer_dot_product");
+        let radv = Some("DRIVER_ID_MESA_RADV");
+        let amdvlk = Some("DRIVER_ID_AMD_OPEN_SOURCE");
+        let of = |ext, vendor, arch, driver, integrated| {
+            M::of_detected(ext, vendor, arch, driver, integrated)
+        };
+        // No extension list read: unknown.
+        assert_eq!(of(None, "nvidia", Some("8.9"), None, false), None);
+        assert_eq!(
+            of(Some("none"), "nvidia", Some("8.9"), None, false),
+            Some(M::None)
+        );
+        // NVIDIA's own 2019 extension alone is not llama.cpp's.
+        assert_eq!(
+            of(
+                Some("VK_NV_cooperative_matrix"),
+                "nvidia",
+                Some("7.5"),
+                None,
+                false
+            ),
+            Some(M::None)
+        );
+        assert_eq!(
+            of(khr, "nvidia", Some("8.9"), None, false),
+            Some(M::KhrCoopmat)
+        );
+        assert_eq!(
+            of(
+                Some("VK_KHR_cooperative_matrix VK_NV_cooperative_matrix2"),
+                "nvidia",
+                Some("12.0"),
+                None,
+                false
+            ),
+            Some(M::NvCoopmat2)
+        );
+        // AMD: RADV whenever listed; AMD's own drivers only from RDNA3.
+        assert_eq!(
+            of(khr, "amd", Some("gfx1201"), radv, false),
+            Some(M::KhrCoopmat)
+        );
+        assert_eq!(
+            of(khr, "amd", Some("gfx1201"), amdvlk, false),
+            Some(M::KhrCoopmat)
+        );
+        assert_eq!(
+            of(
+                khr,
+                "amd",
+                Some("gfx1100"),
+                Some("DRIVER_ID_AMD_PROPRIETARY"),
+                false
+            ),
+            Some(M::KhrCoopmat)
+        );
+        assert_eq!(
+            of(
+                khr,
+                "amd",
+                Some("gfx1030"),
+                Some("DRIVER_ID_AMD_PROPRIETARY"),
+                false
+            ),
+            Some(M::None)
+        );
+        assert_eq!(of(khr, "amd", None, amdvlk, true), Some(M::None));
+        // Intel: Xe2 and later, or an integrated GPU under the Windows driver.
+        assert_eq!(
+            of(khr, "intel", Some("Xe2-HPG"), None, false),
+            Some(M::KhrCoopmat)
+        );
+        assert_eq!(of(khr, "intel", Some("Xe-HPG"), None, false), Some(M::None));
+        assert_eq!(
+            of(
+                khr,
+                "intel",
+                None,
+                Some("DRIVER_ID_INTEL_PROPRIETARY_WINDOWS"),
+                true
+            ),
+            Some(M::KhrCoopmat)
+        );
+        assert_eq!(
+            of(
+                khr,
+                "intel",
+                None,
+                Some("DRIVER_ID_INTEL_OPEN_SOURCE_MESA"),
+                true
+            ),
+            Some(M::None)
+        );
+        assert_eq!(M::KhrCoopmat.printed(), "KHR_coopmat");
+        assert_eq!(
+            serde_json::to_string(&M::NvCoopmat2).unwrap(),
+            "\"NV_coopmat2\""
+        );
     }
 }

@@ -340,9 +340,9 @@ pub(crate) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// Bytes in a MiB.
 pub(crate) const MIB: f64 = 1024.0 * 1024.0;
 
-pub use llamacpp::GgmlBackend;
 pub use llamacpp::N_UBATCH as LLAMA_CPP_N_UBATCH;
 pub use llamacpp::PINNED_DEFINITIONS as LLAMA_CPP_PINNED_DEFINITIONS;
+pub use llamacpp::{GgmlBackend, VulkanMatrixCores};
 pub use llamacpp::{llamacpp_repack_bytes, repack_row_multiple};
 pub use sglang::CONFIG_FILE as SGLANG_CONFIG_FILE;
 pub use sglang::PINNED_DEFINITIONS as SGLANG_PINNED_DEFINITIONS;
