@@ -284,7 +284,12 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     let bench = ai_hwaccel::plan::runtime::bench::parse_llama_bench(&text);
     let log = parse_llamacpp_log(&text);
     if !bench.is_empty() {
-        let speeds = check_bench(args, bench, force_mmq)?;
+        let speeds = check_bench(
+            args,
+            bench,
+            force_mmq,
+            ai_hwaccel::plan::runtime::bench::vulkan_matrix_cores(&text),
+        )?;
         // `llama-bench -v`: its start-up lines too (buffers of the last
         // model loaded), the JSON under `startup`.
         if log.model_buffers.is_empty() {
@@ -1510,10 +1515,14 @@ const FORCE_MMQ_NOTE: &str = "the start-up lines show a build with GGML_CUDA_FOR
 /// format and devices at batch 1, the way `tests/accuracy.rs` compares the
 /// published ones: a `ppN` test is prefill at a context of N/2 (plus the
 /// depth), a `tgN` test decode at N/2 (plus the depth).
+///
+/// A Vulkan run's device line says which matrix path llama.cpp took
+/// (`bench::vulkan_matrix_cores`); its rows are planned on that path.
 fn check_bench(
     args: &CheckArgs,
     rows: Vec<ai_hwaccel::plan::runtime::bench::BenchRow>,
     force_mmq: bool,
+    vulkan_matrix: Option<ai_hwaccel::plan::runtime::VulkanMatrixCores>,
 ) -> Result<String> {
     use ai_hwaccel::plan::runtime::bench::quant_of_model;
     let mut notes = Vec::new();
@@ -1537,6 +1546,23 @@ fn check_bench(
             })
         });
     let (model, devices) = bench_model_and_devices(args, &mut notes, "the benchmark", cpu_only)?;
+    // The devices as the Vulkan rows ran them: on the matrix path the
+    // run's device line printed, whatever a registry's driver listed.
+    let vk_devices: Vec<_> = devices
+        .iter()
+        .cloned()
+        .map(|mut d| {
+            if !d.host && vulkan_matrix.is_some() {
+                d.vulkan_matrix_cores = vulkan_matrix;
+            }
+            d
+        })
+        .collect();
+    let vector_path = vk_devices
+        .iter()
+        .find(|d| ai_hwaccel::plan::speed::vulkan_matrix_engines_unused(d))
+        .map(|d| d.name.clone());
+    let mut vector_path_rows = 0usize;
     if !devices.is_empty() && cpu_only && args.devices.is_none() {
         notes.push(
             "every row ran on the CPU backend: planned for this machine's CPU (pass --devices cpu:ID for another)".into(),
@@ -1693,10 +1719,13 @@ fn check_bench(
                             ..InferenceOptions::default()
                         };
                         let opts = ai_hwaccel::plan::options_for(m, &opts);
-                        plan_inference(&m.spec, &devices, &opts)
-                            .plans
-                            .into_iter()
-                            .next()
+                        let on = if backend == Some(ai_hwaccel::plan::runtime::GgmlBackend::Vulkan)
+                        {
+                            &vk_devices
+                        } else {
+                            &devices
+                        };
+                        plan_inference(&m.spec, on, &opts).plans.into_iter().next()
                     });
                     let predicted = plan.as_ref().and_then(|p| {
                         if r.n_gen > 0 {
@@ -1762,9 +1791,18 @@ fn check_bench(
             }
             _ => None,
         };
+        // A Vulkan prompt test on matrix engines the run left unused.
+        let on_vector_path = predicted.is_none()
+            && r.n_prompt > 0
+            && vector_path.is_some()
+            && backend == Some(ai_hwaccel::plan::runtime::GgmlBackend::Vulkan);
+        if on_vector_path && !partial {
+            vector_path_rows += 1;
+        }
         // A row without a prediction that no note above explains.
         if predicted.is_none()
             && !partial
+            && !on_vector_path
             && (r.n_prompt == 0) != (r.n_gen == 0)
             && !untyped.contains(&r.model)
         {
@@ -1793,6 +1831,11 @@ fn check_bench(
             planned_flash_attention: fused,
             planned_backend: backend,
         });
+    }
+    if let (true, Some(name)) = (vector_path_rows > 0, &vector_path) {
+        notes.push(format!(
+            "the run's device line prints 'matrix cores: none': llama.cpp's Vulkan backend multiplied on the vector units of {name}, not its matrix engines; no published runs calibrate that path, so its {vector_path_rows} prompt test(s) have no prediction"
+        ));
     }
     notes.extend(assumed.into_iter().map(str::to_string));
     if !untyped.is_empty() {

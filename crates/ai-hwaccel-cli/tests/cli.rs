@@ -3177,6 +3177,61 @@ ggml_vulkan: 0 = NVIDIA GeForce RTX 5090 (NVIDIA) | uma: 0 | fp16: 1 | bf16: 1 |
     assert!(!notes.contains("upper bounds for that build"), "{notes}");
 }
 
+/// `check` on a Vulkan llama-bench run whose device line prints `matrix
+/// cores: none` (geerlingguy/ai-benchmarks issue 25: an RX 9070 XT under a
+/// RADV that listed no cooperative matrix, pp512 2086.07 tok/s): the
+/// prompt tests run on the vector units, which no published runs
+/// calibrate, so they have no prediction and a note says why; the same run
+/// with the card's matrix path printed (`KHR_coopmat`, this test's edit) is
+/// predicted.
+#[test]
+fn check_plans_vulkan_rows_on_the_printed_matrix_path() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../ai-hwaccel/tests/fixtures/runtime-logs/llama-bench-geerlingguy-ai-benchmarks-issue25__rx9070xt-vulkan-matrix-cores-none.md",
+    );
+    let text = std::fs::read_to_string(src).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let check = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        json(&[
+            "check",
+            path.to_str().unwrap(),
+            "--model",
+            "llama-3.2-3b",
+            "--devices",
+            "1xrx-9070-xt",
+            "--json",
+        ])
+    };
+    let none = check("none.md", &text);
+    let rows = none["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{none}");
+    assert_eq!(rows[0]["logged_tokens_per_s"], 2086.07);
+    assert!(
+        rows.iter().all(|r| r["predicted_tokens_per_s"].is_null()),
+        "{none}"
+    );
+    let notes = none["notes"].to_string();
+    assert!(notes.contains("matrix cores: none"), "{notes}");
+    assert!(
+        notes.contains("2 prompt test(s) have no prediction"),
+        "{notes}"
+    );
+    let khr = check(
+        "khr.md",
+        &text.replace("matrix cores: none", "matrix cores: KHR_coopmat"),
+    );
+    let rows = khr["rows"].as_array().unwrap();
+    assert!(
+        rows.iter().all(|r| r["predicted_tokens_per_s"]
+            .as_f64()
+            .is_some_and(|p| p > 0.0)),
+        "{khr}"
+    );
+    assert!(!khr["notes"].to_string().contains("matrix cores"), "{khr}");
+}
+
 /// `check` on llama-bench JSON whose rows set `n_cpu_moe` (2026 builds:
 /// `--n-cpu-moe N` keeps the routed experts of N layers on the CPU): such
 /// a row ran partly on the CPU and gets no prediction, a note says so, and

@@ -279,6 +279,44 @@ pub fn cuda_force_mmq(text: &str) -> Option<bool> {
     seen
 }
 
+/// The matrix path llama.cpp's Vulkan backend took, as a run's device
+/// lines print it: `ggml_vulkan: 0 = NVIDIA GeForce RTX 5090 (NVIDIA) |
+/// uma: 0 | fp16: 1 | bf16: 1 | warp size: 32 | shared memory: 49152 | int
+/// dot: 1 | matrix cores: NV_coopmat2` (`ggml_vk_print_gpu_info`; `matrix
+/// cores: KHR_coopmat` or `none` on other devices; builds before
+/// cooperative matrices print no such field). `None` where no device line
+/// prints it, or the devices' lines disagree (several GPUs, or outputs
+/// pasted together). Pure; looks at the first [`MAX_FORCE_MMQ_LINES`]
+/// device lines only.
+pub fn vulkan_matrix_cores(text: &str) -> Option<super::VulkanMatrixCores> {
+    use super::VulkanMatrixCores as M;
+    const KEY: &str = "matrix cores:";
+    let mut seen = None;
+    for line in text
+        .lines()
+        .filter(|l| l.contains("ggml_vulkan:") && l.contains(KEY))
+        .take(MAX_FORCE_MMQ_LINES)
+    {
+        let at = line.rfind(KEY).unwrap_or_default();
+        let value = line[at + KEY.len()..]
+            .split(['|', ' ', '\t'])
+            .find(|w| !w.is_empty())
+            .unwrap_or("");
+        let v = match value {
+            "NV_coopmat2" => M::NvCoopmat2,
+            "KHR_coopmat" => M::KhrCoopmat,
+            "none" => M::None,
+            _ => continue,
+        };
+        match seen {
+            None => seen = Some(v),
+            Some(s) if s != v => return None,
+            Some(_) => {}
+        }
+    }
+    seen
+}
+
 /// Lines naming the option that [`cuda_force_mmq`] looks at: a run prints
 /// one; a text holding more (many runs pasted, or a hostile file) is not
 /// searched past them.
@@ -1176,5 +1214,40 @@ mod tests {
         assert!(parse_llama_bench("[1, 2, {\"avg_ts\": -5, \"n_gen\": 1}]").is_empty());
         let many = "| model | test | t/s |\n".to_string() + &"| m | tg1 | 1 |\n".repeat(20_000);
         assert_eq!(parse_llama_bench(&many).len(), MAX_ROWS);
+    }
+
+    /// The matrix path a run's `ggml_vulkan` device line prints.
+    #[test]
+    fn vulkan_matrix_cores_of_device_lines() {
+        use crate::plan::runtime::VulkanMatrixCores as M;
+        // geerlingguy/ai-benchmarks issue 25: an RX 9070 XT whose RADV
+        // listed no cooperative matrix.
+        let none = include_str!(
+            "../../../tests/fixtures/runtime-logs/llama-bench-geerlingguy-ai-benchmarks-issue25__rx9070xt-vulkan-matrix-cores-none.md"
+        );
+        assert_eq!(vulkan_matrix_cores(none), Some(M::None));
+        // kyuz0/amd-strix-halo-toolboxes@d1a34bee,
+        // benchmark/results-rpc/09-01-2026/*__vulkan_radv__rpc.log.
+        let khr = "ggml_vulkan: 0 = AMD Radeon 8060S Graphics (RADV GFX1151) (radv) | uma: 1 | fp16: 1 | bf16: 0 | warp size: 64 | shared memory: 65536 | int dot: 1 | matrix cores: KHR_coopmat";
+        assert_eq!(vulkan_matrix_cores(khr), Some(M::KhrCoopmat));
+        // llama.cpp PR 15427, jeffbolznv's "5090 before" block.
+        let nv2 = "ggml_vulkan: 0 = NVIDIA GeForce RTX 5090 (NVIDIA) | uma: 0 | fp16: 1 | bf16: 1 | warp size: 32 | shared memory: 49152 | int dot: 1 | matrix cores: NV_coopmat2\r\n";
+        assert_eq!(vulkan_matrix_cores(nv2), Some(M::NvCoopmat2));
+        // Devices (or pasted runs) that disagree: not one path.
+        assert_eq!(vulkan_matrix_cores(&format!("{khr}\n{none}")), None);
+        // Builds before cooperative matrices print no such field
+        // (geerlingguy/ai-benchmarks issue 1, November 2024).
+        assert_eq!(
+            vulkan_matrix_cores(
+                "ggml_vulkan: 0 = AMD Radeon RX 6700 XT (RADV NAVI22) (radv) | uma: 0 | fp16: 1 | warp size: 64"
+            ),
+            None
+        );
+        // Not a device line, or a value no build prints.
+        assert_eq!(vulkan_matrix_cores("matrix cores: none"), None);
+        assert_eq!(
+            vulkan_matrix_cores("ggml_vulkan: 0 = X | matrix cores: maybe"),
+            None
+        );
     }
 }
