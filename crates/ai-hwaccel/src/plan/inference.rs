@@ -3187,34 +3187,34 @@ pub fn plan_inference(
     }
     if opts.runtime == RuntimeKind::LlamaCpp
         && opts.backend == Some(super::runtime::GgmlBackend::Vulkan)
-        && let Some(d) = devices
+    {
+        if let Some(d) = devices
             .iter()
             .find(|d| super::speed::vulkan_without_matrix_engines(d))
-    {
-        warnings.push(format!(
-            "{} ({}): llama.cpp's Vulkan backend multiplies on its vector engines, not its \
-             matrix engines (cooperative matrices only from Xe2, whose published Vulkan prompts \
-             run at the vector rate too): prefill is planned at their 16-bit rate{}",
-            d.id,
-            d.name,
-            super::speed::reference_tflops(d, opts.runtime, Dtype::Fp16, opts.backend)
-                .map_or(String::new(), |r| format!(", {r:.1} TFLOPS"))
-        ));
-    }
-    if opts.runtime == RuntimeKind::LlamaCpp
-        && opts.backend == Some(super::runtime::GgmlBackend::Vulkan)
-        && let Some(d) = devices
+        {
+            warnings.push(format!(
+                "{} ({}): llama.cpp's Vulkan backend multiplies on its vector engines, not its \
+                 matrix engines (cooperative matrices only from Xe2, whose published Vulkan \
+                 prompts run at the vector rate too): prefill is planned at their 16-bit rate{}",
+                d.id,
+                d.name,
+                super::speed::reference_tflops(d, opts.runtime, Dtype::Fp16, opts.backend)
+                    .map_or(String::new(), |r| format!(", {r:.1} TFLOPS"))
+            ));
+        }
+        if let Some(d) = devices
             .iter()
             .find(|d| super::speed::vulkan_matrix_engines_unused(d))
-    {
-        warnings.push(format!(
-            "{} ({}): its Vulkan driver lists no cooperative-matrix extension llama.cpp takes \
-             (llama.cpp prints 'matrix cores: none'), so llama.cpp's Vulkan backend multiplies \
-             on the vector units, not the matrix engines; no published runs calibrate that \
-             path, so prefill and time to first token are unknown (a driver that lists \
-             VK_KHR_cooperative_matrix enables the matrix path)",
-            d.id, d.name
-        ));
+        {
+            warnings.push(format!(
+                "{} ({}): its Vulkan driver lists no cooperative-matrix extension llama.cpp \
+                 takes (llama.cpp prints 'matrix cores: none'), so llama.cpp's Vulkan backend \
+                 multiplies on the vector units, not the matrix engines; no published runs \
+                 calibrate that path, so prefill and time to first token are unknown (a driver \
+                 that lists VK_KHR_cooperative_matrix enables the matrix path)",
+                d.id, d.name
+            ));
+        }
     }
     let mut rejected = result.rejected;
     rejected.truncate(20);
