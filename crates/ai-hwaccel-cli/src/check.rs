@@ -252,7 +252,7 @@ pub fn check(args: &CheckArgs) -> Result<String> {
     // to this bound (the parsers stop after 1 MiB of lines anyway).
     const MAX_LOG: u64 = 64 << 20;
     let bytes = crate::input::read_prefix(&args.log, MAX_LOG)?;
-    let text = String::from_utf8_lossy(&bytes);
+    let text = ai_hwaccel::model::text::decode(&bytes);
     // A CUDA or HIP build's start-up lines say whether it forced its MMQ
     // kernels; the speeds are planned for that build.
     let force_mmq = ai_hwaccel::plan::runtime::bench::cuda_force_mmq(&text) == Some(true);

@@ -63,8 +63,9 @@ fn read_prices(
     // MAX_PRICE_FILE_BYTES.
     let bytes = crate::input::read_input(file, MAX_PRICE_FILE_BYTES)
         .map_err(|e| anyhow!("--price-file {e:#}"))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| anyhow!("--price-file {name}: not UTF-8 text: {e}"))?;
+    // UTF-8, or the UTF-16 Windows PowerShell 5.1's `>` writes.
+    let text = ai_hwaccel::model::text::decode_strict(&bytes)
+        .map_err(|e| anyhow!("--price-file {name}: {e}"))?;
     parse_price_file(&text, format).with_context(|| format!("--price-file {name}"))
 }
 

@@ -545,8 +545,9 @@ pub fn model(name: &str, json_out: bool) -> Result<String> {
 /// A registry saved by `detect --json`; errors name the file and field.
 pub fn read_registry(file: &std::path::Path) -> Result<ai_hwaccel::Registry> {
     let bytes = crate::input::read_input(file, crate::input::MAX_INPUT_BYTES)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| anyhow::anyhow!("{}: not UTF-8 text: {e}", file.display()))?;
+    // UTF-8, or the UTF-16 Windows PowerShell 5.1's `>` writes.
+    let text = ai_hwaccel::model::text::decode_strict(&bytes)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     ai_hwaccel::Registry::from_json(&text).with_context(|| format!("{}", file.display()))
 }
 

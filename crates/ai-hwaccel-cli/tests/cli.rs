@@ -314,6 +314,32 @@ fn a_real_nvml_machine_snapshot_replays() {
         (81_559u64 - 480) << 20,
         "CUDA's total: 79.18 GiB"
     );
+    // The same registry as Windows PowerShell 5.1's `detect --json >
+    // registry.json` saves it: UTF-16LE with a byte-order mark.
+    let utf16 = dir.join("registry-utf16.json");
+    let mut bytes = b"\xFF\xFE".to_vec();
+    for u in std::fs::read_to_string(&reg).unwrap().encode_utf16() {
+        bytes.extend(u.to_le_bytes());
+    }
+    std::fs::write(&utf16, &bytes).unwrap();
+    let again = json(&[
+        "plan",
+        "llama-3-8b",
+        "--registry",
+        utf16.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(again["plans"], plan["plans"]);
+    // Cut in the middle of a code unit: an error naming the file.
+    bytes.pop();
+    std::fs::write(&utf16, &bytes).unwrap();
+    let o = run(&["plan", "llama-3-8b", "--registry", utf16.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("registry-utf16.json") && err.contains("not UTF-16 text"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -3218,6 +3244,25 @@ fn check_plans_vulkan_rows_on_the_printed_matrix_path() {
         notes.contains("2 prompt test(s) have no prediction"),
         "{notes}"
     );
+    // Saved as Windows PowerShell 5.1's `>` writes: UTF-16LE, CRLF.
+    let dir16 = tempfile::tempdir().unwrap();
+    let path16 = dir16.path().join("bench-utf16.md");
+    let mut bytes = b"\xFF\xFE".to_vec();
+    for u in text.replace('\n', "\r\n").encode_utf16() {
+        bytes.extend(u.to_le_bytes());
+    }
+    std::fs::write(&path16, bytes).unwrap();
+    let utf16 = json(&[
+        "check",
+        path16.to_str().unwrap(),
+        "--model",
+        "llama-3.2-3b",
+        "--devices",
+        "1xrx-9070-xt",
+        "--json",
+    ]);
+    assert_eq!(utf16["rows"], none["rows"]);
+    assert_eq!(utf16["notes"], none["notes"]);
     let khr = check(
         "khr.md",
         &text.replace("matrix cores: none", "matrix cores: KHR_coopmat"),

@@ -288,9 +288,12 @@ fn every_capture_parses_to_its_expected_devices() {
 }
 
 /// Every capture the formats table knows parses to the same result with a
-/// UTF-8 byte-order mark prepended, and with CRLF line endings (issue 14:
-/// a BOM turned 2 amd-smi GPUs into 1 and gave zero devices from the JSON
-/// formats, clinfo and nvlink).
+/// UTF-8 byte-order mark prepended, with CRLF line endings (issue 14: a BOM
+/// turned 2 amd-smi GPUs into 1 and gave zero devices from the JSON
+/// formats, clinfo and nvlink), and saved as UTF-16 with a byte-order mark,
+/// little-endian as Windows PowerShell 5.1's `>` writes it (and
+/// big-endian). The variants are made from the capture's text, so a capture
+/// saved as UTF-16 (the egakeru vulkaninfo report) is tried as UTF-8 too.
 #[test]
 fn a_byte_order_mark_or_crlf_changes_no_result() {
     let root = fixtures();
@@ -325,8 +328,24 @@ fn a_byte_order_mark_or_crlf_changes_no_result() {
             else {
                 continue;
             };
-            let bytes = std::fs::read(&file).unwrap();
-            let plain = (fmt.parse)(&bytes);
+            let raw = std::fs::read(&file).unwrap();
+            let plain = (fmt.parse)(&raw);
+            let bytes = ai_hwaccel::model::text::decode(&raw)
+                .into_owned()
+                .into_bytes();
+            let utf16 = |little: bool| -> Vec<u8> {
+                let text = String::from_utf8_lossy(&bytes);
+                let mark: &[u8] = if little { b"\xFF\xFE" } else { b"\xFE\xFF" };
+                let mut out = mark.to_vec();
+                for u in text.encode_utf16() {
+                    out.extend(if little {
+                        u.to_le_bytes()
+                    } else {
+                        u.to_be_bytes()
+                    });
+                }
+                out
+            };
             let mut with_bom = b"\xEF\xBB\xBF".to_vec();
             with_bom.extend_from_slice(&bytes);
             let mut crlf = Vec::with_capacity(bytes.len() + bytes.len() / 16);
@@ -337,7 +356,14 @@ fn a_byte_order_mark_or_crlf_changes_no_result() {
                 crlf.push(b);
             }
             tried += 1;
-            for (how, input) in [("a BOM", &with_bom), ("CRLF", &crlf)] {
+            let (le, be) = (utf16(true), utf16(false));
+            for (how, input) in [
+                ("a BOM", &with_bom),
+                ("CRLF", &crlf),
+                ("UTF-8", &bytes),
+                ("UTF-16LE", &le),
+                ("UTF-16BE", &be),
+            ] {
                 let got = (fmt.parse)(input);
                 if got.devices != plain.devices {
                     failures.push(format!(

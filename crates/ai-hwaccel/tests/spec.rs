@@ -537,6 +537,10 @@ const UNRESOLVABLE_NAMES: &[(&str, &str)] = &[
         "a GRID virtual-desktop board (four Maxwell GM107 GPUs); no spec entry yet, reported by the captures helper to the specs owner",
     ),
     (
+        "Intel(R) Iris(R) Xe Graphics",
+        "Intel's Windows driver names every Xe-LP integrated GPU so (the capture's is Alder Lake-P, 8086:46a6); shared memory, and Intel publishes no bandwidth or rate figures for it",
+    ),
+    (
         "Intel(R) Iris(R) Xe Graphics (RPL-U)",
         "Raptor Lake-U's integrated GPU (Xe-LP, 8086:a7a1) under Mesa's name; it has shared memory and Intel publishes no bandwidth or rate figures for it",
     ),

@@ -45,7 +45,7 @@ fn lowercase_keys(v: Value) -> Value {
 
 /// Parse amd-smi JSON into per-GPU trees (lowercase keys).
 pub fn parse_json_tree(bytes: &[u8]) -> Result<Vec<Value>, String> {
-    let v: Value = serde_json::from_slice(crate::model::text::strip_bom_bytes(bytes))
+    let v: Value = serde_json::from_slice(&crate::model::text::utf8_bytes(bytes))
         .map_err(|e| format!("not JSON: {e}"))?;
     Ok(json_records(v)?
         .into_iter()

@@ -190,7 +190,7 @@ fn hex_u16(s: &str) -> Option<u16> {
 /// Parse `rocm-smi ... --json` into GPUs (in card order) and warnings.
 pub fn parse_gpus(bytes: &[u8]) -> (Vec<ToolGpu>, Vec<String>) {
     let mut warnings = Vec::new();
-    let bytes = crate::model::text::strip_bom_bytes(bytes);
+    let bytes = &*crate::model::text::utf8_bytes(bytes);
     let v: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => match insert_missing_commas(bytes)

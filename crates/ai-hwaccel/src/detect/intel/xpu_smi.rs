@@ -103,7 +103,7 @@ fn ecc_state(s: &str) -> Option<bool> {
 
 /// Parse `xpu-smi discovery -j` (or `discovery -d N -j`).
 pub fn parse_gpus(bytes: &[u8]) -> (Vec<XpuGpu>, Vec<String>) {
-    let v: Value = match serde_json::from_slice(crate::model::text::strip_bom_bytes(bytes)) {
+    let v: Value = match serde_json::from_slice(&crate::model::text::utf8_bytes(bytes)) {
         Ok(v) => v,
         Err(e) => return (Vec::new(), vec![format!("xpu-smi JSON: {e}")]),
     };
