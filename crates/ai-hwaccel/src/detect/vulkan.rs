@@ -197,21 +197,34 @@ fn dotted_version(v: &str) -> String {
 /// releases up to 1.3.2xx: `92274688 (0x5800000)`), decoded the way
 /// vulkaninfo itself decodes it: NVIDIA packs 10.8.8.6 bits, everyone else
 /// the core `VK_MAKE_VERSION` 10.10.12 layout (Mesa 22.0.0 is 0x5800000).
-/// Intel's Windows driver packs 18.14 bits while Mesa's Intel driver uses
-/// the core layout, and the output does not say which OS it came from, so
-/// an Intel value stays as printed. `None` when `raw` is not a bare integer.
-fn decode_driver_version(raw: &str, vendor: Option<u32>) -> Option<String> {
+/// Intel's Windows driver packs 18.14 bits (`major.minor` of its
+/// `31.0.101.3616` style version: 1658400 is 101.3616), as LunarG's Vulkan
+/// Configurator formats it (LunarG/VulkanTools `vkconfig_core/util.cpp`,
+/// `FormatIntelWindows`), while Mesa's Intel driver uses the core layout;
+/// the `driverID` (`DRIVER_ID_INTEL_PROPRIETARY_WINDOWS`,
+/// `DRIVER_ID_INTEL_OPEN_SOURCE_MESA`) says which, and an Intel value
+/// without one stays as printed. `None` when `raw` is not a bare integer.
+fn decode_driver_version(
+    raw: &str,
+    vendor: Option<u32>,
+    driver_id: Option<&str>,
+) -> Option<String> {
     let n: u32 = raw.split_whitespace().next()?.parse().ok()?;
-    match vendor {
-        Some(0x10de) => Some(format!(
+    let core = || format!("{}.{}.{}", n >> 22, (n >> 12) & 0x3ff, n & 0xfff);
+    match (vendor, driver_id) {
+        (Some(0x10de), _) => Some(format!(
             "{}.{}.{}.{}",
             n >> 22,
             (n >> 14) & 0xff,
             (n >> 6) & 0xff,
             n & 0x3f
         )),
-        Some(0x8086) | None => None,
-        Some(_) => Some(format!("{}.{}.{}", n >> 22, (n >> 12) & 0x3ff, n & 0xfff)),
+        (Some(0x8086), Some("DRIVER_ID_INTEL_PROPRIETARY_WINDOWS")) => {
+            Some(format!("{}.{}", n >> 14, n & 0x3fff))
+        }
+        (Some(0x8086), Some("DRIVER_ID_INTEL_OPEN_SOURCE_MESA")) => Some(core()),
+        (Some(0x8086), _) | (None, _) => None,
+        (Some(_), _) => Some(core()),
     }
 }
 
@@ -240,7 +253,7 @@ pub fn parse_vulkaninfo(text: &str) -> VulkanReport {
                 if let Some(v) = d
                     .driver_version
                     .as_deref()
-                    .and_then(|raw| decode_driver_version(raw, d.vendor_id))
+                    .and_then(|raw| decode_driver_version(raw, d.vendor_id, d.driver_id.as_deref()))
                 {
                     d.driver_version = Some(v);
                 }
@@ -731,21 +744,41 @@ mod tests {
     #[test]
     fn packed_driver_versions() {
         assert_eq!(
-            decode_driver_version("96477185 (0x5c02001)", Some(0x1002)).as_deref(),
+            decode_driver_version("96477185 (0x5c02001)", Some(0x1002), None).as_deref(),
             Some("23.2.1")
         );
         assert_eq!(
-            decode_driver_version("92274688 (0x5800000)", Some(0)).as_deref(),
+            decode_driver_version("92274688 (0x5800000)", Some(0), None).as_deref(),
             Some("22.0.0")
         );
         // NVIDIA 440.59: 440 << 22 | 59 << 14.
         let nv = (440u32 << 22) | (59 << 14);
         assert_eq!(
-            decode_driver_version(&nv.to_string(), Some(0x10de)).as_deref(),
+            decode_driver_version(&nv.to_string(), Some(0x10de), None).as_deref(),
             Some("440.59.0.0")
         );
-        assert_eq!(decode_driver_version("1234", Some(0x8086)), None);
-        assert_eq!(decode_driver_version("23.2.1", Some(0x1002)), None);
+        assert_eq!(decode_driver_version("1234", Some(0x8086), None), None);
+        assert_eq!(decode_driver_version("23.2.1", Some(0x1002), None), None);
+        // Intel: the driverID says which layout (the egakeru capture's
+        // Windows driver: 1658400 = 101 << 14 | 3616).
+        assert_eq!(
+            decode_driver_version(
+                "1658400 (0x194e20)",
+                Some(0x8086),
+                Some("DRIVER_ID_INTEL_PROPRIETARY_WINDOWS")
+            )
+            .as_deref(),
+            Some("101.3616")
+        );
+        assert_eq!(
+            decode_driver_version(
+                "92274688 (0x5800000)",
+                Some(0x8086),
+                Some("DRIVER_ID_INTEL_OPEN_SOURCE_MESA")
+            )
+            .as_deref(),
+            Some("22.0.0")
+        );
     }
 
     /// panvk (Mali-T860, 2022) reports vendorID 0x0000, and platform GPUs
