@@ -2604,10 +2604,14 @@ What the rows show:
 - vLLM's DeepSeek-R1 runs are under like SGLang's: 52 % on 8 × H200 at 4
   requests, 31 % on 8 × MI300X at 128 and 256. The MI100's runs (vLLM
   0.8.5, TP 4) are 55-62 % under, and the MI355X's Llama 3.3 70B at 64
-  requests of 8191 / 1024 tokens 40 % (FP8) and 91 % (MXFP4) over: a
-  device with no calibration row, whose plain decode step is 16-23 % under
+  requests of 8191 / 1024 tokens 40 % (FP8) and 31 % (MXFP4) over: a
+  device with no calibration row, whose plain decode step is 23 % under
   while the plan's prompt rate puts the arriving 8191-token prompts at 39
-  and 58 ms a step.
+  and 29 ms a step. The MXFP4 checkpoint is AMD's Quark W4A4 export,
+  which vLLM multiplies in FP4 on the MI355X (`ModelSpec::
+  activations_mxfp4`, `speed::mxfp4_activations_run_fp4`); planned at the
+  16-bit rate, as every MXFP4 checkpoint was before Nov 30 2026, it was
+  91 % over.
 - Llama 3.3 70B on a TPU v6e-8 (vLLM's TPU image) is 19 % over at 64 and
   128 requests (5-9 % with the roofline step: its plain step is within
   6 %, the arriving 999-token prompts add the rest), and

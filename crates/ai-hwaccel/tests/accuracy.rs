@@ -2408,7 +2408,10 @@ fn serving_rows() -> (Vec<ServingRow>, Vec<String>) {
         let int = |name: &str| f(name).parse::<u64>().unwrap();
         let num = |name: &str| f(name).parse::<f64>().unwrap();
         assert!(f("source").starts_with("https://"), "{line}");
-        let spec = load_model(f("catalog_model")).unwrap().spec;
+        let mut spec = load_model(f("catalog_model")).unwrap().spec;
+        // A W4A4 MXFP4 checkpoint (its notes say "W4A4" and why) quantizes
+        // activations too, as its config.json would say.
+        spec.activations_mxfp4 = f("notes").contains("W4A4");
         let quant = Quant::parse(&f("format").to_ascii_lowercase()).unwrap();
         let runtime = RuntimeKind::parse(f("runtime")).unwrap();
         let (gpus, tp, completed) = (int("gpus"), int("tp") as u32, int("completed"));

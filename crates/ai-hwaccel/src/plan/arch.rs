@@ -522,6 +522,12 @@ pub struct ModelSpec {
     /// asymmetric weights (`symmetric: false`). Unset: stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quant_zero_points: Option<bool>,
+    /// The checkpoint quantizes activations to MXFP4 too (W4A4: an AMD
+    /// Quark export whose weights and `input_tensors` are both `fp4` in
+    /// groups of 32 with E8M0 scales), so a runtime with FP4 GEMMs for it
+    /// multiplies in FP4 ([`crate::plan::speed::mxfp4_activations_run_fp4`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub activations_mxfp4: bool,
     /// The image encoder of a multimodal checkpoint (a `vision_config`
     /// beside a `…ForConditionalGeneration` architecture), as serving
     /// runtimes size their memory by it: not counted in the plans' weights
@@ -1401,6 +1407,7 @@ mod tests {
             unquantized_layers: Vec::new(),
             quant_group_size: None,
             quant_zero_points: None,
+            activations_mxfp4: false,
             multimodal_encoder: None,
         }
     }

@@ -1979,7 +1979,19 @@ fn evaluate_sized(
     } else {
         Dtype::Bf16
     };
-    let compute = quant.compute_dtype(half);
+    // A W4A4 MXFP4 checkpoint multiplies in FP4 where its runtime has FP4
+    // GEMMs for it on every device of the replica.
+    let compute = if quant == Quant::Mxfp4
+        && replica
+            .stages
+            .iter()
+            .flatten()
+            .all(|d| super::speed::mxfp4_activations_run_fp4(spec, d, opts.runtime))
+    {
+        Dtype::Fp4
+    } else {
+        quant.compute_dtype(half)
+    };
     for (k, group) in replica.stages.iter().enumerate() {
         let (a, b) = layout.layers[k];
         let first = k == 0;
@@ -3046,7 +3058,9 @@ pub fn plan_inference(
     let supported = |q: Quant| devices.iter().all(|d| runs(q, d, opts.runtime));
     // MXFP4 is suggested only where the devices have FP4 matrix units
     // (Blackwell): elsewhere it is one more weight-only 4-bit format, and
-    // int4 (GPTQ/AWQ) stays the suggestion there.
+    // int4 (GPTQ/AWQ) stays the suggestion there, unless the checkpoint is
+    // stored in MXFP4 (a Quark or compressed-tensors export), which the
+    // runtime loads as it is.
     let fp4 = all_native(&|n| n.contains(&Dtype::Fp4));
     // vLLM's weight-only Marlin path is suggested only for a checkpoint
     // stored at that level (an FP8 model on an A100), not as a way down
@@ -3054,7 +3068,7 @@ pub fn plan_inference(
     let stored = spec.torch_dtype.as_deref().and_then(Quant::parse);
     let suggestible = |q: Quant| {
         supported(q)
-            && (q != Quant::Mxfp4 || fp4)
+            && (q != Quant::Mxfp4 || fp4 || Some(q) == stored)
             && (Some(q) == stored || !devices.iter().any(|d| marlin(q, d, opts.runtime)))
     };
     let mut suggested = None;
@@ -3185,6 +3199,21 @@ pub fn plan_inference(
             d.id, d.name
         ));
     }
+    if quant == Quant::Mxfp4
+        && spec.activations_mxfp4
+        && matches!(opts.runtime, RuntimeKind::Vllm | RuntimeKind::Sglang)
+        && let Some(d) = devices
+            .iter()
+            .find(|d| !d.host && !super::speed::mxfp4_activations_run_fp4(spec, d, opts.runtime))
+    {
+        warnings.push(format!(
+            "{} ({}): the checkpoint quantizes activations to MXFP4 too (W4A4), which {} \
+             multiplies in FP4 only on AMD gfx95x GPUs (MI350X, MI355X); here it emulates \
+             them (quantize, dequantize, 16-bit matrix multiplies): prefill is planned at the \
+             16-bit rate, the emulation's own cost not counted",
+            d.id, d.name, opts.runtime
+        ));
+    }
     if opts.runtime == RuntimeKind::LlamaCpp
         && opts.backend == Some(super::runtime::GgmlBackend::Vulkan)
     {
@@ -3228,7 +3257,7 @@ pub fn plan_inference(
             p.tensor_parallel
         ));
     }
-    warnings.extend(unestimated_speeds(devices, quant, opts, &plans));
+    warnings.extend(unestimated_speeds(spec, devices, quant, opts, &plans));
     warnings.extend(unconfirmed_speed(devices, opts));
     warnings.extend(far_device_runs(devices, opts));
     warnings.extend(slow_prompt_kernels_warning(spec, devices, quant, opts));
@@ -3542,6 +3571,7 @@ pub fn basis_device(devices: &[PlanDevice]) -> Option<&PlanDevice> {
 /// entry, so that "unknown" in the table has its reason. Host CPUs and
 /// devices without an entry have warnings of their own above.
 fn unestimated_speeds(
+    spec: &ModelSpec,
     devices: &[PlanDevice],
     quant: Quant,
     opts: &InferenceOptions,
@@ -3564,6 +3594,10 @@ fn unestimated_speeds(
     {
         let compute = if marlin(quant, d, opts.runtime) {
             half
+        } else if quant == Quant::Mxfp4
+            && super::speed::mxfp4_activations_run_fp4(spec, d, opts.runtime)
+        {
+            Dtype::Fp4
         } else {
             quant.compute_dtype(half)
         };
@@ -4500,6 +4534,78 @@ mod op_offload_tests {
                 "{model} {devices} {quant:?} {backend:?} {build:?}"
             );
         }
+    }
+
+    /// A W4A4 MXFP4 checkpoint (`ModelSpec::activations_mxfp4`) multiplies
+    /// in FP4 under vLLM and SGLang on an MI355X (gfx950), and is emulated,
+    /// with a warning, at the 16-bit rate elsewhere; llama.cpp has no such
+    /// path; weight-only MXFP4 keeps the 16-bit rate everywhere.
+    #[test]
+    fn w4a4_mxfp4_multiplies_in_fp4_where_the_runtime_can() {
+        let mut spec = crate::plan::load_model("llama-3.3-70b").unwrap().spec;
+        let plan = |spec: &ModelSpec, devices: &str, runtime: RuntimeKind| {
+            plan_inference(
+                spec,
+                &PlanDevice::from_device_string(devices).unwrap(),
+                &InferenceOptions {
+                    runtime,
+                    quant: Some(Quant::Mxfp4),
+                    input_len: Some(8192),
+                    context: Some(9216),
+                    ..Default::default()
+                },
+            )
+        };
+        let prefill = |p: &InferencePlan| p.plans[0].prefill_tokens_per_s.unwrap();
+        let emulated = |p: &InferencePlan| p.warnings.iter().any(|w| w.contains("emulates"));
+        // Weight-only MXFP4 (gpt-oss's kind): 16-bit multiplies everywhere.
+        let w4a16 = plan(&spec, "1xmi355x", RuntimeKind::Vllm);
+        spec.activations_mxfp4 = true;
+        for runtime in [RuntimeKind::Vllm, RuntimeKind::Sglang] {
+            let w4a4 = plan(&spec, "1xmi355x", runtime);
+            // The MI355X's FP4 rate is twice its FP8 and four times its
+            // 16-bit one; the fitted fraction and the attention FLOPs keep
+            // the gain below 4×.
+            let gain = prefill(&w4a4) / prefill(&w4a16);
+            assert!(gain > 1.5 && gain < 4.0, "{runtime:?}: {gain}");
+            assert!(!emulated(&w4a4), "{:?}", w4a4.warnings);
+        }
+        // Emulated elsewhere: the 16-bit plan, and a warning.
+        let h100 = plan(&spec, "1xh100-sxm", RuntimeKind::Vllm);
+        assert!(emulated(&h100), "{:?}", h100.warnings);
+        spec.activations_mxfp4 = false;
+        let h100_w4a16 = plan(&spec, "1xh100-sxm", RuntimeKind::Vllm);
+        assert_eq!(prefill(&h100), prefill(&h100_w4a16));
+        assert!(!emulated(&h100_w4a16));
+        // llama.cpp has no such path.
+        spec.activations_mxfp4 = true;
+        let llama = plan(&spec, "1xmi355x", RuntimeKind::LlamaCpp);
+        assert!(!emulated(&llama));
+        spec.activations_mxfp4 = false;
+        let llama_w4a16 = plan(&spec, "1xmi355x", RuntimeKind::LlamaCpp);
+        assert_eq!(prefill(&llama), prefill(&llama_w4a16));
+    }
+
+    /// A checkpoint stored in MXFP4 is planned at MXFP4 on a GPU without
+    /// FP4 units, as the runtime loads it; other models are not suggested
+    /// MXFP4 there.
+    #[test]
+    fn a_stored_mxfp4_checkpoint_keeps_its_level_without_fp4_units() {
+        let mut spec = crate::plan::load_model("llama-3.1-8b").unwrap().spec;
+        let level = |spec: &ModelSpec| {
+            plan_inference(
+                spec,
+                &PlanDevice::from_device_string("1xh100-sxm").unwrap(),
+                &InferenceOptions {
+                    runtime: RuntimeKind::Vllm,
+                    ..Default::default()
+                },
+            )
+            .quantization
+        };
+        assert_ne!(level(&spec), Quant::Mxfp4);
+        spec.torch_dtype = Some("mxfp4".into());
+        assert_eq!(level(&spec), Quant::Mxfp4);
     }
 
     /// A device whose own published runs' median error passes the worst

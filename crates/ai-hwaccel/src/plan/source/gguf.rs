@@ -1034,6 +1034,7 @@ pub fn to_model(
         unquantized_layers: Vec::new(),
         quant_group_size: None,
         quant_zero_points: None,
+        activations_mxfp4: false,
         multimodal_encoder: None,
     };
     spec.validate().map_err(|source| ModelError::Arch {

@@ -105,6 +105,9 @@ pub struct Quantization {
     /// (`+:…` or bare), which the plan does not model (its `-:` keys are
     /// in [`Self::unquantized_modules`]).
     pub dynamic_overrides: Vec<String>,
+    /// The activations are quantized to MXFP4 too (W4A4: an AMD Quark
+    /// export: `quant_method: quark`, fp4 weights and inputs).
+    pub activations_mxfp4: bool,
 }
 
 /// Everything read from a config.json.
@@ -334,7 +337,7 @@ fn multimodal_encoder(root: &serde_json::Map<String, Value>) -> Option<Multimoda
 /// suggested.
 fn stored_dtype(q: &Quantization) -> Option<String> {
     if matches!(q.label.as_str(), "fp8" | "nvfp4")
-        || (q.label == "mxfp4" && q.method == "compressed-tensors")
+        || (q.label == "mxfp4" && matches!(q.method.as_str(), "compressed-tensors" | "quark"))
     {
         return Some(q.label.clone());
     }
@@ -409,6 +412,7 @@ fn note_stored(spec: &mut ModelSpec, q: &Quantization, path: &str, warnings: &mu
     // The level the checkpoint's matrices are at: its stored type, else its
     // label (`nf4`, `int8`).
     let dtype = stored.clone().unwrap_or_else(|| q.label.clone());
+    spec.activations_mxfp4 = q.activations_mxfp4;
     // gpt-oss's `mxfp4` list names everything but its experts (attention,
     // router, embeddings, head): the spec's `Moe::mxfp4_experts` already
     // plans the experts at MXFP4 and the rest at the plan's level.
@@ -742,6 +746,7 @@ fn nomic_bert(f: &Fields) -> Result<ModelSpec, ModelError> {
         unquantized_layers: Vec::new(),
         quant_group_size: None,
         quant_zero_points: None,
+        activations_mxfp4: false,
         multimodal_encoder: None,
     })
 }
@@ -1143,6 +1148,7 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         unquantized_layers: Vec::new(),
         quant_group_size: None,
         quant_zero_points: None,
+        activations_mxfp4: false,
         multimodal_encoder: None,
     })
 }
@@ -1457,6 +1463,7 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         unquantized_layers: Vec::new(),
         quant_group_size: None,
         quant_zero_points: None,
+        activations_mxfp4: false,
         multimodal_encoder: None,
     })
 }
@@ -1543,6 +1550,7 @@ fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<Model
         unquantized_layers: Vec::new(),
         quant_group_size: None,
         quant_zero_points: None,
+        activations_mxfp4: false,
         multimodal_encoder: None,
     })
 }
@@ -1709,6 +1717,8 @@ impl Fields<'_> {
         let mut ct_format = None;
         let mut ct_group = None;
         let mut zero_points = None;
+        let mut activations_mxfp4 = false;
+        let mut quark_excludes = Vec::new();
         match method.as_str() {
             "bitsandbytes" => {
                 if f.bool_opt("load_in_4bit")?.unwrap_or(false) {
@@ -1742,6 +1752,34 @@ impl Fields<'_> {
                     }
                 }
             }
+            // AMD Quark exports: the global weight and input formats;
+            // `exclude` lists the modules left unquantized.
+            "quark" => {
+                if let Some((format, b, a4)) = quark_format(q) {
+                    details.push(if a4 {
+                        "W4A4 MXFP4 (activations MXFP4 too)".to_string()
+                    } else {
+                        format.to_string()
+                    });
+                    bits = Some(b);
+                    ct_format = Some(format);
+                    activations_mxfp4 = a4;
+                }
+                if q.get("layer_quant_config")
+                    .and_then(Value::as_object)
+                    .is_some_and(|m| !m.is_empty())
+                {
+                    details.push("per-layer formats not read".to_string());
+                }
+                quark_excludes = q
+                    .get("exclude")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect();
+            }
             "compressed-tensors" => {
                 if let Some((format, b, g, z)) = compressed_tensors_format(q) {
                     details.push(format.to_string());
@@ -1760,7 +1798,7 @@ impl Fields<'_> {
         let label = match (method.as_str(), bits) {
             ("fp8", _) | ("modelopt", Some(8)) => "fp8".to_string(),
             ("modelopt", Some(4)) => "nvfp4".to_string(),
-            ("compressed-tensors", _) if ct_format.is_some() => {
+            ("compressed-tensors" | "quark", _) if ct_format.is_some() => {
                 ct_format.unwrap_or_default().to_string()
             }
             (_, Some(8)) => "int8".to_string(),
@@ -1790,6 +1828,7 @@ impl Fields<'_> {
         .flatten()
         .filter_map(Value::as_str)
         .map(str::to_string)
+        .chain(quark_excludes)
         .collect();
         // GPTQModel's per-module `dynamic` overrides, as vLLM reads them
         // (vllm 0.33.0 `quantization/utils/gptq_utils.py`,
@@ -1821,8 +1860,57 @@ impl Fields<'_> {
             group_size,
             zero_points,
             dynamic_overrides,
+            activations_mxfp4,
         }))
     }
+}
+
+/// The format an AMD Quark `quantization_config` (`quant_method: quark`)
+/// quantizes every layer to, from its `global_quant_config`'s `weight` and
+/// `input_tensors`, as vLLM's `QuarkConfig` recognises them (vllm 0.11.0
+/// `model_executor/layers/quantization/quark/quark.py`: `_is_mx_fp4`,
+/// `_is_fp8_w8a8`, `_is_static_tensor_w8a8`; SGLang 0.5.23's `quark.py`
+/// checks MXFP4 the same way): MXFP4 W4A4 is `fp4` weights and inputs,
+/// `per_group` in groups of 32 with `e8m0` scales, inputs not static;
+/// FP8 W8A8 is `fp8_e4m3` weights (static, per tensor or channel) and
+/// inputs; INT8 W8A8 `int8` weights and static inputs. Its level's name,
+/// bits and whether the activations are MXFP4; `None` for anything else
+/// (a weight given as a list of progressive stages, int4 weight-only, no
+/// global format).
+fn quark_format(q: &Map<String, Value>) -> Option<(&'static str, u32, bool)> {
+    let g = q.get("global_quant_config")?.as_object()?;
+    let weight = g.get("weight")?.as_object()?;
+    let input = g.get("input_tensors").and_then(Value::as_object);
+    fn str_of<'a>(m: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+        m.get(k).and_then(Value::as_str)
+    }
+    let both = |k: &str, v: &str| {
+        str_of(weight, k) == Some(v) && input.is_some_and(|i| str_of(i, k) == Some(v))
+    };
+    let group_32 = |m: &Map<String, Value>| m.get("group_size").and_then(Value::as_u64) == Some(32);
+    let dynamic = |m: &Map<String, Value>| m.get("is_dynamic").and_then(Value::as_bool);
+    if both("dtype", "fp4")
+        && both("qscheme", "per_group")
+        && group_32(weight)
+        && input.is_some_and(group_32)
+        && input.and_then(dynamic) != Some(false)
+        && both("scale_format", "e8m0")
+    {
+        return Some(("mxfp4", 4, true));
+    }
+    if both("dtype", "fp8_e4m3")
+        && dynamic(weight) != Some(true)
+        && matches!(
+            str_of(weight, "qscheme"),
+            Some("per_tensor" | "per_channel")
+        )
+    {
+        return Some(("fp8", 8, false));
+    }
+    if both("dtype", "int8") && input.and_then(dynamic) != Some(true) {
+        return Some(("int8", 8, false));
+    }
+    None
 }
 
 /// A compressed-tensors format: its level's name, bits, scale group and
@@ -2163,6 +2251,54 @@ mod tests {
             matches!(&e, ModelError::Arch { path, source } if path == "x/config.json" && source.field == "num_kv_heads"),
             "{e}"
         );
+    }
+
+    /// AMD Quark exports as vLLM's `QuarkConfig` reads them (vllm 0.11.0
+    /// `quark.py`): W4A4 MXFP4 (weights and inputs `fp4`, per group of 32,
+    /// E8M0 scales, dynamic inputs), FP8 W8A8, and a format it has no
+    /// scheme for.
+    #[test]
+    fn quark_formats() {
+        let mx = |dynamic: bool| {
+            format!(
+                r#"{{"dtype": "fp4", "qscheme": "per_group", "group_size": 32, "ch_axis": -1, "scale_format": "e8m0", "scale_type": "float", "is_dynamic": {dynamic}, "round_method": "half_even", "symmetric": null}}"#
+            )
+        };
+        let quark = |weight: &str, input: &str| {
+            LLAMA.replace(
+                r#""torch_dtype": "float16""#,
+                &format!(
+                    r#""torch_dtype": "bfloat16", "quantization_config": {{"quant_method": "quark", "global_quant_config": {{"weight": {weight}, "input_tensors": {input}, "output_tensors": null, "bias": null}}, "exclude": ["lm_head"], "layer_quant_config": {{}}, "export": {{"weight_format": "real_quantized", "pack_method": "reorder"}}}}"#
+                ),
+            )
+        };
+        let c = parse_config(&quark(&mx(false), &mx(true)), "c").unwrap();
+        let q = c.quantization.unwrap();
+        assert_eq!((q.label.as_str(), q.bits), ("mxfp4", Some(4)));
+        assert!(q.activations_mxfp4 && c.spec.activations_mxfp4);
+        assert_eq!(c.spec.torch_dtype.as_deref(), Some("mxfp4"));
+        assert_eq!(q.unquantized_modules, ["lm_head"]);
+        assert_eq!(
+            q.description,
+            "quark 4-bit, W4A4 MXFP4 (activations MXFP4 too)"
+        );
+        // Weights only (no input format), or static inputs: not vLLM's
+        // W4A4 MXFP4 scheme.
+        for input in ["null".to_string(), mx(false)] {
+            let c = parse_config(&quark(&mx(false), &input), "c").unwrap();
+            let q = c.quantization.unwrap();
+            assert_eq!(q.label, "quark", "{input}");
+            assert!(!c.spec.activations_mxfp4);
+        }
+        let fp8 = r#"{"dtype": "fp8_e4m3", "qscheme": "per_tensor", "is_dynamic": false}"#;
+        let c = parse_config(&quark(fp8, fp8), "c").unwrap();
+        let q = c.quantization.unwrap();
+        assert_eq!((q.label.as_str(), q.bits), ("fp8", Some(8)));
+        assert!(!q.activations_mxfp4);
+        assert_eq!(c.spec.torch_dtype.as_deref(), Some("fp8"));
+        // A progressive weight list (FP8, then INT4): no scheme read.
+        let c = parse_config(&quark(&format!("[{fp8}, {fp8}]"), fp8), "c").unwrap();
+        assert_eq!(c.quantization.unwrap().label, "quark");
     }
 
     #[test]

@@ -943,6 +943,7 @@ pub fn infer_spec(
         unquantized_layers: Vec::new(),
         quant_group_size: None,
         quant_zero_points: None,
+        activations_mxfp4: false,
         multimodal_encoder: None,
     };
     spec.validate().map_err(|source| ModelError::Arch {
