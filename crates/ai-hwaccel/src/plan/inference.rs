@@ -1724,6 +1724,28 @@ fn evaluate_replica_with(
     )
 }
 
+/// The type `quant`'s matrix multiplies run in on `devices`
+/// ([`Quant::compute_dtype`], `half` for weight-only formats), but FP4 for a
+/// W4A4 MXFP4 checkpoint where the runtime has FP4 GEMMs for it on every
+/// one of them ([`super::speed::mxfp4_activations_run_fp4`]).
+fn matrix_dtype<'d>(
+    spec: &ModelSpec,
+    quant: Quant,
+    half: Dtype,
+    runtime: RuntimeKind,
+    devices: impl IntoIterator<Item = &'d PlanDevice>,
+) -> Dtype {
+    if quant == Quant::Mxfp4
+        && devices
+            .into_iter()
+            .all(|d| super::speed::mxfp4_activations_run_fp4(spec, d, runtime))
+    {
+        Dtype::Fp4
+    } else {
+        quant.compute_dtype(half)
+    }
+}
+
 /// The [`Sizer`] of `replica`'s shape (TP degree, stages, expert ranks) at
 /// the options' batch: every replica of one layout shares it.
 fn replica_sizer<'a>(
@@ -1979,19 +2001,13 @@ fn evaluate_sized(
     } else {
         Dtype::Bf16
     };
-    // A W4A4 MXFP4 checkpoint multiplies in FP4 where its runtime has FP4
-    // GEMMs for it on every device of the replica.
-    let compute = if quant == Quant::Mxfp4
-        && replica
-            .stages
-            .iter()
-            .flatten()
-            .all(|d| super::speed::mxfp4_activations_run_fp4(spec, d, opts.runtime))
-    {
-        Dtype::Fp4
-    } else {
-        quant.compute_dtype(half)
-    };
+    let compute = matrix_dtype(
+        spec,
+        quant,
+        half,
+        opts.runtime,
+        replica.stages.iter().flatten().copied(),
+    );
     for (k, group) in replica.stages.iter().enumerate() {
         let (a, b) = layout.layers[k];
         let first = k == 0;
@@ -3594,12 +3610,8 @@ fn unestimated_speeds(
     {
         let compute = if marlin(quant, d, opts.runtime) {
             half
-        } else if quant == Quant::Mxfp4
-            && super::speed::mxfp4_activations_run_fp4(spec, d, opts.runtime)
-        {
-            Dtype::Fp4
         } else {
-            quant.compute_dtype(half)
+            matrix_dtype(spec, quant, half, opts.runtime, [d])
         };
         let missing: Vec<String> = [
             (

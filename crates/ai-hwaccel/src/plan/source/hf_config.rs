@@ -1873,7 +1873,8 @@ impl Fields<'_> {
 /// checks MXFP4 the same way): MXFP4 W4A4 is `fp4` weights and inputs,
 /// `per_group` in groups of 32 with `e8m0` scales, inputs not static;
 /// FP8 W8A8 is `fp8_e4m3` weights (static, per tensor or channel) and
-/// inputs; INT8 W8A8 `int8` weights and static inputs. Its level's name,
+/// inputs (dynamic, or per tensor); INT8 W8A8 symmetric `int8` weights per
+/// tensor or channel and static per-tensor inputs. Its level's name,
 /// bits and whether the activations are MXFP4; `None` for anything else
 /// (a weight given as a list of progressive stages, int4 weight-only, no
 /// global format).
@@ -1898,16 +1899,26 @@ fn quark_format(q: &Map<String, Value>) -> Option<(&'static str, u32, bool)> {
     {
         return Some(("mxfp4", 4, true));
     }
+    let per_tensor_or_channel = matches!(
+        str_of(weight, "qscheme"),
+        Some("per_tensor" | "per_channel")
+    );
+    let input_per_tensor = input.and_then(|i| str_of(i, "qscheme")) == Some("per_tensor");
+    let input_dynamic = input.and_then(dynamic) == Some(true);
     if both("dtype", "fp8_e4m3")
         && dynamic(weight) != Some(true)
-        && matches!(
-            str_of(weight, "qscheme"),
-            Some("per_tensor" | "per_channel")
-        )
+        && per_tensor_or_channel
+        && (input_dynamic || input_per_tensor)
     {
         return Some(("fp8", 8, false));
     }
-    if both("dtype", "int8") && input.and_then(dynamic) != Some(true) {
+    if both("dtype", "int8")
+        && per_tensor_or_channel
+        && input_per_tensor
+        && dynamic(weight) != Some(true)
+        && !input_dynamic
+        && weight.get("symmetric").and_then(Value::as_bool) == Some(true)
+    {
         return Some(("int8", 8, false));
     }
     None
@@ -2296,6 +2307,38 @@ mod tests {
         assert_eq!((q.label.as_str(), q.bits), ("fp8", Some(8)));
         assert!(!q.activations_mxfp4);
         assert_eq!(c.spec.torch_dtype.as_deref(), Some("fp8"));
+        // `exclude` entries name whole modules, or `re:` patterns, as
+        // vLLM's Quark matching reads them: a wildcard names nothing.
+        let kept = |exclude: &str| {
+            let text = quark(&mx(false), &mx(true)).replace(
+                r#""exclude": ["lm_head"]"#,
+                &format!(r#""exclude": {exclude}"#),
+            );
+            parse_config(&text, "c")
+                .unwrap()
+                .spec
+                .unquantized_layers
+                .len()
+        };
+        assert_eq!(kept(r#"["model.layers.1.self_attn.q_proj"]"#), 1);
+        assert_eq!(kept(r#"["re:model\\.layers\\.[12]\\.mlp\\.down_proj"]"#), 2);
+        assert_eq!(kept(r#"["*.mlp.*"]"#), 0);
+        // Static FP8 inputs must be per tensor (`_is_fp8_w8a8`).
+        let per_channel = r#"{"dtype": "fp8_e4m3", "qscheme": "per_channel", "is_dynamic": false}"#;
+        let c = parse_config(&quark(fp8, per_channel), "c").unwrap();
+        assert_eq!(c.quantization.unwrap().label, "quark");
+        // INT8 W8A8 needs symmetric weights and static per-tensor inputs
+        // (`_is_static_tensor_w8a8`).
+        let int8 = |sym: bool| {
+            format!(
+                r#"{{"dtype": "int8", "qscheme": "per_channel", "is_dynamic": false, "symmetric": {sym}}}"#
+            )
+        };
+        let int8_in = r#"{"dtype": "int8", "qscheme": "per_tensor", "is_dynamic": false}"#;
+        let c = parse_config(&quark(&int8(true), int8_in), "c").unwrap();
+        assert_eq!(c.quantization.unwrap().label, "int8");
+        let c = parse_config(&quark(&int8(false), int8_in), "c").unwrap();
+        assert_eq!(c.quantization.unwrap().label, "quark");
         // A progressive weight list (FP8, then INT4): no scheme read.
         let c = parse_config(&quark(&format!("[{fp8}, {fp8}]"), fp8), "c").unwrap();
         assert_eq!(c.quantization.unwrap().label, "quark");

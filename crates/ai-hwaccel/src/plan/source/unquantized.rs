@@ -115,7 +115,9 @@ impl MatchRule {
     pub fn of(method: &str) -> MatchRule {
         match method.to_ascii_lowercase().as_str() {
             "bitsandbytes" => MatchRule::Component,
-            "compressed-tensors" | "fp8" => MatchRule::Exact,
+            // AMD Quark's `exclude`: vllm 0.11.0 `quark/utils.py`,
+            // `check_equal_or_regex_match` (the whole name, or `re:`).
+            "compressed-tensors" | "fp8" | "quark" => MatchRule::Exact,
             _ => MatchRule::Substring,
         }
     }
