@@ -164,7 +164,8 @@ def mmq_era(r):
     bits on an NVIDIA GPU, of a build before MMQ_INT8_MONTH or on a GPU
     below compute capability 8.0 (any backend: see speed.rs): V100 and older, which PR 8075 keeps on
     FP16 cuBLAS, and Turing, whose MMQ gained nothing (speed.rs
-    `without_int8_mmq`)."""
+    `without_int8_mmq`); or a type without MMQ kernels (IQ1_M, speed.rs
+    `cuda_mmq_type`, printed as its prompt path)."""
     cc = _cc(r["spec_id"])
     return (
         r["runtime"] == "llama.cpp"
@@ -174,6 +175,7 @@ def mmq_era(r):
         and not dp4a(r)
         and (
             not_cuda(r)
+            or r.get("no_mmq")
             or cc < (8, 0)
             or (r["month"] is not None and r["month"] < MMQ_INT8_MONTH)
         )
@@ -341,6 +343,9 @@ def ideal_rows():
                 # The planner runs the row's prompt on llama.cpp's DP4A MMQ
                 # kernels (speed.rs dp4a_mmq).
                 dp4a=dp4a_path == "dp4a",
+                # Its weights' type has no CUDA MMQ kernel (speed.rs
+                # cuda_mmq_type: IQ1_M), so it is dequantized for cuBLAS.
+                no_mmq=dp4a_path == "no-mmq",
                 # Seconds a decode step moves the linear-attention state in
                 # at the full bandwidth (read and rewritten); 0 without such
                 # layers.

@@ -45,7 +45,7 @@ fi
 # the repository (~5 min on 2 cores the first time). The end-to-end test (crates/ai-hwaccel-cli/tests/llamacpp.rs)
 # runs the planner's emitted command on it; without it that test says it skipped.
 LLAMA_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/ai-hwaccel-ci/llama.cpp-0.3.36"
-if { [ ! -x "$LLAMA_CACHE/bin/llama-server" ] || [ ! -x "$LLAMA_CACHE/bin/llama-bench" ] || [ ! -x "$LLAMA_CACHE/bin/ggml-rpc-server" ] || [ ! -x "$LLAMA_CACHE/bin/llama-batched-bench" ]; } && command -v cmake >/dev/null && [ -x "$PY_VENV/bin/pip" ]; then
+if { [ ! -x "$LLAMA_CACHE/bin/llama-server" ] || [ ! -x "$LLAMA_CACHE/bin/llama-bench" ] || [ ! -x "$LLAMA_CACHE/bin/ggml-rpc-server" ] || [ ! -x "$LLAMA_CACHE/bin/llama-batched-bench" ] || [ ! -x "$LLAMA_CACHE/bin/llama-imatrix" ]; } && command -v cmake >/dev/null && [ -x "$PY_VENV/bin/pip" ]; then
   (
     set -e
     mkdir -p "$LLAMA_CACHE/dl"
@@ -56,9 +56,10 @@ if { [ ! -x "$LLAMA_CACHE/bin/llama-server" ] || [ ! -x "$LLAMA_CACHE/bin/llama-
     cmake -S src -B build -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
       -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF \
       -DGGML_RPC=ON >/dev/null
-    cmake --build build --target llama-server llama-quantize llama-bench llama-batched-bench ggml-rpc-server -j"$(nproc)" >/dev/null
+    cmake --build build --target llama-server llama-quantize llama-imatrix llama-bench llama-batched-bench ggml-rpc-server -j"$(nproc)" >/dev/null
     install -D -m 0755 build/bin/llama-server bin/llama-server
     install -D -m 0755 build/bin/llama-quantize bin/llama-quantize
+    install -D -m 0755 build/bin/llama-imatrix bin/llama-imatrix
     install -D -m 0755 build/bin/llama-bench bin/llama-bench
     install -D -m 0755 build/bin/ggml-rpc-server bin/ggml-rpc-server
     install -D -m 0755 build/bin/llama-batched-bench bin/llama-batched-bench
@@ -67,6 +68,7 @@ if { [ ! -x "$LLAMA_CACHE/bin/llama-server" ] || [ ! -x "$LLAMA_CACHE/bin/llama-
 fi
 [ -x "$LLAMA_CACHE/bin/llama-server" ] && export AI_HWACCEL_LLAMA_SERVER="$LLAMA_CACHE/bin/llama-server"
 [ -x "$LLAMA_CACHE/bin/llama-quantize" ] && export AI_HWACCEL_LLAMA_QUANTIZE="$LLAMA_CACHE/bin/llama-quantize"
+[ -x "$LLAMA_CACHE/bin/llama-imatrix" ] && export AI_HWACCEL_LLAMA_IMATRIX="$LLAMA_CACHE/bin/llama-imatrix"
 [ -x "$LLAMA_CACHE/bin/llama-bench" ] && export AI_HWACCEL_LLAMA_BENCH="$LLAMA_CACHE/bin/llama-bench"
 [ -x "$LLAMA_CACHE/bin/ggml-rpc-server" ] && export AI_HWACCEL_LLAMA_RPC_SERVER="$LLAMA_CACHE/bin/ggml-rpc-server"
 [ -x "$LLAMA_CACHE/bin/llama-batched-bench" ] && export AI_HWACCEL_LLAMA_BATCHED_BENCH="$LLAMA_CACHE/bin/llama-batched-bench"

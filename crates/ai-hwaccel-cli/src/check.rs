@@ -30,7 +30,7 @@ pub struct CheckArgs {
     pub devices: Option<DeviceList>,
     /// The weights' format, where the output does not name it
     /// (llama-batched-bench prints no model description) or names a type
-    /// the planner has no format for (llama-bench's `IQ2_XXS - 2.0625 bpw`:
+    /// the planner has no format for (llama-bench's `TQ2_0 - 2.06 bpw ternary`:
     /// without it such rows get no prediction), and the model is not a GGUF
     /// file: `q4_0`, `q4_k_m`, `fp16`, … as `plan --quant`.
     #[arg(long, value_name = "Q")]

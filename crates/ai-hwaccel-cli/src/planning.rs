@@ -36,7 +36,8 @@ pub struct PlanArgs {
     /// Weight format (fp32, bf16, fp16, fp8 (block-scaled FP8 too), int8, nvfp4 (FP4 devices
     /// only), mxfp4, int4, nf4; GGUF mixes as llama-quantize makes
     /// them: q8_0, q6_k, q5_k (= q5_k_m), q5_k_s, q4_k (= q4_k_m), q4_k_s, q4_0, iq4_nl, iq4_xs,
-    /// q3_k_l, q3_k (= q3_k_m), q3_k_s, q2_k, and the legacy q5_1, q5_0, q4_1); default: the
+    /// q3_k_l, q3_k (= q3_k_m), q3_k_s, iq3_m, iq3_s, iq3_xs, iq3_xxs, q2_k, q2_k_s, iq2_m,
+    /// iq2_s, iq2_xs, iq2_xxs, iq1_m, iq1_s, and the legacy q5_1, q5_0, q4_1); default: the
     /// suggested one.
     #[arg(long, value_name = "Q", value_parser = parse_quant)]
     pub quant: Option<Quant>,

@@ -690,7 +690,13 @@ fn a_k_quant_with_cpu_repacking() {
 /// weights for the F16 model's architecture at that level. 16 layers make
 /// the per-layer rules show (the first eighth, the first four `attn_v`,
 /// `use_more_bits`); grouped KV heads (2 per KV head) keep `attn_v` below
-/// the n_gqa ≥ 4 rule, so IQ4's base type shows too.
+/// the n_gqa ≥ 4 rule, so IQ4's base type shows too, and a third model of
+/// 4 query heads per KV head takes the rules above it.
+///
+/// The i-quants below IQ4 are quantized with an importance matrix, as
+/// llama-quantize requires for most of them and as every such file is
+/// made: `llama-imatrix` computes it for each model over a short text
+/// (`AI_HWACCEL_LLAMA_IMATRIX`; without it that part says it skipped).
 #[test]
 fn gguf_mixes_match_llama_quantize() {
     let Some((_, py)) = requirements() else {
@@ -699,6 +705,7 @@ fn gguf_mixes_match_llama_quantize() {
     let Some(quantize) = quantize_tool() else {
         return;
     };
+    let imatrix_tool = tool("AI_HWACCEL_LLAMA_IMATRIX", "llama-imatrix");
     let dir = tempfile::tempdir().unwrap();
     let json = |args: &[&str]| -> serde_json::Value {
         let o = bin().args(args).output().unwrap();
@@ -709,40 +716,89 @@ fn gguf_mixes_match_llama_quantize() {
         );
         serde_json::from_slice(&o.stdout).unwrap()
     };
+    // Calibration text for the importance matrix: words in a seeded order
+    // (the test models' byte vocabulary reads any text).
+    let words = [
+        "the", "model", "runs", "on", "a", "small", "machine", "of", "layers",
+    ];
+    let mut x: u64 = 1;
+    let text: Vec<&str> = (0..3000)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            words[(x >> 33) as usize % words.len()]
+        })
+        .collect();
+    let calibration = dir.path().join("calibration.txt");
+    std::fs::write(&calibration, text.join(" ")).unwrap();
     let mut worst: f64 = 0.0;
+    let mut quantized = 0;
     // Dense, then 8 experts (Mixtral's rule: attn_k and attn_v at Q8_0,
-    // attn_output at Q5_K).
+    // attn_output at Q5_K), then dense with 4 query heads per KV head.
     for extra in [
         &["--layers", "16"][..],
         &["--layers", "16", "--experts", "8"][..],
+        &["--layers", "16", "--heads", "8", "--kv-heads", "2"][..],
     ] {
         let f16 = make_model_with(&py, dir.path(), "F16", extra);
         let f16s = f16.to_str().unwrap();
-        for (name, level) in [
-            ("Q8_0", "q8_0"),
-            ("Q6_K", "q6_k"),
-            ("Q5_K_M", "q5_k"),
-            ("Q5_K_S", "q5_k_s"),
-            ("Q4_K_M", "q4_k"),
-            ("Q4_K_S", "q4_k_s"),
-            ("Q4_0", "q4_0"),
-            ("Q4_1", "q4_1"),
-            ("Q5_0", "q5_0"),
-            ("Q5_1", "q5_1"),
-            ("IQ4_NL", "iq4_nl"),
-            ("IQ4_XS", "iq4_xs"),
-            ("Q3_K_L", "q3_k_l"),
-            ("Q3_K_M", "q3_k"),
-            ("Q3_K_S", "q3_k_s"),
-            ("Q2_K", "q2_k"),
-        ] {
-            let out = dir.path().join(format!("test-{name}-{}.gguf", extra.len()));
-            let o = Command::new(&quantize)
+        let imatrix = imatrix_tool.as_ref().map(|t| {
+            let out = dir.path().join(format!("imatrix-{}.gguf", extra.len()));
+            let o = Command::new(t)
+                .arg("-m")
                 .arg(&f16)
+                .arg("-f")
+                .arg(&calibration)
+                .arg("-o")
                 .arg(&out)
-                .arg(name)
+                .args(["-c", "128", "--chunks", "4"])
                 .output()
                 .unwrap();
+            assert!(
+                o.status.success(),
+                "llama-imatrix: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            out
+        });
+        for (name, level, needs_imatrix) in [
+            ("Q8_0", "q8_0", false),
+            ("Q6_K", "q6_k", false),
+            ("Q5_K_M", "q5_k", false),
+            ("Q5_K_S", "q5_k_s", false),
+            ("Q4_K_M", "q4_k", false),
+            ("Q4_K_S", "q4_k_s", false),
+            ("Q4_0", "q4_0", false),
+            ("Q4_1", "q4_1", false),
+            ("Q5_0", "q5_0", false),
+            ("Q5_1", "q5_1", false),
+            ("IQ4_NL", "iq4_nl", false),
+            ("IQ4_XS", "iq4_xs", false),
+            ("Q3_K_L", "q3_k_l", false),
+            ("Q3_K_M", "q3_k", false),
+            ("Q3_K_S", "q3_k_s", false),
+            ("Q2_K", "q2_k", false),
+            ("IQ3_M", "iq3_m", true),
+            ("IQ3_S", "iq3_s", true),
+            ("IQ3_XS", "iq3_xs", true),
+            ("IQ3_XXS", "iq3_xxs", true),
+            ("IQ2_M", "iq2_m", true),
+            ("IQ2_S", "iq2_s", true),
+            ("IQ2_XS", "iq2_xs", true),
+            ("IQ2_XXS", "iq2_xxs", true),
+            ("IQ1_M", "iq1_m", true),
+            ("IQ1_S", "iq1_s", true),
+        ] {
+            let mut cmd = Command::new(&quantize);
+            if needs_imatrix {
+                let Some(m) = &imatrix else {
+                    continue;
+                };
+                cmd.arg("--imatrix").arg(m);
+            }
+            let out = dir.path().join(format!("test-{name}-{}.gguf", extra.len()));
+            let o = cmd.arg(&f16).arg(&out).arg(name).output().unwrap();
             assert!(
                 o.status.success(),
                 "{name}: {}",
@@ -767,8 +823,11 @@ fn gguf_mixes_match_llama_quantize() {
                 "{name} {extra:?}: planned {planned} B, llama-quantize wrote {file_bytes} B ({r:.5})"
             );
             worst = worst.max((r - 1.0).abs());
+            quantized += 1;
         }
     }
+    eprintln!("{quantized} files quantized");
+    assert!(quantized >= 48, "{quantized}");
     assert!(worst <= 0.001, "worst planned/written {worst}");
 }
 

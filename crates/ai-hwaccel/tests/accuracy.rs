@@ -542,9 +542,12 @@ struct Estimate {
     /// the workstation class for a data-center GPU's int8 MMQ prompt
     /// (`speed::mmq_reference_ratio`).
     prefill_class: DeviceClass,
-    /// The prompt runs llama.cpp's DP4A MMQ kernels (`speed::dp4a_mmq`):
-    /// its ideal rate is at the DP4A reference, and the fit takes it apart.
-    dp4a: bool,
+    /// What the prompt runs on where the planner distinguishes it
+    /// (`speed::prompt_path`): `dp4a`, llama.cpp's DP4A MMQ kernels (its
+    /// ideal rate is at the DP4A reference, and the fit takes it apart);
+    /// `no-mmq`, a type without MMQ kernels dequantized for cuBLAS (the
+    /// fit's era factor applies).
+    prompt_path: &'static str,
     /// `ideal` estimates: the seconds per prompt token the prompt's passes
     /// spend reading the routed experts at the full bandwidth
     /// (`inference::prompt_pass_weight_seconds`), which `prefill` then
@@ -669,7 +672,7 @@ fn estimate(r: &Row, ideal: bool) -> Option<Estimate> {
         1.0
     };
     Some(Estimate {
-        dp4a: ai_hwaccel::plan::speed::dp4a_mmq(
+        prompt_path: ai_hwaccel::plan::speed::prompt_path(
             &devices[0],
             runtime,
             quant,
@@ -774,11 +777,7 @@ fn ideal_rates_for_fit() {
             routed_share(&r),
             r.backend,
             e.as_ref().map_or("", |e| e.prefill_class.as_str()),
-            if e.as_ref().is_some_and(|e| e.dp4a) {
-                "dp4a"
-            } else {
-                ""
-            },
+            e.as_ref().map_or("", |e| e.prompt_path),
             e.as_ref()
                 .map_or(String::new(), |e| format!("{:.6e}", e.state_s)),
             e.as_ref()

@@ -1029,9 +1029,14 @@ impl<'a> Sizer<'a> {
             if gguf.is_some() {
                 let lb = super::quant::GgufMix::layer_bits(quant, i, &facts);
                 let base = quant.bits_per_weight();
+                // ffn_down is a third of a gated MLP (gate, up, down) and
+                // half of a plain one (up, down); the rest is gate and up.
                 let down = |m: u64| m as f64 / if gated { 3.0 } else { 2.0 };
-                // attn_k and attn_v share the KV projections; attn_output
-                // is half the sharded attention (q and o).
+                let extra = |m: u64| {
+                    down(m) * (lb.down - base) + (m as f64 - down(m)) * (lb.gate_up - base)
+                };
+                // attn_k and attn_v share the KV projections; attn_q and
+                // attn_output are the two halves of the sharded attention.
                 let (kv_half, o) = if spec.mla.is_none() {
                     (
                         p.attention_kv as f64 / 2.0 * kv_share,
@@ -1041,11 +1046,11 @@ impl<'a> Sizer<'a> {
                     (0.0, 0.0)
                 };
                 fixed += (kv_half * (lb.k - base + lb.v - base)
-                    + down(p.mlp) / t * (lb.down - base)
-                    + o * (lb.output - base))
+                    + extra(p.mlp) / t
+                    + o * (lb.q - base + lb.output - base))
                     / 8.0
                     * scale;
-                expert_bytes += down(p.experts) / te * (lb.down - base) / 8.0 * scale;
+                expert_bytes += extra(p.experts) / te / 8.0 * scale;
             }
             if let Some(m) = spec
                 .moe
@@ -2858,6 +2863,27 @@ pub(crate) fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKin
         // tools/quantize/quantize.cpp: Q2_K +3.5199 ppl on Llama-3-8B
         // against +0.1754 for Q4_K_M), so the lowest suggestion is Q3_K_S.
         .filter(|&q| !matches!(q, Quant::Q2K | Quant::Q2KS))
+        // Nor the i-quants below IQ4: llama-quantize makes most of them
+        // only with an importance matrix computed on calibration text
+        // (`Quant::needs_imatrix`), which a plan cannot assume, and its
+        // option table gives no quality figure for any of them (IQ3_S and
+        // IQ3_M included) to rank them beside the K-quant mixes by; they
+        // are planned when asked for.
+        .filter(|&q| {
+            !matches!(
+                q,
+                Quant::Iq3M
+                    | Quant::Iq3S
+                    | Quant::Iq3Xs
+                    | Quant::Iq3Xxs
+                    | Quant::Iq2M
+                    | Quant::Iq2S
+                    | Quant::Iq2Xs
+                    | Quant::Iq2Xxs
+                    | Quant::Iq1M
+                    | Quant::Iq1S
+            )
+        })
         // The legacy Q4_1, Q5_0 and Q5_1 are planned when asked for, never
         // suggested: a K-quant mix no larger is better on each (the same
         // table: Q4_1 4.78G +0.4511 ppl against Q4_K_M 4.58G +0.1754, Q5_0

@@ -84,6 +84,29 @@ pub enum Quant {
     /// with grouped-query attention of 4 or more, the first eighth of
     /// ffn_down at Q4_K; llama-quant.cpp `LLAMA_FTYPE_MOSTLY_Q2_K_S`).
     Q2KS,
+    /// GGUF IQ3_M: IQ3_S with attn_v, attn_output and the first eighth of
+    /// ffn_down at Q4_K (llama-quantize's "IQ3_S mix").
+    Iq3M,
+    /// GGUF IQ3_S: 3.4375-bit i-quant, super-blocks of 256.
+    Iq3S,
+    /// GGUF IQ3_XS: IQ3_S with attn_q, attn_k and the middle ffn_gate and
+    /// ffn_up at IQ3_XXS.
+    Iq3Xs,
+    /// GGUF IQ3_XXS: 3.0625-bit i-quant (made with an importance matrix).
+    Iq3Xxs,
+    /// GGUF IQ2_M: IQ2_S weights (made with an importance matrix).
+    Iq2M,
+    /// GGUF IQ2_S: IQ2_XS weights with IQ3_S where IQ2_M has them (made
+    /// with an importance matrix).
+    Iq2S,
+    /// GGUF IQ2_XS: 2.3125-bit i-quant (made with an importance matrix).
+    Iq2Xs,
+    /// GGUF IQ2_XXS: 2.0625-bit i-quant (made with an importance matrix).
+    Iq2Xxs,
+    /// GGUF IQ1_M: 1.75-bit i-quant (made with an importance matrix).
+    Iq1M,
+    /// GGUF IQ1_S: 1.5625-bit i-quant (made with an importance matrix).
+    Iq1S,
 }
 
 impl Quant {
@@ -91,7 +114,7 @@ impl Quant {
     /// by bits per weight, so a format with more bits (block scales
     /// included) counts as the higher fidelity.
     /// Mixes of one base type follow their per-tensor extras (M before S).
-    pub const ALL: [Quant; 26] = [
+    pub const ALL: [Quant; 36] = [
         Quant::Fp32,
         Quant::Bf16,
         Quant::Fp16,
@@ -116,8 +139,18 @@ impl Quant {
         Quant::Q3KL,
         Quant::Q3K,
         Quant::Q3KS,
+        Quant::Iq3M,
+        Quant::Iq3S,
+        Quant::Iq3Xs,
+        Quant::Iq3Xxs,
         Quant::Q2K,
         Quant::Q2KS,
+        Quant::Iq2M,
+        Quant::Iq2S,
+        Quant::Iq2Xs,
+        Quant::Iq2Xxs,
+        Quant::Iq1M,
+        Quant::Iq1S,
     ];
 
     /// The CLI / JSON spelling.
@@ -149,6 +182,16 @@ impl Quant {
             Quant::Q3KS => "q3_k_s",
             Quant::Q2K => "q2_k",
             Quant::Q2KS => "q2_k_s",
+            Quant::Iq3M => "iq3_m",
+            Quant::Iq3S => "iq3_s",
+            Quant::Iq3Xs => "iq3_xs",
+            Quant::Iq3Xxs => "iq3_xxs",
+            Quant::Iq2M => "iq2_m",
+            Quant::Iq2S => "iq2_s",
+            Quant::Iq2Xs => "iq2_xs",
+            Quant::Iq2Xxs => "iq2_xxs",
+            Quant::Iq1M => "iq1_m",
+            Quant::Iq1S => "iq1_s",
         }
     }
 
@@ -191,6 +234,16 @@ impl Quant {
             // print it (e.g. ggml-org/llama.cpp PR 7921).
             "q2_k" | "q2_k_m" => Quant::Q2K,
             "q2_k_s" => Quant::Q2KS,
+            "iq3_m" => Quant::Iq3M,
+            "iq3_s" => Quant::Iq3S,
+            "iq3_xs" => Quant::Iq3Xs,
+            "iq3_xxs" => Quant::Iq3Xxs,
+            "iq2_m" => Quant::Iq2M,
+            "iq2_s" => Quant::Iq2S,
+            "iq2_xs" => Quant::Iq2Xs,
+            "iq2_xxs" => Quant::Iq2Xxs,
+            "iq1_m" => Quant::Iq1M,
+            "iq1_s" => Quant::Iq1S,
             _ => return None,
         })
     }
@@ -223,10 +276,14 @@ impl Quant {
     /// - GGUF types: bytes per block over weights per block, from ggml's block
     ///   structs (`ggml-common.h`): Q8_0 34 B/32, Q6_K 210 B/256, Q5_K
     ///   176 B/256, Q4_K 144 B/256, Q4_0 18 B/32, Q3_K 110 B/256, Q2_K 84 B/256,
-    ///   IQ4_NL 18 B/32, IQ4_XS 136 B/256, and the legacy Q4_1 20 B/32,
+    ///   IQ4_NL 18 B/32, IQ4_XS 136 B/256, IQ3_S 110 B/256, IQ3_XXS
+    ///   98 B/256, IQ2_S 82 B/256, IQ2_XS 74 B/256, IQ2_XXS 66 B/256,
+    ///   IQ1_M 56 B/256, IQ1_S 50 B/256, and the legacy Q4_1 20 B/32,
     ///   Q5_0 22 B/32, Q5_1 24 B/32 (two or one fp16 per block, the fifth
-    ///   bits in 4 bytes). A mix's figure is its base type's (the
-    ///   per-tensor extras are [`GgufMix`]'s).
+    ///   bits in 4 bytes). A mix's figure is its base type's, the type
+    ///   `llama_ftype_get_default_type` gives its file type (IQ3_XS and
+    ///   IQ3_M are IQ3_S, IQ2_S is IQ2_XS, IQ2_M is IQ2_S); the per-tensor
+    ///   extras are [`GgufMix`]'s.
     pub fn bits_per_weight(self) -> f64 {
         match self {
             Quant::Fp32 => 32.0,
@@ -247,6 +304,13 @@ impl Quant {
             Quant::Nf4 => 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0),
             Quant::Q3KL | Quant::Q3K | Quant::Q3KS => 110.0 * 8.0 / 256.0,
             Quant::Q2K | Quant::Q2KS => 84.0 * 8.0 / 256.0,
+            Quant::Iq3M | Quant::Iq3S | Quant::Iq3Xs => 110.0 * 8.0 / 256.0,
+            Quant::Iq3Xxs => 98.0 * 8.0 / 256.0,
+            Quant::Iq2M => 82.0 * 8.0 / 256.0,
+            Quant::Iq2S | Quant::Iq2Xs => 74.0 * 8.0 / 256.0,
+            Quant::Iq2Xxs => 66.0 * 8.0 / 256.0,
+            Quant::Iq1M => 56.0 * 8.0 / 256.0,
+            Quant::Iq1S => 50.0 * 8.0 / 256.0,
         }
     }
 
@@ -271,6 +335,35 @@ impl Quant {
                 | Quant::Q3KS
                 | Quant::Q2K
                 | Quant::Q2KS
+                | Quant::Iq3M
+                | Quant::Iq3S
+                | Quant::Iq3Xs
+                | Quant::Iq3Xxs
+                | Quant::Iq2M
+                | Quant::Iq2S
+                | Quant::Iq2Xs
+                | Quant::Iq2Xxs
+                | Quant::Iq1M
+                | Quant::Iq1S
+        )
+    }
+
+    /// The GGUF levels below IQ4 that llama.cpp calls very low-bit: their
+    /// main types need an importance matrix (`llama-quant.cpp`
+    /// `tensor_requires_imatrix`: IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_M,
+    /// IQ1_S; IQ3_XS holds IQ3_XXS tensors), so every such file was made
+    /// with one, and the type rules take their with-imatrix branches.
+    pub fn needs_imatrix(self) -> bool {
+        matches!(
+            self,
+            Quant::Iq3Xs
+                | Quant::Iq3Xxs
+                | Quant::Iq2M
+                | Quant::Iq2S
+                | Quant::Iq2Xs
+                | Quant::Iq2Xxs
+                | Quant::Iq1M
+                | Quant::Iq1S
         )
     }
 
@@ -487,28 +580,49 @@ mod tests {
 /// in the llama.cpp vendored by llama-cpp-python 0.3.36, the version the
 /// emitted flags are pinned to; the same rules since 2024) for the mixes
 /// `llama-quantize` names by these levels (`Q4_K` is its `Q4_K_M`, `Q5_K`
-/// `Q5_K_M`, `Q3_K` `Q3_K_M`), without an importance matrix:
+/// `Q5_K_M`, `Q3_K` `Q3_K_M`). The levels of [`Quant::needs_imatrix`] are
+/// as made with an importance matrix (the only way llama-quantize makes
+/// them); the others as made without one. The base type is
+/// `llama_ftype_get_default_type`'s ([`Quant::bits_per_weight`]).
 ///
-/// - `output.weight` is Q6_K (Q8_0 in a Q8_0 model); a model with tied
-///   embeddings (no `output.weight`) stores `token_embd` by that rule,
-///   else `token_embd` keeps the base type;
-/// - `attn_v`: Q2_K → Q4_K when n_head/n_head_kv ≥ 4 else Q3_K; IQ4_NL/XS →
-///   Q5_K when n_head/n_head_kv ≥ 4; Q3_K_M → Q5_K in the first two layers
-///   then Q4_K; Q3_K_L → Q5_K; Q4_K_M/Q5_K_M → Q6_K where
+/// - `output.weight` is Q6_K (Q8_0 in a Q8_0 model, Q5_K in IQ3_XXS, IQ2
+///   and IQ1 models); a model with tied embeddings (no `output.weight`)
+///   stores `token_embd` by that rule, else `token_embd` keeps the base
+///   type but in IQ2_XXS, IQ2_XS and IQ1 models (Q2_K) and IQ2_S, IQ2_M
+///   and IQ3_XXS models (IQ3_S);
+/// - the very-low-bit mixes (IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M, IQ1_S, IQ1_M)
+///   have rules of their own: `attn_v` Q4_K where n_head/n_head_kv ≥ 4 or
+///   with 4 or more experts, else IQ3_S (IQ2_S/M) or Q2_K; `attn_k` Q4_K
+///   with exactly 8 experts; `ffn_down` IQ3_S (IQ2_S/M) or Q2_K while
+///   fewer than an eighth of the layer count of `ffn_down` tensors came
+///   before it (llama.cpp counts them in layer order: a layer with shared
+///   experts holds two, [`GgufFacts::low_bit_down_layers`]);
+///   `attn_output` Q5_K with exactly 8 experts, else IQ2_XXS (IQ1) or
+///   IQ3_S (IQ2_S/M); everything else the base type;
+/// - `attn_v`: Q2_K → Q4_K when n_head/n_head_kv ≥ 4 else Q3_K; Q2_K_S →
+///   Q4_K when ≥ 4; IQ3_XXS → Q4_K when ≥ 4; IQ3_XS and IQ3_S → Q4_K when
+///   ≥ 4; IQ3_M → Q4_K; IQ4_NL/XS → Q5_K when ≥ 4; Q3_K_M → Q5_K in the
+///   first two layers then Q4_K; Q3_K_L → Q5_K; Q4_K_M/Q5_K_M → Q6_K where
 ///   `use_more_bits(i, n)`; Q4_K_S → Q5_K in the first four layers; then,
 ///   in a model llama.cpp types as 70B (80 layers of llama with grouped KV
-///   heads, qwen2, olmo or deci), Q3_K
-///   or Q4_K becomes Q5_K, and with exactly 8 experts everything is Q8_0;
-/// - `attn_k`: Q8_0 with exactly 8 experts;
-/// - `ffn_down` (dense and expert): Q2_K → Q3_K; Q3_K_M → Q5_K in the
-///   first sixteenth of the layers then Q4_K; Q3_K_L → Q5_K; Q4_K_M and
-///   Q5_K_M → Q6_K where `use_more_bits`; IQ4_NL/XS and Q4_K_S → Q5_K in
-///   the first eighth;
-/// - `attn_output`: with exactly 8 experts Q5_K for Q2_K, Q3_K_S/M, Q4_K_S/M
-///   and IQ4_NL/XS (the base type for the others, Q3_K_L included);
-///   otherwise Q2_K → Q3_K, Q3_K_M → Q4_K, Q3_K_L → Q5_K;
+///   heads, qwen2, olmo or deci), Q3_K or Q4_K becomes Q5_K, and with
+///   exactly 8 experts everything is Q8_0;
+/// - `attn_k`: Q8_0 with exactly 8 experts; else IQ3_XXS in IQ3_XS models
+///   and IQ2_S in IQ3_XXS models; `attn_q`: the same two;
+/// - `ffn_down` (dense and expert): Q2_K → Q3_K; Q2_K_S → Q4_K in the first
+///   eighth; Q3_K_M → Q5_K in the first sixteenth of the layers then Q4_K;
+///   IQ3_M → Q4_K in the first eighth (and where `use_more_bits` with
+///   exactly 8 experts); Q3_K_L → Q5_K; Q4_K_M and Q5_K_M → Q6_K where
+///   `use_more_bits`; IQ4_NL/XS and Q4_K_S → Q5_K in the first eighth;
+/// - `ffn_gate`, `ffn_up`: IQ3_XXS in IQ3_XS models between the first and
+///   the last eighth of the layers;
+/// - `attn_output`: with exactly 8 experts Q5_K for Q2_K, Q3_K_S/M, Q4_K_S/M,
+///   IQ4_NL/XS and the IQ3 mixes (the base type for the others, Q3_K_L
+///   included); otherwise Q2_K → Q3_K, IQ3_XXS → IQ3_S, Q3_K_M and IQ3_M →
+///   Q4_K, Q3_K_L → Q5_K;
 /// - norms are F32; every other tensor has the base type. Shape fallbacks
-///   (a row length not divisible by the block) are not modelled.
+///   (a row length not divisible by the block) are not modelled, nor the
+///   `attn_kv_b` of latent attention, which llama.cpp types as `attn_v`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GgufMix {
     /// The level's base type, bits per weight.
@@ -535,11 +649,30 @@ pub struct GgufFacts {
     pub llama_70b: bool,
     /// No separate `output.weight` (the head is the embedding).
     pub tied: bool,
+    /// The leading layers whose `ffn_down` the very-low-bit mixes raise:
+    /// llama.cpp raises each `ffn_down` tensor while fewer than
+    /// `n_layer / 8` came before it (`qs.i_ffn_down < qs.n_ffn_down/8`),
+    /// visiting them in layer order (`weight_name_comparer`); a layer of
+    /// routed and shared experts holds two (`ffn_down_exps`,
+    /// `ffn_down_shexp`). A layer counts as raised when its first one is;
+    /// of a layer whose second one is past the count, both are counted as
+    /// raised.
+    pub low_bit_down_layers: u32,
 }
 
 impl GgufFacts {
     /// The facts of a model architecture.
     pub fn of(spec: &super::arch::ModelSpec) -> GgufFacts {
+        let limit = spec.num_layers / 8;
+        let shared = spec.moe.as_ref().is_some_and(|m| m.shared_experts > 0);
+        let (mut before, mut raised) = (0u32, 0u32);
+        for i in 0..spec.num_layers {
+            if before >= limit {
+                break;
+            }
+            raised += 1;
+            before += if shared && spec.is_moe_layer(i) { 2 } else { 1 };
+        }
         GgufFacts {
             layers: spec.num_layers,
             gqa: spec.num_attention_heads / spec.num_kv_heads.max(1),
@@ -551,6 +684,7 @@ impl GgufFacts {
                     _ => false,
                 },
             tied: spec.tied_embeddings,
+            low_bit_down_layers: raised,
         }
     }
 }
@@ -558,12 +692,16 @@ impl GgufFacts {
 /// Bits per weight of one layer's tensors whose type differs by role.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LayerBits {
+    /// `attn_q`.
+    pub q: f64,
     /// `attn_k`.
     pub k: f64,
     /// `attn_v`.
     pub v: f64,
     /// `ffn_down` (dense and expert).
     pub down: f64,
+    /// `ffn_gate` and `ffn_up` (dense and expert).
+    pub gate_up: f64,
     /// `attn_output`.
     pub output: f64,
 }
@@ -575,6 +713,24 @@ pub fn gguf_use_more_bits(i: u32, n: u32) -> bool {
     i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2
 }
 
+/// Bits per weight of the ggml types the mixes raise tensors to that are
+/// no level's base ([`Quant::bits_per_weight`] for the others): IQ3_S
+/// (110 B/256) and IQ2_S (82 B/256), `ggml-common.h`.
+const IQ3_S_BITS: f64 = 110.0 * 8.0 / 256.0;
+const IQ2_S_BITS: f64 = 82.0 * 8.0 / 256.0;
+const IQ3_XXS_BITS: f64 = 98.0 * 8.0 / 256.0;
+const IQ2_XXS_BITS: f64 = 66.0 * 8.0 / 256.0;
+
+/// The mixes `llama_tensor_get_type_impl` sends down its very-low-bit
+/// branch (`LLAMA_FTYPE_MOSTLY_IQ2_XXS`, `_IQ2_XS`, `_IQ1_S`, `_IQ2_S`,
+/// `_IQ2_M`, `_IQ1_M`).
+fn very_low_bit(q: Quant) -> bool {
+    matches!(
+        q,
+        Quant::Iq2Xxs | Quant::Iq2Xs | Quant::Iq1S | Quant::Iq2S | Quant::Iq2M | Quant::Iq1M
+    )
+}
+
 impl GgufMix {
     /// The mix of a GGUF level; `None` for other formats.
     pub fn of(q: Quant, facts: &GgufFacts) -> Option<GgufMix> {
@@ -582,18 +738,24 @@ impl GgufMix {
             return None;
         }
         let output = if q == Quant::Q8_0 {
-            Quant::Q8_0
+            Quant::Q8_0.bits_per_weight()
+        } else if very_low_bit(q) || q == Quant::Iq3Xxs {
+            Quant::Q5K.bits_per_weight()
         } else {
-            Quant::Q6K
+            Quant::Q6K.bits_per_weight()
+        };
+        let embedding = match q {
+            _ if facts.tied => output,
+            Quant::Iq2Xxs | Quant::Iq2Xs | Quant::Iq1S | Quant::Iq1M => {
+                Quant::Q2K.bits_per_weight()
+            }
+            Quant::Iq2S | Quant::Iq2M | Quant::Iq3Xxs => IQ3_S_BITS,
+            _ => q.bits_per_weight(),
         };
         Some(GgufMix {
             base_bits: q.bits_per_weight(),
-            output_bits: output.bits_per_weight(),
-            embedding_bits: if facts.tied {
-                output.bits_per_weight()
-            } else {
-                q.bits_per_weight()
-            },
+            output_bits: output,
+            embedding_bits: embedding,
         })
     }
 
@@ -604,9 +766,39 @@ impl GgufMix {
         let base = q.bits_per_weight();
         let b = |x: Quant| x.bits_per_weight();
         let eight = facts.experts == 8;
+        if very_low_bit(q) {
+            let s_or_m = matches!(q, Q::Iq2S | Q::Iq2M);
+            let low = if s_or_m { IQ3_S_BITS } else { b(Q::Q2K) };
+            return LayerBits {
+                q: base,
+                k: if eight { b(Q::Q4K) } else { base },
+                v: if facts.gqa >= 4 || facts.experts >= 4 {
+                    b(Q::Q4K)
+                } else {
+                    low
+                },
+                down: if i < facts.low_bit_down_layers {
+                    low
+                } else {
+                    base
+                },
+                gate_up: base,
+                output: if eight {
+                    b(Q::Q5K)
+                } else if matches!(q, Q::Iq1S | Q::Iq1M) {
+                    IQ2_XXS_BITS
+                } else if s_or_m {
+                    IQ3_S_BITS
+                } else {
+                    base
+                },
+            };
+        }
         let mut v = match q {
             Q::Q2K | Q::Q2KS if facts.gqa >= 4 => b(Q::Q4K),
             Q::Q2K => b(Q::Q3K),
+            Q::Iq3Xxs | Q::Iq3Xs | Q::Iq3S if facts.gqa >= 4 => b(Q::Q4K),
+            Q::Iq3M => b(Q::Q4K),
             Q::Iq4Nl | Q::Iq4Xs if facts.gqa >= 4 => b(Q::Q5K),
             Q::Q3K if i < 2 => b(Q::Q5K),
             Q::Q3K => b(Q::Q4K),
@@ -621,33 +813,62 @@ impl GgufMix {
         if eight {
             v = b(Q::Q8_0);
         }
-        let k = if eight { b(Q::Q8_0) } else { base };
+        let q_bits = match q {
+            Q::Iq3Xs => IQ3_XXS_BITS,
+            Q::Iq3Xxs => IQ2_S_BITS,
+            _ => base,
+        };
+        let k = if eight { b(Q::Q8_0) } else { q_bits };
         let down = match q {
             Q::Q2K => b(Q::Q3K),
             Q::Q2KS if i < n / 8 => b(Q::Q4K),
             Q::Q3K if i < n / 16 => b(Q::Q5K),
             Q::Q3K => b(Q::Q4K),
+            Q::Iq3M if i < n / 8 || (eight && gguf_use_more_bits(i, n)) => b(Q::Q4K),
             Q::Q3KL => b(Q::Q5K),
             Q::Q4K | Q::Q5K if gguf_use_more_bits(i, n) => b(Q::Q6K),
             Q::Iq4Nl | Q::Iq4Xs | Q::Q4KS if i < n / 8 => b(Q::Q5K),
             _ => base,
         };
+        let gate_up = if q == Q::Iq3Xs && i >= n / 8 && i < 7 * n / 8 {
+            IQ3_XXS_BITS
+        } else {
+            base
+        };
         // With 8 experts only the listed mixes raise attn_output (Q3_K_L
         // keeps its base type there); otherwise the dense rules apply.
         let output = if eight {
             match q {
-                Q::Q2K | Q::Q3KS | Q::Q3K | Q::Iq4Nl | Q::Q4KS | Q::Q4K | Q::Iq4Xs => b(Q::Q5K),
+                Q::Q2K
+                | Q::Q3KS
+                | Q::Q3K
+                | Q::Iq4Nl
+                | Q::Q4KS
+                | Q::Q4K
+                | Q::Iq4Xs
+                | Q::Iq3Xs
+                | Q::Iq3Xxs
+                | Q::Iq3S
+                | Q::Iq3M => b(Q::Q5K),
                 _ => base,
             }
         } else {
             match q {
                 Q::Q2K => b(Q::Q3K),
-                Q::Q3K => b(Q::Q4K),
+                Q::Iq3Xxs => IQ3_S_BITS,
+                Q::Q3K | Q::Iq3M => b(Q::Q4K),
                 Q::Q3KL => b(Q::Q5K),
                 _ => base,
             }
         };
-        LayerBits { k, v, down, output }
+        LayerBits {
+            q: q_bits,
+            k,
+            v,
+            down,
+            gate_up,
+            output,
+        }
     }
 }
 
@@ -777,6 +998,143 @@ mod gguf_mix_tests {
         assert_eq!(lb(Quant::Q4K, 5, &moe), (8.5, 8.5, 4.5, 5.5));
         // ... but Q3_K_L's attn_output keeps Q3_K there (llama-quantize wrote it so).
         assert_eq!(lb(Quant::Q3KL, 5, &moe).3, 3.4375);
+    }
+
+    /// The i-quant mixes below IQ4, rule by rule as `llama-quant.cpp`
+    /// writes them (bits: IQ3_S 3.4375, IQ3_XXS 3.0625, IQ2_S 2.5625,
+    /// IQ2_XS 2.3125, IQ2_XXS 2.0625, IQ1_M 1.75, IQ1_S 1.5625; Q2_K
+    /// 2.625, Q4_K 4.5, Q5_K 5.5).
+    #[test]
+    fn i_quant_mixes_follow_llama_cpps_rules() {
+        let l = |q, i, f: &GgufFacts| {
+            let b = GgufMix::layer_bits(q, i, f);
+            (b.q, b.k, b.v, b.down, b.gate_up, b.output)
+        };
+        // Base types: llama_ftype_get_default_type (IQ2_S files hold
+        // IQ2_XS, IQ2_M files IQ2_S, IQ3_XS and IQ3_M files IQ3_S).
+        let bits = |q: Quant| q.bits_per_weight();
+        assert_eq!(bits(Quant::Iq2S), 2.3125);
+        assert_eq!(bits(Quant::Iq2M), 2.5625);
+        assert_eq!((bits(Quant::Iq3Xs), bits(Quant::Iq3M)), (3.4375, 3.4375));
+        assert_eq!((bits(Quant::Iq1S), bits(Quant::Iq1M)), (1.5625, 1.75));
+        let (dense, mha) = (facts(32, 4), facts(32, 1));
+        let f = GgufFacts {
+            low_bit_down_layers: 4,
+            ..dense
+        };
+        let f1 = GgufFacts {
+            low_bit_down_layers: 4,
+            ..mha
+        };
+        // The very-low-bit branch: attn_v Q4_K with n_gqa >= 4, else
+        // IQ3_S (IQ2_S/M) or Q2_K; ffn_down of the first eighth likewise;
+        // attn_output IQ2_XXS for IQ1, IQ3_S for IQ2_S/M.
+        assert_eq!(
+            l(Quant::Iq2Xxs, 0, &f),
+            (2.0625, 2.0625, 4.5, 2.625, 2.0625, 2.0625)
+        );
+        assert_eq!(
+            l(Quant::Iq2Xxs, 4, &f1),
+            (2.0625, 2.0625, 2.625, 2.0625, 2.0625, 2.0625)
+        );
+        assert_eq!(
+            l(Quant::Iq2M, 3, &f1),
+            (2.5625, 2.5625, 3.4375, 3.4375, 2.5625, 3.4375)
+        );
+        assert_eq!(l(Quant::Iq2S, 9, &f).5, 3.4375);
+        assert_eq!(l(Quant::Iq1S, 9, &f).5, 2.0625);
+        assert_eq!(l(Quant::Iq1M, 9, &f).5, 2.0625);
+        // Four or more experts raise attn_v too; exactly 8 also attn_k
+        // (Q4_K) and attn_output (Q5_K), never to Q8_0 in this branch.
+        let moe = GgufFacts { experts: 8, ..f1 };
+        assert_eq!(
+            l(Quant::Iq1S, 9, &moe),
+            (1.5625, 4.5, 4.5, 1.5625, 1.5625, 5.5)
+        );
+        // IQ3_XXS (with its importance matrix): attn_q and attn_k IQ2_S,
+        // attn_v IQ3_XXS (Q4_K with n_gqa >= 4), attn_output IQ3_S.
+        assert_eq!(
+            l(Quant::Iq3Xxs, 9, &mha),
+            (2.5625, 2.5625, 3.0625, 3.0625, 3.0625, 3.4375)
+        );
+        assert_eq!(l(Quant::Iq3Xxs, 9, &dense).2, 4.5);
+        // IQ3_XS: attn_q, attn_k and the middle layers' ffn_gate/up at
+        // IQ3_XXS; attn_v Q4_K with n_gqa >= 4.
+        assert_eq!(
+            l(Quant::Iq3Xs, 9, &dense),
+            (3.0625, 3.0625, 4.5, 3.4375, 3.0625, 3.4375)
+        );
+        assert_eq!(l(Quant::Iq3Xs, 3, &mha).4, 3.4375);
+        assert_eq!(l(Quant::Iq3Xs, 28, &mha).4, 3.4375);
+        // IQ3_M: attn_v and attn_output Q4_K, ffn_down Q4_K in the first
+        // eighth; IQ3_S: attn_v Q4_K only with n_gqa >= 4.
+        assert_eq!(
+            l(Quant::Iq3M, 3, &mha),
+            (3.4375, 3.4375, 4.5, 4.5, 3.4375, 4.5)
+        );
+        assert_eq!(l(Quant::Iq3M, 4, &mha).3, 3.4375);
+        assert_eq!(
+            l(Quant::Iq3S, 4, &mha),
+            (3.4375, 3.4375, 3.4375, 3.4375, 3.4375, 3.4375)
+        );
+        assert_eq!(l(Quant::Iq3S, 4, &dense).2, 4.5);
+        // With 8 experts the IQ3 mixes take attn_k/attn_v Q8_0 and
+        // attn_output Q5_K; IQ3_M raises ffn_down where use_more_bits.
+        let moe3 = GgufFacts { experts: 8, ..mha };
+        assert_eq!(
+            l(Quant::Iq3M, 6, &moe3),
+            (3.4375, 8.5, 8.5, 4.5, 3.4375, 5.5)
+        );
+        assert_eq!(l(Quant::Iq3Xs, 7, &moe3).1, 8.5);
+        // Head and embedding.
+        let mix = |q| GgufMix::of(q, &dense).unwrap();
+        assert_eq!(
+            (
+                mix(Quant::Iq2Xxs).output_bits,
+                mix(Quant::Iq2Xxs).embedding_bits
+            ),
+            (5.5, 2.625)
+        );
+        assert_eq!(
+            (
+                mix(Quant::Iq1M).output_bits,
+                mix(Quant::Iq1M).embedding_bits
+            ),
+            (5.5, 2.625)
+        );
+        assert_eq!(
+            (
+                mix(Quant::Iq2M).output_bits,
+                mix(Quant::Iq2M).embedding_bits
+            ),
+            (5.5, 3.4375)
+        );
+        assert_eq!(
+            (
+                mix(Quant::Iq3Xxs).output_bits,
+                mix(Quant::Iq3Xxs).embedding_bits
+            ),
+            (5.5, 3.4375)
+        );
+        assert_eq!(
+            (
+                mix(Quant::Iq3M).output_bits,
+                mix(Quant::Iq3M).embedding_bits
+            ),
+            (6.5625, 3.4375)
+        );
+        let tied = GgufFacts {
+            tied: true,
+            ..dense
+        };
+        assert_eq!(GgufMix::of(Quant::Iq1S, &tied).unwrap().embedding_bits, 5.5);
+        // The ffn_down count: 61 layers, 3 dense then routed and shared
+        // experts (DeepSeek-V3: two ffn_down tensors a layer), n/8 = 7:
+        // layers 0-2 (one each) and 3-4 (two each) come first.
+        let spec = |id: &str| &crate::plan::catalog::find(id).unwrap().spec;
+        assert_eq!(GgufFacts::of(spec("deepseek-v3")).low_bit_down_layers, 5);
+        assert_eq!(GgufFacts::of(spec("llama-3.1-8b")).low_bit_down_layers, 4);
+        assert!(Quant::Iq2Xxs.needs_imatrix() && !Quant::Iq3S.needs_imatrix());
     }
 
     #[test]

@@ -1796,7 +1796,45 @@ pub fn without_int8_mmq(
     let cc = nvidia_cc(e);
     e.vendor == "nvidia"
         && (backend.is_some_and(|b| b != super::runtime::GgmlBackend::Cuda)
+            || !cuda_mmq_type(q)
             || cc.is_some_and(|cc| cc < (8, 0) || build.is_some_and(|b| b < LLAMA_CUDA_MMQ_INT8)))
+}
+
+/// Whether llama.cpp's CUDA backend has MMQ kernels for weights stored at
+/// `q` (`ggml_cuda_should_use_mmq`'s list of types: every GGUF type the
+/// planner names but IQ1_M, whose prompts are dequantized for cuBLAS at
+/// any build and whatever `GGML_CUDA_FORCE_MMQ` says; the i-quants gained
+/// MMQ in PR 8495, opened 2024-07-15, a month after the other types'
+/// int8 kernels, [`LLAMA_CUDA_MMQ_INT8`]). A prompt of a type without them
+/// takes the fitted [`PREFILL_MMQ_ERA`] factor, as [`without_int8_mmq`]
+/// says.
+pub fn cuda_mmq_type(q: Quant) -> bool {
+    q != Quant::Iq1M
+}
+
+/// What the quantized prompt of a plan runs on under llama.cpp's CUDA
+/// backend where the planner distinguishes it: `"dp4a"` on the DP4A MMQ
+/// kernels ([`dp4a_mmq`]), `"no-mmq"` dequantized for cuBLAS because its
+/// type has no MMQ kernel ([`cuda_mmq_type`]) on an NVIDIA GPU, `""`
+/// otherwise (`scripts/fit-speed.py` reads it from the accuracy test).
+pub fn prompt_path(
+    d: &PlanDevice,
+    runtime: RuntimeKind,
+    q: Quant,
+    backend: Option<super::runtime::GgmlBackend>,
+    build: Option<BuildMonth>,
+    force_mmq: bool,
+) -> &'static str {
+    if dp4a_mmq(d, runtime, q, backend, build, force_mmq) {
+        "dp4a"
+    } else if !cuda_mmq_type(q)
+        && backend.is_none_or(|b| b == super::runtime::GgmlBackend::Cuda)
+        && without_int8_mmq(d, runtime, q, backend, build, force_mmq)
+    {
+        "no-mmq"
+    } else {
+        ""
+    }
 }
 
 /// The first llama.cpp build month whose Vulkan backend runs matrix
@@ -2208,6 +2246,7 @@ pub fn dp4a_mmq(
 ) -> bool {
     if !quantized_llama_cpp_gpu(d, runtime, q)
         || backend.is_some_and(|b| b != super::runtime::GgmlBackend::Cuda)
+        || !cuda_mmq_type(q)
     {
         return false;
     }
