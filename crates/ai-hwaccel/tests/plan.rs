@@ -280,6 +280,73 @@ fn linear_attention_layers_hold_a_fixed_state_not_a_kv_cache() {
     );
 }
 
+/// A model no suggested level fits (DeepSeek-R1 under llama.cpp on 8 × 24
+/// GB, which Q3_K_S misses by about 100 GB) is advised the level with the
+/// most bits among those planned only when asked for that fits, with why
+/// it is not suggested; on 4 of the cards not even IQ1_S fits and no such
+/// advice is given.
+#[test]
+fn advice_names_an_i_quant_where_no_suggested_level_fits() {
+    let m = spec("deepseek-r1");
+    let opts = InferenceOptions {
+        runtime: ai_hwaccel::plan::runtime::RuntimeKind::LlamaCpp,
+        ..Default::default()
+    };
+    let eight = plan_inference(&m, &devices("8xrtx-4090"), &opts);
+    assert!(!eight.feasible);
+    let advice = eight
+        .advice
+        .iter()
+        .find(|a| a.contains("below the suggested levels"))
+        .unwrap_or_else(|| panic!("{:?}", eight.advice));
+    let level = advice
+        .split(": ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(Quant::parse)
+        .unwrap();
+    assert!(level.bits_per_weight() < 3.0, "{advice}");
+    assert!(advice.contains("importance matrix"), "{advice}");
+    let fits = plan_inference(
+        &m,
+        &devices("8xrtx-4090"),
+        &InferenceOptions {
+            quant: Some(level),
+            ..opts.clone()
+        },
+    );
+    assert!(fits.feasible, "{advice}");
+    // Its decode estimate says it is not calibrated for i-quants; a
+    // K-quant plan says nothing of the kind.
+    let uncalibrated = |p: &ai_hwaccel::plan::InferencePlan| {
+        p.warnings
+            .iter()
+            .any(|w| w.contains("i-quant below IQ4 is not calibrated"))
+    };
+    assert!(uncalibrated(&fits), "{:?}", fits.warnings);
+    assert!(!uncalibrated(&eight), "{:?}", eight.warnings);
+    // One level up from it no longer fits.
+    let above = Quant::ALL[Quant::ALL.iter().position(|&q| q == level).unwrap() - 1];
+    let above_plan = plan_inference(
+        &m,
+        &devices("8xrtx-4090"),
+        &InferenceOptions {
+            quant: Some(above),
+            ..opts.clone()
+        },
+    );
+    assert!(!above_plan.feasible, "{advice}: {above} fits too");
+    let four = plan_inference(&m, &devices("4xrtx-4090"), &opts);
+    assert!(
+        !four
+            .advice
+            .iter()
+            .any(|a| a.contains("below the suggested levels")),
+        "{:?}",
+        four.advice
+    );
+}
+
 #[test]
 fn seventy_b_needs_4bit_on_one_80gb_gpu() {
     let m = spec("llama-3.1-70b");

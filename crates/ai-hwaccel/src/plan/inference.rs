@@ -2869,21 +2869,7 @@ pub(crate) fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKin
         // option table gives no quality figure for any of them (IQ3_S and
         // IQ3_M included) to rank them beside the K-quant mixes by; they
         // are planned when asked for.
-        .filter(|&q| {
-            !matches!(
-                q,
-                Quant::Iq3M
-                    | Quant::Iq3S
-                    | Quant::Iq3Xs
-                    | Quant::Iq3Xxs
-                    | Quant::Iq2M
-                    | Quant::Iq2S
-                    | Quant::Iq2Xs
-                    | Quant::Iq2Xxs
-                    | Quant::Iq1M
-                    | Quant::Iq1S
-            )
-        })
+        .filter(|&q| !q.low_bit_i_quant())
         // The legacy Q4_1, Q5_0 and Q5_1 are planned when asked for, never
         // suggested: a K-quant mix no larger is better on each (the same
         // table: Q4_1 4.78G +0.4511 ppl against Q4_K_M 4.58G +0.1754, Q5_0
@@ -3255,6 +3241,9 @@ pub fn plan_inference(
              16-bit rate, the emulation's own cost not counted",
             d.id, d.name, opts.runtime
         ));
+    }
+    if quant.low_bit_i_quant() && devices.iter().any(|d| !d.host) {
+        warnings.push(I_QUANT_DECODE_UNCALIBRATED.to_string());
     }
     if opts.runtime == RuntimeKind::LlamaCpp
         && opts.backend == Some(super::runtime::GgmlBackend::Vulkan)
@@ -3677,6 +3666,48 @@ fn unestimated_speeds(
     out
 }
 
+/// The warning on a plan at an i-quant below IQ4 on a GPU: its decode is
+/// planned at the below-4-bit cells, fitted on K-quant rows, while
+/// llama.cpp's i-quant kernels are bound by their arithmetic on many GPUs.
+/// Measured (llama.cpp PR 8215, July 2024, llama 8B, one token per forward
+/// pass, `-ub 1`): an RTX 3090 ran IQ3_S, IQ2_S and IQ1_M at 143.17,
+/// 151.47 and 167.03 tok/s for weights of 3.42 to 2.01 GiB, nearly flat,
+/// where the planner (at that build) says 97, 122 and 144; an RTX 4090 at
+/// 221.34, 276.89 and 315.04 against 110, 137 and 159; an RX 6800 at
+/// 38.16, 46.31 and 49.22 against 67, 81 and 91.
+pub const I_QUANT_DECODE_UNCALIBRATED: &str = "decode at an i-quant below IQ4 is not calibrated: \
+     it is planned as the K-quants below 4 bits measure, while llama.cpp's i-quant kernels are \
+     bound by their arithmetic on many GPUs (llama.cpp PR 8215: an RTX 3090 decoded llama 8B at \
+     IQ3_S, IQ2_S and IQ1_M at 143-167 tok/s whatever their size, an RTX 4090 at 221-315, an RX \
+     6800 at 38-49; planned 97-144, 110-159 and 67-91)";
+
+/// The GGUF level with the most bits, among those planned only when asked
+/// for ([`candidate_levels`] leaves out Q2_K, Q2_K_S and the i-quants below
+/// IQ4) and below 3.5 bits, that the devices run and the model fits at; `None` where GGUF
+/// levels are not the runtime's (not llama.cpp and not a GGUF model) or
+/// none fits.
+fn lowest_gguf_level_that_fits(
+    spec: &ModelSpec,
+    devices: &[PlanDevice],
+    kv: KvDtype,
+    opts: &InferenceOptions,
+    context: u64,
+) -> Option<Quant> {
+    if !(opts.gguf_levels || opts.runtime == RuntimeKind::LlamaCpp) {
+        return None;
+    }
+    let offered = candidate_levels(spec, opts.gguf_levels, opts.runtime);
+    Quant::ALL
+        .into_iter()
+        .filter(|q| q.is_gguf() && q.bits_per_weight() < 3.5 && !offered.contains(q))
+        .filter(|&q| devices.iter().all(|d| runs(q, d, opts.runtime)))
+        .find(|&q| {
+            !plan_level(spec, devices, q, kv, opts, context)
+                .plans
+                .is_empty()
+        })
+}
+
 /// What would make an infeasible request fit.
 fn advise(
     spec: &ModelSpec,
@@ -3747,6 +3778,27 @@ fn advise(
                 .is_empty()
         {
             out.push(format!("a smaller quantization: {q} fits"));
+        } else if let Some(q) = lowest_gguf_level_that_fits(spec, devices, kv, opts, context)
+            && q != quant
+        {
+            // Below what is suggested: the GGUF levels planned only when
+            // asked for (Q2_K and the i-quants below IQ4), the one with
+            // the most bits that fits.
+            let mut why = Vec::new();
+            if q.needs_imatrix() {
+                why.push("llama-quantize makes it only with an importance matrix");
+            }
+            if q.bits_per_weight() < 3.0 {
+                why.push("quality falls steeply below 3 bits");
+            }
+            out.push(format!(
+                "a smaller quantization below the suggested levels: {q} fits{}",
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", why.join("; "))
+                }
+            ));
         }
     }
     // More of the largest device.

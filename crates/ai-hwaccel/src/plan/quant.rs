@@ -348,6 +348,23 @@ impl Quant {
         )
     }
 
+    /// The GGUF i-quant levels below IQ4 (IQ3_M down to IQ1_S).
+    pub fn low_bit_i_quant(self) -> bool {
+        matches!(
+            self,
+            Quant::Iq3M
+                | Quant::Iq3S
+                | Quant::Iq3Xs
+                | Quant::Iq3Xxs
+                | Quant::Iq2M
+                | Quant::Iq2S
+                | Quant::Iq2Xs
+                | Quant::Iq2Xxs
+                | Quant::Iq1M
+                | Quant::Iq1S
+        )
+    }
+
     /// The GGUF levels below IQ4 that llama.cpp calls very low-bit: their
     /// main types need an importance matrix (`llama-quant.cpp`
     /// `tensor_requires_imatrix`: IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_M,
