@@ -1104,42 +1104,16 @@ mod gguf_mix_tests {
         );
         assert_eq!(l(Quant::Iq3Xs, 7, &moe3).1, 8.5);
         // Head and embedding.
-        let mix = |q| GgufMix::of(q, &dense).unwrap();
-        assert_eq!(
-            (
-                mix(Quant::Iq2Xxs).output_bits,
-                mix(Quant::Iq2Xxs).embedding_bits
-            ),
-            (5.5, 2.625)
-        );
-        assert_eq!(
-            (
-                mix(Quant::Iq1M).output_bits,
-                mix(Quant::Iq1M).embedding_bits
-            ),
-            (5.5, 2.625)
-        );
-        assert_eq!(
-            (
-                mix(Quant::Iq2M).output_bits,
-                mix(Quant::Iq2M).embedding_bits
-            ),
-            (5.5, 3.4375)
-        );
-        assert_eq!(
-            (
-                mix(Quant::Iq3Xxs).output_bits,
-                mix(Quant::Iq3Xxs).embedding_bits
-            ),
-            (5.5, 3.4375)
-        );
-        assert_eq!(
-            (
-                mix(Quant::Iq3M).output_bits,
-                mix(Quant::Iq3M).embedding_bits
-            ),
-            (6.5625, 3.4375)
-        );
+        for (q, head, embedding) in [
+            (Quant::Iq2Xxs, 5.5, 2.625),
+            (Quant::Iq1M, 5.5, 2.625),
+            (Quant::Iq2M, 5.5, 3.4375),
+            (Quant::Iq3Xxs, 5.5, 3.4375),
+            (Quant::Iq3M, 6.5625, 3.4375),
+        ] {
+            let m = GgufMix::of(q, &dense).unwrap();
+            assert_eq!((m.output_bits, m.embedding_bits), (head, embedding), "{q}");
+        }
         let tied = GgufFacts {
             tied: true,
             ..dense
