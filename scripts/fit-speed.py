@@ -1776,6 +1776,24 @@ what is achieved (constants `ACHIEVED_*` in `tests/accuracy.rs`).
   own evidence. The M2 Max row is then 17 % over (Apple's "<8-bit" cell ×
   the pooled "<4-bit" / "<8-bit" ratio), and the RX 6800's llama 8B Q3_K_S
   pp2048 (ROCm) 11 % over instead of 63 %.
+- The i-quants below IQ4 (IQ3_M to IQ1_S, planned since Nov 30, 2026) are
+  planned on the same "<4-bit" cells, and no row of the corpus is one. Their
+  weights are exact (`crates/ai-hwaccel-cli/tests/llamacpp.rs` quantizes
+  with the real llama-quantize and llama-imatrix; `tests/calibration/weights.csv`
+  has three published Llama-3-8B sizes within 1 %), but their decode is not
+  calibrated: llama.cpp's i-quant kernels are bound by their arithmetic on
+  many GPUs. PR 8215's table (July 2024, llama 8B, `-ub 1`: one token per
+  forward pass) has an RTX 3090 at 143.17, 151.47 and 167.03 tok/s for
+  IQ3_S, IQ2_S and IQ1_M (3.42 to 2.01 GiB of weights, nearly flat), an
+  RTX 4090 at 221.34, 276.89 and 315.04 and an RX 6800 at 38.16, 46.31 and
+  49.22, where the planner at that build says 97-144, 110-159 and 67-91:
+  the 3090 and the RX 6800 are bound by their arithmetic (a token's time
+  is 27 to 31 and 41 to 53 of their datasheet FP32 operations per weight,
+  35.6 and 16.17 TFLOPS), the 4090 by its bandwidth (its IQ3_S to IQ1_M
+  tokens read their weights at 0.81 to 0.67 of its 1008 GB/s). A plan at these levels
+  warns so (`I_QUANT_DECODE_UNCALIBRATED` in `src/plan/inference.rs`);
+  modelling the arithmetic bound needs more rows than that one table's
+  excerpts give.
 - Build date: llama.cpp's per-token time beyond the bytes has fallen
   build by build (CUDA graphs since spring 2024, PR 6766; op fusion in
   2025), so each llama.cpp row is dated (`tests/calibration/builds.csv`)
