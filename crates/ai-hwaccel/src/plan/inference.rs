@@ -3679,7 +3679,7 @@ pub const I_QUANT_DECODE_UNCALIBRATED: &str = "decode at an i-quant below IQ4 is
      it is planned as the K-quants below 4 bits measure, while llama.cpp's i-quant kernels are \
      bound by their arithmetic on many GPUs (llama.cpp PR 8215: an RTX 3090 decoded llama 8B at \
      IQ3_S, IQ2_S and IQ1_M at 143-167 tok/s whatever their size, an RTX 4090 at 221-315, an RX \
-     6800 at 38-49; planned 97-144, 110-159 and 67-91)";
+     6800 at 38-49, in July 2024 builds, which the planner puts at 97-144, 110-159 and 67-91)";
 
 /// The GGUF level with the most bits, among those planned only when asked
 /// for ([`candidate_levels`] leaves out Q2_K, Q2_K_S and the i-quants below
