@@ -73,6 +73,34 @@ fn weights_on_one(model: &str, devices: &str, q: Quant) -> Result<u64, String> {
     }
 }
 
+/// Phi-3-mini at Q4_K_M, tensor by tensor as the pinned llama.cpp's
+/// `llama_tensor_get_type_impl` types its GGUF (h 3072, 32 layers, MLP
+/// 8192, vocabulary 32064, untied): phi3 stores the query, key and value
+/// projections as one `attn_qkv` (3072 × 9216) and gate and up as one
+/// `ffn_up` (3072 × 16384). `attn_qkv` takes the `attn_v` rules whole
+/// (`category_is_attn_v`): Q6_K where `use_more_bits`, like `ffn_down`;
+/// the head Q6_K; every other matrix Q4_K; norms F32. (llama.cpp builds
+/// before the tensor categories, such as the one llama-cpp-python 0.3.16
+/// vendors, raised every `attn_qkv` of a Q4_K_M file to Q5_K instead.)
+#[test]
+fn fused_qkv_takes_the_attn_v_rules() {
+    let (n, h, f, vocab) = (32u64, 3072u64, 8192u64, 32064u64);
+    let more = |i: u64| i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+    let bytes = |elements: u64, bits: f64| elements as f64 * bits / 8.0;
+    let (q4, q6) = (4.5, 6.5625);
+    let mut want = bytes(vocab * h, q4) + bytes(vocab * h, q6) + bytes(h, 32.0);
+    for i in 0..n {
+        let raised = if more(i) { q6 } else { q4 };
+        want += bytes(h * 3 * h, raised)
+            + bytes(h * h, q4)
+            + bytes(h * 2 * f, q4)
+            + bytes(f * h, raised)
+            + bytes(2 * h, 32.0);
+    }
+    let got = weights_on_one("phi-3-mini", "1xh100-sxm", Quant::Q4K).unwrap();
+    assert_eq!(got as f64, want);
+}
+
 /// Llama-3.1-8B (models.toml: h 4096, 32 layers, 32 heads of 128, 8 KV
 /// heads, MLP 14336, vocabulary 128256, untied) at the 4-bit float levels,
 /// by hand: the projection and MLP matrices at the format's bits, the

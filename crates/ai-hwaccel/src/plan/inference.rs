@@ -1045,9 +1045,15 @@ impl<'a> Sizer<'a> {
                 } else {
                     (0.0, 0.0)
                 };
-                fixed += (kv_half * (lb.k - base + lb.v - base)
+                // A fused attn_qkv (phi3) is typed as attn_v whole.
+                let (q_bits, k_bits) = if facts.fused_qkv {
+                    (lb.v, lb.v)
+                } else {
+                    (lb.q, lb.k)
+                };
+                fixed += (kv_half * (k_bits - base + lb.v - base)
                     + extra(p.mlp) / t
-                    + o * (lb.q - base + lb.output - base))
+                    + o * (q_bits - base + lb.output - base))
                     / 8.0
                     * scale;
                 expert_bytes += extra(p.experts) / te / 8.0 * scale;

@@ -637,9 +637,13 @@ mod tests {
 ///   IQ4_NL/XS and the IQ3 mixes (the base type for the others, Q3_K_L
 ///   included); otherwise Q2_K → Q3_K, IQ3_XXS → IQ3_S, Q3_K_M and IQ3_M →
 ///   Q4_K, Q3_K_L → Q5_K;
+/// - a fused `attn_qkv` (phi3) is typed as `attn_v` whole
+///   ([`GgufFacts::fused_qkv`]);
 /// - norms are F32; every other tensor has the base type. Shape fallbacks
 ///   (a row length not divisible by the block) are not modelled, nor the
-///   `attn_kv_b` of latent attention, which llama.cpp types as `attn_v`.
+///   `attn_kv_b` of latent attention and the fused `attn_qkv` of the
+///   hybrids' linear-attention layers, which llama.cpp also types as
+///   `attn_v`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GgufMix {
     /// The level's base type, bits per weight.
@@ -675,6 +679,11 @@ pub struct GgufFacts {
     /// of a layer whose second one is past the count, both are counted as
     /// raised.
     pub low_bit_down_layers: u32,
+    /// The GGUF stores each layer's query, key and value projections as
+    /// one `attn_qkv` tensor (llama.cpp's phi3 architecture, Phi-3 and
+    /// Phi-4), which `llama_tensor_get_type_impl` types by the `attn_v`
+    /// rules (`category_is_attn_v`): all three take [`LayerBits::v`].
+    pub fused_qkv: bool,
 }
 
 impl GgufFacts {
@@ -702,6 +711,7 @@ impl GgufFacts {
                 },
             tied: spec.tied_embeddings,
             low_bit_down_layers: raised,
+            fused_qkv: spec.architecture == "phi3",
         }
     }
 }
