@@ -365,6 +365,24 @@ impl LinearAttention {
         2 * self.key_dim() + self.value_dim()
     }
 
+    /// Parameters of the q, k and v part of `in_proj_qkvz`, the one matrix
+    /// a GGUF stores as `attn_qkv` (llama.cpp's qwen3next and qwen35
+    /// converters split off the z gate as `attn_gate`): `h · conv_dim`.
+    pub fn qkv_params(&self, h: u64) -> u64 {
+        h * self.conv_dim()
+    }
+
+    /// Parameters of the block that a GGUF keeps in F32 whatever the
+    /// mix (llama.cpp's converters and `llama-quantize` leave 1-D and
+    /// small tensors unquantized): the convolution (`ssm_conv1d`,
+    /// `conv_dim · kernel`), `A_log` and `dt_bias` (`ssm_a`, `ssm_dt`,
+    /// `n_v` each) and the gated norm (`ssm_norm`, `d_v`).
+    pub fn gguf_f32_params(&self) -> u64 {
+        self.conv_dim() * self.conv_kernel
+            + 2 * u64::from(self.num_value_heads)
+            + self.value_head_dim
+    }
+
     /// Parameters of one linear-attention block (transformers
     /// `Qwen3NextGatedDeltaNet`): `in_proj_qkvz: h·(2·key_dim + 2·value_dim)`,
     /// `in_proj_ba: h·2·n_v`, `conv1d: conv_dim·kernel` (no bias),

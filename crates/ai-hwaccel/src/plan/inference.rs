@@ -1036,15 +1036,34 @@ impl<'a> Sizer<'a> {
                     down(m) * (lb.down - base) + (m as f64 - down(m)) * (lb.gate_up - base)
                 };
                 // attn_k and attn_v share the KV projections; attn_q and
-                // attn_output are the two halves of the sharded attention.
-                let (kv_half, o) = if spec.mla.is_none() {
+                // attn_output make the sharded attention, as halves (biases
+                // aside). A linear-attention layer has neither: its GGUF holds
+                // q, k and v as one attn_qkv, which llama.cpp types as
+                // attn_v (its other matrices keep the base type).
+                let linear = spec
+                    .linear_attention
+                    .as_ref()
+                    .filter(|_| spec.attention_kind(i) == AttentionKind::Linear);
+                // With an output gate (Qwen3-Next, Qwen3.5) attn_q holds
+                // the query and its gate, twice attn_output.
+                let (kv_half, q, o) = if spec.mla.is_none() && linear.is_none() {
+                    let thirds = if spec.attention_output_gate { 3.0 } else { 2.0 };
+                    let o = p.attention_sharded as f64 / thirds / t;
                     (
                         p.attention_kv as f64 / 2.0 * kv_share,
-                        p.attention_sharded as f64 / 2.0 / t,
+                        p.attention_sharded as f64 / t - o,
+                        o,
                     )
                 } else {
-                    (0.0, 0.0)
+                    (0.0, 0.0, 0.0)
                 };
+                if let Some(l) = linear {
+                    fixed += (l.qkv_params(spec.hidden_size) as f64 * (lb.v - base)
+                        + l.gguf_f32_params() as f64 * (32.0 - base))
+                        / t
+                        / 8.0
+                        * scale;
+                }
                 // A fused attn_qkv (phi3) is typed as attn_v whole.
                 let (q_bits, k_bits) = if facts.fused_qkv {
                     (lb.v, lb.v)
@@ -1053,7 +1072,8 @@ impl<'a> Sizer<'a> {
                 };
                 fixed += (kv_half * (k_bits - base + lb.v - base)
                     + extra(p.mlp) / t
-                    + o * (q_bits - base + lb.output - base))
+                    + q * (q_bits - base)
+                    + o * (lb.output - base))
                     / 8.0
                     * scale;
                 expert_bytes += extra(p.experts) / te / 8.0 * scale;

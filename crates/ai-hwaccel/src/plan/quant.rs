@@ -637,12 +637,14 @@ mod tests {
 ///   IQ4_NL/XS and the IQ3 mixes (the base type for the others, Q3_K_L
 ///   included); otherwise Q2_K → Q3_K, IQ3_XXS → IQ3_S, Q3_K_M and IQ3_M →
 ///   Q4_K, Q3_K_L → Q5_K;
-/// - a fused `attn_qkv` (phi3) is typed as `attn_v` whole
-///   ([`GgufFacts::fused_qkv`]);
+/// - a fused `attn_qkv` is typed as `attn_v` whole: phi3's
+///   ([`GgufFacts::fused_qkv`]) and the q, k and v of a linear-attention
+///   layer's `in_proj_qkvz` (Qwen3-Next, Qwen3.5; their convolution,
+///   `A_log`, `dt_bias` and norm stay F32, the rest of the block takes the
+///   base type); a gated attention's `attn_q` holds the query and its gate;
 /// - norms are F32; every other tensor has the base type. Shape fallbacks
 ///   (a row length not divisible by the block) are not modelled, nor the
-///   `attn_kv_b` of latent attention and the fused `attn_qkv` of the
-///   hybrids' linear-attention layers, which llama.cpp also types as
+///   `attn_kv_b` of latent attention, which llama.cpp also types as
 ///   `attn_v`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GgufMix {
