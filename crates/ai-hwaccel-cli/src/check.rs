@@ -1563,6 +1563,9 @@ fn check_bench(
         .find(|d| ai_hwaccel::plan::speed::vulkan_matrix_engines_unused(d))
         .map(|d| d.name.clone());
     let mut vector_path_rows = 0usize;
+    // Decode tests predicted at an i-quant below IQ4, whose decode the
+    // planner does not calibrate.
+    let mut i_quant_decode_rows = 0usize;
     if !devices.is_empty() && cpu_only && args.devices.is_none() {
         notes.push(
             "every row ran on the CPU backend: planned for this machine's CPU (pass --devices cpu:ID for another)".into(),
@@ -1799,6 +1802,14 @@ fn check_bench(
         if on_vector_path && !partial {
             vector_path_rows += 1;
         }
+        if predicted.is_some()
+            && r.n_gen > 0
+            && quant_of_model(&r.model)
+                .or(given_quant)
+                .is_some_and(|q| q.low_bit_i_quant())
+        {
+            i_quant_decode_rows += 1;
+        }
         // A row without a prediction that no note above explains.
         if predicted.is_none()
             && !partial
@@ -1838,6 +1849,12 @@ fn check_bench(
         ));
     }
     notes.extend(assumed.into_iter().map(str::to_string));
+    if i_quant_decode_rows > 0 {
+        notes.push(format!(
+            "{i_quant_decode_rows} decode test(s) at i-quants below IQ4: {}",
+            ai_hwaccel::plan::inference::I_QUANT_DECODE_UNCALIBRATED
+        ));
+    }
     if !untyped.is_empty() {
         notes.push(format!(
             "no weight format the planner knows in {}: those rows are shown without a prediction (pass --quant for the format to compare at, or the GGUF file as --model, whose tensor types the planner reads)",

@@ -3150,6 +3150,12 @@ fn check_leaves_rows_of_unknown_file_types_unpredicted() {
         "{notes}"
     );
     assert!(notes.contains("TQ2_0"), "{notes}");
+    // The IQ2_XXS decode test's prediction comes with the i-quant caveat.
+    assert!(
+        notes.contains("1 decode test(s) at i-quants below IQ4")
+            && notes.contains("not calibrated"),
+        "{notes}"
+    );
     assert!(!notes.contains("tests without a prediction"), "{notes}");
     let given = check(&["--quant", "q2_k"]);
     let rows = given["rows"].as_array().unwrap();
