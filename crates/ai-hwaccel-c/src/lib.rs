@@ -162,7 +162,7 @@ pub unsafe extern "C" fn ai_hwaccel_detect(
 /// `decode_efficiency`, `prefill_efficiency`, `kv_read_efficiency`,
 /// `max_num_seqs`, `max_num_batched_tokens` (vLLM's scheduler limits),
 /// `mem_fraction_static` (SGLang's memory fraction),
-/// `runtime_build`, `cuda_force_mmq`, `mixed_prefill` (SGLang `--enable-mixed-chunk`), `enforce_eager` (no CUDA graphs), `ubatch` (llama.cpp `-ub`), `backend` (llama.cpp's ggml backend), `max_plans`,
+/// `runtime_build`, `cuda_force_mmq`, `imatrix` (GGUF levels made with an importance matrix), `mixed_prefill` (SGLang `--enable-mixed-chunk`), `enforce_eager` (no CUDA graphs), `ubatch` (llama.cpp `-ub`), `backend` (llama.cpp's ggml backend), `max_plans`,
 /// `objective`,
 /// `runtime`, `measure`, `emit`, `plan`, `offload`, `cloud`, `provider`,
 /// `price_file` (with `cloud`, the instances the model fits ranked by price).

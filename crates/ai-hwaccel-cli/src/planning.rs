@@ -102,6 +102,13 @@ pub struct PlanArgs {
     /// the DP4A kernels.
     #[arg(long)]
     pub cuda_force_mmq: bool,
+    /// GGUF levels as llama-quantize makes them with an importance matrix
+    /// (`--imatrix`): IQ4_NL and IQ4_XS keep the first eighth of `ffn_down`
+    /// at their type, Q4_0 and Q5_0 raise it to Q4_1 and Q5_1 (a GGUF file
+    /// whose metadata names its importance matrix is planned so anyway; the
+    /// i-quants below IQ4 always are).
+    #[arg(long)]
+    pub imatrix: bool,
     /// Plan SGLang launched with `--enable-mixed-chunk` (which `--emit
     /// sglang` then passes): the other requests' prompts prefilled within
     /// the decode steps' batches, as vLLM does, instead of in prefill passes
@@ -766,6 +773,7 @@ pub fn inference_options(args: &PlanArgs, runtime: RuntimeKind) -> InferenceOpti
         gguf_matmul_bytes: Vec::new(),
         max_plans: args.max_plans as usize,
         gguf_levels: false,
+        gguf_imatrix: args.imatrix,
         objective: match args.objective {
             ObjectiveArg::Latency => inf::Objective::Latency,
             ObjectiveArg::Throughput => inf::Objective::Throughput,

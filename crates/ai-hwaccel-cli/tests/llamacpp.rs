@@ -698,6 +698,8 @@ fn a_k_quant_with_cpu_repacking() {
 /// llama-quantize requires for most of them and as every such file is
 /// made: `llama-imatrix` computes it for each model over a short text
 /// (`AI_HWACCEL_LLAMA_IMATRIX`; without it that part says it skipped).
+/// IQ4_XS, IQ4_NL, Q4_0 and Q5_0, whose mixes an importance matrix changes,
+/// are quantized both ways and planned with `--imatrix` for the second.
 #[test]
 fn gguf_mixes_match_llama_quantize() {
     let Some((_, py)) = requirements() else {
@@ -810,18 +812,28 @@ fn gguf_mixes_match_llama_quantize() {
             ("IQ2_XXS", "iq2_xxs", true),
             ("IQ1_M", "iq1_m", true),
             ("IQ1_S", "iq1_s", true),
+            // With an importance matrix these four change their mixes too
+            // (`plan --imatrix`).
+            ("IQ4_XS", "iq4_xs", true),
+            ("IQ4_NL", "iq4_nl", true),
+            ("Q4_0", "q4_0", true),
+            ("Q5_0", "q5_0", true),
         ];
         // i-quant quantization searches its grids: seconds a file even at
         // this size, where the planning takes a tenth of one.
-        for (name, level, needs_imatrix) in levels {
+        for (name, level, with_imatrix) in levels {
             let mut cmd = Command::new(&quantize);
-            if needs_imatrix {
+            if with_imatrix {
                 let Some(m) = &imatrix else {
                     continue;
                 };
                 cmd.arg("--imatrix").arg(m);
             }
-            let out = dir.path().join(format!("test-{name}-{}.gguf", extra.len()));
+            let out = dir.path().join(format!(
+                "test-{name}-{}{}.gguf",
+                extra.len(),
+                if with_imatrix { "-imatrix" } else { "" }
+            ));
             let o = cmd.arg(&f16).arg(&out).arg(name).output().unwrap();
             assert!(
                 o.status.success(),
@@ -830,7 +842,7 @@ fn gguf_mixes_match_llama_quantize() {
             );
             let stored = json(&["model", out.to_str().unwrap(), "--json"]);
             let file_bytes = stored["stored_weights"]["bytes"].as_u64().unwrap() as f64;
-            let plan = json(&[
+            let mut args = vec![
                 "plan",
                 f16s,
                 "--devices",
@@ -838,7 +850,50 @@ fn gguf_mixes_match_llama_quantize() {
                 "--quant",
                 level,
                 "--json",
-            ]);
+            ];
+            if with_imatrix {
+                args.push("--imatrix");
+            }
+            let plan = json(&args);
+            // The file records its importance matrix (`model` shows it in
+            // the spec), and the file planned at another level takes the
+            // imatrix rules from there without `--imatrix`.
+            if with_imatrix && name == "Q4_0" {
+                assert_eq!(stored["spec"]["gguf_imatrix"], true, "{stored}");
+                let weights = |args: &[&str]| {
+                    json(args)["plans"][0]["per_device"][0]["weights_bytes"].as_u64()
+                };
+                let file = weights(&[
+                    "plan",
+                    out.to_str().unwrap(),
+                    "--devices",
+                    "1xh100-sxm",
+                    "--quant",
+                    "q5_0",
+                    "--json",
+                ]);
+                let flagged = weights(&[
+                    "plan",
+                    f16s,
+                    "--devices",
+                    "1xh100-sxm",
+                    "--quant",
+                    "q5_0",
+                    "--imatrix",
+                    "--json",
+                ]);
+                let plain = weights(&[
+                    "plan",
+                    f16s,
+                    "--devices",
+                    "1xh100-sxm",
+                    "--quant",
+                    "q5_0",
+                    "--json",
+                ]);
+                assert_eq!(file, flagged);
+                assert!(plain < flagged, "{plain:?} {flagged:?}");
+            }
             let planned = plan["plans"][0]["per_device"][0]["weights_bytes"]
                 .as_u64()
                 .unwrap() as f64;
@@ -851,7 +906,7 @@ fn gguf_mixes_match_llama_quantize() {
         }
     }
     eprintln!("{quantized} files quantized");
-    assert!(quantized >= 64, "{quantized}");
+    assert!(quantized >= 80, "{quantized}");
     assert!(worst <= 0.001, "worst planned/written {worst}");
 }
 

@@ -171,6 +171,7 @@ pub const COMMANDS: &[Command] = &[
             "unfused_attention",
             "runtime_build",
             "cuda_force_mmq",
+            "imatrix",
             "mixed_prefill",
             "enforce_eager",
             "ubatch",
@@ -800,6 +801,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
     let expert_parallel = r.flag("expert_parallel")?;
     let fused_attention = !r.flag("unfused_attention")?;
     let cuda_force_mmq = r.flag("cuda_force_mmq")?;
+    let gguf_imatrix = r.flag("imatrix")?;
     let mixed_prefill = r.flag("mixed_prefill")?;
     let eager = r.flag("enforce_eager")?;
     let ubatch = r.int("ubatch", 1, 2048)?;
@@ -865,6 +867,7 @@ fn plan(r: &mut Request) -> Result<Value, Error> {
         gguf_matmul_bytes: Vec::new(),
         max_plans: max_plans as usize,
         gguf_levels: false,
+        gguf_imatrix,
         objective: objective.unwrap_or(inf::Objective::Latency),
         runtime: RuntimeKind::Generic,
     };

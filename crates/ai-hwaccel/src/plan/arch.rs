@@ -546,6 +546,15 @@ pub struct ModelSpec {
     /// multiplies in FP4 ([`crate::plan::speed::mxfp4_activations_run_fp4`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub activations_mxfp4: bool,
+    /// GGUF levels are made with an importance matrix
+    /// (`llama-quantize --imatrix`): a GGUF file whose metadata names one
+    /// (`quantize.imatrix.file`), or a plan's
+    /// [`crate::plan::InferenceOptions::gguf_imatrix`]. It changes the
+    /// mixes of IQ4_NL, IQ4_XS, Q4_0 and Q5_0
+    /// ([`crate::plan::quant::GgufMix`]); the levels that need one are
+    /// planned with one either way.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gguf_imatrix: bool,
     /// The image encoder of a multimodal checkpoint (a `vision_config`
     /// beside a `…ForConditionalGeneration` architecture), as serving
     /// runtimes size their memory by it: not counted in the plans' weights
@@ -1426,6 +1435,7 @@ mod tests {
             quant_group_size: None,
             quant_zero_points: None,
             activations_mxfp4: false,
+            gguf_imatrix: false,
             multimodal_encoder: None,
         }
     }

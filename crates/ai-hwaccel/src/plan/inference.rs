@@ -157,6 +157,10 @@ pub struct InferenceOptions {
     pub max_plans: usize,
     /// Whether `suggest` may pick GGUF block formats (a llama.cpp model).
     pub gguf_levels: bool,
+    /// Plan GGUF levels as `llama-quantize` makes them with an importance
+    /// matrix (`--imatrix`; [`ModelSpec::gguf_imatrix`]).
+    #[serde(default)]
+    pub gguf_imatrix: bool,
     /// What the plans are ranked by.
     #[serde(default)]
     pub objective: Objective,
@@ -318,6 +322,7 @@ impl Default for InferenceOptions {
             gguf_matmul_bytes: Vec::new(),
             max_plans: 10,
             gguf_levels: false,
+            gguf_imatrix: false,
             objective: Objective::default(),
             runtime: RuntimeKind::default(),
             calibrated_speed: true,
@@ -2937,6 +2942,13 @@ pub fn plan_inference(
     devices: &[PlanDevice],
     opts: &InferenceOptions,
 ) -> InferencePlan {
+    if opts.gguf_imatrix && !spec.gguf_imatrix {
+        let with = ModelSpec {
+            gguf_imatrix: true,
+            ..spec.clone()
+        };
+        return plan_inference(&with, devices, opts);
+    }
     let mut warnings = Vec::new();
     if spec.approximate {
         warnings.push(

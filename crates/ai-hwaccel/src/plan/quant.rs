@@ -599,7 +599,8 @@ mod tests {
 /// `llama-quantize` names by these levels (`Q4_K` is its `Q4_K_M`, `Q5_K`
 /// `Q5_K_M`, `Q3_K` `Q3_K_M`). The levels of [`Quant::needs_imatrix`] are
 /// as made with an importance matrix (the only way llama-quantize makes
-/// them); the others as made without one. The base type is
+/// them); the others as made without one unless the model says otherwise
+/// ([`GgufFacts::imatrix`]). The base type is
 /// `llama_ftype_get_default_type`'s ([`Quant::bits_per_weight`]).
 ///
 /// - `output.weight` is Q6_K (Q8_0 in a Q8_0 model, Q5_K in IQ3_XXS, IQ2
@@ -630,7 +631,9 @@ mod tests {
 ///   eighth; Q3_K_M → Q5_K in the first sixteenth of the layers then Q4_K;
 ///   IQ3_M → Q4_K in the first eighth (and where `use_more_bits` with
 ///   exactly 8 experts); Q3_K_L → Q5_K; Q4_K_M and Q5_K_M → Q6_K where
-///   `use_more_bits`; IQ4_NL/XS and Q4_K_S → Q5_K in the first eighth;
+///   `use_more_bits`; Q4_K_S → Q5_K in the first eighth, and IQ4_NL/XS too
+///   without an importance matrix; with one Q4_0 → Q4_1 and Q5_0 → Q5_1
+///   there;
 /// - `ffn_gate`, `ffn_up`: IQ3_XXS in IQ3_XS models between the first and
 ///   the last eighth of the layers;
 /// - `attn_output`: with exactly 8 experts Q5_K for Q2_K, Q3_K_S/M, Q4_K_S/M,
@@ -686,6 +689,11 @@ pub struct GgufFacts {
     /// Phi-4), which `llama_tensor_get_type_impl` types by the `attn_v`
     /// rules (`category_is_attn_v`): all three take [`LayerBits::v`].
     pub fused_qkv: bool,
+    /// Made with an importance matrix ([`super::arch::ModelSpec::gguf_imatrix`],
+    /// or a level that needs one, [`Quant::needs_imatrix`]): IQ4_NL and
+    /// IQ4_XS then keep the first eighth of `ffn_down` at their type, and
+    /// Q4_0 and Q5_0 raise it to Q4_1 and Q5_1 (`qs.has_imatrix`).
+    pub imatrix: bool,
 }
 
 impl GgufFacts {
@@ -714,6 +722,7 @@ impl GgufFacts {
             tied: spec.tied_embeddings,
             low_bit_down_layers: raised,
             fused_qkv: spec.architecture == "phi3",
+            imatrix: spec.gguf_imatrix,
         }
     }
 }
@@ -856,7 +865,10 @@ impl GgufMix {
             Q::Iq3M if i < n / 8 || (eight && gguf_use_more_bits(i, n)) => b(Q::Q4K),
             Q::Q3KL => b(Q::Q5K),
             Q::Q4K | Q::Q5K if gguf_use_more_bits(i, n) => b(Q::Q6K),
-            Q::Iq4Nl | Q::Iq4Xs | Q::Q4KS if i < n / 8 => b(Q::Q5K),
+            Q::Iq4Nl | Q::Iq4Xs if i < n / 8 && !facts.imatrix => b(Q::Q5K),
+            Q::Q4KS if i < n / 8 => b(Q::Q5K),
+            Q::Q4_0 if i < n / 8 && facts.imatrix => b(Q::Q4_1),
+            Q::Q5_0 if i < n / 8 && facts.imatrix => b(Q::Q5_1),
             _ => base,
         };
         let gate_up = if q == Q::Iq3Xs && i >= n / 8 && i < 7 * n / 8 {

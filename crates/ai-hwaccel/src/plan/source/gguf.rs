@@ -960,6 +960,16 @@ pub fn to_model(
     let attn_tensor = |n: &str| has(&format!("blk.{attn}.{n}"));
 
     let file_type = m.uint_key("general.file_type")?;
+    // llama-quantize records the importance matrix it used
+    // (tools/quantize/quantize.cpp `LLM_KV_QUANTIZE_IMATRIX_*`).
+    let imatrix = [
+        "quantize.imatrix.file",
+        "quantize.imatrix.dataset",
+        "quantize.imatrix.entries_count",
+        "quantize.imatrix.chunks_count",
+    ]
+    .iter()
+    .any(|k| m.map.contains_key(*k));
     let architecture = match arch {
         "llama" if moe.is_some() => "mixtral",
         "qwen2moe" => "qwen2_moe",
@@ -1035,6 +1045,7 @@ pub fn to_model(
         quant_group_size: None,
         quant_zero_points: None,
         activations_mxfp4: false,
+        gguf_imatrix: imatrix,
         multimodal_encoder: None,
     };
     spec.validate().map_err(|source| ModelError::Arch {

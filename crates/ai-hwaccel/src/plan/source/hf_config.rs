@@ -747,6 +747,7 @@ fn nomic_bert(f: &Fields) -> Result<ModelSpec, ModelError> {
         quant_group_size: None,
         quant_zero_points: None,
         activations_mxfp4: false,
+        gguf_imatrix: false,
         multimodal_encoder: None,
     })
 }
@@ -1149,6 +1150,7 @@ fn base(f: &Fields, model_type: &str) -> Result<ModelSpec, ModelError> {
         quant_group_size: None,
         quant_zero_points: None,
         activations_mxfp4: false,
+        gguf_imatrix: false,
         multimodal_encoder: None,
     })
 }
@@ -1464,6 +1466,7 @@ fn opt(f: &Fields) -> Result<ModelSpec, ModelError> {
         quant_group_size: None,
         quant_zero_points: None,
         activations_mxfp4: false,
+        gguf_imatrix: false,
         multimodal_encoder: None,
     })
 }
@@ -1551,6 +1554,7 @@ fn bert(f: &Fields, model_type: &str, root: &Map<String, Value>) -> Result<Model
         quant_group_size: None,
         quant_zero_points: None,
         activations_mxfp4: false,
+        gguf_imatrix: false,
         multimodal_encoder: None,
     })
 }

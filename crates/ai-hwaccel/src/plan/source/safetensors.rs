@@ -944,6 +944,7 @@ pub fn infer_spec(
         quant_group_size: None,
         quant_zero_points: None,
         activations_mxfp4: false,
+        gguf_imatrix: false,
         multimodal_encoder: None,
     };
     spec.validate().map_err(|source| ModelError::Arch {
