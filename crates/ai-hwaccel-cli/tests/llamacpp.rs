@@ -860,37 +860,22 @@ fn gguf_mixes_match_llama_quantize() {
             // imatrix rules from there without `--imatrix`.
             if with_imatrix && name == "Q4_0" {
                 assert_eq!(stored["spec"]["gguf_imatrix"], true, "{stored}");
-                let weights = |args: &[&str]| {
-                    json(args)["plans"][0]["per_device"][0]["weights_bytes"].as_u64()
+                let at_q5_0 = |model: &str, flags: &[&str]| {
+                    let mut args = vec![
+                        "plan",
+                        model,
+                        "--devices",
+                        "1xh100-sxm",
+                        "--quant",
+                        "q5_0",
+                        "--json",
+                    ];
+                    args.extend_from_slice(flags);
+                    json(&args)["plans"][0]["per_device"][0]["weights_bytes"].as_u64()
                 };
-                let file = weights(&[
-                    "plan",
-                    out.to_str().unwrap(),
-                    "--devices",
-                    "1xh100-sxm",
-                    "--quant",
-                    "q5_0",
-                    "--json",
-                ]);
-                let flagged = weights(&[
-                    "plan",
-                    f16s,
-                    "--devices",
-                    "1xh100-sxm",
-                    "--quant",
-                    "q5_0",
-                    "--imatrix",
-                    "--json",
-                ]);
-                let plain = weights(&[
-                    "plan",
-                    f16s,
-                    "--devices",
-                    "1xh100-sxm",
-                    "--quant",
-                    "q5_0",
-                    "--json",
-                ]);
+                let file = at_q5_0(out.to_str().unwrap(), &[]);
+                let flagged = at_q5_0(f16s, &["--imatrix"]);
+                let plain = at_q5_0(f16s, &[]);
                 assert_eq!(file, flagged);
                 assert!(plain < flagged, "{plain:?} {flagged:?}");
             }
