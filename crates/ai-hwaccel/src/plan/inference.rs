@@ -2919,6 +2919,25 @@ pub(crate) fn candidate_levels(spec: &ModelSpec, gguf: bool, runtime: RuntimeKin
     levels
 }
 
+/// The model as the options describe its files: with
+/// [`InferenceOptions::gguf_imatrix`] its GGUF levels are made with an
+/// importance matrix ([`ModelSpec::gguf_imatrix`]). Every public planning
+/// entry (`plan_inference`, `plan_offload`, `plan_offload_gpus`) plans
+/// this spec, so the sizers built below see the flag.
+pub(crate) fn spec_for_options<'a>(
+    spec: &'a ModelSpec,
+    opts: &InferenceOptions,
+) -> std::borrow::Cow<'a, ModelSpec> {
+    if opts.gguf_imatrix && !spec.gguf_imatrix {
+        std::borrow::Cow::Owned(ModelSpec {
+            gguf_imatrix: true,
+            ..spec.clone()
+        })
+    } else {
+        std::borrow::Cow::Borrowed(spec)
+    }
+}
+
 /// Plan inference of `spec` on `devices`: the suggested quantization (the
 /// highest-fidelity level that fits), memory per device, and every feasible
 /// tensor × pipeline × data-parallel layout ranked by decode throughput; when
@@ -2942,13 +2961,7 @@ pub fn plan_inference(
     devices: &[PlanDevice],
     opts: &InferenceOptions,
 ) -> InferencePlan {
-    if opts.gguf_imatrix && !spec.gguf_imatrix {
-        let with = ModelSpec {
-            gguf_imatrix: true,
-            ..spec.clone()
-        };
-        return plan_inference(&with, devices, opts);
-    }
+    let spec = &*spec_for_options(spec, opts);
     let mut warnings = Vec::new();
     if spec.approximate {
         warnings.push(
@@ -3717,14 +3730,16 @@ pub const I_QUANT_DECODE_UNCALIBRATED: &str = "decode at an i-quant below IQ4 is
      it is planned as the K-quants below 4 bits measure, while llama.cpp's i-quant kernels are \
      bound by their arithmetic on many GPUs (llama.cpp PR 8215: an RTX 3090 decoded llama 8B at \
      IQ3_S, IQ2_S and IQ1_M at 143-167 tok/s whatever their size, an RTX 4090 at 221-315, an RX \
-     6800 at 38-49, in July 2024 builds, which the planner puts at 97-144, 110-159 and 67-91)";
+     6800 at 38-49, in July 2024 builds, which the planner put at 97-144, 110-159 and 67-91 when \
+     this was written, 2026-11-30)";
 
 /// The GGUF level with the most bits, among those planned only when asked
 /// for ([`candidate_levels`] leaves out Q2_K, Q2_K_S and the i-quants below
-/// IQ4) and below 3.5 bits, that the devices run and the model fits at; `None` where GGUF
+/// IQ4) and with no more bits than the smallest suggested GGUF level, that
+/// the devices run and the model fits at; `None` where GGUF
 /// levels are not the runtime's (not llama.cpp and not a GGUF model) or
 /// none fits.
-fn lowest_gguf_level_that_fits(
+fn unsuggested_gguf_level_that_fits(
     spec: &ModelSpec,
     devices: &[PlanDevice],
     kv: KvDtype,
@@ -3735,9 +3750,16 @@ fn lowest_gguf_level_that_fits(
         return None;
     }
     let offered = candidate_levels(spec, opts.gguf_levels, opts.runtime);
+    // No more bits than the smallest GGUF level suggested (Q3_K_S): the
+    // legacy 4- and 5-bit types are not what a model too big for it needs.
+    let floor = offered
+        .iter()
+        .filter(|q| q.is_gguf())
+        .map(|q| q.bits_per_weight())
+        .fold(f64::INFINITY, f64::min);
     Quant::ALL
         .into_iter()
-        .filter(|q| q.is_gguf() && q.bits_per_weight() < 3.5 && !offered.contains(q))
+        .filter(|q| q.is_gguf() && q.bits_per_weight() <= floor && !offered.contains(q))
         .filter(|&q| devices.iter().all(|d| runs(q, d, opts.runtime)))
         .find(|&q| {
             !plan_level(spec, devices, q, kv, opts, context)
@@ -3816,7 +3838,7 @@ fn advise(
                 .is_empty()
         {
             out.push(format!("a smaller quantization: {q} fits"));
-        } else if let Some(q) = lowest_gguf_level_that_fits(spec, devices, kv, opts, context)
+        } else if let Some(q) = unsuggested_gguf_level_that_fits(spec, devices, kv, opts, context)
             && q != quant
         {
             // Below what is suggested: the GGUF levels planned only when
@@ -3907,6 +3929,7 @@ pub fn plan_offload(
     cpu: &PlanDevice,
     opts: &InferenceOptions,
 ) -> Option<Plan> {
+    let spec = &*spec_for_options(spec, opts);
     if spec.moe.is_some()
         && let Some(p) = moe_offload::plan(spec, &[gpu], cpu, opts)
     {
@@ -4227,6 +4250,41 @@ mod op_offload_tests {
             machine: 0,
             vulkan_matrix_cores: None,
         }
+    }
+
+    /// `InferenceOptions::gguf_imatrix` reaches every planner entry: the
+    /// layer offload of Llama-3.1-8B at Q4_0 on an 8 GB card holds the
+    /// first eighth of ffn_down at Q4_1 with it, as the whole-GPU plan
+    /// does, and so weighs more than without it.
+    #[test]
+    fn the_imatrix_option_reaches_the_offload_plans() {
+        let spec = crate::plan::load_model("llama-3.1-8b").unwrap().spec;
+        let gpu = PlanDevice {
+            id: "gpu0".into(),
+            capacity_bytes: Some(4 << 30),
+            ..PlanDevice::from_device_string("1xrtx-4090").unwrap()[0].clone()
+        };
+        let opts = |imatrix| InferenceOptions {
+            runtime: RuntimeKind::LlamaCpp,
+            quant: Some(Quant::Q4_0),
+            gguf_imatrix: imatrix,
+            ..Default::default()
+        };
+        let weights = |p: &Plan| -> u64 {
+            p.per_device.iter().map(|d| d.weights_bytes).sum::<u64>() + p.host_weights_bytes
+        };
+        let offload = |imatrix| plan_offload(&spec, &gpu, &host(), &opts(imatrix)).unwrap();
+        let (plain, with) = (weights(&offload(false)), weights(&offload(true)));
+        assert!(with > plain, "{with} {plain}");
+        let whole = |imatrix| {
+            let p = plan_inference(
+                &spec,
+                &[PlanDevice::from_device_string("1xh100-sxm").unwrap()[0].clone()],
+                &opts(imatrix),
+            );
+            weights(&p.plans[0])
+        };
+        assert_eq!(whole(true) - whole(false), with - plain);
     }
 
     #[test]

@@ -751,13 +751,14 @@ pub fn gguf_use_more_bits(i: u32, n: u32) -> bool {
     i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2
 }
 
-/// Bits per weight of the ggml types the mixes raise tensors to that are
-/// no level's base ([`Quant::bits_per_weight`] for the others): IQ3_S
-/// (110 B/256) and IQ2_S (82 B/256), `ggml-common.h`.
-const IQ3_S_BITS: f64 = 110.0 * 8.0 / 256.0;
-const IQ2_S_BITS: f64 = 82.0 * 8.0 / 256.0;
-const IQ3_XXS_BITS: f64 = 98.0 * 8.0 / 256.0;
-const IQ2_XXS_BITS: f64 = 66.0 * 8.0 / 256.0;
+/// Bits per weight of a ggml type the mixes move tensors to, from the
+/// block sizes of [`super::source::gguf::GGML_TYPES`] (`ggml-common.h`).
+fn ggml_bits(name: &str) -> f64 {
+    super::source::gguf::GGML_TYPES
+        .iter()
+        .find(|t| t.name == name)
+        .map_or(f64::NAN, |t| t.block_bytes as f64 * 8.0 / t.block as f64)
+}
 
 /// The mixes `llama_tensor_get_type_impl` sends down its very-low-bit
 /// branch (`LLAMA_FTYPE_MOSTLY_IQ2_XXS`, `_IQ2_XS`, `_IQ1_S`, `_IQ2_S`,
@@ -787,7 +788,7 @@ impl GgufMix {
             Quant::Iq2Xxs | Quant::Iq2Xs | Quant::Iq1S | Quant::Iq1M => {
                 Quant::Q2K.bits_per_weight()
             }
-            Quant::Iq2S | Quant::Iq2M | Quant::Iq3Xxs => IQ3_S_BITS,
+            Quant::Iq2S | Quant::Iq2M | Quant::Iq3Xxs => ggml_bits("IQ3_S"),
             _ => q.bits_per_weight(),
         };
         Some(GgufMix {
@@ -806,7 +807,11 @@ impl GgufMix {
         let eight = facts.experts == 8;
         if very_low_bit(q) {
             let s_or_m = matches!(q, Q::Iq2S | Q::Iq2M);
-            let low = if s_or_m { IQ3_S_BITS } else { b(Q::Q2K) };
+            let low = if s_or_m {
+                ggml_bits("IQ3_S")
+            } else {
+                b(Q::Q2K)
+            };
             return LayerBits {
                 q: base,
                 k: if eight { b(Q::Q4K) } else { base },
@@ -824,9 +829,9 @@ impl GgufMix {
                 output: if eight {
                     b(Q::Q5K)
                 } else if matches!(q, Q::Iq1S | Q::Iq1M) {
-                    IQ2_XXS_BITS
+                    ggml_bits("IQ2_XXS")
                 } else if s_or_m {
-                    IQ3_S_BITS
+                    ggml_bits("IQ3_S")
                 } else {
                     base
                 },
@@ -852,8 +857,8 @@ impl GgufMix {
             v = b(Q::Q8_0);
         }
         let q_bits = match q {
-            Q::Iq3Xs => IQ3_XXS_BITS,
-            Q::Iq3Xxs => IQ2_S_BITS,
+            Q::Iq3Xs => ggml_bits("IQ3_XXS"),
+            Q::Iq3Xxs => ggml_bits("IQ2_S"),
             _ => base,
         };
         let k = if eight { b(Q::Q8_0) } else { q_bits };
@@ -872,7 +877,7 @@ impl GgufMix {
             _ => base,
         };
         let gate_up = if q == Q::Iq3Xs && i >= n / 8 && i < 7 * n / 8 {
-            IQ3_XXS_BITS
+            ggml_bits("IQ3_XXS")
         } else {
             base
         };
@@ -896,7 +901,7 @@ impl GgufMix {
         } else {
             match q {
                 Q::Q2K => b(Q::Q3K),
-                Q::Iq3Xxs => IQ3_S_BITS,
+                Q::Iq3Xxs => ggml_bits("IQ3_S"),
                 Q::Q3K | Q::Iq3M => b(Q::Q4K),
                 Q::Q3KL => b(Q::Q5K),
                 _ => base,
@@ -1150,6 +1155,45 @@ mod gguf_mix_tests {
         assert_eq!(GgufFacts::of(spec("deepseek-v3")).low_bit_down_layers, 5);
         assert_eq!(GgufFacts::of(spec("llama-3.1-8b")).low_bit_down_layers, 4);
         assert!(Quant::Iq2Xxs.needs_imatrix() && !Quant::Iq3S.needs_imatrix());
+    }
+
+    /// Each GGUF level's bits are its base type's block in the ggml type
+    /// table the GGUF reader uses (`llama_ftype_get_default_type`).
+    #[test]
+    fn gguf_levels_are_their_base_types_blocks() {
+        for (q, base) in [
+            (Quant::Q8_0, "Q8_0"),
+            (Quant::Q6K, "Q6_K"),
+            (Quant::Q5K, "Q5_K"),
+            (Quant::Q5KS, "Q5_K"),
+            (Quant::Q4K, "Q4_K"),
+            (Quant::Q4KS, "Q4_K"),
+            (Quant::Q5_1, "Q5_1"),
+            (Quant::Q5_0, "Q5_0"),
+            (Quant::Q4_1, "Q4_1"),
+            (Quant::Q4_0, "Q4_0"),
+            (Quant::Iq4Nl, "IQ4_NL"),
+            (Quant::Iq4Xs, "IQ4_XS"),
+            (Quant::Q3KL, "Q3_K"),
+            (Quant::Q3K, "Q3_K"),
+            (Quant::Q3KS, "Q3_K"),
+            (Quant::Iq3M, "IQ3_S"),
+            (Quant::Iq3S, "IQ3_S"),
+            (Quant::Iq3Xs, "IQ3_S"),
+            (Quant::Iq3Xxs, "IQ3_XXS"),
+            (Quant::Q2K, "Q2_K"),
+            (Quant::Q2KS, "Q2_K"),
+            (Quant::Iq2M, "IQ2_S"),
+            (Quant::Iq2S, "IQ2_XS"),
+            (Quant::Iq2Xs, "IQ2_XS"),
+            (Quant::Iq2Xxs, "IQ2_XXS"),
+            (Quant::Iq1M, "IQ1_M"),
+            (Quant::Iq1S, "IQ1_S"),
+        ] {
+            assert_eq!(q.bits_per_weight(), ggml_bits(base), "{q}");
+        }
+        let gguf = Quant::ALL.iter().filter(|q| q.is_gguf()).count();
+        assert_eq!(gguf, 27);
     }
 
     #[test]

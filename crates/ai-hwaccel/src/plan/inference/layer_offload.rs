@@ -27,6 +27,7 @@ pub fn plan_offload_gpus(
     cpu: &PlanDevice,
     opts: &InferenceOptions,
 ) -> Option<Plan> {
+    let spec = &*super::spec_for_options(spec, opts);
     match gpus {
         [] => None,
         [gpu] => plan_offload(spec, gpu, cpu, opts),
